@@ -1,0 +1,103 @@
+import type { Problem } from '../errors/catalog.js';
+import type { NormalizedSignal } from '../language/signal.js';
+
+/** Records the store keeps. Times are ISO 8601 strings in UTC with millisecond precision. */
+
+export interface Account {
+  id: string;
+  name: string;
+  monthlySignalQuota: number;
+  createdAt: string;
+}
+
+export interface Usage {
+  /** Calendar month in UTC, `YYYY-MM`. */
+  period: string;
+  used: number;
+  limit: number;
+}
+
+export interface Source {
+  id: string;
+  accountId: string;
+  name: string;
+  authKey: string;
+  active: boolean;
+  /** Never returned by the API; `hmac: boolean` is shown instead. */
+  hmacSecret: string | null;
+  /** Agents this source routes to; empty means every agent of the account. */
+  agentIds: string[];
+  maxSignalAgeSeconds: number;
+  createdAt: string;
+}
+
+export interface Agent {
+  id: string;
+  accountId: string;
+  name: string;
+  /** SHA-256 hex of the agent token; the token itself is shown once, at creation. */
+  tokenHash: string;
+  createdAt: string;
+  lastSeenAt: string | null;
+  /** The latest account snapshot the agent published (PUT /api/agent/state). */
+  state: unknown;
+}
+
+/** `queued`: accepted at the door (202). `rejected`: refused at the door with an error answer. */
+export type SignalStatus = 'queued' | 'rejected';
+
+export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired';
+
+export type AckStatus = 'executed' | 'rejected' | 'failed';
+
+export interface Delivery {
+  signalId: string;
+  agentId: string;
+  /** Position in the agent's queue: 1, 2, 3… in acceptance order. */
+  seq: number;
+  status: DeliveryStatus;
+  expiresAt: string;
+  deliveredAt: string | null;
+  /** How many times the signal was handed to the agent. */
+  attempts: number;
+  ackedAt: string | null;
+  message: string | null;
+  result: unknown;
+}
+
+/** One entry of a source's signal log: every request that named a valid source key. */
+export interface SignalRecord {
+  id: string;
+  sourceId: string;
+  accountId: string;
+  receivedAt: string;
+  status: SignalStatus;
+  /** The HTTP status the request was answered with. */
+  httpStatus: number;
+  /** Error code and sentence for a rejected request. */
+  code: string | null;
+  detail: string | null;
+  param: string | null;
+  errors: Problem[] | null;
+  contentType: string | null;
+  /** The body as received (decoded as UTF-8). */
+  rawBody: string;
+  signal: NormalizedSignal | null;
+  idempotencyKey: string | null;
+  /** Quota state right after this signal was charged (accepted signals only). */
+  quota: Usage | null;
+}
+
+export interface SignalWithDeliveries extends SignalRecord {
+  deliveries: Delivery[];
+}
+
+/** A delivery as handed to an agent (CONTRACT §6). */
+export interface AgentSignal {
+  id: string;
+  seq: number;
+  sourceId: string;
+  receivedAt: string;
+  expiresAt: string;
+  signal: NormalizedSignal;
+}

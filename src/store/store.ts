@@ -1,0 +1,154 @@
+import type { Problem } from '../errors/catalog.js';
+import type { NormalizedSignal } from '../language/signal.js';
+import type {
+  Account,
+  Agent,
+  AgentSignal,
+  AckStatus,
+  Delivery,
+  SignalRecord,
+  SignalStatus,
+  SignalWithDeliveries,
+  Source,
+  Usage,
+} from './records.js';
+
+/**
+ * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
+ * implement it; HTTP, delivery and CLI code only ever see this type.
+ *
+ * Every method that changes state resolves only after the change is committed durably, so
+ * an answer built from its result never acknowledges something a crash could lose.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+
+  /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  // Settings (e.g. the generated admin token's hash).
+  /** Stores `value` under `name` unless a value is already there; answers the value in force. */
+  claimSetting(name: string, value: string): Promise<string>;
+  getSetting(name: string): Promise<string | null>;
+
+  // Accounts and usage.
+  createAccount(account: Account): Promise<void>;
+  getAccount(id: string): Promise<Account | null>;
+  /** Usage of the account in `period` (`YYYY-MM`); `used` is 0 when nothing was charged yet. Null when no such account. */
+  getUsage(accountId: string, period: string): Promise<Usage | null>;
+
+  // Agents.
+  createAgent(agent: Agent): Promise<void>;
+  getAgent(id: string): Promise<Agent | null>;
+  findAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
+  listAgents(accountId: string): Promise<Agent[]>;
+  /** Records the agent's latest account snapshot and that it was seen at `now`. */
+  saveAgentState(agentId: string, state: unknown, now: string): Promise<void>;
+  touchAgent(agentId: string, now: string): Promise<void>;
+
+  // Sources.
+  createSource(source: Source): Promise<void>;
+  getSource(id: string): Promise<Source | null>;
+  findSourceByAuthKey(authKey: string): Promise<Source | null>;
+  /** Applies the patch; null when no such source. */
+  updateSource(id: string, patch: SourcePatch): Promise<Source | null>;
+
+  // The inbound hot path.
+  /**
+   * Records one inbound request in the source's signal log, atomically with everything it
+   * implies: the idempotency-key lookup, the conditional quota charge and the deliveries to
+   * the routed agents. Resolves after the commit.
+   */
+  ingest(request: IngestRequest): Promise<IngestOutcome>;
+
+  // The signal log.
+  listSignals(filter: SignalFilter): Promise<SignalRecord[]>;
+  getSignal(id: string): Promise<SignalWithDeliveries | null>;
+
+  // Delivery to agents.
+  /**
+   * The agent's unacknowledged deliveries, oldest (lowest seq) first, at most `limit`.
+   * Deliveries whose `expiresAt` is at or before `now` and that were never handed out are
+   * marked `expired` and left out; the rest are marked `delivered` (attempts + 1).
+   */
+  takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]>;
+  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome>;
+  /**
+   * Calls `listener` with the ids of agents that have new deliveries, after the commit that
+   * queued them, from this process or (PostgreSQL) any process on the same database.
+   * Answers a function that stops the notifications.
+   */
+  watchDeliveries(listener: (agentIds: string[]) => void): () => void;
+}
+
+export interface SourcePatch {
+  name?: string;
+  active?: boolean;
+  hmacSecret?: string | null;
+  agentIds?: string[];
+  maxSignalAgeSeconds?: number;
+  authKey?: string;
+}
+
+export interface IngestRequest {
+  /** The id the signal gets when this request is a new one. */
+  id: string;
+  sourceId: string;
+  accountId: string;
+  receivedAt: string;
+  /** `YYYY-MM` of `receivedAt` in UTC: the quota period charged. */
+  period: string;
+  contentType: string | null;
+  rawBody: string;
+  /** From the `Idempotency-Key` header; null when absent or the request was not authenticated. */
+  idempotencyKey: string | null;
+  /** A digest of what makes the request the same request (content type and body). */
+  requestHash: string | null;
+  /** Repeats with the same key are answered from the original while it is younger than this. */
+  idempotencySince: string;
+  verdict: IngestVerdict;
+}
+
+export type IngestVerdict =
+  /**
+   * A valid signal: charge one unit of the account's quota unless exhausted (then it is
+   * recorded as rejected with 429 QUOTA_SIGNALS_IN), and queue one delivery per routed agent
+   * (the source's agentIds, or every agent of the account when that list is empty), each
+   * expiring at `expiresAt`.
+   */
+  | { kind: 'accept'; signal: NormalizedSignal; expiresAt: string }
+  /** A refused request: logged with its status and problems, never charged or delivered. */
+  | { kind: 'reject'; httpStatus: number; problems: Problem[] };
+
+export type IngestOutcome =
+  /** The request was new and is now in the log: accepted (status `queued`) or rejected. */
+  | { kind: 'recorded'; record: SignalRecord }
+  /** A repeat of an earlier request with the same idempotency key: the original record. */
+  | { kind: 'replay'; record: SignalRecord }
+  /** The key was used within the window for a different request: the original record. */
+  | { kind: 'key_reused'; record: SignalRecord };
+
+export interface SignalFilter {
+  sourceId?: string;
+  status?: SignalStatus;
+  limit: number;
+  /** Only signals older (in log order: receivedAt, then id) than the signal with this id. */
+  before?: string;
+}
+
+export interface Ack {
+  status: AckStatus;
+  message: string | null;
+  result: unknown;
+}
+
+export type AckOutcome =
+  | { kind: 'acked'; delivery: Delivery }
+  /** Acked before with the same status: answered again, changes nothing. */
+  | { kind: 'already_acked'; delivery: Delivery }
+  /** Acked before with another status. */
+  | { kind: 'conflict'; delivery: Delivery }
+  /** Expired before it was ever handed out. */
+  | { kind: 'expired'; delivery: Delivery }
+  | { kind: 'not_found' };
