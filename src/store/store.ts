@@ -69,8 +69,9 @@ export interface Store {
   // Delivery to agents.
   /**
    * The agent's unacknowledged deliveries, oldest (lowest seq) first, at most `limit`.
-   * Deliveries whose `expiresAt` is at or before `now` and that were never handed out are
-   * marked `expired` and left out; the rest are marked `delivered` (attempts + 1).
+   * Unacknowledged deliveries whose `expiresAt` is at or before `now` are marked `expired`
+   * and left out (a late market order is worse than none); the rest are marked `delivered`
+   * (deliveredAt set the first time, attempts + 1) and answered.
    */
   takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]>;
   ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome>;
@@ -115,9 +116,10 @@ export type IngestVerdict =
    * A valid signal: charge one unit of the account's quota unless exhausted (then it is
    * recorded as rejected with 429 QUOTA_SIGNALS_IN), and queue one delivery per routed agent
    * (the source's agentIds, or every agent of the account when that list is empty), each
-   * expiring at `expiresAt`.
+   * expiring at `expiresAt`. `quotaExhausted` is the problem recorded (code QUOTA_SIGNALS_IN,
+   * httpStatus 429) when the charge fails.
    */
-  | { kind: 'accept'; signal: NormalizedSignal; expiresAt: string }
+  | { kind: 'accept'; signal: NormalizedSignal; expiresAt: string; quotaExhausted: Problem }
   /** A refused request: logged with its status and problems, never charged or delivered. */
   | { kind: 'reject'; httpStatus: number; problems: Problem[] };
 
@@ -149,6 +151,9 @@ export type AckOutcome =
   | { kind: 'already_acked'; delivery: Delivery }
   /** Acked before with another status. */
   | { kind: 'conflict'; delivery: Delivery }
-  /** Expired before it was ever handed out. */
+  /**
+   * Expired before it was ever handed out. (A delivery handed out and then expired still takes
+   * the ack: the agent may have executed it, and the log must say so.)
+   */
   | { kind: 'expired'; delivery: Delivery }
   | { kind: 'not_found' };
