@@ -1,4 +1,139 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
+import { accountUsage, createAccount } from '../../admin/accounts.js';
+import type { AdminResult } from '../../admin/admin-result.js';
+import { createAgent, showAgent } from '../../admin/agents.js';
+import { listSignals, showSignal } from '../../admin/signals.js';
+import { createSource, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
+import { loadConfig } from '../../config/config.js';
+import { problemBody } from '../../errors/problem-body.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
 
-// PLACEHOLDER until the command is built.
-export function registerAdminCommands(_program: Command): void {}
+/**
+ * The admin operations as CLI subcommands, working directly on the store the server uses
+ * (same SIGNALGATE_DATA_DIR or SIGNALGATE_DATABASE_URL) and printing the API's JSON.
+ */
+export function registerAdminCommands(program: Command): void {
+  const accounts = program.command('accounts').description('accounts and their monthly quota');
+  accounts
+    .command('create')
+    .requiredOption('--name <name>', 'account name')
+    .requiredOption('--quota <n>', 'monthly signal quota', wholeNumber)
+    .action((o: { name: string; quota: number }) =>
+      run((store) => createAccount(store, { name: o.name, monthlySignalQuota: o.quota }, Date.now())),
+    );
+  accounts
+    .command('usage <accountId>')
+    .description("this month's usage")
+    .action((id: string) => run((store) => accountUsage(store, id, Date.now())));
+
+  const agents = program.command('agents').description('executing agents');
+  agents
+    .command('create')
+    .requiredOption('--account <accountId>')
+    .requiredOption('--name <name>')
+    .action((o: { account: string; name: string }) => run((store) => createAgent(store, o.account, { name: o.name }, Date.now())));
+  agents.command('show <agentId>').action((id: string) => run((store) => showAgent(store, id)));
+
+  const sources = program.command('sources').description('inbound signal sources');
+  sources
+    .command('create')
+    .requiredOption('--account <accountId>')
+    .requiredOption('--name <name>')
+    .option('--hmac-secret <secret>', 'require signed requests')
+    .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
+    .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
+    .action((o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number }) =>
+      run((store, publicUrl) =>
+        createSource(
+          store,
+          {
+            accountId: o.account,
+            name: o.name,
+            ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
+            ...(o.agents !== undefined && { agentIds: o.agents }),
+            ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+          },
+          Date.now(),
+          publicUrl,
+        ),
+      ),
+    );
+  sources.command('show <sourceId>').action((id: string) => run((store, url) => showSource(store, id, url)));
+  sources
+    .command('update <sourceId>')
+    .option('--name <name>')
+    .option('--active <bool>', 'true or false', boolean)
+    .option('--hmac-secret <secret>')
+    .option('--clear-hmac-secret', 'stop requiring signatures')
+    .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
+    .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
+    .action(
+      (
+        id: string,
+        o: { name?: string; active?: boolean; hmacSecret?: string; clearHmacSecret?: boolean; agents?: string[]; maxAge?: number },
+      ) =>
+        run((store, url) =>
+          updateSource(
+            store,
+            id,
+            {
+              ...(o.name !== undefined && { name: o.name }),
+              ...(o.active !== undefined && { active: o.active }),
+              ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
+              ...(o.clearHmacSecret && { hmacSecret: null }),
+              ...(o.agents !== undefined && { agentIds: o.agents }),
+              ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+            },
+            url,
+          ),
+        ),
+    );
+  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, url)));
+
+  const signals = program.command('signals').description('the signal log');
+  signals
+    .command('list')
+    .option('--source <sourceId>')
+    .option('--status <status>', 'queued or rejected')
+    .option('--limit <n>')
+    .option('--before <signalId>')
+    .action((o: { source?: string; status?: string; limit?: string; before?: string }) =>
+      run((store) => listSignals(store, { sourceId: o.source, status: o.status, limit: o.limit, before: o.before })),
+    );
+  signals.command('show <signalId>').action((id: string) => run((store) => showSignal(store, id)));
+}
+
+async function run<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const result = await operation(store, config.publicUrl);
+    if (result.ok) {
+      process.stdout.write(`${JSON.stringify(result.value, null, 2)}\n`);
+    } else {
+      process.stderr.write(`${JSON.stringify(problemBody(result.problems), null, 2)}\n`);
+      process.exitCode = 1;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
+}
+
+function boolean(value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new InvalidArgumentError('expected true or false');
+}
+
+function idList(value: string): string[] {
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}

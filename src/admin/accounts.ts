@@ -1,0 +1,29 @@
+import { periodEnd, periodOf } from '../metering/quota-period.js';
+import { newId } from '../security/random-secrets.js';
+import type { Store } from '../store/store.js';
+import { type AdminResult, notFound, refuse } from './admin-result.js';
+import { FieldReader } from './field-reader.js';
+import { accountView } from './views.js';
+
+export const MAX_MONTHLY_QUOTA = 1_000_000_000;
+
+export async function createAccount(store: Store, body: unknown, nowMillis: number): Promise<AdminResult<ReturnType<typeof accountView>>> {
+  const fields = new FieldReader(body);
+  const name = fields.string('name', { required: true, max: 200 });
+  const quota = fields.integer('monthlySignalQuota', { required: true, min: 0, max: MAX_MONTHLY_QUOTA });
+  fields.rejectUnknown();
+  if (fields.problems.length > 0 || typeof name !== 'string' || quota === undefined) return refuse(...fields.problems);
+  const account = { id: newId('acc'), name: name.trim(), monthlySignalQuota: quota, createdAt: new Date(nowMillis).toISOString() };
+  await store.createAccount(account);
+  return { ok: true, value: accountView(account) };
+}
+
+export async function accountUsage(store: Store, accountId: string, nowMillis: number) {
+  const period = periodOf(nowMillis);
+  const usage = await store.getUsage(accountId, period);
+  if (usage === null) return notFound<never>('account', accountId);
+  return {
+    ok: true as const,
+    value: { period, used: usage.used, limit: usage.limit, resetsAt: periodEnd(period).toISOString() },
+  };
+}

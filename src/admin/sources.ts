@@ -1,0 +1,89 @@
+import type { Problem } from '../errors/catalog.js';
+import { newAuthKey, newId } from '../security/random-secrets.js';
+import type { SourcePatch, Store } from '../store/store.js';
+import { type AdminResult, notFound, refuse } from './admin-result.js';
+import { FieldReader } from './field-reader.js';
+import { sourceView } from './views.js';
+
+export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
+const MAX_AGE_LIMIT = 86_400;
+const SECRET_MAX = 1024;
+const MAX_ROUTED_AGENTS = 100;
+
+type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
+
+export async function createSource(store: Store, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
+  const fields = new FieldReader(body);
+  const accountId = fields.string('accountId', { required: true, max: 100 });
+  const name = fields.string('name', { required: true, max: 200 });
+  const hmacSecret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
+  const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  fields.rejectUnknown();
+  if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
+  if ((await store.getAccount(accountId)) === null) {
+    return refuse({ code: 'INVALID_FIELD', param: 'accountId', detail: `no account with id '${accountId}'` });
+  }
+  const agentProblems = await checkAgents(store, accountId, agentIds ?? []);
+  if (agentProblems.length > 0) return refuse(...agentProblems);
+  const source = {
+    id: newId('src'),
+    accountId,
+    name: name.trim(),
+    authKey: newAuthKey(),
+    active: true,
+    hmacSecret: hmacSecret ?? null,
+    agentIds: agentIds ?? [],
+    maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
+    createdAt: new Date(nowMillis).toISOString(),
+  };
+  await store.createSource(source);
+  return { ok: true, value: sourceView(source, publicUrl) };
+}
+
+export async function showSource(store: Store, id: string, publicUrl: string): Promise<SourceAnswer> {
+  const source = await store.getSource(id);
+  return source === null ? notFound('source', id) : { ok: true, value: sourceView(source, publicUrl) };
+}
+
+export async function updateSource(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
+  const fields = new FieldReader(body);
+  const patch: SourcePatch = {};
+  const name = fields.string('name', { required: false, max: 200 });
+  if (typeof name === 'string') patch.name = name.trim();
+  const active = fields.boolean('active');
+  if (active !== undefined) patch.active = active;
+  const secret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  if (secret !== undefined) patch.hmacSecret = secret;
+  const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
+  if (agentIds !== undefined) patch.agentIds = agentIds;
+  const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
+  fields.rejectUnknown();
+  if (fields.problems.length > 0) return refuse(...fields.problems);
+  const current = await store.getSource(id);
+  if (current === null) return notFound('source', id);
+  if (patch.agentIds !== undefined) {
+    const agentProblems = await checkAgents(store, current.accountId, patch.agentIds);
+    if (agentProblems.length > 0) return refuse(...agentProblems);
+  }
+  const updated = await store.updateSource(id, patch);
+  return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
+}
+
+/** Gives the source a new auth key; the old one stops working with this commit. */
+export async function rotateSourceKey(store: Store, id: string, publicUrl: string): Promise<SourceAnswer> {
+  const updated = await store.updateSource(id, { authKey: newAuthKey() });
+  return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
+}
+
+async function checkAgents(store: Store, accountId: string, agentIds: string[]): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const agentId of agentIds) {
+    const agent = await store.getAgent(agentId);
+    if (agent === null || agent.accountId !== accountId) {
+      problems.push({ code: 'INVALID_FIELD', param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
+    }
+  }
+  return problems;
+}

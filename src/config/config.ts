@@ -1,0 +1,57 @@
+import path from 'node:path';
+
+/** Everything the service reads from its environment (CONTRACT §1). */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** PostgreSQL store when set; the embedded SQLite store otherwise. */
+  databaseUrl: string | null;
+  /** The admin bearer token from the environment; null means "generate one on first start". */
+  adminToken: string | null;
+  publicUrl: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = nonEmpty(env.HOST) ?? '127.0.0.1';
+  const port = parsePort(env.PORT);
+  const dataDir = path.resolve(nonEmpty(env.SIGNALGATE_DATA_DIR) ?? './data');
+  const databaseUrl = nonEmpty(env.SIGNALGATE_DATABASE_URL);
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    throw new ConfigError(
+      `SIGNALGATE_DATABASE_URL must be a postgres:// or postgresql:// URL; unset it to use the embedded SQLite store`,
+    );
+  }
+  const publicUrl = (nonEmpty(env.SIGNALGATE_PUBLIC_URL) ?? `http://${hostForUrl(host)}:${port}`).replace(/\/+$/, '');
+  return {
+    host,
+    port,
+    dataDir,
+    databaseUrl,
+    adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
+    publicUrl,
+    logLevel: nonEmpty(env.SIGNALGATE_LOG_LEVEL) ?? 'info',
+  };
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : null;
+}
+
+function parsePort(value: string | undefined): number {
+  const raw = nonEmpty(value);
+  if (raw === null) return 8080;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) {
+    throw new ConfigError(`PORT must be a whole number from 0 to 65535, got '${raw}'`);
+  }
+  return port;
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,54 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ErrorCode } from '../errors/catalog.js';
+import type { Store } from '../store/store.js';
+import { adminRoutes } from './admin-routes.js';
+import { inboundRoutes } from './inbound-route.js';
+import { sendProblem } from './send-problem.js';
+
+export interface ServerOptions {
+  store: Store;
+  logger: Logger;
+  publicUrl: string;
+  isAdminToken: (token: string) => boolean;
+  /** Extra route plugins (agent delivery) registered beside the core ones. */
+  plugins?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
+/** The HTTP edge: routes only, every decision lives in the modules they call. */
+export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: opts.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: 64 * 1024,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, res: reply, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    const code: ErrorCode =
+      status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status < 500 ? 'INVALID_REQUEST' : 'INTERNAL_ERROR';
+    const detail =
+      status >= 500
+        ? 'the server failed to handle this request; nothing was acknowledged, so it is safe to retry'
+        : `the request could not be read: ${error.message}`;
+    return sendProblem(reply, [{ code, detail }], status >= 500 ? 500 : status);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
+  );
+
+  app.get('/healthz', async () => ({ status: 'ok', store: opts.store.kind }));
+  await app.register(inboundRoutes, { store: opts.store });
+  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
+  return app;
+}

@@ -1,0 +1,63 @@
+import type { ErrorCode } from '../errors/catalog.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { secondsUntilReset } from '../metering/quota-period.js';
+import type { SignalRecord } from '../store/records.js';
+import type { IngestOutcome } from '../store/store.js';
+
+export interface InboundAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  /** The signal log entry behind the answer. */
+  signalId: string;
+  replay: boolean;
+}
+
+/**
+ * The answer for a logged request. A replay (same Idempotency-Key, same request) is built from
+ * the original record, so the sender sees the original answer again.
+ */
+export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAnswer {
+  const { record } = outcome;
+  if (outcome.kind === 'key_reused') {
+    return {
+      status: 422,
+      headers: { 'content-type': PROBLEM_CONTENT_TYPE },
+      body: problemBody([
+        {
+          code: 'IDEMPOTENCY_KEY_REUSED',
+          param: 'Idempotency-Key',
+          detail: `this Idempotency-Key was used within the last 24 hours for a different request (signal ${record.id}); use a new key for a new signal`,
+        },
+      ]),
+      signalId: record.id,
+      replay: true,
+    };
+  }
+  const answer = recordAnswer(record, nowMillis);
+  return { ...answer, signalId: record.id, replay: outcome.kind === 'replay' };
+}
+
+function recordAnswer(record: SignalRecord, nowMillis: number): Omit<InboundAnswer, 'signalId' | 'replay'> {
+  if (record.status === 'queued') {
+    return {
+      status: 202,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: {
+        id: record.id,
+        status: 'queued',
+        signal: record.signal,
+        quota: record.quota && { used: record.quota.used, limit: record.quota.limit, period: record.quota.period },
+      },
+    };
+  }
+  const code = (record.code ?? 'INTERNAL_ERROR') as ErrorCode;
+  const first = { code, detail: record.detail ?? '', ...(record.param !== null ? { param: record.param } : {}) };
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
+  if (code === 'QUOTA_SIGNALS_IN') {
+    const period = record.receivedAt.slice(0, 7);
+    headers['retry-after'] = String(secondsUntilReset(period, nowMillis));
+  }
+  const problems = record.errors && record.errors.length > 1 ? record.errors : [first];
+  return { status: record.httpStatus, headers, body: problemBody(problems, record.httpStatus) };
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import type { Problem } from '../errors/catalog.js';
+import { parseSignal } from '../language/parse-signal.js';
+import { periodEnd, periodOf } from '../metering/quota-period.js';
+import type { Source } from '../store/records.js';
+import type { IngestVerdict, Store } from '../store/store.js';
+import { answerFor, type InboundAnswer } from './inbound-answer.js';
+import { decideFormat } from './body-format.js';
+import { verifySignature, type SignatureHeaders } from './verify-signature.js';
+
+/** The largest body accepted (CONTRACT §3, check 3). */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** How long a repeat with the same Idempotency-Key gets the original answer. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+const IDEMPOTENCY_KEY_FORM = /^[\x21-\x7e]{1,255}$/;
+
+/** One inbound request for a source that exists (check 1 already passed). */
+export interface InboundRequest {
+  source: Source;
+  signalId: string;
+  receivedAtMillis: number;
+  contentType: string | undefined;
+  /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
+  body: Buffer;
+  bodyTooLarge: boolean;
+  signature: SignatureHeaders;
+  idempotencyKey: string | undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const lenientUtf8 = new TextDecoder('utf-8');
+
+/**
+ * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source and answers it. Every
+ * request reaching here is kept in the source's signal log, accepted or not; the answer is
+ * built only from what the store committed.
+ */
+export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer> {
+  const { source, body } = request;
+  const receivedAt = new Date(request.receivedAtMillis).toISOString();
+  const period = periodOf(request.receivedAtMillis);
+
+  const record = async (verdict: IngestVerdict, authenticated: boolean) => {
+    const key = authenticated ? (request.idempotencyKey ?? null) : null;
+    const outcome = await store.ingest({
+      id: request.signalId,
+      sourceId: source.id,
+      accountId: source.accountId,
+      receivedAt,
+      period,
+      contentType: request.contentType ?? null,
+      rawBody: lenientUtf8.decode(body),
+      idempotencyKey: key,
+      requestHash: key === null ? null : requestHash(request.contentType, body),
+      idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
+      verdict,
+    });
+    return answerFor(outcome, request.receivedAtMillis);
+  };
+  const reject = (problems: Problem[], status: number, authenticated = false) =>
+    record({ kind: 'reject', httpStatus: status, problems }, authenticated);
+
+  if (!source.active) {
+    return reject([{ code: 'SOURCE_INACTIVE', detail: 'this source is deactivated; an administrator can activate it again' }], 401);
+  }
+  if (request.bodyTooLarge) {
+    return reject(
+      [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
+      413,
+    );
+  }
+  if (source.hmacSecret !== null) {
+    const check = verifySignature(source.hmacSecret, body, request.signature);
+    if (!check.ok) return reject([{ code: 'HMAC_MISMATCH', detail: check.detail, param: check.param }], 401);
+  }
+  if (request.idempotencyKey !== undefined && !IDEMPOTENCY_KEY_FORM.test(request.idempotencyKey)) {
+    return reject(
+      [
+        {
+          code: 'INVALID_REQUEST',
+          param: 'Idempotency-Key',
+          detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
+        },
+      ],
+      400,
+    );
+  }
+  const format = decideFormat(request.contentType, body);
+  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: 'Content-Type' }], 415, true);
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
+  }
+  const parsed = parseSignal(text, format.format);
+  if (!parsed.ok) {
+    const first = parsed.problems[0];
+    return reject(parsed.problems, first?.code === 'PARSE_ERROR' ? 400 : 422, true);
+  }
+  const resetsAt = periodEnd(period).toISOString();
+  return record(
+    {
+      kind: 'accept',
+      signal: parsed.signal,
+      expiresAt: new Date(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000).toISOString(),
+      quotaExhausted: {
+        code: 'QUOTA_SIGNALS_IN',
+        detail: `the account's monthly signal quota for ${period} is used up; it resets at ${resetsAt}, or raise the account's monthlySignalQuota`,
+      },
+    },
+    true,
+  );
+}
+
+function requestHash(contentType: string | undefined, body: Buffer): string {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return createHash('sha256').update(type).update('\n').update(body).digest('hex');
+}

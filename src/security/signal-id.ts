@@ -1,0 +1,20 @@
+import { randomBytes } from 'node:crypto';
+
+let lastMillis = 0;
+let counter = 0;
+
+/**
+ * Signal ids sort in acceptance order within one process (time, then a counter), so the
+ * signal log lists same-millisecond signals in the order they arrived.
+ */
+export function newSignalId(nowMillis: number): string {
+  if (nowMillis > lastMillis) {
+    lastMillis = nowMillis;
+    counter = 0;
+  } else {
+    counter += 1;
+  }
+  const time = lastMillis.toString(36).padStart(9, '0');
+  const seq = counter.toString(36).padStart(4, '0');
+  return `sig_${time}${seq}${randomBytes(4).toString('hex')}`;
+}
