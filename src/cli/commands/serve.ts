@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
-import { buildServer } from '../../http/build-server.js';
 import { createLogger } from '../../logging/logger.js';
-import { resolveAdminToken } from '../../security/admin-token.js';
-import { openStore } from '../../store/open-store.js';
+import { startService } from '../../service/start-service.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -12,19 +10,14 @@ export function registerServeCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel);
-      const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-      const admin = await resolveAdminToken(store, config.adminToken);
-      if (admin.generated !== null) {
+      const service = await startService(config, logger);
+      if (service.generatedAdminToken !== null) {
         process.stderr.write(
-          `signalgate: generated the admin token; it is shown this once, keep it:\n  ${admin.generated}\n` +
+          `signalgate: generated the admin token; it is shown this once, keep it:\n  ${service.generatedAdminToken}\n` +
             `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own)\n`,
         );
       }
-      const app = await buildServer({ store, logger, publicUrl: config.publicUrl, isAdminToken: admin.isAdminToken });
-      await app.listen({ host: config.host, port: config.port });
-      const address = app.server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : config.port;
-      logger.info({ host: config.host, port, store: store.kind, publicUrl: config.publicUrl }, 'listening');
+      logger.info({ url: service.url, store: service.store.kind, publicUrl: config.publicUrl }, 'listening');
 
       let draining = false;
       const drain = async (signal: string) => {
@@ -32,9 +25,9 @@ export function registerServeCommand(program: Command): void {
         draining = true;
         logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
         try {
-          await app.close();
-          await store.close();
+          await service.close();
           logger.info('stopped');
+          logger.flush();
           process.exit(0);
         } catch (err) {
           logger.error({ err }, 'shutdown failed');

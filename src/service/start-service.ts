@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { buildServer } from '../http/build-server.js';
+import { resolveAdminToken } from '../security/admin-token.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+
+export interface RunningService {
+  app: FastifyInstance;
+  store: Store;
+  /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** The admin token this start generated, to print once; null when configured or generated before. */
+  generatedAdminToken: string | null;
+  /** Drains: stops accepting, finishes in-flight requests, closes the store. */
+  close(): Promise<void>;
+}
+
+/** Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests start. */
+export async function startService(config: Config, logger: Logger, storeOptions: { schema?: string } = {}): Promise<RunningService> {
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions });
+  const admin = await resolveAdminToken(store, config.adminToken);
+  const app = await buildServer({
+    store,
+    logger,
+    publicUrl: config.publicUrl,
+    isAdminToken: admin.isAdminToken,
+    plugins: [],
+  });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    app,
+    store,
+    url: `http://${host}:${port}`,
+    generatedAdminToken: admin.generated,
+    close: async () => {
+      await app.close();
+      await store.close();
+    },
+  };
+}

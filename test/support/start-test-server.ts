@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { startService, type RunningService } from '../../src/service/start-service.js';
+import { freshPostgresSchema } from './postgres.js';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface TestServer extends RunningService {
+  /** Admin API call with the admin token; answers status, headers and parsed body. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real service on a free loopback port, on a fresh SQLite directory or, when
+ * SIGNALGATE_TEST_STORE=postgres, on a fresh PostgreSQL schema.
+ */
+export async function startTestServer(): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-test-'));
+  const usePostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
+  const pg = usePostgres ? await freshPostgresSchema() : null;
+  const service = await startService(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      databaseUrl: pg ? pg.connectionString : null,
+      adminToken: TEST_ADMIN_TOKEN,
+      publicUrl: 'http://signals.example.test',
+      logLevel: 'silent',
+    },
+    pino({ level: 'silent' }),
+    pg ? { schema: pg.schema } : {},
+  );
+  return {
+    ...service,
+    admin: async (method, urlPath, body) => {
+      const res = await fetch(`${service.url}${urlPath}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+    },
+    stop: async () => {
+      await service.close();
+      await pg?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
