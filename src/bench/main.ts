@@ -1,0 +1,189 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { runLoad, type LoadResult } from './load.js';
+import { signalMix, type BenchRequest } from './signal-mix.js';
+
+/**
+ * `npm run bench`: the hot path (receive, verify, parse, charge quota, commit, answer) of
+ * signalgate on its durable embedded store, and on PostgreSQL when one is reachable, against a
+ * bare node:http server, in one run, with the same mix and connection count. Rounds alternate
+ * between the servers so drift on the machine hits all of them alike; medians are reported.
+ */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+interface Target {
+  name: string;
+  url: string;
+  requests: BenchRequest[];
+  stop: () => Promise<void>;
+}
+
+async function main(): Promise<void> {
+  const targets: Target[] = [await bareTarget(), await signalgateTarget('signalgate (SQLite)', {})];
+  const pgSchema = await createPostgresSchema();
+  if (pgSchema !== null) {
+    targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
+  } else {
+    process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
+  }
+  const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+  try {
+    for (const target of targets) await runLoad(target.url, target.requests, CONNECTIONS, 2); // warm-up
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const target of targets) {
+        const result = await runLoad(target.url, target.requests, CONNECTIONS, SECONDS);
+        if (result.non2xx > 0 || result.errors > 0) {
+          throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
+        }
+        results.get(target.name)!.push(result);
+        process.stdout.write(
+          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`,
+        );
+      }
+    }
+  } finally {
+    for (const target of targets) await target.stop();
+  }
+  report(results);
+}
+
+function report(results: Map<string, LoadResult[]>): void {
+  const rows = [...results].map(([name, runs]) => ({
+    name,
+    rps: median(runs.map((r) => r.requestsPerSecond)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+  }));
+  const bare = rows[0]!;
+  process.stdout.write(
+    `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
+      `| server | req/s | p50 ms | p99 ms | throughput vs bare |\n|---|---|---|---|---|\n`,
+  );
+  for (const row of rows) {
+    process.stdout.write(
+      `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.rps / bare.rps).toFixed(2)} |\n`,
+    );
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function bareTarget(): Promise<Target> {
+  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], {});
+  return {
+    name: 'bare node:http',
+    url: proc.url,
+    requests: signalMix('plain', 'signed', 'unused'),
+    stop: () => stopProcess(proc.child),
+  };
+}
+
+async function signalgateTarget(name: string, env: Record<string, string>, cleanup?: () => Promise<void>): Promise<Target> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
+  const proc = await spawnListening(path.join(here, '..', 'cli', 'main.js'), ['serve'], {
+    SIGNALGATE_DATA_DIR: dataDir,
+    SIGNALGATE_ADMIN_TOKEN: ADMIN,
+    ...env,
+  });
+  const admin = async (urlPath: string, body: unknown) => {
+    const res = await fetch(proc.url + urlPath, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { id: string; authKey: string };
+  };
+  const account = await admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
+  const plain = await admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
+  const secret = randomBytes(16).toString('hex');
+  const signed = await admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
+  return {
+    name,
+    url: proc.url,
+    requests: signalMix(plain.authKey, signed.authKey, secret),
+    stop: async () => {
+      await stopProcess(proc.child);
+      rmSync(dataDir, { recursive: true, force: true });
+      await cleanup?.();
+    },
+  };
+}
+
+async function createPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: PG_URL });
+  try {
+    await client.connect();
+    await client.query(`CREATE SCHEMA ${schema}`);
+  } catch {
+    await client.end().catch(() => undefined);
+    return null;
+  }
+  await client.end();
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+async function spawnListening(script: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        const entry = JSON.parse(line) as { url?: string };
+        if (entry.url) {
+          child.stdout!.off('data', onData);
+          resolve(entry.url);
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
+  });
+  // Keep draining its log so a full pipe never stalls the server under test.
+  child.stdout!.resume();
+  return { child, url };
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@]*@/, '//');
+}
+
+await main();
