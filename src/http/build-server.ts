@@ -22,8 +22,21 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     disableRequestLogging: true,
     bodyLimit: 64 * 1024,
     requestTimeout: 30_000,
-    return503OnClosing: true,
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
+  });
+
+  // Requests that reach a draining server are refused before anything is recorded.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close').header('retry-after', '1');
+    return sendProblem(reply, [
+      { code: 'SHUTTING_DOWN', detail: 'the server is shutting down and recorded nothing; send the request again in a moment' },
+    ]);
   });
 
   app.addHook('onResponse', async (request, reply) => {

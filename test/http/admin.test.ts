@@ -15,7 +15,7 @@ describe('admin authentication', () => {
     const none = await fetch(`${server.url}/api/admin/accounts`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(none.status).toBe(401);
     expect(none.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await none.json()).code).toBe('UNAUTHORIZED');
+    expect(((await none.json()) as any).code).toBe('UNAUTHORIZED');
     const wrong = await fetch(`${server.url}/api/admin/signals`, { headers: { authorization: 'Bearer not-the-token' } });
     expect(wrong.status).toBe(401);
   });
@@ -43,7 +43,7 @@ describe('accounts', () => {
       body: '{"name":',
     });
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).code).toBe('INVALID_REQUEST');
+    expect(((await malformed.json()) as any).code).toBe('INVALID_REQUEST');
     expect((await server.admin('GET', '/api/admin/accounts/acc_missing/usage')).status).toBe(404);
   });
 });
@@ -142,7 +142,7 @@ describe('signals and agents', () => {
   it('answers unknown routes with a 404 problem and GET /healthz with ok', async () => {
     const missing = await fetch(`${server.url}/api/nothing`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).code).toBe('NOT_FOUND');
+    expect(((await missing.json()) as any).code).toBe('NOT_FOUND');
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
