@@ -1,0 +1,57 @@
+import type { Problem } from '../errors/catalog.js';
+import type { NormalizedSignal } from '../language/signal.js';
+import type { SignalRecord, SignalStatus, Usage } from './records.js';
+import type { IngestRequest } from './store.js';
+import { isoTime } from './iso-time.js';
+
+/** What the verdict (and the quota charge) decide about a new log entry. */
+export interface LogVerdict {
+  status: SignalStatus;
+  httpStatus: number;
+  code: string | null;
+  detail: string | null;
+  param: string | null;
+  errors: Problem[] | null;
+  signal: NormalizedSignal | null;
+  quota: Usage | null;
+}
+
+export function acceptedVerdict(signal: NormalizedSignal, quota: Usage): LogVerdict {
+  return { status: 'queued', httpStatus: 202, code: null, detail: null, param: null, errors: null, signal, quota };
+}
+
+/** A refusal: code, detail and param of the first problem; `errors` only when there are several. */
+export function rejectedVerdict(httpStatus: number, problems: Problem[]): LogVerdict {
+  const first = problems[0];
+  return {
+    status: 'rejected',
+    httpStatus,
+    code: first?.code ?? null,
+    detail: first?.detail ?? null,
+    param: first?.param ?? null,
+    errors: problems.length > 1 ? problems : null,
+    signal: null,
+    quota: null,
+  };
+}
+
+/** The log entry a new request becomes. */
+export function ingestRecord(request: IngestRequest, verdict: LogVerdict): SignalRecord {
+  return {
+    id: request.id,
+    sourceId: request.sourceId,
+    accountId: request.accountId,
+    receivedAt: isoTime(request.receivedAt),
+    status: verdict.status,
+    httpStatus: verdict.httpStatus,
+    code: verdict.code,
+    detail: verdict.detail,
+    param: verdict.param,
+    errors: verdict.errors,
+    contentType: request.contentType,
+    rawBody: request.rawBody,
+    signal: verdict.signal,
+    idempotencyKey: request.idempotencyKey,
+    quota: verdict.quota,
+  };
+}

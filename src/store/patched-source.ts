@@ -1,0 +1,15 @@
+import type { Source } from './records.js';
+import type { SourcePatch } from './store.js';
+
+/** The source after `patch`: absent fields keep their value; `hmacSecret: null` removes the secret. */
+export function patchedSource(source: Source, patch: SourcePatch): Source {
+  return {
+    ...source,
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.active !== undefined && { active: patch.active }),
+    ...(patch.hmacSecret !== undefined && { hmacSecret: patch.hmacSecret }),
+    ...(patch.agentIds !== undefined && { agentIds: [...patch.agentIds] }),
+    ...(patch.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: patch.maxSignalAgeSeconds }),
+    ...(patch.authKey !== undefined && { authKey: patch.authKey }),
+  };
+}

@@ -1,0 +1,188 @@
+import type { Problem } from '../../errors/catalog.js';
+import type { NormalizedSignal } from '../../language/signal.js';
+import type {
+  Account,
+  Agent,
+  AgentSignal,
+  Delivery,
+  DeliveryStatus,
+  SignalRecord,
+  SignalStatus,
+  Source,
+} from '../records.js';
+
+/** Rows as node-postgres answers them: timestamptz as Date, json parsed, bytea as Buffer. */
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  monthly_signal_quota: number;
+  created_at: Date;
+}
+
+export interface SourceRow {
+  id: string;
+  account_id: string;
+  name: string;
+  auth_key: string;
+  active: boolean;
+  hmac_secret: string | null;
+  agent_ids: string[];
+  max_signal_age_seconds: number;
+  created_at: Date;
+}
+
+export interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  token_hash: string;
+  created_at: Date;
+  last_seen_at: Date | null;
+  state: unknown;
+}
+
+export interface SignalRow {
+  id: string;
+  source_id: string;
+  account_id: string;
+  received_at: Date;
+  status: string;
+  http_status: number;
+  code: string | null;
+  detail: string | null;
+  param: string | null;
+  errors: Problem[] | null;
+  content_type: string | null;
+  raw_body: Buffer;
+  normalized: NormalizedSignal | null;
+  idempotency_key: string | null;
+  quota_period: string | null;
+  quota_used: number | null;
+  quota_limit: number | null;
+}
+
+export interface DeliveryRow {
+  signal_id: string;
+  agent_id: string;
+  seq: number;
+  status: string;
+  expires_at: Date;
+  delivered_at: Date | null;
+  attempts: number;
+  acked_at: Date | null;
+  message: string | null;
+  result: unknown;
+}
+
+export interface AgentSignalRow {
+  signal_id: string;
+  seq: number;
+  expires_at: Date;
+  source_id: string;
+  received_at: Date;
+  normalized: NormalizedSignal;
+}
+
+/**
+ * A JSON parameter. Always serialized here: node-postgres would turn a JS array into a
+ * PostgreSQL array literal. Absent and null are both stored as NULL.
+ */
+export function jsonParam(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/**
+ * PostgreSQL text cannot hold NUL. Free text that must be recorded whatever it holds (a
+ * rejection's detail quoting the input, an agent's message) gets U+FFFD in its place.
+ */
+export function textParam(value: string | null): string | null {
+  return value === null ? null : value.replaceAll('\u0000', '\uFFFD');
+}
+
+function iso(value: Date): string {
+  return value.toISOString();
+}
+
+function isoOrNull(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
+}
+
+export function accountOf(row: AccountRow): Account {
+  return { id: row.id, name: row.name, monthlySignalQuota: row.monthly_signal_quota, createdAt: iso(row.created_at) };
+}
+
+export function sourceOf(row: SourceRow): Source {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    authKey: row.auth_key,
+    active: row.active,
+    hmacSecret: row.hmac_secret,
+    agentIds: row.agent_ids,
+    maxSignalAgeSeconds: row.max_signal_age_seconds,
+    createdAt: iso(row.created_at),
+  };
+}
+
+export function agentOf(row: AgentRow): Agent {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    tokenHash: row.token_hash,
+    createdAt: iso(row.created_at),
+    lastSeenAt: isoOrNull(row.last_seen_at),
+    state: row.state ?? null,
+  };
+}
+
+export function signalOf(row: SignalRow): SignalRecord {
+  return {
+    id: row.id,
+    sourceId: row.source_id,
+    accountId: row.account_id,
+    receivedAt: iso(row.received_at),
+    status: row.status as SignalStatus,
+    httpStatus: row.http_status,
+    code: row.code,
+    detail: row.detail,
+    param: row.param,
+    errors: row.errors,
+    contentType: row.content_type,
+    rawBody: row.raw_body.toString('utf8'),
+    signal: row.normalized,
+    idempotencyKey: row.idempotency_key,
+    quota:
+      row.quota_period === null || row.quota_used === null || row.quota_limit === null
+        ? null
+        : { period: row.quota_period, used: row.quota_used, limit: row.quota_limit },
+  };
+}
+
+export function deliveryOf(row: DeliveryRow): Delivery {
+  return {
+    signalId: row.signal_id,
+    agentId: row.agent_id,
+    seq: row.seq,
+    status: row.status as DeliveryStatus,
+    expiresAt: iso(row.expires_at),
+    deliveredAt: isoOrNull(row.delivered_at),
+    attempts: row.attempts,
+    ackedAt: isoOrNull(row.acked_at),
+    message: row.message,
+    result: row.result ?? null,
+  };
+}
+
+export function agentSignalOf(row: AgentSignalRow): AgentSignal {
+  return {
+    id: row.signal_id,
+    seq: row.seq,
+    sourceId: row.source_id,
+    receivedAt: iso(row.received_at),
+    expiresAt: iso(row.expires_at),
+    signal: row.normalized,
+  };
+}

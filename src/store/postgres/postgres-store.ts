@@ -1,0 +1,566 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type {
+  Ack,
+  AckOutcome,
+  IngestOutcome,
+  IngestRequest,
+  SignalFilter,
+  SourcePatch,
+  Store,
+} from '../store.js';
+import { authKeyHash } from '../auth-key-hash.js';
+import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
+import { isoTime, isoTimeOrNull } from '../iso-time.js';
+import { patchedSource } from '../patched-source.js';
+import { DELIVERY_CHANNEL, DeliveryChannel, deliveryPayloads } from './delivery-channel.js';
+import { migratePostgres } from './migrate-postgres.js';
+import {
+  accountOf,
+  agentOf,
+  agentSignalOf,
+  deliveryOf,
+  jsonParam,
+  signalOf,
+  sourceOf,
+  textParam,
+  type AccountRow,
+  type AgentRow,
+  type AgentSignalRow,
+  type DeliveryRow,
+  type SignalRow,
+  type SourceRow,
+} from './postgres-rows.js';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /**
+   * Keep every table in this schema (created when missing), e.g. to isolate tests. Lower-case
+   * letters, digits and `_`. Absent: the connection's default search_path (usually `public`).
+   */
+  schema?: string | null;
+  /** Pool size of this instance. */
+  maxConnections?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** SQLSTATEs after which PostgreSQL has rolled the transaction back and a retry is safe. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 3;
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+interface IngestDone {
+  outcome: IngestOutcome;
+  agentIds: string[];
+}
+
+/** Opens the PostgreSQL store (a connection pool); `migrate()` must run before use. */
+export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const schema = options.schema ?? null;
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`schema name must match ${SCHEMA_NAME.source}: ${schema}`);
+  }
+  return new PostgresStore(options.connectionString, schema, options.maxConnections ?? 10);
+}
+
+/**
+ * The PostgreSQL store: several instances may share one database. Every ingest is one
+ * transaction; the quota is charged by a conditional upsert, idempotency keys are a primary
+ * key that concurrent repeats queue on, and per-agent sequence numbers come from the agents'
+ * rows locked in id order, so they follow commit order and locks never deadlock.
+ */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  /** Tells this instance's notifications from other instances'. */
+  readonly instance = randomUUID();
+  private readonly pool: pg.Pool;
+  private readonly clientConfig: pg.ClientConfig;
+  private readonly listeners = new Set<(agentIds: string[]) => void>();
+  private channel: DeliveryChannel | null = null;
+  private scope: string;
+  private closed = false;
+
+  constructor(
+    connectionString: string,
+    readonly schema: string | null,
+    maxConnections: number,
+  ) {
+    this.clientConfig = {
+      connectionString,
+      // Set at connection start-up, so every pooled connection resolves names in the schema.
+      ...(schema !== null && { options: `-c search_path=${schema}` }),
+    };
+    this.scope = schema ?? 'public';
+    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate' });
+    // An idle connection that dies (server restart) is dropped by the pool; without a
+    // listener its error would crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  async migrate(): Promise<void> {
+    await migratePostgres(this.pool, this.schema);
+    const { rows } = await this.pool.query<{ s: string | null }>('SELECT current_schema() AS s');
+    this.scope = rows[0]?.s ?? this.scope;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    await this.channel?.stop();
+    this.channel = null;
+    await this.pool.end();
+  }
+
+  // Settings.
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    // Two statements, not one: a CTE's snapshot might not see a row a rival committed meanwhile.
+    await this.pool.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+      name,
+      value,
+    ]);
+    const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
+    return rows[0]!.value;
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
+    return rows[0]?.value ?? null;
+  }
+
+  // Accounts and usage.
+
+  async createAccount(account: Account): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES ($1, $2, $3, $4)',
+      [account.id, account.name, account.monthlySignalQuota, isoTime(account.createdAt)],
+    );
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const { rows } = await this.pool.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
+    return rows[0] ? accountOf(rows[0]) : null;
+  }
+
+  async getUsage(accountId: string, period: string): Promise<Usage | null> {
+    const { rows } = await this.pool.query<{ quota: number; used: number }>(
+      `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
+         FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = $1
+        WHERE a.id = $2`,
+      [period, accountId],
+    );
+    return rows[0] ? { period, used: rows[0].used, limit: rows[0].quota } : null;
+  }
+
+  // Agents.
+
+  async createAgent(agent: Agent): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seen_at, state)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        agent.id,
+        agent.accountId,
+        agent.name,
+        agent.tokenHash,
+        isoTime(agent.createdAt),
+        isoTimeOrNull(agent.lastSeenAt),
+        jsonParam(agent.state),
+      ],
+    );
+  }
+
+  async getAgent(id: string): Promise<Agent | null> {
+    const { rows } = await this.pool.query<AgentRow>('SELECT * FROM agents WHERE id = $1', [id]);
+    return rows[0] ? agentOf(rows[0]) : null;
+  }
+
+  async findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+    const { rows } = await this.pool.query<AgentRow>('SELECT * FROM agents WHERE token_hash = $1', [tokenHash]);
+    return rows[0] ? agentOf(rows[0]) : null;
+  }
+
+  async listAgents(accountId: string): Promise<Agent[]> {
+    const { rows } = await this.pool.query<AgentRow>(
+      'SELECT * FROM agents WHERE account_id = $1 ORDER BY created_at, id',
+      [accountId],
+    );
+    return rows.map(agentOf);
+  }
+
+  async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
+    await this.pool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
+      jsonParam(state),
+      isoTime(now),
+      agentId,
+    ]);
+  }
+
+  async touchAgent(agentId: string, now: string): Promise<void> {
+    await this.pool.query('UPDATE agents SET last_seen_at = $1 WHERE id = $2', [isoTime(now), agentId]);
+  }
+
+  // Sources.
+
+  async createSource(source: Source): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
+                            max_signal_age_seconds, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        source.id,
+        source.accountId,
+        source.name,
+        source.authKey,
+        authKeyHash(source.authKey),
+        source.active,
+        source.hmacSecret,
+        JSON.stringify(source.agentIds),
+        source.maxSignalAgeSeconds,
+        isoTime(source.createdAt),
+      ],
+    );
+  }
+
+  async getSource(id: string): Promise<Source | null> {
+    const { rows } = await this.pool.query<SourceRow>('SELECT * FROM sources WHERE id = $1', [id]);
+    return rows[0] ? sourceOf(rows[0]) : null;
+  }
+
+  async findSourceByAuthKey(authKey: string): Promise<Source | null> {
+    const { rows } = await this.pool.query<SourceRow>('SELECT * FROM sources WHERE auth_key_hash = $1', [
+      authKeyHash(authKey),
+    ]);
+    return rows[0] ? sourceOf(rows[0]) : null;
+  }
+
+  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR UPDATE', [id]);
+      if (!rows[0]) return null;
+      const next = patchedSource(sourceOf(rows[0]), patch);
+      await client.query(
+        `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
+                            agent_ids = $6, max_signal_age_seconds = $7
+          WHERE id = $8`,
+        [
+          next.name,
+          next.authKey,
+          authKeyHash(next.authKey),
+          next.active,
+          next.hmacSecret,
+          JSON.stringify(next.agentIds),
+          next.maxSignalAgeSeconds,
+          id,
+        ],
+      );
+      return next;
+    });
+  }
+
+  // The inbound hot path.
+
+  async ingest(request: IngestRequest): Promise<IngestOutcome> {
+    const done = await this.transaction((client) => this.ingestIn(client, request));
+    // After COMMIT: this process's listeners hear it now, other instances through NOTIFY.
+    if (done.agentIds.length > 0) this.notify(done.agentIds);
+    return done.outcome;
+  }
+
+  private async ingestIn(client: pg.PoolClient, request: IngestRequest): Promise<IngestDone> {
+    const receivedAt = isoTime(request.receivedAt);
+    const { rows: sources } = await client.query<Pick<SourceRow, 'account_id' | 'agent_ids'>>(
+      'SELECT account_id, agent_ids FROM sources WHERE id = $1',
+      [request.sourceId],
+    );
+    const source = sources[0];
+    if (!source) throw new Error(`no source ${request.sourceId}`);
+    if (source.account_id !== request.accountId) {
+      throw new Error(`source ${request.sourceId} does not belong to account ${request.accountId}`);
+    }
+
+    const key = request.idempotencyKey;
+    if (key !== null) {
+      // Claim the key first. A concurrent request holding it makes this INSERT wait for that
+      // transaction's end; it then finds the committed row, so exactly one request is recorded.
+      const claimed = await client.query(
+        `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source_id, key) DO NOTHING`,
+        [request.sourceId, key, request.id, request.requestHash, receivedAt],
+      );
+      if (claimed.rowCount === 0) {
+        const { rows } = await client.query<{ signal_id: string; request_hash: string | null; created_at: Date }>(
+          `SELECT signal_id, request_hash, created_at FROM idempotency_keys
+            WHERE source_id = $1 AND key = $2 FOR UPDATE`,
+          [request.sourceId, key],
+        );
+        const held = rows[0];
+        if (!held) throw new Error(`idempotency key ${key} vanished`);
+        if (held.created_at.getTime() >= Date.parse(isoTime(request.idempotencySince))) {
+          const original = await this.readSignal(client, held.signal_id);
+          if (!original) throw new Error(`idempotency key names missing signal ${held.signal_id}`);
+          const kind = held.request_hash === request.requestHash ? 'replay' : 'key_reused';
+          return { outcome: { kind, record: original }, agentIds: [] };
+        }
+        // Past the replay window: this request takes the key over.
+        await client.query(
+          `UPDATE idempotency_keys SET signal_id = $3, request_hash = $4, created_at = $5
+            WHERE source_id = $1 AND key = $2`,
+          [request.sourceId, key, request.id, request.requestHash, receivedAt],
+        );
+      }
+    }
+
+    let verdict: LogVerdict;
+    if (request.verdict.kind === 'accept') {
+      // One conditional statement: the row is created or bumped only while under the quota.
+      // Concurrent charges queue on the usage row and each re-checks the bound on the latest count.
+      const { rows } = await client.query<{ used: number; quota: number }>(
+        `INSERT INTO usage AS u (account_id, period, used)
+         SELECT a.id, $1, 1 FROM accounts a WHERE a.id = $2 AND a.monthly_signal_quota > 0
+         ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
+          WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+         RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id) AS quota`,
+        [request.period, request.accountId],
+      );
+      const charged = rows[0];
+      verdict = charged
+        ? acceptedVerdict(request.verdict.signal, { period: request.period, used: charged.used, limit: charged.quota })
+        : rejectedVerdict(429, [request.verdict.quotaExhausted]);
+    } else {
+      verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
+    }
+    const record = ingestRecord(request, verdict);
+    await this.insertSignal(client, record);
+
+    let agentIds: string[] = [];
+    if (record.status === 'queued' && request.verdict.kind === 'accept') {
+      agentIds = await this.queueDeliveries(client, record, source.agent_ids, isoTime(request.verdict.expiresAt));
+      for (const payload of deliveryPayloads(this.scope, this.instance, agentIds)) {
+        // Delivered to listeners only if and when this transaction commits.
+        await client.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, payload]);
+      }
+    }
+    return { outcome: { kind: 'recorded', record }, agentIds };
+  }
+
+  private async insertSignal(client: pg.PoolClient, record: SignalRecord): Promise<void> {
+    await client.query(
+      `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
+                            content_type, raw_body, normalized, idempotency_key, quota_period, quota_used, quota_limit)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      [
+        record.id,
+        record.sourceId,
+        record.accountId,
+        record.receivedAt,
+        record.status,
+        record.httpStatus,
+        record.code,
+        textParam(record.detail),
+        textParam(record.param),
+        jsonParam(record.errors),
+        record.contentType,
+        Buffer.from(record.rawBody, 'utf8'),
+        jsonParam(record.signal),
+        record.idempotencyKey,
+        record.quota?.period ?? null,
+        record.quota?.used ?? null,
+        record.quota?.limit ?? null,
+      ],
+    );
+  }
+
+  /**
+   * One delivery per routed agent at the agent's next queue position. The agents' rows are
+   * locked in id order and held to COMMIT: two ingests routed to the same agents take their
+   * sequence numbers in the same order on every agent, and never wait on each other in a cycle.
+   */
+  private async queueDeliveries(
+    client: pg.PoolClient,
+    record: SignalRecord,
+    routedAgentIds: string[],
+    expiresAt: string,
+  ): Promise<string[]> {
+    const { rows } = await client.query<{ agent_id: string }>(
+      `WITH routed AS (
+         SELECT id FROM agents
+          WHERE account_id = $1 AND (cardinality($2::text[]) = 0 OR id = ANY ($2::text[]))
+          ORDER BY id
+          FOR NO KEY UPDATE
+       ), bumped AS (
+         UPDATE agents a SET last_seq = a.last_seq + 1 FROM routed WHERE a.id = routed.id RETURNING a.id, a.last_seq
+       )
+       INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
+       SELECT $3, id, last_seq, 'queued', $4, 0 FROM bumped
+       RETURNING agent_id`,
+      [record.accountId, routedAgentIds, record.id, expiresAt],
+    );
+    return rows.map((row) => row.agent_id).sort();
+  }
+
+  // The signal log.
+
+  async listSignals(filter: SignalFilter): Promise<SignalRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.sourceId !== undefined) {
+      params.push(filter.sourceId);
+      where.push(`source_id = $${params.length}`);
+    }
+    if (filter.status !== undefined) {
+      params.push(filter.status);
+      where.push(`status = $${params.length}`);
+    }
+    if (filter.before !== undefined) {
+      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
+      params.push(filter.before);
+      where.push(`(received_at, id) < (SELECT received_at, id FROM signals WHERE id = $${params.length})`);
+    }
+    params.push(Math.max(0, Math.floor(filter.limit)));
+    const { rows } = await this.pool.query<SignalRow>(
+      `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY received_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(signalOf);
+  }
+
+  async getSignal(id: string): Promise<SignalWithDeliveries | null> {
+    const signal = await this.readSignal(this.pool, id);
+    if (!signal) return null;
+    const { rows } = await this.pool.query<DeliveryRow>(
+      'SELECT * FROM deliveries WHERE signal_id = $1 ORDER BY agent_id',
+      [id],
+    );
+    return { ...signal, deliveries: rows.map(deliveryOf) };
+  }
+
+  private async readSignal(db: Queryable, id: string): Promise<SignalRecord | null> {
+    const { rows } = await db.query<SignalRow>('SELECT * FROM signals WHERE id = $1', [id]);
+    return rows[0] ? signalOf(rows[0]) : null;
+  }
+
+  // Delivery to agents.
+
+  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+    // One statement: the expiring and the handing-out CTEs touch disjoint rows (expires_at on
+    // either side of now), so they need not see each other's effects.
+    const { rows } = await this.pool.query<AgentSignalRow>(
+      `WITH expired AS (
+         UPDATE deliveries SET status = 'expired'
+          WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at <= $2
+       ), picked AS (
+         SELECT signal_id FROM deliveries
+          WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at > $2
+          ORDER BY seq LIMIT $3
+          FOR UPDATE
+       )
+       UPDATE deliveries d
+          SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $2), attempts = d.attempts + 1
+         FROM picked JOIN signals s ON s.id = picked.signal_id
+        WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id
+       RETURNING d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized`,
+      [agentId, isoTime(now), Math.max(0, Math.floor(limit))],
+    );
+    return rows.sort((a, b) => a.seq - b.seq).map(agentSignalOf);
+  }
+
+  async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
+    // Conditional update first: of two racing acks exactly one matches; the other classifies below.
+    const { rows: updated } = await this.pool.query<DeliveryRow>(
+      `UPDATE deliveries SET status = $3, acked_at = $4, message = $5, result = $6
+        WHERE signal_id = $1 AND agent_id = $2
+          AND (status IN ('queued', 'delivered') OR (status = 'expired' AND delivered_at IS NOT NULL))
+       RETURNING *`,
+      [signalId, agentId, ack.status, isoTime(now), textParam(ack.message), jsonParam(ack.result)],
+    );
+    if (updated[0]) return { kind: 'acked', delivery: deliveryOf(updated[0]) };
+    const { rows } = await this.pool.query<DeliveryRow>(
+      'SELECT * FROM deliveries WHERE signal_id = $1 AND agent_id = $2',
+      [signalId, agentId],
+    );
+    const row = rows[0];
+    if (!row) return { kind: 'not_found' };
+    const delivery = deliveryOf(row);
+    if (row.status === 'expired') return { kind: 'expired', delivery };
+    return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
+  }
+
+  watchDeliveries(listener: (agentIds: string[]) => void): () => void {
+    const entry = (agentIds: string[]) => listener(agentIds);
+    this.listeners.add(entry);
+    if (!this.channel && !this.closed) {
+      this.channel = new DeliveryChannel({
+        client: { ...this.clientConfig, application_name: `signalgate-listen ${this.scope}`.slice(0, 63) },
+        scope: () => this.scope,
+        instance: this.instance,
+        onAgents: (agentIds) => this.notify(agentIds),
+        catchUp: async (client) => {
+          const { rows } = await client.query<{ agent_id: string }>(
+            "SELECT DISTINCT agent_id FROM deliveries WHERE status = 'queued' ORDER BY agent_id",
+          );
+          return rows.map((row) => row.agent_id);
+        },
+      });
+    }
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  /** Resolves once notifications from other instances can arrive (after `watchDeliveries`). */
+  async listening(): Promise<void> {
+    await this.channel?.listening();
+  }
+
+  /** How many times the notification connection has (re)connected. */
+  get listenConnections(): number {
+    return this.channel?.listenConnections ?? 0;
+  }
+
+  private notify(agentIds: string[]): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(agentIds);
+      } catch {
+        // A listener's failure is its own: the signals are committed whatever it does.
+      }
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction on one pooled connection. Deadlock and serialization
+   * failures (rolled back by PostgreSQL, so nothing happened) are retried; any other error,
+   * including a failed COMMIT whose fate is unknown, is thrown to the caller.
+   */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        try {
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+          });
+          throw error;
+        }
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code === 'string' && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS && !broken) continue;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import type { Problem } from '../../errors/catalog.js';
+import type { NormalizedSignal } from '../../language/signal.js';
+import type {
+  Account,
+  Agent,
+  AgentSignal,
+  Delivery,
+  DeliveryStatus,
+  SignalRecord,
+  SignalStatus,
+  Source,
+} from '../records.js';
+
+/** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  monthly_signal_quota: number;
+  created_at: string;
+}
+
+export interface SourceRow {
+  id: string;
+  account_id: string;
+  name: string;
+  auth_key: string;
+  active: number;
+  hmac_secret: string | null;
+  agent_ids: string;
+  max_signal_age_seconds: number;
+  created_at: string;
+}
+
+export interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  token_hash: string;
+  created_at: string;
+  last_seen_at: string | null;
+  state: string | null;
+}
+
+export interface SignalRow {
+  id: string;
+  source_id: string;
+  account_id: string;
+  received_at: string;
+  status: string;
+  http_status: number;
+  code: string | null;
+  detail: string | null;
+  param: string | null;
+  errors: string | null;
+  content_type: string | null;
+  raw_body: string;
+  normalized: string | null;
+  idempotency_key: string | null;
+  quota_period: string | null;
+  quota_used: number | null;
+  quota_limit: number | null;
+}
+
+export interface DeliveryRow {
+  signal_id: string;
+  agent_id: string;
+  seq: number;
+  status: string;
+  expires_at: string;
+  delivered_at: string | null;
+  attempts: number;
+  acked_at: string | null;
+  message: string | null;
+  result: string | null;
+}
+
+export interface AgentSignalRow {
+  signal_id: string;
+  seq: number;
+  expires_at: string;
+  source_id: string;
+  received_at: string;
+  normalized: string;
+}
+
+/** JSON text for a value that may be absent; absent and null are both stored as NULL. */
+export function jsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+function parseJson<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+export function accountOf(row: AccountRow): Account {
+  return { id: row.id, name: row.name, monthlySignalQuota: row.monthly_signal_quota, createdAt: row.created_at };
+}
+
+export function sourceOf(row: SourceRow): Source {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    authKey: row.auth_key,
+    active: row.active === 1,
+    hmacSecret: row.hmac_secret,
+    agentIds: JSON.parse(row.agent_ids) as string[],
+    maxSignalAgeSeconds: row.max_signal_age_seconds,
+    createdAt: row.created_at,
+  };
+}
+
+export function agentOf(row: AgentRow): Agent {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    tokenHash: row.token_hash,
+    createdAt: row.created_at,
+    lastSeenAt: row.last_seen_at,
+    state: parseJson<unknown>(row.state),
+  };
+}
+
+export function signalOf(row: SignalRow): SignalRecord {
+  return {
+    id: row.id,
+    sourceId: row.source_id,
+    accountId: row.account_id,
+    receivedAt: row.received_at,
+    status: row.status as SignalStatus,
+    httpStatus: row.http_status,
+    code: row.code,
+    detail: row.detail,
+    param: row.param,
+    errors: parseJson<Problem[]>(row.errors),
+    contentType: row.content_type,
+    rawBody: row.raw_body,
+    signal: parseJson<NormalizedSignal>(row.normalized),
+    idempotencyKey: row.idempotency_key,
+    quota:
+      row.quota_period === null || row.quota_used === null || row.quota_limit === null
+        ? null
+        : { period: row.quota_period, used: row.quota_used, limit: row.quota_limit },
+  };
+}
+
+export function deliveryOf(row: DeliveryRow): Delivery {
+  return {
+    signalId: row.signal_id,
+    agentId: row.agent_id,
+    seq: row.seq,
+    status: row.status as DeliveryStatus,
+    expiresAt: row.expires_at,
+    deliveredAt: row.delivered_at,
+    attempts: row.attempts,
+    ackedAt: row.acked_at,
+    message: row.message,
+    result: parseJson<unknown>(row.result),
+  };
+}
+
+export function agentSignalOf(row: AgentSignalRow): AgentSignal {
+  return {
+    id: row.signal_id,
+    seq: row.seq,
+    sourceId: row.source_id,
+    receivedAt: row.received_at,
+    expiresAt: row.expires_at,
+    signal: JSON.parse(row.normalized) as NormalizedSignal,
+  };
+}

@@ -1,0 +1,520 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type {
+  Ack,
+  AckOutcome,
+  IngestOutcome,
+  IngestRequest,
+  SignalFilter,
+  SourcePatch,
+  Store,
+} from '../store.js';
+import { authKeyHash } from '../auth-key-hash.js';
+import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
+import { isoTime, isoTimeOrNull } from '../iso-time.js';
+import { patchedSource } from '../patched-source.js';
+import { readMigrationFiles } from '../migration-files.js';
+import { GroupCommit, type ItemResult } from './group-commit.js';
+import {
+  accountOf,
+  agentOf,
+  agentSignalOf,
+  deliveryOf,
+  jsonText,
+  signalOf,
+  sourceOf,
+  type AccountRow,
+  type AgentRow,
+  type AgentSignalRow,
+  type DeliveryRow,
+  type SignalRow,
+  type SourceRow,
+} from './sqlite-rows.js';
+
+export const SQLITE_FILE_NAME = 'signalgate.db';
+
+export interface SqliteStoreOptions {
+  /** The directory holding `signalgate.db`; created when missing. */
+  dataDir: string;
+  /** How long a write waits for another process (e.g. the CLI) to release the file. */
+  busyTimeoutMs?: number;
+}
+
+interface IngestDone {
+  outcome: IngestOutcome;
+  /** Agents that got a new delivery, to be told once the batch is committed. */
+  agentIds: string[];
+}
+
+/** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  mkdirSync(options.dataDir, { recursive: true });
+  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000);
+}
+
+/**
+ * The embedded store. better-sqlite3 is synchronous, so every statement runs on the event
+ * loop; ingests are group-committed to pay one fsync per event-loop turn rather than one per
+ * request, while every other write commits on its own.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly listeners = new Set<(agentIds: string[]) => void>();
+  private readonly ingests: GroupCommit<IngestRequest, IngestOutcome>;
+  private readonly ingestInSavepoint: (request: IngestRequest) => IngestDone;
+  private committedIngestTransactions = 0;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    busyTimeoutMs: number,
+  ) {
+    this.db = new Database(path, { timeout: busyTimeoutMs });
+    // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
+    // every commit so an answered 202 survives a power cut, not only a process crash.
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    this.db.pragma('foreign_keys = ON');
+    // Called inside the batch transaction, better-sqlite3 runs this in a SAVEPOINT.
+    this.ingestInSavepoint = this.db.transaction((request: IngestRequest) => this.ingestOne(request));
+    this.ingests = new GroupCommit((requests) => this.commitIngests(requests));
+  }
+
+  /** How many transactions have committed ingests: fewer than ingests when grouping works. */
+  get ingestTransactions(): number {
+    return this.committedIngestTransactions;
+  }
+
+  /** A pragma's value in force on this connection (journal_mode, synchronous, …). */
+  pragma(name: string): unknown {
+    return this.db.pragma(name, { simple: true });
+  }
+
+  async migrate(): Promise<void> {
+    const files = readMigrationFiles('sqlite');
+    // IMMEDIATE takes the write lock first, so two processes starting at once apply each file once.
+    this.db
+      .transaction(() => {
+        this.db.exec(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT',
+        );
+        const applied = new Set(
+          (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+            (row) => row.version,
+          ),
+        );
+        for (const file of files) {
+          if (applied.has(file.version)) continue;
+          this.db.exec(file.sql);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(file.version, file.name, new Date().toISOString());
+        }
+      })
+      .immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.ingests.flush();
+    this.closed = true;
+    this.statements.clear();
+    this.db.close();
+  }
+
+  // Settings.
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    return this.db
+      .transaction(() => {
+        this.stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
+        return (this.stmt('SELECT value FROM settings WHERE name = ?').get(name) as { value: string }).value;
+      })
+      .immediate();
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    const row = this.stmt('SELECT value FROM settings WHERE name = ?').get(name) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
+  // Accounts and usage.
+
+  async createAccount(account: Account): Promise<void> {
+    this.stmt('INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES (?, ?, ?, ?)').run(
+      account.id,
+      account.name,
+      account.monthlySignalQuota,
+      isoTime(account.createdAt),
+    );
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const row = this.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return row ? accountOf(row) : null;
+  }
+
+  async getUsage(accountId: string, period: string): Promise<Usage | null> {
+    const row = this.stmt(
+      `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
+         FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
+        WHERE a.id = ?`,
+    ).get(period, accountId) as { quota: number; used: number } | undefined;
+    return row ? { period, used: row.used, limit: row.quota } : null;
+  }
+
+  // Agents.
+
+  async createAgent(agent: Agent): Promise<void> {
+    this.stmt(
+      `INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seen_at, state)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      agent.id,
+      agent.accountId,
+      agent.name,
+      agent.tokenHash,
+      isoTime(agent.createdAt),
+      isoTimeOrNull(agent.lastSeenAt),
+      jsonText(agent.state),
+    );
+  }
+
+  async getAgent(id: string): Promise<Agent | null> {
+    const row = this.stmt('SELECT * FROM agents WHERE id = ?').get(id) as AgentRow | undefined;
+    return row ? agentOf(row) : null;
+  }
+
+  async findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+    const row = this.stmt('SELECT * FROM agents WHERE token_hash = ?').get(tokenHash) as AgentRow | undefined;
+    return row ? agentOf(row) : null;
+  }
+
+  async listAgents(accountId: string): Promise<Agent[]> {
+    const rows = this.stmt('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id').all(
+      accountId,
+    ) as AgentRow[];
+    return rows.map(agentOf);
+  }
+
+  async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
+    this.stmt('UPDATE agents SET state = ?, last_seen_at = ? WHERE id = ?').run(jsonText(state), isoTime(now), agentId);
+  }
+
+  async touchAgent(agentId: string, now: string): Promise<void> {
+    this.stmt('UPDATE agents SET last_seen_at = ? WHERE id = ?').run(isoTime(now), agentId);
+  }
+
+  // Sources.
+
+  async createSource(source: Source): Promise<void> {
+    this.stmt(
+      `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
+                            max_signal_age_seconds, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      source.id,
+      source.accountId,
+      source.name,
+      source.authKey,
+      authKeyHash(source.authKey),
+      source.active ? 1 : 0,
+      source.hmacSecret,
+      JSON.stringify(source.agentIds),
+      source.maxSignalAgeSeconds,
+      isoTime(source.createdAt),
+    );
+  }
+
+  async getSource(id: string): Promise<Source | null> {
+    const row = this.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+    return row ? sourceOf(row) : null;
+  }
+
+  async findSourceByAuthKey(authKey: string): Promise<Source | null> {
+    const row = this.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as
+      | SourceRow
+      | undefined;
+    return row ? sourceOf(row) : null;
+  }
+
+  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+    return this.db
+      .transaction((): Source | null => {
+        const row = this.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+        if (!row) return null;
+        const next = patchedSource(sourceOf(row), patch);
+        this.stmt(
+          `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
+                              max_signal_age_seconds = ?
+            WHERE id = ?`,
+        ).run(
+          next.name,
+          next.authKey,
+          authKeyHash(next.authKey),
+          next.active ? 1 : 0,
+          next.hmacSecret,
+          JSON.stringify(next.agentIds),
+          next.maxSignalAgeSeconds,
+          id,
+        );
+        return next;
+      })
+      .immediate();
+  }
+
+  // The inbound hot path.
+
+  ingest(request: IngestRequest): Promise<IngestOutcome> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
+    return this.ingests.submit(request);
+  }
+
+  /**
+   * One transaction for the whole batch, one savepoint per request: a request that throws
+   * (say, an unknown source) rolls back alone. Listeners hear of new deliveries only after
+   * the COMMIT returned.
+   */
+  private commitIngests(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
+    const one = this.ingestInSavepoint;
+    const done = this.db
+      .transaction((): ItemResult<IngestDone>[] =>
+        requests.map((request) => {
+          try {
+            return { ok: true, value: one(request) };
+          } catch (error) {
+            return { ok: false, error };
+          }
+        }),
+      )
+      .immediate();
+    this.committedIngestTransactions++;
+    const agentIds = new Set<string>();
+    for (const result of done) if (result.ok) for (const id of result.value.agentIds) agentIds.add(id);
+    if (agentIds.size > 0) this.notify([...agentIds]);
+    return done.map((result) => (result.ok ? { ok: true, value: result.value.outcome } : result));
+  }
+
+  private ingestOne(request: IngestRequest): IngestDone {
+    const source = this.stmt('SELECT account_id, agent_ids FROM sources WHERE id = ?').get(request.sourceId) as
+      | Pick<SourceRow, 'account_id' | 'agent_ids'>
+      | undefined;
+    if (!source) throw new Error(`no source ${request.sourceId}`);
+    if (source.account_id !== request.accountId) {
+      throw new Error(`source ${request.sourceId} does not belong to account ${request.accountId}`);
+    }
+    const key = request.idempotencyKey;
+    if (key !== null) {
+      const held = this.stmt(
+        'SELECT signal_id, request_hash, created_at FROM idempotency_keys WHERE source_id = ? AND key = ?',
+      ).get(request.sourceId, key) as { signal_id: string; request_hash: string | null; created_at: string } | undefined;
+      // An older holder is past the replay window: this request takes the key over below.
+      if (held && held.created_at >= isoTime(request.idempotencySince)) {
+        const original = this.readSignal(held.signal_id);
+        if (!original) throw new Error(`idempotency key names missing signal ${held.signal_id}`);
+        const kind = held.request_hash === request.requestHash ? 'replay' : 'key_reused';
+        return { outcome: { kind, record: original }, agentIds: [] };
+      }
+    }
+
+    let verdict: LogVerdict;
+    if (request.verdict.kind === 'accept') {
+      const charged = this.stmt(
+        // One conditional statement: the row is created or bumped only while under the quota.
+        `INSERT INTO usage (account_id, period, used)
+         SELECT id, @period, 1 FROM accounts WHERE id = @account AND monthly_signal_quota > 0
+         ON CONFLICT (account_id, period) DO UPDATE SET used = used + 1
+          WHERE used < (SELECT monthly_signal_quota FROM accounts WHERE id = @account)
+         RETURNING used, (SELECT monthly_signal_quota FROM accounts WHERE id = @account) AS quota`,
+      ).get({ period: request.period, account: request.accountId }) as { used: number; quota: number } | undefined;
+      verdict = charged
+        ? acceptedVerdict(request.verdict.signal, { period: request.period, used: charged.used, limit: charged.quota })
+        : rejectedVerdict(429, [request.verdict.quotaExhausted]);
+    } else {
+      verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
+    }
+    const record = ingestRecord(request, verdict);
+    this.insertSignal(record);
+
+    let agentIds: string[] = [];
+    if (record.status === 'queued' && request.verdict.kind === 'accept') {
+      agentIds = this.queueDeliveries(record, source.agent_ids, isoTime(request.verdict.expiresAt));
+    }
+    if (key !== null) {
+      this.stmt(
+        `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (source_id, key) DO UPDATE
+           SET signal_id = excluded.signal_id, request_hash = excluded.request_hash, created_at = excluded.created_at`,
+      ).run(request.sourceId, key, record.id, request.requestHash, record.receivedAt);
+    }
+    return { outcome: { kind: 'recorded', record }, agentIds };
+  }
+
+  private insertSignal(record: SignalRecord): void {
+    this.stmt(
+      `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
+                            content_type, raw_body, normalized, idempotency_key, quota_period, quota_used, quota_limit)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      record.id,
+      record.sourceId,
+      record.accountId,
+      record.receivedAt,
+      record.status,
+      record.httpStatus,
+      record.code,
+      record.detail,
+      record.param,
+      jsonText(record.errors),
+      record.contentType,
+      record.rawBody,
+      jsonText(record.signal),
+      record.idempotencyKey,
+      record.quota?.period ?? null,
+      record.quota?.used ?? null,
+      record.quota?.limit ?? null,
+    );
+  }
+
+  /** One delivery per routed agent, each at the agent's next queue position. */
+  private queueDeliveries(record: SignalRecord, routedAgentIds: string, expiresAt: string): string[] {
+    const wanted = JSON.parse(routedAgentIds) as string[];
+    const agents = (
+      wanted.length === 0
+        ? this.stmt('SELECT id FROM agents WHERE account_id = ? ORDER BY id').all(record.accountId)
+        : this.stmt(
+            'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
+          ).all(record.accountId, routedAgentIds)
+    ) as { id: string }[];
+    const bump = this.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
+    const insert = this.stmt(
+      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts) VALUES (?, ?, ?, 'queued', ?, 0)`,
+    );
+    for (const agent of agents) {
+      const { last_seq: seq } = bump.get(agent.id) as { last_seq: number };
+      insert.run(record.id, agent.id, seq, expiresAt);
+    }
+    return agents.map((agent) => agent.id);
+  }
+
+  // The signal log.
+
+  async listSignals(filter: SignalFilter): Promise<SignalRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.sourceId !== undefined) {
+      where.push('source_id = ?');
+      params.push(filter.sourceId);
+    }
+    if (filter.status !== undefined) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.before !== undefined) {
+      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
+      where.push('(received_at, id) < (SELECT received_at, id FROM signals WHERE id = ?)');
+      params.push(filter.before);
+    }
+    const sql = `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+                 ORDER BY received_at DESC, id DESC LIMIT ?`;
+    params.push(Math.max(0, Math.floor(filter.limit)));
+    return (this.stmt(sql).all(...params) as SignalRow[]).map(signalOf);
+  }
+
+  async getSignal(id: string): Promise<SignalWithDeliveries | null> {
+    const signal = this.readSignal(id);
+    if (!signal) return null;
+    const deliveries = this.stmt('SELECT * FROM deliveries WHERE signal_id = ? ORDER BY agent_id').all(
+      id,
+    ) as DeliveryRow[];
+    return { ...signal, deliveries: deliveries.map(deliveryOf) };
+  }
+
+  private readSignal(id: string): SignalRecord | null {
+    const row = this.stmt('SELECT * FROM signals WHERE id = ?').get(id) as SignalRow | undefined;
+    return row ? signalOf(row) : null;
+  }
+
+  // Delivery to agents.
+
+  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+    const at = isoTime(now);
+    return this.db
+      .transaction((): AgentSignal[] => {
+        this.stmt(
+          `UPDATE deliveries SET status = 'expired'
+            WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?`,
+        ).run(agentId, at);
+        const rows = this.stmt(
+          `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+             FROM deliveries d JOIN signals s ON s.id = d.signal_id
+            WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
+            ORDER BY d.seq LIMIT ?`,
+        ).all(agentId, Math.max(0, Math.floor(limit))) as AgentSignalRow[];
+        if (rows.length === 0) return [];
+        // The rows are the first pending ones by seq, so the seq range names exactly them.
+        this.stmt(
+          `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
+            WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
+        ).run(at, agentId, rows[0]!.seq, rows[rows.length - 1]!.seq);
+        return rows.map(agentSignalOf);
+      })
+      .immediate();
+  }
+
+  async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
+    const at = isoTime(now);
+    return this.db
+      .transaction((): AckOutcome => {
+        const row = this.stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?').get(
+          signalId,
+          agentId,
+        ) as DeliveryRow | undefined;
+        if (!row) return { kind: 'not_found' };
+        const delivery = deliveryOf(row);
+        if (row.status === 'executed' || row.status === 'rejected' || row.status === 'failed') {
+          return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
+        }
+        if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+        const updated = this.stmt(
+          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?
+            WHERE signal_id = ? AND agent_id = ? RETURNING *`,
+        ).get(ack.status, at, ack.message, jsonText(ack.result), signalId, agentId) as DeliveryRow;
+        return { kind: 'acked', delivery: deliveryOf(updated) };
+      })
+      .immediate();
+  }
+
+  watchDeliveries(listener: (agentIds: string[]) => void): () => void {
+    // Wrapped so the same function may be registered twice and each unsubscribe removes one.
+    const entry = (agentIds: string[]) => listener(agentIds);
+    this.listeners.add(entry);
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  private notify(agentIds: string[]): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(agentIds);
+      } catch {
+        // A listener's failure is its own: the signals are committed whatever it does.
+      }
+    }
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

@@ -1,0 +1,616 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Problem } from '../../src/errors/catalog.js';
+import type { Store } from '../../src/store/store.js';
+import {
+  accept,
+  at,
+  BUY,
+  PERIOD,
+  postgresHarness,
+  QUOTA_PROBLEM,
+  request,
+  seed,
+  sqliteHarness,
+  type StoreHarness,
+} from './store-harness.js';
+
+/** The Store contract, run unchanged against both implementations. */
+describe.each([
+  { name: 'sqlite', harness: () => sqliteHarness() },
+  { name: 'postgres', harness: () => postgresHarness('contract') },
+])('$name store', ({ harness: makeHarness }) => {
+  let harness: StoreHarness;
+  let store: Store;
+
+  beforeAll(async () => {
+    harness = await makeHarness();
+    store = await harness.open();
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await harness?.dispose();
+  });
+
+  describe('settings', () => {
+    it('keeps the first claimed value and answers it to later claims', async () => {
+      const name = `admin-token-${randomUUID()}`;
+      expect(await store.getSetting(name)).toBeNull();
+      expect(await store.claimSetting(name, 'first')).toBe('first');
+      expect(await store.claimSetting(name, 'second')).toBe('first');
+      expect(await store.getSetting(name)).toBe('first');
+    });
+
+    it('answers the same value to concurrent claims', async () => {
+      const name = `race-${randomUUID()}`;
+      const values = await Promise.all(Array.from({ length: 10 }, (_, i) => store.claimSetting(name, `v${i}`)));
+      expect(new Set(values).size).toBe(1);
+    });
+  });
+
+  describe('accounts, agents, sources', () => {
+    it('stores and answers accounts and their usage', async () => {
+      const id = `acc-${randomUUID()}`;
+      const account = { id, name: 'Main desk', monthlySignalQuota: 500, createdAt: at(0) };
+      await store.createAccount(account);
+      expect(await store.getAccount(id)).toEqual(account);
+      expect(await store.getAccount('no-such-account')).toBeNull();
+      expect(await store.getUsage(id, PERIOD)).toEqual({ period: PERIOD, used: 0, limit: 500 });
+      expect(await store.getUsage('no-such-account', PERIOD)).toBeNull();
+    });
+
+    it('refuses a second account with the same id', async () => {
+      const account = { id: `acc-${randomUUID()}`, name: 'A', monthlySignalQuota: 1, createdAt: at(0) };
+      await store.createAccount(account);
+      await expect(store.createAccount(account)).rejects.toThrow();
+    });
+
+    it('stores agents, finds them by token hash, lists them and records their state', async () => {
+      const { accountId, agents } = await seed(store, { agents: 2 });
+      const [first, second] = agents as [(typeof agents)[0], (typeof agents)[0]];
+      expect(await store.getAgent(first.id)).toEqual(first);
+      expect(await store.findAgentByTokenHash(second.tokenHash)).toEqual(second);
+      expect(await store.findAgentByTokenHash('unknown')).toBeNull();
+      expect((await store.listAgents(accountId)).map((a) => a.id)).toEqual([first.id, second.id]);
+      expect(await store.listAgents('no-such-account')).toEqual([]);
+
+      const state = { balance: 10_000.5, currency: 'USD', positions: [{ symbol: 'EURUSD', volume: 0.1 }] };
+      await store.saveAgentState(first.id, state, at(5000));
+      expect(await store.getAgent(first.id)).toMatchObject({ state, lastSeenAt: at(5000) });
+      await store.touchAgent(first.id, at(9000));
+      expect(await store.getAgent(first.id)).toMatchObject({ state, lastSeenAt: at(9000) });
+      expect(await store.getAgent(second.id)).toMatchObject({ state: null, lastSeenAt: null });
+    });
+
+    it('stores sources, finds them by auth key and applies patches', async () => {
+      const { source, agents } = await seed(store, { agents: 2 });
+      expect(await store.getSource(source.id)).toEqual(source);
+      expect(await store.findSourceByAuthKey(source.authKey)).toEqual(source);
+      expect(await store.findSourceByAuthKey(source.authKey + 'x')).toBeNull();
+
+      const patched = await store.updateSource(source.id, {
+        name: 'Renamed',
+        active: false,
+        hmacSecret: 's3cret',
+        agentIds: [agents[1]!.id],
+        maxSignalAgeSeconds: 30,
+      });
+      const expected = {
+        ...source,
+        name: 'Renamed',
+        active: false,
+        hmacSecret: 's3cret',
+        agentIds: [agents[1]!.id],
+        maxSignalAgeSeconds: 30,
+      };
+      expect(patched).toEqual(expected);
+      expect(await store.getSource(source.id)).toEqual(expected);
+
+      // Clearing the secret and rotating the key: the old key stops naming the source at once.
+      const rotated = await store.updateSource(source.id, { hmacSecret: null, authKey: 'new-key-' + randomUUID() });
+      expect(rotated?.hmacSecret).toBeNull();
+      expect(rotated?.name).toBe('Renamed');
+      expect(await store.findSourceByAuthKey(source.authKey)).toBeNull();
+      expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(rotated);
+      expect(await store.updateSource('no-such-source', { name: 'x' })).toBeNull();
+    });
+  });
+
+  describe('ingest', () => {
+    it('records an accepted signal as queued, charges the quota and queues one delivery per agent', async () => {
+      const seeded = await seed(store, { quota: 10, agents: 2 });
+      const req = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
+      const outcome = await store.ingest(req);
+      expect(outcome.kind).toBe('recorded');
+      expect(outcome.record).toEqual({
+        id: req.id,
+        sourceId: seeded.source.id,
+        accountId: seeded.accountId,
+        receivedAt: req.receivedAt,
+        status: 'queued',
+        httpStatus: 202,
+        code: null,
+        detail: null,
+        param: null,
+        errors: null,
+        contentType: 'text/plain',
+        rawBody: req.rawBody,
+        signal: BUY,
+        idempotencyKey: 'k1',
+        quota: { period: PERIOD, used: 1, limit: 10 },
+      });
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
+
+      const stored = await store.getSignal(req.id);
+      expect(stored).toMatchObject(outcome.record);
+      const agentIds = seeded.agents.map((a) => a.id).sort();
+      expect(stored!.deliveries).toEqual(
+        agentIds.map((agentId) => ({
+          signalId: req.id,
+          agentId,
+          seq: 1,
+          status: 'queued',
+          expiresAt: at(3_600_000),
+          deliveredAt: null,
+          attempts: 0,
+          ackedAt: null,
+          message: null,
+          result: null,
+        })),
+      );
+    });
+
+    it('records a rejected request with its first problem, all problems when several, and charges nothing', async () => {
+      const seeded = await seed(store, { quota: 10 });
+      const problems: Problem[] = [
+        { code: 'UNKNOWN_PARAMETER', detail: "unknown parameter 'sl'; did you mean sl_pips?", param: 'sl' },
+        { code: 'INVALID_VOLUME', detail: 'vol must be a number above 0', param: 'vol' },
+      ];
+      const several = await store.ingest(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems } }));
+      expect(several.kind).toBe('recorded');
+      expect(several.record).toMatchObject({
+        status: 'rejected',
+        httpStatus: 422,
+        code: 'UNKNOWN_PARAMETER',
+        detail: problems[0]!.detail,
+        param: 'sl',
+        errors: problems,
+        signal: null,
+        quota: null,
+      });
+
+      const one = await store.ingest(
+        request(seeded, {
+          rawBody: '{"symbol":',
+          contentType: 'application/json',
+          verdict: { kind: 'reject', httpStatus: 400, problems: [{ code: 'PARSE_ERROR', detail: 'Body is not JSON.' }] },
+        }),
+      );
+      expect(one.record).toMatchObject({ status: 'rejected', httpStatus: 400, code: 'PARSE_ERROR', param: null, errors: null });
+      expect(await store.getSignal(one.record.id)).toMatchObject({ ...one.record, deliveries: [] });
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(0);
+    });
+
+    it('keeps raw bodies and details exactly, NUL characters and all', async () => {
+      const seeded = await seed(store);
+      const rawBody = 'EURUSD,buy,comment="a\u0000b", ünïcødé 🚀';
+      const outcome = await store.ingest(
+        request(seeded, {
+          rawBody,
+          verdict: { kind: 'reject', httpStatus: 400, problems: [{ code: 'PARSE_ERROR', detail: 'bad byte' }] },
+        }),
+      );
+      expect((await store.getSignal(outcome.record.id))!.rawBody).toBe(rawBody);
+      const withSignal = await store.ingest(
+        request(seeded, { rawBody, verdict: accept({ symbol: 'EURUSD', action: 'buy', comment: 'a\u0000b 🚀' }) }),
+      );
+      expect((await store.getSignal(withSignal.record.id))!.signal).toEqual({
+        symbol: 'EURUSD',
+        action: 'buy',
+        comment: 'a\u0000b 🚀',
+      });
+    });
+
+    it('records the quota refusal as rejected 429 without a charge or deliveries once the quota is used up', async () => {
+      const seeded = await seed(store, { quota: 2 });
+      const first = await store.ingest(request(seeded));
+      const second = await store.ingest(request(seeded));
+      const third = await store.ingest(request(seeded));
+      expect(first.record.quota).toEqual({ period: PERIOD, used: 1, limit: 2 });
+      expect(second.record.quota).toEqual({ period: PERIOD, used: 2, limit: 2 });
+      expect(third.record).toMatchObject({
+        status: 'rejected',
+        httpStatus: 429,
+        code: 'QUOTA_SIGNALS_IN',
+        detail: QUOTA_PROBLEM.detail,
+        param: null,
+        errors: null,
+        signal: null,
+        quota: null,
+      });
+      expect((await store.getSignal(third.record.id))!.deliveries).toEqual([]);
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
+      // A new period starts from zero.
+      const nextMonth = await store.ingest(request(seeded, { period: '2030-02', receivedAt: at(40 * 86_400_000) }));
+      expect(nextMonth.record.quota).toEqual({ period: '2030-02', used: 1, limit: 2 });
+    });
+
+    it('refuses every signal of an account whose quota is zero', async () => {
+      const seeded = await seed(store, { quota: 0 });
+      const outcome = await store.ingest(request(seeded));
+      expect(outcome.record).toMatchObject({ status: 'rejected', httpStatus: 429 });
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 0, limit: 0 });
+    });
+
+    it('charges exactly the quota under 200 concurrent ingests', async () => {
+      const seeded = await seed(store, { quota: 50, agents: 1 });
+      const outcomes = await Promise.all(Array.from({ length: 200 }, () => store.ingest(request(seeded))));
+      const queued = outcomes.filter((o) => o.record.status === 'queued');
+      const refused = outcomes.filter((o) => o.record.status === 'rejected');
+      expect(queued).toHaveLength(50);
+      expect(refused).toHaveLength(150);
+      expect(refused.every((o) => o.record.httpStatus === 429)).toBe(true);
+      expect(queued.map((o) => o.record.quota!.used).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      );
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
+      expect(await store.listSignals({ sourceId: seeded.source.id, status: 'queued', limit: 500 })).toHaveLength(50);
+      expect(await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).toHaveLength(150);
+      const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 500);
+      expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    });
+  });
+
+  describe('idempotency keys', () => {
+    it('answers a repeat with the original, without charging or delivering again', async () => {
+      const seeded = await seed(store, { quota: 10, agents: 1 });
+      const original = await store.ingest(request(seeded, { idempotencyKey: 'retry-1', requestHash: 'h' }));
+      const repeat = await store.ingest(
+        request(seeded, { idempotencyKey: 'retry-1', requestHash: 'h', receivedAt: at(60_000) }),
+      );
+      expect(repeat).toEqual({ kind: 'replay', record: original.record });
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect(await store.takeDeliveries(seeded.agents[0]!.id, at(61_000), 10)).toHaveLength(1);
+      expect(await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).toHaveLength(1);
+    });
+
+    it('replays a rejection just like an acceptance', async () => {
+      const seeded = await seed(store);
+      const verdict = {
+        kind: 'reject' as const,
+        httpStatus: 422,
+        problems: [{ code: 'MISSING_SYMBOL' as const, detail: 'No symbol given.' }],
+      };
+      const original = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h', verdict }));
+      const repeat = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h', verdict: accept() }));
+      expect(repeat).toEqual({ kind: 'replay', record: original.record });
+    });
+
+    it('answers key_reused with the original when the key comes back with another request', async () => {
+      const seeded = await seed(store);
+      const original = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }));
+      const other = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-b' }));
+      expect(other).toEqual({ kind: 'key_reused', record: original.record });
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+    });
+
+    it('lets a new request take a key over once the original left the replay window', async () => {
+      const seeded = await seed(store);
+      const original = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(0) }));
+      // Still inside the window when the original was received exactly at its start.
+      const inside = await store.ingest(
+        request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(86_400_000), idempotencySince: at(0) }),
+      );
+      expect(inside.kind).toBe('replay');
+      const later = request(seeded, {
+        idempotencyKey: 'k',
+        requestHash: 'h',
+        receivedAt: at(86_400_001),
+        idempotencySince: at(1),
+      });
+      const taken = await store.ingest(later);
+      expect(taken.kind).toBe('recorded');
+      expect(taken.record.id).toBe(later.id);
+      expect(taken.record.id).not.toBe(original.record.id);
+      const again = await store.ingest(
+        request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(86_400_002), idempotencySince: at(2) }),
+      );
+      expect(again).toEqual({ kind: 'replay', record: taken.record });
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+    });
+
+    it('scopes keys to their source', async () => {
+      const a = await seed(store);
+      const b = await seed(store);
+      expect((await store.ingest(request(a, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe('recorded');
+      expect((await store.ingest(request(b, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe('recorded');
+    });
+
+    it('records exactly one signal when the same key arrives 30 times at once', async () => {
+      const seeded = await seed(store, { quota: 100, agents: 1 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, () => store.ingest(request(seeded, { idempotencyKey: 'burst', requestHash: 'h' }))),
+      );
+      const recorded = outcomes.filter((o) => o.kind === 'recorded');
+      expect(recorded).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'replay')).toHaveLength(29);
+      expect(outcomes.every((o) => o.record.id === recorded[0]!.record.id)).toBe(true);
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect(await store.listSignals({ sourceId: seeded.source.id, limit: 100 })).toHaveLength(1);
+      expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 100)).toHaveLength(1);
+    });
+  });
+
+  describe('routing and sequence', () => {
+    it("routes to the source's agents, or to every agent of the account when the list is empty", async () => {
+      const seeded = await seed(store, { agents: 3, route: [0, 2] });
+      const outcome = await store.ingest(request(seeded));
+      const deliveries = (await store.getSignal(outcome.record.id))!.deliveries;
+      expect(deliveries.map((d) => d.agentId)).toEqual([seeded.agents[0]!.id, seeded.agents[2]!.id].sort());
+
+      await store.updateSource(seeded.source.id, { agentIds: [] });
+      const toAll = await store.ingest(request(seeded));
+      const all = (await store.getSignal(toAll.record.id))!.deliveries;
+      expect(all.map((d) => d.agentId)).toEqual(seeded.agents.map((a) => a.id).sort());
+    });
+
+    it("never routes to agents that do not exist or belong to another account", async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const stranger = await seed(store, { agents: 1 });
+      await store.updateSource(seeded.source.id, {
+        agentIds: [seeded.agents[0]!.id, stranger.agents[0]!.id, 'agt-missing'],
+      });
+      const outcome = await store.ingest(request(seeded));
+      expect((await store.getSignal(outcome.record.id))!.deliveries.map((d) => d.agentId)).toEqual([
+        seeded.agents[0]!.id,
+      ]);
+      expect(await store.takeDeliveries(stranger.agents[0]!.id, at(2000), 10)).toEqual([]);
+    });
+
+    it('numbers each agent’s deliveries 1, 2, 3… in acceptance order', async () => {
+      const seeded = await seed(store, { agents: 2 });
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await store.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+      for (const agent of seeded.agents) {
+        const taken = await store.takeDeliveries(agent.id, at(2000), 10);
+        expect(taken.map((d) => d.seq)).toEqual([1, 2, 3, 4, 5]);
+        expect(taken.map((d) => d.id)).toEqual(ids);
+      }
+    });
+
+    it('gives concurrent ingests distinct sequence numbers in the same order on every agent', async () => {
+      const seeded = await seed(store, { agents: 3 });
+      await Promise.all(Array.from({ length: 40 }, () => store.ingest(request(seeded))));
+      const orders = await Promise.all(seeded.agents.map((a) => store.takeDeliveries(a.id, at(2000), 100)));
+      for (const taken of orders) expect(taken.map((d) => d.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+      expect(orders[1]!.map((d) => d.id)).toEqual(orders[0]!.map((d) => d.id));
+      expect(orders[2]!.map((d) => d.id)).toEqual(orders[0]!.map((d) => d.id));
+    });
+
+    it('keeps an accepted signal in the log even when no agent receives it', async () => {
+      const seeded = await seed(store, { agents: 0 });
+      const outcome = await store.ingest(request(seeded));
+      expect(outcome.record.status).toBe('queued');
+      expect((await store.getSignal(outcome.record.id))!.deliveries).toEqual([]);
+    });
+
+    it('refuses an ingest whose source is unknown or belongs to another account', async () => {
+      const seeded = await seed(store);
+      const other = await seed(store);
+      await expect(store.ingest(request(seeded, { sourceId: 'src-missing' }))).rejects.toThrow();
+      await expect(store.ingest(request(seeded, { accountId: other.accountId }))).rejects.toThrow();
+      expect((await store.getUsage(other.accountId, PERIOD))!.used).toBe(0);
+    });
+  });
+
+  describe('delivery', () => {
+    it('hands out oldest first up to the limit, marks them delivered and hands them out again until acked', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await store.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+
+      const firstTwo = await store.takeDeliveries(agentId, at(5000), 2);
+      expect(firstTwo).toEqual([
+        { id: ids[0], seq: 1, sourceId: seeded.source.id, receivedAt: at(1000), expiresAt: at(3_600_000), signal: BUY },
+        { id: ids[1], seq: 2, sourceId: seeded.source.id, receivedAt: at(1001), expiresAt: at(3_600_000), signal: BUY },
+      ]);
+      expect((await store.getSignal(ids[0]!))!.deliveries[0]).toMatchObject({
+        status: 'delivered',
+        deliveredAt: at(5000),
+        attempts: 1,
+      });
+      expect((await store.getSignal(ids[2]!))!.deliveries[0]).toMatchObject({ status: 'queued', attempts: 0 });
+
+      const again = await store.takeDeliveries(agentId, at(6000), 10);
+      expect(again.map((d) => d.id)).toEqual(ids);
+      // deliveredAt records the first hand-out; attempts counts every one.
+      expect((await store.getSignal(ids[0]!))!.deliveries[0]).toMatchObject({ deliveredAt: at(5000), attempts: 2 });
+
+      await store.ackDelivery(agentId, ids[0]!, { status: 'executed', message: null, result: null }, at(7000));
+      expect((await store.takeDeliveries(agentId, at(8000), 10)).map((d) => d.id)).toEqual([ids[1], ids[2]]);
+      expect(await store.takeDeliveries(agentId, at(8000), 0)).toEqual([]);
+    });
+
+    it('expires deliveries at or past expiresAt, handed out or not, and never hands them out', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const early = await store.ingest(request(seeded, { receivedAt: at(1000), verdict: accept(BUY, at(10_000)) }));
+      const late = await store.ingest(request(seeded, { receivedAt: at(1001), verdict: accept(BUY, at(20_000)) }));
+      const later = await store.ingest(request(seeded, { receivedAt: at(1002), verdict: accept(BUY, at(30_000)) }));
+
+      expect((await store.takeDeliveries(agentId, at(15_000), 1)).map((d) => d.id)).toEqual([late.record.id]);
+      // At exactly expiresAt the handed-out `late` expires too.
+      expect((await store.takeDeliveries(agentId, at(20_000), 10)).map((d) => d.id)).toEqual([later.record.id]);
+      const [e, l] = [(await store.getSignal(early.record.id))!, (await store.getSignal(late.record.id))!];
+      expect(e.deliveries[0]).toMatchObject({ status: 'expired', deliveredAt: null, attempts: 0 });
+      expect(l.deliveries[0]).toMatchObject({ status: 'expired', deliveredAt: at(15_000), attempts: 1 });
+    });
+
+    it('answers each ack outcome', async () => {
+      const seeded = await seed(store, { agents: 2 });
+      const [agent, other] = seeded.agents.map((a) => a.id) as [string, string];
+      const expiring = await store.ingest(request(seeded, { receivedAt: at(1000), verdict: accept(BUY, at(10_000)) }));
+      const handedOut = await store.ingest(request(seeded, { receivedAt: at(1001), verdict: accept(BUY, at(10_000)) }));
+      const normal = await store.ingest(request(seeded, { receivedAt: at(1002) }));
+
+      // Hand out handedOut and normal (not expiring), as the agent's poll would.
+      expect((await store.takeDeliveries(other, at(2000), 10)).length).toBe(3);
+      await store.takeDeliveries(agent, at(2000), 10);
+      await store.ackDelivery(agent, expiring.record.id, { status: 'failed', message: null, result: null }, at(2100));
+      await store.takeDeliveries(agent, at(10_000), 10);
+
+      const result = { ticket: 42, price: 1.0845 };
+      const acked = await store.ackDelivery(agent, normal.record.id, { status: 'executed', message: 'filled', result }, at(11_000));
+      expect(acked).toEqual({
+        kind: 'acked',
+        delivery: {
+          signalId: normal.record.id,
+          agentId: agent,
+          seq: 3,
+          status: 'executed',
+          expiresAt: at(3_600_000),
+          deliveredAt: at(2000),
+          attempts: 2,
+          ackedAt: at(11_000),
+          message: 'filled',
+          result,
+        },
+      });
+      const same = await store.ackDelivery(agent, normal.record.id, { status: 'executed', message: 'x', result: null }, at(12_000));
+      expect(same).toEqual({ kind: 'already_acked', delivery: acked.kind === 'acked' ? acked.delivery : null });
+      const clash = await store.ackDelivery(agent, normal.record.id, { status: 'rejected', message: null, result: null }, at(12_000));
+      expect(clash.kind).toBe('conflict');
+      expect(clash.kind === 'conflict' && clash.delivery.status).toBe('executed');
+
+      // Handed out, then expired: the agent may have executed it, so the ack is taken.
+      const lateAck = await store.ackDelivery(agent, handedOut.record.id, { status: 'executed', message: null, result: null }, at(12_000));
+      expect(lateAck.kind === 'acked' && lateAck.delivery.status).toBe('executed');
+
+      // Expired before it was ever handed out: the agent cannot have acted on it.
+      const fresh = await seed(store, { agents: 1 });
+      const stale = await store.ingest(request(fresh, { verdict: accept(BUY, at(5000)) }));
+      await store.takeDeliveries(fresh.agents[0]!.id, at(6000), 10);
+      const expired = await store.ackDelivery(fresh.agents[0]!.id, stale.record.id, { status: 'executed', message: null, result: null }, at(7000));
+      expect(expired.kind).toBe('expired');
+      expect(expired.kind === 'expired' && expired.delivery).toMatchObject({ status: 'expired', deliveredAt: null });
+
+      // A queued delivery never polled still takes an ack.
+      const never = await store.ingest(request(seeded, { receivedAt: at(12_500) }));
+      const direct = await store.ackDelivery(agent, never.record.id, { status: 'rejected', message: 'no margin', result: null }, at(13_000));
+      expect(direct.kind === 'acked' && direct.delivery).toMatchObject({
+        status: 'rejected',
+        message: 'no margin',
+        attempts: 0,
+        deliveredAt: null,
+      });
+
+      expect(await store.ackDelivery(agent, 'sig-missing', { status: 'executed', message: null, result: null }, at(1))).toEqual({
+        kind: 'not_found',
+      });
+      const stranger = await seed(store, { agents: 1 });
+      expect(
+        await store.ackDelivery(stranger.agents[0]!.id, normal.record.id, { status: 'executed', message: null, result: null }, at(1)),
+      ).toEqual({ kind: 'not_found' });
+      // The failed ack of `expiring` stands.
+      expect((await store.getSignal(expiring.record.id))!.deliveries.find((d) => d.agentId === agent)).toMatchObject({
+        status: 'failed',
+        ackedAt: at(2100),
+      });
+    });
+
+    it('takes exactly one of two racing acks with different statuses', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const { record } = await store.ingest(request(seeded));
+      await store.takeDeliveries(agentId, at(2000), 10);
+      const outcomes = await Promise.all([
+        store.ackDelivery(agentId, record.id, { status: 'executed', message: null, result: null }, at(3000)),
+        store.ackDelivery(agentId, record.id, { status: 'failed', message: null, result: null }, at(3000)),
+      ]);
+      expect(outcomes.map((o) => o.kind).sort()).toEqual(['acked', 'conflict']);
+    });
+  });
+
+  describe('signal log', () => {
+    it('lists newest first, pages with a cursor and filters by source and status', async () => {
+      const a = await seed(store, { quota: 1000 });
+      const b = await seed(store, { quota: 1000 });
+      const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+      const made: { id: string; source: string; status: string }[] = [];
+      for (let i = 0; i < 12; i++) {
+        const seeded = i % 3 === 0 ? b : a;
+        // Two signals share each receivedAt so the id decides their order.
+        const r = request(seeded, {
+          id: `sig-${String(i).padStart(2, '0')}-${randomUUID()}`,
+          receivedAt: at(500_000 + Math.floor(i / 2)),
+          verdict: i % 4 === 1 ? reject : accept(),
+        });
+        const outcome = await store.ingest(r);
+        made.push({ id: r.id, source: seeded.source.id, status: outcome.record.status });
+      }
+      const newestFirst = [...made].reverse();
+      const ofA = newestFirst.filter((m) => m.source === a.source.id);
+
+      const page1 = await store.listSignals({ sourceId: a.source.id, limit: 3 });
+      expect(page1.map((s) => s.id)).toEqual(ofA.slice(0, 3).map((m) => m.id));
+      const page2 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page1[2]!.id });
+      expect(page2.map((s) => s.id)).toEqual(ofA.slice(3, 6).map((m) => m.id));
+      const page3 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page2[2]!.id });
+      expect(page3.map((s) => s.id)).toEqual(ofA.slice(6, 9).map((m) => m.id));
+      expect(ofA).toHaveLength(8);
+
+      const rejectedOfA = await store.listSignals({ sourceId: a.source.id, status: 'rejected', limit: 10 });
+      expect(rejectedOfA.map((s) => s.id)).toEqual(ofA.filter((m) => m.status === 'rejected').map((m) => m.id));
+      expect(rejectedOfA.length).toBeGreaterThan(0);
+
+      const ofB = await store.listSignals({ sourceId: b.source.id, limit: 10 });
+      expect(ofB.map((s) => s.id)).toEqual(newestFirst.filter((m) => m.source === b.source.id).map((m) => m.id));
+
+      expect(await store.listSignals({ limit: 10, before: 'sig-unknown' })).toEqual([]);
+      // Without a source filter the log spans sources (and earlier tests' signals).
+      const everything = await store.listSignals({ limit: 1000 });
+      const positions = made.map((m) => everything.findIndex((s) => s.id === m.id));
+      expect(positions.every((p) => p >= 0)).toBe(true);
+      expect([...positions].sort((x, y) => y - x)).toEqual(positions);
+      expect(await store.getSignal('sig-unknown')).toBeNull();
+    });
+  });
+
+  describe('watchDeliveries', () => {
+    it('tells listeners which agents got deliveries, after the commit, until unsubscribed', async () => {
+      const seeded = await seed(store, { agents: 2, route: [1] });
+      const routed = seeded.agents[1]!.id;
+      const heard: string[][] = [];
+      let seenInListener: Promise<number> | null = null;
+      const stop = store.watchDeliveries((agentIds) => {
+        if (!agentIds.includes(routed)) return;
+        heard.push(agentIds);
+        // Read from the store inside the listener: the delivery must already be committed.
+        seenInListener ??= store.takeDeliveries(routed, at(2000), 10).then((d) => d.length);
+      });
+      await store.ingest(request(seeded));
+      await expect.poll(() => heard.length).toBe(1);
+      expect(heard[0]).toEqual([routed]);
+      expect(await seenInListener).toBe(1);
+
+      // A refused request queues nothing and tells nobody.
+      await store.ingest(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'x' }] } }));
+      stop();
+      await store.ingest(request(seeded));
+      // Wait for a second, still-subscribed listener to hear the last ingest before judging the first.
+      const later = new Promise<void>((resolve) => {
+        const stopLater = store.watchDeliveries((ids) => {
+          if (ids.includes(routed)) {
+            stopLater();
+            resolve();
+          }
+        });
+        void store.ingest(request(seeded));
+      });
+      await later;
+      expect(heard).toHaveLength(1);
+    });
+  });
+});

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The PostgreSQL tests run against; each test file gets its own schema in it. */
+export const TEST_DATABASE_URL =
+  process.env.SIGNALGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface TestSchema {
+  connectionString: string;
+  /** A fresh, unique schema name (not created yet: the store creates it when migrating). */
+  schema: string;
+  /** Drops the schema and everything in it. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A unique schema for one test file, e.g.
+ *   const pgSchema = await freshPostgresSchema('http');
+ *   const store = await openStore({ dataDir, databaseUrl: pgSchema.connectionString, schema: pgSchema.schema });
+ *   afterAll(() => pgSchema.drop());
+ */
+export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
+  const safeLabel = label.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20);
+  const schema = `sg_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  return {
+    connectionString: TEST_DATABASE_URL,
+    schema,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
