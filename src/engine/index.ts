@@ -1,0 +1,22 @@
+/**
+ * The execution engine's public face. Pure: data in, data out; no I/O, clock or randomness.
+ *
+ *   let state = createEngineState({ balance: 10_000, currency: 'USD' });
+ *   ({ state, events } = applyTick(state, { time, symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }));
+ *   const r = applySignal(state, signal, time, { text, signalId });  // r.outcome: executed | rejected
+ *   summarize(r.state, time);
+ *
+ * States are never mutated; each step returns a new one sharing the unchanged parts.
+ */
+export { applySignal, type SignalRef, type SignalResult } from './apply-signal.js';
+export { applyTick, type StepResult, type Tick } from './apply-tick.js';
+export type * from './events.js';
+export { rejectedEvent } from './events.js';
+export { defaultInstrument, resolveInstrument, type InstrumentOverride, type InstrumentOverrides, type InstrumentSpec } from './instruments.js';
+export { parseInstrumentsFile, type InstrumentsFile, type InstrumentsFileOutcome } from './instruments-file.js';
+export type { Quote, Side } from './market.js';
+export type { SignalOutcome } from './outcome.js';
+export type { OrderKind, PendingOrder } from './pending-orders.js';
+export type { Position } from './positions.js';
+export { createEngineState, type EngineConfig, type EngineOptions, type EngineState } from './state.js';
+export { summarize } from './summary.js';
