@@ -1,14 +1,49 @@
+/**
+ * Parses one signal body (a text line or a JSON object) into the normalized signal, or into
+ * every problem found. A body that cannot be read at all is one PARSE_ERROR; otherwise the
+ * problems are the validation codes of CONTRACT §4, in body order.
+ */
 import type { Problem } from '../errors/catalog.js';
+import { asciiLowerCase } from './ascii-case.js';
+import { normalizeEntries } from './normalize-entries.js';
+import type { SignalEntry } from './signal-entry.js';
 import type { NormalizedSignal } from './signal.js';
+import { readJsonObject } from './strict-json-reader.js';
+import { tokenizeSignalLine } from './text-tokenizer.js';
 
 export type SignalFormat = 'text' | 'json';
 
 export type ParseOutcome = { ok: true; signal: NormalizedSignal } | { ok: false; problems: Problem[] };
 
-/**
- * Parses one signal body (text line or JSON object) into the normalized signal.
- * PLACEHOLDER: implemented by the signal-language work.
- */
-export function parseSignal(_body: string, _format: SignalFormat): ParseOutcome {
-  throw new Error('not implemented');
+export function parseSignal(body: string, format: SignalFormat): ParseOutcome {
+  // A leading byte order mark is an editor's artefact, not part of the signal.
+  const text = body.startsWith('\uFEFF') ? body.slice(1) : body;
+  const reading = format === 'json' ? jsonEntries(text) : textEntries(text);
+  if (!reading.ok) return { ok: false, problems: [{ code: 'PARSE_ERROR', detail: reading.detail }] };
+  return normalizeEntries(reading.entries, format);
+}
+
+type EntryReading = { ok: true; entries: SignalEntry[] } | { ok: false; detail: string };
+
+function textEntries(text: string): EntryReading {
+  const tokenizing = tokenizeSignalLine(text);
+  if (!tokenizing.ok) return tokenizing;
+  const entries = tokenizing.tokens.map((token): SignalEntry => {
+    if (token.index < 2) {
+      const name = token.index === 0 ? 'symbol' : 'action';
+      return { name, value: { kind: 'text', text: token.raw, quoted: false }, position: token.index, positional: true };
+    }
+    const value: SignalEntry['value'] = token.value === undefined ? { kind: 'bare' } : { kind: 'text', ...token.value };
+    return { name: asciiLowerCase(token.name), value, position: token.index };
+  });
+  return { ok: true, entries };
+}
+
+function jsonEntries(text: string): EntryReading {
+  const reading = readJsonObject(text);
+  if (!reading.ok) return reading;
+  const entries = reading.members.map(
+    (member, index): SignalEntry => ({ name: asciiLowerCase(member.key), value: { kind: 'json', json: member.value }, position: index }),
+  );
+  return { ok: true, entries };
 }

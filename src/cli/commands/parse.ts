@@ -1,4 +1,63 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import type { Problem } from '../../errors/catalog.js';
+import { type ParseOutcome, parseSignal, type SignalFormat } from '../../language/parse-signal.js';
 
-// PLACEHOLDER until the command is built.
-export function registerParseCommand(_program: Command): void {}
+/**
+ * `signalgate parse [signal]`: checks one signal exactly as the inbound endpoint would and
+ * prints its normalized form, so a sender can test a template before money depends on it.
+ * Without the argument the signal is read from stdin.
+ */
+export function registerParseCommand(program: Command): void {
+  program
+    .command('parse')
+    .description('parse one signal (text or JSON) and print the normalized signal; exits 1 with the problems when it is not valid')
+    .argument('[signal]', 'the signal, e.g. "EURUSD,buy,vol=0.1,sl_pips=20"; read from stdin when omitted')
+    .addOption(
+      new Option('--format <format>', 'body format; auto takes JSON when the first non-blank character is {')
+        .choices(['text', 'json', 'auto'])
+        .default('auto'),
+    )
+    .option('--json', 'print problems as JSON {code, param, detail, errors} on stdout instead of text on stderr')
+    .action(async (argument: string | undefined, options: { format: SignalFormat | 'auto'; json?: boolean }) => {
+      const body = argument ?? (await readStdin());
+      const outcome: ParseOutcome =
+        body === undefined
+          ? { ok: false, problems: [{ code: 'PARSE_ERROR', detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
+          : parseSignal(body, options.format === 'auto' ? sniffFormat(body) : options.format);
+      if (outcome.ok) {
+        process.stdout.write(`${JSON.stringify(outcome.signal, null, 2)}\n`);
+        return;
+      }
+      reportProblems(outcome.problems, options.json === true);
+      process.exitCode = 1;
+    });
+}
+
+/** JSON when the first non-blank character (after a byte order mark) is `{`, otherwise text. */
+function sniffFormat(body: string): SignalFormat {
+  return /^\uFEFF?\s*\{/.test(body) ? 'json' : 'text';
+}
+
+/** The whole of stdin as UTF-8; undefined when the bytes are not UTF-8. */
+async function readStdin(): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return undefined;
+  }
+}
+
+function reportProblems(problems: readonly Problem[], asJson: boolean): void {
+  const [first] = problems;
+  if (first === undefined) return;
+  if (asJson) {
+    const answer = { code: first.code, ...(first.param !== undefined && { param: first.param }), detail: first.detail, errors: problems };
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    return;
+  }
+  const heading = problems.length === 1 ? 'the signal is not valid:' : `the signal is not valid (${problems.length} problems):`;
+  const lines = problems.map((problem) => `  ${problem.code}${problem.param === undefined ? '' : ` [${problem.param}]`}: ${problem.detail}`);
+  process.stderr.write(`${[heading, ...lines].join('\n')}\n`);
+}

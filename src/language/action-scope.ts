@@ -1,0 +1,46 @@
+/**
+ * Which parameters apply to which action (CONTRACT §4). Opening a position (market, pending or
+ * close-then-open) takes the position parameters; closing takes only how much to close; cancel
+ * takes nothing but a comment. A parameter that cannot apply is an error, never dropped: a
+ * sender who writes sl_pips on a close action has misunderstood something worth telling.
+ */
+import type { ParameterDefinition } from './parameter-table.js';
+import type { Action } from './signal.js';
+import { CANCEL_ACTIONS, CLOSE_ACTIONS, PENDING_ACTIONS } from './signal.js';
+
+const PENDING_LIST = 'buylimit, selllimit, buystop or sellstop';
+const CLOSE_LIST = 'closebuy, closesell or closeall';
+
+export function scopeProblem(definition: ParameterDefinition, param: string, action: Action): string | undefined {
+  switch (definition.kind) {
+    case 'symbol':
+    case 'action':
+    case 'comment':
+      return undefined;
+    case 'entry':
+      return PENDING_ACTIONS.includes(action)
+        ? undefined
+        : `${param} only applies to pending orders (${PENDING_LIST}); ${action} does not take an entry`;
+    case 'closePct':
+    case 'closeLots':
+      return CLOSE_ACTIONS.includes(action) ? undefined : `${param} only applies to ${CLOSE_LIST}; ${action} does not close a share of positions`;
+    default:
+      if (CLOSE_ACTIONS.includes(action)) {
+        return `${param} does not apply to ${action}: a close action only takes comment and pct or pct_lots`;
+      }
+      if (CANCEL_ACTIONS.includes(action)) {
+        return `${param} does not apply to ${action}: a cancel action only takes comment`;
+      }
+      return undefined;
+  }
+}
+
+/** Actions whose position or order is a sell (a sell's target lies below the entry). */
+export function isSellSide(action: Action): boolean {
+  return action === 'sell' || action === 'closelongsell' || action === 'closeshortsell' || action === 'selllimit' || action === 'sellstop';
+}
+
+/** Pending orders whose entry lies below the current price. */
+export function entryBelowPrice(action: Action): boolean {
+  return action === 'buylimit' || action === 'sellstop';
+}

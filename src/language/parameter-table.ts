@@ -1,0 +1,122 @@
+/**
+ * Every parameter name a signal may carry (CONTRACT §4 and the specification's table), what it
+ * means, and in which body format it exists. Names are looked up ASCII-lower-cased.
+ */
+import type { SignalFormat } from './parse-signal.js';
+import type { Opposite, PriceUnit, VolumeType } from './signal.js';
+import { PRICE_UNITS } from './signal.js';
+
+export type ParameterDefinition =
+  | { kind: 'symbol' }
+  | { kind: 'action' }
+  | { kind: 'comment' }
+  /** vol, vol_lots, vol_pctbal, …: the type is in the name. */
+  | { kind: 'volume'; type: VolumeType }
+  /** JSON typed style: `volume` with `volumeType`. */
+  | { kind: 'typedVolume' }
+  | { kind: 'volumeType' }
+  | { kind: 'sl'; unit: PriceUnit }
+  | { kind: 'typedSl' }
+  | { kind: 'slType' }
+  /** tp_pips, tp_price, tp_percent: one target for the whole position. */
+  | { kind: 'tp'; unit: PriceUnit }
+  | { kind: 'typedTp' }
+  | { kind: 'tpType' }
+  /** tpN or tpN_<unit>; a bare tpN takes the unit of tp1. */
+  | { kind: 'tpLevel'; level: number; unit: PriceUnit | undefined }
+  | { kind: 'tpShare'; level: number }
+  | { kind: 'entry'; unit: PriceUnit }
+  | { kind: 'trail'; field: 'trigger' | 'distance' | 'step' }
+  | { kind: 'breakeven'; field: 'trigger' | 'offset' }
+  | { kind: 'closePct' }
+  | { kind: 'closeLots' }
+  | { kind: 'opposite'; opposite: Opposite };
+
+export interface KnownParameter {
+  /** The name used in problems: lower case, except the JSON typed keys' own spelling. */
+  param: string;
+  definition: ParameterDefinition;
+}
+
+/** More levels than this is a template bug rather than a trading plan. */
+export const MAX_TP_LEVELS = 10;
+
+const FLAT_PARAMETERS: ReadonlyMap<string, ParameterDefinition> = new Map<string, ParameterDefinition>([
+  ['symbol', { kind: 'symbol' }],
+  ['action', { kind: 'action' }],
+  ['comment', { kind: 'comment' }],
+  ['vol', { kind: 'volume', type: 'lots' }],
+  ['vol_lots', { kind: 'volume', type: 'lots' }],
+  ['vol_pctbal', { kind: 'volume', type: 'pctbal' }],
+  ['vol_pcteq', { kind: 'volume', type: 'pcteq' }],
+  ['vol_dollar', { kind: 'volume', type: 'dollar' }],
+  ['vol_pctbal_loss', { kind: 'volume', type: 'pctbal_loss' }],
+  ['vol_pcteq_loss', { kind: 'volume', type: 'pcteq_loss' }],
+  ...PRICE_UNITS.map((unit): [string, ParameterDefinition] => [`sl_${unit}`, { kind: 'sl', unit }]),
+  ...PRICE_UNITS.map((unit): [string, ParameterDefinition] => [`tp_${unit}`, { kind: 'tp', unit }]),
+  ...PRICE_UNITS.map((unit): [string, ParameterDefinition] => [`entry_${unit}`, { kind: 'entry', unit }]),
+  ['trail_trigger', { kind: 'trail', field: 'trigger' }],
+  ['trail_distance', { kind: 'trail', field: 'distance' }],
+  ['trail_step', { kind: 'trail', field: 'step' }],
+  ['be_trigger', { kind: 'breakeven', field: 'trigger' }],
+  ['be_offset', { kind: 'breakeven', field: 'offset' }],
+  ['pct', { kind: 'closePct' }],
+  ['pct_lots', { kind: 'closeLots' }],
+  ['exop', { kind: 'opposite', opposite: 'exit' }],
+  ['exent', { kind: 'opposite', opposite: 'exit_and_enter' }],
+]);
+
+/** JSON only; keyed by the lower-cased key, valued with the key's own spelling. */
+const TYPED_PARAMETERS: ReadonlyMap<string, KnownParameter> = new Map<string, KnownParameter>([
+  ['volume', { param: 'volume', definition: { kind: 'typedVolume' } }],
+  ['volumetype', { param: 'volumeType', definition: { kind: 'volumeType' } }],
+  ['sl', { param: 'sl', definition: { kind: 'typedSl' } }],
+  ['sltype', { param: 'slType', definition: { kind: 'slType' } }],
+  ['tp', { param: 'tp', definition: { kind: 'typedTp' } }],
+  ['tptype', { param: 'tpType', definition: { kind: 'tpType' } }],
+]);
+
+const TP_LEVEL = /^tp([1-9]\d*)(?:_(pips|price|percent))?$/;
+const TP_SHARE = /^pct([1-9]\d*)$/;
+
+/** `name` must already be ASCII-lower-cased. */
+export function lookupParameter(name: string, format: SignalFormat): KnownParameter | undefined {
+  const flat = FLAT_PARAMETERS.get(name);
+  if (flat !== undefined) return { param: name, definition: flat };
+  if (format === 'json') {
+    const typed = TYPED_PARAMETERS.get(name);
+    if (typed !== undefined) return typed;
+  }
+  const level = TP_LEVEL.exec(name);
+  if (level !== null) {
+    return { param: name, definition: { kind: 'tpLevel', level: Number(level[1]), unit: level[2] as PriceUnit | undefined } };
+  }
+  const share = TP_SHARE.exec(name);
+  if (share !== null) return { param: name, definition: { kind: 'tpShare', level: Number(share[1]) } };
+  return undefined;
+}
+
+/** Names offered as did-you-mean candidates, in table order (the order they are suggested in). */
+export function suggestableNames(format: SignalFormat, level: number): string[] {
+  const flat = [...FLAT_PARAMETERS.keys()].filter((name) => format === 'json' || (name !== 'symbol' && name !== 'action'));
+  const levels = [`tp${level}`, ...PRICE_UNITS.map((unit) => `tp${level}_${unit}`), `pct${level}`];
+  const typed = format === 'json' ? [...TYPED_PARAMETERS.values()].map((known) => known.param) : [];
+  return [...flat, ...levels, ...typed];
+}
+
+/** Text has no typed keys; a sender writing one there gets pointed at the flat names. */
+export function flatNamesForTypedKey(name: string): string[] | undefined {
+  switch (name) {
+    case 'volume':
+    case 'volumetype':
+      return ['vol', 'vol_pctbal', 'vol_pcteq', 'vol_dollar', 'vol_pctbal_loss', 'vol_pcteq_loss'];
+    case 'sl':
+    case 'sltype':
+      return PRICE_UNITS.map((unit) => `sl_${unit}`);
+    case 'tp':
+    case 'tptype':
+      return PRICE_UNITS.map((unit) => `tp_${unit}`);
+    default:
+      return undefined;
+  }
+}
