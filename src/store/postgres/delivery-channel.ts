@@ -48,6 +48,8 @@ export interface DeliveryChannelOptions {
 export class DeliveryChannel {
   private stopped = false;
   private client: pg.Client | null = null;
+  /** Listening, and done reporting what a reconnect may have missed. */
+  private ready = false;
   private connections = 0;
   private readonly connectedWaiters: (() => void)[] = [];
   private readonly running: Promise<void>;
@@ -62,9 +64,9 @@ export class DeliveryChannel {
     return this.connections;
   }
 
-  /** Resolves once a connection is listening (at once when one is). */
+  /** Resolves once a connection is listening and caught up (at once when one is). */
   listening(): Promise<void> {
-    if (this.client) return Promise.resolve();
+    if (this.ready || this.stopped) return Promise.resolve();
     return new Promise((resolve) => this.connectedWaiters.push(resolve));
   }
 
@@ -95,15 +97,17 @@ export class DeliveryChannel {
         this.client = client;
         this.connections++;
         failures = 0;
-        for (const resolve of this.connectedWaiters.splice(0)) resolve();
         if (this.connections > 1) {
           const missed = await this.options.catchUp(client);
           if (missed.length > 0) this.options.onAgents(missed);
         }
+        this.ready = true;
+        for (const resolve of this.connectedWaiters.splice(0)) resolve();
         await lost;
       } catch {
         // Connecting or catching up failed: retry below.
       } finally {
+        this.ready = false;
         if (this.client === client) this.client = null;
         await client.end().catch(() => undefined);
       }

@@ -240,7 +240,8 @@ export class PostgresStore implements Store {
 
   async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
     return this.transaction(async (client) => {
-      const { rows } = await client.query<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR UPDATE', [id]);
+      // NO KEY UPDATE: ingests referencing the source (a key-share lock) are not held up.
+      const { rows } = await client.query<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR NO KEY UPDATE', [id]);
       if (!rows[0]) return null;
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(

@@ -1,0 +1,160 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readMigrationFiles } from '../../src/store/migration-files.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import { at, PERIOD, request, seed } from './store-harness.js';
+
+async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('PostgreSQL store', () => {
+  it('migrates safely when two instances start at once on a fresh schema', async () => {
+    const target = await freshPostgresSchema('migrate');
+    const stores = [0, 1, 2].map(() =>
+      openPostgresStore({ connectionString: target.connectionString, schema: target.schema }),
+    );
+    try {
+      await Promise.all(stores.map((s) => s.migrate()));
+      const applied = await query<{ version: number }>(
+        `SELECT version FROM "${target.schema}".schema_migrations ORDER BY version`,
+      );
+      expect(applied.map((r) => r.version)).toEqual(readMigrationFiles('postgres').map((f) => f.version));
+      const tables = await query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [target.schema],
+      );
+      expect(tables.map((t) => t.table_name)).toEqual([
+        'accounts',
+        'agents',
+        'deliveries',
+        'idempotency_keys',
+        'schema_migrations',
+        'settings',
+        'signals',
+        'sources',
+        'usage',
+      ]);
+      await stores[0]!.migrate();
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await target.drop();
+    }
+  });
+
+  it('refuses a schema name it would have to quote', () => {
+    expect(() => openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: 'Bad"; DROP' })).toThrow(/schema/);
+  });
+
+  describe('two instances on one schema', () => {
+    let target: TestSchema;
+    let a: PostgresStore;
+    let b: PostgresStore;
+
+    beforeAll(async () => {
+      target = await freshPostgresSchema('pair');
+      a = openPostgresStore({ connectionString: target.connectionString, schema: target.schema, maxConnections: 5 });
+      b = openPostgresStore({ connectionString: target.connectionString, schema: target.schema, maxConnections: 5 });
+      await Promise.all([a.migrate(), b.migrate()]);
+    });
+
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await target?.drop();
+    });
+
+    it('charges exactly the quota when 200 ingests race across both', async () => {
+      const seeded = await seed(a, { quota: 50, agents: 2 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(seeded))),
+      );
+      expect(outcomes.filter((o) => o.record.status === 'queued')).toHaveLength(50);
+      expect(outcomes.filter((o) => o.record.httpStatus === 429)).toHaveLength(150);
+      expect(await b.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
+      const [first, second] = await Promise.all(seeded.agents.map((agent) => a.takeDeliveries(agent.id, at(2000), 100)));
+      expect(first!.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      // Both agents see the signals in the same (commit) order.
+      expect(second!.map((d) => d.id)).toEqual(first!.map((d) => d.id));
+    });
+
+    it('records one signal when a repeated key reaches both at once', async () => {
+      const seeded = await seed(a, { quota: 100, agents: 1 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 === 0 ? a : b).ingest(request(seeded, { idempotencyKey: 'dup', requestHash: 'h' })),
+        ),
+      );
+      expect(outcomes.filter((o) => o.kind === 'recorded')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'replay')).toHaveLength(29);
+      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect(await b.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toHaveLength(1);
+    });
+
+    it('lets exactly one of two racing requests take over an expired key', async () => {
+      const seeded = await seed(a, { quota: 100 });
+      await a.ingest(request(seeded, { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(0) }));
+      const later = { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(90_000_000), idempotencySince: at(3_600_000) };
+      const outcomes = await Promise.all([a.ingest(request(seeded, later)), b.ingest(request(seeded, later))]);
+      expect(outcomes.map((o) => o.kind).sort()).toEqual(['recorded', 'replay']);
+      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+    });
+
+    it('tells listeners of one instance about deliveries committed by the other, and its own only once', async () => {
+      const seeded = await seed(a, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const heard: string[][] = [];
+      const stop = a.watchDeliveries((ids) => {
+        if (ids.includes(agentId)) heard.push(ids);
+      });
+      try {
+        await a.listening();
+        await a.ingest(request(seeded));
+        expect(heard).toEqual([[agentId]]); // in-process, right after the commit
+        await b.ingest(request(seeded));
+        await vi.waitFor(() => expect(heard.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+        // Notifications arrive in commit order: had a's own NOTIFY not been skipped, it would be second.
+        expect(heard).toEqual([[agentId], [agentId]]);
+        expect(await a.takeDeliveries(agentId, at(2000), 10)).toHaveLength(2);
+      } finally {
+        stop();
+      }
+    });
+
+    it('keeps notifying after its listening connection is killed', async () => {
+      const seeded = await seed(a, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      let heard = 0;
+      const stop = a.watchDeliveries((ids) => {
+        if (ids.includes(agentId)) heard++;
+      });
+      try {
+        await a.listening();
+        const connections = a.listenConnections;
+        const killed = await query<{ killed: boolean }>(
+          'SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = $1',
+          [`signalgate-listen ${target.schema}`.slice(0, 63)],
+        );
+        expect(killed.length).toBeGreaterThanOrEqual(1);
+        // Committed while the listener may be down: the reconnect's catch-up reports it.
+        await b.ingest(request(seeded));
+        await vi.waitFor(() => expect(heard).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
+        await vi.waitFor(() => expect(a.listenConnections).toBeGreaterThan(connections), { timeout: 10_000 });
+        // Reconnected and caught up: from here on only a NOTIFY can reach the listener.
+        await a.listening();
+        const before = heard;
+        await b.ingest(request(seeded));
+        await vi.waitFor(() => expect(heard).toBe(before + 1), { timeout: 10_000 });
+      } finally {
+        stop();
+      }
+    });
+  });
+});

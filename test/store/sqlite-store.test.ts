@@ -1,0 +1,181 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrationDirectory, readMigrationFiles } from '../../src/store/migration-files.js';
+import { openStore } from '../../src/store/open-store.js';
+import { openSqliteStore, SQLITE_FILE_NAME, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { PERIOD, request, seed } from './store-harness.js';
+
+describe('SQLite store', () => {
+  let dataDir: string;
+
+  beforeEach(() => {
+    dataDir = join(mkdtempSync(join(tmpdir(), 'signalgate-sqlite-')), 'nested', 'data');
+  });
+
+  afterEach(() => {
+    rmSync(join(dataDir, '..', '..'), { recursive: true, force: true });
+  });
+
+  async function open(): Promise<SqliteStore> {
+    const store = openSqliteStore({ dataDir });
+    await store.migrate();
+    return store;
+  }
+
+  it('creates the data directory and keeps signalgate.db in it, with WAL, synchronous=FULL, a busy timeout and foreign keys', async () => {
+    const store = await open();
+    try {
+      expect(existsSync(join(dataDir, SQLITE_FILE_NAME))).toBe(true);
+      expect(store.pragma('journal_mode')).toBe('wal');
+      expect(store.pragma('synchronous')).toBe(2); // FULL
+      expect(store.pragma('busy_timeout')).toBe(5000);
+      expect(store.pragma('foreign_keys')).toBe(1);
+      // WAL is a property of the file: another process opening it finds it too.
+      const other = new Database(join(dataDir, SQLITE_FILE_NAME), { readonly: true });
+      expect(other.pragma('journal_mode', { simple: true })).toBe('wal');
+      other.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps committed data across a close and reopen, and applies each migration once', async () => {
+    const first = await open();
+    const seeded = await seed(first, { quota: 10, agents: 1 });
+    const { record } = await first.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }));
+    await first.close();
+
+    const again = await openStore({ dataDir });
+    try {
+      expect(again.kind).toBe('sqlite');
+      expect(await again.getSignal(record.id)).toMatchObject({ ...record, deliveries: [{ seq: 1, status: 'queued' }] });
+      expect(await again.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
+      expect((await again.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }))).kind).toBe('replay');
+      await again.migrate();
+    } finally {
+      await again.close();
+    }
+    const db = new Database(join(dataDir, SQLITE_FILE_NAME), { readonly: true });
+    const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+    db.close();
+    expect(versions.map((v) => v.version)).toEqual(readMigrationFiles('sqlite').map((f) => f.version));
+  });
+
+  it('commits ingests arriving in one event-loop turn in one transaction', async () => {
+    const store = await open();
+    try {
+      const seeded = await seed(store, { quota: 1000, agents: 2 });
+      const before = store.ingestTransactions;
+      for (let i = 0; i < 3; i++) await store.ingest(request(seeded));
+      // Awaited one by one, each ingest is its own transaction.
+      expect(store.ingestTransactions - before).toBe(3);
+
+      const mid = store.ingestTransactions;
+      const outcomes = await Promise.all(Array.from({ length: 100 }, () => store.ingest(request(seeded))));
+      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect(store.ingestTransactions - mid).toBeLessThanOrEqual(2);
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(103);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rolls back only the failing request of a batch', async () => {
+    const store = await open();
+    try {
+      const seeded = await seed(store, { quota: 1000, agents: 1 });
+      const before = store.ingestTransactions;
+      const results = await Promise.allSettled([
+        store.ingest(request(seeded)),
+        store.ingest(request(seeded, { sourceId: 'src-missing' })),
+        store.ingest(request(seeded)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(store.ingestTransactions - before).toBe(1);
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+      expect((await store.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10)).map((d) => d.seq)).toEqual([
+        1, 2,
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits queued ingests before closing', async () => {
+    const store = await open();
+    const seeded = await seed(store, { quota: 10 });
+    const pending = store.ingest(request(seeded));
+    await store.close();
+    const { record } = await pending;
+    const again = await open();
+    try {
+      expect((await again.getSignal(record.id))?.status).toBe('queued');
+      await expect(store.ingest(request(seeded))).rejects.toThrow(/closed/);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('sees writes committed by another connection to the same file (the CLI beside the server)', async () => {
+    const server = await open();
+    const cli = await open();
+    try {
+      const seeded = await seed(cli, { quota: 5, agents: 1 });
+      const outcome = await server.ingest(request(seeded));
+      expect(outcome.record.quota).toEqual({ period: PERIOD, used: 1, limit: 5 });
+      await cli.updateSource(seeded.source.id, { active: false });
+      expect((await server.getSource(seeded.source.id))!.active).toBe(false);
+    } finally {
+      await cli.close();
+      await server.close();
+    }
+  });
+
+  it('finds its migrations beside the module, for both dialects', () => {
+    expect(existsSync(migrationDirectory('sqlite'))).toBe(true);
+    expect(readMigrationFiles('sqlite').map((f) => f.version)).toEqual(readMigrationFiles('postgres').map((f) => f.version));
+    expect(readMigrationFiles('sqlite')[0]).toMatchObject({ version: 1, name: 'initial' });
+  });
+
+  it('measures group-committed ingest throughput', async () => {
+    const store = await open();
+    try {
+      const seeded = await seed(store, { quota: 100_000, agents: 1 });
+      const burst = 5000;
+      const before = store.ingestTransactions;
+      let started = performance.now();
+      const outcomes = await Promise.all(Array.from({ length: burst }, () => store.ingest(request(seeded))));
+      const burstMs = performance.now() - started;
+      const burstTransactions = store.ingestTransactions - before;
+
+      // Arrivals spread over turns, 50 per turn: closer to a busy HTTP server.
+      const spread = 5000;
+      const mid = store.ingestTransactions;
+      started = performance.now();
+      for (let i = 0; i < spread / 50; i++) {
+        await Promise.all(Array.from({ length: 50 }, () => store.ingest(request(seeded))));
+      }
+      const spreadMs = performance.now() - started;
+      const spreadTransactions = store.ingestTransactions - mid;
+
+      const serial = 300;
+      started = performance.now();
+      for (let i = 0; i < serial; i++) await store.ingest(request(seeded));
+      const serialMs = performance.now() - started;
+
+      console.log(
+        `[sqlite ingest] ${burst} at once: ${burstMs.toFixed(0)} ms, ${((burst / burstMs) * 1000).toFixed(0)}/s, ` +
+          `${burstTransactions} transaction(s); ${spread} in batches of 50: ${spreadMs.toFixed(0)} ms, ` +
+          `${((spread / spreadMs) * 1000).toFixed(0)}/s, ${spreadTransactions} transactions; ` +
+          `${serial} one at a time: ${serialMs.toFixed(0)} ms, ${((serial / serialMs) * 1000).toFixed(0)}/s`,
+      );
+      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(burst + spread + serial);
+    } finally {
+      await store.close();
+    }
+  });
+});
