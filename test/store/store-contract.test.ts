@@ -582,18 +582,25 @@ describe.each([
     it('tells listeners which agents got deliveries, after the commit, until unsubscribed', async () => {
       const seeded = await seed(store, { agents: 2, route: [1] });
       const routed = seeded.agents[1]!.id;
+      // A second instance has its own connection, so it sees only committed data.
+      const observer = await harness.open();
+      const first = request(seeded);
       const heard: string[][] = [];
-      let seenInListener: Promise<number> | null = null;
+      let seenInListener: Promise<number | undefined> | null = null;
       const stop = store.watchDeliveries((agentIds) => {
         if (!agentIds.includes(routed)) return;
         heard.push(agentIds);
-        // Read from the store inside the listener: the delivery must already be committed.
-        seenInListener ??= store.takeDeliveries(routed, at(2000), 10).then((d) => d.length);
+        // The query starts synchronously, inside the listener call.
+        seenInListener ??= observer.getSignal(first.id).then((s) => s?.deliveries.length);
       });
-      await store.ingest(request(seeded));
-      await expect.poll(() => heard.length).toBe(1);
-      expect(heard[0]).toEqual([routed]);
-      expect(await seenInListener).toBe(1);
+      try {
+        await store.ingest(first);
+        await expect.poll(() => heard.length).toBe(1);
+        expect(heard[0]).toEqual([routed]);
+        expect(await seenInListener).toBe(1);
+      } finally {
+        await observer.close();
+      }
 
       // A refused request queues nothing and tells nobody.
       await store.ingest(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'x' }] } }));
