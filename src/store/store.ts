@@ -102,7 +102,11 @@ export interface IngestRequest {
   period: string;
   contentType: string | null;
   rawBody: string;
-  /** From the `Idempotency-Key` header; null when absent or the request was not authenticated. */
+  /**
+   * From the `Idempotency-Key` header; null when absent or the request was not authenticated.
+   * The key is bound to the recorded answer for `idempotencySince`…now, except a 429 quota
+   * refusal, which is temporary: a retry with the same key is then evaluated afresh.
+   */
   idempotencyKey: string | null;
   /** A digest of what makes the request the same request (content type and body). */
   requestHash: string | null;

@@ -287,6 +287,21 @@ describe.each([
       expect(repeat).toEqual({ kind: 'replay', record: original.record });
     });
 
+    it('does not bind a quota refusal to the key: the retry is evaluated afresh', async () => {
+      const seeded = await seed(store, { quota: 1 });
+      await store.ingest(request(seeded));
+      const refused = await store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h' }));
+      expect(refused.record).toMatchObject({ status: 'rejected', httpStatus: 429 });
+      // Next period, the same retry is a new request and is accepted.
+      const retry = await store.ingest(
+        request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02', receivedAt: at(40 * 86_400_000) }),
+      );
+      expect(retry.kind).toBe('recorded');
+      expect(retry.record.status).toBe('queued');
+      const again = await store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02' }));
+      expect(again).toEqual({ kind: 'replay', record: retry.record });
+    });
+
     it('answers key_reused with the original when the key comes back with another request', async () => {
       const seeded = await seed(store);
       const original = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }));

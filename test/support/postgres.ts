@@ -7,8 +7,13 @@ export const TEST_DATABASE_URL =
 
 export interface TestSchema {
   connectionString: string;
-  /** A fresh, unique schema name (not created yet: the store creates it when migrating). */
+  /** A fresh, unique schema name, created empty. */
   schema: string;
+  /**
+   * The database URL with the schema as the connection's search_path: what a server process
+   * is given as SIGNALGATE_DATABASE_URL to work in this schema.
+   */
+  urlWithSchema: string;
   /** Drops the schema and everything in it. */
   drop(): Promise<void>;
 }
@@ -22,9 +27,19 @@ export interface TestSchema {
 export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
   const safeLabel = label.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20);
   const schema = `sg_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const creator = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await creator.connect();
+  try {
+    await creator.query(`CREATE SCHEMA "${schema}"`);
+  } finally {
+    await creator.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     connectionString: TEST_DATABASE_URL,
     schema,
+    urlWithSchema: url.toString(),
     drop: async () => {
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();

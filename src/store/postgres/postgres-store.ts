@@ -337,6 +337,14 @@ export class PostgresStore implements Store {
     }
     const record = ingestRecord(request, verdict);
     await this.insertSignal(client, record);
+    if (key !== null && record.httpStatus === 429) {
+      // A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
+      await client.query('DELETE FROM idempotency_keys WHERE source_id = $1 AND key = $2 AND signal_id = $3', [
+        request.sourceId,
+        key,
+        request.id,
+      ]);
+    }
 
     let agentIds: string[] = [];
     if (record.status === 'queued' && request.verdict.kind === 'accept') {

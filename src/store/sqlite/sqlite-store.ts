@@ -345,7 +345,8 @@ export class SqliteStore implements Store {
     if (record.status === 'queued' && request.verdict.kind === 'accept') {
       agentIds = this.queueDeliveries(record, source.agent_ids, isoTime(request.verdict.expiresAt));
     }
-    if (key !== null) {
+    // A quota refusal is temporary: it is not bound to the key, so a retry is evaluated afresh.
+    if (key !== null && record.httpStatus !== 429) {
       this.stmt(
         `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (source_id, key) DO UPDATE
