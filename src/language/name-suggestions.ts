@@ -1,7 +1,7 @@
 /**
- * "Did you mean …?" for unknown parameter names and actions: family matches first (`sl` →
- * sl_pips, sl_price, sl_percent), then near misses by edit distance (`sl_pip` → sl_pips), then
- * prefix matches either way (`volume` → vol).
+ * "Did you mean …?" for unknown parameter names and actions: the family of a stem (`entry` →
+ * entry_pips, entry_price, entry_percent); else the closest near misses by edit distance
+ * (`sl_pip` → sl_pips); else prefix matches either way (`volume` → vol).
  */
 
 export const MAX_SUGGESTIONS = 4;
@@ -9,19 +9,24 @@ export const MAX_SUGGESTIONS = 4;
 export function suggestNames(written: string, candidates: readonly string[]): string[] {
   if (written === '') return [];
   const threshold = written.length <= 3 ? 1 : written.length <= 7 ? 2 : 3;
-  const ranked: { name: string; group: number; distance: number; order: number }[] = [];
-  candidates.forEach((name, order) => {
-    if (name === written) return;
-    const distance = editDistance(written, name);
-    let group: number;
-    if (name.startsWith(`${written}_`)) group = 0;
-    else if (distance <= threshold) group = 1;
-    else if ((written.length >= 2 && name.startsWith(written)) || (name.length >= 3 && written.startsWith(name))) group = 2;
-    else return;
-    ranked.push({ name, group, distance, order });
-  });
-  ranked.sort((a, b) => a.group - b.group || a.distance - b.distance || a.order - b.order);
-  return ranked.slice(0, MAX_SUGGESTIONS).map((entry) => entry.name);
+  const scored = candidates.filter((name) => name !== written).map((name, order) => ({ name, order, distance: editDistance(written, name) }));
+  const byCloseness = (a: { distance: number; order: number }, b: { distance: number; order: number }): number =>
+    a.distance - b.distance || a.order - b.order;
+  const pick = (found: typeof scored): string[] => found.sort(byCloseness).slice(0, MAX_SUGGESTIONS).map((entry) => entry.name);
+
+  const family = scored.filter((entry) => entry.name.startsWith(`${written}_`));
+  if (family.length > 0) return pick(family);
+  // Only the closest near misses: tp2_pip → tp2_pips, not also tp_pips.
+  const near = scored.filter((entry) => entry.distance <= threshold);
+  if (near.length > 0) {
+    const closest = Math.min(...near.map((entry) => entry.distance));
+    return pick(near.filter((entry) => entry.distance === closest));
+  }
+  return pick(
+    scored.filter(
+      (entry) => (written.length >= 2 && entry.name.startsWith(written)) || (entry.name.length >= 3 && written.startsWith(entry.name)),
+    ),
+  );
 }
 
 /**

@@ -127,10 +127,12 @@ function buildLevels(
     const first = levels.get(unshared[0]!)!;
     const names = nameList(unshared.map((level) => `tp${level}`), 'and');
     const givenNames = nameList(givenShares.map((share) => share.param), 'and');
+    const single = givenShares.length === 1;
+    const missingShares = nameList(unshared.map((level) => `pct${level}`), 'and');
     const detail =
       rest === 0
-        ? `${givenNames} already give away 100% of the position, leaving nothing for ${names}; give ${unshared.map((level) => `pct${level}`).join(', ')} or lower the other shares`
-        : `${givenNames} leave ${rest}% for ${names}, less than 1% per level; give ${unshared.map((level) => `pct${level}`).join(', ')} or lower the other shares`;
+        ? `${givenNames} already ${single ? 'gives' : 'give'} away 100% of the position, leaving nothing for ${names}; give ${missingShares}, or lower the other shares`
+        : `${givenNames} ${single ? 'leaves' : 'leave'} ${rest}% for ${names}, less than 1% per level; give ${missingShares}, or lower the other shares`;
     log.add(first.position, 'INVALID_PARAMETER', detail, first.param);
     return undefined;
   }
