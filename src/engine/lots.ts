@@ -11,9 +11,13 @@ import type { InstrumentSpec } from './instruments.js';
  */
 const STEP_TOLERANCE = 1e-9;
 
+/** Relative slack on top: a size computed through prices carries float error that grows with it. */
+const RELATIVE_TOLERANCE = 1e-12;
+
 /** `lots` floored to a whole number of steps, on the step's decimal grid. */
 export function floorToStep(lots: number, step: number): number {
-  const steps = Math.floor(lots / step + STEP_TOLERANCE);
+  const ratio = lots / step;
+  const steps = Math.floor(ratio + STEP_TOLERANCE + Math.abs(ratio) * RELATIVE_TOLERANCE);
   return roundTo(steps * step, decimalsOf(step));
 }
 

@@ -9,6 +9,7 @@
  * Every result is floored to the lot step and checked against the minimum and maximum.
  */
 import type { Volume } from '../language/signal.js';
+import { roundTo } from './decimals.js';
 import type { InstrumentSpec } from './instruments.js';
 import { checkLots, type LotsOutcome } from './lots.js';
 
@@ -47,6 +48,9 @@ export function sizeOrder(request: SizingRequest): LotsOutcome {
   if (sl === null) {
     return { ok: false, reason: `sizing by risk (${volume.type}) needs a stop loss` };
   }
-  const lossPerLot = Math.abs(price - sl) * spec.contractSize * rate;
+  // Both prices lie on the instrument's decimal grid, so their distance does too; rounding it
+  // removes the float error of the subtraction before it is multiplied up.
+  const distance = roundTo(Math.abs(price - sl), spec.digits);
+  const lossPerLot = distance * spec.contractSize * rate;
   return checkLots(amount / lossPerLot, spec);
 }
