@@ -1,0 +1,149 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = path.resolve('dist/cli/main.js');
+const FIXTURES = 'test/fixtures/engine';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout's JSON lines, parsed. */
+  lines: Record<string, unknown>[];
+}
+
+/** Runs `signalgate simulate …` as a real process. */
+function simulate(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'simulate', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const lines = stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      resolve({ code, stdout, stderr, lines });
+    });
+  });
+}
+
+const fixture = (name: string) => path.join(FIXTURES, name);
+
+function tempFile(name: string, content: string): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'signalgate-simulate-')), name);
+  writeFileSync(file, content);
+  return file;
+}
+
+beforeAll(() => {
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+}, 120_000);
+
+describe('signalgate simulate', () => {
+  it('replays ticks and signals in time order and prints the events, then the summary', async () => {
+    const run = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('signals.csv')]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.lines).toEqual([
+      // a signal comes before a tick of the same time, so at 09:00 there is no price yet
+      { type: 'rejected', time: '2024-03-01T09:00:00.000Z', signal: 'EURUSD,buy,vol=0.1', reason: 'there is no price for EURUSD yet' },
+      // buy at ask 1.10020; SL 20 pips, TP 40 pips
+      { type: 'opened', time: '2024-03-01T09:00:30.000Z', position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.1, price: 1.1002, sl: 1.0982, tp: 1.1042, comment: 'trend' },
+      // the parser's problem detail is the reason, and the run goes on
+      { type: 'rejected', time: '2024-03-01T09:00:30.000Z', signal: 'EURUSD,buy,vol=0.1,sl_pip=20', reason: expect.stringContaining("'sl_pip'") },
+      // 1% of 10000 = 100 USD at risk; 30 pips on USDJPY = 30000 JPY per lot / mid 150.01 = 199.99 USD → 0.5 lots
+      { type: 'opened', time: '2024-03-01T09:00:30.000Z', position: 2, symbol: 'USDJPY', side: 'sell', volume: 0.5, price: 150, sl: 150.3, tp: 149.7, comment: null },
+      // ask 1.10020 − 20 pips
+      { type: 'order_placed', time: '2024-03-01T09:01:00.000Z', order: 3, symbol: 'EURUSD', side: 'buy', kind: 'limit', volume: 0.2, price: 1.0982, comment: null },
+      // 0.1 × 0.0040 × 100000 = 40.00
+      { type: 'closed', time: '2024-03-01T09:02:00.000Z', position: 1, volume: 0.1, price: 1.1042, profit: 40, reason: 'tp' },
+      // the Unix-ms tick at 09:03: ask 149.70 touches the TP; 0.5 × 0.30 × 100000 = 15000 JPY / mid 149.69 = 100.21 USD
+      { type: 'closed', time: '2024-03-01T09:03:00.000Z', position: 2, volume: 0.5, price: 149.7, profit: 100.21, reason: 'tp' },
+      { type: 'order_filled', time: '2024-03-01T09:04:00.000Z', order: 3, position: 4, price: 1.0982 },
+      { type: 'opened', time: '2024-03-01T09:04:00.000Z', position: 4, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.0982, sl: 1.0962, tp: null, comment: null },
+      // balance 10000 + 40 + 100.21; equity adds 0.2 × (1.09800 − 1.09820) × 100000 = −4.00
+      {
+        type: 'summary',
+        time: '2024-03-01T09:04:00.000Z',
+        balance: 10_140.21,
+        equity: 10_136.21,
+        currency: 'USD',
+        positions: [{ position: 4, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.0982, sl: 1.0962, comment: null }],
+        orders: [],
+      },
+    ]);
+  });
+
+  it('applies the instruments file: symbol mapping and overrides', async () => {
+    const run = await simulate([
+      '--ticks', fixture('mapped-ticks.csv'),
+      '--signals', fixture('mapped-signals.csv'),
+      '--instruments', fixture('instruments.json'),
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.lines.map((l) => [l.type, l.symbol ?? l.position, l.profit])).toEqual([
+      ['opened', 'EURUSD.m', undefined],
+      ['opened', 'XAUUSD.pro', undefined],
+      // contract size overridden to 10: (2010.00 − 2000.50) × 1 × 10 = 95.00
+      ['closed', 2, 95],
+      // (1.09800 − 1.10020) × 1 × 100000 = −220.00
+      ['closed', 1, -220],
+      ['summary', undefined, undefined],
+    ]);
+    expect(run.lines.at(-1)).toMatchObject({ balance: 9875, equity: 9875 });
+  });
+
+  it('runs an account in another currency from a starting balance', async () => {
+    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.25000,1.25000\n3000,EURUSD,1.26250,1.26250\n');
+    const signals = tempFile('signals.csv', '2000,EURUSD,buy,vol=1\n');
+    const run = await simulate(['--ticks', ticks, '--signals', signals, '--balance', '5000', '--currency', 'eur']);
+    expect(run.code).toBe(0);
+    // 1 lot: 0.0125 × 100000 = 1250 USD / 1.2625 = 990.10 EUR floating
+    expect(run.lines.at(-1)).toMatchObject({ type: 'summary', time: '1970-01-01T00:00:03.000Z', balance: 5000, equity: 5990.1, currency: 'EUR' });
+  });
+
+  it('uses --default-volume for a signal without volume', async () => {
+    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.1,1.1002\n');
+    const signals = tempFile('signals.csv', '2000,EURUSD,sell\n');
+    const run = await simulate(['--ticks', ticks, '--signals', signals, '--default-volume', '0.3']);
+    expect(run.lines[0]).toMatchObject({ type: 'opened', volume: 0.3 });
+  });
+
+  describe('bad input exits non-zero, naming the file and line, and prints no events', () => {
+    it('a bad ticks line', async () => {
+      const run = await simulate(['--ticks', fixture('bad-ticks.csv'), '--signals', fixture('signals.csv')]);
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(`signalgate simulate: ${fixture('bad-ticks.csv')}:3: expected 4 fields (time,symbol,bid,ask), found 3\n`);
+    });
+
+    it('a bad signals line', async () => {
+      const run = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('bad-signals.csv')]);
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`${fixture('bad-signals.csv')}:2: time "31/12/2024" is neither ISO 8601`);
+    });
+
+    it('a bad instruments file', async () => {
+      const run = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('signals.csv'), '--instruments', fixture('bad-instruments.json')]);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(`${fixture('bad-instruments.json')}:4: instrument EURUSD: lotStep must be a number above 0`);
+    });
+
+    it('a file that does not exist, and a bad option', async () => {
+      const missing = await simulate(['--ticks', 'no-such-ticks.csv', '--signals', fixture('signals.csv')]);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('no-such-ticks.csv: no such file');
+      const balance = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('signals.csv'), '--balance', 'lots']);
+      expect(balance.code).not.toBe(0);
+      expect(balance.stderr).toContain('--balance must be a number above 0');
+    });
+  });
+});
