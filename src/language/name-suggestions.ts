@@ -9,7 +9,13 @@ export const MAX_SUGGESTIONS = 4;
 export function suggestNames(written: string, candidates: readonly string[]): string[] {
   if (written === '') return [];
   const threshold = written.length <= 3 ? 1 : written.length <= 7 ? 2 : 3;
-  const scored = candidates.filter((name) => name !== written).map((name, order) => ({ name, order, distance: editDistance(written, name) }));
+  // Distances above the threshold only order prefix matches; the length gap is enough there.
+  const scored = candidates
+    .filter((name) => name !== written)
+    .map((name, order) => {
+      const gap = Math.abs(name.length - written.length);
+      return { name, order, distance: gap > threshold ? gap + threshold : editDistance(written, name) };
+    });
   const byCloseness = (a: { distance: number; order: number }, b: { distance: number; order: number }): number =>
     a.distance - b.distance || a.order - b.order;
   const pick = (found: typeof scored): string[] => found.sort(byCloseness).slice(0, MAX_SUGGESTIONS).map((entry) => entry.name);
@@ -31,27 +37,23 @@ export function suggestNames(written: string, candidates: readonly string[]): st
 
 /**
  * Optimal string alignment distance (insertions, deletions, substitutions and swaps of two
- * neighbours each cost 1). Names are short; the unknown one is cut to bound the work.
+ * neighbours each cost 1), over three rolling rows.
  */
 export function editDistance(a: string, b: string): number {
-  const left = a.slice(0, 64);
-  const right = b.slice(0, 64);
-  const rows: number[][] = [];
-  for (let i = 0; i <= left.length; i += 1) {
-    const row: number[] = [i];
-    for (let j = 1; j <= right.length; j += 1) {
-      if (i === 0) {
-        row.push(j);
-        continue;
+  let before = new Uint32Array(b.length + 1);
+  let previous = new Uint32Array(b.length + 1).map((_, j) => j);
+  let current = new Uint32Array(b.length + 1);
+  for (let i = 1; i <= a.length; i += 1) {
+    current[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let best = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) {
+        best = Math.min(best, before[j - 2]! + 1);
       }
-      const cost = left[i - 1] === right[j - 1] ? 0 : 1;
-      let best = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && left[i - 1] === right[j - 2] && left[i - 2] === right[j - 1]) {
-        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      }
-      row.push(best);
+      current[j] = best;
     }
-    rows.push(row);
+    [before, previous, current] = [previous, current, before];
   }
-  return rows[left.length]![right.length]! + Math.abs(a.length - left.length) + Math.abs(b.length - right.length);
+  return previous[b.length]!;
 }

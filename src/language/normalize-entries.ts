@@ -130,10 +130,13 @@ export function normalizeEntries(entries: readonly SignalEntry[], format: Signal
 function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log: ProblemLog): Accepted[] {
   const accepted: Accepted[] = [];
   const seen = new Set<string>();
+  let unknown = 0;
   entries.forEach((entry, index) => {
     const known = lookupParameter(entry.name, format);
     if (known === undefined) {
-      log.add(entry.position, 'UNKNOWN_PARAMETER', unknownParameterDetail(entry, entries[index - 1], format), shortened(entry.name));
+      unknown += 1;
+      const detail = unknownParameterDetail(entry, entries[index - 1], format, unknown <= MAX_SUGGESTED_UNKNOWNS);
+      log.add(entry.position, 'UNKNOWN_PARAMETER', detail, shortened(entry.name));
       return;
     }
     const { definition, param } = known;
@@ -162,7 +165,13 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
   return accepted;
 }
 
-function unknownParameterDetail(entry: SignalEntry, previous: SignalEntry | undefined, format: SignalFormat): string {
+/**
+ * Did-you-mean costs an edit distance per known name; a garbage body of thousands of unknown
+ * names gets suggestions for the first ones only, so it cannot buy much CPU per request.
+ */
+const MAX_SUGGESTED_UNKNOWNS = 32;
+
+function unknownParameterDetail(entry: SignalEntry, previous: SignalEntry | undefined, format: SignalFormat, suggest: boolean): string {
   const shown = quotedExcerpt(entry.name);
   const flatNames = format === 'text' ? flatNamesForTypedKey(entry.name) : undefined;
   if (flatNames !== undefined) {
@@ -180,7 +189,7 @@ function unknownParameterDetail(entry: SignalEntry, previous: SignalEntry | unde
   }
   const level = /^(?:tp|pct)(\d+)/.exec(entry.name);
   const levelHint = level !== null && Number(level[1]) >= 1 && Number(level[1]) <= MAX_TP_LEVELS ? Number(level[1]) : 1;
-  const suggestions = suggestNames(entry.name, suggestableNames(format, levelHint));
+  const suggestions = suggest ? suggestNames(entry.name, suggestableNames(format, levelHint)) : [];
   if (suggestions.length > 0) return `unknown parameter ${shown}; did you mean ${nameList(suggestions, 'or')}?`;
   return `unknown parameter ${shown}; it is not a signal parameter, so check its spelling or remove it`;
 }

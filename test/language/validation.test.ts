@@ -53,6 +53,14 @@ describe('validation (CONTRACT §4)', () => {
       expect(problemOf('EURUSD,buy,\u212Aey=1').code).toBe('UNKNOWN_PARAMETER');
     });
 
+    it('suggests for the first 32 unknown names of a body only (a garbage body cannot buy much CPU)', () => {
+      const names = Array.from({ length: 40 }, (_, index) => `sl_pip${index}`);
+      const problems = problemsOf(`EURUSD,buy,${names.map((name) => `${name}=1`).join(',')}`);
+      expect(problems.map((problem) => [problem.code, problem.param])).toEqual(names.map((name) => ['UNKNOWN_PARAMETER', name]));
+      expect(problems.slice(0, 32).every((problem) => /did you mean sl_pips\?$/.test(problem.detail))).toBe(true);
+      expect(problems.slice(32).every((problem) => /it is not a signal parameter/.test(problem.detail))).toBe(true);
+    });
+
     it('cuts a very long unknown name short in the detail and escapes invisible characters', () => {
       const problem = problemOf(`EURUSD,buy,${'x'.repeat(5000)}=1`);
       expect(problem.detail.length).toBeLessThan(200);
