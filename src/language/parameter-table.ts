@@ -96,6 +96,11 @@ export function lookupParameter(name: string, format: SignalFormat): KnownParame
   return undefined;
 }
 
+/** Volume parameters report their problems as INVALID_VOLUME. */
+export function isVolumeParameter(definition: ParameterDefinition): boolean {
+  return definition.kind === 'volume' || definition.kind === 'typedVolume' || definition.kind === 'volumeType';
+}
+
 /** Names offered as did-you-mean candidates, in table order (the order they are suggested in). */
 export function suggestableNames(format: SignalFormat, level: number): string[] {
   const flat = [...FLAT_PARAMETERS.keys()].filter((name) => format === 'json' || (name !== 'symbol' && name !== 'action'));

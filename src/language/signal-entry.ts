@@ -3,6 +3,7 @@
  * (text tokens, JSON members) produce entries in body order; the signal rules only see entries,
  * so the two formats cannot drift apart.
  */
+import type { KnownParameter } from './parameter-table.js';
 import type { JsonValue } from './strict-json-reader.js';
 
 export type EntryValue =
@@ -20,4 +21,10 @@ export interface SignalEntry {
   position: number;
   /** Text only: the symbol and action come from the first two positions, not from a name. */
   positional?: boolean;
+}
+
+/** An entry whose name is a known parameter, not repeated and not misplaced. */
+export interface AcceptedEntry {
+  entry: SignalEntry;
+  known: KnownParameter;
 }
