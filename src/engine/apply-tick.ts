@@ -44,20 +44,21 @@ export function applyTick(state: EngineState, tick: Tick): StepResult {
   // Orders and positions only exist for instruments the catalog knows.
   if (spec === null) throw new Error(`no instrument for ${symbol}`);
   const ledger = openLedger({ ...state, quotes }, tick.time);
-  fillOrders(ledger, symbol, quote);
-  let changed = false;
+  let changed = fillOrders(ledger, symbol, quote);
   const kept: Position[] = [];
   for (const position of ledger.positions) {
     const after = position.symbol === symbol ? managePosition(ledger, position, quote, spec) : position;
     if (after !== position) changed = true;
     if (after !== null) kept.push(after);
   }
-  if (changed) ledger.positions = kept;
+  // Unchanged positions keep the very same array, so a caller can tell cheaply that nothing moved.
+  ledger.positions = changed ? kept : (state.positions as Position[]);
   return { state: closeLedger(ledger), events: ledger.events };
 }
 
-function fillOrders(ledger: Ledger, symbol: string, quote: Quote): void {
-  if (!ledger.orders.some((o) => o.symbol === symbol && reachesEntry(o, quote))) return;
+/** Fills the orders the quote reaches; answers whether any did. */
+function fillOrders(ledger: Ledger, symbol: string, quote: Quote): boolean {
+  if (!ledger.orders.some((o) => o.symbol === symbol && reachesEntry(o, quote))) return false;
   const waiting: PendingOrder[] = [];
   for (const order of ledger.orders) {
     if (order.symbol !== symbol || !reachesEntry(order, quote)) {
@@ -75,4 +76,5 @@ function fillOrders(ledger: Ledger, symbol: string, quote: Quote): void {
     ledger.events.push(openedEvent(ledger.time, position));
   }
   ledger.orders = waiting;
+  return true;
 }

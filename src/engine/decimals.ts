@@ -13,9 +13,16 @@ export function decimalsOf(step: number): number {
   return 12;
 }
 
+/** Powers of ten by exponent: `10 ** d` costs a Math.pow call on a path run per position per tick. */
+const POWERS_OF_TEN: readonly number[] = Array.from({ length: 16 }, (_, d) => 10 ** d);
+
+export function powerOfTen(exponent: number): number {
+  return POWERS_OF_TEN[exponent] ?? 10 ** exponent;
+}
+
 /** x rounded to `decimals` places, as the float nearest to that decimal. */
 export function roundTo(x: number, decimals: number): number {
-  const scale = 10 ** decimals;
+  const scale = powerOfTen(decimals);
   return Math.round(x * scale) / scale;
 }
 

@@ -11,7 +11,7 @@
  * A stop never moves backward.
  */
 import { closeLots } from './closing.js';
-import { roundTo } from './decimals.js';
+import { powerOfTen, roundTo } from './decimals.js';
 import type { InstrumentSpec } from './instruments.js';
 import type { Ledger } from './ledger.js';
 import { partialCloseLots } from './lots.js';
@@ -61,7 +61,7 @@ export function managePosition(ledger: Ledger, position: Position, quote: Quote,
     // Otherwise the locked-in offset is beyond the price: wait until the price has passed it.
   }
 
-  if (p.trail !== null && profitPips >= p.trail.trigger - PIP_TOLERANCE) {
+  if (p.trail !== null && profitPips >= p.trail.trigger - PIP_TOLERANCE && trailMayMove(p, price, dir, spec)) {
     const candidate = roundTo(price - dir * p.trail.distance * spec.pipSize, spec.digits);
     const gain = p.sl === null ? Infinity : (dir * (candidate - p.sl)) / spec.pipSize;
     const forward = gain > PIP_TOLERANCE && gain >= p.trail.step - PIP_TOLERANCE;
@@ -71,4 +71,16 @@ export function managePosition(ledger: Ledger, position: Position, quote: Quote,
     }
   }
   return p;
+}
+
+/**
+ * A necessary condition for the trail to move, checked on the unrounded trail so that most
+ * ticks, where the stop is nowhere near moving, skip the rounding. Rounding to the digits
+ * shifts the trail by at most half a digit, which is the slack here.
+ */
+function trailMayMove(p: Position, price: number, dir: 1 | -1, spec: InstrumentSpec): boolean {
+  if (p.sl === null || p.trail === null) return true;
+  const rawGain = (dir * (price - p.sl)) / spec.pipSize - p.trail.distance;
+  const halfDigit = 0.5 / (powerOfTen(spec.digits) * spec.pipSize);
+  return rawGain + halfDigit + PIP_TOLERANCE >= p.trail.step;
 }
