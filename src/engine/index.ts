@@ -15,6 +15,16 @@ export { rejectedEvent } from './events.js';
 export { defaultInstrument, resolveInstrument, type InstrumentOverride, type InstrumentOverrides, type InstrumentSpec } from './instruments.js';
 export { parseInstrumentsFile, type InstrumentsFile, type InstrumentsFileOutcome } from './instruments-file.js';
 export type { Quote, Side } from './market.js';
+export {
+  interleave,
+  parseSignalsFile,
+  parseTicksFile,
+  parseTimestamp,
+  type FileOutcome,
+  type ReplaySignal,
+  type ReplayStep,
+  type ReplayTick,
+} from './replay-input.js';
 export type { SignalOutcome } from './outcome.js';
 export type { OrderKind, PendingOrder } from './pending-orders.js';
 export type { Position } from './positions.js';

@@ -4,15 +4,18 @@ import {
   applySignal,
   applyTick,
   createEngineState,
+  interleave,
   parseInstrumentsFile,
+  parseSignalsFile,
+  parseTicksFile,
   rejectedEvent,
   summarize,
   type EngineEvent,
   type EngineState,
+  type FileOutcome,
   type InstrumentsFile,
   type SummaryEvent,
 } from '../../engine/index.js';
-import { interleave, parseSignalsFile, parseTicksFile, type FileOutcome } from '../../engine/replay-input.js';
 import { parseSignal } from '../../language/parse-signal.js';
 
 /**
