@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import { openStore } from '../store/open-store.js';
@@ -26,7 +27,7 @@ export async function startService(config: Config, logger: Logger, storeOptions:
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,
-    plugins: [],
+    plugins: [deliveryPlugin({ store, logger })],
   });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();

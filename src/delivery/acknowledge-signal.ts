@@ -1,0 +1,86 @@
+import type { Problem } from '../errors/catalog.js';
+import type { AckStatus } from '../store/records.js';
+import type { Ack, Store } from '../store/store.js';
+import { type AgentAnswer, failure, success } from './agent-answer.js';
+
+export const ACK_STATUSES: readonly AckStatus[] = ['executed', 'rejected', 'failed'];
+
+const MAX_MESSAGE_CHARS = 2000;
+
+/**
+ * An agent's acknowledgement of one of its signals (CONTRACT §6). Repeating the same
+ * acknowledgement answers 200 again (an agent whose answer got lost retries safely); a
+ * different one for a settled signal is refused, because the log must not rewrite what an
+ * account did.
+ */
+export async function acknowledgeSignal(
+  store: Store,
+  agentId: string,
+  signalId: string,
+  body: unknown,
+  nowMillis: number,
+): Promise<AgentAnswer> {
+  const parsed = readAck(body);
+  if (!parsed.ok) return failure(...parsed.problems);
+  const outcome = await store.ackDelivery(agentId, signalId, parsed.ack, new Date(nowMillis).toISOString());
+  switch (outcome.kind) {
+    case 'acked':
+    case 'already_acked':
+      return success(outcome.delivery);
+    case 'conflict':
+      return failure({
+        code: 'ALREADY_ACKNOWLEDGED',
+        param: 'status',
+        detail: `signal ${signalId} was already acknowledged as '${outcome.delivery.status}'${
+          outcome.delivery.ackedAt ? ` at ${outcome.delivery.ackedAt}` : ''
+        }; an acknowledgement cannot be changed`,
+      });
+    case 'expired':
+      return failure({
+        code: 'SIGNAL_EXPIRED',
+        detail: `signal ${signalId} expired at ${outcome.delivery.expiresAt} before it was delivered; it must not be executed`,
+      });
+    case 'not_found':
+      return failure({ code: 'NOT_FOUND', param: 'id', detail: `no signal '${signalId}' was queued for this agent` });
+  }
+}
+
+type ReadAck = { ok: true; ack: Ack } | { ok: false; problems: Problem[] };
+
+/** `{status, message?, result?}`; unknown fields are refused so a typo cannot pass unnoticed. */
+export function readAck(body: unknown): ReadAck {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return {
+      ok: false,
+      problems: [{ code: 'INVALID_REQUEST', detail: 'send a JSON object {"status": "executed"|"rejected"|"failed", "message"?, "result"?}' }],
+    };
+  }
+  const fields = body as Record<string, unknown>;
+  const problems: Problem[] = [];
+  const status = fields.status;
+  if (typeof status !== 'string' || !(ACK_STATUSES as readonly string[]).includes(status)) {
+    problems.push({
+      code: 'INVALID_FIELD',
+      param: 'status',
+      detail: `'status' must be one of ${ACK_STATUSES.join(', ')}`,
+    });
+  }
+  const message = fields.message;
+  if (message !== undefined && message !== null && (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)) {
+    problems.push({ code: 'INVALID_FIELD', param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
+  }
+  for (const name of Object.keys(fields)) {
+    if (name !== 'status' && name !== 'message' && name !== 'result') {
+      problems.push({ code: 'INVALID_FIELD', param: name, detail: `unknown field '${name}'; the fields are status, message, result` });
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    ack: {
+      status: status as AckStatus,
+      message: typeof message === 'string' ? message : null,
+      result: fields.result === undefined ? null : fields.result,
+    },
+  };
+}

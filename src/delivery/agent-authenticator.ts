@@ -1,0 +1,21 @@
+import type { Problem } from '../errors/catalog.js';
+import { digestToken } from '../security/secret-digest.js';
+import type { Agent } from '../store/records.js';
+import type { Store } from '../store/store.js';
+
+/** The problem every agent request without a valid token gets (401). */
+export const AGENT_TOKEN_PROBLEM: Problem = {
+  code: 'UNAUTHORIZED',
+  detail: "send the agent's token as Authorization: Bearer <token>; it is shown once, when the agent is created",
+  param: 'Authorization',
+};
+
+/**
+ * Finds the agent a presented token belongs to. Tokens are stored as digests only, so the
+ * lookup is by digest; every request and every connection is checked, nothing is cached, so
+ * an agent removed from the store loses access at once.
+ */
+export async function authenticateAgent(store: Store, token: string | null): Promise<Agent | null> {
+  if (token === null || token === '') return null;
+  return store.findAgentByTokenHash(digestToken(token));
+}

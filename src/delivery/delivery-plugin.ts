@@ -1,0 +1,98 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { PROBLEM_CONTENT_TYPE } from '../errors/problem-body.js';
+import { bearerToken } from '../http/bearer-token.js';
+import { sendProblem } from '../http/send-problem.js';
+import type { Agent } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { acknowledgeSignal } from './acknowledge-signal.js';
+import type { AgentAnswer } from './agent-answer.js';
+import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
+import { AgentPresence } from './agent-presence.js';
+import { DeliveryBoard } from './delivery-board.js';
+import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
+import { PushServer } from './push-server.js';
+import { saveAgentState } from './save-agent-state.js';
+
+export interface DeliveryOptions {
+  store: Store;
+  logger: Logger;
+}
+
+/**
+ * Delivery to agents (CONTRACT §6): long-poll, acks and state over HTTP, and the WebSocket
+ * push transport. On close, waiting polls answer at once and sockets get 1001 (going away),
+ * so a draining server is not held up by its agents.
+ */
+export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) => Promise<void> {
+  return async (app) => {
+    const { store, logger } = opts;
+    const board = new DeliveryBoard(store);
+    const presence = new AgentPresence(store, logger);
+    const push = new PushServer(app.server, { store, board, presence, logger });
+    const agents = new WeakMap<FastifyRequest, Agent>();
+
+    app.addHook('preClose', async () => {
+      board.close();
+      await push.close();
+    });
+
+    // Runs before the body is read, so a request without a valid token learns that first.
+    app.addHook('onRequest', async (request, reply) => {
+      const agent = await authenticateAgent(store, bearerToken(request));
+      if (agent === null) return sendProblem(reply, [AGENT_TOKEN_PROBLEM]);
+      agents.set(request, agent);
+    });
+    const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;
+
+    app.get<{ Querystring: { wait?: string } }>('/api/agent/signals', async (request, reply) => {
+      const agent = agentOf(request);
+      const seconds = readWaitSeconds(request.query.wait);
+      if (seconds === null) {
+        return sendProblem(reply, [
+          { code: 'INVALID_REQUEST', param: 'wait', detail: `'wait' must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` },
+        ]);
+      }
+      const gone = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      const [signals] = await Promise.all([
+        longPoll(store, board, agent.id, seconds * 1000, gone.signal),
+        presence.seen(agent.id),
+      ]);
+      if (gone.signal.aborted) {
+        // The client hung up mid-wait: nobody reads an answer, and the half-closed socket
+        // would otherwise stay open and hold up the server's close.
+        reply.hijack();
+        request.raw.socket.destroy();
+        return reply;
+      }
+      return reply.send({ signals });
+    });
+
+    app.post<{ Params: { id: string } }>('/api/agent/signals/:id/ack', async (request, reply) => {
+      const agent = agentOf(request);
+      const [answer] = await Promise.all([
+        acknowledgeSignal(store, agent.id, request.params.id, request.body, Date.now()),
+        presence.seen(agent.id),
+      ]);
+      if (answer.ok) board.wake(agent.id, 'acked');
+      return send(reply, answer);
+    });
+
+    app.put('/api/agent/state', async (request, reply) => {
+      const agent = agentOf(request);
+      const now = Date.now();
+      const answer = await saveAgentState(store, agent.id, request.body, now);
+      if (answer.ok) presence.recorded(agent.id, now);
+      else await presence.seen(agent.id);
+      return send(reply, answer);
+    });
+  };
+}
+
+function send(reply: FastifyReply, answer: AgentAnswer): FastifyReply {
+  if (answer.ok) return reply.code(answer.status).send(answer.body);
+  return reply.code(answer.status).header('content-type', PROBLEM_CONTENT_TYPE).send(answer.body);
+}

@@ -1,0 +1,49 @@
+import type { AgentSignal } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { DELIVERY_BATCH } from './delivery-batch.js';
+import type { DeliveryBoard } from './delivery-board.js';
+import { WakeLatch } from './wake-latch.js';
+
+export const MAX_WAIT_SECONDS = 30;
+
+/**
+ * Takes the agent's pending deliveries; with none, holds for up to `waitMs` and answers as
+ * soon as some are committed. The watch is set up before the first look, so a delivery
+ * committed while the store is being asked still wakes the wait. Answers empty when the wait
+ * runs out, the client went away (`abort`), or the server is closing.
+ */
+export async function longPoll(
+  store: Store,
+  board: DeliveryBoard,
+  agentId: string,
+  waitMs: number,
+  abort: AbortSignal,
+): Promise<AgentSignal[]> {
+  const deadline = Date.now() + waitMs;
+  const latch = new WakeLatch();
+  const unwatch = board.watch(agentId, (reason) => {
+    if (reason !== 'acked') latch.fire();
+  });
+  const onAbort = () => latch.fire();
+  abort.addEventListener('abort', onAbort);
+  try {
+    while (true) {
+      const signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+      const left = deadline - Date.now();
+      if (signals.length > 0 || left <= 0 || board.closing || abort.aborted) return signals;
+      await latch.wait(left);
+      if (board.closing || abort.aborted) return [];
+    }
+  } finally {
+    abort.removeEventListener('abort', onAbort);
+    unwatch();
+  }
+}
+
+/** The `wait` query parameter: seconds from 0 to 30 (fractions allowed), default 0; null when malformed. */
+export function readWaitSeconds(raw: unknown): number | null {
+  if (raw === undefined) return 0;
+  if (typeof raw !== 'string' || !/^\d+(\.\d+)?$/.test(raw.trim())) return null;
+  const seconds = Number(raw);
+  return seconds <= MAX_WAIT_SECONDS ? seconds : null;
+}

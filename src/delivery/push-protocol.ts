@@ -1,0 +1,60 @@
+import type { ProblemBody } from '../errors/problem-body.js';
+import type { AgentSignal } from '../store/records.js';
+
+/**
+ * The WebSocket protocol at `GET /api/agent/ws` (token in `Authorization: Bearer`). Every
+ * message is one JSON object with a `type`. It carries the same records and acknowledgements
+ * as the HTTP endpoints; `result.status` and `result.body` are what the HTTP endpoint would
+ * have answered.
+ */
+export const PUSH_PATH = '/api/agent/ws';
+
+/** Close codes the server uses. */
+export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_INTERNAL_ERROR = 1011;
+
+/** Server → agent, first message of every connection. */
+export interface HelloMessage {
+  type: 'hello';
+  agent: { id: string; name: string; accountId: string };
+  /** At most this many signals are pushed and left unacknowledged at once. */
+  window: number;
+}
+
+/** Server → agent: signals newly handed out on this connection, oldest (lowest seq) first. */
+export interface SignalsMessage {
+  type: 'signals';
+  signals: AgentSignal[];
+}
+
+/** Server → agent: the answer to one agent message, matched by its `ref`. */
+export interface ResultMessage {
+  type: 'result';
+  /** The `ref` of the message answered; null when it had none or could not be read. */
+  ref: string | number | null;
+  /** The HTTP status the same request would get: 200 on success. */
+  status: number;
+  /** The delivery (ack), `{savedAt}` (state) or a problem body (status ≥ 400). */
+  body: unknown | ProblemBody;
+}
+
+export type ServerMessage = HelloMessage | SignalsMessage | ResultMessage;
+
+/** Agent → server: acknowledge a signal, as `POST /api/agent/signals/{id}/ack`. */
+export interface AckMessage {
+  type: 'ack';
+  ref?: string | number;
+  id: string;
+  status: 'executed' | 'rejected' | 'failed';
+  message?: string | null;
+  result?: unknown;
+}
+
+/** Agent → server: publish the account snapshot, as `PUT /api/agent/state`. */
+export interface StateMessage {
+  type: 'state';
+  ref?: string | number;
+  state: Record<string, unknown>;
+}
+
+export type AgentMessage = AckMessage | StateMessage;

@@ -1,0 +1,110 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type Problem, statusOf } from '../errors/catalog.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { WebSocket, WebSocketServer } from 'ws';
+import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
+import { CLOSE_GOING_AWAY, PUSH_PATH } from './push-protocol.js';
+import { type PushDependencies, PushSession } from './push-session.js';
+
+/** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */
+const HEARTBEAT_MS = 15_000;
+/** Agents get this long to answer the going-away close before their sockets are cut. */
+const CLOSE_GRACE_MS = 1_000;
+const MAX_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The WebSocket transport, on the HTTP server's `upgrade` event. The token is checked before
+ * the upgrade: a wrong or missing one gets a plain 401 problem answer and no socket.
+ */
+export class PushServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  private readonly alive = new WeakMap<WebSocket, boolean>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private closing = false;
+
+  constructor(
+    server: Server,
+    private readonly deps: PushDependencies,
+  ) {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
+    this.heartbeat = setInterval(() => this.checkAlive(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const path = (request.url ?? '/').split('?')[0];
+    if (path !== PUSH_PATH) {
+      return refuse(socket, { code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+    }
+    if (this.closing) return refuse(socket, { code: 'SHUTTING_DOWN', detail: 'the server is shutting down; reconnect shortly' });
+    let agent;
+    try {
+      agent = await authenticateAgent(this.deps.store, bearer(request.headers.authorization));
+    } catch (err) {
+      this.deps.logger.error({ err }, 'agent lookup failed during WebSocket upgrade');
+      return refuse(socket, { code: 'INTERNAL_ERROR', detail: 'the server could not check the token; reconnect shortly' });
+    }
+    if (agent === null) return refuse(socket, AGENT_TOKEN_PROBLEM);
+    if (this.closing || socket.destroyed) return refuse(socket, { code: 'SHUTTING_DOWN', detail: 'the server is shutting down' });
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      this.alive.set(ws, true);
+      ws.on('pong', () => this.alive.set(ws, true));
+      ws.on('error', (err) => this.deps.logger.warn({ err, agentId: agent.id }, 'agent WebSocket error'));
+      ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));
+      this.deps.logger.info({ agentId: agent.id }, 'agent connected over WebSocket');
+      new PushSession(ws, agent, this.deps).start();
+    });
+  }
+
+  private checkAlive(): void {
+    for (const ws of this.wss.clients) {
+      if (this.alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      this.alive.set(ws, false);
+      ws.ping();
+    }
+  }
+
+  /** Closes every connection with 1001 (going away); cuts those that do not close within a second. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    const sockets = [...this.wss.clients];
+    await Promise.all(
+      sockets.map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            if (ws.readyState === WebSocket.CLOSED) return resolve();
+            const timer = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+            ws.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            ws.close(CLOSE_GOING_AWAY, 'server shutting down; reconnect');
+          }),
+      ),
+    );
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+function bearer(header: string | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match ? match[1]! : null;
+}
+
+/** Answers the upgrade request with a problem body and drops the connection. */
+function refuse(socket: Duplex, problem: Problem): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(problemBody([problem]));
+  const status = statusOf(problem.code);
+  const reason = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Internal Server Error';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,139 @@
+import type { Logger } from 'pino';
+import { type RawData, WebSocket } from 'ws';
+import type { Agent } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { acknowledgeSignal } from './acknowledge-signal.js';
+import { type AgentAnswer, failure } from './agent-answer.js';
+import type { AgentPresence } from './agent-presence.js';
+import { DELIVERY_BATCH } from './delivery-batch.js';
+import type { DeliveryBoard } from './delivery-board.js';
+import { CLOSE_INTERNAL_ERROR, type ResultMessage, type ServerMessage } from './push-protocol.js';
+import { saveAgentState } from './save-agent-state.js';
+
+export interface PushDependencies {
+  store: Store;
+  board: DeliveryBoard;
+  presence: AgentPresence;
+  logger: Logger;
+}
+
+/**
+ * One agent's WebSocket connection: pushes its pending deliveries on connect and new ones as
+ * they are committed, and answers its acks and state updates. A signal is pushed once per
+ * connection; if the connection drops before the ack, the next connection (or poll) gets it
+ * again.
+ */
+export class PushSession {
+  /** Ids pushed on this connection and, as far as the session knows, not yet acknowledged. */
+  private readonly pushed = new Set<string>();
+  private pumping = false;
+  private pumpAgain = false;
+  /** The last take was a full batch: an ack may let further signals through. */
+  private windowFull = false;
+  private unwatch: () => void = () => {};
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly agent: Agent,
+    private readonly deps: PushDependencies,
+  ) {}
+
+  start(): void {
+    const { ws, agent, deps } = this;
+    void deps.presence.seen(agent.id);
+    this.send({ type: 'hello', agent: { id: agent.id, name: agent.name, accountId: agent.accountId }, window: DELIVERY_BATCH });
+    this.unwatch = deps.board.watch(agent.id, (reason) => {
+      if (reason === 'queued' || (reason === 'acked' && this.windowFull)) void this.pump();
+    });
+    ws.on('message', (data, isBinary) => void this.receive(data, isBinary));
+    ws.on('pong', () => void deps.presence.seen(agent.id));
+    ws.on('close', () => this.unwatch());
+    void this.pump();
+  }
+
+  /** Hands out what is pending and not yet pushed here; runs one at a time, again if woken meanwhile. */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        if (this.ws.readyState !== WebSocket.OPEN) return;
+        const batch = await this.deps.store.takeDeliveries(this.agent.id, new Date().toISOString(), DELIVERY_BATCH);
+        this.windowFull = batch.length >= DELIVERY_BATCH;
+        if (!this.windowFull) {
+          // The batch is everything pending, so ids pushed earlier and missing from it are settled.
+          const pending = new Set(batch.map((s) => s.id));
+          for (const id of this.pushed) if (!pending.has(id)) this.pushed.delete(id);
+        }
+        const fresh = batch.filter((s) => !this.pushed.has(s.id));
+        if (fresh.length > 0 && this.ws.readyState === WebSocket.OPEN) {
+          for (const s of fresh) this.pushed.add(s.id);
+          this.send({ type: 'signals', signals: fresh });
+        }
+      } while (this.pumpAgain);
+    } catch (err) {
+      this.deps.logger.error({ err, agentId: this.agent.id }, 'could not hand out deliveries; closing the connection');
+      this.ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async receive(data: RawData, isBinary: boolean): Promise<void> {
+    const { deps, agent } = this;
+    void deps.presence.seen(agent.id);
+    let message: unknown;
+    try {
+      message = isBinary ? undefined : JSON.parse(data.toString());
+    } catch {
+      message = undefined;
+    }
+    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+      this.reply(null, failure({ code: 'INVALID_REQUEST', detail: 'each message must be one JSON object with a "type"' }));
+      return;
+    }
+    const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
+    const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
+    try {
+      if (type === 'ack') {
+        const { id, ...ack } = fields;
+        if (typeof id !== 'string' || id === '') {
+          this.reply(ref, failure({ code: 'INVALID_FIELD', param: 'id', detail: "'id' must name the signal acknowledged" }));
+          return;
+        }
+        const answer = await acknowledgeSignal(deps.store, agent.id, id, ack, Date.now());
+        this.reply(ref, answer);
+        if (answer.ok) {
+          this.pushed.delete(id);
+          deps.board.wake(agent.id, 'acked');
+        }
+      } else if (type === 'state') {
+        const now = Date.now();
+        const answer = await saveAgentState(deps.store, agent.id, fields.state, now);
+        if (answer.ok) deps.presence.recorded(agent.id, now);
+        this.reply(ref, answer);
+      } else {
+        this.reply(ref, failure({ code: 'INVALID_REQUEST', param: 'type', detail: "'type' must be \"ack\" or \"state\"" }));
+      }
+    } catch (err) {
+      deps.logger.error({ err, agentId: agent.id }, 'agent message failed');
+      this.reply(
+        ref,
+        failure({ code: 'INTERNAL_ERROR', detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' }),
+      );
+    }
+  }
+
+  private reply(ref: string | number | null, answer: AgentAnswer): void {
+    const message: ResultMessage = { type: 'result', ref, status: answer.status, body: answer.body };
+    this.send(message);
+  }
+
+  private send(message: ServerMessage): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+}

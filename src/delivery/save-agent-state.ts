@@ -1,0 +1,37 @@
+import type { Problem } from '../errors/catalog.js';
+import type { Store } from '../store/store.js';
+import { type AgentAnswer, failure, success } from './agent-answer.js';
+
+/**
+ * Records an agent's account snapshot for the dashboard (CONTRACT §6). The snapshot is the
+ * agent's to shape (platforms differ), but the fields the dashboard reads must have their
+ * types: `balance`, `equity` numbers, `currency` a string, `positions`, `orders` lists.
+ */
+export async function saveAgentState(store: Store, agentId: string, body: unknown, nowMillis: number): Promise<AgentAnswer> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return failure({
+      code: 'INVALID_REQUEST',
+      detail: 'send the account snapshot as a JSON object {balance, equity, currency, positions, orders}',
+    });
+  }
+  const snapshot = body as Record<string, unknown>;
+  const problems: Problem[] = [];
+  for (const name of ['balance', 'equity'] as const) {
+    const value = snapshot[name];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
+      problems.push({ code: 'INVALID_FIELD', param: name, detail: `'${name}' must be a number` });
+    }
+  }
+  if (snapshot.currency !== undefined && typeof snapshot.currency !== 'string') {
+    problems.push({ code: 'INVALID_FIELD', param: 'currency', detail: "'currency' must be a string such as \"USD\"" });
+  }
+  for (const name of ['positions', 'orders'] as const) {
+    if (snapshot[name] !== undefined && !Array.isArray(snapshot[name])) {
+      problems.push({ code: 'INVALID_FIELD', param: name, detail: `'${name}' must be a list` });
+    }
+  }
+  if (problems.length > 0) return failure(...problems);
+  const savedAt = new Date(nowMillis).toISOString();
+  await store.saveAgentState(agentId, snapshot, savedAt);
+  return success({ savedAt });
+}
