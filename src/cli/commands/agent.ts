@@ -1,4 +1,56 @@
 import type { Command } from 'commander';
+import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
+import { PaperAgent } from '../../agent/paper/paper-agent.js';
+import { type AgentFlags, readPaperSettings } from '../../agent/paper/paper-options.js';
+import { createLogger } from '../../logging/logger.js';
 
-// PLACEHOLDER until the command is built.
-export function registerAgentCommand(_program: Command): void {}
+/**
+ * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
+ * SIGTERM/SIGINT, 1 on a failure (disk), 2 on bad flags or a token the server refuses.
+ */
+export function registerAgentCommand(program: Command): void {
+  program
+    .command('agent')
+    .description('run an executing agent: receives its signals, executes them on a paper account, acknowledges them')
+    .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
+    .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
+    .option('--paper', 'execute on a simulated account (the built-in platform)')
+    .option('--balance <amount>', 'starting balance of a new paper account', '10000')
+    .option('--currency <code>', 'currency of a new paper account', 'USD')
+    .option('--ticks <file>', 'CSV of time,symbol,bid,ask replayed in real time (default: a random walk)')
+    .option('--instruments <file>', 'JSON with instrument overrides and the symbol map')
+    .option('--seed <n>', 'random-walk seed, for a reproducible price path')
+    .option('--default-volume <lots>', 'lots for a signal without volume (default: the minimum lot)')
+    .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
+    .action(async (flags: AgentFlags) => {
+      const read = readPaperSettings(flags, process.env);
+      if (!read.ok) {
+        process.stderr.write(`signalgate agent: ${read.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+      const agent = new PaperAgent({ ...read.settings, log });
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, 'stopping');
+        void agent.stop();
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+      try {
+        await agent.run();
+        log.info('stopped');
+        log.flush();
+        process.exit(0);
+      } catch (err) {
+        const unauthorized = err instanceof AgentUnauthorizedError;
+        log.error({ err: (err as Error).message }, unauthorized ? 'the server refused the agent token' : 'agent failed');
+        log.flush();
+        process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
+        process.exit(unauthorized ? 2 : 1);
+      }
+    });
+}

@@ -1,0 +1,286 @@
+import type { HelloMessage } from '../delivery/push-protocol.js';
+import type { ProblemBody } from '../errors/problem-body.js';
+import type { AckStatus, AgentSignal, Delivery } from '../store/records.js';
+import { AgentClosedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
+import { AgentHttp } from './agent-http.js';
+import { type AgentLog, silentLog } from './agent-log.js';
+import type { AckAnswer, AgentReply } from './agent-reply.js';
+import { Backoff, sleep } from './backoff.js';
+import { SignalInbox } from './signal-inbox.js';
+import { type LinkEnd, WebSocketLink } from './websocket-link.js';
+
+export type { AgentSignal, AckAnswer };
+
+/** `auto`: WebSocket, falling back to long-poll when the WebSocket cannot be set up. */
+export type TransportChoice = 'auto' | 'websocket' | 'long-poll';
+
+export interface AgentClientOptions {
+  /** The signalgate base URL, e.g. `http://127.0.0.1:8080`. */
+  server: string;
+  /** The agent token from `POST /api/admin/accounts/{id}/agents`. */
+  token: string;
+  transport?: TransportChoice;
+  log?: AgentLog;
+  /** Seconds a long-poll holds when nothing is pending (0–30); default 25. */
+  pollWaitSeconds?: number;
+  /** After falling back to long-poll, how long before the WebSocket is tried again; default 60 s. */
+  webSocketRetryMs?: number;
+  /** Reconnect delays: doubling from `initialMs` (default 250) up to `maxMs` (default 10 000), jittered. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Called whenever the client connects (transport set) or loses its connection (transport null). */
+  onStatus?: (status: { transport: 'websocket' | 'long-poll' | null; reason?: string }) => void;
+}
+
+/** What the agent did with a signal, as acknowledged to the server. */
+export interface Outcome {
+  status: AckStatus;
+  /** A sentence for the log, e.g. the reason a signal was rejected. */
+  message?: string | null;
+  /** Anything JSON the platform reports (fills, tickets). */
+  result?: unknown;
+}
+
+/**
+ * The agent side of signalgate's delivery (CONTRACT §6), for the paper agent and for
+ * connectors to other platforms. It keeps one connection up (WebSocket, or long-poll),
+ * reconnecting with backoff; hands each signal to the consumer once per process, in queue
+ * order, however often the server redelivers it; and retries acks until the server settles
+ * them. Delivery is at least once: a consumer that may restart must remember what it executed
+ * (by signal id) before it acks, as the paper agent does.
+ *
+ *     const client = new AgentClient({ server, token });
+ *     for await (const signal of client.signals()) {
+ *       const outcome = await execute(signal.signal);
+ *       await client.ack(signal.id, outcome);
+ *     }
+ */
+export class AgentClient {
+  private readonly http: AgentHttp;
+  private readonly log: AgentLog;
+  private readonly inbox = new SignalInbox();
+  private readonly stop = new AbortController();
+  private link: WebSocketLink | null = null;
+  private running: Promise<void> | null = null;
+  private current: 'websocket' | 'long-poll' | null = null;
+  private helloAgent: HelloMessage['agent'] | null = null;
+  private latestState: object | null = null;
+  private stateDirty = false;
+  private stateChain: Promise<unknown> = Promise.resolve();
+  private failure: Error | null = null;
+
+  constructor(private readonly options: AgentClientOptions) {
+    this.http = new AgentHttp(options.server, options.token);
+    this.log = options.log ?? silentLog;
+  }
+
+  /** The agent this token belongs to, once a WebSocket connection said so. */
+  get agent(): HelloMessage['agent'] | null {
+    return this.helloAgent;
+  }
+
+  /** The transport in use, or null while disconnected. */
+  get transport(): 'websocket' | 'long-poll' | null {
+    return this.current;
+  }
+
+  /** Starts connecting (also done by `signals()`); reconnects until `close()`. */
+  start(): void {
+    this.running ??= this.run().catch((err: Error) => this.fail(err));
+  }
+
+  /**
+   * The agent's signals, oldest first, each once. Ends after `close()`; throws
+   * AgentUnauthorizedError when the server refuses the token. One consumer at a time.
+   */
+  signals(): AsyncIterableIterator<AgentSignal> {
+    this.start();
+    const inbox = this.inbox;
+    return {
+      next: () => inbox.next(),
+      return: async () => ({ value: undefined, done: true }),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /**
+   * Acknowledges a signal with its outcome. Retries (WebSocket when up, HTTP otherwise) until
+   * the server answers for good: `ok` when recorded (also as a repeat of the same ack), or the
+   * refusal (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED, 404).
+   */
+  async ack(id: string, outcome: Outcome): Promise<AckAnswer> {
+    const body = { status: outcome.status, message: outcome.message ?? null, ...(outcome.result !== undefined && { result: outcome.result }) };
+    const backoff = this.newBackoff();
+    try {
+      while (true) {
+        if (this.failure) throw this.failure;
+        if (this.stop.signal.aborted) throw new AgentClosedError();
+        try {
+          const link = this.link;
+          const reply = link?.open ? await link.request({ type: 'ack', id, ...body }) : await this.http.ack(id, body, this.stop.signal);
+          return answerOf(reply);
+        } catch (err) {
+          if (err instanceof AgentUnauthorizedError) this.fail(err);
+          if (!(err instanceof TransientError)) throw err;
+          this.log.warn({ signalId: id, err: err.message }, 'ack not delivered yet; retrying');
+          await sleep(backoff.next(), this.stop.signal);
+        }
+      }
+    } finally {
+      this.inbox.release(id);
+    }
+  }
+
+  /**
+   * Publishes the account snapshot (balance, equity, currency, positions, orders). Latest
+   * wins: a snapshot that cannot be sent now is sent on the next connection. Resolves true
+   * when the server recorded this one.
+   */
+  publishState(state: object): Promise<boolean> {
+    this.latestState = state;
+    this.stateDirty = true;
+    return this.flushState();
+  }
+
+  /** Stops: closes the connection, ends `signals()`, abandons pending retries. */
+  async close(): Promise<void> {
+    if (this.stop.signal.aborted) return;
+    this.stop.abort();
+    this.link?.close();
+    this.inbox.end();
+    await this.running;
+    this.http.close();
+  }
+
+  private async run(): Promise<void> {
+    const mode = this.options.transport ?? 'auto';
+    const backoff = this.newBackoff();
+    let pollUntil = 0;
+    while (!this.stop.signal.aborted) {
+      if (mode === 'websocket' || (mode === 'auto' && Date.now() >= pollUntil)) {
+        const end = await this.runWebSocket();
+        this.disconnected(end.reason);
+        if (this.stop.signal.aborted) break;
+        if (end.unauthorized) throw new AgentUnauthorizedError();
+        if (end.opened) backoff.reset();
+        else if (mode === 'auto' && end.fallback) {
+          this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
+          pollUntil = Date.now() + (this.options.webSocketRetryMs ?? 60_000);
+          continue;
+        }
+        await sleep(backoff.next(), this.stop.signal);
+        continue;
+      }
+      const error = await this.runLongPoll(() => mode === 'auto' && Date.now() >= pollUntil);
+      this.disconnected(error?.message ?? 'trying the WebSocket again');
+      if (error instanceof AgentUnauthorizedError) throw error;
+      if (error !== null) {
+        pollUntil = 0;
+        await sleep(backoff.next(), this.stop.signal);
+      } else backoff.reset();
+    }
+  }
+
+  private async runWebSocket(): Promise<LinkEnd & { fallback: boolean }> {
+    const link = new WebSocketLink(this.options.server, this.options.token, {
+      onHello: (hello) => {
+        this.helloAgent = hello.agent;
+        this.connected('websocket');
+      },
+      onSignals: (signals) => void this.inbox.offer(signals),
+    });
+    this.link = link;
+    if (this.stop.signal.aborted) link.close();
+    const end = await link.ended;
+    this.link = null;
+    // Refused by something that is not signalgate's agent endpoint (a proxy without
+    // WebSocket support), or no handshake in time: long-poll may still get through.
+    const fallback = !end.opened && ((end.status !== null && end.status !== 401 && end.status !== 503) || end.timedOut);
+    return { ...end, fallback };
+  }
+
+  /** Polls until an error (answered) or `giveUp()` says to try the WebSocket again (null). */
+  private async runLongPoll(giveUp: () => boolean): Promise<Error | null> {
+    const wait = this.options.pollWaitSeconds ?? 25;
+    let announced = false;
+    while (!this.stop.signal.aborted && !giveUp()) {
+      // Everything handed to the consumer is acked first, or the poll would hand it out again.
+      await this.inbox.whenIdle();
+      if (this.stop.signal.aborted) break;
+      let signals: AgentSignal[];
+      try {
+        signals = await this.http.poll(wait, this.stop.signal);
+      } catch (err) {
+        return err as Error;
+      }
+      if (!announced) {
+        announced = true;
+        this.connected('long-poll');
+      }
+      const fresh = this.inbox.offer(signals);
+      // Only repeats: their acks are still on their way; do not spin on them.
+      if (signals.length > 0 && fresh === 0) await sleep(250, this.stop.signal);
+    }
+    return null;
+  }
+
+  private connected(transport: 'websocket' | 'long-poll'): void {
+    this.current = transport;
+    this.log.info({ transport, server: this.options.server }, 'connected');
+    this.options.onStatus?.({ transport });
+    if (this.stateDirty) void this.flushState();
+  }
+
+  private disconnected(reason: string): void {
+    if (this.current === null) return;
+    this.current = null;
+    if (!this.stop.signal.aborted) this.log.warn({ reason }, 'disconnected; reconnecting');
+    this.options.onStatus?.({ transport: null, reason });
+  }
+
+  private flushState(): Promise<boolean> {
+    const sent = this.stateChain.then(() => this.sendLatestState());
+    this.stateChain = sent;
+    return sent;
+  }
+
+  private async sendLatestState(): Promise<boolean> {
+    if (!this.stateDirty || this.latestState === null || this.stop.signal.aborted) return false;
+    const state = this.latestState;
+    this.stateDirty = false;
+    try {
+      const link = this.link;
+      const reply = link?.open
+        ? await link.request({ type: 'state', state: state as Record<string, unknown> })
+        : await this.http.putState(state, this.stop.signal);
+      if (reply.status === 200) return true;
+      this.log.error({ status: reply.status, problem: reply.body }, 'the server refused the state snapshot');
+      return false;
+    } catch (err) {
+      if (err instanceof AgentUnauthorizedError) this.fail(err);
+      // Kept for the next connection unless a newer snapshot replaced it meanwhile.
+      if (this.latestState === state) this.stateDirty = true;
+      return false;
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.log.error({ err: err.message }, 'agent client stopped');
+    this.stop.abort();
+    this.link?.close();
+    this.inbox.end(err);
+    this.http.close();
+  }
+
+  private newBackoff(): Backoff {
+    return new Backoff(this.options.backoff?.initialMs, this.options.backoff?.maxMs);
+  }
+}
+
+function answerOf(reply: AgentReply): AckAnswer {
+  if (reply.status === 200) return { ok: true, delivery: reply.body as Delivery };
+  return { ok: false, status: reply.status, problem: reply.body as ProblemBody };
+}

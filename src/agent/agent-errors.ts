@@ -1,0 +1,23 @@
+/** The server refused the agent token (401): retrying cannot help, so the client stops. */
+export class AgentUnauthorizedError extends Error {
+  constructor(detail = 'the server refused the agent token (401); check --token') {
+    super(detail);
+    this.name = 'AgentUnauthorizedError';
+  }
+}
+
+/** The client was closed while an operation still waited for the server. */
+export class AgentClosedError extends Error {
+  constructor() {
+    super('the agent client was closed');
+    this.name = 'AgentClosedError';
+  }
+}
+
+/** A failure worth retrying: the server could not be reached, went away, or failed (5xx). */
+export class TransientError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransientError';
+  }
+}

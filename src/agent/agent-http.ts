@@ -1,0 +1,94 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AgentSignal } from '../store/records.js';
+import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
+import type { AgentReply } from './agent-reply.js';
+
+/** How much longer than the poll's own wait the client gives the server before giving up on it. */
+const POLL_GRACE_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+
+/**
+ * The agent endpoints over HTTP (CONTRACT §6). 401 throws AgentUnauthorizedError; 5xx and
+ * network failures throw TransientError. Uses its own keep-alive connection pool (not the
+ * global fetch's) so `close()` really closes every connection it opened.
+ */
+export class AgentHttp {
+  private readonly base: URL;
+  private readonly pool: http.Agent;
+  private readonly transport: typeof http | typeof https;
+
+  constructor(
+    server: string,
+    private readonly token: string,
+  ) {
+    this.base = new URL(server.replace(/\/+$/, '') + '/');
+    const secure = this.base.protocol === 'https:';
+    this.transport = secure ? https : http;
+    this.pool = secure ? new https.Agent({ keepAlive: true, maxSockets: 4 }) : new http.Agent({ keepAlive: true, maxSockets: 4 });
+  }
+
+  async poll(waitSeconds: number, abort: AbortSignal): Promise<AgentSignal[]> {
+    const reply = await this.call('GET', `api/agent/signals?wait=${waitSeconds}`, undefined, waitSeconds * 1000 + POLL_GRACE_MS, abort);
+    if (reply.status !== 200) throw new TransientError(`poll answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+    return (reply.body as { signals: AgentSignal[] }).signals;
+  }
+
+  ack(id: string, ack: unknown, abort?: AbortSignal): Promise<AgentReply> {
+    return this.call('POST', `api/agent/signals/${encodeURIComponent(id)}/ack`, ack, REQUEST_TIMEOUT_MS, abort);
+  }
+
+  putState(state: unknown, abort?: AbortSignal): Promise<AgentReply> {
+    return this.call('PUT', 'api/agent/state', state, REQUEST_TIMEOUT_MS, abort);
+  }
+
+  close(): void {
+    this.pool.destroy();
+  }
+
+  private call(method: string, path: string, body: unknown, timeoutMs: number, abort?: AbortSignal): Promise<AgentReply> {
+    const url = new URL(path, this.base);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return new Promise<AgentReply>((resolve, reject) => {
+      if (abort?.aborted) return reject(new TransientError(`${method} ${url.pathname} aborted`));
+      const req = this.transport.request(url, {
+        method,
+        agent: this.pool,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(payload && { 'content-type': 'application/json', 'content-length': payload.length }),
+        },
+      });
+      const fail = (why: string, cause?: unknown) => {
+        abort?.removeEventListener('abort', onAbort);
+        reject(new TransientError(`${method} ${url.pathname} failed: ${why}`, { cause }));
+      };
+      const onAbort = () => req.destroy(new Error('aborted'));
+      abort?.addEventListener('abort', onAbort, { once: true });
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      req.on('error', (err) => fail(err.message, err));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (err) => fail(err.message, err));
+        res.on('end', () => {
+          abort?.removeEventListener('abort', onAbort);
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (status === 401) return reject(new AgentUnauthorizedError());
+          if (status >= 500 || status === 429 || status === 408) {
+            return reject(new TransientError(`${method} ${url.pathname} answered ${status}: ${text.slice(0, 200)}`));
+          }
+          let parsed: unknown = null;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = text;
+          }
+          resolve({ status, body: parsed });
+        });
+      });
+      req.end(payload);
+    });
+  }
+}

@@ -1,0 +1,16 @@
+import type { ProblemBody } from '../errors/problem-body.js';
+import type { Delivery } from '../store/records.js';
+
+/** The server's answer to an ack or a state update, whichever transport carried it. */
+export interface AgentReply {
+  /** HTTP status (the WebSocket `result` message carries the same). */
+  status: number;
+  body: unknown;
+}
+
+/**
+ * The settled outcome of an acknowledgement: recorded (also when it repeats an earlier one),
+ * or refused for good (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED,
+ * 404 NOT_FOUND, 4xx for a malformed ack).
+ */
+export type AckAnswer = { ok: true; delivery: Delivery } | { ok: false; status: number; problem: ProblemBody };

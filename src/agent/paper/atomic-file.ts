@@ -1,0 +1,25 @@
+import { open, rename } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Replaces `file` with `content` so that after a crash at any moment the file holds either
+ * the old or the new content, never a mix: write a temporary file beside it, fsync it, rename
+ * it over the old one, fsync the directory so the rename itself is durable.
+ */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
+  const dir = await open(path.dirname(file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}

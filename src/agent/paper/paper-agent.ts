@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import {
+  applySignal,
+  applyTick,
+  createEngineState,
+  summarize,
+  type EngineState,
+  type InstrumentsFile,
+  type Quote,
+  type Tick,
+} from '../../engine/index.js';
+import { canonicalSymbol } from '../../engine/symbol-map.js';
+import { renderSignalText } from '../../language/render-signal-text.js';
+import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
+import { AgentClosedError } from '../agent-errors.js';
+import { AgentLock } from './agent-lock.js';
+import { type ExecutedSignal, forgetSettled, PaperJournal } from './paper-journal.js';
+import type { PriceFeed } from './price-feed.js';
+import { RandomWalkFeed } from './random-walk-feed.js';
+import { TickFileFeed } from './tick-file-feed.js';
+
+/** The snapshot is published after every change and at least this often (equity moves with prices). */
+const PUBLISH_EVERY_MS = 5000;
+
+export interface PaperAgentOptions {
+  server: string;
+  token: string;
+  transport: TransportChoice;
+  /** `SIGNALGATE_DATA_DIR`: the account lives under `<dataDir>/agents/<token digest>/`. */
+  dataDir: string;
+  balance: number;
+  currency: string;
+  defaultVolumeLots: number | null;
+  instruments: InstrumentsFile;
+  /** Ticks to replay in real time (sorted by time); null: the random walk. */
+  ticks: readonly Tick[] | null;
+  /** Random-walk seed; null: random. Ignored when continuing a stored walk. */
+  seed: number | null;
+  log: Logger;
+}
+
+/**
+ * The paper-trading agent (CONTRACT §7): executes its signals with the engine on a simulated
+ * account fed by a random walk or a ticks file, keeps the account and each executed signal's
+ * outcome on disk before acknowledging it, and publishes the account snapshot.
+ *
+ * Restart safety: a signal's effect and its outcome are written in one atomic file write
+ * before the ack, so after a crash a redelivered signal is either found in the file (acked
+ * again with the stored outcome, not executed again) or absent together with its effect
+ * (executed now, for the first time).
+ */
+export class PaperAgent {
+  private state!: EngineState;
+  private readonly executed = new Map<string, ExecutedSignal>();
+  private agentId: string | null = null;
+  private feed!: PriceFeed;
+  private journal!: PaperJournal;
+  private lock: AgentLock | null = null;
+  private client: AgentClient | null = null;
+  private publishTimer: NodeJS.Timeout | null = null;
+  private fatal: Error | null = null;
+
+  constructor(private readonly options: PaperAgentOptions) {}
+
+  /** Runs until `stop()` (resolves) or until the token is refused or the disk fails (rejects). */
+  async run(): Promise<void> {
+    const { options } = this;
+    const log = options.log;
+    const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    this.lock = AgentLock.acquire(path.join(dir, 'agent.lock'));
+    try {
+      const file = path.join(dir, 'paper-account.json');
+      const book = await PaperJournal.load(file);
+      this.restore(book);
+      this.journal = new PaperJournal(file, () => ({
+        agentId: this.agentId,
+        engine: this.state,
+        executed: [...this.executed.values()],
+        feed: this.feed.position(),
+      }));
+      log.info(
+        { file, balance: this.state.balance, currency: this.state.config.currency, executed: this.executed.size, resumed: book !== null },
+        'paper account ready',
+      );
+      const client = new AgentClient({
+        server: options.server,
+        token: options.token,
+        transport: options.transport,
+        log,
+        onStatus: (status) => {
+          if (status.transport !== null && client.agent) this.agentId = client.agent.id;
+          if (status.transport !== null) void this.publish();
+        },
+      });
+      this.client = client;
+      this.feed.start((tick) => this.onTick(tick));
+      this.publishTimer = setInterval(() => void this.publish(), PUBLISH_EVERY_MS);
+      // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
+      // now, also for signals that expired meanwhile and will not be handed out again.
+      for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
+      for await (const signal of client.signals()) {
+        await this.handle(signal);
+        if (this.fatal) break;
+      }
+    } finally {
+      await this.shutdown();
+    }
+    if (this.fatal) throw this.fatal;
+  }
+
+  async stop(): Promise<void> {
+    await this.client?.close();
+  }
+
+  private restore(book: Awaited<ReturnType<typeof PaperJournal.load>>): void {
+    const { options } = this;
+    const fresh = createEngineState({
+      balance: options.balance,
+      currency: book?.engine.config.currency ?? options.currency,
+      instruments: options.instruments.instruments,
+      symbolMap: options.instruments.symbolMap,
+      defaultVolumeLots: options.defaultVolumeLots,
+    });
+    // The stored account wins (balance, currency, positions); instruments follow this run's flags.
+    this.state = book ? { ...book.engine, config: fresh.config } : fresh;
+    this.agentId = book?.agentId ?? null;
+    for (const entry of book?.executed ?? []) this.executed.set(entry.id, entry);
+    if (options.ticks !== null) {
+      const applied = book?.feed?.kind === 'ticks-file' ? book.feed.applied : 0;
+      this.feed = new TickFileFeed(options.ticks, applied, () => options.log.info('the ticks file is played out; prices stay where they are'));
+    } else {
+      const stored = book?.feed?.kind === 'random-walk' ? book.feed.randomState : null;
+      const seed = stored ?? options.seed ?? Math.floor(Math.random() * 2 ** 32);
+      const last = new Map<string, Quote>();
+      for (const [symbol, quote] of Object.entries(this.state.quotes)) {
+        last.set(canonicalSymbol(this.state.config.symbolMap, symbol), quote);
+      }
+      this.feed = new RandomWalkFeed(seed, last);
+    }
+  }
+
+  private async handle(signal: AgentSignal): Promise<void> {
+    const log = this.options.log;
+    const known = this.executed.get(signal.id);
+    if (known) {
+      log.info({ signalId: signal.id, seq: signal.seq, status: known.outcome.status }, 'signal already executed; acknowledging it again');
+      await this.acknowledge(known);
+      return;
+    }
+    const now = Date.now();
+    let outcome: ExecutedSignal['outcome'];
+    if (now > Date.parse(signal.expiresAt)) {
+      // Handed out in time but reached only now (a backlog): a late order is worse than none.
+      outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    } else {
+      try {
+        const step = applySignal(this.state, signal.signal, now, { signalId: signal.id, text: renderSignalText(signal.signal) });
+        this.state = step.state;
+        outcome = { status: step.outcome.status, message: step.outcome.message, result: { events: step.events } };
+      } catch (err) {
+        outcome = { status: 'failed', message: `the paper engine failed: ${(err as Error).message}`, result: null };
+      }
+    }
+    const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date(now).toISOString(), outcome, acked: false };
+    this.executed.set(signal.id, entry);
+    log.info({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
+    try {
+      await this.journal.save();
+    } catch (err) {
+      // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
+      // server hands the signal out again and a restarted agent executes it on the stored account.
+      this.fatal = new Error(`could not write the paper account: ${(err as Error).message}`);
+      return;
+    }
+    await this.acknowledge(entry);
+    void this.publish();
+  }
+
+  private async acknowledge(entry: ExecutedSignal): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const answer = await client.ack(entry.id, entry.outcome);
+      if (!answer.ok) {
+        this.options.log.warn({ signalId: entry.id, status: answer.status, problem: answer.problem }, 'the server refused the acknowledgement');
+      }
+      entry.acked = true;
+      forgetSettled(this.executed);
+    } catch (err) {
+      if (!(err instanceof AgentClosedError)) this.options.log.error({ signalId: entry.id, err: (err as Error).message }, 'acknowledgement failed');
+    }
+  }
+
+  private onTick(tick: Tick): void {
+    let events;
+    try {
+      ({ state: this.state, events } = applyTick(this.state, tick));
+    } catch (err) {
+      this.options.log.warn({ tick, err: (err as Error).message }, 'tick ignored');
+      return;
+    }
+    if (events.length === 0) return;
+    for (const event of events) this.options.log.info({ event }, 'account event');
+    this.journal.save().catch((err: Error) => this.options.log.error({ err: err.message }, 'could not write the paper account'));
+    void this.publish();
+  }
+
+  private async publish(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const { type: _type, time, ...account } = summarize(this.state, Date.now());
+    await client.publishState({ ...account, updatedAt: new Date(time).toISOString(), paper: true });
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.publishTimer) clearInterval(this.publishTimer);
+    this.feed?.stop();
+    await this.client?.close();
+    try {
+      if (this.journal) await this.journal.save();
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'could not write the paper account on shutdown');
+    }
+    this.lock?.release();
+  }
+}

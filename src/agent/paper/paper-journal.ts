@@ -1,0 +1,100 @@
+import { readFile } from 'node:fs/promises';
+import type { EngineState } from '../../engine/index.js';
+import type { AckStatus } from '../../store/records.js';
+import { writeFileAtomic } from './atomic-file.js';
+import type { FeedPosition } from './price-feed.js';
+
+/** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
+const KEPT_SETTLED = 1000;
+
+/** A signal the paper account executed (or refused), and what was acknowledged for it. */
+export interface ExecutedSignal {
+  id: string;
+  seq: number;
+  executedAt: string;
+  outcome: { status: AckStatus; message: string | null; result: unknown };
+  /** The server settled the ack; until then it is sent again after a restart. */
+  acked: boolean;
+}
+
+/** The paper account on disk: the engine state and the signals it holds, in one file. */
+export interface PaperBook {
+  version: 1;
+  agentId: string | null;
+  engine: EngineState;
+  /** Oldest first. */
+  executed: ExecutedSignal[];
+  feed: FeedPosition;
+  savedAt: string;
+}
+
+/**
+ * Keeps the paper book in one file, replaced atomically. Because the account and the list of
+ * executed signals change in the same write, a restart finds a signal's effect on the account
+ * exactly when it finds the signal listed: it never executes one twice nor loses one it acked.
+ */
+export class PaperJournal {
+  private current: Promise<void> | null = null;
+  private pending: Promise<void> | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly snapshot: () => Omit<PaperBook, 'version' | 'savedAt'>,
+  ) {}
+
+  static async load(file: string): Promise<PaperBook | null> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    const book = JSON.parse(text) as PaperBook;
+    if (book.version !== 1 || typeof book.engine !== 'object' || !Array.isArray(book.executed)) {
+      throw new Error(`${file} is not a paper account this version can read`);
+    }
+    return book;
+  }
+
+  /**
+   * Resolves once a write that began after this call is durable, so everything changed
+   * before the call is on disk. Calls made while a write waits to start share it.
+   */
+  save(): Promise<void> {
+    if (this.pending) return this.pending;
+    const previous = this.current ?? Promise.resolve();
+    const next: Promise<void> = previous
+      .catch(() => undefined)
+      .then(async () => {
+        this.pending = null;
+        this.current = next;
+        try {
+          const book: PaperBook = { version: 1, ...this.snapshot(), savedAt: new Date().toISOString() };
+          await writeFileAtomic(this.file, JSON.stringify(book));
+        } finally {
+          if (this.current === next) this.current = null;
+        }
+      });
+    this.pending = next;
+    return next;
+  }
+}
+
+/**
+ * Forgets the oldest settled outcomes beyond the latest KEPT_SETTLED; unacknowledged ones are
+ * always kept. A settled signal is not handed out again, so only a redelivery racing the ack
+ * needs the memory.
+ */
+export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
+  let excess = -KEPT_SETTLED;
+  for (const entry of executed.values()) if (entry.acked) excess += 1;
+  if (excess <= 0) return;
+  for (const [id, entry] of executed) {
+    if (excess <= 0) break;
+    if (entry.acked) {
+      executed.delete(id);
+      excess -= 1;
+    }
+  }
+}
