@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
 import type { Store } from '../store/store.js';
@@ -19,7 +19,8 @@ export interface ServerOptions {
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One access line per request is written by the onResponse hook below, with the key masked.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 64 * 1024,
     requestTimeout: 30_000,
     return503OnClosing: false,
@@ -37,6 +38,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return sendProblem(reply, [
       { code: 'SHUTTING_DOWN', detail: 'the server is shutting down and recorded nothing; send the request again in a moment' },
     ]);
+  });
+
+  // Answers finished while draining close their connection, so keep-alive clients do not hold
+  // the shutdown open until their idle timeout.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
   });
 
   app.addHook('onResponse', async (request, reply) => {

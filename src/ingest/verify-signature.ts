@@ -51,7 +51,7 @@ export function verifySignature(secret: string, rawBody: Buffer, headers: Signat
       ok: false,
       param: 'secret',
       detail:
-        "the 'secret' query parameter is retired and never authenticates; sign the body and send X-Signature: sha256=<hex> (or X-Signalgate-Secret)",
+        "the 'secret' query parameter is retired and never authenticates; send the signature in the X-Signature header (sha256=<hex>) or the secret in the X-Signalgate-Secret header",
     };
   }
   return {
