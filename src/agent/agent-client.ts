@@ -194,10 +194,9 @@ export class AgentClient {
     if (this.stop.signal.aborted) link.close();
     const end = await link.ended;
     this.link = null;
-    // Refused by something that is not signalgate's agent endpoint (a proxy without
-    // WebSocket support), or no handshake in time: long-poll may still get through.
-    const fallback = !end.opened && ((end.status !== null && end.status !== 401 && end.status !== 503) || end.timedOut);
-    return { ...end, fallback };
+    // Never came up (a proxy without WebSocket support, or the server is down): long-poll
+    // may still get through; when it fails too, the next attempt is the WebSocket again.
+    return { ...end, fallback: !end.opened && !end.unauthorized };
   }
 
   /** Polls until an error (answered) or `giveUp()` says to try the WebSocket again (null). */

@@ -20,8 +20,6 @@ export interface LinkEnd {
   unauthorized: boolean;
   /** The HTTP status the upgrade was refused with, if it was. */
   status: number | null;
-  /** No handshake answer in time. */
-  timedOut: boolean;
   reason: string;
 }
 
@@ -44,7 +42,6 @@ export class WebSocketLink {
     let unauthorized = false;
     let reason = 'closed';
     let status: number | null = null;
-    let timedOut = false;
     this.ended = new Promise<LinkEnd>((resolve) => {
       this.ws.on('unexpected-response', (_req, res) => {
         status = res.statusCode ?? 0;
@@ -56,14 +53,13 @@ export class WebSocketLink {
       this.ws.on('error', (err) => {
         if (status !== null) return;
         reason = err.message;
-        if (/handshake has timed out/i.test(err.message)) timedOut = true;
       });
       this.ws.on('close', (code, why) => {
         if (this.silence) clearTimeout(this.silence);
         if (this.opened) reason = `closed with ${code}${why.length > 0 ? ` (${why.toString()})` : ''}`;
         for (const waiting of this.pending.values()) waiting.reject(new TransientError(`WebSocket ${reason}`));
         this.pending.clear();
-        resolve({ opened: this.opened, unauthorized, status, timedOut, reason });
+        resolve({ opened: this.opened, unauthorized, status, reason });
       });
     });
     this.ws.on('open', () => {

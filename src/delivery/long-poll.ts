@@ -29,10 +29,11 @@ export async function longPoll(
   try {
     while (true) {
       const signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+      if (signals.length > 0 || board.closing || abort.aborted) return signals;
       const left = deadline - Date.now();
-      if (signals.length > 0 || left <= 0 || board.closing || abort.aborted) return signals;
-      await latch.wait(left);
-      if (board.closing || abort.aborted) return [];
+      if (left <= 0) return [];
+      // Woken or not, a wait that ran out answers empty: the next poll takes what came since.
+      if (!(await latch.wait(left)) || board.closing || abort.aborted) return [];
     }
   } finally {
     abort.removeEventListener('abort', onAbort);

@@ -11,14 +11,15 @@ import { type PushDependencies, PushSession } from './push-session.js';
 const HEARTBEAT_MS = 15_000;
 /** Agents get this long to answer the going-away close before their sockets are cut. */
 const CLOSE_GRACE_MS = 1_000;
-const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Frames beyond this close the connection (1009); messages beyond MAX_MESSAGE_BYTES are refused with 413. */
+const MAX_FRAME_BYTES = 1024 * 1024;
 
 /**
  * The WebSocket transport, on the HTTP server's `upgrade` event. The token is checked before
  * the upgrade: a wrong or missing one gets a plain 401 problem answer and no socket.
  */
 export class PushServer {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   private readonly alive = new WeakMap<WebSocket, boolean>();
   private readonly heartbeat: NodeJS.Timeout;
   private closing = false;

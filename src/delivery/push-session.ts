@@ -10,6 +10,9 @@ import type { DeliveryBoard } from './delivery-board.js';
 import { CLOSE_INTERNAL_ERROR, type ResultMessage, type ServerMessage } from './push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 
+/** The largest agent message taken, as the HTTP endpoints' body limit. */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+
 export interface PushDependencies {
   store: Store;
   board: DeliveryBoard;
@@ -98,6 +101,10 @@ export class PushSession {
     }
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
+    if (byteLength(data) > MAX_MESSAGE_BYTES) {
+      this.reply(ref, failure({ code: 'PAYLOAD_TOO_LARGE', detail: `a message may hold at most ${MAX_MESSAGE_BYTES} bytes` }));
+      return;
+    }
     try {
       if (type === 'ack') {
         const { id, ...ack } = fields;
@@ -136,4 +143,9 @@ export class PushSession {
   private send(message: ServerMessage): void {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
   }
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }

@@ -14,8 +14,8 @@ export class WakeLatch {
     release?.();
   }
 
-  /** Resolves at the first `fire()` since the last `wait` returned, or after `ms`. */
-  async wait(ms: number): Promise<void> {
+  /** Resolves true at the first `fire()` since the last wait returned, false after `ms` without one. */
+  async wait(ms: number): Promise<boolean> {
     if (!this.fired && ms > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
@@ -28,6 +28,8 @@ export class WakeLatch {
         };
       });
     }
+    const fired = this.fired;
     this.fired = false;
+    return fired;
   }
 }

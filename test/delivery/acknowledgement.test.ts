@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+
+describe('POST /api/agent/signals/{id}/ack', () => {
+  let server: TestServer;
+  let agent: TestAgent;
+  let accountId: string;
+  let authKey: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const account = await accountWithAgents(server, ['mt5']);
+    agent = account.agents[0]!;
+    accountId = account.accountId;
+    authKey = (await sourceFor(server, accountId)).authKey;
+  });
+  afterAll(() => server.stop());
+
+  const ack = (id: string, body: unknown) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
+  const take = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
+
+  it('records executed and rejected outcomes, shown in the admin signal record', async () => {
+    const executed = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1');
+    const rejected = await postSignal(server.url, authKey, 'EURUSD,closesell');
+    await take();
+    const fill = { ticket: 4711, price: 1.0852 };
+    const first = await ack(executed, { status: 'executed', message: 'opened buy 0.1 EURUSD', result: fill });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ signalId: executed, agentId: agent.id, status: 'executed', result: fill });
+    const second = await ack(rejected, { status: 'rejected', message: 'no open sell positions on EURUSD' });
+    expect(second.status).toBe(200);
+
+    const [e] = await deliveriesOf(server, executed);
+    expect(e).toMatchObject({ agentId: agent.id, status: 'executed', message: 'opened buy 0.1 EURUSD', result: fill, attempts: 1 });
+    expect(e.ackedAt).not.toBeNull();
+    const [r] = await deliveriesOf(server, rejected);
+    expect(r).toMatchObject({ status: 'rejected', message: 'no open sell positions on EURUSD' });
+  });
+
+  it('answers a repeated acknowledgement again, and refuses a different one with 409 ALREADY_ACKNOWLEDGED', async () => {
+    const id = await postSignal(server.url, authKey, 'GBPUSD,buy');
+    await take();
+    expect((await ack(id, { status: 'failed', message: 'broker offline' })).status).toBe(200);
+    const repeat = await ack(id, { status: 'failed', message: 'broker offline' });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.status).toBe('failed');
+    const conflict = await ack(id, { status: 'executed' });
+    expect(conflict.status).toBe(409);
+    expect(conflict.contentType).toContain('application/problem+json');
+    expect(conflict.body.code).toBe('ALREADY_ACKNOWLEDGED');
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery.status).toBe('failed');
+  });
+
+  it('answers 404 for a signal that was never queued for the agent', async () => {
+    const res = await ack('sig_nonexistent', { status: 'executed' });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('NOT_FOUND');
+  });
+
+  it.each([
+    [{ status: 'done' }, 'status'],
+    [{}, 'status'],
+    [{ status: 'executed', message: 42 }, 'message'],
+    [{ status: 'executed', outcome: 'ok' }, 'outcome'],
+  ])('refuses the malformed acknowledgement %j with 422 naming %s', async (body, param) => {
+    const id = await postSignal(server.url, authKey, 'USDCHF,sell');
+    await take();
+    const res = await ack(id, body);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'INVALID_FIELD', param });
+    expect((await deliveriesOf(server, id))[0].status).toBe('delivered');
+    await ack(id, { status: 'executed' });
+  });
+
+  it('refuses a body that is not a JSON object with 400', async () => {
+    const res = await ack('sig_any', ['executed']);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_REQUEST');
+  });
+
+  it('marks a signal older than maxSignalAgeSeconds expired, never hands it out, and refuses its ack with 409 SIGNAL_EXPIRED', async () => {
+    const shortLived = await sourceFor(server, accountId, { maxSignalAgeSeconds: 1 });
+    const id = await postSignal(server.url, shortLived.authKey, 'EURUSD,buy');
+    // The agent is offline longer than the signal may live.
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const fresh = await postSignal(server.url, authKey, 'EURUSD,sell');
+    const res = await take();
+    expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual([fresh]);
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery).toMatchObject({ status: 'expired', deliveredAt: null, attempts: 0 });
+    const late = await ack(id, { status: 'executed' });
+    expect(late.status).toBe(409);
+    expect(late.body.code).toBe('SIGNAL_EXPIRED');
+    await ack(fresh, { status: 'executed' });
+  });
+});

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, agentRequest, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+
+describe('GET /api/agent/signals (long-poll)', () => {
+  let server: TestServer;
+  let agent: TestAgent;
+  let authKey: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const account = await accountWithAgents(server, ['mt5']);
+    agent = account.agents[0]!;
+    authKey = (await sourceFor(server, account.accountId)).authKey;
+  });
+  afterAll(() => server.stop());
+
+  const poll = (query = '') => agentRequest(server.url, agent.token, 'GET', `/api/agent/signals${query}`);
+  const ackAll = async (signals: Array<{ id: string }>) => {
+    for (const s of signals) expect((await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' })).status).toBe(200);
+  };
+
+  it('answers pending signals oldest first, in the record shape of CONTRACT §6', async () => {
+    const first = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20');
+    const second = await postSignal(server.url, authKey, 'GBPUSD,sell');
+    const res = await poll();
+    expect(res.status).toBe(200);
+    expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual([first, second]);
+    const [a, b] = res.body.signals;
+    expect(Object.keys(a).sort()).toEqual(['expiresAt', 'id', 'receivedAt', 'seq', 'signal', 'sourceId']);
+    expect(b.seq).toBeGreaterThan(a.seq);
+    expect(a.signal).toEqual({ symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } });
+    expect(Date.parse(a.expiresAt) - Date.parse(a.receivedAt)).toBe(120_000);
+    await ackAll(res.body.signals);
+  });
+
+  it('hands an unacknowledged signal out again on the next poll, and an acknowledged one never again', async () => {
+    const id = await postSignal(server.url, authKey, 'USDJPY,buy');
+    const once = await poll();
+    expect(once.body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    const again = await poll();
+    expect(again.body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    await ackAll(again.body.signals);
+    expect((await poll()).body.signals).toEqual([]);
+  });
+
+  it('holds a poll with nothing pending and answers it with the signal posted while it waits', async () => {
+    let answered = false;
+    const waiting = poll('?wait=20').then((res) => {
+      answered = true;
+      return res;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
+    const id = await postSignal(server.url, authKey, 'XAUUSD,buy');
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    await ackAll(res.body.signals);
+  });
+
+  it('answers an empty list when the wait runs out', async () => {
+    const res = await poll('?wait=0.2');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ signals: [] });
+  });
+
+  it.each(['31', '-1', 'soon', '', '1e3'])('refuses wait=%s with a 400 problem naming the parameter', async (wait) => {
+    const res = await poll(`?wait=${wait}`);
+    expect(res.status).toBe(400);
+    expect(res.contentType).toContain('application/problem+json');
+    expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'wait' });
+  });
+});

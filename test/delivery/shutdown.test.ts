@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { startTestServer } from '../support/start-test-server.js';
+import { accountWithAgents, agentRequest } from './support/delivery-setup.js';
+import { RawSocket } from './support/raw-socket.js';
+
+describe('server close with agents connected', () => {
+  it('answers waiting polls and closes sockets with 1001 (going away) instead of waiting for them', async () => {
+    const server = await startTestServer();
+    const agent = (await accountWithAgents(server, ['mt5'])).agents[0]!;
+    const socket = await RawSocket.open(server.url, agent.token);
+    await socket.next((m) => m.type === 'hello');
+    const poll = agentRequest(server.url, agent.token, 'GET', '/api/agent/signals?wait=30');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    // A poll holding for 30 s would otherwise keep the server (and this test) waiting past its timeout.
+    await server.stop();
+    expect(await socket.closed).toBe(1001);
+    const answer = await poll;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ signals: [] });
+  }, 20_000);
+});

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import { RawSocket } from './support/raw-socket.js';
+
+describe('WebSocket push at /api/agent/ws', () => {
+  let server: TestServer;
+  let agent: TestAgent;
+  let authKey: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const account = await accountWithAgents(server, ['mt5']);
+    agent = account.agents[0]!;
+    authKey = (await sourceFor(server, account.accountId)).authKey;
+  });
+  afterAll(() => server.stop());
+
+  it('greets, pushes what is pending, then each new signal as it is accepted, in queue order', async () => {
+    const before = await postSignal(server.url, authKey, 'EURUSD,buy');
+    const socket = await RawSocket.open(server.url, agent.token);
+    const hello = await socket.next((m) => m.type === 'hello');
+    expect(hello).toEqual({ type: 'hello', agent: { id: agent.id, name: 'mt5', accountId: expect.any(String) }, window: 100 });
+    expect((await socket.waitForSignals(1)).map((s) => s.id)).toEqual([before]);
+
+    const live = [await postSignal(server.url, authKey, 'GBPUSD,sell,vol=0.2'), await postSignal(server.url, authKey, 'USDJPY,buy')];
+    const pushed = await socket.waitForSignals(3);
+    expect(pushed.map((s) => s.id)).toEqual([before, ...live]);
+    expect(pushed[1]).toMatchObject({ sourceId: expect.any(String), signal: { symbol: 'GBPUSD', action: 'sell', volume: { type: 'lots', value: 0.2 } } });
+    // The same record as the long-poll answers.
+    const polled = (await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals;
+    expect(polled).toEqual(pushed);
+
+    for (const s of pushed) expect((await socket.request({ type: 'ack', id: s.id, status: 'executed' })).status).toBe(200);
+    socket.close();
+    await socket.closed;
+  });
+
+  it('takes acks and state updates, answering each with a result carrying the HTTP status and body', async () => {
+    const id = await postSignal(server.url, authKey, 'XAUUSD,buy');
+    const socket = await RawSocket.open(server.url, agent.token);
+    await socket.waitForSignals(1);
+
+    const ack = await socket.request({ type: 'ack', id, status: 'rejected', message: 'market closed', result: { code: 10018 } });
+    expect(ack).toMatchObject({ type: 'result', status: 200, body: { signalId: id, status: 'rejected', message: 'market closed' } });
+    const conflict = await socket.request({ type: 'ack', id, status: 'executed' });
+    expect(conflict).toMatchObject({ status: 409, body: { code: 'ALREADY_ACKNOWLEDGED' } });
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'rejected', result: { code: 10018 } });
+
+    const state = { balance: 5000, equity: 4990, currency: 'EUR', positions: [], orders: [] };
+    expect(await socket.request({ type: 'state', state })).toMatchObject({ status: 200, body: { savedAt: expect.any(String) } });
+    expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state).toEqual(state);
+
+    expect(await socket.request({ type: 'state', state: 'rich' })).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST' } });
+    expect(await socket.request({ type: 'ack', status: 'executed' })).toMatchObject({ status: 422, body: { param: 'id' } });
+    expect(await socket.request({ type: 'subscribe' })).toMatchObject({ status: 400, body: { param: 'type' } });
+    const from = socket.messages.length;
+    socket.sendRaw('not json');
+    expect(await socket.next((m) => m.type === 'result', from)).toMatchObject({ ref: null, status: 400 });
+    socket.close();
+  });
+
+  it('hands a signal pushed but not acknowledged out again on the next connection', async () => {
+    const id = await postSignal(server.url, authKey, 'EURGBP,sell');
+    const first = await RawSocket.open(server.url, agent.token);
+    expect((await first.waitForSignals(1)).map((s) => s.id)).toEqual([id]);
+    first.close();
+    await first.closed;
+    const second = await RawSocket.open(server.url, agent.token);
+    expect((await second.waitForSignals(1)).map((s) => s.id)).toEqual([id]);
+    await second.request({ type: 'ack', id, status: 'executed' });
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'executed', attempts: 2 });
+    second.close();
+  });
+});
