@@ -201,7 +201,8 @@ export class AgentClient {
 
   /** Polls until an error (answered) or `giveUp()` says to try the WebSocket again (null). */
   private async runLongPoll(giveUp: () => boolean): Promise<Error | null> {
-    const wait = this.options.pollWaitSeconds ?? 25;
+    // The first poll does not wait, so the connection is known (and announced) at once.
+    let wait = 0;
     let announced = false;
     while (!this.stop.signal.aborted && !giveUp()) {
       // Everything handed to the consumer is acked first, or the poll would hand it out again.
@@ -215,6 +216,7 @@ export class AgentClient {
       }
       if (!announced) {
         announced = true;
+        wait = this.options.pollWaitSeconds ?? 25;
         this.connected('long-poll');
       }
       const fresh = this.inbox.offer(signals);

@@ -5,7 +5,7 @@ import { writeFileAtomic } from './atomic-file.js';
 import type { FeedPosition } from './price-feed.js';
 
 /** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
-const KEPT_SETTLED = 1000;
+const KEPT_SETTLED = 256;
 
 /** A signal the paper account executed (or refused), and what was acknowledged for it. */
 export interface ExecutedSignal {

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { accountWithAgents, deliveriesOf, postSignal, sourceFor, type TestAgent, waitUntil } from '../delivery/support/delivery-setup.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { AgentProcess } from './support/agent-process.js';
+import { HttpOnlyProxy } from './support/http-only-proxy.js';
+
+/**
+ * An agent that executed a signal but whose ack never reached the server (the path failed),
+ * killed with SIGKILL in that state: the server still counts the signal as unacknowledged.
+ */
+describe('an agent killed between executing a signal and its acknowledgement', () => {
+  let server: TestServer;
+  let proxy: HttpOnlyProxy;
+  const processes: AgentProcess[] = [];
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    proxy = await HttpOnlyProxy.start(server.url);
+  });
+  afterEach(async () => {
+    for (const p of processes.splice(0)) await p.kill();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await server.stop();
+  });
+
+  const tempDir = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-agent-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) => {
+    const p = AgentProcess.start(url, agent.token, dir, ['--seed', '3', ...args]);
+    processes.push(p);
+    return p;
+  };
+
+  /** Runs an agent through the proxy until it executed `text`, then kills it while its ack is refused. */
+  async function executeThenKill(text: string) {
+    const { accountId, agents } = await accountWithAgents(server, ['paper']);
+    const agent = agents[0]!;
+    const source = await sourceFor(server, accountId);
+    const dir = tempDir();
+    proxy.refuseAcks = true;
+    const first = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
+    await first.connected('long-poll');
+    const id = await postSignal(server.url, source.authKey, text);
+    const handled = await first.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the signal executed');
+    // Logged once the outcome is on disk and the ack has failed.
+    await first.waitForLog((l) => l.msg === 'ack not delivered yet; retrying' && l.signalId === id, 'a refused ack');
+    await first.kill();
+    proxy.refuseAcks = false;
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery).toMatchObject({ status: 'delivered', ackedAt: null });
+    return { agent, dir, id, handled, authKey: source.authKey };
+  }
+
+  it('hands the signal out again: an agent without the first one\'s disk executes it', async () => {
+    const { agent, id } = await executeThenKill('EURUSD,buy,vol=0.1');
+    const second = start(server.url, agent, tempDir());
+    const handled = await second.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the redelivered signal executed');
+    expect(handled.status).toBe('executed');
+    await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack');
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery.status).toBe('executed');
+    expect(delivery.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('does not execute it twice after a restart on the same disk: it acknowledges the stored outcome', async () => {
+    const { agent, dir, id, handled, authKey } = await executeThenKill('EURUSD,buy,vol=0.1,comment=once');
+    expect(handled.status).toBe('executed');
+    const restarted = start(server.url, agent, dir);
+    await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
+    await restarted.connected();
+    await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack of the stored outcome');
+
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery).toMatchObject({ status: 'executed', message: handled.message });
+    expect(restarted.handled().map((l) => l.signalId)).not.toContain(id);
+    // One position on the account, not two: the state the restarted agent publishes says so.
+    const positions = async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions ?? [];
+    await waitUntil(async () => (await positions()).length > 0, 'the published state');
+    expect((await positions()).map((p: { comment: string }) => p.comment)).toEqual(['once']);
+
+    // And the next signal is executed as usual on the same account.
+    const next = await postSignal(server.url, authKey, 'EURUSD,closebuy');
+    const closed = await restarted.waitForLog((l) => l.msg === 'signal handled' && l.signalId === next, 'the next signal');
+    expect(closed).toMatchObject({ status: 'executed', message: expect.stringMatching(/^closed position 1:/) });
+  });
+});

@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+const CLI = path.resolve('dist/cli/main.js');
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: any;
+}
+
+/** `signalgate agent --paper` as a real process (built by `npm run build`), its JSON log collected. */
+export class AgentProcess {
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private out = '';
+  private err = '';
+  private parsedUpTo = 0;
+  private readonly parsed: LogLine[] = [];
+  private readonly handledLines: LogLine[] = [];
+  private watchers: Array<() => void> = [];
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      this.out += chunk.toString();
+      // Parsed as they come (complete lines only), so waiting on a long log stays cheap.
+      const end = this.out.lastIndexOf('\n');
+      if (end >= this.parsedUpTo) {
+        for (const line of this.out.slice(this.parsedUpTo, end).split('\n')) {
+          if (!line.startsWith('{')) continue;
+          const entry = JSON.parse(line) as LogLine;
+          this.parsed.push(entry);
+          if (entry.msg === 'signal handled') this.handledLines.push(entry);
+        }
+        this.parsedUpTo = end + 1;
+      }
+      this.wake();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (this.err += chunk.toString()));
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code, signal) => {
+        this.wake();
+        resolve({ code, signal });
+      }),
+    );
+  }
+
+  static start(server: string, token: string, dataDir: string, args: string[] = []): AgentProcess {
+    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, '--token', token, '--paper', ...args], {
+      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new AgentProcess(child);
+  }
+
+  get stderr(): string {
+    return this.err;
+  }
+
+  lines(): LogLine[] {
+    return this.parsed;
+  }
+
+  /** The signals the agent executed (or refused), in the order it handled them. */
+  handled(): LogLine[] {
+    return this.handledLines;
+  }
+
+  /** Waits for a log line that matches; fails with the log when the agent exits or `timeoutMs` passes. */
+  waitForLog(match: (line: LogLine) => boolean, what: string, timeoutMs = 30_000): Promise<LogLine> {
+    return this.waitUntil(() => this.parsed.find(match), what, timeoutMs);
+  }
+
+  waitForHandled(count: number, timeoutMs = 60_000): Promise<LogLine> {
+    return this.waitUntil(() => this.handledLines[count - 1], `${count} signals handled`, timeoutMs);
+  }
+
+  private async waitUntil(probe: () => LogLine | undefined, what: string, timeoutMs: number): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const found = probe();
+      if (found) return found;
+      const exited = this.child.exitCode !== null || this.child.signalCode !== null;
+      if (exited || Date.now() > deadline) {
+        throw new Error(`agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.out.slice(-5000)}\n${this.err}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 200);
+        this.watchers.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  connected(transport?: 'websocket' | 'long-poll'): Promise<LogLine> {
+    return this.waitForLog((l) => l.msg === 'connected' && (transport === undefined || l.transport === transport), `connected ${transport ?? ''}`);
+  }
+
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  private wake(): void {
+    const watchers = this.watchers;
+    this.watchers = [];
+    for (const wake of watchers) wake();
+  }
+}

@@ -1,0 +1,48 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A reverse proxy in front of the server, standing for the network between an agent and
+ * signalgate: it forwards plain HTTP, never WebSocket upgrades (like a proxy without
+ * WebSocket support), and can be told to fail acknowledgements (503) as a broken path would.
+ */
+export class HttpOnlyProxy {
+  refuseAcks = false;
+  private constructor(
+    private readonly server: http.Server,
+    readonly url: string,
+  ) {}
+
+  static async start(target: string): Promise<HttpOnlyProxy> {
+    const upstream = new URL(target);
+    let proxy: HttpOnlyProxy | null = null;
+    const server = http.createServer((req, res) => {
+      if (proxy?.refuseAcks && req.method === 'POST' && /\/ack$/.test(req.url ?? '')) {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream unavailable');
+        req.resume();
+        return;
+      }
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      res.on('close', () => forward.destroy());
+      req.pipe(forward);
+    });
+    server.on('upgrade', (_req, socket) => {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new HttpOnlyProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return proxy;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
