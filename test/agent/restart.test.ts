@@ -42,10 +42,10 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   };
 
   /** Runs an agent through the proxy until it executed `text`, then kills it while its ack is refused. */
-  async function executeThenKill(text: string) {
+  async function executeThenKill(text: string, maxSignalAgeSeconds?: number) {
     const { accountId, agents } = await accountWithAgents(server, ['paper']);
     const agent = agents[0]!;
-    const source = await sourceFor(server, accountId);
+    const source = await sourceFor(server, accountId, maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds });
     const dir = tempDir();
     proxy.refuseAcks = true;
     const first = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
@@ -75,9 +75,12 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   it('does not execute it twice after a restart on the same disk: it acknowledges the stored outcome', async () => {
     const { agent, dir, id, handled, authKey } = await executeThenKill('EURUSD,buy,vol=0.1,comment=once');
     expect(handled.status).toBe('executed');
-    const restarted = start(server.url, agent, dir);
+    // Acks still fail at first, so the signal is certainly handed out again to the restarted agent.
+    proxy.refuseAcks = true;
+    const restarted = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
     await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
-    await restarted.connected();
+    await restarted.waitForLog((l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id, 'the redelivery');
+    proxy.refuseAcks = false;
     await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack of the stored outcome');
 
     const [delivery] = await deliveriesOf(server, id);
@@ -92,5 +95,15 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     const next = await postSignal(server.url, authKey, 'EURUSD,closebuy');
     const closed = await restarted.waitForLog((l) => l.msg === 'signal handled' && l.signalId === next, 'the next signal');
     expect(closed).toMatchObject({ status: 'executed', message: expect.stringMatching(/^closed position 1:/) });
+  });
+
+  it('settles the stored outcome even when the signal expired while the agent was down, so the log says it executed', async () => {
+    const { agent, dir, id, handled } = await executeThenKill('EURUSD,sell,vol=0.1', 2);
+    const [{ expiresAt }] = await deliveriesOf(server, id);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
+    const restarted = start(server.url, agent, dir);
+    await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the ack of the stored outcome', 10_000);
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'executed', message: handled.message });
+    expect(restarted.handled()).toEqual([]);
   });
 });
