@@ -2,8 +2,9 @@ import { pino, type Logger } from 'pino';
 import { maskSecret } from '../security/secret-digest.js';
 
 /**
- * Structured JSON lines on stdout. Keys, secrets and tokens never reach a log line: the
- * inbound path is masked and no header is ever serialized.
+ * Structured JSON lines on stdout. Keys, secrets and tokens never reach a log line: requests
+ * are serialized as method and masked path only (no headers, no query), and no code logs a
+ * record that holds a secret.
  */
 export function createLogger(level: string): Logger {
   return pino({
@@ -13,10 +14,6 @@ export function createLogger(level: string): Logger {
     serializers: {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-    },
-    redact: {
-      paths: ['authKey', 'token', 'hmacSecret', 'secret', '*.authKey', '*.token', '*.hmacSecret', '*.secret', 'headers', '*.headers'],
-      censor: '[redacted]',
     },
   });
 }

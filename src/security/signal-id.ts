@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 
+/** Tells apart ids made by several instances in the same millisecond; drawn once per process. */
+const instanceTag = randomBytes(4).toString('hex');
 let lastMillis = 0;
 let counter = 0;
 
 /**
  * Signal ids sort in acceptance order within one process (time, then a counter), so the
- * signal log lists same-millisecond signals in the order they arrived.
+ * signal log lists same-millisecond signals in the order they arrived. No randomness is drawn
+ * per id: this runs on every inbound request.
  */
 export function newSignalId(nowMillis: number): string {
   if (nowMillis > lastMillis) {
@@ -16,5 +19,5 @@ export function newSignalId(nowMillis: number): string {
   }
   const time = lastMillis.toString(36).padStart(9, '0');
   const seq = counter.toString(36).padStart(4, '0');
-  return `sig_${time}${seq}${randomBytes(4).toString('hex')}`;
+  return `sig_${time}${seq}${instanceTag}`;
 }

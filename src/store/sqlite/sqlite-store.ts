@@ -69,6 +69,9 @@ export class SqliteStore implements Store {
   private committedIngestTransactions = 0;
   private closed = false;
 
+  private readonly sourceCache = new Map<string, Source>();
+  private sourceCacheVersion = -1;
+
   constructor(
     readonly path: string,
     busyTimeoutMs: number,
@@ -213,6 +216,7 @@ export class SqliteStore implements Store {
   // Sources.
 
   async createSource(source: Source): Promise<void> {
+    this.sourceCache.clear();
     this.stmt(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
                             max_signal_age_seconds, created_at)
@@ -236,14 +240,30 @@ export class SqliteStore implements Store {
     return row ? sourceOf(row) : null;
   }
 
+  /**
+   * Every inbound request starts here, so found sources are cached. The cache is dropped on this
+   * connection's own source writes and whenever `data_version` says another connection (the
+   * CLI) committed, so a rotated key or deactivated source stops working at once.
+   */
   async findSourceByAuthKey(authKey: string): Promise<Source | null> {
+    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
+    if (version !== this.sourceCacheVersion) {
+      this.sourceCache.clear();
+      this.sourceCacheVersion = version;
+    }
+    const cached = this.sourceCache.get(authKey);
+    if (cached) return cached;
     const row = this.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as
       | SourceRow
       | undefined;
-    return row ? sourceOf(row) : null;
+    if (!row) return null;
+    const source = Object.freeze(sourceOf(row));
+    this.sourceCache.set(authKey, source);
+    return source;
   }
 
   async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+    this.sourceCache.clear();
     return this.db
       .transaction((): Source | null => {
         const row = this.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
