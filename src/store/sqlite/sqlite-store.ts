@@ -71,6 +71,7 @@ export class SqliteStore implements Store {
 
   private readonly sourceCache = new Map<string, Source>();
   private sourceCacheVersion = -1;
+  private sourceCacheChecked = false;
 
   constructor(
     readonly path: string,
@@ -246,10 +247,15 @@ export class SqliteStore implements Store {
    * CLI) committed, so a rotated key or deactivated source stops working at once.
    */
   async findSourceByAuthKey(authKey: string): Promise<Source | null> {
-    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
-    if (version !== this.sourceCacheVersion) {
-      this.sourceCache.clear();
-      this.sourceCacheVersion = version;
+    if (!this.sourceCacheChecked) {
+      // Asking costs a read transaction on the WAL: once per event-loop turn is enough.
+      this.sourceCacheChecked = true;
+      setImmediate(() => (this.sourceCacheChecked = false));
+      const version = this.stmt('PRAGMA data_version').pluck().get() as number;
+      if (version !== this.sourceCacheVersion) {
+        this.sourceCache.clear();
+        this.sourceCacheVersion = version;
+      }
     }
     const cached = this.sourceCache.get(authKey);
     if (cached) return cached;
