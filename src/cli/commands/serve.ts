@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/config.js';
-import { createLogger } from '../../logging/logger.js';
+import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService } from '../../service/start-service.js';
 
 export function registerServeCommand(program: Command): void {
@@ -27,10 +27,11 @@ export function registerServeCommand(program: Command): void {
         try {
           await service.close();
           logger.info('stopped');
-          logger.flush();
+          await flushLogger(logger);
           process.exit(0);
         } catch (err) {
           logger.error({ err }, 'shutdown failed');
+          await flushLogger(logger);
           process.exit(1);
         }
       };
