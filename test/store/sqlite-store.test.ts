@@ -136,8 +136,11 @@ describe('SQLite store', () => {
 
   it('finds its migrations beside the module, for both dialects', () => {
     expect(existsSync(migrationDirectory('sqlite'))).toBe(true);
-    expect(readMigrationFiles('sqlite').map((f) => f.version)).toEqual(readMigrationFiles('postgres').map((f) => f.version));
+    expect(existsSync(migrationDirectory('postgres'))).toBe(true);
+    // The dialects' histories may differ (PostgreSQL's 002 adds its server-side ingest function);
+    // both start from the same initial schema.
     expect(readMigrationFiles('sqlite')[0]).toMatchObject({ version: 1, name: 'initial' });
+    expect(readMigrationFiles('postgres')[0]).toMatchObject({ version: 1, name: 'initial' });
   });
 
   it('measures group-committed ingest throughput', async () => {

@@ -186,3 +186,17 @@ export function agentSignalOf(row: AgentSignalRow): AgentSignal {
     signal: row.normalized,
   };
 }
+
+/**
+ * A `signals` row as `row_to_json` renders it inside a server-side function: timestamptz as
+ * an ISO string with offset, bytea as `\x` hex, json columns embedded.
+ */
+export type SignalJsonRow = Omit<SignalRow, 'received_at' | 'raw_body'> & { received_at: string; raw_body: string };
+
+export function signalOfJson(row: SignalJsonRow): SignalRecord {
+  return signalOf({
+    ...row,
+    received_at: new Date(row.received_at),
+    raw_body: Buffer.from(row.raw_body.startsWith('\\x') ? row.raw_body.slice(2) : row.raw_body, 'hex'),
+  });
+}

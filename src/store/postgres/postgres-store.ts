@@ -11,10 +11,11 @@ import type {
   Store,
 } from '../store.js';
 import { authKeyHash } from '../auth-key-hash.js';
-import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
-import { DELIVERY_CHANNEL, DeliveryChannel, deliveryPayloads } from './delivery-channel.js';
+import { Batches, type ItemResult } from './batches.js';
+import { DeliveryChannel } from './delivery-channel.js';
+import { ingestDone, ingestItem, type IngestAnswer, type IngestDone, type IngestItem } from './ingest-batch.js';
 import { migratePostgres } from './migrate-postgres.js';
 import {
   accountOf,
@@ -52,9 +53,15 @@ const MAX_ATTEMPTS = 3;
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-interface IngestDone {
-  outcome: IngestOutcome;
-  agentIds: string[];
+/**
+ * Items per ingest batch. Each item is a subtransaction; above 64 in one transaction PostgreSQL
+ * marks its snapshot data "overflowed", which slows every other session's visibility checks.
+ */
+const MAX_BATCH = 50;
+
+/** Byte order, as the database compares ids (`COLLATE "C"`) and as every instance sorts. */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Opens the PostgreSQL store (a connection pool); `migrate()` must run before use. */
@@ -67,10 +74,12 @@ export function openPostgresStore(options: PostgresStoreOptions): PostgresStore 
 }
 
 /**
- * The PostgreSQL store: several instances may share one database. Every ingest is one
- * transaction; the quota is charged by a conditional upsert, idempotency keys are a primary
+ * The PostgreSQL store: several instances may share one database. Ingests are group-committed:
+ * those of one event-loop turn go to the server-side function `signalgate_ingest`
+ * (migrations/postgres/002) in one call, one implicit transaction, each in its own
+ * subtransaction. The quota is charged by a conditional upsert, idempotency keys are a primary
  * key that concurrent repeats queue on, and per-agent sequence numbers come from the agents'
- * rows locked in id order, so they follow commit order and locks never deadlock.
+ * rows locked in id order, so they follow commit order.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -82,6 +91,8 @@ export class PostgresStore implements Store {
   private channel: DeliveryChannel | null = null;
   private scope: string;
   private closed = false;
+  private readonly ingests: Batches<IngestRequest, IngestDone>;
+  private readonly lookups: Batches<string, Source | null>;
 
   constructor(
     connectionString: string,
@@ -98,6 +109,18 @@ export class PostgresStore implements Store {
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
+    // One batch per account in flight (the next waits here, growing, rather than at the
+    // account's usage-row lock), and half the pool at most, so the other queries (source
+    // lookups, polls, acks) still find a connection.
+    this.ingests = new Batches((requests) => this.ingestBatch(requests), {
+      maxBatch: MAX_BATCH,
+      maxInFlight: Math.max(1, Math.floor(maxConnections / 2)),
+      keyOf: (request) => request.accountId,
+    });
+    this.lookups = new Batches((hashes) => this.lookupSources(hashes), {
+      maxBatch: 1000,
+      maxInFlight: Math.max(1, Math.floor(maxConnections / 4)),
+    });
   }
 
   async migrate(): Promise<void> {
@@ -109,6 +132,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all([this.ingests.drained(), this.lookups.drained()]);
     this.listeners.clear();
     await this.channel?.stop();
     this.channel = null;
@@ -231,11 +255,26 @@ export class PostgresStore implements Store {
     return rows[0] ? sourceOf(rows[0]) : null;
   }
 
+  /**
+   * Every call reads the database (nothing is cached, so a rotated key stops working at once on
+   * every instance); the calls of one event-loop turn share one query.
+   */
   async findSourceByAuthKey(authKey: string): Promise<Source | null> {
-    const { rows } = await this.pool.query<SourceRow>('SELECT * FROM sources WHERE auth_key_hash = $1', [
-      authKeyHash(authKey),
-    ]);
-    return rows[0] ? sourceOf(rows[0]) : null;
+    if (this.closed) throw new Error('store is closed');
+    return this.lookups.submit(authKeyHash(authKey));
+  }
+
+  private async lookupSources(hashes: string[]): Promise<ItemResult<Source | null>[]> {
+    const { rows } = await this.pool.query<SourceRow & { auth_key_hash: string }>({
+      name: 'signalgate-find-sources',
+      text: 'SELECT * FROM sources WHERE auth_key_hash = ANY ($1::text[])',
+      values: [[...new Set(hashes)]],
+    });
+    const found = new Map(rows.map((row) => [row.auth_key_hash, row]));
+    return hashes.map((hash) => {
+      const row = found.get(hash);
+      return { ok: true, value: row ? sourceOf(row) : null };
+    });
   }
 
   async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
@@ -266,150 +305,62 @@ export class PostgresStore implements Store {
   // The inbound hot path.
 
   async ingest(request: IngestRequest): Promise<IngestOutcome> {
-    const done = await this.transaction((client) => this.ingestIn(client, request));
-    // After COMMIT: this process's listeners hear it now, other instances through NOTIFY.
-    if (done.agentIds.length > 0) this.notify(done.agentIds);
-    return done.outcome;
-  }
-
-  private async ingestIn(client: pg.PoolClient, request: IngestRequest): Promise<IngestDone> {
-    const receivedAt = isoTime(request.receivedAt);
-    const { rows: sources } = await client.query<Pick<SourceRow, 'account_id' | 'agent_ids'>>(
-      'SELECT account_id, agent_ids FROM sources WHERE id = $1',
-      [request.sourceId],
-    );
-    const source = sources[0];
-    if (!source) throw new Error(`no source ${request.sourceId}`);
-    if (source.account_id !== request.accountId) {
-      throw new Error(`source ${request.sourceId} does not belong to account ${request.accountId}`);
-    }
-
-    const key = request.idempotencyKey;
-    if (key !== null) {
-      // Claim the key first. A concurrent request holding it makes this INSERT wait for that
-      // transaction's end; it then finds the committed row, so exactly one request is recorded.
-      const claimed = await client.query(
-        `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source_id, key) DO NOTHING`,
-        [request.sourceId, key, request.id, request.requestHash, receivedAt],
-      );
-      if (claimed.rowCount === 0) {
-        const { rows } = await client.query<{ signal_id: string; request_hash: string | null; created_at: Date }>(
-          `SELECT signal_id, request_hash, created_at FROM idempotency_keys
-            WHERE source_id = $1 AND key = $2 FOR UPDATE`,
-          [request.sourceId, key],
-        );
-        const held = rows[0];
-        if (!held) throw new Error(`idempotency key ${key} vanished`);
-        if (held.created_at.getTime() >= Date.parse(isoTime(request.idempotencySince))) {
-          const original = await this.readSignal(client, held.signal_id);
-          if (!original) throw new Error(`idempotency key names missing signal ${held.signal_id}`);
-          const kind = held.request_hash === request.requestHash ? 'replay' : 'key_reused';
-          return { outcome: { kind, record: original }, agentIds: [] };
-        }
-        // Past the replay window: this request takes the key over.
-        await client.query(
-          `UPDATE idempotency_keys SET signal_id = $3, request_hash = $4, created_at = $5
-            WHERE source_id = $1 AND key = $2`,
-          [request.sourceId, key, request.id, request.requestHash, receivedAt],
-        );
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new Error('store is closed');
+      try {
+        return (await this.ingests.submit(request)).outcome;
+      } catch (error) {
+        // A deadlock or serialization failure rolled this request back (alone or with its
+        // batch): nothing of it happened, so it is sent again.
+        const code = (error as { code?: unknown }).code;
+        if (typeof code === 'string' && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) continue;
+        throw error;
       }
     }
-
-    let verdict: LogVerdict;
-    if (request.verdict.kind === 'accept') {
-      // One conditional statement: the row is created or bumped only while under the quota.
-      // Concurrent charges queue on the usage row and each re-checks the bound on the latest count.
-      const { rows } = await client.query<{ used: number; quota: number }>(
-        `INSERT INTO usage AS u (account_id, period, used)
-         SELECT a.id, $1, 1 FROM accounts a WHERE a.id = $2 AND a.monthly_signal_quota > 0
-         ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
-          WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
-         RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id) AS quota`,
-        [request.period, request.accountId],
-      );
-      const charged = rows[0];
-      verdict = charged
-        ? acceptedVerdict(request.verdict.signal, { period: request.period, used: charged.used, limit: charged.quota })
-        : rejectedVerdict(429, [request.verdict.quotaExhausted]);
-    } else {
-      verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
-    }
-    const record = ingestRecord(request, verdict);
-    await this.insertSignal(client, record);
-    if (key !== null && record.httpStatus === 429) {
-      // A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
-      await client.query('DELETE FROM idempotency_keys WHERE source_id = $1 AND key = $2 AND signal_id = $3', [
-        request.sourceId,
-        key,
-        request.id,
-      ]);
-    }
-
-    let agentIds: string[] = [];
-    if (record.status === 'queued' && request.verdict.kind === 'accept') {
-      agentIds = await this.queueDeliveries(client, record, source.agent_ids, isoTime(request.verdict.expiresAt));
-      for (const payload of deliveryPayloads(this.scope, this.instance, agentIds)) {
-        // Delivered to listeners only if and when this transaction commits.
-        await client.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, payload]);
-      }
-    }
-    return { outcome: { kind: 'recorded', record }, agentIds };
-  }
-
-  private async insertSignal(client: pg.PoolClient, record: SignalRecord): Promise<void> {
-    await client.query(
-      `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
-                            content_type, raw_body, normalized, idempotency_key, quota_period, quota_used, quota_limit)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-      [
-        record.id,
-        record.sourceId,
-        record.accountId,
-        record.receivedAt,
-        record.status,
-        record.httpStatus,
-        record.code,
-        textParam(record.detail),
-        textParam(record.param),
-        jsonParam(record.errors),
-        record.contentType,
-        Buffer.from(record.rawBody, 'utf8'),
-        jsonParam(record.signal),
-        record.idempotencyKey,
-        record.quota?.period ?? null,
-        record.quota?.used ?? null,
-        record.quota?.limit ?? null,
-      ],
-    );
   }
 
   /**
-   * One delivery per routed agent at the agent's next queue position. The agents' rows are
-   * locked in id order and held to COMMIT: two ingests routed to the same agents take their
-   * sequence numbers in the same order on every agent, and never wait on each other in a cycle.
+   * One call of `signalgate_ingest` (one implicit transaction, one round trip) for the batch.
+   * Items go in account order, arrival order within an account, so concurrent batches take
+   * the accounts' usage rows in the same order and do not deadlock on them; an agent belongs to
+   * one account, so its deliveries keep arrival order. Listeners hear of new deliveries once
+   * the call (and so the COMMIT) returned.
    */
-  private async queueDeliveries(
-    client: pg.PoolClient,
-    record: SignalRecord,
-    routedAgentIds: string[],
-    expiresAt: string,
-  ): Promise<string[]> {
-    const { rows } = await client.query<{ agent_id: string }>(
-      `WITH routed AS (
-         SELECT id FROM agents
-          WHERE account_id = $1 AND (cardinality($2::text[]) = 0 OR id = ANY ($2::text[]))
-          ORDER BY id
-          FOR NO KEY UPDATE
-       ), bumped AS (
-         UPDATE agents a SET last_seq = a.last_seq + 1 FROM routed WHERE a.id = routed.id RETURNING a.id, a.last_seq
-       )
-       INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
-       SELECT $3, id, last_seq, 'queued', $4, 0 FROM bumped
-       RETURNING agent_id`,
-      [record.accountId, routedAgentIds, record.id, expiresAt],
-    );
-    return rows.map((row) => row.agent_id).sort();
+  private async ingestBatch(requests: IngestRequest[]): Promise<ItemResult<IngestDone>[]> {
+    const results: ItemResult<IngestDone>[] = new Array<ItemResult<IngestDone>>(requests.length);
+    const order = requests.map((_, i) => i).sort((x, y) => compareIds(requests[x]!.accountId, requests[y]!.accountId));
+    const items: IngestItem[] = [];
+    const positions: number[] = [];
+    for (const i of order) {
+      try {
+        items.push(ingestItem(requests[i]!, items.length));
+        positions.push(i);
+      } catch (error) {
+        results[i] = { ok: false, error };
+      }
+    }
+    if (items.length > 0) {
+      const { rows } = await this.pool.query<{ r: IngestAnswer[] }>({
+        name: 'signalgate-ingest',
+        text: 'SELECT signalgate_ingest($1, $2, $3) AS r',
+        values: [JSON.stringify(items), this.scope, this.instance],
+      });
+      const agentIds = new Set<string>();
+      for (const answer of rows[0]?.r ?? []) {
+        const i = positions[answer.n];
+        if (i === undefined) continue;
+        try {
+          const done = ingestDone(requests[i]!, answer);
+          for (const id of done.agentIds) agentIds.add(id);
+          results[i] = { ok: true, value: done };
+        } catch (error) {
+          results[i] = { ok: false, error };
+        }
+      }
+      // After COMMIT: this process's listeners hear it now, other instances through NOTIFY.
+      if (agentIds.size > 0) this.notify([...agentIds].sort());
+    }
+    return results;
   }
 
   // The signal log.

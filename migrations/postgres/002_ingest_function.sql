@@ -1,0 +1,194 @@
+-- The inbound hot path as one server-side call. `signalgate_ingest` records a batch of inbound
+-- requests, in the order given, each exactly as the store's ingest used to in its own
+-- transaction of several round trips: claim the idempotency key (or answer from the request it
+-- names), charge the quota with one conditional upsert, insert the signal, release the key on a
+-- 429, queue the deliveries. It runs as one statement, so the whole batch is one (implicit)
+-- transaction and one round trip; row locks (the account's usage row above all) are held for
+-- the function's run and the COMMIT, not across client round trips.
+--
+-- Each item runs in its own BEGIN … EXCEPTION block (a subtransaction): an item that fails
+-- (an unknown source, a deadlock) is rolled back alone and answered as an error with its
+-- SQLSTATE, the others commit. NOTIFY is queued in the same transaction, so listeners hear of
+-- the deliveries only if and when it commits.
+--
+-- items: a JSON array of objects with the keys of the column list below; `n` is the item's
+-- position, answered back. `raw_body` is base64; `normalized` and `errors` are JSON texts (a
+-- JSON string field decoded by PostgreSQL may not hold \u0000, an escape inside it may). For `accept` items, http_status/code/detail/
+-- param/errors describe the 429 refusal recorded when the quota is used up; for the others,
+-- the rejection recorded. Answers a JSON array, in item order, of
+--   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
+--   {n, ok: true, kind: 'replay' | 'key_reused', record}            -- record: the original signals row
+--   {n, ok: false, state, message}                                  -- rolled back
+CREATE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text) RETURNS json
+LANGUAGE plpgsql AS $$
+DECLARE
+  it record;
+  v_source record;
+  v_held record;
+  v_routed text[];
+  v_charged boolean;
+  v_used integer;
+  v_limit integer;
+  v_agents text[];
+  v_original json;
+  v_outcome json;
+  v_claims integer;
+  v_results json[] := '{}';
+  v_notify text[] := '{}';
+  v_chunk text[] := '{}';
+  v_chunk_bytes integer;
+  v_base_bytes integer;
+  v_agent text;
+BEGIN
+  FOR it IN
+    SELECT * FROM json_to_recordset(items) AS x(
+      n integer, id text, source_id text, account_id text, received_at timestamptz, period text,
+      content_type text, raw_body text, idempotency_key text, request_hash text,
+      idempotency_since timestamptz, accept boolean, normalized text, expires_at timestamptz,
+      http_status integer, code text, detail text, param text, errors text)
+    ORDER BY n
+  LOOP
+    v_outcome := NULL;
+    v_agents := '{}';
+    BEGIN
+      SELECT s.account_id, s.agent_ids INTO v_source FROM sources s WHERE s.id = it.source_id;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION 'no source %', it.source_id;
+      END IF;
+      IF v_source.account_id IS DISTINCT FROM it.account_id THEN
+        RAISE EXCEPTION 'source % does not belong to account %', it.source_id, it.account_id;
+      END IF;
+
+      IF it.idempotency_key IS NOT NULL THEN
+        -- Claim the key first. A concurrent request holding it makes the INSERT wait for that
+        -- transaction's end; it then finds the committed row, so exactly one request is recorded.
+        v_claims := 0;
+        LOOP
+          INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at)
+          VALUES (it.source_id, it.idempotency_key, it.id, it.request_hash, it.received_at)
+          ON CONFLICT (source_id, key) DO NOTHING;
+          EXIT WHEN FOUND;
+          SELECT k.signal_id, k.request_hash, k.created_at INTO v_held
+            FROM idempotency_keys k
+           WHERE k.source_id = it.source_id AND k.key = it.idempotency_key
+             FOR UPDATE;
+          IF FOUND THEN
+            IF v_held.created_at >= it.idempotency_since THEN
+              SELECT row_to_json(s) INTO v_original FROM signals s WHERE s.id = v_held.signal_id;
+              IF v_original IS NULL THEN
+                RAISE EXCEPTION 'idempotency key names missing signal %', v_held.signal_id;
+              END IF;
+              v_outcome := json_build_object(
+                'n', it.n, 'ok', true,
+                'kind', CASE WHEN v_held.request_hash IS NOT DISTINCT FROM it.request_hash
+                             THEN 'replay' ELSE 'key_reused' END,
+                'record', v_original);
+            ELSE
+              -- Past the replay window: this request takes the key over.
+              UPDATE idempotency_keys
+                 SET signal_id = it.id, request_hash = it.request_hash, created_at = it.received_at
+               WHERE source_id = it.source_id AND key = it.idempotency_key;
+            END IF;
+            EXIT;
+          END IF;
+          -- The holder was rolled back or released the key (a 429) meanwhile: claim again.
+          v_claims := v_claims + 1;
+          IF v_claims >= 3 THEN
+            RAISE EXCEPTION 'idempotency key % keeps vanishing', it.idempotency_key;
+          END IF;
+        END LOOP;
+      END IF;
+
+      IF v_outcome IS NULL THEN
+        v_charged := false;
+        v_used := NULL;
+        v_limit := NULL;
+        IF it.accept THEN
+          -- One conditional statement, as late as possible: the row is created or bumped only
+          -- while under the quota. Concurrent charges queue on the usage row and each re-checks
+          -- the bound on the latest count.
+          INSERT INTO usage AS u (account_id, period, used)
+          SELECT a.id, it.period, 1 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
+          ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
+           WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+          RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+               INTO v_used, v_limit;
+          v_charged := FOUND;
+        END IF;
+
+        INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
+                             errors, content_type, raw_body, normalized, idempotency_key, quota_period,
+                             quota_used, quota_limit)
+        VALUES (it.id, it.source_id, it.account_id, it.received_at,
+                CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
+                CASE WHEN v_charged THEN 202 ELSE it.http_status END,
+                CASE WHEN v_charged THEN NULL ELSE it.code END,
+                CASE WHEN v_charged THEN NULL ELSE it.detail END,
+                CASE WHEN v_charged THEN NULL ELSE it.param END,
+                CASE WHEN v_charged THEN NULL ELSE it.errors::json END,
+                it.content_type, decode(it.raw_body, 'base64'),
+                CASE WHEN v_charged THEN it.normalized::json END,
+                it.idempotency_key,
+                CASE WHEN v_charged THEN it.period END, v_used, v_limit);
+
+        IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
+          -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
+          DELETE FROM idempotency_keys
+           WHERE source_id = it.source_id AND key = it.idempotency_key AND signal_id = it.id;
+        END IF;
+
+        IF v_charged THEN
+          -- One delivery per routed agent at the agent's next queue position. The agents' rows
+          -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
+          -- their sequence numbers in the same order on every agent.
+          v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
+          WITH routed AS (
+            SELECT g.id FROM agents g
+             WHERE g.account_id = it.account_id AND (cardinality(v_routed) = 0 OR g.id = ANY (v_routed))
+             ORDER BY g.id
+               FOR NO KEY UPDATE
+          ), bumped AS (
+            UPDATE agents a SET last_seq = a.last_seq + 1 FROM routed WHERE a.id = routed.id
+            RETURNING a.id, a.last_seq
+          ), queued AS (
+            INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
+            SELECT it.id, bumped.id, bumped.last_seq, 'queued', it.expires_at, 0 FROM bumped
+            RETURNING agent_id
+          )
+          SELECT COALESCE(array_agg(queued.agent_id ORDER BY queued.agent_id), '{}') INTO v_agents FROM queued;
+        END IF;
+
+        v_outcome := json_build_object(
+          'n', it.n, 'ok', true, 'kind', 'recorded',
+          'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents);
+      END IF;
+    EXCEPTION WHEN OTHERS THEN
+      -- Everything the item did is rolled back; local variables are not, so forget its agents.
+      v_agents := '{}';
+      v_outcome := json_build_object('n', it.n, 'ok', false, 'state', SQLSTATE, 'message', SQLERRM);
+    END;
+    v_results := v_results || v_outcome;
+    v_notify := v_notify || v_agents;
+  END LOOP;
+
+  IF cardinality(v_notify) > 0 THEN
+    -- Payloads of at most ~7000 bytes (PostgreSQL refuses 8000), as the client would split them.
+    v_base_bytes := octet_length(json_build_object('s', notify_scope, 'i', notify_instance, 'a', '{}'::text[])::text);
+    v_chunk_bytes := v_base_bytes;
+    FOR v_agent IN SELECT DISTINCT a FROM unnest(v_notify) AS a ORDER BY a LOOP
+      IF cardinality(v_chunk) > 0 AND v_chunk_bytes + octet_length(to_json(v_agent)::text) + 1 > 7000 THEN
+        PERFORM pg_notify('signalgate_deliveries',
+                          json_build_object('s', notify_scope, 'i', notify_instance, 'a', v_chunk)::text);
+        v_chunk := '{}';
+        v_chunk_bytes := v_base_bytes;
+      END IF;
+      v_chunk := v_chunk || v_agent;
+      v_chunk_bytes := v_chunk_bytes + octet_length(to_json(v_agent)::text) + 1;
+    END LOOP;
+    PERFORM pg_notify('signalgate_deliveries',
+                      json_build_object('s', notify_scope, 'i', notify_instance, 'a', v_chunk)::text);
+  END IF;
+
+  RETURN array_to_json(v_results);
+END;
+$$;

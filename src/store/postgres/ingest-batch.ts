@@ -1,0 +1,123 @@
+import type { IngestOutcome, IngestRequest } from '../store.js';
+import { acceptedVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
+import { isoTime } from '../iso-time.js';
+import { signalOfJson, textParam, type SignalJsonRow } from './postgres-rows.js';
+
+/**
+ * One request as `signalgate_ingest` (migrations/postgres/002) takes it. The batch travels as
+ * one JSON text, which PostgreSQL decodes field by field; a decoded string may hold neither
+ * NUL nor a lone surrogate, so JSON columns travel as JSON text inside a string (their escapes
+ * stay escapes) and the raw body as base64.
+ */
+export interface IngestItem {
+  n: number;
+  id: string;
+  source_id: string;
+  account_id: string;
+  received_at: string;
+  period: string;
+  content_type: string | null;
+  raw_body: string;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  idempotency_since: string;
+  accept: boolean;
+  /** JSON text of the normalized signal (accept only). */
+  normalized: string | null;
+  expires_at: string | null;
+  /** The refusal recorded: the verdict's for a reject, the 429 for an accept the quota refuses. */
+  http_status: number;
+  code: string | null;
+  detail: string | null;
+  param: string | null;
+  /** JSON text of the problems, when several. */
+  errors: string | null;
+}
+
+/** What `signalgate_ingest` answers for one item. */
+export type IngestAnswer =
+  | {
+      n: number;
+      ok: true;
+      kind: 'recorded';
+      charged: boolean;
+      used: number | null;
+      limit: number | null;
+      agents: string[];
+    }
+  | { n: number; ok: true; kind: 'replay' | 'key_reused'; record: SignalJsonRow }
+  | { n: number; ok: false; state: string; message: string };
+
+export interface IngestDone {
+  outcome: IngestOutcome;
+  /** Agents that got a new delivery. */
+  agentIds: string[];
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A text value as a separate statement parameter would have stored it: node-postgres encodes a
+ * lone surrogate as U+FFFD, and PostgreSQL refuses NUL (that item fails, as it always did).
+ */
+function text(value: string, field: string): string;
+function text(value: string | null, field: string): string | null;
+function text(value: string | null, field: string): string | null {
+  if (value === null) return null;
+  if (value.includes('\u0000')) {
+    throw Object.assign(new Error(`invalid byte sequence for encoding "UTF8": 0x00 (in ${field})`), { code: '22021' });
+  }
+  return value.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/**
+ * The item for `request`, at position `n` of the batch. Throws (for this request alone) on
+ * what the database would refuse anyway: a time that is not one, NUL in a text field.
+ */
+export function ingestItem(request: IngestRequest, n: number): IngestItem {
+  const verdict = request.verdict;
+  const refusal =
+    verdict.kind === 'accept' ? rejectedVerdict(429, [verdict.quotaExhausted]) : rejectedVerdict(verdict.httpStatus, verdict.problems);
+  if (!Number.isInteger(refusal.httpStatus)) throw new RangeError(`not an HTTP status: ${refusal.httpStatus}`);
+  return {
+    n,
+    id: text(request.id, 'id'),
+    source_id: text(request.sourceId, 'sourceId'),
+    account_id: text(request.accountId, 'accountId'),
+    received_at: isoTime(request.receivedAt),
+    period: text(request.period, 'period'),
+    content_type: text(request.contentType, 'contentType'),
+    raw_body: Buffer.from(request.rawBody, 'utf8').toString('base64'),
+    idempotency_key: text(request.idempotencyKey, 'idempotencyKey'),
+    request_hash: text(request.requestHash, 'requestHash'),
+    idempotency_since: isoTime(request.idempotencySince),
+    accept: verdict.kind === 'accept',
+    normalized: verdict.kind === 'accept' ? JSON.stringify(verdict.signal) : null,
+    expires_at: verdict.kind === 'accept' ? isoTime(verdict.expiresAt) : null,
+    http_status: refusal.httpStatus,
+    code: text(refusal.code, 'code'),
+    // Free text is recorded whatever it holds: NUL becomes U+FFFD, as everywhere in this store.
+    detail: text(textParam(refusal.detail), 'detail'),
+    param: text(textParam(refusal.param), 'param'),
+    errors: refusal.errors === null ? null : JSON.stringify(refusal.errors),
+  };
+}
+
+/** What the request came to, from the function's answer for its item. */
+export function ingestDone(request: IngestRequest, answer: IngestAnswer): IngestDone {
+  if (!answer.ok) throw Object.assign(new Error(answer.message), { code: answer.state });
+  if (answer.kind !== 'recorded') return { outcome: { kind: answer.kind, record: signalOfJson(answer.record) }, agentIds: [] };
+  const verdict = request.verdict;
+  let record;
+  if (verdict.kind === 'accept') {
+    record = ingestRecord(
+      request,
+      answer.charged && answer.used !== null && answer.limit !== null
+        ? acceptedVerdict(verdict.signal, { period: request.period, used: answer.used, limit: answer.limit })
+        : rejectedVerdict(429, [verdict.quotaExhausted]),
+    );
+  } else {
+    record = ingestRecord(request, rejectedVerdict(verdict.httpStatus, verdict.problems));
+  }
+  return { outcome: { kind: 'recorded', record }, agentIds: answer.agents };
+}
