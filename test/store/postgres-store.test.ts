@@ -107,6 +107,92 @@ describe('PostgreSQL store', () => {
       expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
     });
 
+    it('keeps every account’s quota exact when ingests for several accounts race across both', async () => {
+      const accounts = await Promise.all([0, 1, 2, 3].map(() => seed(a, { quota: 20, agents: 1 })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(accounts[(i * 5 + (i >> 3)) % 4]!))),
+      );
+      expect(outcomes.filter((o) => o.record.status === 'queued')).toHaveLength(80);
+      for (const seeded of accounts) {
+        expect(await a.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 20, limit: 20 });
+        const taken = await b.takeDeliveries(seeded.agents[0]!.id, at(2000), 100);
+        expect(taken.map((d) => d.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      }
+    });
+
+    describe('when one request of a batch fails in the database', () => {
+      const flaky = async (sql: string) => query(sql.replaceAll('$schema', `"${target.schema}"`));
+
+      beforeAll(async () => {
+        // Fails the signal insert (after the quota charge) for chosen bodies: 'boom' always,
+        // 'deadlock-once' with a deadlock error the first time only (a sequence is not rolled back).
+        await flaky(`CREATE SEQUENCE $schema.flaky_once`);
+        await flaky(`CREATE FUNCTION $schema.flaky() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NEW.raw_body = convert_to('boom', 'UTF8') THEN
+              RAISE EXCEPTION 'boom';
+            ELSIF NEW.raw_body = convert_to('deadlock-once', 'UTF8') AND nextval('$schema.flaky_once') = 1 THEN
+              RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = '40P01';
+            END IF;
+            RETURN NEW;
+          END $$`);
+        await flaky(`CREATE TRIGGER flaky BEFORE INSERT ON $schema.signals FOR EACH ROW EXECUTE FUNCTION $schema.flaky()`);
+      });
+
+      afterAll(async () => {
+        await flaky(`DROP TRIGGER flaky ON $schema.signals`);
+      });
+
+      it('rolls back that request alone, its quota charge and key included', async () => {
+        const seeded = await seed(a, { quota: 10, agents: 1 });
+        const requests = [
+          request(seeded),
+          request(seeded, { rawBody: 'boom', idempotencyKey: 'b', requestHash: 'h' }),
+          request(seeded),
+        ];
+        const settled = await Promise.allSettled(requests.map((r) => a.ingest(r)));
+        expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        expect(settled[1]!.status === 'rejected' && String(settled[1]!.reason)).toMatch(/boom/);
+        const used = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.record.quota!.used] : []));
+        expect(used).toEqual([1, 2]);
+        expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+        expect(await a.getSignal(requests[1]!.id)).toBeNull();
+        // The key was not kept: a retry with it is a new request.
+        const retry = await b.ingest(request(seeded, { idempotencyKey: 'b', requestHash: 'h' }));
+        expect(retry.kind).toBe('recorded');
+        expect(retry.record.quota!.used).toBe(3);
+        const taken = await a.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+        expect(taken.map((d) => d.seq)).toEqual([1, 2, 3]);
+      });
+
+      it('sends a request rolled back by a deadlock again', async () => {
+        const seeded = await seed(a, { quota: 10, agents: 1 });
+        const requests = [request(seeded), request(seeded, { rawBody: 'deadlock-once' }), request(seeded)];
+        const outcomes = await Promise.all(requests.map((r) => a.ingest(r)));
+        expect(outcomes.map((o) => o.record.status)).toEqual(['queued', 'queued', 'queued']);
+        // The retried request went in a later batch: it was charged last.
+        expect(outcomes.map((o) => o.record.quota!.used)).toEqual([1, 3, 2]);
+        expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(3);
+        const taken = await a.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+        expect(taken.map((d) => d.id)).toEqual([requests[0]!.id, requests[2]!.id, requests[1]!.id]);
+      });
+    });
+
+    it('fails alone a request holding what PostgreSQL text cannot store', async () => {
+      const seeded = await seed(a, { quota: 10 });
+      const settled = await Promise.allSettled([
+        a.ingest(request(seeded)),
+        a.ingest(request(seeded, { idempotencyKey: 'nul\u0000key', requestHash: 'h' })),
+        a.ingest(request(seeded, { contentType: 'text/plain; x=\ud800' })),
+      ]);
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      // A lone surrogate is stored as U+FFFD, as a statement parameter would have stored it.
+      expect(settled[2]!.status === 'fulfilled' && (await a.getSignal(settled[2]!.value.record.id))!.contentType).toBe(
+        'text/plain; x=\ufffd',
+      );
+      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+    });
+
     it('tells listeners of one instance about deliveries committed by the other, and its own only once', async () => {
       const seeded = await seed(a, { agents: 1 });
       const agentId = seeded.agents[0]!.id;

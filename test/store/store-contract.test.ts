@@ -335,6 +335,44 @@ describe.each([
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
     });
 
+    it('replays the record as stored, raw body bytes and all', async () => {
+      const seeded = await seed(store);
+      const rawBody = 'EURUSD,buy,comment="a\u0000b", ünïcødé 🚀 \\x00';
+      const problems = [
+        { code: 'UNKNOWN_PARAMETER' as const, detail: "unknown parameter 'c\u0000'", param: 'c' },
+        { code: 'MISSING_ACTION' as const, detail: 'no action' },
+      ];
+      const original = await store.ingest(
+        request(seeded, { rawBody, idempotencyKey: 'k', requestHash: 'h', verdict: { kind: 'reject', httpStatus: 422, problems } }),
+      );
+      const stored = await store.getSignal(original.record.id);
+      const { deliveries, ...record } = stored!;
+      expect(deliveries).toEqual([]);
+      expect(record.rawBody).toBe(rawBody);
+      const repeat = await store.ingest(request(seeded, { rawBody, idempotencyKey: 'k', requestHash: 'h' }));
+      expect(repeat).toEqual({ kind: 'replay', record });
+      const accepted = await store.ingest(
+        request(seeded, { rawBody, idempotencyKey: 'k2', requestHash: 'h', verdict: accept({ ...BUY, comment: 'x\u0000y 🚀' }) }),
+      );
+      const again = await store.ingest(request(seeded, { rawBody, idempotencyKey: 'k2', requestHash: 'h' }));
+      expect(again).toEqual({ kind: 'replay', record: accepted.record });
+    });
+
+    it('frees the key of a quota refusal for the next request with that key in the same turn', async () => {
+      const seeded = await seed(store, { quota: 1 });
+      const outcomes = await Promise.all([
+        store.ingest(request(seeded)),
+        store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h' })),
+        store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h' })),
+      ]);
+      expect(outcomes.map((o) => [o.kind, o.record.httpStatus])).toEqual([
+        ['recorded', 202],
+        ['recorded', 429],
+        ['recorded', 429],
+      ]);
+      expect(outcomes[2]!.record.id).not.toBe(outcomes[1]!.record.id);
+    });
+
     it('scopes keys to their source', async () => {
       const a = await seed(store);
       const b = await seed(store);
@@ -416,6 +454,48 @@ describe.each([
       await expect(store.ingest(request(seeded, { sourceId: 'src-missing' }))).rejects.toThrow();
       await expect(store.ingest(request(seeded, { accountId: other.accountId }))).rejects.toThrow();
       expect((await store.getUsage(other.accountId, PERIOD))!.used).toBe(0);
+    });
+
+    it('fails a bad request alone when it arrives together with good ones', async () => {
+      const seeded = await seed(store, { quota: 10, agents: 1 });
+      const other = await seed(store);
+      const requests = [
+        request(seeded),
+        request(seeded, { sourceId: 'src-missing' }),
+        request(seeded),
+        request(seeded, { accountId: other.accountId }),
+        request(seeded),
+      ];
+      // Submitted in one event-loop turn: both stores commit them together.
+      const settled = await Promise.allSettled(requests.map((r) => store.ingest(r)));
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+      const recorded = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      expect(recorded.map((o) => o.kind)).toEqual(['recorded', 'recorded', 'recorded']);
+      expect(recorded.map((o) => o.record.quota!.used)).toEqual([1, 2, 3]);
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(3);
+      expect((await store.getUsage(other.accountId, PERIOD))!.used).toBe(0);
+      expect(await store.getSignal(requests[1]!.id)).toBeNull();
+      expect(await store.getSignal(requests[3]!.id)).toBeNull();
+      const taken = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+      expect(taken.map((d) => d.id)).toEqual([requests[0]!.id, requests[2]!.id, requests[4]!.id]);
+      expect(taken.map((d) => d.seq)).toEqual([1, 2, 3]);
+    });
+
+    it('keeps every agent’s order when ingests for several accounts arrive at once', async () => {
+      const accounts = [await seed(store, { agents: 2 }), await seed(store, { agents: 1 }), await seed(store, { agents: 2 })];
+      const requests = Array.from({ length: 30 }, (_, i) => request(accounts[(i * 7) % 3]!, { receivedAt: at(1000 + i) }));
+      const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
+      expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'queued')).toBe(true);
+      for (const seeded of accounts) {
+        const mine = requests.filter((r) => r.accountId === seeded.accountId).map((r) => r.id);
+        expect(mine).toHaveLength(10);
+        for (const agent of seeded.agents) {
+          const taken = await store.takeDeliveries(agent.id, at(2000), 100);
+          expect(taken.map((d) => d.id)).toEqual(mine);
+          expect(taken.map((d) => d.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+        }
+        expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(10);
+      }
     });
   });
 
