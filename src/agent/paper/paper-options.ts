@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseInstrumentsFile, type InstrumentsFile, type Tick } from '../../engine/index.js';
-import { parseTicksFile } from '../../engine/replay-input.js';
+import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile, type Tick } from '../../engine/index.js';
 import type { TransportChoice } from '../agent-client.js';
 
 /** The flags of `signalgate agent`, as given on the command line. */
