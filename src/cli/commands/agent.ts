@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
 import { PaperAgent } from '../../agent/paper/paper-agent.js';
 import { type AgentFlags, readPaperSettings } from '../../agent/paper/paper-options.js';
-import { createLogger } from '../../logging/logger.js';
+import { createLogger, flushLogger } from '../../logging/logger.js';
 
 /**
  * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
@@ -43,12 +43,12 @@ export function registerAgentCommand(program: Command): void {
       try {
         await agent.run();
         log.info('stopped');
-        log.flush();
+        await flushLogger(log);
         process.exit(0);
       } catch (err) {
         const unauthorized = err instanceof AgentUnauthorizedError;
         log.error({ err: (err as Error).message }, unauthorized ? 'the server refused the agent token' : 'agent failed');
-        log.flush();
+        await flushLogger(log);
         process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
         process.exit(unauthorized ? 2 : 1);
       }
