@@ -18,6 +18,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** How long a drain waits for in-flight requests before it closes the remaining connections. */
+export const DRAIN_DEADLINE_MS = 10_000;
+
 /** Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests start. */
 export async function startService(config: Config, logger: Logger, storeOptions: { schema?: string } = {}): Promise<RunningService> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions });
@@ -39,7 +42,15 @@ export async function startService(config: Config, logger: Logger, storeOptions:
     url: `http://${host}:${port}`,
     generatedAdminToken: admin.generated,
     close: async () => {
-      await app.close();
+      // A client holding a connection it never sends a request on would keep the drain open
+      // for ever; in-flight requests get this long to finish before every socket is cut.
+      const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_DEADLINE_MS);
+      deadline.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(deadline);
+      }
       await store.close();
     },
   };
