@@ -6,23 +6,45 @@
 -- transaction and one round trip; row locks (the account's usage row above all) are held for
 -- the function's run and the COMMIT, not across client round trips.
 --
--- Each item runs in its own BEGIN … EXCEPTION block (a subtransaction): an item that fails
--- (an unknown source, a deadlock) is rolled back alone and answered as an error with its
--- SQLSTATE, the others commit. NOTIFY is queued in the same transaction, so listeners hear of
--- the deliveries only if and when it commits.
---
--- items: a JSON array of objects with the keys of the column list below; `n` is the item's
+-- items: a JSON array of objects with the fields of `signalgate_ingest_item`; `n` is the item's
 -- position, answered back. `raw_body` is base64; `normalized` and `errors` are JSON texts (a
--- JSON string field decoded by PostgreSQL may not hold \u0000, an escape inside it may). For `accept` items, http_status/code/detail/
--- param/errors describe the 429 refusal recorded when the quota is used up; for the others,
--- the rejection recorded. Answers a JSON array, in item order, of
+-- JSON string decoded by PostgreSQL may not hold \u0000, an escape inside it may). For
+-- `accept` items, http_status/code/detail/param/errors describe the 429 refusal recorded when
+-- the quota is used up; for the others, the rejection recorded.
+--
+-- Answers a JSON array, in item order, of
 --   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
 --   {n, ok: true, kind: 'replay' | 'key_reused', record}            -- record: the original signals row
---   {n, ok: false, state, message}                                  -- rolled back
-CREATE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text) RETURNS json
+--   {n, ok: false, state, message}                                  -- nothing of it was kept
+CREATE TYPE signalgate_ingest_item AS (
+  n                 integer,
+  id                text,
+  source_id         text,
+  account_id        text,
+  received_at       timestamptz,
+  period            text,
+  content_type      text,
+  raw_body          text,
+  idempotency_key   text,
+  request_hash      text,
+  idempotency_since timestamptz,
+  accept            boolean,
+  normalized        text,
+  expires_at        timestamptz,
+  http_status       integer,
+  code              text,
+  detail            text,
+  param             text,
+  errors            text
+);
+
+-- The items in order, without subtransactions. A request that names an unknown source (or one
+-- of another account) is answered as an error before it wrote anything; any other error aborts
+-- the whole call. Answers the outcomes as above, and the agents to notify.
+CREATE FUNCTION signalgate_ingest_items(items json, OUT outcomes json[], OUT agents text[])
 LANGUAGE plpgsql AS $$
 DECLARE
-  it record;
+  it signalgate_ingest_item;
   v_source record;
   v_held record;
   v_routed text[];
@@ -33,30 +55,24 @@ DECLARE
   v_original json;
   v_outcome json;
   v_claims integer;
-  v_results json[] := '{}';
-  v_notify text[] := '{}';
-  v_chunk text[] := '{}';
-  v_chunk_bytes integer;
-  v_base_bytes integer;
-  v_agent text;
 BEGIN
-  FOR it IN
-    SELECT * FROM json_to_recordset(items) AS x(
-      n integer, id text, source_id text, account_id text, received_at timestamptz, period text,
-      content_type text, raw_body text, idempotency_key text, request_hash text,
-      idempotency_since timestamptz, accept boolean, normalized text, expires_at timestamptz,
-      http_status integer, code text, detail text, param text, errors text)
-    ORDER BY n
-  LOOP
+  outcomes := '{}';
+  agents := '{}';
+  FOR it IN SELECT * FROM json_populate_recordset(NULL::signalgate_ingest_item, items) ORDER BY n LOOP
     v_outcome := NULL;
-    v_agents := '{}';
+    <<item>>
     BEGIN
       SELECT s.account_id, s.agent_ids INTO v_source FROM sources s WHERE s.id = it.source_id;
       IF NOT FOUND THEN
-        RAISE EXCEPTION 'no source %', it.source_id;
+        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0002',
+                                       'message', format('no source %s', it.source_id));
+        EXIT item;
       END IF;
       IF v_source.account_id IS DISTINCT FROM it.account_id THEN
-        RAISE EXCEPTION 'source % does not belong to account %', it.source_id, it.account_id;
+        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0001',
+                                       'message', format('source %s does not belong to account %s',
+                                                         it.source_id, it.account_id));
+        EXIT item;
       END IF;
 
       IF it.idempotency_key IS NOT NULL THEN
@@ -83,12 +99,12 @@ BEGIN
                 'kind', CASE WHEN v_held.request_hash IS NOT DISTINCT FROM it.request_hash
                              THEN 'replay' ELSE 'key_reused' END,
                 'record', v_original);
-            ELSE
-              -- Past the replay window: this request takes the key over.
-              UPDATE idempotency_keys
-                 SET signal_id = it.id, request_hash = it.request_hash, created_at = it.received_at
-               WHERE source_id = it.source_id AND key = it.idempotency_key;
+              EXIT item;
             END IF;
+            -- Past the replay window: this request takes the key over.
+            UPDATE idempotency_keys
+               SET signal_id = it.id, request_hash = it.request_hash, created_at = it.received_at
+             WHERE source_id = it.source_id AND key = it.idempotency_key;
             EXIT;
           END IF;
           -- The holder was rolled back or released the key (a 429) meanwhile: claim again.
@@ -99,77 +115,113 @@ BEGIN
         END LOOP;
       END IF;
 
-      IF v_outcome IS NULL THEN
-        v_charged := false;
-        v_used := NULL;
-        v_limit := NULL;
-        IF it.accept THEN
-          -- One conditional statement, as late as possible: the row is created or bumped only
-          -- while under the quota. Concurrent charges queue on the usage row and each re-checks
-          -- the bound on the latest count.
-          INSERT INTO usage AS u (account_id, period, used)
-          SELECT a.id, it.period, 1 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
-          ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
-           WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
-          RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
-               INTO v_used, v_limit;
-          v_charged := FOUND;
-        END IF;
-
-        INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
-                             errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                             quota_used, quota_limit)
-        VALUES (it.id, it.source_id, it.account_id, it.received_at,
-                CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
-                CASE WHEN v_charged THEN 202 ELSE it.http_status END,
-                CASE WHEN v_charged THEN NULL ELSE it.code END,
-                CASE WHEN v_charged THEN NULL ELSE it.detail END,
-                CASE WHEN v_charged THEN NULL ELSE it.param END,
-                CASE WHEN v_charged THEN NULL ELSE it.errors::json END,
-                it.content_type, decode(it.raw_body, 'base64'),
-                CASE WHEN v_charged THEN it.normalized::json END,
-                it.idempotency_key,
-                CASE WHEN v_charged THEN it.period END, v_used, v_limit);
-
-        IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
-          -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
-          DELETE FROM idempotency_keys
-           WHERE source_id = it.source_id AND key = it.idempotency_key AND signal_id = it.id;
-        END IF;
-
-        IF v_charged THEN
-          -- One delivery per routed agent at the agent's next queue position. The agents' rows
-          -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
-          -- their sequence numbers in the same order on every agent.
-          v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
-          WITH routed AS (
-            SELECT g.id FROM agents g
-             WHERE g.account_id = it.account_id AND (cardinality(v_routed) = 0 OR g.id = ANY (v_routed))
-             ORDER BY g.id
-               FOR NO KEY UPDATE
-          ), bumped AS (
-            UPDATE agents a SET last_seq = a.last_seq + 1 FROM routed WHERE a.id = routed.id
-            RETURNING a.id, a.last_seq
-          ), queued AS (
-            INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
-            SELECT it.id, bumped.id, bumped.last_seq, 'queued', it.expires_at, 0 FROM bumped
-            RETURNING agent_id
-          )
-          SELECT COALESCE(array_agg(queued.agent_id ORDER BY queued.agent_id), '{}') INTO v_agents FROM queued;
-        END IF;
-
-        v_outcome := json_build_object(
-          'n', it.n, 'ok', true, 'kind', 'recorded',
-          'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents);
+      v_charged := false;
+      v_used := NULL;
+      v_limit := NULL;
+      IF it.accept THEN
+        -- One conditional statement, as late as possible: the row is created or bumped only
+        -- while under the quota. Concurrent charges queue on the usage row and each re-checks
+        -- the bound on the latest count.
+        INSERT INTO usage AS u (account_id, period, used)
+        SELECT a.id, it.period, 1 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
+        ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
+         WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+        RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+             INTO v_used, v_limit;
+        v_charged := FOUND;
       END IF;
-    EXCEPTION WHEN OTHERS THEN
-      -- Everything the item did is rolled back; local variables are not, so forget its agents.
+
+      INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
+                           errors, content_type, raw_body, normalized, idempotency_key, quota_period,
+                           quota_used, quota_limit)
+      VALUES (it.id, it.source_id, it.account_id, it.received_at,
+              CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
+              CASE WHEN v_charged THEN 202 ELSE it.http_status END,
+              CASE WHEN v_charged THEN NULL ELSE it.code END,
+              CASE WHEN v_charged THEN NULL ELSE it.detail END,
+              CASE WHEN v_charged THEN NULL ELSE it.param END,
+              CASE WHEN v_charged THEN NULL ELSE it.errors::json END,
+              it.content_type, decode(it.raw_body, 'base64'),
+              CASE WHEN v_charged THEN it.normalized::json END,
+              it.idempotency_key,
+              CASE WHEN v_charged THEN it.period END, v_used, v_limit);
+
+      IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
+        -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
+        DELETE FROM idempotency_keys
+         WHERE source_id = it.source_id AND key = it.idempotency_key AND signal_id = it.id;
+      END IF;
+
       v_agents := '{}';
-      v_outcome := json_build_object('n', it.n, 'ok', false, 'state', SQLSTATE, 'message', SQLERRM);
+      IF v_charged THEN
+        -- One delivery per routed agent at the agent's next queue position. The agents' rows
+        -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
+        -- their sequence numbers in the same order on every agent.
+        IF json_array_length(v_source.agent_ids) > 0 THEN
+          v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
+        ELSE
+          v_routed := NULL;
+        END IF;
+        v_agents := ARRAY(
+          SELECT g.id FROM agents g
+           WHERE g.account_id = it.account_id AND (v_routed IS NULL OR g.id = ANY (v_routed))
+           ORDER BY g.id
+             FOR NO KEY UPDATE);
+        IF cardinality(v_agents) > 0 THEN
+          WITH bumped AS (
+            UPDATE agents a SET last_seq = a.last_seq + 1 WHERE a.id = ANY (v_agents)
+            RETURNING a.id, a.last_seq
+          )
+          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
+          SELECT it.id, bumped.id, bumped.last_seq, 'queued', it.expires_at, 0 FROM bumped;
+        END IF;
+      END IF;
+
+      v_outcome := json_build_object(
+        'n', it.n, 'ok', true, 'kind', 'recorded',
+        'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents);
+      agents := agents || v_agents;
     END;
-    v_results := v_results || v_outcome;
-    v_notify := v_notify || v_agents;
+    outcomes := outcomes || v_outcome;
   END LOOP;
+END;
+$$;
+
+-- The batch as one call. Not isolated (the usual case): the items run without subtransactions,
+-- and any error other than an unknown source aborts the whole call, which the client then
+-- sends again isolated. Isolated: each item runs in its own BEGIN … EXCEPTION block (a
+-- subtransaction), so an item that fails (a deadlock, a duplicate id) is rolled back alone and
+-- answered as an error with its SQLSTATE while the others commit. NOTIFY is queued in the same
+-- transaction, so listeners hear of the deliveries only if and when it commits.
+CREATE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text, isolate boolean)
+RETURNS json
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_item json;
+  v_outcomes json[];
+  v_agents text[];
+  v_results json[] := '{}';
+  v_notify text[] := '{}';
+  v_chunk text[] := '{}';
+  v_chunk_bytes integer;
+  v_base_bytes integer;
+  v_agent text;
+BEGIN
+  IF isolate THEN
+    FOR v_item IN SELECT e FROM json_array_elements(items) AS e LOOP
+      BEGIN
+        SELECT r.outcomes, r.agents INTO v_outcomes, v_agents FROM signalgate_ingest_items(json_build_array(v_item)) r;
+      EXCEPTION WHEN OTHERS THEN
+        v_outcomes := ARRAY[json_build_object('n', (v_item->>'n')::integer, 'ok', false,
+                                              'state', SQLSTATE, 'message', SQLERRM)];
+        v_agents := '{}';
+      END;
+      v_results := v_results || v_outcomes;
+      v_notify := v_notify || v_agents;
+    END LOOP;
+  ELSE
+    SELECT r.outcomes, r.agents INTO v_results, v_notify FROM signalgate_ingest_items(items) r;
+  END IF;
 
   IF cardinality(v_notify) > 0 THEN
     -- Payloads of at most ~7000 bytes (PostgreSQL refuses 8000), as the client would split them.

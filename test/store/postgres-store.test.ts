@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readMigrationFiles } from '../../src/store/migration-files.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
-import { at, PERIOD, request, seed } from './store-harness.js';
+import { accept, at, BUY, PERIOD, request, seed } from './store-harness.js';
 
 async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -125,13 +125,14 @@ describe('PostgreSQL store', () => {
 
       beforeAll(async () => {
         // Fails the signal insert (after the quota charge) for chosen bodies: 'boom' always,
-        // 'deadlock-once' with a deadlock error the first time only (a sequence is not rolled back).
+        // 'deadlock-once' with a deadlock error the first two times only (a sequence is not
+        // rolled back): once failing its whole batch, once again when the batch is sent isolated.
         await flaky(`CREATE SEQUENCE $schema.flaky_once`);
         await flaky(`CREATE FUNCTION $schema.flaky() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN
             IF NEW.raw_body = convert_to('boom', 'UTF8') THEN
               RAISE EXCEPTION 'boom';
-            ELSIF NEW.raw_body = convert_to('deadlock-once', 'UTF8') AND nextval('$schema.flaky_once') = 1 THEN
+            ELSIF NEW.raw_body = convert_to('deadlock-once', 'UTF8') AND nextval('$schema.flaky_once') <= 2 THEN
               RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = '40P01';
             END IF;
             RETURN NEW;
@@ -148,7 +149,8 @@ describe('PostgreSQL store', () => {
         const requests = [
           request(seeded),
           request(seeded, { rawBody: 'boom', idempotencyKey: 'b', requestHash: 'h' }),
-          request(seeded),
+          // Goes through the isolated resend too, NUL and all.
+          request(seeded, { rawBody: 'nul\u0000', verdict: accept({ ...BUY, comment: 'a\u0000b' }) }),
         ];
         const settled = await Promise.allSettled(requests.map((r) => a.ingest(r)));
         expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -157,6 +159,7 @@ describe('PostgreSQL store', () => {
         expect(used).toEqual([1, 2]);
         expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
         expect(await a.getSignal(requests[1]!.id)).toBeNull();
+        expect(await a.getSignal(requests[2]!.id)).toMatchObject({ rawBody: 'nul\u0000', signal: { comment: 'a\u0000b' } });
         // The key was not kept: a retry with it is a new request.
         const retry = await b.ingest(request(seeded, { idempotencyKey: 'b', requestHash: 'h' }));
         expect(retry.kind).toBe('recorded');

@@ -320,7 +320,8 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One call of `signalgate_ingest` (one implicit transaction, one round trip) for the batch.
+   * One call of `signalgate_ingest` (one implicit transaction, one round trip) for the batch;
+   * only when the database refuses it is the batch sent again with every item isolated.
    * Items go in account order, arrival order within an account, so concurrent batches take
    * the accounts' usage rows in the same order and do not deadlock on them; an agent belongs to
    * one account, so its deliveries keep arrival order. Listeners hear of new deliveries once
@@ -340,13 +341,18 @@ export class PostgresStore implements Store {
       }
     }
     if (items.length > 0) {
-      const { rows } = await this.pool.query<{ r: IngestAnswer[] }>({
-        name: 'signalgate-ingest',
-        text: 'SELECT signalgate_ingest($1, $2, $3) AS r',
-        values: [JSON.stringify(items), this.scope, this.instance],
-      });
+      const batch = JSON.stringify(items);
+      let answers: IngestAnswer[];
+      try {
+        answers = await this.callIngest(batch, false);
+      } catch (error) {
+        // The server refused the call and rolled all of it back: send the batch again, each
+        // item in its own subtransaction, so what failed fails alone.
+        if (!(error instanceof pg.DatabaseError) || error.severity !== 'ERROR') throw error;
+        answers = await this.callIngest(batch, true);
+      }
       const agentIds = new Set<string>();
-      for (const answer of rows[0]?.r ?? []) {
+      for (const answer of answers) {
         const i = positions[answer.n];
         if (i === undefined) continue;
         try {
@@ -361,6 +367,15 @@ export class PostgresStore implements Store {
       if (agentIds.size > 0) this.notify([...agentIds].sort());
     }
     return results;
+  }
+
+  private async callIngest(batch: string, isolate: boolean): Promise<IngestAnswer[]> {
+    const { rows } = await this.pool.query<{ r: IngestAnswer[] }>({
+      name: isolate ? 'signalgate-ingest-isolated' : 'signalgate-ingest',
+      text: `SELECT signalgate_ingest($1, $2, $3, ${isolate}) AS r`,
+      values: [batch, this.scope, this.instance],
+    });
+    return rows[0]?.r ?? [];
   }
 
   // The signal log.
