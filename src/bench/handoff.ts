@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -7,6 +6,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { AgentClient, type TransportChoice } from '../agent/agent-client.js';
+import { spawnListening, stopProcess } from './bench-process.js';
 
 /**
  * `node dist/bench/handoff.js`: hand-off latency, from the moment the sender has the 202 of
@@ -33,7 +33,10 @@ interface Sample {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-handoff-'));
-  const server = await startServer(dataDir);
+  const server = await spawnListening(path.join(here, '..', 'cli', 'main.js'), ['serve'], {
+    SIGNALGATE_DATA_DIR: dataDir,
+    SIGNALGATE_ADMIN_TOKEN: ADMIN,
+  });
   const pool = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const store = ((await (await fetch(`${server.url}/healthz`)).json()) as { store: string }).store;
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
     }
   } finally {
     pool.destroy();
-    await stop(server.child);
+    await stopProcess(server.child);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -143,39 +146,6 @@ function postSignal(url: string, pool: http.Agent, authKey: string, text: string
     });
     req.on('error', reject);
     req.end(text);
-  });
-}
-
-async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(here, '..', 'cli', 'main.js'), 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('"listening"')) continue;
-        const entry = JSON.parse(line) as { url?: string };
-        if (entry.url) {
-          child.stdout!.off('data', onData);
-          resolve(entry.url);
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`signalgate serve exited with ${code} before listening`)));
-  });
-  child.stdout!.resume();
-  return { child, url };
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
   });
 }
 

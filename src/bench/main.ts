@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { spawnListening, stopProcess } from './bench-process.js';
 import { runLoad, type LoadResult } from './load.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
 
@@ -146,40 +146,6 @@ async function createPostgresSchema(): Promise<{ url: string; drop: () => Promis
       await c.end();
     },
   };
-}
-
-async function spawnListening(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('"listening"')) continue;
-        const entry = JSON.parse(line) as { url?: string };
-        if (entry.url) {
-          child.stdout!.off('data', onData);
-          resolve(entry.url);
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
-  });
-  // Keep draining its log so a full pipe never stalls the server under test.
-  child.stdout!.resume();
-  return { child, url };
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 function redact(url: string): string {
