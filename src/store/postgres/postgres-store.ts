@@ -54,12 +54,13 @@ const MAX_ATTEMPTS = 3;
 type Queryable = pg.Pool | pg.PoolClient;
 
 /**
- * Items per ingest batch. Each item is a subtransaction; above 64 in one transaction PostgreSQL
- * marks its snapshot data "overflowed", which slows every other session's visibility checks.
+ * Items per ingest batch. When a batch is resent isolated, each item is a subtransaction; above
+ * 64 in one transaction PostgreSQL marks its snapshot data "overflowed", which slows every other
+ * session's visibility checks.
  */
 const MAX_BATCH = 50;
 
-/** Byte order, as the database compares ids (`COLLATE "C"`) and as every instance sorts. */
+/** One fixed order of ids (UTF-16 code units), the same in every instance. */
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -76,10 +77,10 @@ export function openPostgresStore(options: PostgresStoreOptions): PostgresStore 
 /**
  * The PostgreSQL store: several instances may share one database. Ingests are group-committed:
  * those of one event-loop turn go to the server-side function `signalgate_ingest`
- * (migrations/postgres/002) in one call, one implicit transaction, each in its own
- * subtransaction. The quota is charged by a conditional upsert, idempotency keys are a primary
- * key that concurrent repeats queue on, and per-agent sequence numbers come from the agents'
- * rows locked in id order, so they follow commit order.
+ * (migrations/postgres/002) in one call, one implicit transaction. The quota is charged by a
+ * conditional upsert, idempotency keys are a primary key that concurrent repeats queue on, and
+ * per-agent sequence numbers come from the agents' rows locked in id order, so they follow
+ * commit order.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -347,8 +348,9 @@ export class PostgresStore implements Store {
         answers = await this.callIngest(batch, false);
       } catch (error) {
         // The server refused the call and rolled all of it back: send the batch again, each
-        // item in its own subtransaction, so what failed fails alone.
-        if (!(error instanceof pg.DatabaseError) || error.severity !== 'ERROR') throw error;
+        // item in its own subtransaction, so what failed fails alone. Not after a lost
+        // connection or a shutdown (SQLSTATE classes 08 and 57), whose outcome may be unknown.
+        if (!(error instanceof pg.DatabaseError) || !error.code || /^(08|57)/.test(error.code)) throw error;
         answers = await this.callIngest(batch, true);
       }
       const agentIds = new Set<string>();
