@@ -52,6 +52,12 @@ DECLARE
   v_used integer;
   v_limit integer;
   v_agents text[];
+  v_agent record;
+  v_seqs integer[];
+  v_at integer;
+  -- Agents whose rows this call locked, and the last sequence number each has handed out.
+  v_seq_agents text[] := '{}';
+  v_seq_last integer[] := '{}';
   v_original json;
   v_outcome json;
   v_claims integer;
@@ -156,24 +162,35 @@ BEGIN
       IF v_charged THEN
         -- One delivery per routed agent at the agent's next queue position. The agents' rows
         -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
-        -- their sequence numbers in the same order on every agent.
+        -- their sequence numbers in the same order on every agent. Numbers are counted here and
+        -- each agent's row is written once per call, at the end: a row updated once per item
+        -- would leave more versions than fit in its page before the COMMIT lets them be pruned.
         IF json_array_length(v_source.agent_ids) > 0 THEN
           v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
         ELSE
           v_routed := NULL;
         END IF;
-        v_agents := ARRAY(
-          SELECT g.id FROM agents g
+        v_seqs := '{}';
+        FOR v_agent IN
+          SELECT g.id, g.last_seq FROM agents g
            WHERE g.account_id = it.account_id AND (v_routed IS NULL OR g.id = ANY (v_routed))
            ORDER BY g.id
-             FOR NO KEY UPDATE);
+             FOR NO KEY UPDATE
+        LOOP
+          v_at := array_position(v_seq_agents, v_agent.id);
+          IF v_at IS NULL THEN
+            v_seq_agents := v_seq_agents || v_agent.id;
+            v_seq_last := v_seq_last || v_agent.last_seq;
+            v_at := cardinality(v_seq_agents);
+          END IF;
+          v_seq_last[v_at] := v_seq_last[v_at] + 1;
+          v_agents := v_agents || v_agent.id;
+          v_seqs := v_seqs || v_seq_last[v_at];
+        END LOOP;
         IF cardinality(v_agents) > 0 THEN
-          WITH bumped AS (
-            UPDATE agents a SET last_seq = a.last_seq + 1 WHERE a.id = ANY (v_agents)
-            RETURNING a.id, a.last_seq
-          )
           INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
-          SELECT it.id, bumped.id, bumped.last_seq, 'queued', it.expires_at, 0 FROM bumped;
+          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0
+            FROM unnest(v_agents, v_seqs) AS d(agent_id, seq);
         END IF;
       END IF;
 
@@ -184,6 +201,11 @@ BEGIN
     END;
     outcomes := outcomes || v_outcome;
   END LOOP;
+  IF cardinality(v_seq_agents) > 0 THEN
+    UPDATE agents a SET last_seq = n.last_seq
+      FROM unnest(v_seq_agents, v_seq_last) AS n(id, last_seq)
+     WHERE a.id = n.id;
+  END IF;
 END;
 $$;
 

@@ -441,6 +441,30 @@ describe.each([
       expect(orders[2]!.map((d) => d.id)).toEqual(orders[0]!.map((d) => d.id));
     });
 
+    it('numbers each agent’s deliveries without gaps when sources routing to overlapping agents arrive at once', async () => {
+      const seeded = await seed(store, { agents: 3, route: [1] });
+      const [a0, a1, a2] = seeded.agents.map((a) => a.id) as [string, string, string];
+      const wide = { ...seeded.source, id: `src-${randomUUID()}`, authKey: `key-${randomUUID()}`, agentIds: [a2, a0, a1] };
+      await store.createSource(wide);
+      const onWide = { ...seeded, source: wide };
+      const requests = Array.from({ length: 12 }, (_, i) => request(i % 3 === 0 ? onWide : seeded));
+      const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
+      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      const expected = (agentId: string) =>
+        requests.filter((r) => r.sourceId === wide.id || agentId === a1).map((r) => r.id);
+      for (const agentId of [a0, a1, a2]) {
+        const taken = await store.takeDeliveries(agentId, at(2000), 100);
+        expect(taken.map((d) => d.id)).toEqual(expected(agentId));
+        expect(taken.map((d) => d.seq)).toEqual(expected(agentId).map((_, i) => i + 1));
+      }
+      // Later ingests continue the numbering.
+      const next = await store.ingest(request(onWide));
+      const deliveries = (await store.getSignal(next.record.id))!.deliveries;
+      expect(deliveries.map((d) => [d.agentId, d.seq])).toEqual(
+        [a0, a1, a2].map((id) => [id, expected(id).length + 1]).sort(),
+      );
+    });
+
     it('keeps an accepted signal in the log even when no agent receives it', async () => {
       const seeded = await seed(store, { agents: 0 });
       const outcome = await store.ingest(request(seeded));
