@@ -1,5 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 /**
  * Reads the fields of an admin request body, collecting every problem instead of stopping at
  * the first, and refusing fields it was not asked about (a typo must not pass as "not given").
@@ -30,8 +33,8 @@ export class FieldReader {
     }
     const value = this.body[name];
     if (value === null && opts.nullable) return null;
-    if (typeof value !== 'string' || value.trim() === '' || value.length > opts.max) {
-      this.fail(name, `'${name}' must be a non-empty string of at most ${opts.max} characters`);
+    if (typeof value !== 'string' || value.trim() === '' || value.length > opts.max || CONTROL.test(value)) {
+      this.fail(name, `'${name}' must be a non-empty string of at most ${opts.max} characters, without control characters`);
       return undefined;
     }
     return value;

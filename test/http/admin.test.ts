@@ -45,6 +45,9 @@ describe('accounts', () => {
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as any).code).toBe('INVALID_REQUEST');
     expect((await server.admin('GET', '/api/admin/accounts/acc_missing/usage')).status).toBe(404);
+    const control = await server.admin('POST', '/api/admin/accounts', { name: 'Desk\u0000A', monthlySignalQuota: 1 });
+    expect(control.status).toBe(422);
+    expect(control.body).toMatchObject({ code: 'INVALID_FIELD', param: 'name' });
   });
 });
 
