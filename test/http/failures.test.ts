@@ -1,0 +1,84 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { post, seedSource } from '../support/seed-source.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+
+let server: TestServer | null = null;
+afterEach(async () => {
+  await server?.stop().catch(() => undefined);
+  server = null;
+});
+
+describe('when things go wrong on the server side', () => {
+  it('answers 500 INTERNAL_ERROR as a problem, acknowledging nothing, when the store fails', async () => {
+    server = await startTestServer();
+    const src = await seedSource(server);
+    await server.store.close();
+    const res = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ code: 'INTERNAL_ERROR', status: 500 });
+    expect(res.body.detail).toMatch(/retry/);
+  });
+
+  it('finishes the request in flight when draining, then closes its connection', async () => {
+    server = await startTestServer();
+    const src = await seedSource(server);
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answers = '';
+    socket.on('data', (d) => (answers += d.toString()));
+    const request = (body: string) =>
+      `POST ${src.inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const first = request('EURUSD,buy,vol=0.1');
+    socket.write(first.slice(0, -4));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The rest of the first request and, pipelined behind it, a second one that is never read.
+    socket.write(first.slice(-4) + request('GBPUSD,sell'));
+    await closing;
+    await new Promise((resolve) => (socket.destroyed ? resolve(null) : socket.once('close', resolve)));
+    expect([...answers.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]))).toEqual([202]);
+    expect(answers).toMatch(/^connection: close/im);
+    server = null;
+  });
+
+  it('answers a request that reaches a draining server 503 SHUTTING_DOWN with Retry-After', async () => {
+    server = await startTestServer();
+    const src = await seedSource(server);
+    const agent = await server.admin('POST', `/api/admin/accounts/${src.accountId}/agents`, { name: 'slow to close' });
+    // An agent whose WebSocket never answers the close frame keeps the drain busy for a moment.
+    const ws = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    await new Promise((resolve) => ws.once('connect', resolve));
+    ws.write(
+      `GET /api/agent/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${agent.body.token}\r\n\r\n`,
+    );
+    await new Promise((resolve) => ws.once('data', resolve));
+    const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const late = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
+    expect(late.status).toBe(503);
+    expect(late.body).toMatchObject({ code: 'SHUTTING_DOWN' });
+    expect(late.headers.get('retry-after')).toBe('1');
+    await closing;
+    ws.destroy();
+    server = null;
+  });
+});
+
+describe('inbound headers', () => {
+  it('refuses a malformed Idempotency-Key with 400 INVALID_REQUEST and records nothing against it', async () => {
+    server = await startTestServer();
+    const src = await seedSource(server);
+    const res = await post(server.url + src.inboundPath, 'EURUSD,buy', {
+      'content-type': 'text/plain',
+      'idempotency-key': 'x'.repeat(256),
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'Idempotency-Key' });
+    const usage = await server.admin('GET', `/api/admin/accounts/${src.accountId}/usage`);
+    expect(usage.body.used).toBe(0);
+  });
+});
