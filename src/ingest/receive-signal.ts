@@ -42,6 +42,15 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
   const receivedAt = new Date(request.receivedAtMillis).toISOString();
   const period = periodOf(request.receivedAtMillis);
 
+  // Decoded once: strictly, for parsing; leniently (replacement characters) only for the log
+  // of a body that is not UTF-8.
+  let text: string | null;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    text = null;
+  }
+
   const record = async (verdict: IngestVerdict, authenticated: boolean) => {
     const key = authenticated ? (request.idempotencyKey ?? null) : null;
     const outcome = await store.ingest({
@@ -51,7 +60,7 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
       receivedAt,
       period,
       contentType: request.contentType ?? null,
-      rawBody: lenientUtf8.decode(body),
+      rawBody: text ?? lenientUtf8.decode(body),
       idempotencyKey: key,
       requestHash: key === null ? null : requestHash(request.contentType, body),
       idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
@@ -89,10 +98,7 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
   }
   const format = decideFormat(request.contentType, body);
   if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: 'Content-Type' }], 415, true);
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
+  if (text === null) {
     return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
   }
   const parsed = parseSignal(text, format.format);
