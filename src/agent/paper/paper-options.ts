@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile, type Tick } from '../../engine/index.js';
 import type { TransportChoice } from '../agent-client.js';
+import type { PaperAgentOptions } from './paper-agent.js';
 
 /** The flags of `signalgate agent`, as given on the command line. */
 export interface AgentFlags {
@@ -17,18 +18,8 @@ export interface AgentFlags {
   defaultVolume?: string;
 }
 
-export interface PaperSettings {
-  server: string;
-  token: string;
-  transport: TransportChoice;
-  dataDir: string;
-  balance: number;
-  currency: string;
-  defaultVolumeLots: number | null;
-  instruments: InstrumentsFile;
-  ticks: Tick[] | null;
-  seed: number | null;
-}
+/** What the flags and environment decide; the CLI adds the logger to make the agent's options. */
+export type PaperSettings = Omit<PaperAgentOptions, 'log'>;
 
 /** Checks the flags and reads the files they name; a problem is one sentence naming the flag or file:line. */
 export function readPaperSettings(
