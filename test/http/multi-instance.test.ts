@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
@@ -28,13 +29,8 @@ describe.runIf(onPostgres)('two instances on one PostgreSQL database', () => {
     await pg?.drop();
   });
 
-  async function admin(server: ServerProcess, method: string, path: string, body?: unknown) {
-    const res = await fetch(server.url + path, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as any };
+  function admin(server: ServerProcess, method: string, path: string, body?: unknown) {
+    return adminRequest(server.url, ADMIN, method, path, body);
   }
 
   async function seed(quota: number) {
@@ -109,14 +105,7 @@ describe.runIf(onPostgres)('two instances on one PostgreSQL database', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     stop = true;
     await Promise.all(workers);
-    const logged = new Set<string>();
-    let before = '';
-    for (;;) {
-      const page = await admin(two, 'GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=500${before}`);
-      for (const s of page.body.signals as Array<{ id: string }>) logged.add(s.id);
-      if (page.body.next === null) break;
-      before = `&before=${page.body.next}`;
-    }
+    const logged = await loggedSignalIds(two.url, ADMIN, src.sourceId);
     expect(accepted.filter((id) => !logged.has(id))).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { sign } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
@@ -34,13 +35,8 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
   return server;
 }
 
-async function admin(url: string, method: string, urlPath: string, body?: unknown, token = ADMIN) {
-  const res = await fetch(url + urlPath, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as any };
+function admin(url: string, method: string, urlPath: string, body?: unknown, token = ADMIN) {
+  return adminRequest(url, token, method, urlPath, body);
 }
 
 async function seed(url: string, quota: number, hmacSecret?: string) {
@@ -137,14 +133,7 @@ describe('the service as a process', () => {
     expect(accepted.length).toBeGreaterThanOrEqual(300);
 
     const restarted = await start(env);
-    const logged = new Set<string>();
-    let before = '';
-    for (;;) {
-      const page = await admin(restarted.url, 'GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=500${before}`);
-      for (const s of page.body.signals as Array<{ id: string }>) logged.add(s.id);
-      if (page.body.next === null) break;
-      before = `&before=${page.body.next}`;
-    }
+    const logged = await loggedSignalIds(restarted.url, ADMIN, src.sourceId);
     const missing = accepted.filter((id) => !logged.has(id));
     expect(missing).toEqual([]);
     const usage = await admin(restarted.url, 'GET', `/api/admin/accounts/${src.accountId}/usage`);

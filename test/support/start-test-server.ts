@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startService, type RunningService } from '../../src/service/start-service.js';
+import { adminRequest } from './admin-client.js';
 import { freshPostgresSchema } from './postgres.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -36,18 +37,7 @@ export async function startTestServer(): Promise<TestServer> {
   );
   return {
     ...service,
-    admin: async (method, urlPath, body) => {
-      const res = await fetch(`${service.url}${urlPath}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-          ...(body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-    },
+    admin: (method, urlPath, body) => adminRequest(service.url, TEST_ADMIN_TOKEN, method, urlPath, body),
     stop: async () => {
       await service.close();
       await pg?.drop();
