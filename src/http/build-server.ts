@@ -1,8 +1,11 @@
+import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
+import { maskPath } from '../logging/logger.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
 
@@ -15,25 +18,45 @@ export interface ServerOptions {
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
 
-/** The HTTP edge: routes only, every decision lives in the modules they call. */
+/** Whether the server is draining: set once by the close hook, read by every handler. */
+export interface DrainState {
+  closing: boolean;
+}
+
+/**
+ * The HTTP edge: routes only, every decision lives in the modules they call. Inbound signals
+ * (`POST /api/inbound/{key}`) are answered on node:http directly; everything else goes
+ * through Fastify's router.
+ */
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  // Requests that reach a draining server are refused before anything is recorded.
+  const drain: DrainState = { closing: false };
+  const inbound = createInboundHandler({ store: opts.store, logger: opts.logger, drain });
   const app = Fastify({
+    serverFactory: (route) => {
+      const server = http.createServer((req, res) => {
+        const key = inboundKeyOf(req.method, req.url);
+        if (key === null) route(req, res);
+        else inbound(req, res, key);
+      });
+      // Fastify's own defaults, which it sets only on servers it makes itself.
+      server.keepAliveTimeout = 72_000;
+      server.requestTimeout = 30_000;
+      return server;
+    },
     loggerInstance: opts.logger as FastifyBaseLogger,
     // One access line per request is written by the onResponse hook below, with the key masked.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 64 * 1024,
-    requestTimeout: 30_000,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
 
-  // Requests that reach a draining server are refused before anything is recorded.
-  let closing = false;
   app.addHook('preClose', async () => {
-    closing = true;
+    drain.closing = true;
   });
   app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+    if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');
     return sendProblem(reply, [
       { code: 'SHUTTING_DOWN', detail: 'the server is shutting down and recorded nothing; send the request again in a moment' },
@@ -43,12 +66,20 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Answers finished while draining close their connection, so keep-alive clients do not hold
   // the shutdown open until their idle timeout.
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
+    if (drain.closing) reply.header('connection', 'close');
     return payload;
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ req: request, res: reply, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    request.log.info(
+      {
+        method: request.method,
+        url: maskPath(request.url),
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
   });
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
@@ -68,7 +99,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   );
 
   app.get('/healthz', async () => ({ status: 'ok', store: opts.store.kind }));
-  await app.register(inboundRoutes, { store: opts.store });
+  await app.register(inboundRoutes);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;

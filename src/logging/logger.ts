@@ -13,7 +13,7 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     base: { service: 'signalgate' },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimeField,
     serializers: {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
@@ -21,9 +21,27 @@ export function createLogger(level: string): Logger {
   }, destination);
 }
 
+let fieldMillis = -1;
+let field = '';
+
+/** pino's ISO `time` field, formatted once per millisecond: under load many lines share one. */
+function isoTimeField(): string {
+  const now = Date.now();
+  if (now !== fieldMillis) {
+    fieldMillis = now;
+    field = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return field;
+}
+
 /** Writes out what the logger still holds; call before the process exits. */
 export function flushLogger(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
+}
+
+/** The inbound path of a source key, with all but the start of the key hidden. */
+export function maskedInboundPath(key: string): string {
+  return `/api/inbound/${maskSecret(key)}`;
 }
 
 /** `/api/inbound/<key>` with all but the start of the key hidden. */
