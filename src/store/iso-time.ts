@@ -1,9 +1,12 @@
+const ISO_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /**
  * A time in the one form the store keeps: ISO 8601 UTC with milliseconds. The SQLite store
  * compares times as text, which is only time order when every value has this exact shape.
  * Throws on a value that is not a time, rather than storing something that sorts wrongly.
  */
 export function isoTime(value: string | Date): string {
+  if (typeof value === 'string' && isAlreadyIsoTime(value)) return value;
   const date = typeof value === 'string' ? new Date(value) : value;
   if (Number.isNaN(date.getTime())) throw new RangeError(`not a time: ${String(value)}`);
   return date.toISOString();
@@ -11,4 +14,14 @@ export function isoTime(value: string | Date): string {
 
 export function isoTimeOrNull(value: string | Date | null | undefined): string | null {
   return value === null || value === undefined ? null : isoTime(value);
+}
+
+/**
+ * The inbound path passes times already in the one form; checking is cheaper than re-making
+ * them. A day the month does not have (Date.parse rolls 02-30 over into March) is not.
+ */
+function isAlreadyIsoTime(value: string): boolean {
+  if (!ISO_FORM.test(value)) return false;
+  const millis = Date.parse(value);
+  return !Number.isNaN(millis) && new Date(millis).getUTCDate() === Number(value.slice(8, 10));
 }

@@ -16,6 +16,7 @@ import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from 
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
 import { readMigrationFiles } from '../migration-files.js';
+import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { GroupCommit, type ItemResult } from './group-commit.js';
 import {
   accountOf,
@@ -65,7 +66,8 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly listeners = new Set<(agentIds: string[]) => void>();
   private readonly ingests: GroupCommit<IngestRequest, IngestOutcome>;
-  private readonly ingestInSavepoint: (request: IngestRequest) => IngestDone;
+  private readonly ingestBatch: Database.Transaction<(requests: IngestRequest[]) => ItemResult<IngestDone>[]>;
+  private readonly ingestBatchInSavepoints: Database.Transaction<(requests: IngestRequest[]) => ItemResult<IngestDone>[]>;
   private committedIngestTransactions = 0;
   private closed = false;
 
@@ -84,8 +86,21 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
+    liftMallocTrimThreshold(this.db);
+    this.ingestBatch = this.db.transaction((requests: IngestRequest[]) =>
+      requests.map((request): ItemResult<IngestDone> => ({ ok: true, value: this.ingestOne(request) })),
+    );
     // Called inside the batch transaction, better-sqlite3 runs this in a SAVEPOINT.
-    this.ingestInSavepoint = this.db.transaction((request: IngestRequest) => this.ingestOne(request));
+    const ingestInSavepoint = this.db.transaction((request: IngestRequest) => this.ingestOne(request));
+    this.ingestBatchInSavepoints = this.db.transaction((requests: IngestRequest[]) =>
+      requests.map((request): ItemResult<IngestDone> => {
+        try {
+          return { ok: true, value: ingestInSavepoint(request) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
     this.ingests = new GroupCommit((requests) => this.commitIngests(requests));
   }
 
@@ -302,23 +317,19 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One transaction for the whole batch, one savepoint per request: a request that throws
-   * (say, an unknown source) rolls back alone. Listeners hear of new deliveries only after
-   * the COMMIT returned.
+   * One transaction for the whole batch. Requests do not throw in normal operation, so the
+   * batch first runs without savepoints; if one throws (say, an unknown source), that
+   * transaction is rolled back and the batch runs again with one savepoint per request, so
+   * only the failing request fails. Listeners hear of new deliveries only after the COMMIT
+   * returned.
    */
   private commitIngests(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
-    const one = this.ingestInSavepoint;
-    const done = this.db
-      .transaction((): ItemResult<IngestDone>[] =>
-        requests.map((request) => {
-          try {
-            return { ok: true, value: one(request) };
-          } catch (error) {
-            return { ok: false, error };
-          }
-        }),
-      )
-      .immediate();
+    let done: ItemResult<IngestDone>[];
+    try {
+      done = this.ingestBatch.immediate(requests);
+    } catch {
+      done = this.ingestBatchInSavepoints.immediate(requests);
+    }
     this.committedIngestTransactions++;
     const agentIds = new Set<string>();
     for (const result of done) if (result.ok) for (const id of result.value.agentIds) agentIds.add(id);
