@@ -106,19 +106,30 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     const first = parsed.problems[0];
     return reject(parsed.problems, first?.code === 'PARSE_ERROR' ? 400 : 422, true);
   }
-  const resetsAt = periodEnd(period).toISOString();
   return record(
     {
       kind: 'accept',
       signal: parsed.signal,
       expiresAt: new Date(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000).toISOString(),
-      quotaExhausted: {
-        code: 'QUOTA_SIGNALS_IN',
-        detail: `the account's monthly signal quota for ${period} is used up; it resets at ${resetsAt}, or raise the account's monthlySignalQuota`,
-      },
+      quotaExhausted: quotaExhaustedProblem(period),
     },
     true,
   );
+}
+
+let exhaustedPeriod = '';
+let exhausted: Problem | undefined;
+
+/** The problem a refused charge records; the same for a whole month, so it is made once. */
+function quotaExhaustedProblem(period: string): Problem {
+  if (exhausted === undefined || period !== exhaustedPeriod) {
+    exhaustedPeriod = period;
+    exhausted = Object.freeze({
+      code: 'QUOTA_SIGNALS_IN',
+      detail: `the account's monthly signal quota for ${period} is used up; it resets at ${periodEnd(period).toISOString()}, or raise the account's monthlySignalQuota`,
+    });
+  }
+  return exhausted;
 }
 
 function requestHash(contentType: string | undefined, body: Buffer): string {
