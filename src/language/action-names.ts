@@ -13,11 +13,18 @@ const ALIASES: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['closeshort', 'closesell'],
 ]);
 
+/** Every name an action may be written as, in suggestion order: the canonical ones, then the aliases. */
+const WRITTEN_ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
+  ...ACTIONS.map((action): [string, Action] => [action, action]),
+  ...ALIASES,
+]);
+const SUGGESTABLE_ACTIONS: readonly string[] = [...WRITTEN_ACTIONS.keys()];
+
 /** `written` must already be trimmed and ASCII-lower-cased. */
 export function lookupAction(written: string): Action | undefined {
-  return (ACTIONS as readonly string[]).includes(written) ? (written as Action) : ALIASES.get(written);
+  return WRITTEN_ACTIONS.get(written);
 }
 
 export function suggestActions(written: string): string[] {
-  return suggestNames(written, [...ACTIONS, ...ALIASES.keys()]);
+  return suggestNames(written, SUGGESTABLE_ACTIONS);
 }

@@ -48,109 +48,117 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
   const { entry, known } = item;
   const { definition, param } = known;
   const { position } = entry;
-  const invalid = (detail: string, code: ErrorCode = 'INVALID_PARAMETER'): void => log.add(position, code, detail, param);
-  const number = (code: ErrorCode = 'INVALID_PARAMETER', example = '20'): number | undefined => {
-    const reading = readNumberValue(entry.value, param, example);
-    if (reading.ok) return reading.value;
-    invalid(reading.detail, code);
-    return undefined;
-  };
-  const choice = <T extends string>(allowed: readonly T[], code: ErrorCode): GivenParameter<T> => {
-    const reading = readTextValue(entry.value, param, allowed[0]!);
-    if (!reading.ok) {
-      invalid(reading.detail, code);
-      return { param, position, value: undefined };
-    }
-    const written = asciiLowerCase(reading.value.trim());
-    if ((allowed as readonly string[]).includes(written)) return { param, position, value: written as T };
-    invalid(`${param} must be one of ${nameList(allowed, 'or')}, got ${quotedExcerpt(written)}`, code);
-    return { param, position, value: undefined };
-  };
-
   switch (definition.kind) {
     case 'symbol':
     case 'action':
       return;
     case 'comment': {
       const reading = readTextValue(entry.value, param, 'my strategy');
-      if (!reading.ok) return invalid(reading.detail);
+      if (!reading.ok) return reportInvalid(item, log, reading.detail);
       const comment = reading.value.trim();
       const problem = commentProblem(comment);
-      if (problem !== undefined) return invalid(problem);
+      if (problem !== undefined) return reportInvalid(item, log, problem);
       collected.comment = comment;
       return;
     }
     case 'volume':
-      collected.volume = { param, position, type: definition.type, value: number('INVALID_VOLUME', '0.1') };
+      collected.volume = { param, position, type: definition.type, value: readNumber(item, log, 'INVALID_VOLUME', '0.1') };
       return;
     case 'typedVolume':
-      collected.volume = { param, position, type: undefined, value: number('INVALID_VOLUME', '0.1') };
+      collected.volume = { param, position, type: undefined, value: readNumber(item, log, 'INVALID_VOLUME', '0.1') };
       return;
     case 'volumeType':
-      collected.volumeType = choice(VOLUME_TYPES, 'INVALID_VOLUME');
+      collected.volumeType = readChoice(item, log, VOLUME_TYPES, 'INVALID_VOLUME');
       return;
     case 'sl':
-      collected.sl = { param, position, type: definition.unit, value: number() };
+      collected.sl = { param, position, type: definition.unit, value: readNumber(item, log) };
       return;
     case 'typedSl':
-      collected.sl = { param, position, type: undefined, value: number() };
+      collected.sl = { param, position, type: undefined, value: readNumber(item, log) };
       return;
     case 'slType':
-      collected.slType = choice(PRICE_UNITS, 'INVALID_PARAMETER');
+      collected.slType = readChoice(item, log, PRICE_UNITS, 'INVALID_PARAMETER');
       return;
     case 'tp':
-      collected.tp = { param, position, unit: definition.unit, value: number() };
+      collected.tp = { param, position, unit: definition.unit, value: readNumber(item, log) };
       return;
     case 'typedTp':
       if (entry.value.kind === 'json' && entry.value.json.kind === 'array') {
-        return invalid('tp must be one number (with tpType); for several take-profit levels use tp1, tp2 … with pct1, pct2 …');
+        return reportInvalid(item, log, 'tp must be one number (with tpType); for several take-profit levels use tp1, tp2 … with pct1, pct2 …');
       }
-      collected.tp = { param, position, unit: undefined, value: number() };
+      collected.tp = { param, position, unit: undefined, value: readNumber(item, log) };
       return;
     case 'tpType':
-      collected.tpType = choice(PRICE_UNITS, 'INVALID_PARAMETER');
+      collected.tpType = readChoice(item, log, PRICE_UNITS, 'INVALID_PARAMETER');
       return;
     case 'tpLevel':
     case 'tpShare': {
       if (definition.level > MAX_TP_LEVELS) {
-        return invalid(`${param} is beyond the last take-profit level; a signal has at most ${MAX_TP_LEVELS} (tp1 … tp${MAX_TP_LEVELS})`);
+        return reportInvalid(item, log, `${param} is beyond the last take-profit level; a signal has at most ${MAX_TP_LEVELS} (tp1 … tp${MAX_TP_LEVELS})`);
       }
       if (definition.kind === 'tpLevel') {
-        collected.levels.set(definition.level, { param, position, unit: definition.unit, value: number() });
+        collected.levels.set(definition.level, { param, position, unit: definition.unit, value: readNumber(item, log) });
         return;
       }
-      let share = number('INVALID_PARAMETER', '50');
+      let share = readNumber(item, log, 'INVALID_PARAMETER', '50');
       const problem = share === undefined ? undefined : shareProblem(param, share);
       if (problem !== undefined) {
-        invalid(problem);
+        reportInvalid(item, log, problem);
         share = undefined;
       }
       collected.shares.set(definition.level, { param, position, value: share });
       return;
     }
     case 'entry':
-      collected.entry = { param, position, type: definition.unit, value: number('INVALID_PARAMETER', '1.0850') };
+      collected.entry = { param, position, type: definition.unit, value: readNumber(item, log, 'INVALID_PARAMETER', '1.0850') };
       return;
     case 'trail':
-      collected.trail[definition.field] = { param, position, value: number() };
+      collected.trail[definition.field] = { param, position, value: readNumber(item, log) };
       return;
     case 'breakeven':
-      collected.breakeven[definition.field] = { param, position, value: number() };
+      collected.breakeven[definition.field] = { param, position, value: readNumber(item, log) };
       return;
     case 'closePct':
     case 'closeLots': {
-      const amount = number('INVALID_PARAMETER', definition.kind === 'closePct' ? '50' : '0.1');
+      const amount = readNumber(item, log, 'INVALID_PARAMETER', definition.kind === 'closePct' ? '50' : '0.1');
       if (amount === undefined) return;
       const problem = definition.kind === 'closePct' ? closePercentProblem(param, amount) : positiveProblem(param, amount, 'lots to close');
-      if (problem !== undefined) return invalid(problem);
+      if (problem !== undefined) return reportInvalid(item, log, problem);
       collected.close = { param, position, value: definition.kind === 'closePct' ? { pct: amount } : { lots: amount } };
       return;
     }
     case 'opposite': {
       const reading = readFlagValue(entry.value, param);
-      if (!reading.ok) return invalid(reading.detail);
+      if (!reading.ok) return reportInvalid(item, log, reading.detail);
       if (reading.value) collected.opposite = definition.opposite;
       return;
     }
   }
+}
+
+function reportInvalid(item: AcceptedEntry, log: ProblemLog, detail: string, code: ErrorCode = 'INVALID_PARAMETER'): void {
+  log.add(item.entry.position, code, detail, item.known.param);
+}
+
+/** The value as a number, or undefined when it is not one (reported under `code`). */
+function readNumber(item: AcceptedEntry, log: ProblemLog, code: ErrorCode = 'INVALID_PARAMETER', example = '20'): number | undefined {
+  const reading = readNumberValue(item.entry.value, item.known.param, example);
+  if (reading.ok) return reading.value;
+  reportInvalid(item, log, reading.detail, code);
+  return undefined;
+}
+
+/** The value as one of `allowed` (trimmed, ASCII-case-insensitive); undefined value when it is none. */
+function readChoice<T extends string>(item: AcceptedEntry, log: ProblemLog, allowed: readonly T[], code: ErrorCode): GivenParameter<T> {
+  const { param } = item.known;
+  const { position, value } = item.entry;
+  const reading = readTextValue(value, param, allowed[0]!);
+  if (!reading.ok) {
+    reportInvalid(item, log, reading.detail, code);
+    return { param, position, value: undefined };
+  }
+  const written = asciiLowerCase(reading.value.trim());
+  if ((allowed as readonly string[]).includes(written)) return { param, position, value: written as T };
+  reportInvalid(item, log, `${param} must be one of ${nameList(allowed, 'or')}, got ${quotedExcerpt(written)}`, code);
+  return { param, position, value: undefined };
 }

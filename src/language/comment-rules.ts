@@ -6,14 +6,17 @@
  */
 export const COMMENT_MAX_CHARACTERS = 64;
 
+const CONTROL_OR_LINE_BREAK = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u;
+
 /** `comment` is already trimmed; answers the detail of what is wrong, if anything. */
 export function commentProblem(comment: string): string | undefined {
   if (comment === '') return 'comment is empty; give a label or leave comment out';
-  const length = [...comment].length;
-  if (length > COMMENT_MAX_CHARACTERS) {
-    return `comment is ${length} characters long; a comment has at most ${COMMENT_MAX_CHARACTERS}`;
+  // Characters are code points; only a string of more code units than the limit can have too many.
+  if (comment.length > COMMENT_MAX_CHARACTERS) {
+    const length = [...comment].length;
+    if (length > COMMENT_MAX_CHARACTERS) return `comment is ${length} characters long; a comment has at most ${COMMENT_MAX_CHARACTERS}`;
   }
-  if (/[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u.test(comment)) {
+  if (CONTROL_OR_LINE_BREAK.test(comment)) {
     return 'comment holds a control character or line break; a comment is one line of printable text';
   }
   return undefined;

@@ -86,13 +86,14 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
   const accepted: AcceptedEntry[] = [];
   const seen = new Set<string>();
   let unknown = 0;
-  entries.forEach((entry, index) => {
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index]!;
     const known = lookupParameter(entry.name, format);
     if (known === undefined) {
       unknown += 1;
       const detail = unknownParameterDetail(entry, entries[index - 1], format, unknown <= MAX_SUGGESTED_UNKNOWNS);
       log.add(entry.position, 'UNKNOWN_PARAMETER', detail, shortened(entry.name));
-      return;
+      continue;
     }
     const { definition, param } = known;
     if (format === 'text' && (definition.kind === 'symbol' || definition.kind === 'action') && entry.positional !== true) {
@@ -103,7 +104,7 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
         `in the text form the ${param} is the ${place} token itself (EURUSD,buy,...); remove ${param}=`,
         param,
       );
-      return;
+      continue;
     }
     if (seen.has(entry.name)) {
       log.add(
@@ -112,10 +113,10 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
         `${param} is given more than once (names are case-insensitive); give it once`,
         param,
       );
-      return;
+      continue;
     }
     seen.add(entry.name);
     accepted.push({ entry, known });
-  });
+  }
   return accepted;
 }

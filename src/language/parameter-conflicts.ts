@@ -44,7 +44,7 @@ export function claimSlot(item: AcceptedEntry, taken: Map<string, AcceptedEntry>
   let earlier = taken.get(slot);
   // A single target and numbered levels are two ways of giving take profits.
   if (earlier === undefined && (definition.kind === 'tp' || definition.kind === 'typedTp')) {
-    earlier = [...taken.values()].find((other) => other.known.definition.kind === 'tpLevel');
+    earlier = firstLevelTaken(taken);
   }
   if (earlier === undefined && definition.kind === 'tpLevel') earlier = taken.get('tp');
   if (earlier === undefined) {
@@ -56,6 +56,14 @@ export function claimSlot(item: AcceptedEntry, taken: Map<string, AcceptedEntry>
   const code: ErrorCode = isVolumeParameter(definition) ? 'INVALID_VOLUME' : 'INVALID_PARAMETER';
   log.add(position, code, conflictDetail(definition, param, earlier.known.definition, first), param);
   return false;
+}
+
+/** The first numbered take-profit level that took its slot, if any (slots keep insertion order). */
+function firstLevelTaken(taken: ReadonlyMap<string, AcceptedEntry>): AcceptedEntry | undefined {
+  for (const other of taken.values()) {
+    if (other.known.definition.kind === 'tpLevel') return other;
+  }
+  return undefined;
 }
 
 function conflictDetail(definition: ParameterDefinition, param: string, earlier: ParameterDefinition, first: string): string {

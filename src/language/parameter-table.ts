@@ -66,33 +66,66 @@ const FLAT_PARAMETERS: ReadonlyMap<string, ParameterDefinition> = new Map<string
   ['exent', { kind: 'opposite', opposite: 'exit_and_enter' }],
 ]);
 
+/**
+ * Every known parameter is made here, its definition given one object shape (the fields its
+ * kind lacks set to undefined): `definition.kind` is read several times per entry on the hot
+ * path, and with one shape those reads stay monomorphic (about 8% of a whole parse).
+ */
+function knownParameter(param: string, definition: ParameterDefinition): KnownParameter {
+  const uniform = { kind: definition.kind, type: undefined, unit: undefined, level: undefined, field: undefined, opposite: undefined };
+  return { param, definition: Object.assign(uniform, definition) };
+}
+
 /** JSON only; keyed by the lower-cased key, valued with the key's own spelling. */
 const TYPED_PARAMETERS: ReadonlyMap<string, KnownParameter> = new Map<string, KnownParameter>([
-  ['volume', { param: 'volume', definition: { kind: 'typedVolume' } }],
-  ['volumetype', { param: 'volumeType', definition: { kind: 'volumeType' } }],
-  ['sl', { param: 'sl', definition: { kind: 'typedSl' } }],
-  ['sltype', { param: 'slType', definition: { kind: 'slType' } }],
-  ['tp', { param: 'tp', definition: { kind: 'typedTp' } }],
-  ['tptype', { param: 'tpType', definition: { kind: 'tpType' } }],
+  ['volume', knownParameter('volume', { kind: 'typedVolume' })],
+  ['volumetype', knownParameter('volumeType', { kind: 'volumeType' })],
+  ['sl', knownParameter('sl', { kind: 'typedSl' })],
+  ['sltype', knownParameter('slType', { kind: 'slType' })],
+  ['tp', knownParameter('tp', { kind: 'typedTp' })],
+  ['tptype', knownParameter('tpType', { kind: 'tpType' })],
 ]);
 
 const TP_LEVEL = /^tp([1-9]\d*)(?:_(pips|price|percent))?$/;
 const TP_SHARE = /^pct([1-9]\d*)$/;
 
+function levelDefinition(level: number, unit: PriceUnit | undefined): ParameterDefinition {
+  return { kind: 'tpLevel', level, unit };
+}
+
+/**
+ * Every name of both formats that is its own `param` (flat names, and the numbered levels a
+ * signal may hold), built once so the usual lookup is one Map get and allocates nothing.
+ * Levels beyond MAX_TP_LEVELS still parse (to be reported), through the patterns above.
+ */
+const KNOWN_BY_NAME: ReadonlyMap<string, KnownParameter> = knownByName();
+
+function knownByName(): Map<string, KnownParameter> {
+  const known = new Map<string, KnownParameter>();
+  const add = (name: string, definition: ParameterDefinition): void => {
+    known.set(name, knownParameter(name, definition));
+  };
+  for (const [name, definition] of FLAT_PARAMETERS) add(name, definition);
+  for (let level = 1; level <= MAX_TP_LEVELS; level += 1) {
+    add(`tp${level}`, levelDefinition(level, undefined));
+    for (const unit of PRICE_UNITS) add(`tp${level}_${unit}`, levelDefinition(level, unit));
+    add(`pct${level}`, { kind: 'tpShare', level });
+  }
+  return known;
+}
+
 /** `name` must already be ASCII-lower-cased. */
 export function lookupParameter(name: string, format: SignalFormat): KnownParameter | undefined {
-  const flat = FLAT_PARAMETERS.get(name);
-  if (flat !== undefined) return { param: name, definition: flat };
+  const known = KNOWN_BY_NAME.get(name);
+  if (known !== undefined) return known;
   if (format === 'json') {
     const typed = TYPED_PARAMETERS.get(name);
     if (typed !== undefined) return typed;
   }
   const level = TP_LEVEL.exec(name);
-  if (level !== null) {
-    return { param: name, definition: { kind: 'tpLevel', level: Number(level[1]), unit: level[2] as PriceUnit | undefined } };
-  }
+  if (level !== null) return knownParameter(name, levelDefinition(Number(level[1]), level[2] as PriceUnit | undefined));
   const share = TP_SHARE.exec(name);
-  if (share !== null) return { param: name, definition: { kind: 'tpShare', level: Number(share[1]) } };
+  if (share !== null) return knownParameter(name, { kind: 'tpShare', level: Number(share[1]) });
   return undefined;
 }
 

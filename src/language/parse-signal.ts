@@ -28,22 +28,29 @@ type EntryReading = { ok: true; entries: SignalEntry[] } | { ok: false; detail: 
 function textEntries(text: string): EntryReading {
   const tokenizing = tokenizeSignalLine(text);
   if (!tokenizing.ok) return tokenizing;
-  const entries = tokenizing.tokens.map((token): SignalEntry => {
+  const { tokens } = tokenizing;
+  const entries: SignalEntry[] = [];
+  for (const token of tokens) {
     if (token.index < 2) {
       const name = token.index === 0 ? 'symbol' : 'action';
-      return { name, value: { kind: 'text', text: token.raw, quoted: false }, position: token.index, positional: true };
+      entries.push({ name, value: { kind: 'text', text: token.raw, quoted: false }, position: token.index, positional: true });
+      continue;
     }
-    const value: SignalEntry['value'] = token.value === undefined ? { kind: 'bare' } : { kind: 'text', ...token.value };
-    return { name: asciiLowerCase(token.name), value, position: token.index };
-  });
+    const value: SignalEntry['value'] =
+      token.value === undefined ? { kind: 'bare' } : { kind: 'text', text: token.value.text, quoted: token.value.quoted };
+    entries.push({ name: asciiLowerCase(token.name), value, position: token.index });
+  }
   return { ok: true, entries };
 }
 
 function jsonEntries(text: string): EntryReading {
   const reading = readJsonObject(text);
   if (!reading.ok) return reading;
-  const entries = reading.members.map(
-    (member, index): SignalEntry => ({ name: asciiLowerCase(member.key), value: { kind: 'json', json: member.value }, position: index }),
-  );
+  const { members } = reading;
+  const entries: SignalEntry[] = [];
+  for (let index = 0; index < members.length; index += 1) {
+    const member = members[index]!;
+    entries.push({ name: asciiLowerCase(member.key), value: { kind: 'json', json: member.value }, position: index });
+  }
   return { ok: true, entries };
 }

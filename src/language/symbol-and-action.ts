@@ -18,8 +18,15 @@ import { symbolProblem } from './symbol-rules.js';
 /** Where problems about something absent go: before everything the body holds. */
 const BEFORE_BODY = -1;
 
+function firstOfKind(accepted: readonly AcceptedEntry[], kind: 'symbol' | 'action'): AcceptedEntry | undefined {
+  for (const item of accepted) {
+    if (item.known.definition.kind === kind) return item;
+  }
+  return undefined;
+}
+
 export function readSymbol(accepted: readonly AcceptedEntry[], format: SignalFormat, log: ProblemLog): string | undefined {
-  const given = accepted.find((item) => item.known.definition.kind === 'symbol');
+  const given = firstOfKind(accepted, 'symbol');
   const missing =
     format === 'text' ? 'the text form starts with it, like EURUSD,buy' : 'add it, like "symbol":"EURUSD"';
   if (given === undefined) {
@@ -50,7 +57,7 @@ export function readSymbol(accepted: readonly AcceptedEntry[], format: SignalFor
 }
 
 export function readAction(accepted: readonly AcceptedEntry[], format: SignalFormat, log: ProblemLog): Action | undefined {
-  const given = accepted.find((item) => item.known.definition.kind === 'action');
+  const given = firstOfKind(accepted, 'action');
   const missing =
     format === 'text' ? 'it is the second token, like EURUSD,buy' : 'add it, like "action":"buy"';
   if (given === undefined) {

@@ -77,9 +77,10 @@ function buildLevels(
 ): TakeProfitLevel[] | undefined {
   let sound = true;
   const numbers = [...levels.keys()].sort((a, b) => a - b);
-  numbers.forEach((level, index) => {
+  for (let index = 0; index < numbers.length; index += 1) {
+    const level = numbers[index]!;
     const below = index === 0 ? 0 : numbers[index - 1]!;
-    if (below === level - 1) return;
+    if (below === level - 1) continue;
     const missing = Array.from({ length: level - below - 1 }, (_, offset) => `tp${below + 1 + offset}`);
     const entry = levels.get(level)!;
     log.add(
@@ -89,11 +90,11 @@ function buildLevels(
       entry.param,
     );
     sound = false;
-  });
+  }
 
   // Bare tpN takes the unit of tp1; a bare tp1 is in pips.
   const firstUnit = levels.get(1)?.unit ?? 'pips';
-  const built: { level: number; type: PriceUnit; value: number; entry: NumberedLevel }[] = [];
+  const built: { level: number; type: PriceUnit; value: number }[] = [];
   for (const level of numbers) {
     const entry = levels.get(level)!;
     const unit = entry.unit ?? firstUnit;
@@ -108,12 +109,17 @@ function buildLevels(
       sound = false;
       continue;
     }
-    built.push({ level, type: unit, value: entry.value, entry });
+    built.push({ level, type: unit, value: entry.value });
   }
 
-  const givenShares = [...shares].filter(([level]) => levels.has(level)).map(([, share]) => share);
-  if (givenShares.some((share) => share.value === undefined)) return undefined;
-  const sum = givenShares.reduce((total, share) => total + share.value!, 0);
+  const givenShares: GivenParameter<number>[] = [];
+  let sum = 0;
+  for (const [level, share] of shares) {
+    if (!levels.has(level)) continue;
+    if (share.value === undefined) return undefined;
+    givenShares.push(share);
+    sum += share.value;
+  }
   if (sum > 100) {
     const byPosition = [...givenShares].sort((a, b) => a.position - b.position);
     const last = byPosition[byPosition.length - 1]!;
@@ -138,10 +144,14 @@ function buildLevels(
   }
   if (!sound) return undefined;
 
+  // Sound, so every level was built, in level order: the unshared ones take the split in turn.
   const split = unshared.length > 0 ? splitShares(rest, unshared.length) : [];
-  return built.map(({ level, type, value }) => {
+  let nextSplit = 0;
+  const takeProfit: TakeProfitLevel[] = [];
+  for (const { level, type, value } of built) {
     const share = shares.get(level);
-    const pct = share !== undefined ? share.value! : split[unshared.indexOf(level)]!;
-    return { type, value, pct };
-  });
+    const pct = share !== undefined ? share.value! : split[nextSplit++]!;
+    takeProfit.push({ type, value, pct });
+  }
+  return takeProfit;
 }

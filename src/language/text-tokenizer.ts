@@ -24,8 +24,18 @@ export type TextTokenizing = { ok: true; tokens: TextToken[] } | { ok: false; de
 
 const EXAMPLE = 'EURUSD,buy,vol=0.1,sl_pips=20';
 
+const LINE_BREAK = /\r\n|\r|\n/;
+const COMMA = 0x2c;
+const DOUBLE_QUOTE = 0x22;
+
+/** The body's non-blank lines; a body without a line break (the usual case) is its only line. */
+function nonBlankLines(body: string): string[] {
+  if (!body.includes('\n') && !body.includes('\r')) return body.trim() === '' ? [] : [body];
+  return body.split(LINE_BREAK).filter((line) => line.trim() !== '');
+}
+
 export function tokenizeSignalLine(body: string): TextTokenizing {
-  const lines = body.split(/\r\n|\r|\n/).filter((line) => line.trim() !== '');
+  const lines = nonBlankLines(body);
   if (lines.length === 0) return { ok: false, detail: `the body is empty; send one signal line like ${EXAMPLE}` };
   if (lines.length > 1) {
     return {
@@ -38,15 +48,15 @@ export function tokenizeSignalLine(body: string): TextTokenizing {
   let index = 0;
   let pos = 0;
   while (true) {
-    let head = '';
+    const start = pos;
+    while (pos < line.length) {
+      const code = line.charCodeAt(pos);
+      if (code === COMMA || code === DOUBLE_QUOTE) break;
+      pos += 1;
+    }
+    const head = line.slice(start, pos);
     let quoted: string | undefined;
-    while (pos < line.length && line[pos] !== ',') {
-      const character = line[pos]!;
-      if (character !== '"') {
-        head += character;
-        pos += 1;
-        continue;
-      }
+    if (line.charCodeAt(pos) === DOUBLE_QUOTE) {
       const equals = head.indexOf('=');
       if (index < 2 || equals < 0 || head.slice(equals + 1).trim() !== '') {
         return {
@@ -86,19 +96,14 @@ type QuotedReading = { ok: true; text: string; end: number } | { ok: false; prob
 function readQuoted(line: string, start: number): QuotedReading {
   let text = '';
   let pos = start + 1;
-  while (pos < line.length) {
-    if (line[pos] === '"') {
-      if (line[pos + 1] === '"') {
-        text += '"';
-        pos += 2;
-        continue;
-      }
-      return { ok: true, text, end: pos + 1 };
-    }
-    text += line[pos];
-    pos += 1;
+  while (true) {
+    const quote = line.indexOf('"', pos);
+    if (quote < 0) return { ok: false, problem: 'unterminated quote' };
+    text += line.slice(pos, quote);
+    if (line.charCodeAt(quote + 1) !== DOUBLE_QUOTE) return { ok: true, text, end: quote + 1 };
+    text += '"';
+    pos = quote + 2;
   }
-  return { ok: false, problem: 'unterminated quote' };
 }
 
 type TokenBuilding = { ok: true; token: TextToken | undefined } | { ok: false; detail: string };

@@ -9,5 +9,7 @@ export function splitShares(total: number, count: number): number[] {
   }
   const base = Math.floor(total / count);
   const remainder = total - base * count;
-  return Array.from({ length: count }, (_, index) => (index >= count - remainder ? base + 1 : base));
+  const shares: number[] = [];
+  for (let index = 0; index < count; index += 1) shares.push(index >= count - remainder ? base + 1 : base);
+  return shares;
 }

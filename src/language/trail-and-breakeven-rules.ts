@@ -4,6 +4,7 @@
  */
 import type { Collected } from './collected-parameters.js';
 import { formatDecimal } from './decimal-number.js';
+import type { GivenParameter } from './given-parameter.js';
 import type { ProblemLog } from './problem-log.js';
 import type { Breakeven, Trail } from './signal.js';
 import { nonNegativeProblem, positiveProblem } from './value-ranges.js';
@@ -22,26 +23,28 @@ export function buildTrail(given: Collected['trail'], log: ProblemLog): Trail | 
     }
     return undefined;
   }
-  const checks = [
-    [trigger, (value: number) => nonNegativeProblem('trail_trigger', value, 'pips of profit before trailing starts')],
-    [distance, (value: number) => positiveProblem('trail_distance', value, 'pips behind the price')],
-    [step, (value: number) => nonNegativeProblem('trail_step', value, 'pips the price must advance per move')],
-  ] as const;
-  let sound = true;
-  for (const [parameter, check] of checks) {
-    if (parameter === undefined) continue;
-    if (parameter.value === undefined) {
-      sound = false;
-      continue;
-    }
-    const problem = check(parameter.value);
-    if (problem !== undefined) {
-      log.add(parameter.position, 'INVALID_PARAMETER', problem, parameter.param);
-      sound = false;
-    }
-  }
-  if (!sound) return undefined;
+  // Each check runs (and reports) whatever the others find.
+  const triggerSound = checkTrailValue(trigger, 'trail_trigger', true, 'pips of profit before trailing starts', log);
+  const distanceSound = checkTrailValue(distance, 'trail_distance', false, 'pips behind the price', log);
+  const stepSound = checkTrailValue(step, 'trail_step', true, 'pips the price must advance per move', log);
+  if (!triggerSound || !distanceSound || !stepSound) return undefined;
   return { trigger: trigger?.value ?? 0, distance: distance.value!, step: step?.value ?? 0 };
+}
+
+/** Whether a trail value, if given, was readable and in range (reporting it when out of range). */
+function checkTrailValue(
+  parameter: GivenParameter<number> | undefined,
+  label: string,
+  zeroAllowed: boolean,
+  unit: string,
+  log: ProblemLog,
+): boolean {
+  if (parameter === undefined) return true;
+  if (parameter.value === undefined) return false;
+  const problem = zeroAllowed ? nonNegativeProblem(label, parameter.value, unit) : positiveProblem(label, parameter.value, unit);
+  if (problem === undefined) return true;
+  log.add(parameter.position, 'INVALID_PARAMETER', problem, parameter.param);
+  return false;
 }
 
 export function buildBreakeven(given: Collected['breakeven'], log: ProblemLog): Breakeven | undefined {

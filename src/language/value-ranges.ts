@@ -30,12 +30,12 @@ export function distanceProblem(
   value: number,
   action: Action | undefined,
 ): string | undefined {
-  const written = formatDecimal(value);
   if (value <= 0) {
     const what = unit === 'price' ? 'a price' : unit === 'pips' ? 'a distance in pips' : 'a percent move';
-    return `${label} must be greater than 0 (${what}), got ${written}`;
+    return `${label} must be greater than 0 (${what}), got ${formatDecimal(value)}`;
   }
   if (unit !== 'percent' || value < 100) return undefined;
+  const written = formatDecimal(value);
   if (role === 'stop loss') return `${label} must be below 100 (a stop 100% away is at a price of zero or less), got ${written}`;
   if (role === 'take profit' && action !== undefined && isSellSide(action)) {
     return `${label} must be below 100 for ${action} (a target 100% below the entry is at a price of zero or less), got ${written}`;
