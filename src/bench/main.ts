@@ -29,15 +29,18 @@ interface Target {
 }
 
 async function main(): Promise<void> {
-  const targets: Target[] = [await bareTarget(), await signalgateTarget('signalgate (SQLite)', {})];
-  const pgSchema = await createPostgresSchema();
-  if (pgSchema !== null) {
-    targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
-  } else {
-    process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
-  }
-  const results = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+  const targets: Target[] = [];
+  const results = new Map<string, LoadResult[]>();
   try {
+    // Inside the try: a server that fails to start must not leave the others running.
+    targets.push(await bareTarget(), await signalgateTarget('signalgate (SQLite)', {}));
+    const pgSchema = await createPostgresSchema();
+    if (pgSchema !== null) {
+      targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
+    } else {
+      process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
+    }
+    for (const target of targets) results.set(target.name, []);
     for (const target of targets) await runLoad(target.url, target.requests, CONNECTIONS, 2); // warm-up
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
