@@ -220,6 +220,17 @@ describe('CONTRACT §3 checks, each row', () => {
     expectProblem(await post(server.url + src.inboundPath, SIGNAL, TEXT), 429, 'QUOTA_SIGNALS_IN');
   });
 
+  it('a percent-encoded key names the same source; a path below the key is no inbound URL', async () => {
+    const src = await seedSource(server);
+    const key = src.inboundPath.slice('/api/inbound/'.length);
+    const encoded = `/api/inbound/%${key.charCodeAt(0).toString(16).toUpperCase()}${key.slice(1)}`;
+    const res = await post(server.url + encoded, SIGNAL, TEXT);
+    expect(res.status).toBe(202);
+    expectProblem(await post(`${server.url}/api/inbound/%E0%A4%A`, SIGNAL, TEXT), 401, 'INVALID_SOURCE_KEY');
+    expectProblem(await post(`${server.url}${src.inboundPath}/more`, SIGNAL, TEXT), 404, 'NOT_FOUND');
+    expectProblem(await post(`${server.url}/api/inbound/`, SIGNAL, TEXT), 404, 'NOT_FOUND');
+  });
+
   it('GET on the inbound path is 405 with Allow: POST', async () => {
     const src = await seedSource(server);
     const res = await fetch(server.url + src.inboundPath);

@@ -72,6 +72,13 @@ describe('the service as a process', () => {
     const all = server.stdout() + server.stderr();
     for (const secretValue of [src.authKey, secret, ADMIN, agent.body.token]) expect(all).not.toContain(secretValue);
     expect(all).toContain(`/api/inbound/${src.authKey.slice(0, 4)}…`);
+    const accepted = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request' && entry.statusCode === 202);
+    expect(accepted).toMatchObject({
+      method: 'POST',
+      url: `/api/inbound/${src.authKey.slice(0, 4)}…`,
+      ms: expect.any(Number),
+      signalId: (await ok.json()).id,
+    });
   });
 
   it('drains on SIGTERM: a request in flight is finished and answered 202, then the process exits 0', async () => {
