@@ -77,7 +77,7 @@ describe('the service as a process', () => {
       method: 'POST',
       url: `/api/inbound/${src.authKey.slice(0, 4)}…`,
       ms: expect.any(Number),
-      signalId: (await ok.json()).id,
+      signalId: ((await ok.json()) as { id: string }).id,
     });
   });
 
