@@ -1,43 +1,26 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { AgentProcess } from './support/agent-process.js';
+import { useAgentTestBed } from './support/agent-test-bed.js';
 
 describe('a signal that outlives maxSignalAgeSeconds while the agent is offline', () => {
-  let server: TestServer;
-  let dir: string;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-agent-'));
-  });
-  afterAll(async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const bed = useAgentTestBed();
 
   it('is marked expired and never reaches the agent, which executes the fresh ones', async () => {
+    const { server } = bed;
     const { accountId, agents } = await accountWithAgents(server, ['paper']);
     const agent = agents[0]!;
     const source = await sourceFor(server, accountId, { maxSignalAgeSeconds: 1 });
     const stale = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1');
     await new Promise((resolve) => setTimeout(resolve, 1300));
 
-    const agentProcess = AgentProcess.start(server.url, agent.token, dir);
-    try {
-      await agentProcess.connected();
-      const fresh = await postSignal(server.url, source.authKey, 'EURUSD,sell,vol=0.1');
-      await agentProcess.waitForLog((l) => l.msg === 'signal handled' && l.signalId === fresh, 'the fresh signal');
-      await waitUntil(async () => (await deliveriesOf(server, fresh))[0].status === 'executed', 'the ack');
+    const agentProcess = bed.startAgent(server.url, agent.token, bed.stateDir());
+    await agentProcess.connected();
+    const fresh = await postSignal(server.url, source.authKey, 'EURUSD,sell,vol=0.1');
+    await agentProcess.waitForLog((l) => l.msg === 'signal handled' && l.signalId === fresh, 'the fresh signal');
+    await waitUntil(async () => (await deliveriesOf(server, fresh))[0].status === 'executed', 'the ack');
 
-      expect((await deliveriesOf(server, stale))[0]).toMatchObject({ status: 'expired', deliveredAt: null, attempts: 0, ackedAt: null });
-      expect(agentProcess.lines().some((l) => l.signalId === stale)).toBe(false);
-      expect(agentProcess.handled().map((l) => l.signalId)).toEqual([fresh]);
-    } finally {
-      await agentProcess.kill();
-    }
+    expect((await deliveriesOf(server, stale))[0]).toMatchObject({ status: 'expired', deliveredAt: null, attempts: 0, ackedAt: null });
+    expect(agentProcess.lines().some((l) => l.signalId === stale)).toBe(false);
+    expect(agentProcess.handled().map((l) => l.signalId)).toEqual([fresh]);
   });
 });

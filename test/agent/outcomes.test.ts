@@ -1,64 +1,50 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { AgentProcess } from './support/agent-process.js';
+import { useAgentTestBed } from './support/agent-test-bed.js';
 
 describe('what a paper agent reports', () => {
-  let server: TestServer;
-  let dir: string;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-agent-'));
-  });
-  afterAll(async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const bed = useAgentTestBed();
 
   it('acknowledges executed and rejected signals with the engine outcome and publishes the account', async () => {
+    const { server } = bed;
+    const dir = bed.stateDir();
     const { accountId, agents } = await accountWithAgents(server, ['paper']);
     const agent = agents[0]!;
     const source = await sourceFor(server, accountId);
     // One quote, so the fill price is known: buys fill at its ask.
     const ticks = path.join(dir, 'ticks.csv');
     writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020\n');
-    const agentProcess = AgentProcess.start(server.url, agent.token, dir, ['--ticks', ticks, '--balance', '5000', '--currency', 'usd']);
-    try {
-      await agentProcess.connected();
-      const bought = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.2,sl_pips=20,comment=swing');
-      const refused = await postSignal(server.url, source.authKey, 'EURUSD,closesell');
-      const unknown = await postSignal(server.url, source.authKey, 'GBPUSD,buy');
-      await waitUntil(async () => (await deliveriesOf(server, unknown))[0].status !== 'delivered' && (await deliveriesOf(server, unknown))[0].status !== 'queued', 'the acks');
+    const agentProcess = bed.startAgent(server.url, agent.token, dir, ['--ticks', ticks, '--balance', '5000', '--currency', 'usd']);
+    await agentProcess.connected();
+    const bought = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.2,sl_pips=20,comment=swing');
+    const refused = await postSignal(server.url, source.authKey, 'EURUSD,closesell');
+    const unknown = await postSignal(server.url, source.authKey, 'GBPUSD,buy');
+    await waitUntil(async () => (await deliveriesOf(server, unknown))[0].status !== 'delivered' && (await deliveriesOf(server, unknown))[0].status !== 'queued', 'the acks');
 
-      expect((await deliveriesOf(server, bought))[0]).toMatchObject({
-        status: 'executed',
-        message: 'opened buy 0.2 EURUSD at 1.1002 (position 1)',
-        result: { events: [{ type: 'opened', position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.1002, sl: 1.0982, comment: 'swing' }] },
-      });
-      expect((await deliveriesOf(server, refused))[0]).toMatchObject({
-        status: 'rejected',
-        message: 'there are no open sell positions on EURUSD to close',
-      });
-      expect((await deliveriesOf(server, unknown))[0]).toMatchObject({ status: 'rejected', message: 'there is no price for GBPUSD yet' });
+    expect((await deliveriesOf(server, bought))[0]).toMatchObject({
+      status: 'executed',
+      message: 'opened buy 0.2 EURUSD at 1.1002 (position 1)',
+      result: { events: [{ type: 'opened', position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.1002, sl: 1.0982, comment: 'swing' }] },
+    });
+    expect((await deliveriesOf(server, refused))[0]).toMatchObject({
+      status: 'rejected',
+      message: 'there are no open sell positions on EURUSD to close',
+    });
+    expect((await deliveriesOf(server, unknown))[0]).toMatchObject({ status: 'rejected', message: 'there is no price for GBPUSD yet' });
 
-      await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions?.length === 1, 'the published state');
-      const view = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body;
-      expect(view.lastSeenAt).not.toBeNull();
-      expect(view.state).toMatchObject({
-        balance: 5000,
-        currency: 'USD',
-        positions: [{ position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.1002, sl: 1.0982, comment: 'swing' }],
-        orders: [],
-      });
-      // Marked to the bid: 0.2 lots × 100,000 × (1.1000 − 1.1002).
-      expect(view.state.equity).toBeCloseTo(4996, 6);
-      expect((await agentProcess.stop()).code).toBe(0);
-    } finally {
-      await agentProcess.kill();
-    }
+    await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions?.length === 1, 'the published state');
+    const view = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body;
+    expect(view.lastSeenAt).not.toBeNull();
+    expect(view.state).toMatchObject({
+      balance: 5000,
+      currency: 'USD',
+      positions: [{ position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.1002, sl: 1.0982, comment: 'swing' }],
+      orders: [],
+    });
+    // Marked to the bid: 0.2 lots × 100,000 × (1.1000 − 1.1002).
+    expect(view.state.equity).toBeCloseTo(4996, 6);
+    expect((await agentProcess.stop()).code).toBe(0);
   });
 });

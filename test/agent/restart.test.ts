@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, type TestAgent, waitUntil } from '../delivery/support/delivery-setup.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { AgentProcess } from './support/agent-process.js';
+import { useAgentTestBed } from './support/agent-test-bed.js';
 import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
 /**
@@ -12,41 +8,25 @@ import { HttpOnlyProxy } from './support/http-only-proxy.js';
  * killed with SIGKILL in that state: the server still counts the signal as unacknowledged.
  */
 describe('an agent killed between executing a signal and its acknowledgement', () => {
-  let server: TestServer;
+  const bed = useAgentTestBed();
   let proxy: HttpOnlyProxy;
-  const processes: AgentProcess[] = [];
-  const dirs: string[] = [];
 
+  // Registered after the test bed's hooks: the proxy starts once the server runs and, as
+  // vitest runs after-hooks in reverse order, closes before the server stops.
   beforeAll(async () => {
-    server = await startTestServer();
-    proxy = await HttpOnlyProxy.start(server.url);
+    proxy = await HttpOnlyProxy.start(bed.server.url);
   });
-  afterEach(async () => {
-    for (const p of processes.splice(0)) await p.kill();
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await server.stop();
-  });
+  afterAll(() => proxy.close());
 
-  const tempDir = () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-agent-'));
-    dirs.push(dir);
-    return dir;
-  };
-  const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) => {
-    const p = AgentProcess.start(url, agent.token, dir, ['--seed', '3', ...args]);
-    processes.push(p);
-    return p;
-  };
+  const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) => bed.startAgent(url, agent.token, dir, ['--seed', '3', ...args]);
 
   /** Runs an agent through the proxy until it executed `text`, then kills it while its ack is refused. */
   async function executeThenKill(text: string, maxSignalAgeSeconds?: number) {
+    const { server } = bed;
     const { accountId, agents } = await accountWithAgents(server, ['paper']);
     const agent = agents[0]!;
     const source = await sourceFor(server, accountId, maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds });
-    const dir = tempDir();
+    const dir = bed.stateDir();
     proxy.refuseAcks = true;
     const first = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
     await first.connected('long-poll');
@@ -62,8 +42,9 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   }
 
   it('hands the signal out again: an agent without the first one\'s disk executes it', async () => {
+    const { server } = bed;
     const { agent, id } = await executeThenKill('EURUSD,buy,vol=0.1');
-    const second = start(server.url, agent, tempDir());
+    const second = start(server.url, agent, bed.stateDir());
     const handled = await second.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the redelivered signal executed');
     expect(handled.status).toBe('executed');
     await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack');
@@ -73,6 +54,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   });
 
   it('does not execute it twice after a restart on the same disk: it acknowledges the stored outcome', async () => {
+    const { server } = bed;
     const { agent, dir, id, handled, authKey } = await executeThenKill('EURUSD,buy,vol=0.1,comment=once');
     expect(handled.status).toBe('executed');
     // Acks still fail at first, so the signal is certainly handed out again to the restarted agent.
@@ -98,6 +80,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   });
 
   it('settles the stored outcome even when the signal expired while the agent was down, so the log says it executed', async () => {
+    const { server } = bed;
     const { agent, dir, id, handled } = await executeThenKill('EURUSD,sell,vol=0.1', 2);
     const [{ expiresAt }] = await deliveriesOf(server, id);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
