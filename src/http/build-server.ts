@@ -8,6 +8,7 @@ import { adminRoutes } from './admin-routes.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
+import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
 
 export interface ServerOptions {
   store: Store;
@@ -58,9 +59,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');
-    return sendProblem(reply, [
-      { code: 'SHUTTING_DOWN', detail: 'the server is shutting down and recorded nothing; send the request again in a moment' },
-    ]);
+    return sendProblem(reply, [SHUTTING_DOWN]);
   });
 
   // Answers finished while draining close their connection, so keep-alive clients do not hold
@@ -85,13 +84,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    const code: ErrorCode =
-      status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status < 500 ? 'INVALID_REQUEST' : 'INTERNAL_ERROR';
-    const detail =
-      status >= 500
-        ? 'the server failed to handle this request; nothing was acknowledged, so it is safe to retry'
-        : `the request could not be read: ${error.message}`;
-    return sendProblem(reply, [{ code, detail }], status >= 500 ? 500 : status);
+    if (status >= 500) return sendProblem(reply, [REQUEST_FAILED], 500);
+    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_REQUEST';
+    return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -8,6 +8,7 @@ import { newSignalId } from '../security/signal-id.js';
 import type { Store } from '../store/store.js';
 import type { DrainState } from './build-server.js';
 import { readBoundedBody } from './read-body.js';
+import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
 
 const INBOUND_PREFIX = '/api/inbound/';
 
@@ -60,21 +61,13 @@ export function createInboundHandler(opts: { store: Store; logger: Logger; drain
     };
 
     if (drain.closing) {
-      problem(
-        [{ code: 'SHUTTING_DOWN', detail: 'the server is shutting down and recorded nothing; send the request again in a moment' }],
-        { connection: 'close', 'retry-after': '1' },
-      );
+      problem([SHUTTING_DOWN], { connection: 'close', 'retry-after': '1' });
       return;
     }
     handle().catch((error: unknown) => {
       logger.error({ err: error, req }, 'request failed');
       if (res.headersSent) return;
-      problem([
-        {
-          code: 'INTERNAL_ERROR',
-          detail: 'the server failed to handle this request; nothing was acknowledged, so it is safe to retry',
-        },
-      ]);
+      problem([REQUEST_FAILED]);
     });
 
     async function handle(): Promise<void> {
