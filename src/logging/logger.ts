@@ -20,7 +20,6 @@ export function createLogger(level: string): Logger {
     timestamp: isoTimeField,
     serializers: {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
-      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
     },
   }, destination);
 }
@@ -43,14 +42,17 @@ export function flushLogger(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
 }
 
-/** The inbound path of a source key, with all but the start of the key hidden. */
+/**
+ * The inbound path of a source key as sent (percent-encoding and all), with all but the start
+ * of the key hidden. Not decoded: a malformed encoding must not cost the log line.
+ */
 export function maskedInboundPath(key: string): string {
   return `/api/inbound/${maskSecret(key)}`;
 }
 
-/** `/api/inbound/<key>` with all but the start of the key hidden. */
+/** A request path without its query, with the key of an inbound path masked. */
 export function maskPath(url: string): string {
   const path = url.split('?')[0] ?? '';
-  const match = /^(\/api\/inbound\/)([^/]+)(.*)$/.exec(path);
-  return match ? `${match[1]}${maskSecret(decodeURIComponent(match[2]!))}${match[3]}` : path;
+  const match = /^\/api\/inbound\/([^/]+)(.*)$/.exec(path);
+  return match ? `${maskedInboundPath(match[1]!)}${match[2]}` : path;
 }
