@@ -1,5 +1,5 @@
 import http from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
 import { maskPath } from '../logging/logger.js';
@@ -51,6 +51,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     bodyLimit: 64 * 1024,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Fastify's own answer to a path that is not valid percent-encoding is not a problem body,
+    // and it skips the onResponse hook that writes the access line.
+    frameworkErrors: async (_error, request, reply) => {
+      await sendProblem(reply, [
+        { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+      ]);
+      logAccess(request, reply);
+    },
   });
 
   app.addHook('preClose', async () => {
@@ -69,17 +77,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: maskPath(request.url),
-        statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => logAccess(request, reply));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -98,4 +96,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
+}
+
+/** The access line every routed request gets (the inbound handler writes the same shape). */
+function logAccess(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(
+    { method: request.method, url: maskPath(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+    'request',
+  );
 }

@@ -229,6 +229,8 @@ describe('CONTRACT §3 checks, each row', () => {
     expectProblem(await post(`${server.url}/api/inbound/%E0%A4%A`, SIGNAL, TEXT), 401, 'INVALID_SOURCE_KEY');
     expectProblem(await post(`${server.url}${src.inboundPath}/more`, SIGNAL, TEXT), 404, 'NOT_FOUND');
     expectProblem(await post(`${server.url}/api/inbound/`, SIGNAL, TEXT), 404, 'NOT_FOUND');
+    const malformed = await fetch(`${server.url}/api/inbound/%E0%A4%A`);
+    expectProblem({ status: malformed.status, headers: malformed.headers, body: await malformed.json() }, 400, 'INVALID_REQUEST');
   });
 
   it('GET on the inbound path is 405 with Allow: POST', async () => {
