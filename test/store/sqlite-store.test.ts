@@ -104,6 +104,27 @@ describe('SQLite store', () => {
     }
   });
 
+  it('takes back the charge of a request whose insert failed after it was charged, in a batch', async () => {
+    const store = await open();
+    try {
+      const seeded = await seed(store, { quota: 2, agents: 1 });
+      const first = await store.ingest(request(seeded));
+      // Same signal id again: charged, then refused by the primary key, so its savepoint rolls
+      // back. Its unit must go back to the batch's count, or the third request would be refused.
+      const results = await Promise.allSettled([
+        store.ingest(request(seeded, { id: first.record.id })),
+        store.ingest(request(seeded)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+      const third = (results[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof store.ingest>>>).value;
+      expect(third.record.status).toBe('queued');
+      expect(third.record.quota).toEqual({ period: PERIOD, used: 2, limit: 2 });
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('commits queued ingests before closing', async () => {
     const store = await open();
     const seeded = await seed(store, { quota: 10 });

@@ -8,26 +8,65 @@ interface Waiting<I, O> {
 }
 
 /**
- * Group commit: items submitted during one event-loop turn are handed to `commitBatch`
- * together on the next `setImmediate`, so one transaction (and one fsync) serves them all.
- * `commitBatch` answers one result per item after its COMMIT returned; if it throws, the
- * transaction did not commit and every item of the batch fails with that error.
+ * Group commit in two steps. Items submitted during one event-loop turn are handed to
+ * `commitBatch` together on the next `setImmediate`: one transaction, whose COMMIT does not wait
+ * for the disk. `makeDurable` then waits for the disk off the event loop, and only when it
+ * resolved are the batch's items settled. Items arriving meanwhile form the next batch, which
+ * commits only after the previous one is durable; so whatever an item's transaction read from
+ * earlier batches was on disk before that item is answered.
+ *
+ * If `commitBatch` throws, the transaction did not commit and every item of the batch fails with
+ * that error. If `makeDurable` fails, committed data may not be on disk: the batch fails and so
+ * does everything after it, for good; nothing it wrote is ever answered as stored.
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
   private scheduled: NodeJS.Immediate | null = null;
+  /** Settles once the last committed batch is durable and its items are settled. */
+  private syncing: Promise<void> | null = null;
+  private failure: { error: unknown } | null = null;
 
-  constructor(private readonly commitBatch: (items: I[]) => ItemResult<O>[]) {}
+  constructor(
+    private readonly commitBatch: (items: I[]) => ItemResult<O>[],
+    private readonly makeDurable: () => Promise<void>,
+  ) {}
 
   submit(item: I): Promise<O> {
+    if (this.failure) return Promise.reject(this.failure.error);
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.scheduled ??= setImmediate(() => this.flush());
+      this.schedule();
     });
   }
 
-  /** Commits whatever is queued now (also called by `close`, so nothing queued is dropped). */
-  flush(): void {
+  /**
+   * Resolves when nothing committed is still waiting for the disk. Readers of what the batches
+   * write wait here, so they never show a commit that a power cut could still take back. It
+   * resolves before the next batch commits (that waits for a later `setImmediate`).
+   */
+  whenDurable(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure.error);
+    if (this.syncing === null) return Promise.resolve();
+    return this.syncing.then(() => {
+      if (this.failure) throw this.failure.error;
+    });
+  }
+
+  /** Commits whatever is queued and waits until all of it is durable (for closing). */
+  async drain(): Promise<void> {
+    while (this.syncing !== null || this.queue.length > 0) {
+      if (this.syncing !== null) await this.syncing;
+      else this.commitQueued();
+    }
+  }
+
+  private schedule(): void {
+    if (this.syncing === null && this.scheduled === null && this.queue.length > 0) {
+      this.scheduled = setImmediate(() => this.commitQueued());
+    }
+  }
+
+  private commitQueued(): void {
     if (this.scheduled) {
       clearImmediate(this.scheduled);
       this.scheduled = null;
@@ -35,22 +74,35 @@ export class GroupCommit<I, O> {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    if (this.failure) {
+      for (const waiting of batch) waiting.reject(this.failure.error);
+      return;
+    }
     let results: ItemResult<O>[];
     try {
       results = this.commitBatch(batch.map((waiting) => waiting.item));
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
+      this.schedule();
       return;
     }
-    batch.forEach((waiting, i) => {
-      const result = results[i];
-      if (result === undefined) waiting.reject(new Error('group commit lost an item'));
-      else if (result.ok) waiting.resolve(result.value);
-      else waiting.reject(result.error);
-    });
-  }
-
-  get pending(): number {
-    return this.queue.length;
+    this.syncing = this.makeDurable().then(
+      () => {
+        this.syncing = null;
+        batch.forEach((waiting, i) => {
+          const result = results[i];
+          if (result === undefined) waiting.reject(new Error('group commit lost an item'));
+          else if (result.ok) waiting.resolve(result.value);
+          else waiting.reject(result.error);
+        });
+        this.schedule();
+      },
+      (error: unknown) => {
+        this.syncing = null;
+        this.failure = { error };
+        for (const waiting of [...batch, ...this.queue]) waiting.reject(error);
+        this.queue = [];
+      },
+    );
   }
 }

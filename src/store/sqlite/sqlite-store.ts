@@ -18,6 +18,8 @@ import { patchedSource } from '../patched-source.js';
 import { readMigrationFiles } from '../migration-files.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { GroupCommit, type ItemResult } from './group-commit.js';
+import { WalSync } from './wal-sync.js';
+import { IngestBatch } from './ingest-batch.js';
 import {
   accountOf,
   agentOf,
@@ -57,8 +59,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
 /**
  * The embedded store. better-sqlite3 is synchronous, so every statement runs on the event
- * loop; ingests are group-committed to pay one fsync per event-loop turn rather than one per
- * request, while every other write commits on its own.
+ * loop. Ingests are group-committed: one transaction per event-loop turn, committed under
+ * `synchronous = NORMAL` and then made durable by an fdatasync of the WAL on the thread pool
+ * (`WalSync`), so the event loop keeps serving while the disk works; nobody is answered, told
+ * of a delivery, or shown the batch by a read before that returned. Every other write commits
+ * on its own under `synchronous = FULL`, whose fsync also covers any batch still on its way.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -70,6 +75,10 @@ export class SqliteStore implements Store {
   private readonly ingestBatchInSavepoints: Database.Transaction<(requests: IngestRequest[]) => ItemResult<IngestDone>[]>;
   private committedIngestTransactions = 0;
   private closed = false;
+  /** Null when the file is not in WAL mode; ingests then commit under FULL like the rest. */
+  private readonly walSync: WalSync | null;
+  /** Agents with new deliveries in the batch waiting for the disk, told once it is durable. */
+  private agentsToTell = new Set<string>();
 
   private readonly sourceCache = new Map<string, Source>();
   private sourceCacheVersion = -1;
@@ -82,26 +91,41 @@ export class SqliteStore implements Store {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
     // every commit so an answered 202 survives a power cut, not only a process crash.
-    this.db.pragma('journal_mode = WAL');
+    const journalMode = this.db.pragma('journal_mode = WAL', { simple: true });
     this.db.pragma('synchronous = FULL');
+    this.walSync = journalMode === 'wal' ? new WalSync(path) : null;
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
     liftMallocTrimThreshold(this.db);
-    this.ingestBatch = this.db.transaction((requests: IngestRequest[]) =>
-      requests.map((request): ItemResult<IngestDone> => ({ ok: true, value: this.ingestOne(request) })),
-    );
+    const statement = (sql: string) => this.stmt(sql);
+    this.ingestBatch = this.db.transaction((requests: IngestRequest[]) => {
+      const batch = new IngestBatch(statement);
+      const done = requests.map((request): ItemResult<IngestDone> => ({ ok: true, value: this.ingestOne(request, batch) }));
+      batch.writeUsage();
+      return done;
+    });
     // Called inside the batch transaction, better-sqlite3 runs this in a SAVEPOINT.
-    const ingestInSavepoint = this.db.transaction((request: IngestRequest) => this.ingestOne(request));
-    this.ingestBatchInSavepoints = this.db.transaction((requests: IngestRequest[]) =>
-      requests.map((request): ItemResult<IngestDone> => {
+    const ingestInSavepoint = this.db.transaction((request: IngestRequest, batch: IngestBatch) =>
+      this.ingestOne(request, batch),
+    );
+    this.ingestBatchInSavepoints = this.db.transaction((requests: IngestRequest[]) => {
+      const batch = new IngestBatch(statement);
+      const done = requests.map((request): ItemResult<IngestDone> => {
+        const counts = batch.counts();
         try {
-          return { ok: true, value: ingestInSavepoint(request) };
+          return { ok: true, value: ingestInSavepoint(request, batch) };
         } catch (error) {
+          batch.restore(counts);
           return { ok: false, error };
         }
-      }),
+      });
+      batch.writeUsage();
+      return done;
+    });
+    this.ingests = new GroupCommit(
+      (requests) => this.commitIngests(requests),
+      () => this.makeIngestsDurable(),
     );
-    this.ingests = new GroupCommit((requests) => this.commitIngests(requests));
   }
 
   /** How many transactions have committed ingests: fewer than ingests when grouping works. */
@@ -140,10 +164,14 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.ingests.flush();
     this.closed = true;
-    this.statements.clear();
-    this.db.close();
+    try {
+      await this.ingests.drain();
+    } finally {
+      this.statements.clear();
+      this.db.close();
+      this.walSync?.close();
+    }
   }
 
   // Settings.
@@ -179,6 +207,7 @@ export class SqliteStore implements Store {
   }
 
   async getUsage(accountId: string, period: string): Promise<Usage | null> {
+    await this.ingests.whenDurable();
     const row = this.stmt(
       `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
          FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
@@ -320,29 +349,40 @@ export class SqliteStore implements Store {
    * One transaction for the whole batch. Requests do not throw in normal operation, so the
    * batch first runs without savepoints; if one throws (say, an unknown source), that
    * transaction is rolled back and the batch runs again with one savepoint per request, so
-   * only the failing request fails. Listeners hear of new deliveries only after the COMMIT
-   * returned.
+   * only the failing request fails. Its COMMIT does not wait for the disk when a `WalSync`
+   * does that next (`makeIngestsDurable`); NORMAL still syncs around checkpoints, so a
+   * checkpoint never outruns the log.
    */
   private commitIngests(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
     let done: ItemResult<IngestDone>[];
+    if (this.walSync) this.stmt('PRAGMA synchronous = NORMAL').run();
     try {
-      done = this.ingestBatch.immediate(requests);
-    } catch {
-      done = this.ingestBatchInSavepoints.immediate(requests);
+      try {
+        done = this.ingestBatch.immediate(requests);
+      } catch {
+        done = this.ingestBatchInSavepoints.immediate(requests);
+      }
+    } finally {
+      if (this.walSync) this.stmt('PRAGMA synchronous = FULL').run();
     }
     this.committedIngestTransactions++;
-    const agentIds = new Set<string>();
-    for (const result of done) if (result.ok) for (const id of result.value.agentIds) agentIds.add(id);
-    if (agentIds.size > 0) this.notify([...agentIds]);
+    for (const result of done) if (result.ok) for (const id of result.value.agentIds) this.agentsToTell.add(id);
     return done.map((result) => (result.ok ? { ok: true, value: result.value.outcome } : result));
   }
 
-  private ingestOne(request: IngestRequest): IngestDone {
-    const source = this.stmt('SELECT account_id, agent_ids FROM sources WHERE id = ?').get(request.sourceId) as
-      | Pick<SourceRow, 'account_id' | 'agent_ids'>
-      | undefined;
-    if (!source) throw new Error(`no source ${request.sourceId}`);
-    if (source.account_id !== request.accountId) {
+  /** Waits for the batch just committed to be on disk; then, and only then, agents hear of it. */
+  private async makeIngestsDurable(): Promise<void> {
+    await this.walSync?.sync();
+    if (this.agentsToTell.size === 0) return;
+    const agentIds = [...this.agentsToTell];
+    this.agentsToTell = new Set();
+    this.notify(agentIds);
+  }
+
+  private ingestOne(request: IngestRequest, batch: IngestBatch): IngestDone {
+    const route = batch.route(request.sourceId);
+    if (!route) throw new Error(`no source ${request.sourceId}`);
+    if (route.accountId !== request.accountId) {
       throw new Error(`source ${request.sourceId} does not belong to account ${request.accountId}`);
     }
     const key = request.idempotencyKey;
@@ -361,16 +401,9 @@ export class SqliteStore implements Store {
 
     let verdict: LogVerdict;
     if (request.verdict.kind === 'accept') {
-      const charged = this.stmt(
-        // One conditional statement: the row is created or bumped only while under the quota.
-        `INSERT INTO usage (account_id, period, used)
-         SELECT id, @period, 1 FROM accounts WHERE id = @account AND monthly_signal_quota > 0
-         ON CONFLICT (account_id, period) DO UPDATE SET used = used + 1
-          WHERE used < (SELECT monthly_signal_quota FROM accounts WHERE id = @account)
-         RETURNING used, (SELECT monthly_signal_quota FROM accounts WHERE id = @account) AS quota`,
-      ).get({ period: request.period, account: request.accountId }) as { used: number; quota: number } | undefined;
+      const charged = batch.charge(request.accountId, request.period);
       verdict = charged
-        ? acceptedVerdict(request.verdict.signal, { period: request.period, used: charged.used, limit: charged.quota })
+        ? acceptedVerdict(request.verdict.signal, { period: request.period, ...charged })
         : rejectedVerdict(429, [request.verdict.quotaExhausted]);
     } else {
       verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
@@ -380,7 +413,7 @@ export class SqliteStore implements Store {
 
     let agentIds: string[] = [];
     if (record.status === 'queued' && request.verdict.kind === 'accept') {
-      agentIds = this.queueDeliveries(record, source.agent_ids, isoTime(request.verdict.expiresAt));
+      agentIds = this.queueDeliveries(record, route.agentIds, isoTime(request.verdict.expiresAt));
     }
     // A quota refusal is temporary: it is not bound to the key, so a retry is evaluated afresh.
     if (key !== null && record.httpStatus !== 429) {
@@ -420,29 +453,22 @@ export class SqliteStore implements Store {
   }
 
   /** One delivery per routed agent, each at the agent's next queue position. */
-  private queueDeliveries(record: SignalRecord, routedAgentIds: string, expiresAt: string): string[] {
-    const wanted = JSON.parse(routedAgentIds) as string[];
-    const agents = (
-      wanted.length === 0
-        ? this.stmt('SELECT id FROM agents WHERE account_id = ? ORDER BY id').all(record.accountId)
-        : this.stmt(
-            'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
-          ).all(record.accountId, routedAgentIds)
-    ) as { id: string }[];
+  private queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {
     const bump = this.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
     const insert = this.stmt(
       `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts) VALUES (?, ?, ?, 'queued', ?, 0)`,
     );
-    for (const agent of agents) {
-      const { last_seq: seq } = bump.get(agent.id) as { last_seq: number };
-      insert.run(record.id, agent.id, seq, expiresAt);
+    for (const agentId of agentIds) {
+      const { last_seq: seq } = bump.get(agentId) as { last_seq: number };
+      insert.run(record.id, agentId, seq, expiresAt);
     }
-    return agents.map((agent) => agent.id);
+    return agentIds;
   }
 
   // The signal log.
 
   async listSignals(filter: SignalFilter): Promise<SignalRecord[]> {
+    await this.ingests.whenDurable();
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.sourceId !== undefined) {
@@ -465,6 +491,7 @@ export class SqliteStore implements Store {
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
+    await this.ingests.whenDurable();
     const signal = this.readSignal(id);
     if (!signal) return null;
     const deliveries = this.stmt('SELECT * FROM deliveries WHERE signal_id = ? ORDER BY agent_id').all(
@@ -480,6 +507,10 @@ export class SqliteStore implements Store {
 
   // Delivery to agents.
 
+  /**
+   * Needs no wait for ingests: it writes, so its COMMIT runs under FULL, and that fsync of the
+   * WAL also covers any ingest batch it read from; nothing leaves here before it is on disk.
+   */
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     const at = isoTime(now);
     return this.db

@@ -1,0 +1,102 @@
+import type Database from 'better-sqlite3';
+
+/** Where a source's accepted signals go: its account, and the agents that get a delivery. */
+export interface SourceRoute {
+  accountId: string;
+  /** In id order: the source's agentIds that belong to its account, or all its agents when that list is empty. */
+  agentIds: string[];
+}
+
+/** One account's quota for one period as the batch counts it. */
+interface QuotaTally {
+  quota: number;
+  used: number;
+  charged: boolean;
+}
+
+/** What a charge came to: the unit taken, or null when the quota was used up. */
+export type Charge = { used: number; limit: number } | null;
+
+/**
+ * The reads and the quota count of one ingest batch. The batch runs in one IMMEDIATE
+ * transaction, so nothing else writes while it lasts: each source's route and each account's
+ * quota are read once per batch rather than once per request, charges are counted here, and
+ * `writeUsage` stores the counts before COMMIT.
+ */
+export class IngestBatch {
+  private readonly routes = new Map<string, SourceRoute>();
+  private readonly tallies = new Map<string, QuotaTally>();
+
+  constructor(private readonly stmt: (sql: string) => Database.Statement) {}
+
+  /** The source's route, or null when no source has this id. */
+  route(sourceId: string): SourceRoute | null {
+    const known = this.routes.get(sourceId);
+    if (known) return known;
+    const source = this.stmt('SELECT account_id, agent_ids FROM sources WHERE id = ?').get(sourceId) as
+      | { account_id: string; agent_ids: string }
+      | undefined;
+    if (!source) return null;
+    const wanted = JSON.parse(source.agent_ids) as string[];
+    const agents = (
+      wanted.length === 0
+        ? this.stmt('SELECT id FROM agents WHERE account_id = ? ORDER BY id').all(source.account_id)
+        : this.stmt(
+            'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
+          ).all(source.account_id, source.agent_ids)
+    ) as { id: string }[];
+    const route = { accountId: source.account_id, agentIds: agents.map((agent) => agent.id) };
+    this.routes.set(sourceId, route);
+    return route;
+  }
+
+  /** Takes one unit of the account's quota for the period, while any is left. */
+  charge(accountId: string, period: string): Charge {
+    const tally = this.tally(accountId, period);
+    if (tally === null || tally.used >= tally.quota) return null;
+    tally.used++;
+    tally.charged = true;
+    return { used: tally.used, limit: tally.quota };
+  }
+
+  /** The counts, to put back when a request's savepoint is rolled back. */
+  counts(): Map<string, number> {
+    return new Map([...this.tallies].map(([key, tally]) => [key, tally.used]));
+  }
+
+  restore(counts: Map<string, number>): void {
+    for (const [key, tally] of this.tallies) {
+      const used = counts.get(key);
+      if (used === undefined) this.tallies.delete(key);
+      else tally.used = used;
+    }
+  }
+
+  /** Stores every count the batch changed; runs last, inside the batch's transaction. */
+  writeUsage(): void {
+    const write = this.stmt(
+      `INSERT INTO usage (account_id, period, used) VALUES (?, ?, ?)
+       ON CONFLICT (account_id, period) DO UPDATE SET used = excluded.used`,
+    );
+    for (const [key, tally] of this.tallies) {
+      if (!tally.charged) continue;
+      const [accountId, period] = key.split('\n') as [string, string];
+      write.run(accountId, period, tally.used);
+    }
+  }
+
+  private tally(accountId: string, period: string): QuotaTally | null {
+    const key = `${accountId}\n${period}`;
+    const known = this.tallies.get(key);
+    if (known) return known;
+    const row = this.stmt(
+      `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
+         FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
+        WHERE a.id = ?`,
+    ).get(period, accountId) as { quota: number; used: number } | undefined;
+    if (!row) return null;
+    const tally = { quota: row.quota, used: row.used, charged: false };
+    this.tallies.set(key, tally);
+    return tally;
+  }
+}

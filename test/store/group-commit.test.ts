@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit, type ItemResult } from '../../src/store/sqlite/group-commit.js';
+
+/** A disk whose syncs finish when the test says so. */
+function controlledDisk() {
+  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  return {
+    pending,
+    sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+  };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('group commit', () => {
+  it('answers a batch only once the disk has it, and commits the next batch only after that', async () => {
+    const disk = controlledDisk();
+    const batches: number[][] = [];
+    const group = new GroupCommit<number, number>((items) => {
+      batches.push(items);
+      return items.map((item): ItemResult<number> => ({ ok: true, value: item * 10 }));
+    }, disk.sync);
+    const settled: number[] = [];
+    const first = [1, 2, 3].map((n) => group.submit(n).then((v) => settled.push(v)));
+    await turn();
+    expect(batches).toEqual([[1, 2, 3]]);
+    expect(disk.pending).toHaveLength(1);
+
+    const second = [4, 5].map((n) => group.submit(n).then((v) => settled.push(v)));
+    await turn();
+    await turn();
+    // Committed but not durable: nobody answered, and the next batch waits.
+    expect(settled).toEqual([]);
+    expect(batches).toHaveLength(1);
+
+    disk.pending[0]!.resolve();
+    await Promise.all(first);
+    expect(settled).toEqual([10, 20, 30]);
+    await turn();
+    expect(batches).toEqual([[1, 2, 3], [4, 5]]);
+    disk.pending[1]!.resolve();
+    await Promise.all(second);
+    expect(settled).toEqual([10, 20, 30, 40, 50]);
+  });
+
+  it('lets readers in after a batch is durable and before the next one commits', async () => {
+    const disk = controlledDisk();
+    const events: string[] = [];
+    const group = new GroupCommit<string, string>((items) => {
+      events.push(`commit ${items.join(',')}`);
+      return items.map((item): ItemResult<string> => ({ ok: true, value: item }));
+    }, disk.sync);
+    void group.submit('a');
+    await turn();
+    void group.submit('b');
+    const read = group.whenDurable().then(() => events.push('read'));
+    disk.pending[0]!.resolve();
+    await read;
+    await turn();
+    expect(events).toEqual(['commit a', 'read', 'commit b']);
+    disk.pending[1]!.resolve();
+    await group.drain();
+  });
+
+  it('fails the batch, everything queued and everything after when the disk cannot sync', async () => {
+    const disk = controlledDisk();
+    const group = new GroupCommit<number, number>(
+      (items) => items.map((item): ItemResult<number> => ({ ok: true, value: item })),
+      disk.sync,
+    );
+    const first = group.submit(1);
+    await turn();
+    const queued = group.submit(2);
+    disk.pending[0]!.reject(new Error('EIO: fdatasync'));
+    await expect(first).rejects.toThrow('EIO');
+    await expect(queued).rejects.toThrow('EIO');
+    await expect(group.submit(3)).rejects.toThrow('EIO');
+    await expect(group.whenDurable()).rejects.toThrow('EIO');
+    expect(disk.pending).toHaveLength(1);
+  });
+
+  it('fails only the batch whose transaction threw, and goes on with the next', async () => {
+    const disk = controlledDisk();
+    let calls = 0;
+    const group = new GroupCommit<number, number>((items) => {
+      if (calls++ === 0) throw new Error('SQLITE_BUSY');
+      return items.map((item): ItemResult<number> => ({ ok: true, value: item }));
+    }, disk.sync);
+    await expect(group.submit(1)).rejects.toThrow('SQLITE_BUSY');
+    const next = group.submit(2);
+    await turn();
+    disk.pending[0]!.resolve();
+    await expect(next).resolves.toBe(2);
+  });
+
+  it('drains: commits what is queued and waits for the disk', async () => {
+    const disk = controlledDisk();
+    const group = new GroupCommit<number, number>(
+      (items) => items.map((item): ItemResult<number> => ({ ok: true, value: item })),
+      disk.sync,
+    );
+    const item = group.submit(7);
+    let drained = false;
+    const draining = group.drain().then(() => (drained = true));
+    await turn();
+    expect(drained).toBe(false);
+    disk.pending[0]!.resolve();
+    await draining;
+    await expect(item).resolves.toBe(7);
+  });
+});
