@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { maskSecret } from '../security/secret-digest.js';
+import { LineBatcher } from './line-batcher.js';
 
 const BLOCK_BYTES = 8 * 1024;
 const FLUSH_EVERY_MS = 50;
@@ -13,7 +14,13 @@ export function createLogger(level: string): Logger {
   // Written asynchronously and in blocks: under load the access log does not cost a write per
   // request, and a quiet server's lines still go out within FLUSH_EVERY_MS. A crash may lose
   // the last lines.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: BLOCK_BYTES, periodicFlush: FLUSH_EVERY_MS });
+  const destination = new LineBatcher(
+    // minLength 1 writes each block at once, like 0, but keeps sonic-boom's flush waiting for
+    // the write (with 0 it calls back at once).
+    pino.destination({ dest: 1, sync: false, minLength: 1 }),
+    BLOCK_BYTES,
+    FLUSH_EVERY_MS,
+  );
   return pino({
     level,
     base: { service: 'signalgate' },
