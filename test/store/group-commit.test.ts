@@ -10,6 +10,11 @@ function controlledDisk() {
   };
 }
 
+/** A transaction that commits every item as it came. */
+function committedAsSent<T>(items: T[]): ItemResult<T>[] {
+  return items.map((item) => ({ ok: true, value: item }));
+}
+
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('group commit', () => {
@@ -64,10 +69,7 @@ describe('group commit', () => {
 
   it('fails the batch, everything queued and everything after when the disk cannot sync', async () => {
     const disk = controlledDisk();
-    const group = new GroupCommit<number, number>(
-      (items) => items.map((item): ItemResult<number> => ({ ok: true, value: item })),
-      disk.sync,
-    );
+    const group = new GroupCommit<number, number>(committedAsSent, disk.sync);
     const first = group.submit(1);
     await turn();
     const queued = group.submit(2);
@@ -95,10 +97,7 @@ describe('group commit', () => {
 
   it('drains: commits what is queued and waits for the disk', async () => {
     const disk = controlledDisk();
-    const group = new GroupCommit<number, number>(
-      (items) => items.map((item): ItemResult<number> => ({ ok: true, value: item })),
-      disk.sync,
-    );
+    const group = new GroupCommit<number, number>(committedAsSent, disk.sync);
     const item = group.submit(7);
     let drained = false;
     const draining = group.drain().then(() => (drained = true));
