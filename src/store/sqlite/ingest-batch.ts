@@ -7,8 +7,15 @@ export interface SourceRoute {
   agentIds: string[];
 }
 
+/** An account's quota and what it used in a period (`?` period, `?` account id). */
+export const QUOTA_AND_USE_SQL = `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
+  FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
+ WHERE a.id = ?`;
+
 /** One account's quota for one period as the batch counts it. */
 interface QuotaTally {
+  accountId: string;
+  period: string;
   quota: number;
   used: number;
   charged: boolean;
@@ -78,10 +85,8 @@ export class IngestBatch {
       `INSERT INTO usage (account_id, period, used) VALUES (?, ?, ?)
        ON CONFLICT (account_id, period) DO UPDATE SET used = excluded.used`,
     );
-    for (const [key, tally] of this.tallies) {
-      if (!tally.charged) continue;
-      const [accountId, period] = key.split('\n') as [string, string];
-      write.run(accountId, period, tally.used);
+    for (const tally of this.tallies.values()) {
+      if (tally.charged) write.run(tally.accountId, tally.period, tally.used);
     }
   }
 
@@ -89,13 +94,9 @@ export class IngestBatch {
     const key = `${accountId}\n${period}`;
     const known = this.tallies.get(key);
     if (known) return known;
-    const row = this.stmt(
-      `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
-         FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
-        WHERE a.id = ?`,
-    ).get(period, accountId) as { quota: number; used: number } | undefined;
+    const row = this.stmt(QUOTA_AND_USE_SQL).get(period, accountId) as { quota: number; used: number } | undefined;
     if (!row) return null;
-    const tally = { quota: row.quota, used: row.used, charged: false };
+    const tally = { accountId, period, quota: row.quota, used: row.used, charged: false };
     this.tallies.set(key, tally);
     return tally;
   }

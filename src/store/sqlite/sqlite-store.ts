@@ -19,7 +19,7 @@ import { readMigrationFiles } from '../migration-files.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { GroupCommit, type ItemResult } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
-import { IngestBatch } from './ingest-batch.js';
+import { IngestBatch, QUOTA_AND_USE_SQL } from './ingest-batch.js';
 import {
   accountOf,
   agentOf,
@@ -90,27 +90,33 @@ export class SqliteStore implements Store {
   ) {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
-    // every commit so an answered 202 survives a power cut, not only a process crash.
+    // every commit so an answered 202 survives a power cut, not only a process crash. Ingest
+    // batches alone commit under NORMAL and get the same sync from `walSync` before answering.
     const journalMode = this.db.pragma('journal_mode = WAL', { simple: true });
     this.db.pragma('synchronous = FULL');
     this.walSync = journalMode === 'wal' ? new WalSync(path) : null;
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
     liftMallocTrimThreshold(this.db);
-    const statement = (sql: string) => this.stmt(sql);
-    this.ingestBatch = this.db.transaction((requests: IngestRequest[]) => {
-      const batch = new IngestBatch(statement);
-      const done = requests.map((request): ItemResult<IngestDone> => ({ ok: true, value: this.ingestOne(request, batch) }));
+    // Each request in turn, then the batch's usage counts, all inside the caller's transaction.
+    const inBatch = (
+      requests: IngestRequest[],
+      each: (request: IngestRequest, batch: IngestBatch) => ItemResult<IngestDone>,
+    ): ItemResult<IngestDone>[] => {
+      const batch = new IngestBatch((sql) => this.stmt(sql));
+      const done = requests.map((request) => each(request, batch));
       batch.writeUsage();
       return done;
-    });
+    };
+    this.ingestBatch = this.db.transaction((requests: IngestRequest[]) =>
+      inBatch(requests, (request, batch) => ({ ok: true, value: this.ingestOne(request, batch) })),
+    );
     // Called inside the batch transaction, better-sqlite3 runs this in a SAVEPOINT.
     const ingestInSavepoint = this.db.transaction((request: IngestRequest, batch: IngestBatch) =>
       this.ingestOne(request, batch),
     );
-    this.ingestBatchInSavepoints = this.db.transaction((requests: IngestRequest[]) => {
-      const batch = new IngestBatch(statement);
-      const done = requests.map((request): ItemResult<IngestDone> => {
+    this.ingestBatchInSavepoints = this.db.transaction((requests: IngestRequest[]) =>
+      inBatch(requests, (request, batch) => {
         const counts = batch.counts();
         try {
           return { ok: true, value: ingestInSavepoint(request, batch) };
@@ -118,10 +124,8 @@ export class SqliteStore implements Store {
           batch.restore(counts);
           return { ok: false, error };
         }
-      });
-      batch.writeUsage();
-      return done;
-    });
+      }),
+    );
     this.ingests = new GroupCommit(
       (requests) => this.commitIngests(requests),
       () => this.makeIngestsDurable(),
@@ -208,11 +212,7 @@ export class SqliteStore implements Store {
 
   async getUsage(accountId: string, period: string): Promise<Usage | null> {
     await this.ingests.whenDurable();
-    const row = this.stmt(
-      `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
-         FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = ?
-        WHERE a.id = ?`,
-    ).get(period, accountId) as { quota: number; used: number } | undefined;
+    const row = this.stmt(QUOTA_AND_USE_SQL).get(period, accountId) as { quota: number; used: number } | undefined;
     return row ? { period, used: row.used, limit: row.quota } : null;
   }
 
