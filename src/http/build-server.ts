@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
 import { maskPath } from '../logging/logger.js';
+import type { InboundLane } from '../inbound-lane/lane.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
@@ -12,6 +13,8 @@ import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
 
 export interface ServerOptions {
   store: Store;
+  /** Where inbound signals are checked and committed. */
+  inbound: InboundLane;
   logger: Logger;
   publicUrl: string;
   isAdminToken: (token: string) => boolean;
@@ -32,7 +35,7 @@ export interface DrainState {
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   // Requests that reach a draining server are refused before anything is recorded.
   const drain: DrainState = { closing: false };
-  const inbound = createInboundHandler({ store: opts.store, logger: opts.logger, drain });
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, drain });
   const app = Fastify({
     serverFactory: (route) => {
       const server = http.createServer((req, res) => {
@@ -91,7 +94,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  app.get('/healthz', async () => ({ status: 'ok', store: opts.store.kind }));
+  app.get('/healthz', async (_request, reply) => {
+    const failure = opts.inbound.failure;
+    if (failure === null) return { status: 'ok', store: opts.store.kind };
+    return reply
+      .code(503)
+      .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
+  });
   await app.register(inboundRoutes);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);

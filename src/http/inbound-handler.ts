@@ -3,9 +3,8 @@ import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import { maskedInboundPath } from '../logging/logger.js';
-import { MAX_BODY_BYTES, receiveSignal } from '../ingest/receive-signal.js';
-import { newSignalId } from '../security/signal-id.js';
-import type { Store } from '../store/store.js';
+import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
+import type { InboundLane } from '../inbound-lane/lane.js';
 import type { DrainState } from './build-server.js';
 import { readBoundedBody } from './read-body.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
@@ -28,21 +27,21 @@ export function inboundKeyOf(method: string | undefined, url: string | undefined
 /**
  * `POST /api/inbound/{sourceAuthKey}`, the hot path, answered on node:http directly rather than
  * through the router: it is the one route every signal takes, and the router's per-request
- * work was a large share of its cost. The checks still run in CONTRACT §3 order: the key
- * first, then the body is read (an oversized one is never buffered whole), then checks 2 to 9
- * in `receiveSignal`. Nothing is answered before the store committed what the answer says.
+ * work was a large share of its cost. The body is read here (an oversized one is never
+ * buffered whole); the checks, in CONTRACT §3 order from the key on, and the commit run in
+ * the inbound lane. Nothing is answered before the store committed what the answer says.
  */
-export function createInboundHandler(opts: { store: Store; logger: Logger; drain: DrainState }) {
-  const { store, logger, drain } = opts;
+export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; drain: DrainState }) {
+  const { lane, logger, drain } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
-    let signalId: string | undefined;
-    const answer = (status: number, headers: Record<string, string>, body: unknown) => {
+    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
       if (drain.closing) headers.connection = 'close';
+      headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
-      res.end(JSON.stringify(body));
+      res.end(body);
       // The same access line as every other route writes (build-server.ts), plus the signal id.
       logger.info(
         {
@@ -50,14 +49,14 @@ export function createInboundHandler(opts: { store: Store; logger: Logger; drain
           url: maskedInboundPath(encodedKey),
           statusCode: status,
           ms: Math.round((performance.now() - startedAt) * 100) / 100,
-          signalId,
+          signalId: signalId ?? undefined,
         },
         'request',
       );
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
-      answer(body.status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE }, body);
+      answer(body.status, { ...headers, 'content-type': PROBLEM_CONTENT_TYPE }, JSON.stringify(body), null);
     };
 
     if (drain.closing) {
@@ -72,20 +71,9 @@ export function createInboundHandler(opts: { store: Store; logger: Logger; drain
 
     async function handle(): Promise<void> {
       const receivedAtMillis = Date.now();
-      const source = await store.findSourceByAuthKey(decodedKey(encodedKey));
-      if (source === null) {
-        return problem([
-          {
-            code: 'INVALID_SOURCE_KEY',
-            detail: 'no source has this key; copy the inbound URL from the source detail view (the key may have been rotated)',
-          },
-        ]);
-      }
       const { body, tooLarge } = await readBoundedBody(req, MAX_BODY_BYTES);
-      signalId = newSignalId(receivedAtMillis);
-      const result = await receiveSignal(store, {
-        source,
-        signalId,
+      const reply = await lane.receive({
+        authKey: decodedKey(encodedKey),
         receivedAtMillis,
         contentType: req.headers['content-type'],
         body,
@@ -97,11 +85,9 @@ export function createInboundHandler(opts: { store: Store; logger: Logger; drain
         },
         idempotencyKey: header(req, 'idempotency-key'),
       });
-      signalId = result.signalId;
-      const headers = { ...result.headers };
-      if (result.replay) headers['idempotent-replayed'] = 'true';
+      const headers = { ...reply.headers };
       if (tooLarge) headers.connection = 'close';
-      answer(result.status, headers, result.body);
+      answer(reply.status, headers, reply.body, reply.signalId);
     }
   };
 }

@@ -6,10 +6,15 @@ import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { InboundThreadLane } from '../inbound-lane/thread-lane.js';
+import type { InboundLane } from '../inbound-lane/lane.js';
+import { storeLane } from '../inbound-lane/store-lane.js';
 
 export interface RunningService {
   app: FastifyInstance;
   store: Store;
+  /** Where inbound signals are checked and committed. */
+  inbound: InboundLane;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   url: string;
   /** The admin token this start generated, to print once; null when configured or generated before. */
@@ -25,8 +30,10 @@ export const DRAIN_DEADLINE_MS = 10_000;
 export async function startService(config: Config, logger: Logger, storeOptions: { schema?: string } = {}): Promise<RunningService> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions });
   const admin = await resolveAdminToken(store, config.adminToken);
+  const inbound = await inboundLaneFor(store, config, logger);
   const app = await buildServer({
     store,
+    inbound,
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,
@@ -39,6 +46,7 @@ export async function startService(config: Config, logger: Logger, storeOptions:
   return {
     app,
     store,
+    inbound,
     url: `http://${host}:${port}`,
     generatedAdminToken: admin.generated,
     close: async () => {
@@ -51,7 +59,25 @@ export async function startService(config: Config, logger: Logger, storeOptions:
       } finally {
         clearTimeout(deadline);
       }
+      await inbound.close();
       await store.close();
     },
   };
+}
+
+/**
+ * On the embedded store, inbound requests are checked and committed on a thread of their own,
+ * with its own connection, so the event loop only reads requests and writes answers; agents
+ * hear of the deliveries it commits through the service's store. On PostgreSQL that work
+ * stays on the event loop, which does not block while the server commits.
+ */
+async function inboundLaneFor(store: Store, config: Config, logger: Logger): Promise<InboundLane> {
+  if (store.kind !== 'sqlite') return storeLane(store);
+  return InboundThreadLane.start(
+    { dataDir: config.dataDir },
+    {
+      onDeliveries: (agentIds) => store.announceDeliveries(agentIds),
+      onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
+    },
+  );
 }

@@ -81,6 +81,11 @@ export interface Store {
    * Answers a function that stops the notifications.
    */
   watchDeliveries(listener: (agentIds: string[]) => void): () => void;
+  /**
+   * Tells this store's watchers of deliveries another connection of the same process committed
+   * and made durable (the embedded store's inbound thread).
+   */
+  announceDeliveries(agentIds: string[]): void;
 }
 
 export interface SourcePatch {

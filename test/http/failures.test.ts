@@ -13,7 +13,9 @@ describe('when things go wrong on the server side', () => {
   it('answers 500 INTERNAL_ERROR as a problem, acknowledging nothing, when the store fails', async () => {
     server = await startTestServer();
     const src = await seedSource(server);
+    // On SQLite the inbound lane has a connection of its own; both are gone.
     await server.store.close();
+    await server.inbound.close();
     const res = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -468,6 +468,10 @@ export class PostgresStore implements Store {
     return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
   }
 
+  announceDeliveries(agentIds: string[]): void {
+    this.notify(agentIds);
+  }
+
   watchDeliveries(listener: (agentIds: string[]) => void): () => void {
     const entry = (agentIds: string[]) => listener(agentIds);
     this.listeners.add(entry);

@@ -559,6 +559,10 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
+  announceDeliveries(agentIds: string[]): void {
+    this.notify(agentIds);
+  }
+
   watchDeliveries(listener: (agentIds: string[]) => void): () => void {
     // Wrapped so the same function may be registered twice and each unsubscribe removes one.
     const entry = (agentIds: string[]) => listener(agentIds);

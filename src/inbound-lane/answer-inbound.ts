@@ -1,0 +1,39 @@
+import { Buffer } from 'node:buffer';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { MAX_BODY_BYTES, receiveSignal } from '../ingest/receive-signal.js';
+import { newSignalId } from '../security/signal-id.js';
+import type { Store } from '../store/store.js';
+import type { InboundReply, InboundWork } from './lane.js';
+
+const UNKNOWN_KEY = problemBody([
+  {
+    code: 'INVALID_SOURCE_KEY',
+    detail: 'no source has this key; copy the inbound URL from the source detail view (the key may have been rotated)',
+  },
+]);
+const UNKNOWN_KEY_TEXT = JSON.stringify(UNKNOWN_KEY);
+
+/**
+ * CONTRACT §3 checks 1 to 9 and the durable commit for one inbound request, against `store`:
+ * the key first, then everything `receiveSignal` does.
+ */
+export async function answerInbound(store: Store, work: InboundWork): Promise<InboundReply> {
+  const source = await store.findSourceByAuthKey(work.authKey);
+  if (source === null) {
+    return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null };
+  }
+  const body = Buffer.isBuffer(work.body) ? work.body : Buffer.from(work.body.buffer, work.body.byteOffset, work.body.byteLength);
+  const result = await receiveSignal(store, {
+    source,
+    signalId: newSignalId(work.receivedAtMillis),
+    receivedAtMillis: work.receivedAtMillis,
+    contentType: work.contentType,
+    body: body.subarray(0, MAX_BODY_BYTES),
+    bodyTooLarge: work.bodyTooLarge,
+    signature: work.signature,
+    idempotencyKey: work.idempotencyKey,
+  });
+  const headers = { ...result.headers };
+  if (result.replay) headers['idempotent-replayed'] = 'true';
+  return { status: result.status, headers, body: JSON.stringify(result.body), signalId: result.signalId };
+}

@@ -1,0 +1,74 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { answerInbound } from './answer-inbound.js';
+import type { FromInboundThread, InboundThreadData, ToInboundThread } from './thread-protocol.js';
+
+/**
+ * The inbound thread: with a connection of its own to the embedded store, it runs the checks
+ * from the key on, the group commit and the WAL sync of every inbound request, so the
+ * event-loop thread only reads requests and writes answers. Answers go back once per turn of
+ * this thread's loop, together with the agents whose new deliveries are now durable.
+ */
+const port = parentPort!;
+const { dataDir } = workerData as InboundThreadData;
+const store = openSqliteStore({ dataDir });
+
+type Replies = Extract<FromInboundThread, { kind: 'replies' }>['items'];
+let replies: Replies = [];
+let agentIds = new Set<string>();
+let flushing: NodeJS.Immediate | null = null;
+let inFlight = 0;
+let closing = false;
+
+store.watchDeliveries((ids) => {
+  for (const id of ids) agentIds.add(id);
+  scheduleFlush();
+});
+
+function post(message: FromInboundThread): void {
+  port.postMessage(message);
+}
+
+function scheduleFlush(): void {
+  flushing ??= setImmediate(flush);
+}
+
+function flush(): void {
+  flushing = null;
+  if (replies.length > 0 || agentIds.size > 0) {
+    post({ kind: 'replies', items: replies, agentIds: [...agentIds] });
+    replies = [];
+    agentIds = new Set();
+  }
+  if (closing && inFlight === 0) void finish();
+}
+
+/** Commits and syncs what is left, then lets the thread end. */
+async function finish(): Promise<void> {
+  await store.close();
+  port.close();
+}
+
+function receive(n: number, work: Parameters<typeof answerInbound>[1]): void {
+  inFlight++;
+  answerInbound(store, work)
+    .then(
+      (reply) => replies.push({ n, reply }),
+      (error: unknown) => replies.push({ n, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    )
+    .finally(() => {
+      inFlight--;
+      scheduleFlush();
+    });
+}
+
+port.on('message', (message: ToInboundThread) => {
+  if (message.kind === 'work') {
+    for (const { n, work } of message.items) receive(n, work);
+  } else {
+    closing = true;
+    if (inFlight === 0 && flushing === null) void finish();
+  }
+});
+
+post({ kind: 'ready' });
