@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
-import { MAX_BODY_BYTES, receiveSignal } from '../ingest/receive-signal.js';
+import { receiveSignal } from '../ingest/receive-signal.js';
 import { newSignalId } from '../security/signal-id.js';
 import type { Store } from '../store/store.js';
 import type { InboundReply, InboundWork } from './lane.js';
@@ -28,7 +28,7 @@ export async function answerInbound(store: Store, work: InboundWork): Promise<In
     signalId: newSignalId(work.receivedAtMillis),
     receivedAtMillis: work.receivedAtMillis,
     contentType: work.contentType,
-    body: body.subarray(0, MAX_BODY_BYTES),
+    body,
     bodyTooLarge: work.bodyTooLarge,
     signature: work.signature,
     idempotencyKey: work.idempotencyKey,
