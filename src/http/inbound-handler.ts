@@ -5,6 +5,7 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
+import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import type { DrainState } from './build-server.js';
 import { readBoundedBody } from './read-body.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
@@ -29,7 +30,8 @@ export function inboundKeyOf(method: string | undefined, url: string | undefined
  * through the router: it is the one route every signal takes, and the router's per-request
  * work was a large share of its cost. The body is read here (an oversized one is never
  * buffered whole); the checks, in CONTRACT §3 order from the key on, and the commit run in
- * the inbound lane. Nothing is answered before the store committed what the answer says.
+ * the inbound lane. Nothing is answered before the store committed what the answer says, and
+ * a request that may have been committed but cannot be answered gets no answer at all.
  */
 export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; drain: DrainState }) {
   const { lane, logger, drain } = opts;
@@ -64,6 +66,15 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
       return;
     }
     handle().catch((error: unknown) => {
+      if (error instanceof OutcomeUnknownError) {
+        // Neither a 202 nor an error would be true: the connection breaks, as in a crash.
+        logger.error(
+          { err: error, method: 'POST', url: maskedInboundPath(encodedKey) },
+          'inbound request may have been stored but cannot be answered; connection closed unanswered',
+        );
+        res.destroy();
+        return;
+      }
       logger.error({ err: error, req }, 'request failed');
       if (res.headersSent) return;
       problem([REQUEST_FAILED]);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import type { InboundLane, InboundReply, InboundWork } from './lane.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './thread-protocol.js';
 
@@ -23,8 +24,10 @@ export interface InboundThreadEvents {
 
 /**
  * Hands inbound requests to the inbound thread (`thread-main.ts`) and settles each with its
- * answer. If the thread dies, what was in flight and everything after fails (the HTTP edge
- * answers 500), as with a store whose disk failed: nothing is answered that was not committed.
+ * answer. If the thread dies, what it was given fails with `OutcomeUnknownError` (it may have
+ * committed some of it; the HTTP edge closes those connections unanswered), and what it was not
+ * given, and everything after, fails plainly (500): nothing is answered that was not committed,
+ * and nothing is refused that may have been.
  */
 export class InboundThreadLane implements InboundLane {
   private readonly pending = new Map<number, Pending>();
@@ -110,6 +113,7 @@ export class InboundThreadLane implements InboundLane {
       if (!pending) continue;
       this.pending.delete(item.n);
       if ('reply' in item) pending.resolve(item.reply);
+      else if (item.outcomeUnknown) pending.reject(new OutcomeUnknownError(new Error(item.error)));
       else pending.reject(new Error(item.error));
     }
   }
@@ -117,7 +121,10 @@ export class InboundThreadLane implements InboundLane {
   private fail(error: Error): void {
     if (this.failed) return;
     this.failed = error;
-    for (const pending of this.pending.values()) pending.reject(error);
+    // What the thread was given may have been committed before it died; the rest never reached it.
+    const unsent = new Set(this.outgoing.map((item) => item.n));
+    const unknown = new OutcomeUnknownError(error);
+    for (const [n, pending] of this.pending) pending.reject(unsent.has(n) ? error : unknown);
     this.pending.clear();
     this.outgoing = [];
     if (!this.closing) this.events.onFailure(error);

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { answerInbound } from './answer-inbound.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './thread-protocol.js';
@@ -54,7 +55,12 @@ function receive(n: number, work: Parameters<typeof answerInbound>[1]): void {
   answerInbound(store, work)
     .then(
       (reply) => replies.push({ n, reply }),
-      (error: unknown) => replies.push({ n, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+      (error: unknown) =>
+        replies.push({
+          n,
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          outcomeUnknown: error instanceof OutcomeUnknownError,
+        }),
     )
     .finally(() => {
       inFlight--;

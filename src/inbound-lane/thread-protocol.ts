@@ -7,7 +7,14 @@ export type ToInboundThread = { kind: 'work'; items: Array<{ n: number; work: In
 export type FromInboundThread =
   | { kind: 'ready' }
   /** Answers, and the agents with new deliveries now on disk (to wake them). */
-  | { kind: 'replies'; items: Array<{ n: number; reply: InboundReply } | { n: number; error: string }>; agentIds: string[] };
+  | { kind: 'replies'; items: Array<{ n: number; reply: InboundReply } | InboundFailure>; agentIds: string[] };
+
+/** A request the thread could not answer: its error, and whether it may have been committed. */
+export interface InboundFailure {
+  n: number;
+  error: string;
+  outcomeUnknown: boolean;
+}
 
 /** What the inbound thread is started with. */
 export interface InboundThreadData {

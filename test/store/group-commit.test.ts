@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import { GroupCommit, type ItemResult } from '../../src/store/sqlite/group-commit.js';
 
 /** A disk whose syncs finish when the test says so. */
@@ -67,15 +68,20 @@ describe('group commit', () => {
     await group.drain();
   });
 
-  it('fails the batch, everything queued and everything after when the disk cannot sync', async () => {
+  it('fails the batch as of unknown outcome, and everything queued and after it plainly, when the disk cannot sync', async () => {
     const disk = controlledDisk();
     const group = new GroupCommit<number, number>(committedAsSent, disk.sync);
     const first = group.submit(1);
     await turn();
     const queued = group.submit(2);
     disk.pending[0]!.reject(new Error('EIO: fdatasync'));
+    // The batch committed and may be on disk or not: neither stored nor refused.
+    await expect(first).rejects.toThrow(OutcomeUnknownError);
     await expect(first).rejects.toThrow('EIO');
+    // Queued behind it, never committed: a plain failure.
+    await expect(queued).rejects.not.toThrow(OutcomeUnknownError);
     await expect(queued).rejects.toThrow('EIO');
+    await expect(group.submit(3)).rejects.not.toThrow(OutcomeUnknownError);
     await expect(group.submit(3)).rejects.toThrow('EIO');
     await expect(group.whenDurable()).rejects.toThrow('EIO');
     expect(disk.pending).toHaveLength(1);

@@ -11,9 +11,12 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs `signalgate serve` as a real process and waits for its `listening` log line. */
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+/**
+ * Runs `signalgate serve` as a real process and waits for its `listening` log line; `nodeArgs`
+ * go to node before the script (e.g. `--import` of a test fixture).
+ */
+export async function spawnServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

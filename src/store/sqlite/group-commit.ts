@@ -1,3 +1,5 @@
+import { OutcomeUnknownError } from '../outcome-unknown.js';
+
 /** What one item of a batch came to: its value, or the error that rolled back its savepoint. */
 export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
@@ -16,8 +18,9 @@ interface Waiting<I, O> {
  * earlier batches was on disk before that item is answered.
  *
  * If `commitBatch` throws, the transaction did not commit and every item of the batch fails with
- * that error. If `makeDurable` fails, committed data may not be on disk: the batch fails and so
- * does everything after it, for good; nothing it wrote is ever answered as stored.
+ * that error. If `makeDurable` fails, committed data may not be on disk: the batch's items fail
+ * with `OutcomeUnknownError` (committed, so not refused either), everything after them with the
+ * error itself, and so does everything later, for good; nothing it wrote is answered as stored.
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
@@ -100,7 +103,10 @@ export class GroupCommit<I, O> {
       (error: unknown) => {
         this.syncing = null;
         this.failure = { error };
-        for (const waiting of [...batch, ...this.queue]) waiting.reject(error);
+        // The batch committed, and may or may not be on disk: it is neither stored nor refused.
+        const unknown = new OutcomeUnknownError(error);
+        for (const waiting of batch) waiting.reject(unknown);
+        for (const waiting of this.queue) waiting.reject(error);
         this.queue = [];
       },
     );
