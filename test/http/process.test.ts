@@ -3,12 +3,13 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
+import { adminRequest, loggedSignalIds, loggedSignals } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { sign } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
 const ADMIN = 'process-test-admin-token-abcdef';
+const CRASH_FIXTURE = path.resolve('test/fixtures/crash-inbound-thread.mjs');
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -24,8 +25,8 @@ async function storeEnv(): Promise<Record<string, string>> {
   return { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_DATABASE_URL: pg.urlWithSchema };
 }
 
-async function start(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await spawnServer(env);
+async function start(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const server = await spawnServer(env, nodeArgs);
   cleanups.push(async () => {
     if (server.child.exitCode === null && server.child.signalCode === null) {
       server.child.kill('SIGKILL');
@@ -48,6 +49,8 @@ async function seed(url: string, quota: number, hmacSecret?: string) {
   });
   return { accountId: account.body.id as string, sourceId: source.body.id as string, authKey: source.body.authKey as string };
 }
+
+type Outcome = { body: string; kind: 'accepted'; id: string } | { body: string; kind: 'refused' | 'broken' };
 
 describe('the service as a process', () => {
   it('logs JSON lines that never contain a source key, HMAC secret or token, and exits 0 on SIGTERM', async () => {
@@ -146,6 +149,79 @@ describe('the service as a process', () => {
     const usage = await admin(restarted.url, 'GET', `/api/admin/accounts/${src.accountId}/usage`);
     expect(usage.body.used).toBe(logged.size);
   });
+
+  // The inbound thread exists on the embedded store only; on PostgreSQL inbound work stays on the event loop.
+  it.skipIf(process.env.SIGNALGATE_TEST_STORE === 'postgres')(
+    'when the inbound thread dies under load: keeps every 202, stores nothing answered 500, reports failing until restarted',
+    async () => {
+      const env = { ...(await storeEnv()), SIGNALGATE_ADMIN_TOKEN: ADMIN };
+      const server = await start(env, ['--import', CRASH_FIXTURE]);
+      const src = await seed(server.url, 1_000_000);
+
+      const outcomes: Outcome[] = [];
+      const count = (kind: Outcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
+      let stop = false;
+      const sender = async (w: number) => {
+        for (let i = 0; !stop; i++) {
+          const body = `EURUSD,buy,vol=0.01,comment=w${w}-${i}`;
+          try {
+            const res = await fetch(`${server.url}/api/inbound/${src.authKey}`, {
+              method: 'POST',
+              headers: { 'content-type': 'text/plain' },
+              body,
+            });
+            const answer = (await res.json()) as { id?: string; code?: string };
+            if (res.status === 202) outcomes.push({ body, kind: 'accepted', id: answer.id! });
+            else if (res.status === 500 && answer.code === 'INTERNAL_ERROR') outcomes.push({ body, kind: 'refused' });
+            else throw new Error(`unexpected answer ${res.status} ${JSON.stringify(answer)}`);
+          } catch (error) {
+            if (error instanceof Error && error.message.startsWith('unexpected answer')) throw error;
+            outcomes.push({ body, kind: 'broken' }); // the connection closed unanswered
+          }
+        }
+      };
+      const senders = Array.from({ length: 32 }, (_, w) => sender(w));
+      while (count('accepted') < 300) await new Promise((resolve) => setTimeout(resolve, 10));
+      server.child.kill('SIGUSR2');
+      while (count('refused') < 100) await new Promise((resolve) => setTimeout(resolve, 10));
+      stop = true;
+      await Promise.all(senders);
+
+      const health = await fetch(`${server.url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ status: 'failing', store: 'sqlite' });
+      const fatal = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((entry) => entry.level === 60);
+      expect(fatal.map((entry) => entry.msg)).toEqual([
+        'the inbound thread stopped; every inbound request now fails until the service is restarted',
+      ]);
+
+      // Checked on the failing server (the admin API still reads the file) and after a restart,
+      // when everything on disk is what agents would be handed.
+      const check = async (url: string) => {
+        const logged = new Map((await loggedSignals(url, ADMIN, src.sourceId)).map((s) => [s.rawBody, s.id]));
+        const lost = outcomes.filter((o) => o.kind === 'accepted' && logged.get(o.body) !== o.id);
+        const storedThoughRefused = outcomes.filter((o) => o.kind === 'refused' && logged.has(o.body));
+        expect(lost).toEqual([]);
+        expect(storedThoughRefused).toEqual([]);
+        return logged;
+      };
+      await check(server.url);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+
+      const restarted = await start(env);
+      const logged = await check(restarted.url);
+      const usage = await admin(restarted.url, 'GET', `/api/admin/accounts/${src.accountId}/usage`);
+      expect(usage.body.used).toBe(logged.size);
+      const after = await fetch(`${restarted.url}/api/inbound/${src.authKey}`, { method: 'POST', body: 'EURUSD,buy' });
+      expect(after.status).toBe(202);
+    },
+  );
 
   it('generates the admin token on first start, prints it once, and keeps it across restarts', async () => {
     const env = await storeEnv();

@@ -15,14 +15,19 @@ export async function adminRequest(
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-/** Every signal id in a source's log, following the `next` cursor page by page. */
-export async function loggedSignalIds(baseUrl: string, token: string, sourceId: string): Promise<Set<string>> {
-  const ids = new Set<string>();
+/** Every entry of a source's log, following the `next` cursor page by page. */
+export async function loggedSignals(baseUrl: string, token: string, sourceId: string): Promise<Array<{ id: string; rawBody: string }>> {
+  const signals: Array<{ id: string; rawBody: string }> = [];
   let before = '';
   for (;;) {
     const page = await adminRequest(baseUrl, token, 'GET', `/api/admin/signals?sourceId=${sourceId}&limit=500${before}`);
-    for (const s of page.body.signals as Array<{ id: string }>) ids.add(s.id);
-    if (page.body.next === null) return ids;
+    signals.push(...(page.body.signals as Array<{ id: string; rawBody: string }>));
+    if (page.body.next === null) return signals;
     before = `&before=${page.body.next}`;
   }
+}
+
+/** Every signal id in a source's log. */
+export async function loggedSignalIds(baseUrl: string, token: string, sourceId: string): Promise<Set<string>> {
+  return new Set((await loggedSignals(baseUrl, token, sourceId)).map((s) => s.id));
 }
