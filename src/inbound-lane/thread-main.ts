@@ -55,12 +55,12 @@ function receive(n: number, work: Parameters<typeof answerInbound>[1]): void {
   answerInbound(store, work)
     .then(
       (reply) => replies.push({ n, reply }),
-      (error: unknown) =>
-        replies.push({
-          n,
-          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-          outcomeUnknown: error instanceof OutcomeUnknownError,
-        }),
+      (error: unknown) => {
+        // For an unknown outcome the cause travels: the event loop wraps it again, once.
+        const outcomeUnknown = error instanceof OutcomeUnknownError;
+        const reported = outcomeUnknown ? error.cause : error;
+        replies.push({ n, error: reported instanceof Error ? (reported.stack ?? reported.message) : String(reported), outcomeUnknown });
+      },
     )
     .finally(() => {
       inFlight--;

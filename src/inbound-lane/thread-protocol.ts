@@ -9,7 +9,7 @@ export type FromInboundThread =
   /** Answers, and the agents with new deliveries now on disk (to wake them). */
   | { kind: 'replies'; items: Array<{ n: number; reply: InboundReply } | InboundFailure>; agentIds: string[] };
 
-/** A request the thread could not answer: its error, and whether it may have been committed. */
+/** A request the thread could not answer: its error (for an unknown outcome, its cause), and whether it may have been committed. */
 export interface InboundFailure {
   n: number;
   error: string;
