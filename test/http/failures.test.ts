@@ -1,5 +1,8 @@
 import net from 'node:net';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { TEST_DATABASE_URL } from '../support/postgres.js';
 import { post, seedSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 
@@ -22,6 +25,45 @@ describe('when things go wrong on the server side', () => {
     expect(res.body).toMatchObject({ code: 'INTERNAL_ERROR', status: 500 });
     expect(res.body.detail).toMatch(/retry/);
   });
+
+  it.skipIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')(
+    'closes the connection unanswered when the PostgreSQL connection is lost during the commit, then goes on',
+    async () => {
+      server = await startTestServer();
+      const src = await seedSource(server);
+      const schema = (server.store as PostgresStore).schema!;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      const locker = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await Promise.all([admin.connect(), locker.connect()]);
+      try {
+        // The ingest call waits inside the database for this lock; its session is then terminated.
+        await locker.query('BEGIN');
+        await locker.query(`LOCK TABLE "${schema}".signals IN ACCESS EXCLUSIVE MODE`);
+        const lost = post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' }).then(
+          (res) => res.status,
+          (error: unknown) => error,
+        );
+        let pid: number | undefined;
+        for (let tries = 0; pid === undefined && tries < 200; tries++) {
+          const { rows } = await admin.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity
+              WHERE application_name = 'signalgate' AND wait_event_type = 'Lock' AND query LIKE '%signalgate_ingest%'`,
+          );
+          pid = rows[0]?.pid;
+          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(pid).toBeDefined();
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        // Neither 202 nor 500 would be known to be true: no answer at all, as in a crash.
+        expect(await lost).toBeInstanceOf(TypeError);
+        await locker.query('ROLLBACK');
+      } finally {
+        await Promise.all([admin.end(), locker.end()]);
+      }
+      const next = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
+      expect(next.status).toBe(202);
+    },
+  );
 
   it('finishes the request in flight when draining, then closes its connection', async () => {
     server = await startTestServer();

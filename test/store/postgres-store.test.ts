@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readMigrationFiles } from '../../src/store/migration-files.js';
+import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { accept, at, BUY, PERIOD, request, seed } from './store-harness.js';
@@ -155,6 +156,8 @@ describe('PostgreSQL store', () => {
         const settled = await Promise.allSettled(requests.map((r) => a.ingest(r)));
         expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
         expect(settled[1]!.status === 'rejected' && String(settled[1]!.reason)).toMatch(/boom/);
+        // Refused by the server, so rolled back: a plain failure (500), not an unknown outcome.
+        expect(settled[1]!.status === 'rejected' && settled[1]!.reason).not.toBeInstanceOf(OutcomeUnknownError);
         const used = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.record.quota!.used] : []));
         expect(used).toEqual([1, 2]);
         expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
@@ -179,6 +182,43 @@ describe('PostgreSQL store', () => {
         const taken = await a.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
         expect(taken.map((d) => d.id)).toEqual([requests[0]!.id, requests[2]!.id, requests[1]!.id]);
       });
+    });
+
+    it('fails a batch whose connection is lost during the call as outcome unknown, and goes on with a new one', async () => {
+      const seeded = await seed(a, { quota: 10 });
+      // Holds the ingest inside the call: its insert waits for this lock.
+      const locker = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`LOCK TABLE "${target.schema}".signals IN ACCESS EXCLUSIVE MODE`);
+        const lost = request(seeded);
+        const pending = a.ingest(lost).then(
+          () => null,
+          (error: unknown) => error,
+        );
+        let pid: number | undefined;
+        for (let tries = 0; pid === undefined && tries < 200; tries++) {
+          const waiting = await query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity
+              WHERE application_name = 'signalgate' AND wait_event_type = 'Lock' AND query LIKE '%signalgate_ingest%'`,
+          );
+          pid = waiting[0]?.pid;
+          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(pid).toBeDefined();
+        await query('SELECT pg_terminate_backend($1)', [pid]);
+        const error = await pending;
+        expect(error).toBeInstanceOf(OutcomeUnknownError);
+        await locker.query('ROLLBACK');
+        // Terminated before its COMMIT, as it happens; the store could not have known that.
+        expect(await a.getSignal(lost.id)).toBeNull();
+      } finally {
+        await locker.end();
+      }
+      const next = await a.ingest(request(seeded));
+      expect(next.record.status).toBe('queued');
+      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
     });
 
     it('fails alone a request holding what PostgreSQL text cannot store', async () => {

@@ -12,6 +12,7 @@ import type {
 } from '../store.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
+import { OutcomeUnknownError } from '../outcome-unknown.js';
 import { patchedSource } from '../patched-source.js';
 import { Batches, type ItemResult } from './batches.js';
 import { DeliveryChannel } from './delivery-channel.js';
@@ -348,9 +349,8 @@ export class PostgresStore implements Store {
         answers = await this.callIngest(batch, false);
       } catch (error) {
         // The server refused the call and rolled all of it back: send the batch again, each
-        // item in its own subtransaction, so what failed fails alone. Not after a lost
-        // connection or a shutdown (SQLSTATE classes 08 and 57), whose outcome may be unknown.
-        if (!(error instanceof pg.DatabaseError) || !error.code || /^(08|57)/.test(error.code)) throw error;
+        // item in its own subtransaction, so what failed fails alone.
+        if (error instanceof OutcomeUnknownError) throw error;
         answers = await this.callIngest(batch, true);
       }
       const agentIds = new Set<string>();
@@ -371,13 +371,30 @@ export class PostgresStore implements Store {
     return results;
   }
 
+  /**
+   * One call of `signalgate_ingest` in its own implicit transaction. It fails plainly only when
+   * nothing can have been committed: no connection was had, or the server answered the call
+   * with an error (it rolled the call back). Any other failure once the call was sent (the
+   * connection lost, the session terminated: SQLSTATE classes 08 and 57) may have come after
+   * the COMMIT, so the outcome is unknown (`OutcomeUnknownError`).
+   */
   private async callIngest(batch: string, isolate: boolean): Promise<IngestAnswer[]> {
-    const { rows } = await this.pool.query<{ r: IngestAnswer[] }>({
-      name: isolate ? 'signalgate-ingest-isolated' : 'signalgate-ingest',
-      text: `SELECT signalgate_ingest($1, $2, $3, ${isolate}) AS r`,
-      values: [batch, this.scope, this.instance],
-    });
-    return rows[0]?.r ?? [];
+    const client = await this.pool.connect();
+    let result: pg.QueryResult<{ r: IngestAnswer[] }>;
+    try {
+      result = await client.query<{ r: IngestAnswer[] }>({
+        name: isolate ? 'signalgate-ingest-isolated' : 'signalgate-ingest',
+        text: `SELECT signalgate_ingest($1, $2, $3, ${isolate}) AS r`,
+        values: [batch, this.scope, this.instance],
+      });
+    } catch (error) {
+      const refused = error instanceof pg.DatabaseError && error.code !== undefined && !/^(08|57)/.test(error.code);
+      // A connection that failed is not handed out again.
+      client.release(refused ? undefined : (error as Error));
+      throw refused ? error : new OutcomeUnknownError(error);
+    }
+    client.release();
+    return result.rows[0]?.r ?? [];
   }
 
   // The signal log.
