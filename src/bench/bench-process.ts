@@ -1,36 +1,46 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * Runs a server script as a child process and waits for its `listening` JSON line, answering
- * the URL it printed. Its log keeps being drained so a full pipe never stalls the server.
+ * Runs a server script as a child process whose standard output goes to `logFile`, as an
+ * operator's log would, and waits for its `listening` JSON line there, answering the URL it
+ * printed. The log is not piped into this process: reading a server's log here would take CPU
+ * from the load generator that shares the machine, and charge the server's logging twice.
  */
 export async function spawnListening(
   script: string,
   args: string[],
   env: Record<string, string>,
+  logFile: string,
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (const line of buffered.split('\n')) {
-        if (!line.includes('"listening"')) continue;
-        const entry = JSON.parse(line) as { url?: string };
-        if (entry.url) {
-          child.stdout!.off('data', onData);
-          resolve(entry.url);
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
-  });
-  child.stdout!.resume();
-  return { child, url };
+  const log = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [script, ...args], {
+      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+      stdio: ['ignore', log, 'inherit'],
+    });
+  } finally {
+    closeSync(log);
+  }
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? -1));
+  for (;;) {
+    const url = listeningUrl(readFileSync(logFile, 'utf8'));
+    if (url !== null) return { child, url };
+    if (exited !== null) throw new Error(`${script} exited with ${exited} before listening; its log is ${logFile}`);
+    await sleep(20);
+  }
+}
+
+function listeningUrl(log: string): string | null {
+  for (const line of log.split('\n')) {
+    if (!line.includes('"listening"') || !line.endsWith('}')) continue;
+    const entry = JSON.parse(line) as { url?: string };
+    if (entry.url) return entry.url;
+  }
+  return null;
 }
 
 /** SIGTERM, and wait for the exit. */

@@ -33,10 +33,12 @@ interface Sample {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-handoff-'));
-  const server = await spawnListening(path.join(here, '..', 'cli', 'main.js'), ['serve'], {
-    SIGNALGATE_DATA_DIR: dataDir,
-    SIGNALGATE_ADMIN_TOKEN: ADMIN,
-  });
+  const server = await spawnListening(
+    path.join(here, '..', 'cli', 'main.js'),
+    ['serve'],
+    { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN },
+    path.join(dataDir, 'server.log'),
+  );
   const pool = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const store = ((await (await fetch(`${server.url}/healthz`)).json()) as { store: string }).store;

@@ -86,22 +86,28 @@ function median(values: number[]): number {
 }
 
 async function bareTarget(): Promise<Target> {
-  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], {});
+  const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
+  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], {}, path.join(logDir, 'server.log'));
   return {
     name: 'bare node:http',
     url: proc.url,
     requests: signalMix('plain', 'signed', 'unused'),
-    stop: () => stopProcess(proc.child),
+    stop: async () => {
+      await stopProcess(proc.child);
+      rmSync(logDir, { recursive: true, force: true });
+    },
   };
 }
 
 async function signalgateTarget(name: string, env: Record<string, string>, cleanup?: () => Promise<void>): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
-  const proc = await spawnListening(path.join(here, '..', 'cli', 'main.js'), ['serve'], {
-    SIGNALGATE_DATA_DIR: dataDir,
-    SIGNALGATE_ADMIN_TOKEN: ADMIN,
-    ...env,
-  });
+  // The log sits beside the data, as an operator's would, and goes with it.
+  const proc = await spawnListening(
+    path.join(here, '..', 'cli', 'main.js'),
+    ['serve'],
+    { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, ...env },
+    path.join(dataDir, 'server.log'),
+  );
   const admin = async (urlPath: string, body: unknown) => {
     const res = await fetch(proc.url + urlPath, {
       method: 'POST',
