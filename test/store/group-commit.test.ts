@@ -101,6 +101,17 @@ describe('group commit', () => {
     await expect(next).resolves.toBe(2);
   });
 
+  it('fails an item its committed batch gave no result for as of unknown outcome', async () => {
+    const disk = controlledDisk();
+    const group = new GroupCommit<number, number>((items) => committedAsSent(items).slice(0, 1), disk.sync);
+    const answered = group.submit(1);
+    const lost = group.submit(2);
+    await turn();
+    disk.pending[0]!.resolve();
+    await expect(answered).resolves.toBe(1);
+    await expect(lost).rejects.toThrow(OutcomeUnknownError);
+  });
+
   it('drains: commits what is queued and waits for the disk', async () => {
     const disk = controlledDisk();
     const group = new GroupCommit<number, number>(committedAsSent, disk.sync);

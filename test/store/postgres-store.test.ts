@@ -50,6 +50,32 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('fails a committed item the ingest call gave no answer for as of unknown outcome', async () => {
+    const target = await freshPostgresSchema('unanswered');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    try {
+      await store.migrate();
+      // The function commits every item but drops the last answer, as a faulty one might.
+      await query(`ALTER FUNCTION "${target.schema}".signalgate_ingest(json, text, text, boolean) RENAME TO signalgate_ingest_real`);
+      await query(`CREATE FUNCTION "${target.schema}".signalgate_ingest(items json, scope text, instance text, isolate boolean)
+        RETURNS json LANGUAGE sql AS $$
+          SELECT COALESCE(json_agg(e ORDER BY i), '[]'::json)
+            FROM json_array_elements("${target.schema}".signalgate_ingest_real(items, scope, instance, isolate)) WITH ORDINALITY AS t(e, i)
+           WHERE i < json_array_length(items)
+        $$`);
+      const seeded = await seed(store, { quota: 10 });
+      const requests = [request(seeded), request(seeded)];
+      const settled = await Promise.allSettled(requests.map((r) => store.ingest(r)));
+      expect(settled[0]!.status).toBe('fulfilled');
+      expect(settled[1]!.status === 'rejected' && settled[1]!.reason).toBeInstanceOf(OutcomeUnknownError);
+      // Right not to answer it as failed: it was stored.
+      expect(await store.getSignal(requests[1]!.id)).not.toBeNull();
+    } finally {
+      await store.close();
+      await target.drop();
+    }
+  });
+
   it('refuses a schema name it would have to quote', () => {
     expect(() => openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: 'Bad"; DROP' })).toThrow(/schema/);
   });

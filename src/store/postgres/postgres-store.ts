@@ -362,8 +362,14 @@ export class PostgresStore implements Store {
           for (const id of done.agentIds) agentIds.add(id);
           results[i] = { ok: true, value: done };
         } catch (error) {
-          results[i] = { ok: false, error };
+          // An item the call answered as failed was rolled back; one it answered as done was
+          // committed, so if its answer cannot be read, its outcome is unknown.
+          results[i] = { ok: false, error: answer.ok ? new OutcomeUnknownError(error) : error };
         }
+      }
+      // The call committed: an item it did not answer may have been stored.
+      for (const i of positions) {
+        results[i] ??= { ok: false, error: new OutcomeUnknownError(new Error('signalgate_ingest gave no answer for this item')) };
       }
       // After COMMIT: this process's listeners hear it now, other instances through NOTIFY.
       if (agentIds.size > 0) this.notify([...agentIds].sort());

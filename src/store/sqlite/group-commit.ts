@@ -94,7 +94,8 @@ export class GroupCommit<I, O> {
         this.syncing = null;
         batch.forEach((waiting, i) => {
           const result = results[i];
-          if (result === undefined) waiting.reject(new Error('group commit lost an item'));
+          // Committed with its batch, yet without a result: it may have been stored.
+          if (result === undefined) waiting.reject(new OutcomeUnknownError(new Error('group commit lost an item')));
           else if (result.ok) waiting.resolve(result.value);
           else waiting.reject(result.error);
         });
