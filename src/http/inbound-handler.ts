@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
@@ -35,6 +36,7 @@ export function inboundKeyOf(method: string | undefined, url: string | undefined
  */
 export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; drain: DrainState }) {
   const { lane, logger, drain } = opts;
+  const accessLog = new InboundAccessLog(logger);
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
@@ -44,17 +46,7 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
-      // The same access line as every other route writes (build-server.ts), plus the signal id.
-      logger.info(
-        {
-          method: 'POST',
-          url: maskedInboundPath(encodedKey),
-          statusCode: status,
-          ms: Math.round((performance.now() - startedAt) * 100) / 100,
-          signalId: signalId ?? undefined,
-        },
-        'request',
-      );
+      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);

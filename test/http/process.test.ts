@@ -108,6 +108,11 @@ describe('the service as a process', () => {
     await socketClosed;
     expect(response).toMatch(/^HTTP\/1\.1 202/);
     const id = /"id":"(sig_[^"]+)"/.exec(response)![1]!;
+    // Its access line, written after the answer, still made it out before the process ended.
+    const entries = server.stdout().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; signalId?: string });
+    const answered = entries.findIndex((entry) => entry.msg === 'request' && entry.signalId === id);
+    expect(answered).toBeGreaterThan(-1);
+    expect(answered).toBeLessThan(entries.findIndex((entry) => entry.msg === 'stopped'));
 
     const again = await start(env);
     expect((await admin(again.url, 'GET', `/api/admin/signals/${id}`)).status).toBe(200);
