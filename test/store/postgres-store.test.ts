@@ -226,8 +226,9 @@ describe('PostgreSQL store', () => {
         let pid: number | undefined;
         for (let tries = 0; pid === undefined && tries < 200; tries++) {
           const waiting = await query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity
-              WHERE application_name = 'signalgate' AND wait_event_type = 'Lock' AND query LIKE '%signalgate_ingest%'`,
+            // Only a session waiting for this schema's table: other test files run ingests too.
+            `SELECT pid FROM pg_locks WHERE relation = $1::regclass AND NOT granted`,
+            [`"${target.schema}".signals`],
           );
           pid = waiting[0]?.pid;
           if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
