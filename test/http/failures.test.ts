@@ -2,7 +2,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { TEST_DATABASE_URL } from '../support/postgres.js';
+import { TEST_DATABASE_URL, terminateSessionWaitingFor } from '../support/postgres.js';
 import { post, seedSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 
@@ -32,9 +32,8 @@ describe('when things go wrong on the server side', () => {
       server = await startTestServer();
       const src = await seedSource(server);
       const schema = (server.store as PostgresStore).schema!;
-      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
       const locker = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await Promise.all([admin.connect(), locker.connect()]);
+      await locker.connect();
       try {
         // The ingest call waits inside the database for this lock; its session is then terminated.
         await locker.query('BEGIN');
@@ -43,23 +42,12 @@ describe('when things go wrong on the server side', () => {
           (res) => res.status,
           (error: unknown) => error,
         );
-        let pid: number | undefined;
-        for (let tries = 0; pid === undefined && tries < 200; tries++) {
-          const { rows } = await admin.query<{ pid: number }>(
-            // Only a session waiting for this schema's table: other test files run ingests too.
-            `SELECT pid FROM pg_locks WHERE relation = $1::regclass AND NOT granted`,
-            [`"${schema}".signals`],
-          );
-          pid = rows[0]?.pid;
-          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        expect(pid).toBeDefined();
-        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        await terminateSessionWaitingFor(`"${schema}".signals`);
         // Neither 202 nor 500 would be known to be true: no answer at all, as in a crash.
         expect(await lost).toBeInstanceOf(TypeError);
         await locker.query('ROLLBACK');
       } finally {
-        await Promise.all([admin.end(), locker.end()]);
+        await locker.end();
       }
       const next = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
       expect(next.status).toBe(202);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readMigrationFiles } from '../../src/store/migration-files.js';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, terminateSessionWaitingFor, type TestSchema } from '../support/postgres.js';
 import { accept, at, BUY, PERIOD, request, seed } from './store-harness.js';
 
 async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -223,18 +223,7 @@ describe('PostgreSQL store', () => {
           () => null,
           (error: unknown) => error,
         );
-        let pid: number | undefined;
-        for (let tries = 0; pid === undefined && tries < 200; tries++) {
-          const waiting = await query<{ pid: number }>(
-            // Only a session waiting for this schema's table: other test files run ingests too.
-            `SELECT pid FROM pg_locks WHERE relation = $1::regclass AND NOT granted`,
-            [`"${target.schema}".signals`],
-          );
-          pid = waiting[0]?.pid;
-          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        expect(pid).toBeDefined();
-        await query('SELECT pg_terminate_backend($1)', [pid]);
+        await terminateSessionWaitingFor(`"${target.schema}".signals`);
         const error = await pending;
         expect(error).toBeInstanceOf(OutcomeUnknownError);
         await locker.query('ROLLBACK');

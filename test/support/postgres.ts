@@ -51,3 +51,29 @@ export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
     },
   };
 }
+
+/**
+ * Waits until a session waits for a lock on `table` (schema-qualified, e.g. `"sg_x".signals`),
+ * then terminates that session, as a lost connection or a server restart would. Found by the
+ * lock on this one table, so a test never hits another test file's session.
+ */
+export async function terminateSessionWaitingFor(table: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    for (let tries = 0; tries < 200; tries++) {
+      const { rows } = await client.query<{ pid: number }>(
+        'SELECT pid FROM pg_locks WHERE relation = $1::regclass AND NOT granted',
+        [table],
+      );
+      if (rows[0] !== undefined) {
+        await client.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`no session waited for a lock on ${table}`);
+  } finally {
+    await client.end();
+  }
+}
