@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { maskedInboundPath } from './logger.js';
 
 /** What the access line of one inbound request says. */
@@ -11,12 +11,29 @@ export interface InboundAccess {
   signalId: string | null;
 }
 
+/** pino's internals that make a line; `pino.symbols` is its interface for integrations. */
+interface PinoParts {
+  [pino.symbols.lsCacheSym]: Record<number, string>;
+  [pino.symbols.timeSym]: () => string;
+  [pino.symbols.chindingsSym]: string;
+  [pino.symbols.endSym]: string;
+  [pino.symbols.streamSym]: { write(line: string): unknown };
+}
+
+/** A path pino would write as it is: no quote, backslash, control character or lone surrogate. */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
 /**
- * The inbound handler's access lines, written on the event loop's next turn rather than between
- * answers. Answers come back from the inbound lane a batch at a time; formatting each one's line
- * before writing the next answer held every later sender of the batch up by the lines before
- * it. The lines and their order are the same; a crash within the turn loses them, as it loses
- * the logger's unwritten block anyway.
+ * The inbound handler's access lines: the same bytes `logger.info({ method, url, statusCode, ms,
+ * signalId }, 'request')` writes, made from pino's own level prefix, time field and bindings, and
+ * handed to its destination in one block per turn. pino's general path (an object per line,
+ * each key looked up and escaped) was 10 to 20 µs per request on the event loop, the thread
+ * every answer waits for. A path that would need escaping goes through pino itself.
+ *
+ * Written on the event loop's next turn rather than between answers: answers come back from the
+ * inbound lane a batch at a time, and formatting each one's line before writing the next answer
+ * held every later sender of the batch up by the lines before it. A crash within the turn loses
+ * them, as it loses the logger's unwritten block anyway.
  */
 export class InboundAccessLog {
   private pending: InboundAccess[] = [];
@@ -33,12 +50,27 @@ export class InboundAccessLog {
     this.scheduled = null;
     const entries = this.pending;
     this.pending = [];
+    const logger = this.logger;
+    if (!logger.isLevelEnabled('info')) return;
+    const parts = logger as unknown as PinoParts;
+    const start = parts[pino.symbols.lsCacheSym][logger.levels.values.info!]!;
+    const bindings = parts[pino.symbols.chindingsSym];
+    const end = parts[pino.symbols.endSym];
+    const stream = parts[pino.symbols.streamSym];
+    let block = '';
     for (const { encodedKey, statusCode, ms, signalId } of entries) {
-      // The same access line as every other route writes (build-server.ts), plus the signal id.
-      this.logger.info(
-        { method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, signalId: signalId ?? undefined },
-        'request',
-      );
+      const url = maskedInboundPath(encodedKey);
+      if (!PLAIN.test(url) || (signalId !== null && !PLAIN.test(signalId)) || !Number.isFinite(ms)) {
+        // In order: what is made so far goes first.
+        if (block !== '') stream.write(block);
+        block = '';
+        logger.info({ method: 'POST', url, statusCode, ms, signalId: signalId ?? undefined }, 'request');
+        continue;
+      }
+      block += `${start}${parts[pino.symbols.timeSym]()}${bindings},"method":"POST","url":"${url}","statusCode":${statusCode},"ms":${ms}${
+        signalId === null ? '' : `,"signalId":"${signalId}"`
+      },"msg":"request"${end}`;
     }
+    if (block !== '') stream.write(block);
   }
 }

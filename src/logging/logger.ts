@@ -10,17 +10,7 @@ const FLUSH_EVERY_MS = 50;
  * are serialized as method and masked path only (no headers, no query), and no code logs a
  * record that holds a secret.
  */
-export function createLogger(level: string): Logger {
-  // Written asynchronously and in blocks: under load the access log does not cost a write per
-  // request, and a quiet server's lines still go out within FLUSH_EVERY_MS. A crash may lose
-  // the last lines.
-  const destination = new LineBatcher(
-    // minLength 1 writes each block at once, like 0, but keeps sonic-boom's flush waiting for
-    // the write (with 0 it calls back at once).
-    pino.destination({ dest: 1, sync: false, minLength: 1 }),
-    BLOCK_BYTES,
-    FLUSH_EVERY_MS,
-  );
+export function createLogger(level: string, destination: pino.DestinationStream = standardOutput()): Logger {
   return pino({
     level,
     base: { service: 'signalgate' },
@@ -29,6 +19,19 @@ export function createLogger(level: string): Logger {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
     },
   }, destination);
+}
+
+function standardOutput(): LineBatcher {
+  // Written asynchronously and in blocks: under load the access log does not cost a write per
+  // request, and a quiet server's lines still go out within FLUSH_EVERY_MS. A crash may lose
+  // the last lines.
+  return new LineBatcher(
+    // minLength 1 writes each block at once, like 0, but keeps sonic-boom's flush waiting for
+    // the write (with 0 it calls back at once).
+    pino.destination({ dest: 1, sync: false, minLength: 1 }),
+    BLOCK_BYTES,
+    FLUSH_EVERY_MS,
+  );
 }
 
 let fieldMillis = -1;

@@ -1,0 +1,68 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { InboundAccessLog, type InboundAccess } from '../../src/logging/inbound-access-log.js';
+import { createLogger, maskedInboundPath } from '../../src/logging/logger.js';
+
+/** A logger like the server's, writing into an array of lines. */
+function capturingLogger(level = 'info') {
+  const lines: string[] = [];
+  const logger = createLogger(level, { write: (block: string) => lines.push(...block.split(/(?<=\n)/)) });
+  return { logger, lines };
+}
+
+/** The time field differs from one millisecond to the next; everything else must not. */
+const timeless = (line: string) => line.replace(/"time":"[^"]*"/, '"time":"T"');
+
+const accesses: InboundAccess[] = [
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 3.25, signalId: 'sig_0mwsjedwk0000bc4ff84c' },
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 422, ms: 0.5, signalId: null },
+  { encodedKey: 'short', statusCode: 401, ms: 12, signalId: null },
+  { encodedKey: 'ключ-источника-1', statusCode: 202, ms: 1, signalId: 'sig_x' },
+  { encodedKey: 'a"b\\c-and-more', statusCode: 401, ms: 2.5, signalId: 'sig_y' },
+  { encodedKey: '%41%42%43%44%45', statusCode: 401, ms: 0, signalId: null },
+  { encodedKey: 'x\u0001yz-control', statusCode: 401, ms: 7.77, signalId: null },
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 4, signalId: 'sig_"odd"' },
+];
+
+/** What pino itself writes for the same access. */
+function pinoLines(level = 'info', child?: Record<string, string>): string[] {
+  const { logger, lines } = capturingLogger(level);
+  const log = child ? logger.child(child) : logger;
+  for (const { encodedKey, statusCode, ms, signalId } of accesses) {
+    log.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, signalId: signalId ?? undefined }, 'request');
+  }
+  return lines.map(timeless);
+}
+
+describe('inbound access log', () => {
+  it('writes, on the next turn and in order, the very lines pino writes for the same fields', async () => {
+    const { logger, lines } = capturingLogger();
+    const log = new InboundAccessLog(logger);
+    for (const access of accesses) log.record(access);
+    expect(lines).toEqual([]);
+    await nextTurn();
+    expect(lines.map(timeless)).toEqual(pinoLines());
+    expect(lines.every((line) => JSON.parse(line).time.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/))).toBe(true);
+  });
+
+  it('carries a child logger’s bindings as pino does', async () => {
+    const { logger, lines } = capturingLogger();
+    const log = new InboundAccessLog(logger.child({ component: 'inbound' }));
+    for (const access of accesses) log.record(access);
+    await nextTurn();
+    expect(lines.map(timeless)).toEqual(pinoLines('info', { component: 'inbound' }));
+    expect(JSON.parse(lines[0]!).component).toBe('inbound');
+  });
+
+  it('writes nothing above the info level, and follows a level changed at run time', async () => {
+    const { logger, lines } = capturingLogger('warn');
+    const log = new InboundAccessLog(logger);
+    log.record(accesses[0]!);
+    await nextTurn();
+    expect(lines).toEqual([]);
+    logger.level = 'info';
+    log.record(accesses[0]!);
+    await nextTurn();
+    expect(lines.map(timeless)).toEqual(pinoLines().slice(0, 1));
+  });
+});
