@@ -33,8 +33,9 @@ function isPlain(text: string): boolean {
  * The inbound handler's access lines: the same bytes `logger.info({ method, url, statusCode, ms,
  * signalId }, 'request')` writes, made from pino's own level prefix, time field and bindings, and
  * handed to its destination in one block per turn. pino's general path (an object per line,
- * each key looked up and escaped) was 10 to 20 µs per request on the event loop, the thread
- * every answer waits for. A path that would need escaping goes through pino itself.
+ * each key looked up and escaped) took twice as long per line in a micro-benchmark (1.8 against
+ * 0.9 µs), on the event loop, the thread every answer waits for. A path that would need escaping
+ * goes through pino itself.
  *
  * Written on the event loop's next turn rather than between answers: answers come back from the
  * inbound lane a batch at a time, and formatting each one's line before writing the next answer
