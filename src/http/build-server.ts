@@ -2,6 +2,7 @@ import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
+import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import type { Store } from '../store/store.js';
@@ -35,7 +36,8 @@ export interface DrainState {
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   // Requests that reach a draining server are refused before anything is recorded.
   const drain: DrainState = { closing: false };
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, drain });
+  const accessLog = new InboundAccessLog(opts.logger);
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain });
   const app = Fastify({
     serverFactory: (route) => {
       const server = http.createServer((req, res) => {
@@ -67,6 +69,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('preClose', async () => {
     drain.closing = true;
   });
+  // onClose hooks run once the server has closed, so every inbound answer is out by then.
+  app.addHook('onClose', async () => accessLog.flush());
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
-import { InboundAccessLog } from '../logging/inbound-access-log.js';
+import type { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
@@ -34,9 +34,8 @@ export function inboundKeyOf(method: string | undefined, url: string | undefined
  * the inbound lane. Nothing is answered before the store committed what the answer says, and
  * a request that may have been committed but cannot be answered gets no answer at all.
  */
-export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; drain: DrainState }) {
-  const { lane, logger, drain } = opts;
-  const accessLog = new InboundAccessLog(logger);
+export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState }) {
+  const { lane, logger, accessLog, drain } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {

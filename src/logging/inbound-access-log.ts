@@ -40,7 +40,9 @@ function isPlain(text: string): boolean {
  * Written on the event loop's next turn rather than between answers: answers come back from the
  * inbound lane a batch at a time, and formatting each one's line before writing the next answer
  * held every later sender of the batch up by the lines before it. A crash within the turn loses
- * them, as it loses the logger's unwritten block anyway.
+ * them, as it loses the logger's unwritten block anyway. A drain calls `flush` once the last
+ * answer is out: which of the next turn's callbacks runs first is not fixed, and the drain's
+ * own last lines must not come before the answers' lines.
  */
 export class InboundAccessLog {
   private pending: InboundAccess[] = [];
@@ -51,6 +53,13 @@ export class InboundAccessLog {
   record(access: InboundAccess): void {
     this.pending.push(access);
     this.scheduled ??= setImmediate(() => this.write());
+  }
+
+  /** Writes what is recorded now, rather than on the next turn. */
+  flush(): void {
+    if (this.scheduled === null) return;
+    clearImmediate(this.scheduled);
+    this.write();
   }
 
   private write(): void {

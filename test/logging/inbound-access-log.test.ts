@@ -65,4 +65,17 @@ describe('inbound access log', () => {
     await nextTurn();
     expect(lines.map(timeless)).toEqual(pinoLines().slice(0, 1));
   });
+
+  it('writes what is recorded at once on flush, before a line logged after it, and not again on the next turn', async () => {
+    const { logger, lines } = capturingLogger();
+    const log = new InboundAccessLog(logger);
+    log.record(accesses[0]!);
+    log.record(accesses[1]!);
+    log.flush();
+    logger.info('stopped');
+    await nextTurn();
+    expect(lines.map(timeless)).toEqual([...pinoLines().slice(0, 2), expect.stringContaining('"msg":"stopped"')]);
+    log.flush();
+    expect(lines).toHaveLength(3);
+  });
 });
