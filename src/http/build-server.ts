@@ -7,6 +7,7 @@ import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import { ConnectionErrors } from './connection-errors.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
@@ -38,9 +39,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const drain: DrainState = { closing: false };
   const accessLog = new InboundAccessLog(opts.logger);
   const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain });
+  const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
       const server = http.createServer((req, res) => {
+        connectionErrors.track(req, res);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);
@@ -55,6 +58,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 64 * 1024,
     return503OnClosing: false,
+    clientErrorHandler: connectionErrors.onClientError,
     forceCloseConnections: 'idle',
     // Fastify's own answer to a path that is not valid percent-encoding is not a problem body,
     // and it skips the onResponse hook that writes the access line.
