@@ -60,9 +60,37 @@ export function maskedInboundPath(key: string): string {
   return `/api/inbound/${maskSecret(key)}`;
 }
 
-/** A request path without its query, with the key of an inbound path masked. */
+/** A request path without its query, with anything that may be a source key masked. */
 export function maskPath(url: string): string {
-  const path = url.split('?')[0] ?? '';
-  const match = /^\/api\/inbound\/([^/]+)(.*)$/.exec(path);
-  return match ? `${maskedInboundPath(match[1]!)}${match[2]}` : path;
+  const segments = (url.split('?')[0] ?? '').split('/');
+  let afterInbound = false;
+  return segments
+    .map((segment) => {
+      const masked = afterInbound ? maskSegment(segment) : mayBeKey(segment) ? maskSecret(segment) : segment;
+      // Mistyped inbound paths (`/api//inbound/…`, `/API/INBOUND/…`, `/inbound/x/../…`) carry keys too.
+      if (readsInbound(segment)) afterInbound = true;
+      return masked;
+    })
+    .join('/');
+}
+
+function maskSegment(segment: string): string {
+  return segment === '' || segment === '.' || segment === '..' ? segment : maskSecret(segment);
+}
+
+function readsInbound(segment: string): boolean {
+  if (segment.length < 7 || segment.length > 21) return false;
+  try {
+    return decodeURIComponent(segment).toLowerCase() === 'inbound';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A source key pasted into some other path: long and from the key's alphabet. Record ids
+ * (`acc_…`, `sig_…`) are lower-case and keep their place in the log.
+ */
+function mayBeKey(segment: string): boolean {
+  return segment.length >= 24 && /^[A-Za-z0-9_%-]+$/.test(segment) && !/^[a-z]{3}_[0-9a-z]+$/.test(segment);
 }
