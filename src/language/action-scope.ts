@@ -40,6 +40,11 @@ export function isSellSide(action: Action): boolean {
   return action === 'sell' || action === 'closelongsell' || action === 'closeshortsell' || action === 'selllimit' || action === 'sellstop';
 }
 
+/** Actions whose position or order is a buy (a buy's stop lies below the entry). */
+export function isBuySide(action: Action): boolean {
+  return action === 'buy' || action === 'closelongbuy' || action === 'closeshortbuy' || action === 'buylimit' || action === 'buystop';
+}
+
 /** Pending orders whose entry lies below the current price. */
 export function entryBelowPrice(action: Action): boolean {
   return action === 'buylimit' || action === 'sellstop';

@@ -5,9 +5,14 @@
  */
 const PLAIN_DECIMAL = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)$/;
 
+/** A decimal with an optional exponent: JSON number literals, and what String(number) writes. */
+const SCIENTIFIC_DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
 export type DecimalReading =
   | { ok: true; value: number }
-  | { ok: false; reason: 'not_decimal' | 'exponent' | 'comma' | 'too_large' };
+  | { ok: false; reason: 'not_decimal' | 'exponent' | 'comma' | 'too_large' }
+  /** The digits do not fit a double: `value` is what they would have been rounded to. */
+  | { ok: false; reason: 'inexact'; value: number };
 
 export function readDecimal(text: string): DecimalReading {
   if (!PLAIN_DECIMAL.test(text)) {
@@ -15,10 +20,42 @@ export function readDecimal(text: string): DecimalReading {
     if (/^[+-]?\d+,\d+$/.test(text)) return { ok: false, reason: 'comma' };
     return { ok: false, reason: 'not_decimal' };
   }
+  return readExactDecimal(text);
+}
+
+/**
+ * The number a well-formed decimal denotes (a plain decimal, or a JSON number literal, which may
+ * have an exponent), when a double holds exactly that value. Rounding silently would move
+ * limits (100.0000000000000001 passing "at most 100") and quote numbers never sent, so a
+ * number is taken only when its written value equals that of the double's shortest digits.
+ */
+export function readExactDecimal(text: string): DecimalReading {
   const value = Number(text);
   if (!Number.isFinite(value)) return { ok: false, reason: 'too_large' };
   // -0 and 0 are the same amount; keep one of them so equal signals compare equal.
-  return { ok: true, value: value === 0 ? 0 : value };
+  const amount = value === 0 ? 0 : value;
+  if (!sameDecimalValue(text, String(amount))) return { ok: false, reason: 'inexact', value: amount };
+  return { ok: true, value: amount };
+}
+
+/** Whether two decimals (exponents allowed) denote the same value, compared digit by digit, not as doubles. */
+function sameDecimalValue(a: string, b: string): boolean {
+  const first = exactForm(a);
+  const second = exactForm(b);
+  return first.digits === second.digits && first.exponent === second.exponent && first.negative === second.negative;
+}
+
+/**
+ * A decimal as significant digits × 10^exponent, without leading or trailing zeros, so equal
+ * values have equal forms (zero is no digits, unsigned).
+ */
+function exactForm(text: string): { negative: boolean; digits: string; exponent: number } {
+  const [, sign = '', whole = '', fraction = '', exponentText = '0'] = SCIENTIFIC_DECIMAL.exec(text) ?? [];
+  const allDigits = (whole + fraction).replace(/^0+/, '');
+  const digits = allDigits.replace(/0+$/, '');
+  if (digits === '') return { negative: false, digits: '', exponent: 0 };
+  const exponent = Number(exponentText) - fraction.length + (allDigits.length - digits.length);
+  return { negative: sign === '-', digits, exponent };
 }
 
 /**

@@ -3,7 +3,7 @@
  * detail naming the parameter and what to write instead when it cannot. Ranges are not checked
  * here: they depend on the parameter and sometimes on its companions.
  */
-import { readDecimal } from './decimal-number.js';
+import { type DecimalReading, formatDecimal, readDecimal, readExactDecimal } from './decimal-number.js';
 import { quotedExcerpt, shortened } from './quoted-excerpt.js';
 import type { EntryValue } from './signal-entry.js';
 import type { JsonValue } from './strict-json-reader.js';
@@ -13,24 +13,33 @@ export type ValueReading<T> = { ok: true; value: T } | { ok: false; detail: stri
 export function readNumberValue(value: EntryValue, param: string, example = '20'): ValueReading<number> {
   if (value.kind === 'bare') return { ok: false, detail: `${param} needs a value, e.g. ${param}=${example}` };
   let text: string;
-  if (value.kind === 'json') {
-    if (value.json.kind === 'number') {
-      if (!Number.isFinite(value.json.value)) return { ok: false, detail: `${param} is too large to be a usable number` };
-      return { ok: true, value: value.json.value === 0 ? 0 : value.json.value };
-    }
-    if (value.json.kind === 'null') return { ok: false, detail: `${param} is null; give a number (like ${example}) or leave ${param} out` };
-    if (value.json.kind !== 'string') {
-      return { ok: false, detail: `${param} must be a number (like ${example} or "${example}"), not ${describeJson(value.json)}` };
-    }
-    text = value.json.value.trim();
+  let reading: DecimalReading;
+  if (value.kind === 'json' && value.json.kind === 'number') {
+    // The reader only keeps well-formed literals, which may have an exponent in JSON.
+    text = value.json.text;
+    reading = readExactDecimal(text);
   } else {
-    text = value.text;
+    if (value.kind === 'json') {
+      if (value.json.kind === 'null') return { ok: false, detail: `${param} is null; give a number (like ${example}) or leave ${param} out` };
+      if (value.json.kind !== 'string') {
+        return { ok: false, detail: `${param} must be a number (like ${example} or "${example}"), not ${describeJson(value.json)}` };
+      }
+      text = value.json.value.trim();
+    } else {
+      // A quoted value keeps its inner spaces until here; a number is trimmed as in JSON strings.
+      text = value.text.trim();
+    }
+    if (text === '') return { ok: false, detail: `${param} has an empty value; give a number (e.g. ${param}=${example}) or leave ${param} out` };
+    reading = readDecimal(text);
   }
-  if (text === '') return { ok: false, detail: `${param} has an empty value; give a number (e.g. ${param}=${example}) or leave ${param} out` };
-  const reading = readDecimal(text);
   if (reading.ok) return { ok: true, value: reading.value };
   const got = quotedExcerpt(text);
   switch (reading.reason) {
+    case 'inexact':
+      return {
+        ok: false,
+        detail: `${param} has more digits than can be held exactly (it would read as ${formatDecimal(reading.value)}); write at most 15 significant digits`,
+      };
     case 'exponent':
       return { ok: false, detail: `${param} must be a plain decimal number without an exponent, got ${got}` };
     case 'comma':
@@ -68,7 +77,8 @@ export function describeJson(json: JsonValue): string {
     case 'string':
       return `the string ${quotedExcerpt(json.value)}`;
     case 'number':
-      return `the number ${json.value}`;
+      // As written: the double could be a rounding of it (1.00000000000000000001 reads as 1).
+      return `the number ${shortened(json.text)}`;
     case 'boolean':
       return String(json.value);
     case 'null':

@@ -9,7 +9,8 @@ import { quotedExcerpt } from './quoted-excerpt.js';
  */
 export type JsonValue =
   | { kind: 'string'; value: string }
-  | { kind: 'number'; value: number }
+  /** `text` is the literal as written, so its digits can be checked, not only the double they round to. */
+  | { kind: 'number'; value: number; text: string }
   | { kind: 'boolean'; value: boolean }
   | { kind: 'null' }
   | { kind: 'object' }
@@ -197,9 +198,9 @@ class JsonCursor {
     }
     const end = numberEnd(text, this.pos);
     if (end > this.pos) {
-      const value = Number(text.slice(this.pos, end));
+      const literal = text.slice(this.pos, end);
       this.pos = end;
-      return { kind: 'number', value };
+      return { kind: 'number', value: Number(literal), text: literal };
     }
     return this.fail(`expected a value but found ${this.describeHere()}`);
   }

@@ -47,10 +47,11 @@ export function buildTakeProfit(input: TakeProfitInput, log: ProblemLog): TakePr
 
   for (const [level, share] of shares) {
     if (levels.has(level)) continue;
+    // Beside a single target, tpN may have been written and refused as its variant: not "without".
     const detail =
       single === undefined
         ? `pct${level} is given without tp${level}; pct${level} is the share of the position closed at take-profit level ${level}`
-        : `pct${level} is given without tp${level}; with a single ${single.param} the whole position closes at the target, so for partial targets use tp1, tp2 … with pct1, pct2 …`;
+        : `pct${level} is the share closed at tp${level}, but with a single ${single.param} the whole position closes at the target; for partial targets use tp1, tp2 … with pct1, pct2 … and no ${single.param}`;
     log.add(share.position, 'INVALID_PARAMETER', detail, share.param);
   }
 

@@ -5,7 +5,7 @@
  */
 import { formatDecimal } from './decimal-number.js';
 import type { Action, PriceUnit, VolumeType } from './signal.js';
-import { entryBelowPrice, isSellSide } from './action-scope.js';
+import { entryBelowPrice, isBuySide, isSellSide } from './action-scope.js';
 
 export function volumeProblem(label: string, type: VolumeType | undefined, value: number): string | undefined {
   if (value <= 0) return `${label} must be greater than 0, got ${formatDecimal(value)}`;
@@ -20,8 +20,9 @@ export type DistanceRole = 'stop loss' | 'take profit' | 'entry';
 
 /**
  * Stops, targets and entries are all positive (the engine applies the direction). A percent
- * that would put the price at or below zero is refused: any stop of 100% or more, a sell's
- * target 100% or more below, a limit buy or stop sell entry 100% or more below the price.
+ * that would put the price at or below zero is refused: a buy's stop or a sell's target 100%
+ * or more below the entry, a limit buy or stop sell entry 100% or more below the price. Above
+ * the price any percent is a real price, so the other side has no upper limit.
  */
 export function distanceProblem(
   label: string,
@@ -36,7 +37,9 @@ export function distanceProblem(
   }
   if (unit !== 'percent' || value < 100) return undefined;
   const written = formatDecimal(value);
-  if (role === 'stop loss') return `${label} must be below 100 (a stop 100% away is at a price of zero or less), got ${written}`;
+  if (role === 'stop loss' && action !== undefined && isBuySide(action)) {
+    return `${label} must be below 100 for ${action} (a stop 100% below the entry is at a price of zero or less), got ${written}`;
+  }
   if (role === 'take profit' && action !== undefined && isSellSide(action)) {
     return `${label} must be below 100 for ${action} (a target 100% below the entry is at a price of zero or less), got ${written}`;
   }

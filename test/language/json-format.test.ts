@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseSignal } from '../../src/language/parse-signal.js';
 import { MAX_JSON_NESTING } from '../../src/language/strict-json-reader.js';
 import { codesOf, problemOf, problemsOf, signalOf } from './outcome.js';
 
@@ -42,6 +43,42 @@ describe('the JSON format', () => {
     expect(problemOf(json('"sl_pips":""'), 'json').detail).toMatch(/sl_pips has an empty value/);
   });
 
+  it('takes a JSON number at its exact written value, with or without an exponent', () => {
+    expect(signalOf(json('"vol_pctbal_loss":1e2,"sl_pips":0.30000000000000004,"tp_pips":2500E-2'), 'json')).toMatchObject({
+      volume: { type: 'pctbal_loss', value: 100 },
+      sl: { type: 'pips', value: 0.1 + 0.2 },
+      tp: [{ type: 'pips', value: 25, pct: 100 }],
+    });
+    expect(signalOf(json('"vol":10.000e-1'), 'json').volume?.value).toBe(1);
+  });
+
+  it('refuses a JSON number or numeric string with more digits than a double holds exactly', () => {
+    expect(problemOf(json('"vol_pctbal_loss":1.00000000000000000001e2,"sl_pips":10'), 'json')).toEqual({
+      code: 'INVALID_VOLUME',
+      param: 'vol_pctbal_loss',
+      detail: 'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+    });
+    expect(problemOf(json('"sl_pips":1e-400'), 'json').detail).toMatch(/^sl_pips has more digits than can be held exactly \(it would read as 0\)/);
+    expect(problemOf(json('"sl_price":123456789012345678'), 'json').code).toBe('INVALID_PARAMETER');
+    expect(problemOf(json('"sl_price":"123456789012345678"'), 'json').code).toBe('INVALID_PARAMETER');
+  });
+
+  it('gives the same result as text for the same written number, as a literal or a numeric string', () => {
+    const numbers = ['99.99999999999999999', '100.0000000000000001', '49.9999999999999999999', '0.10', '1.500', '123456789012345678', '0.30000000000000004'];
+    const companions: Record<string, [string, string]> = {
+      sl_percent: ['', ''],
+      vol_pctbal_loss: ['sl_pips=1,', '"sl_pips":1,'],
+      pct1: ['tp1=10,tp2=20,', '"tp1":10,"tp2":20,'],
+    };
+    for (const [parameter, [inText, inJson]] of Object.entries(companions)) {
+      for (const number of numbers) {
+        const text = parseSignal(`EURUSD,buy,${inText}${parameter}=${number}`, 'text');
+        expect(parseSignal(json(`${inJson}"${parameter}":${number}`), 'json')).toStrictEqual(text);
+        expect(parseSignal(json(`${inJson}"${parameter}":"${number}"`), 'json')).toStrictEqual(text);
+      }
+    }
+  });
+
   it('refuses a JSON number too large to be finite', () => {
     expect(problemOf(json('"sl_pips":1e400'), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'sl_pips', detail: expect.stringMatching(/too large/) });
   });
@@ -53,6 +90,7 @@ describe('the JSON format', () => {
       ['"sl_pips":true', 'sl_pips', /not true/],
       ['"sl_pips":null', 'sl_pips', /sl_pips is null; give a number \(like 20\) or leave sl_pips out/],
       ['"comment":42', 'comment', /comment must be a string .* not the number 42/],
+      ['"comment":1.00000000000000000001', 'comment', /not the number 1\.00000000000000000001$/],
       ['"exop":"yes"', 'exop', /exop is a flag: give true .* not the string 'yes'/],
       ['"exop":1', 'exop', /exop is a flag/],
       ['"tp":[10,20]', 'tp', /for several take-profit levels use tp1, tp2/],

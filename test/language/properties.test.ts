@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/catalog.js';
 import { parseSignal, type ParseOutcome, type SignalFormat } from '../../src/language/parse-signal.js';
+import { formatDecimal } from '../../src/language/decimal-number.js';
 import { renderSignalText } from '../../src/language/render-signal-text.js';
 import { renderSignalJson, validSignal } from './valid-signal-arbitrary.js';
 
@@ -17,6 +18,18 @@ function expectWellFormed(outcome: ParseOutcome): void {
     expect(problem.detail.length).toBeGreaterThan(0);
   }
   if (outcome.problems.some((problem) => problem.code === 'PARSE_ERROR')) expect(outcome.problems).toHaveLength(1);
+  // Each parameter gets at most one problem.
+  const params = outcome.problems.flatMap((problem) => (problem.param === undefined ? [] : [problem.param]));
+  expect(new Set(params).size).toBe(params.length);
+}
+
+/** A plain decimal written out in its simplest form (no sign on zero, no redundant zeros), for comparing values as written. */
+function simplestDecimal(text: string): string {
+  const [, sign = '', whole = '', fraction = ''] = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(text)!;
+  const integer = whole.replace(/^0+/, '') || '0';
+  const decimals = fraction.replace(/0+$/, '');
+  const magnitude = decimals === '' ? integer : `${integer}.${decimals}`;
+  return magnitude === '0' || sign !== '-' ? magnitude : `-${magnitude}`;
 }
 
 /** Flips the case of ASCII letters where `flips` says so (cycled). */
@@ -61,7 +74,53 @@ describe('properties of the signal language', () => {
     );
   });
 
-  describe('never throws, and answers only PARSE_ERROR or 422 codes', () => {
+  describe('reads a written number at exactly its written value or refuses it', () => {
+    const digits = (maxLength: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength });
+    const written = fc
+      .tuple(fc.constantFrom('', '-', '+'), digits(25), fc.option(digits(25), { nil: undefined }))
+      .filter(([, whole, fraction]) => (whole !== '' && fraction !== '') || (whole === '' && fraction !== undefined && fraction !== ''))
+      .map(([sign, whole, fraction]) => `${sign}${whole}${fraction === undefined ? '' : `.${fraction}`}`);
+
+    it('accepting it only when its shortest round-trip digits denote the same value', () => {
+      fc.assert(
+        fc.property(written, (number) => {
+          const outcome = parseSignal(`EURUSD,buy,sl_price=${number}`, 'text');
+          const value = Number(number);
+          const exact = simplestDecimal(number) === simplestDecimal(formatDecimal(value));
+          if (exact && value > 0) expect(outcome).toStrictEqual({ ok: true, signal: { symbol: 'EURUSD', action: 'buy', sl: { type: 'price', value } } });
+          else if (!exact) expect(outcome).toMatchObject({ ok: false, problems: [{ param: 'sl_price', detail: expect.stringMatching(/more digits than can be held exactly/) }] });
+          else expect(outcome.ok).toBe(false);
+        }),
+        RUNS,
+      );
+    });
+
+    it('accepting any number of at most 15 significant digits', () => {
+      fc.assert(
+        fc.property(fc.bigInt({ min: 1n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 40 }), (mantissa, shift) => {
+          const whole = mantissa.toString().padStart(shift + 1, '0');
+          const number = shift === 0 ? whole : `${whole.slice(0, -shift)}.${whole.slice(-shift)}`;
+          expect(parseSignal(`EURUSD,buy,sl_price=${number}`, 'text').ok).toBe(true);
+        }),
+        RUNS,
+      );
+    });
+
+    it('the same in text, as a JSON numeric string and as a JSON number literal', () => {
+      fc.assert(
+        fc.property(written, (number) => {
+          const text = parseSignal(`EURUSD,buy,sl_price=${number}`, 'text');
+          expect(parseSignal(`{"symbol":"EURUSD","action":"buy","sl_price":"${number}"}`, 'json')).toStrictEqual(text);
+          // A JSON literal has no plus sign, leading point or leading zeros.
+          const literal = number.replace(/^\+/, '').replace(/^(-?)0*(?=\d)/, '$1').replace(/^(-?)\./, '$10.');
+          expect(parseSignal(`{"symbol":"EURUSD","action":"buy","sl_price":${literal}}`, 'json')).toStrictEqual(text);
+        }),
+        RUNS,
+      );
+    });
+  });
+
+  describe('never throws, answers only PARSE_ERROR or 422 codes, and gives each parameter at most one problem', () => {
     const formats = fc.constantFrom<SignalFormat>('text', 'json');
 
     it('for arbitrary strings', () => {

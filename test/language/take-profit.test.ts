@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TP_LEVELS } from '../../src/language/parameter-table.js';
 import { splitShares } from '../../src/language/tp-share-split.js';
-import { codesOf, problemOf, signalOf } from './outcome.js';
+import { codesOf, problemOf, problemsOf, signalOf } from './outcome.js';
 
 const sharesOf = (body: string): number[] => signalOf(body).tp!.map((level) => level.pct);
 
@@ -101,6 +101,36 @@ describe('take profits', () => {
     });
     expect(problemOf('EURUSD,buy,pct1=50').code).toBe('INVALID_PARAMETER');
     expect(problemOf('EURUSD,buy,tp_pips=10,pct1=50').detail).toMatch(/with a single tp_pips the whole position closes at the target/);
+  });
+
+  it('does not call tpN missing when it is given but refused beside a single target', () => {
+    expect(problemsOf('EURUSD,buy,tp_pips=10,tp1=10,tp2=20,pct1=50')).toEqual([
+      {
+        code: 'INVALID_PARAMETER',
+        param: 'tp1',
+        detail: 'tp1 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
+      },
+      {
+        code: 'INVALID_PARAMETER',
+        param: 'tp2',
+        detail: 'tp2 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
+      },
+      {
+        code: 'INVALID_PARAMETER',
+        param: 'pct1',
+        detail:
+          'pct1 is the share closed at tp1, but with a single tp_pips the whole position closes at the target; for partial targets use tp1, tp2 … with pct1, pct2 … and no tp_pips',
+      },
+    ]);
+    expect(problemsOf('{"symbol":"EURUSD","action":"buy","tp":10,"tp1":10,"pct1":50}', 'json')).toEqual([
+      expect.objectContaining({ param: 'tp1' }),
+      {
+        code: 'INVALID_PARAMETER',
+        param: 'pct1',
+        detail:
+          'pct1 is the share closed at tp1, but with a single tp the whole position closes at the target; for partial targets use tp1, tp2 … with pct1, pct2 … and no tp',
+      },
+    ]);
   });
 
   it('refuses one level given twice', () => {

@@ -74,6 +74,12 @@ describe('the text format', () => {
       expect(signalOf('EURUSD,buy,sl_pips="20"').sl).toStrictEqual({ type: 'pips', value: 20 });
     });
 
+    it('wrapping a number are trimmed, as JSON numeric strings are', () => {
+      expect(signalOf('EURUSD,buy,sl_pips=" 20 "').sl).toStrictEqual({ type: 'pips', value: 20 });
+      expect(signalOf('EURUSD,buy,vol="\t0.5 "').volume).toStrictEqual({ type: 'lots', value: 0.5 });
+      expect(problemOf('EURUSD,buy,sl_pips="  "').detail).toMatch(/^sl_pips has an empty value/);
+    });
+
     it('must be closed', () => {
       const problem = problemOf('EURUSD,buy,comment="a, b');
       expect(problem.code).toBe('PARSE_ERROR');
@@ -134,6 +140,38 @@ describe('the text format', () => {
         detail: "unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma",
       });
       expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator (like 1.5), got '1,5'");
+    });
+
+    it('are taken at their exact written value, however they are written', () => {
+      expect(signalOf('EURUSD,buy,vol=0.10').volume?.value).toBe(0.1);
+      expect(signalOf('EURUSD,buy,vol=+1').volume?.value).toBe(1);
+      expect(signalOf('EURUSD,buy,vol=1.500').volume?.value).toBe(1.5);
+      expect(signalOf('EURUSD,buy,vol=0000.5000').volume?.value).toBe(0.5);
+      // The shortest digits of 0.1 + 0.2 are exactly what that double holds.
+      expect(signalOf('EURUSD,buy,sl_pips=0.30000000000000004').sl?.value).toBe(0.1 + 0.2);
+      expect(signalOf('EURUSD,buy,sl_price=123456789012345.6').sl?.value).toBe(123456789012345.6);
+    });
+
+    it('refuse more digits than a double holds exactly, instead of rounding them away', () => {
+      expect(problemOf('EURUSD,buy,sl_percent=99.99999999999999999')).toEqual({
+        code: 'INVALID_PARAMETER',
+        param: 'sl_percent',
+        detail: 'sl_percent has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+      });
+      expect(problemOf('EURUSD,buy,vol_pctbal_loss=100.0000000000000001,sl_pips=10')).toEqual({
+        code: 'INVALID_VOLUME',
+        param: 'vol_pctbal_loss',
+        detail: 'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+      });
+      expect(problemOf('EURUSD,closeall,pct=100.0000000000000000001')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'pct' });
+      expect(problemOf('EURUSD,buy,tp1=10,tp2=20,pct1=49.9999999999999999999')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'pct1',
+        detail: expect.stringMatching(/^pct1 has more digits than can be held exactly \(it would read as 50\)/),
+      });
+      expect(problemOf('EURUSD,buy,sl_price=123456789012345678').detail).toMatch(/it would read as 123456789012345680\)/);
+      expect(problemOf('EURUSD,buy,sl_pips="0.1000000000000000055511151231257827"').code).toBe('INVALID_PARAMETER');
+      expect(problemOf(`EURUSD,buy,sl_pips=0.${'0'.repeat(400)}1`).detail).toMatch(/it would read as 0\)/);
     });
 
     it('refuse numbers too large to be finite', () => {
@@ -202,7 +240,10 @@ describe('the text format', () => {
         param: 'sl',
         detail: "unknown parameter 'sl'; did you mean sl_pips, sl_price or sl_percent?",
       });
-      expect(problemOf('EURUSD,buy,volume=1').detail).toMatch(/did you mean vol, vol_pctbal/);
+      // The typed key lists its whole mapping, beyond the usual four suggestions.
+      expect(problemOf('EURUSD,buy,volume=0.1').detail).toBe(
+        "unknown parameter 'volume'; did you mean vol, vol_pctbal, vol_pcteq, vol_dollar, vol_pctbal_loss or vol_pcteq_loss?",
+      );
       expect(problemOf('EURUSD,buy,tp=40').detail).toMatch(/did you mean tp_pips, tp_price or tp_percent\?/);
       expect(problemOf('EURUSD,buy,slType=pips')).toMatchObject({ code: 'UNKNOWN_PARAMETER', param: 'sltype' });
     });

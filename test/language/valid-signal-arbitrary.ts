@@ -53,7 +53,7 @@ const distance = (role: 'sl' | 'tp' | 'entry', action: Action): fc.Arbitrary<Dis
     let value = positive;
     if (type === 'percent') {
       const belowHundred =
-        role === 'sl' ||
+        (role === 'sl' && !SELL_SIDE.includes(action)) ||
         (role === 'tp' && SELL_SIDE.includes(action)) ||
         (role === 'entry' && (action === 'buylimit' || action === 'sellstop'));
       value = belowHundred ? percentUpTo(100, false) : positive;

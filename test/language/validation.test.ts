@@ -31,11 +31,11 @@ describe('validation (CONTRACT §4)', () => {
       expect(problemOf('{"symbol":"EURUSD","action":"buy","volumtype":"lots"}', 'json').detail).toMatch(/did you mean volumeType/);
     });
 
-    it('is reported for every unknown name, also when repeated', () => {
-      expect(codesOf('EURUSD,buy,foo,bar=1,foo')).toEqual([
+    it('is reported for every unknown name, a repeated one once', () => {
+      expect(codesOf('EURUSD,buy,foo,bar=1,foo,baz')).toEqual([
         ['UNKNOWN_PARAMETER', 'foo'],
         ['UNKNOWN_PARAMETER', 'bar'],
-        ['UNKNOWN_PARAMETER', 'foo'],
+        ['UNKNOWN_PARAMETER', 'baz'],
       ]);
     });
 
@@ -245,7 +245,7 @@ describe('validation (CONTRACT §4)', () => {
     });
 
     it('refuses percent stops, targets and entries that would reach a price of zero', () => {
-      expect(problemOf('EURUSD,buy,sl_percent=100').detail).toMatch(/sl_percent must be below 100/);
+      expect(problemOf('EURUSD,buy,sl_percent=100').detail).toMatch(/sl_percent must be below 100 for buy/);
       expect(signalOf('EURUSD,buy,sl_percent=99.9').sl).toStrictEqual({ type: 'percent', value: 99.9 });
       expect(problemOf('EURUSD,sell,tp_percent=100').detail).toMatch(/tp_percent must be below 100 for sell/);
       expect(problemOf('EURUSD,closelongsell,tp1_percent=150').code).toBe('INVALID_PARAMETER');
@@ -253,6 +253,22 @@ describe('validation (CONTRACT §4)', () => {
       expect(problemOf('EURUSD,buylimit,entry_percent=100').detail).toMatch(/entry_percent must be below 100 for buylimit/);
       expect(problemOf('EURUSD,sellstop,entry_percent=120').code).toBe('INVALID_PARAMETER');
       expect(signalOf('EURUSD,buystop,entry_percent=120').entry).toStrictEqual({ type: 'percent', value: 120 });
+    });
+
+    it('limits sl_percent below 100 only on the buy side, where the stop lies below the entry', () => {
+      for (const action of ['buy', 'buylimit', 'buystop', 'closelongbuy', 'closeshortbuy']) {
+        const entry = action.startsWith('buy') && action !== 'buy' ? 'entry_pips=10,' : '';
+        expect(problemOf(`EURUSD,${action},${entry}sl_percent=100`)).toEqual({
+          code: 'INVALID_PARAMETER',
+          param: 'sl_percent',
+          detail: `sl_percent must be below 100 for ${action} (a stop 100% below the entry is at a price of zero or less), got 100`,
+        });
+      }
+      for (const action of ['sell', 'selllimit', 'sellstop', 'closelongsell', 'closeshortsell']) {
+        const entry = action.startsWith('sell') && action !== 'sell' ? 'entry_pips=10,' : '';
+        expect(signalOf(`EURUSD,${action},${entry}sl_percent=150`).sl).toStrictEqual({ type: 'percent', value: 150 });
+      }
+      expect(signalOf('{"symbol":"EURUSD","action":"sell","sl":100,"slType":"percent"}', 'json').sl).toStrictEqual({ type: 'percent', value: 100 });
     });
 
     it('refuses trail_* without trail_distance, and trail values out of range', () => {
@@ -283,6 +299,8 @@ describe('validation (CONTRACT §4)', () => {
       expect(codesOf('EURUSD,buy,be_trigger=10,be_offset=-1')).toEqual([['INVALID_PARAMETER', 'be_offset']]);
       expect(problemOf('EURUSD,buy,be_trigger=10,be_offset=10').detail).toMatch(/be_offset \(10\) must be below be_trigger \(10\)/);
       expect(signalOf('EURUSD,buy,be_trigger=0').breakeven).toStrictEqual({ trigger: 0, offset: 0 });
+      // An offset of 0 is the default, so it is allowed whatever the trigger.
+      expect(signalOf('EURUSD,buy,be_trigger=0,be_offset=0').breakeven).toStrictEqual({ trigger: 0, offset: 0 });
       expect(signalOf('EURUSD,buy,be_trigger=10,be_offset=9.5').breakeven).toStrictEqual({ trigger: 10, offset: 9.5 });
     });
 
@@ -360,6 +378,22 @@ describe('validation (CONTRACT §4)', () => {
         ['UNKNOWN_ACTION', 'action'],
         ['INVALID_VOLUME', 'vol'],
         ['INVALID_PARAMETER', 'sl_pips'],
+      ]);
+    });
+
+    it('gives each parameter at most one problem, the first in body order', () => {
+      expect(problemsOf('EURUSD,buy,vol=1,vol=2,vol=3')).toEqual([
+        { code: 'INVALID_VOLUME', param: 'vol', detail: 'vol is given more than once (names are case-insensitive); give it once' },
+      ]);
+      expect(problemsOf('EURUSD,buy,vol_dollar=0')).toEqual([
+        { code: 'INVALID_VOLUME', param: 'vol_dollar', detail: 'vol_dollar must be greater than 0, got 0' },
+      ]);
+      expect(problemsOf('EURUSD,buy,vol_pctbal_loss=200')).toEqual([
+        { code: 'INVALID_VOLUME', param: 'vol_pctbal_loss', detail: 'vol_pctbal_loss risks 200% of the balance on one trade; give at most 100' },
+      ]);
+      expect(codesOf('EURUSD,buy,foo,bar=1,foo')).toEqual([
+        ['UNKNOWN_PARAMETER', 'foo'],
+        ['UNKNOWN_PARAMETER', 'bar'],
       ]);
     });
 
