@@ -62,9 +62,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     forceCloseConnections: 'idle',
     // Fastify's own answer to a path that is not valid percent-encoding is not a problem body,
     // and it skips the onResponse hook that writes the access line.
-    frameworkErrors: async (_error, request, reply) => {
+    frameworkErrors: async (error, request, reply) => {
       await sendProblem(reply, [
-        { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? { code: 'NOT_FOUND', detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
+          : { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
       logAccess(request, reply);
     },

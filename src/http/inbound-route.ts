@@ -12,5 +12,5 @@ export async function inboundRoutes(app: FastifyInstance): Promise<void> {
     reply.header('allow', 'POST');
     return sendProblem(reply, [{ code: 'METHOD_NOT_ALLOWED', detail: 'send signals with POST' }]);
   };
-  app.route({ method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'], url: PATH, handler: methodNotAllowed });
+  app.route({ method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url: PATH, handler: methodNotAllowed });
 }
