@@ -25,13 +25,13 @@ export function readBoundedBody(req: IncomingMessage, limit: number): Promise<Bo
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
+      chunks.push(chunk);
       if (size > limit) {
         cleanup();
         req.pause();
+        // The log keeps the first `limit` bytes, however the chunks fell.
         resolve({ body: Buffer.concat(chunks).subarray(0, limit), tooLarge: true });
-        return;
       }
-      chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();

@@ -83,3 +83,17 @@ describe('bytes that are not HTTP', () => {
     expect(logged.body.signals).toEqual([]);
   });
 });
+
+describe('an oversized body without Content-Length', () => {
+  it('is 413 and logged with its first 16 KiB, also when it comes as one large chunk', async () => {
+    const src = await seedSource(server);
+    const body = `EURUSD,buy,comment=${'x'.repeat(20_000)}`;
+    const head = `POST ${src.inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`;
+    const answers = await exchange(`${head}${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    expect(statuses(answers)).toEqual([413]);
+    const logged = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}`);
+    expect(logged.body.signals.map((s: { code: string; rawBody: string }) => [s.code, s.rawBody])).toEqual([
+      ['PAYLOAD_TOO_LARGE', body.slice(0, 16 * 1024)],
+    ]);
+  });
+});
