@@ -2,13 +2,26 @@
  * Replay input (CONTRACT §7): the ticks file (`time,symbol,bid,ask`) and the signals file
  * (`time,<signal text>`, the rest of the line after the first comma being the signal), and
  * their interleaving in time order, a signal before a tick of the same time, each file's own
- * order kept among equal times. Pure: text in, records out; every problem names its line.
+ * order kept among equal times. Pure: text in, records out; every problem names its line (a
+ * ticks file without ticks, the file as a whole).
  *
  * Both files: blank lines and lines starting with `#` are skipped; the first remaining line
- * may be a header (its first field is `time`). `time` is Unix milliseconds or ISO 8601
+ * may be a header, recognised by its first field `time`, and it must then name exactly the
+ * file's columns (a header with other columns, or the right ones in another order, would
+ * otherwise be misread row by row). `time` is Unix milliseconds or ISO 8601
  * (`2024-03-01T09:30:00Z`, `2024-03-01T10:30:00.250+01:00`, `2024-03-01 09:30`, `2024-03-01`);
  * an ISO time without an offset is UTC.
+ *
+ * Ticks follow the signal language's rules, so that a tick names and prices exactly what a
+ * signal can: the symbol is upper-cased (ASCII letters only) and must be a valid signal
+ * symbol; prices are plain decimals (no exponent, no trailing point). A ticks file needs at
+ * least one tick: without prices every signal would be rejected and the run would say nothing
+ * useful. A signal body is taken as written, even empty: whether it parses is the language's
+ * call, and the replay turns a body that does not into a `rejected` event.
  */
+import { asciiUpperCase } from '../language/ascii-case.js';
+import { readDecimal } from '../language/decimal-number.js';
+import { symbolProblem } from '../language/symbol-rules.js';
 import type { Tick } from './apply-tick.js';
 
 export interface ReplayTick extends Tick {
@@ -23,7 +36,8 @@ export interface ReplaySignal {
 
 export type ReplayStep = ({ kind: 'signal' } & ReplaySignal) | ({ kind: 'tick' } & ReplayTick);
 
-export type FileOutcome<T> = { ok: true; records: T[] } | { ok: false; line: number; message: string };
+/** A failure names its line, or null when the problem is the file as a whole. */
+export type FileOutcome<T> = { ok: true; records: T[] } | { ok: false; line: number | null; message: string };
 
 /** The last instant a JavaScript Date can hold (year 275760). */
 const MAX_TIME = 8.64e15;
@@ -66,62 +80,102 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-function parseDecimal(text: string): number | null {
-  return DECIMAL.test(text) ? Number(text) : null;
+/** A tick price: a plain decimal above 0, or the sentence saying what is wrong with it. */
+function readPrice(name: 'bid' | 'ask', text: string): number | string {
+  const reading = readDecimal(text);
+  if (!reading.ok) {
+    return `${name} "${text}" is not a plain decimal number (digits with an optional fraction, like 1.10020; no exponent, no trailing point)`;
+  }
+  return reading.value > 0 ? reading.value : `${name} "${text}" is not a price above 0`;
 }
 
-/** The lines that carry records: numbered from 1, without blanks, comments and the header. */
-function recordLines(text: string): { line: number; content: string }[] {
+interface RecordLines {
+  lines: { line: number; content: string }[];
+  /** The header, when the first line that is neither blank nor a comment starts with `time`. */
+  header: { line: number; fields: string[]; content: string } | null;
+}
+
+/** The lines that carry records (numbered from 1, without blanks and comments) and the header. */
+function recordLines(text: string): RecordLines {
   const lines: { line: number; content: string }[] = [];
-  let first = true;
+  let header: RecordLines['header'] = null;
   for (const [index, content] of text.replace(/^\uFEFF/, '').split(/\r?\n/).entries()) {
     const trimmed = content.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
-    const header = first && /^time\s*(,|$)/i.test(trimmed);
-    first = false;
-    if (!header) lines.push({ line: index + 1, content: trimmed });
+    const fields = trimmed.split(',').map((f) => f.trim().toLowerCase());
+    if (lines.length === 0 && header === null && fields[0] === 'time') {
+      header = { line: index + 1, fields, content: trimmed };
+    } else {
+      lines.push({ line: index + 1, content: trimmed });
+    }
   }
-  return lines;
+  return { lines, header };
+}
+
+/** Null when the header is absent or names exactly `columns`; else the failure naming its line. */
+function headerProblem(header: RecordLines['header'], columns: readonly string[], hint: string): { ok: false; line: number; message: string } | null {
+  if (header === null || header.fields.join(',') === columns.join(',')) return null;
+  return {
+    ok: false,
+    line: header.line,
+    message: `the header must be exactly ${columns.join(',')} (${hint}), got "${header.content}"; fix it or remove the line`,
+  };
 }
 
 function timeProblem(text: string): string {
   return `time "${text}" is neither ISO 8601 (e.g. 2024-03-01T09:30:00Z) nor Unix milliseconds`;
 }
 
+const TICK_COLUMNS = ['time', 'symbol', 'bid', 'ask'] as const;
+
 export function parseTicksFile(text: string): FileOutcome<ReplayTick> {
+  const { lines, header } = recordLines(text);
+  const badHeader = headerProblem(header, TICK_COLUMNS, 'in this order');
+  if (badHeader !== null) return badHeader;
+  if (lines.length === 0) {
+    return {
+      ok: false,
+      line: null,
+      message: 'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
+    };
+  }
   const records: ReplayTick[] = [];
-  for (const { line, content } of recordLines(text)) {
+  for (const { line, content } of lines) {
     const fields = content.split(',').map((f) => f.trim());
     if (fields.length !== 4) {
       return { ok: false, line, message: `expected 4 fields (time,symbol,bid,ask), found ${fields.length}` };
     }
-    const [timeText, symbol, bidText, askText] = fields as [string, string, string, string];
+    const [timeText, symbolText, bidText, askText] = fields as [string, string, string, string];
     const time = parseTimestamp(timeText);
     if (time === null) return { ok: false, line, message: timeProblem(timeText) };
-    if (symbol === '') return { ok: false, line, message: 'the symbol is empty' };
-    const bid = parseDecimal(bidText);
-    const ask = parseDecimal(askText);
-    if (bid === null || !(bid > 0)) return { ok: false, line, message: `bid "${bidText}" is not a price above 0` };
-    if (ask === null || !(ask > 0)) return { ok: false, line, message: `ask "${askText}" is not a price above 0` };
+    if (symbolText === '') return { ok: false, line, message: 'the symbol is empty' };
+    const symbol = asciiUpperCase(symbolText);
+    const badSymbol = symbolProblem(symbol, 'text');
+    if (badSymbol !== undefined) return { ok: false, line, message: badSymbol };
+    const bid = readPrice('bid', bidText);
+    if (typeof bid === 'string') return { ok: false, line, message: bid };
+    const ask = readPrice('ask', askText);
+    if (typeof ask === 'string') return { ok: false, line, message: ask };
     if (ask < bid) return { ok: false, line, message: `ask ${askText} is below bid ${bidText}` };
     records.push({ time, symbol, bid, ask, line });
   }
   return { ok: true, records };
 }
 
+const SIGNAL_COLUMNS = ['time', 'signal'] as const;
+
 export function parseSignalsFile(text: string): FileOutcome<ReplaySignal> {
+  const { lines, header } = recordLines(text);
+  const badHeader = headerProblem(header, SIGNAL_COLUMNS, 'the signal being the rest of the line');
+  if (badHeader !== null) return badHeader;
   const records: ReplaySignal[] = [];
-  for (const { line, content } of recordLines(text)) {
+  for (const { line, content } of lines) {
     const comma = content.indexOf(',');
     if (comma < 0) return { ok: false, line, message: 'expected time,<signal>' };
     const timeText = content.slice(0, comma).trim();
     const time = parseTimestamp(timeText);
     if (time === null) return { ok: false, line, message: timeProblem(timeText) };
-    const signal = content.slice(comma + 1).trim();
-    if (signal === '') return { ok: false, line, message: 'there is no signal after the time' };
-    records.push({ time, text: signal, line });
+    records.push({ time, text: content.slice(comma + 1).trim(), line });
   }
   return { ok: true, records };
 }

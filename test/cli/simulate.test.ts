@@ -116,6 +116,60 @@ describe('signalgate simulate', () => {
     expect(run.lines[0]).toMatchObject({ type: 'opened', volume: 0.3 });
   });
 
+  it('takes profit only at levels whose share floors to at least the minimum lot, passing no share on', async () => {
+    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.1000,1.1002\n2000,EURUSD,1.1020,1.1022\n3000,EURUSD,1.1040,1.1042\n4000,EURUSD,1.1060,1.1062\n');
+    const signals = tempFile('signals.csv', '1500,EURUSD,buy,vol=0.05,tp1_pips=10,pct1=10,tp2_pips=30,pct2=10,tp3_pips=50,pct3=30\n');
+    const run = await simulate(['--ticks', ticks, '--signals', signals]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    // Levels 1 and 2 (10 % of 0.05 = 0.005 lots each) floor to nothing and close nothing, and
+    // their shares are not carried over; level 3 (30 % = 0.015) floors to 0.01:
+    // 0.01 × (1.10600 − 1.10020) × 100000 = 5.80. The shares sum to 50 %, so 0.04 stays open.
+    expect(run.lines.map((l) => l.type)).toEqual(['opened', 'partial_close', 'summary']);
+    expect(run.lines[1]).toEqual({ type: 'partial_close', time: '1970-01-01T00:00:04.000Z', position: 1, volume: 0.01, price: 1.106, profit: 5.8 });
+    expect(run.lines[2]).toMatchObject({ balance: 10_005.8, positions: [{ position: 1, volume: 0.04 }] });
+  });
+
+  it('rejects a signals line with an empty signal as one that does not parse, and goes on', async () => {
+    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.1000,1.1002\n');
+    const signals = tempFile('signals.csv', '2000,\n3000,   \n4000,EURUSD,buy,vol=0.1\n');
+    const run = await simulate(['--ticks', ticks, '--signals', signals]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const empty = { type: 'rejected', signal: '', reason: 'the body is empty; send one signal line like EURUSD,buy,vol=0.1,sl_pips=20' };
+    expect(run.lines.slice(0, 3)).toEqual([
+      { ...empty, time: '1970-01-01T00:00:02.000Z' },
+      { ...empty, time: '1970-01-01T00:00:03.000Z' },
+      expect.objectContaining({ type: 'opened', time: '1970-01-01T00:00:04.000Z', volume: 0.1 }),
+    ]);
+  });
+
+  it('replays the ticks of an empty signals file and prints the summary at the last tick', async () => {
+    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.1000,1.1002\n2000,EURUSD,1.1010,1.1012\n');
+    for (const content of ['', 'time,signal\n', '# nothing yet\n\n']) {
+      const run = await simulate(['--ticks', ticks, '--signals', tempFile('signals.csv', content)]);
+      expect(run.stderr, JSON.stringify(content)).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.lines).toEqual([
+        { type: 'summary', time: '1970-01-01T00:00:02.000Z', balance: 10_000, equity: 10_000, currency: 'USD', positions: [], orders: [] },
+      ]);
+    }
+  });
+
+  it('upper-cases tick symbols as the signal language does signal symbols', async () => {
+    const ticks = tempFile('ticks.csv', '1000,eurusd,1.1000,1.1002\n2000,EurUsd,1.1040,1.1042\n');
+    const signals = tempFile('signals.csv', '1500,EURUSD,buy,vol=0.1\n1500,eurusd,sell,vol=0.1\n');
+    const run = await simulate(['--ticks', ticks, '--signals', signals]);
+    expect(run.stderr).toBe('');
+    expect(run.lines.map((l) => [l.type, l.symbol, l.price])).toEqual([
+      ['opened', 'EURUSD', 1.1002],
+      ['opened', 'EURUSD', 1.1],
+      ['summary', undefined, undefined],
+    ]);
+    // the mixed-case tick at 2000 priced both: (1.1040 − 1.1002) × 10000 = 38 and (1.1000 − 1.1042) × 10000 = −42
+    expect(run.lines.at(-1)).toMatchObject({ time: '1970-01-01T00:00:02.000Z', equity: 9996 });
+  });
+
   describe('bad input exits non-zero, naming the file and line, and prints no events', () => {
     it('a bad ticks line', async () => {
       const run = await simulate(['--ticks', fixture('bad-ticks.csv'), '--signals', fixture('signals.csv')]);
@@ -129,6 +183,55 @@ describe('signalgate simulate', () => {
       expect(run.code).not.toBe(0);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain(`${fixture('bad-signals.csv')}:2: time "31/12/2024" is neither ISO 8601`);
+    });
+
+    it('a ticks file without any tick', async () => {
+      for (const content of ['', 'time,symbol,bid,ask\n', '\n# no ticks\n']) {
+        const ticks = tempFile('ticks.csv', content);
+        const run = await simulate(['--ticks', ticks, '--signals', fixture('signals.csv')]);
+        expect(run.code, JSON.stringify(content)).not.toBe(0);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toBe(
+          `signalgate simulate: ${ticks}: holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)\n`,
+        );
+      }
+    });
+
+    it('a header that is not exactly time,symbol,bid,ask or time,signal', async () => {
+      for (const header of ['time,symbol,ask,bid', 'time,foo,bar,baz', 'time', 'time,symbol,bid,ask,volume']) {
+        const ticks = tempFile('ticks.csv', `${header}\n1000,EURUSD,1.1000,1.1002\n`);
+        const run = await simulate(['--ticks', ticks, '--signals', fixture('signals.csv')]);
+        expect(run.code, header).not.toBe(0);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toBe(
+          `signalgate simulate: ${ticks}:1: the header must be exactly time,symbol,bid,ask (in this order), got "${header}"; fix it or remove the line\n`,
+        );
+      }
+      // case and spaces around the columns do not matter
+      const ticks = tempFile('ticks.csv', ' Time , SYMBOL,Bid ,ask\n1000,EURUSD,1.1000,1.1002\n');
+      const signals = tempFile('signals.csv', 'TIME , Signal\n');
+      expect(await simulate(['--ticks', ticks, '--signals', signals])).toMatchObject({ code: 0, stderr: '' });
+
+      const badSignals = tempFile('signals.csv', '# exported\ntime,symbol,action\n1000,EURUSD,buy\n');
+      const run = await simulate(['--ticks', ticks, '--signals', badSignals]);
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `signalgate simulate: ${badSignals}:2: the header must be exactly time,signal (the signal being the rest of the line), got "time,symbol,action"; fix it or remove the line\n`,
+      );
+    });
+
+    it('a tick price that is not a plain decimal', async () => {
+      for (const [bid, ask] of [['1e0', '1.0002'], ['1.', '1.0002'], ['1.0000', '1.0002e0'], ['0x1', '2']] as const) {
+        const ticks = tempFile('ticks.csv', `1000,EURUSD,1.1000,1.1002\n2000,EURUSD,${bid},${ask}\n`);
+        const run = await simulate(['--ticks', ticks, '--signals', fixture('signals.csv')]);
+        expect(run.code, `${bid},${ask}`).not.toBe(0);
+        expect(run.stdout).toBe('');
+        const [side, text] = bid.startsWith('1.0000') ? ['ask', ask] : ['bid', bid];
+        expect(run.stderr).toBe(
+          `signalgate simulate: ${ticks}:2: ${side} "${text}" is not a plain decimal number (digits with an optional fraction, like 1.10020; no exponent, no trailing point)\n`,
+        );
+      }
     });
 
     it('a bad instruments file', async () => {

@@ -45,7 +45,12 @@ describe('the ticks file', () => {
       line: 3,
       message: 'expected 4 fields (time,symbol,bid,ask), found 3',
     });
-    expect(parseTicksFile('1,EURUSD,abc,1.1\n')).toEqual({ ok: false, line: 1, message: 'bid "abc" is not a price above 0' });
+    expect(parseTicksFile('1,EURUSD,abc,1.1\n')).toEqual({
+      ok: false,
+      line: 1,
+      message: 'bid "abc" is not a plain decimal number (digits with an optional fraction, like 1.10020; no exponent, no trailing point)',
+    });
+    expect(parseTicksFile('1,EURUSD,0,1.1\n')).toEqual({ ok: false, line: 1, message: 'bid "0" is not a price above 0' });
     expect(parseTicksFile('1,EURUSD,1.1,1.09\n')).toEqual({ ok: false, line: 1, message: 'ask 1.09 is below bid 1.1' });
     expect(parseTicksFile('\n\nnoon,EURUSD,1.1,1.2\n')).toEqual({
       ok: false,
@@ -54,6 +59,45 @@ describe('the ticks file', () => {
     });
     // a header is only allowed as the first line
     expect(parseTicksFile('1,EURUSD,1.1,1.2\ntime,symbol,bid,ask\n')).toMatchObject({ ok: false, line: 2 });
+  });
+
+  it('takes a header only when it names exactly time,symbol,bid,ask, in any case', () => {
+    expect(parseTicksFile('# feed\n TIME , Symbol,BID,ask \n1,EURUSD,1.1,1.2\n')).toMatchObject({ ok: true, records: [{ line: 3 }] });
+    for (const header of ['time,symbol,ask,bid', 'time,foo,bar,baz', 'time', 'time,symbol,bid,ask,']) {
+      expect(parseTicksFile(`\n${header}\n1,EURUSD,1.1,1.2\n`), header).toEqual({
+        ok: false,
+        line: 2,
+        message: `the header must be exactly time,symbol,bid,ask (in this order), got "${header}"; fix it or remove the line`,
+      });
+    }
+  });
+
+  it('refuses a file without any tick, naming no line', () => {
+    for (const text of ['', '\n\n', 'time,symbol,bid,ask\n', '# none\n']) {
+      expect(parseTicksFile(text), JSON.stringify(text)).toEqual({
+        ok: false,
+        line: null,
+        message: 'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
+      });
+    }
+  });
+
+  it('reads prices as plain decimals, as the signal language does', () => {
+    expect(parseTicksFile('1,EURUSD,+.5,1.25\n')).toMatchObject({ ok: true, records: [{ bid: 0.5, ask: 1.25 }] });
+    for (const price of ['1e0', '1.', '1.1E-1', '0x1', 'Infinity', '-1.1']) {
+      const outcome = parseTicksFile(`1,EURUSD,${price},2\n`);
+      expect(outcome, price).toMatchObject({ ok: false, line: 1 });
+    }
+    expect(parseTicksFile('1,EURUSD,1.,2\n')).toMatchObject({ message: expect.stringContaining('bid "1." is not a plain decimal number') });
+  });
+
+  it('upper-cases the symbol and holds it to the signal language rules', () => {
+    expect(parseTicksFile('1,eurusd.m,1.1,1.2\n')).toMatchObject({ ok: true, records: [{ symbol: 'EURUSD.M' }] });
+    expect(parseTicksFile('1,EUR USD,1.1,1.2\n')).toMatchObject({
+      ok: false,
+      line: 1,
+      message: expect.stringContaining("symbol 'EUR USD' may only hold letters A-Z"),
+    });
   });
 });
 
@@ -67,7 +111,26 @@ describe('the signals file', () => {
 
   it('names the line of a bad record', () => {
     expect(parseSignalsFile('5,EURUSD,buy\n6\n')).toEqual({ ok: false, line: 2, message: 'expected time,<signal>' });
-    expect(parseSignalsFile('5,  \n')).toEqual({ ok: false, line: 1, message: 'there is no signal after the time' });
+  });
+
+  it('keeps an empty signal, for the language to reject', () => {
+    expect(parseSignalsFile('5,\n6,   \n')).toEqual({
+      ok: true,
+      records: [
+        { time: 5, text: '', line: 1 },
+        { time: 6, text: '', line: 2 },
+      ],
+    });
+  });
+
+  it('takes a header only when it names exactly time,signal, and may hold no signal at all', () => {
+    expect(parseSignalsFile('Time , SIGNAL\n')).toEqual({ ok: true, records: [] });
+    expect(parseSignalsFile('')).toEqual({ ok: true, records: [] });
+    expect(parseSignalsFile('time,symbol,action\n5,EURUSD,buy\n')).toEqual({
+      ok: false,
+      line: 1,
+      message: 'the header must be exactly time,signal (the signal being the rest of the line), got "time,symbol,action"; fix it or remove the line',
+    });
   });
 });
 

@@ -21,9 +21,10 @@ import { parseSignal } from '../../language/parse-signal.js';
 /**
  * `signalgate simulate`: replays a ticks file and a signals file through the execution engine
  * and prints one JSON object per line (CONTRACT §7), the `summary` last. Times print as
- * ISO 8601 UTC. Bad input (unreadable file, bad line, bad option) prints `file:line: problem`
- * on stderr, prints no events and exits 1; a signal that does not parse is a `rejected` event
- * and the run goes on.
+ * ISO 8601 UTC. Bad input (unreadable file, bad line, bad option, a ticks file without ticks)
+ * prints `file:line: problem` (`file: problem` for the file as a whole) on stderr, prints no
+ * events and exits 1; a signal that does not parse, an empty one included, is a `rejected`
+ * event and the run goes on.
  */
 export function registerSimulateCommand(program: Command): void {
   program
@@ -98,9 +99,8 @@ function simulate(options: SimulateOptions): Simulation {
   const print = (event: EngineEvent | SummaryEvent): void => {
     lines.push(JSON.stringify({ ...event, time: new Date(event.time).toISOString() }));
   };
-  let time: number | null = null;
-  for (const step of interleave(ticks.records, signals.records)) {
-    time = step.time;
+  const steps = interleave(ticks.records, signals.records);
+  for (const step of steps) {
     let events: EngineEvent[];
     if (step.kind === 'tick') {
       ({ state, events } = applyTick(state, step));
@@ -114,8 +114,10 @@ function simulate(options: SimulateOptions): Simulation {
     }
     for (const event of events) print(event);
   }
-  const summary = summarize(state, time ?? 0);
-  lines.push(JSON.stringify({ ...summary, time: time === null ? null : new Date(time).toISOString() }));
+  // parseTicksFile refuses a file without ticks, so there is always a last step to date the summary.
+  const last = steps.at(-1);
+  if (last === undefined) throw new Error('simulate: no tick to replay, which parseTicksFile should have refused');
+  print(summarize(state, last.time));
   return { ok: true, lines };
 }
 
@@ -135,6 +137,9 @@ function readRecords<T>(
   const text = readText(file);
   if (!text.ok) return text;
   const parsed = parse(text.text);
-  if (!parsed.ok) return { ok: false, message: `${file}:${parsed.line}: ${parsed.message}` };
+  if (!parsed.ok) {
+    const where = parsed.line === null ? file : `${file}:${parsed.line}`;
+    return { ok: false, message: `${where}: ${parsed.message}` };
+  }
   return parsed;
 }
