@@ -1,6 +1,6 @@
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import { newId } from '../security/random-secrets.js';
-import type { Store } from '../store/store.js';
+import type { AccountPatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { accountView } from './views.js';
@@ -16,6 +16,32 @@ export async function createAccount(store: Store, body: unknown, nowMillis: numb
   const account = { id: newId('acc'), name: name.trim(), monthlySignalQuota: quota, createdAt: new Date(nowMillis).toISOString() };
   await store.createAccount(account);
   return { ok: true, value: accountView(account) };
+}
+
+export async function showAccount(store: Store, id: string): Promise<AdminResult<ReturnType<typeof accountView>>> {
+  const account = await store.getAccount(id);
+  return account === null ? notFound('account', id) : { ok: true, value: accountView(account) };
+}
+
+/**
+ * Renames the account or changes its monthly quota, with the checks of `createAccount`. A new
+ * quota holds for the current month at once: a raised one lets signals in again, a lowered one
+ * below what was used refuses the next.
+ */
+export async function updateAccount(store: Store, id: string, body: unknown): Promise<AdminResult<ReturnType<typeof accountView>>> {
+  const fields = new FieldReader(body);
+  const patch: AccountPatch = {};
+  const name = fields.string('name', { required: false, max: 200 });
+  if (typeof name === 'string') patch.name = name.trim();
+  const quota = fields.integer('monthlySignalQuota', { required: false, min: 0, max: MAX_MONTHLY_QUOTA });
+  if (quota !== undefined) patch.monthlySignalQuota = quota;
+  fields.rejectUnknown();
+  if (fields.problems.length > 0) return refuse(...fields.problems);
+  if (Object.keys(patch).length === 0) {
+    return refuse({ code: 'INVALID_REQUEST', detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
+  }
+  const updated = await store.updateAccount(id, patch);
+  return updated === null ? notFound('account', id) : { ok: true, value: accountView(updated) };
 }
 
 export async function accountUsage(store: Store, accountId: string, nowMillis: number) {

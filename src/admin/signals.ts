@@ -1,3 +1,4 @@
+import type { Problem } from '../errors/catalog.js';
 import type { SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -5,35 +6,93 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
 const STATUSES: readonly SignalStatus[] = ['queued', 'rejected'];
+const PARAMETERS = ['sourceId', 'status', 'limit', 'before'] as const;
+type Parameter = (typeof PARAMETERS)[number];
 
-export interface SignalQuery {
-  sourceId?: string | undefined;
-  status?: string | undefined;
-  limit?: string | undefined;
-  before?: string | undefined;
-}
+/** The query of `GET /api/admin/signals` as parsed: a repeated parameter arrives as a list. */
+export type SignalQuery = Readonly<Record<string, unknown>>;
 
-/** A page of the signal log, newest first; `next` is the `before` cursor of the following page. */
+/**
+ * A page of the signal log, newest first; `next` is the `before` cursor of the following page.
+ * Every parameter is checked: an unknown or repeated one, an empty value, or a source or cursor
+ * that names nothing is refused rather than answered with a page that looks like "no signals".
+ */
 export async function listSignals(store: Store, query: SignalQuery) {
+  const given = readParameters(query);
+  if (!given.ok) return given;
+  const values = given.value;
+  const problems: Problem[] = [];
   const filter: SignalFilter = { limit: DEFAULT_PAGE };
-  if (query.limit !== undefined) {
-    const limit = Number(query.limit);
-    if (!/^\d+$/.test(query.limit) || limit < 1 || limit > MAX_PAGE) {
-      return refuse<never>({ code: 'INVALID_REQUEST', param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_PAGE}` });
+  if (values.limit !== undefined) {
+    const limit = Number(values.limit);
+    if (!/^\d+$/.test(values.limit) || limit < 1 || limit > MAX_PAGE) {
+      problems.push({ code: 'INVALID_REQUEST', param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_PAGE}` });
     }
     filter.limit = limit;
   }
-  if (query.status !== undefined) {
-    if (!STATUSES.includes(query.status as SignalStatus)) {
-      return refuse<never>({ code: 'INVALID_REQUEST', param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
+  if (values.status !== undefined) {
+    if (!STATUSES.includes(values.status as SignalStatus)) {
+      problems.push({ code: 'INVALID_REQUEST', param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
     }
-    filter.status = query.status as SignalStatus;
+    filter.status = values.status as SignalStatus;
   }
-  if (query.sourceId !== undefined && query.sourceId !== '') filter.sourceId = query.sourceId;
-  if (query.before !== undefined && query.before !== '') filter.before = query.before;
-  const signals = await store.listSignals(filter);
-  const last = signals[signals.length - 1];
-  return { ok: true as const, value: { signals, next: signals.length === filter.limit && last ? last.id : null } };
+  if (values.sourceId === '') {
+    problems.push({ code: 'INVALID_REQUEST', param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });
+  }
+  if (values.before === '') {
+    problems.push({
+      code: 'INVALID_REQUEST',
+      param: 'before',
+      detail: 'before must be the next of the previous page; leave it out for the newest signals',
+    });
+  }
+  if (problems.length > 0) return refuse<never>(...problems);
+
+  if (values.sourceId !== undefined) {
+    if ((await store.getSource(values.sourceId)) === null) {
+      problems.push({ code: 'NOT_FOUND', param: 'sourceId', detail: `no source with id '${values.sourceId}'` });
+    }
+    filter.sourceId = values.sourceId;
+  }
+  if (values.before !== undefined) {
+    if ((await store.getSignal(values.before)) === null) {
+      problems.push({
+        code: 'NOT_FOUND',
+        param: 'before',
+        detail: `no signal with id '${values.before}' to page back from; pass as before the next of the previous page, or leave it out for the newest signals`,
+      });
+    }
+    filter.before = values.before;
+  }
+  if (problems.length > 0) return refuse<never>(...problems);
+
+  const page = await store.listSignals(filter);
+  return { ok: true as const, value: { signals: page.signals, next: page.next } };
+}
+
+/** The parameters given, each once; every unknown or repeated one is a problem. */
+function readParameters(query: SignalQuery): AdminResult<Partial<Record<Parameter, string>>> {
+  const problems: Problem[] = [];
+  const values: Partial<Record<Parameter, string>> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue; // not given (the CLI's options left out)
+    if (!(PARAMETERS as readonly string[]).includes(name)) {
+      problems.push({
+        code: 'INVALID_REQUEST',
+        param: name,
+        detail: `unknown query parameter '${name}'; the parameters are ${PARAMETERS.join(', ')}`,
+      });
+    } else if (typeof value !== 'string') {
+      problems.push({
+        code: 'INVALID_REQUEST',
+        param: name,
+        detail: `query parameter '${name}' is given ${Array.isArray(value) ? `${value.length} times` : 'in a form that is not one value'}; give it once`,
+      });
+    } else {
+      values[name as Parameter] = value;
+    }
+  }
+  return problems.length > 0 ? refuse(...problems) : { ok: true, value: values };
 }
 
 export async function showSignal(store: Store, id: string): Promise<AdminResult<unknown>> {

@@ -12,11 +12,27 @@ const MAX_ROUTED_AGENTS = 100;
 
 type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
 
+/**
+ * A secret also travels as the `X-Signalgate-Secret` header, where HTTP trims spaces at the
+ * ends and bytes beyond ASCII do not arrive as UTF-8: such a secret could never match there.
+ */
+function readHmacSecret(fields: FieldReader): string | null | undefined {
+  const secret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  if (typeof secret === 'string' && (!/^[\x20-\x7e]+$/.test(secret) || secret.trim() !== secret)) {
+    fields.fail(
+      'hmacSecret',
+      "'hmacSecret' must be printable ASCII without spaces at either end, so that it also works as the X-Signalgate-Secret header",
+    );
+    return undefined;
+  }
+  return secret;
+}
+
 export async function createSource(store: Store, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
   const fields = new FieldReader(body);
   const accountId = fields.string('accountId', { required: true, max: 100 });
   const name = fields.string('name', { required: true, max: 200 });
-  const hmacSecret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  const hmacSecret = readHmacSecret(fields);
   const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
   const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
   fields.rejectUnknown();
@@ -53,7 +69,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (typeof name === 'string') patch.name = name.trim();
   const active = fields.boolean('active');
   if (active !== undefined) patch.active = active;
-  const secret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  const secret = readHmacSecret(fields);
   if (secret !== undefined) patch.hmacSecret = secret;
   const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
   if (agentIds !== undefined) patch.agentIds = agentIds;
@@ -71,8 +87,25 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }
 
-/** Gives the source a new auth key; the old one stops working with this commit. */
-export async function rotateSourceKey(store: Store, id: string, publicUrl: string): Promise<SourceAnswer> {
+/**
+ * Gives the source a new auth key; the old one stops working with this commit. It takes no
+ * fields: the body is empty (or `{}`), and any field in it is refused rather than ignored.
+ */
+export async function rotateSourceKey(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
+  if (body !== undefined && body !== '') {
+    const fields = new FieldReader(body);
+    if (fields.problems.length > 0) return refuse(...fields.problems);
+    const names = Object.keys(body as object);
+    if (names.length > 0) {
+      return refuse(
+        ...names.map((name): Problem => ({
+          code: 'INVALID_FIELD',
+          param: name,
+          detail: `unknown field '${name}'; rotate-key takes no fields, send an empty body`,
+        })),
+      );
+    }
+  }
   const updated = await store.updateSource(id, { authKey: newAuthKey() });
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }

@@ -25,7 +25,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `SIGNALGATE_DATABASE_URL must be a postgres:// or postgresql:// URL; unset it to use the embedded SQLite store`,
     );
   }
-  const publicUrl = (nonEmpty(env.SIGNALGATE_PUBLIC_URL) ?? `http://${hostForUrl(host)}:${port}`).replace(/\/+$/, '');
+  const publicUrl = publicUrlFromEnv(env) ?? `http://${hostForUrl(host)}:${port}`;
   return {
     host,
     port,
@@ -35,6 +35,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     logLevel: nonEmpty(env.SIGNALGATE_LOG_LEVEL) ?? 'info',
   };
+}
+
+/** SIGNALGATE_PUBLIC_URL without trailing slashes; null when the operator did not set it. */
+export function publicUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | null {
+  return nonEmpty(env.SIGNALGATE_PUBLIC_URL)?.replace(/\/+$/, '') ?? null;
 }
 
 function nonEmpty(value: string | undefined): string | null {

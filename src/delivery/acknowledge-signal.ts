@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import type { AckStatus } from '../store/records.js';
 import type { Ack, Store } from '../store/store.js';
@@ -11,10 +12,12 @@ const MAX_MESSAGE_CHARS = 2000;
  * An agent's acknowledgement of one of its signals (CONTRACT §6). Repeating the same
  * acknowledgement answers 200 again (an agent whose answer got lost retries safely); a
  * different one for a settled signal is refused, because the log must not rewrite what an
- * account did.
+ * account did. One that comes after the signal expired is taken (the agent may have acted on
+ * it), and said: the delivery shows `ackedAfterExpiry`, and the server log gets a warning.
  */
 export async function acknowledgeSignal(
   store: Store,
+  logger: Logger,
   agentId: string,
   signalId: string,
   body: unknown,
@@ -25,6 +28,14 @@ export async function acknowledgeSignal(
   const outcome = await store.ackDelivery(agentId, signalId, parsed.ack, new Date(nowMillis).toISOString());
   switch (outcome.kind) {
     case 'acked':
+      if (outcome.delivery.ackedAfterExpiry) {
+        const { status, expiresAt, ackedAt } = outcome.delivery;
+        logger.warn(
+          { signalId, agentId, status, expiresAt, ackedAt },
+          'signal acknowledged after it expired: the agent may have acted on a late signal',
+        );
+      }
+      return success(outcome.delivery);
     case 'already_acked':
       return success(outcome.delivery);
     case 'conflict':

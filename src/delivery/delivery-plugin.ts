@@ -74,7 +74,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     app.post<{ Params: { id: string } }>('/api/agent/signals/:id/ack', async (request, reply) => {
       const agent = agentOf(request);
       const [answer] = await Promise.all([
-        acknowledgeSignal(store, agent.id, request.params.id, request.body, Date.now()),
+        acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now()),
         presence.seen(agent.id),
       ]);
       if (answer.ok) board.wake(agent.id, 'acked');

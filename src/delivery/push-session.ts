@@ -112,7 +112,7 @@ export class PushSession {
           this.reply(ref, failure({ code: 'INVALID_FIELD', param: 'id', detail: "'id' must name the signal acknowledged" }));
           return;
         }
-        const answer = await acknowledgeSignal(deps.store, agent.id, id, ack, Date.now());
+        const answer = await acknowledgeSignal(deps.store, deps.logger, agent.id, id, ack, Date.now());
         this.reply(ref, answer);
         if (answer.ok) {
           this.pushed.delete(id);

@@ -14,26 +14,13 @@ export interface InboundAnswer {
 }
 
 /**
- * The answer for a logged request. A replay (same Idempotency-Key, same request) is built from
- * the original record, so the sender sees the original answer again.
+ * The answer for a logged request, built from its log entry. A replay (same Idempotency-Key,
+ * same request) is built from the original record, so the sender sees the original answer
+ * again; only a replay is one. A request refused because its key is held by a different
+ * request is an entry of its own (422 IDEMPOTENCY_KEY_REUSED), answered as any refusal.
  */
 export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAnswer {
   const { record } = outcome;
-  if (outcome.kind === 'key_reused') {
-    return {
-      status: 422,
-      headers: { 'content-type': PROBLEM_CONTENT_TYPE },
-      body: problemBody([
-        {
-          code: 'IDEMPOTENCY_KEY_REUSED',
-          param: 'Idempotency-Key',
-          detail: `this Idempotency-Key was used within the last 24 hours for a different request (signal ${record.id}); use a new key for a new signal`,
-        },
-      ]),
-      signalId: record.id,
-      replay: true,
-    };
-  }
   const answer = recordAnswer(record, nowMillis);
   return { ...answer, signalId: record.id, replay: outcome.kind === 'replay' };
 }

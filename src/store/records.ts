@@ -63,6 +63,11 @@ export interface Delivery {
   ackedAt: string | null;
   message: string | null;
   result: unknown;
+  /**
+   * Acknowledged when the delivery had already expired (at or after `expiresAt`): the agent
+   * may have acted on a late signal.
+   */
+  ackedAfterExpiry: boolean;
 }
 
 /** One entry of a source's signal log: every request that named a valid source key. */

@@ -31,10 +31,17 @@ export interface Store {
   /** Stores `value` under `name` unless a value is already there; answers the value in force. */
   claimSetting(name: string, value: string): Promise<string>;
   getSetting(name: string): Promise<string | null>;
+  /** Stores `value` under `name`, replacing any value there (e.g. the public URL the server renders). */
+  setSetting(name: string, value: string): Promise<void>;
 
   // Accounts and usage.
   createAccount(account: Account): Promise<void>;
   getAccount(id: string): Promise<Account | null>;
+  /**
+   * Applies the patch; null when no such account. A new quota holds for the current period at
+   * once: every ingest reads the quota inside its own commit.
+   */
+  updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /** Usage of the account in `period` (`YYYY-MM`); `used` is 0 when nothing was charged yet. Null when no such account. */
   getUsage(accountId: string, period: string): Promise<Usage | null>;
 
@@ -51,7 +58,11 @@ export interface Store {
   createSource(source: Source): Promise<void>;
   getSource(id: string): Promise<Source | null>;
   findSourceByAuthKey(authKey: string): Promise<Source | null>;
-  /** Applies the patch; null when no such source. */
+  /**
+   * Applies the patch; null when no such source. A new `maxSignalAgeSeconds` applies, in the
+   * same commit, to the source's deliveries not yet final (`queued`, or `delivered` and not
+   * acknowledged): each then expires at its signal's receivedAt plus the new age.
+   */
   updateSource(id: string, patch: SourcePatch): Promise<Source | null>;
 
   // The inbound hot path.
@@ -63,7 +74,7 @@ export interface Store {
   ingest(request: IngestRequest): Promise<IngestOutcome>;
 
   // The signal log.
-  listSignals(filter: SignalFilter): Promise<SignalRecord[]>;
+  listSignals(filter: SignalFilter): Promise<SignalPage>;
   getSignal(id: string): Promise<SignalWithDeliveries | null>;
 
   // Delivery to agents.
@@ -86,6 +97,11 @@ export interface Store {
    * and made durable (the embedded store's inbound thread).
    */
   announceDeliveries(agentIds: string[]): void;
+}
+
+export interface AccountPatch {
+  name?: string;
+  monthlySignalQuota?: number;
 }
 
 export interface SourcePatch {
@@ -137,8 +153,12 @@ export type IngestOutcome =
   | { kind: 'recorded'; record: SignalRecord }
   /** A repeat of an earlier request with the same idempotency key: the original record. */
   | { kind: 'replay'; record: SignalRecord }
-  /** The key was used within the window for a different request: the original record. */
-  | { kind: 'key_reused'; record: SignalRecord };
+  /**
+   * The key is held, within the window, by a different request (`originalId`): this request is
+   * now in the log as its own rejected entry (422 IDEMPOTENCY_KEY_REUSED, never charged or
+   * delivered), and the key stays bound to the original.
+   */
+  | { kind: 'key_reused'; record: SignalRecord; originalId: string };
 
 export interface SignalFilter {
   sourceId?: string;
@@ -146,6 +166,13 @@ export interface SignalFilter {
   limit: number;
   /** Only signals older (in log order: receivedAt, then id) than the signal with this id. */
   before?: string;
+}
+
+/** One page of the signal log, newest first. */
+export interface SignalPage {
+  signals: SignalRecord[];
+  /** The id to pass as `before` for the following page; null when there is none. */
+  next: string | null;
 }
 
 export interface Ack {

@@ -26,8 +26,15 @@ afterAll(async () => {
 });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliIn(env, ...args);
+}
+
+/** Runs the CLI with `extra` over this process's environment, without any SIGNALGATE_PUBLIC_URL, HOST or PORT of its own. */
+async function cliIn(extra: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...extra } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -84,5 +91,107 @@ describe('the admin CLI', () => {
     const notNumber = await cli('accounts', 'create', '--name', 'x', '--quota', 'lots');
     expect(notNumber.code).not.toBe(0);
     expect(notNumber.stderr).toMatch(/whole number/);
+  });
+});
+
+describe('the admin CLI, refusing what the API refuses', () => {
+  it('signals list: a source or cursor naming nothing is a problem, exit 1', async () => {
+    const noSource = await cli('signals', 'list', '--source', 'src_nope');
+    expect(noSource.code).toBe(1);
+    expect(noSource.stdout).toBe('');
+    expect(JSON.parse(noSource.stderr)).toMatchObject({ code: 'NOT_FOUND', status: 404, param: 'sourceId' });
+    const noCursor = await cli('signals', 'list', '--before', 'sig_nope');
+    expect(noCursor.code).toBe(1);
+    const problem = JSON.parse(noCursor.stderr);
+    expect(problem).toMatchObject({ code: 'NOT_FOUND', status: 404, param: 'before' });
+    expect(problem.detail).toContain('next');
+    const empty = await cli('signals', 'list', '--source', '');
+    expect(empty.code).toBe(1);
+    expect(JSON.parse(empty.stderr)).toMatchObject({ code: 'INVALID_REQUEST', param: 'sourceId' });
+  });
+
+  it('sources update: --hmac-secret and --clear-hmac-secret together are refused and change nothing', async () => {
+    const account = JSON.parse((await cli('accounts', 'create', '--name', 'Conflict desk', '--quota', '3')).stdout);
+    const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--hmac-secret', 'first-secret')).stdout);
+    expect(source.hmac).toBe(true);
+    const both = await cli('sources', 'update', source.id, '--hmac-secret', 'x', '--clear-hmac-secret', '--name', 'renamed');
+    expect(both.code).not.toBe(0);
+    expect(both.stdout).toBe('');
+    expect(both.stderr).toMatch(/--clear-hmac-secret.*cannot be used with.*--hmac-secret|--hmac-secret.*cannot be used with.*--clear-hmac-secret/);
+    const shown = JSON.parse((await cli('sources', 'show', source.id)).stdout);
+    expect(shown).toEqual(source);
+  });
+
+  it('accounts show and update print the account; an empty or bad update is refused', async () => {
+    const account = JSON.parse((await cli('accounts', 'create', '--name', 'Quota desk', '--quota', '3')).stdout);
+    const shown = await cli('accounts', 'show', account.id);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toEqual(account);
+    const updated = JSON.parse((await cli('accounts', 'update', account.id, '--quota', '7', '--name', 'Bigger desk')).stdout);
+    expect(updated).toEqual({ ...account, name: 'Bigger desk', monthlySignalQuota: 7 });
+    expect(JSON.parse((await cli('accounts', 'show', account.id)).stdout)).toEqual(updated);
+    const nothing = await cli('accounts', 'update', account.id);
+    expect(nothing.code).toBe(1);
+    expect(JSON.parse(nothing.stderr)).toMatchObject({ code: 'INVALID_REQUEST' });
+    const tooBig = await cli('accounts', 'update', account.id, '--quota', '1000000001');
+    expect(tooBig.code).toBe(1);
+    expect(JSON.parse(tooBig.stderr)).toMatchObject({ code: 'INVALID_FIELD', param: 'monthlySignalQuota' });
+    const missing = await cli('accounts', 'show', 'acc_missing');
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ code: 'NOT_FOUND' });
+    expect(JSON.parse((await cli('accounts', 'show', account.id)).stdout)).toEqual(updated);
+  });
+});
+
+describe('the admin CLI beside a server that has no SIGNALGATE_PUBLIC_URL', () => {
+  let plain: Record<string, string>;
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-url-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    plain = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: 'cli-admin-token-0123456789' };
+    if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
+      const pg = await freshPostgresSchema();
+      cleanups.push(() => pg.drop());
+      plain.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
+    }
+  });
+
+  it('prints the inbound URL the server renders, and a raised quota applies at once', async () => {
+    const account = JSON.parse((await cliIn(plain, 'accounts', 'create', '--name', 'URL desk', '--quota', '1')).stdout);
+    const server = await spawnServer(plain);
+    try {
+      const admin = { authorization: 'Bearer cli-admin-token-0123456789', 'content-type': 'application/json' };
+      const created = await fetch(`${server.url}/api/admin/sources`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ accountId: account.id, name: 'tv' }),
+      });
+      const apiSource = (await created.json()) as { id: string; authKey: string; inboundUrl: string };
+      // The URL the API renders is one a sender can reach: the port the server got.
+      expect(apiSource.inboundUrl).toBe(`${server.url}/api/inbound/${apiSource.authKey}`);
+      const shown = JSON.parse((await cliIn(plain, 'sources', 'show', apiSource.id)).stdout);
+      expect(shown).toEqual(apiSource);
+      const rotated = JSON.parse((await cliIn(plain, 'sources', 'rotate-key', apiSource.id)).stdout);
+      expect(rotated.inboundUrl).toBe(`${server.url}/api/inbound/${rotated.authKey}`);
+      const cliCreated = JSON.parse((await cliIn(plain, 'sources', 'create', '--account', account.id, '--name', 'bot')).stdout);
+      expect(cliCreated.inboundUrl).toBe(`${server.url}/api/inbound/${cliCreated.authKey}`);
+      // The operator's own SIGNALGATE_PUBLIC_URL still wins for the CLI.
+      const own = JSON.parse(
+        (await cliIn({ ...plain, SIGNALGATE_PUBLIC_URL: 'https://own.example.test/' }, 'sources', 'show', apiSource.id)).stdout,
+      );
+      expect(own.inboundUrl).toBe(`https://own.example.test/api/inbound/${rotated.authKey}`);
+
+      const send = () => fetch(rotated.inboundUrl, { method: 'POST', body: 'EURUSD,buy' });
+      expect((await send()).status).toBe(202);
+      expect((await send()).status).toBe(429);
+      const raised = await cliIn(plain, 'accounts', 'update', account.id, '--quota', '2');
+      expect(JSON.parse(raised.stdout)).toMatchObject({ id: account.id, monthlySignalQuota: 2 });
+      const accepted = await send();
+      expect(accepted.status).toBe(202);
+      expect(((await accepted.json()) as { quota: unknown }).quota).toMatchObject({ used: 2, limit: 2 });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
   });
 });

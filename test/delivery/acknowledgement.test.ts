@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import { startLoggedTestServer, type LoggedTestServer } from './support/logged-test-server.js';
 
 describe('POST /api/agent/signals/{id}/ack', () => {
   let server: TestServer;
@@ -94,5 +95,62 @@ describe('POST /api/agent/signals/{id}/ack', () => {
     expect(late.status).toBe(409);
     expect(late.body.code).toBe('SIGNAL_EXPIRED');
     await ack(fresh, { status: 'executed' });
+  });
+});
+
+describe('an acknowledgement of a signal handed out and expired afterwards', () => {
+  let server: LoggedTestServer;
+  let agent: TestAgent;
+  let shortLived: string;
+  let longLived: string;
+
+  beforeAll(async () => {
+    server = await startLoggedTestServer();
+    const account = await accountWithAgents(server, ['mt5']);
+    agent = account.agents[0]!;
+    shortLived = (await sourceFor(server, account.accountId, { maxSignalAgeSeconds: 1 })).authKey;
+    longLived = (await sourceFor(server, account.accountId)).authKey;
+  });
+  afterAll(() => server.stop());
+
+  const ack = (id: string, body: unknown) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
+  const take = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
+  const lateAckWarnings = (signalId: string) =>
+    server.logLines().filter((line) => line.level === 40 && line.signalId === signalId);
+
+  it.each([
+    ['after a poll marked it expired', true],
+    ['before any poll marked it expired', false],
+  ])('is taken, and the record and the server log say it came after expiry (%s)', async (_, pollFirst) => {
+    const id = await postSignal(server.url, shortLived, 'EURUSD,buy');
+    expect((await take()).body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    if (pollFirst) {
+      expect((await take()).body.signals).toEqual([]);
+      expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'expired', ackedAfterExpiry: false });
+    }
+    const res = await ack(id, { status: 'executed', message: 'filled late' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'executed', ackedAfterExpiry: true });
+    const [delivery] = await deliveriesOf(server, id);
+    expect(delivery).toMatchObject({ status: 'executed', message: 'filled late', ackedAfterExpiry: true });
+    expect(Date.parse(delivery.ackedAt)).toBeGreaterThanOrEqual(Date.parse(delivery.expiresAt));
+
+    const warnings = lateAckWarnings(id);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ signalId: id, agentId: agent.id, status: 'executed', expiresAt: delivery.expiresAt });
+    // Repeating the acknowledgement changes nothing and warns no more.
+    expect((await ack(id, { status: 'executed' })).status).toBe(200);
+    expect(lateAckWarnings(id)).toHaveLength(1);
+  });
+
+  it('is not flagged for an acknowledgement in time', async () => {
+    const id = await postSignal(server.url, longLived, 'GBPUSD,sell');
+    await take();
+    const res = await ack(id, { status: 'failed', message: 'broker offline' });
+    expect(res.status).toBe(200);
+    expect(res.body.ackedAfterExpiry).toBe(false);
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'failed', ackedAfterExpiry: false });
+    expect(lateAckWarnings(id)).toEqual([]);
   });
 });

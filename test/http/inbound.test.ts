@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, seedSource, sign, type SeededSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { startLoggedTestServer } from '../delivery/support/logged-test-server.js';
 
 const TEXT = { 'content-type': 'text/plain' };
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -292,6 +293,76 @@ describe('Idempotency-Key', () => {
     expect((await post(server.url + other.inboundPath, 'GBPUSD,sell', { ...TEXT, 'idempotency-key': 'k1' })).status).toBe(202);
   });
 
+  it('a different request under a used key is refused with 422, logged as its own rejected entry, and leaves the key with the original', async () => {
+    const src = await seedSource(server, { quota: 5 });
+    const headers = { ...TEXT, 'idempotency-key': 'alert-7' };
+    const original = await post(server.url + src.inboundPath, SIGNAL, headers);
+    expect(original.status).toBe(202);
+
+    const reused = await post(server.url + src.inboundPath, 'GBPUSD,sell', headers);
+    expectProblem(reused, 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect(reused.body.param).toBe('Idempotency-Key');
+    expect(reused.body.detail).toContain(original.body.id);
+    // It is not the original answer replayed.
+    expect(reused.headers.get('idempotent-replayed')).toBeNull();
+
+    const entry = await lastLogEntry(src.sourceId);
+    expect(entry).toMatchObject({
+      status: 'rejected',
+      httpStatus: 422,
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      detail: reused.body.detail,
+      param: 'Idempotency-Key',
+      rawBody: 'GBPUSD,sell',
+      contentType: 'text/plain',
+      idempotencyKey: 'alert-7',
+      signal: null,
+      quota: null,
+    });
+    expect(entry.id).not.toBe(original.body.id);
+    expect((await server.admin('GET', `/api/admin/signals/${entry.id}`)).body.deliveries).toEqual([]);
+
+    // The key still answers the original request with the original answer, and nothing was charged twice.
+    const repeat = await post(server.url + src.inboundPath, SIGNAL, headers);
+    expect(repeat.status).toBe(202);
+    expect(repeat.body).toEqual(original.body);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    const again = await post(server.url + src.inboundPath, 'GBPUSD,sell', headers);
+    expectProblem(again, 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect((await usage(src.accountId)).used).toBe(1);
+    const log = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}`);
+    expect(log.body.signals.map((s: { rawBody: string; code: string | null }) => [s.rawBody, s.code])).toEqual([
+      ['GBPUSD,sell', 'IDEMPOTENCY_KEY_REUSED'],
+      ['GBPUSD,sell', 'IDEMPOTENCY_KEY_REUSED'],
+      [SIGNAL, null],
+    ]);
+  });
+
+  it('the access log line of a reused key names the refused request, not the original', async () => {
+    const logged = await startLoggedTestServer();
+    let originalId: string;
+    let refusedId: string;
+    try {
+      const src = await seedSource(logged);
+      const headers = { ...TEXT, 'idempotency-key': 'alert-8' };
+      const original = await post(logged.url + src.inboundPath, SIGNAL, headers);
+      expect(original.status).toBe(202);
+      originalId = original.body.id;
+      expect((await post(logged.url + src.inboundPath, 'GBPUSD,sell', headers)).status).toBe(422);
+      const list = await logged.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=1`);
+      refusedId = list.body.signals[0].id;
+      expect(refusedId).not.toBe(originalId);
+    } finally {
+      // Stopping writes out the access lines still waiting for the next turn.
+      await logged.stop();
+    }
+    const access = logged.logLines().filter((line) => typeof line.url === 'string' && line.url.startsWith('/api/inbound/'));
+    expect(access.map((line) => [line.statusCode, line.signalId])).toEqual([
+      [202, originalId],
+      [422, refusedId],
+    ]);
+  });
+
   it('a rejected request is answered the same way again', async () => {
     const src = await seedSource(server);
     const headers = { ...TEXT, 'idempotency-key': 'bad-1' };
@@ -314,6 +385,13 @@ describe('the signal log', () => {
     expect(page2.body.next).toBeNull();
     const rejected = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&status=rejected`);
     expect(rejected.body.signals.map((s: { code: string }) => s.code)).toEqual(['UNKNOWN_ACTION', 'UNKNOWN_ACTION']);
+    // An exactly full last page has no next page.
+    const exact = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=2&before=${page1.body.signals[1].id}`);
+    expect(exact.body.signals.map((s: { rawBody: string }) => s.rawBody)).toEqual(['EURUSD,hodl', 'EURUSD,buy']);
+    expect(exact.body.next).toBeNull();
+    const whole = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=4`);
+    expect(whole.body.signals).toHaveLength(4);
+    expect(whole.body.next).toBeNull();
     const bad = await server.admin('GET', `/api/admin/signals?status=done`);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'status' });

@@ -157,6 +157,7 @@ describe.each([
           ackedAt: null,
           message: null,
           result: null,
+          ackedAfterExpiry: false,
         })),
       );
     });
@@ -255,8 +256,8 @@ describe.each([
         Array.from({ length: 50 }, (_, i) => i + 1),
       );
       expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      expect(await store.listSignals({ sourceId: seeded.source.id, status: 'queued', limit: 500 })).toHaveLength(50);
-      expect(await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).toHaveLength(150);
+      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'queued', limit: 500 })).signals).toHaveLength(50);
+      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).signals).toHaveLength(150);
       const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 500);
       expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     });
@@ -272,7 +273,7 @@ describe.each([
       expect(repeat).toEqual({ kind: 'replay', record: original.record });
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
       expect(await store.takeDeliveries(seeded.agents[0]!.id, at(61_000), 10)).toHaveLength(1);
-      expect(await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).toHaveLength(1);
+      expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toHaveLength(1);
     });
 
     it('replays a rejection just like an acceptance', async () => {
@@ -302,12 +303,43 @@ describe.each([
       expect(again).toEqual({ kind: 'replay', record: retry.record });
     });
 
-    it('answers key_reused with the original when the key comes back with another request', async () => {
-      const seeded = await seed(store);
+    it('records a request that comes back with the key and another body as its own 422 entry, leaving the key bound', async () => {
+      const seeded = await seed(store, { agents: 1 });
       const original = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }));
-      const other = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-b' }));
-      expect(other).toEqual({ kind: 'key_reused', record: original.record });
+      const otherRequest = request(seeded, { idempotencyKey: 'k', requestHash: 'body-b', rawBody: 'GBPUSD,sell', receivedAt: at(2000) });
+      const other = await store.ingest(otherRequest);
+      expect(other.kind).toBe('key_reused');
+      expect(other.kind === 'key_reused' && other.originalId).toBe(original.record.id);
+      expect(other.record).toEqual({
+        id: otherRequest.id,
+        sourceId: seeded.source.id,
+        accountId: seeded.accountId,
+        receivedAt: at(2000),
+        status: 'rejected',
+        httpStatus: 422,
+        code: 'IDEMPOTENCY_KEY_REUSED',
+        detail: expect.stringContaining(original.record.id),
+        param: 'Idempotency-Key',
+        errors: null,
+        contentType: 'text/plain',
+        rawBody: 'GBPUSD,sell',
+        signal: null,
+        idempotencyKey: 'k',
+        quota: null,
+      });
+      expect(await store.getSignal(otherRequest.id)).toEqual({ ...other.record, deliveries: [] });
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect((await store.takeDeliveries(seeded.agents[0]!.id, at(3000), 10)).map((d) => d.id)).toEqual([original.record.id]);
+      // The key stays with the original: its repeat is still a replay, another refusal is another entry.
+      expect(await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }))).toEqual({
+        kind: 'replay',
+        record: original.record,
+      });
+      const third = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-c', receivedAt: at(4000) }));
+      expect(third.kind).toBe('key_reused');
+      expect(third.record.id).not.toBe(other.record.id);
+      const log = (await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals;
+      expect(log.map((s) => s.id)).toEqual([third.record.id, other.record.id, original.record.id]);
     });
 
     it('lets a new request take a key over once the original left the replay window', async () => {
@@ -390,7 +422,7 @@ describe.each([
       expect(outcomes.filter((o) => o.kind === 'replay')).toHaveLength(29);
       expect(outcomes.every((o) => o.record.id === recorded[0]!.record.id)).toBe(true);
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
-      expect(await store.listSignals({ sourceId: seeded.source.id, limit: 100 })).toHaveLength(1);
+      expect((await store.listSignals({ sourceId: seeded.source.id, limit: 100 })).signals).toHaveLength(1);
       expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 100)).toHaveLength(1);
     });
   });
@@ -595,6 +627,7 @@ describe.each([
           ackedAt: at(11_000),
           message: 'filled',
           result,
+          ackedAfterExpiry: false,
         },
       });
       const same = await store.ackDelivery(agent, normal.record.id, { status: 'executed', message: 'x', result: null }, at(12_000));
@@ -605,7 +638,7 @@ describe.each([
 
       // Handed out, then expired: the agent may have executed it, so the ack is taken.
       const lateAck = await store.ackDelivery(agent, handedOut.record.id, { status: 'executed', message: null, result: null }, at(12_000));
-      expect(lateAck.kind === 'acked' && lateAck.delivery.status).toBe('executed');
+      expect(lateAck.kind === 'acked' && lateAck.delivery).toMatchObject({ status: 'executed', ackedAfterExpiry: true });
 
       // Expired before it was ever handed out: the agent cannot have acted on it.
       const fresh = await seed(store, { agents: 1 });
@@ -637,6 +670,72 @@ describe.each([
         status: 'failed',
         ackedAt: at(2100),
       });
+    });
+
+    it('says when an acknowledgement came at or after expiresAt, whether or not a poll marked the delivery expired', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agent = seeded.agents[0]!.id;
+      const marked = await store.ingest(request(seeded, { receivedAt: at(1000), verdict: accept(BUY, at(10_000)) }));
+      const inTime = await store.ingest(request(seeded, { receivedAt: at(1002), verdict: accept(BUY, at(10_000)) }));
+      await store.takeDeliveries(agent, at(2000), 10);
+      const early = await store.ackDelivery(agent, inTime.record.id, { status: 'executed', message: null, result: null }, at(9999));
+      expect(early.kind === 'acked' && early.delivery.ackedAfterExpiry).toBe(false);
+      expect(await store.takeDeliveries(agent, at(10_000), 10)).toEqual([]);
+      const late = await store.ackDelivery(agent, marked.record.id, { status: 'failed', message: null, result: null }, at(11_000));
+      expect(late.kind === 'acked' && late.delivery).toMatchObject({ status: 'failed', ackedAfterExpiry: true });
+      expect((await store.getSignal(marked.record.id))!.deliveries[0]).toMatchObject({ status: 'failed', ackedAfterExpiry: true });
+      expect((await store.getSignal(inTime.record.id))!.deliveries[0]).toMatchObject({ status: 'executed', ackedAfterExpiry: false });
+
+      // Not polled since it expired: still `delivered` in the store, but past its time all the same.
+      const other = await seed(store, { agents: 1 });
+      const lazy = await store.ingest(request(other, { receivedAt: at(1000), verdict: accept(BUY, at(10_000)) }));
+      await store.takeDeliveries(other.agents[0]!.id, at(2000), 10);
+      const atExpiry = await store.ackDelivery(other.agents[0]!.id, lazy.record.id, { status: 'executed', message: null, result: null }, at(10_000));
+      expect(atExpiry.kind === 'acked' && atExpiry.delivery).toMatchObject({ status: 'executed', ackedAfterExpiry: true });
+      // Answered again as it stands.
+      const again = await store.ackDelivery(other.agents[0]!.id, lazy.record.id, { status: 'executed', message: null, result: null }, at(12_000));
+      expect(again).toEqual({ kind: 'already_acked', delivery: atExpiry.kind === 'acked' ? atExpiry.delivery : null });
+    });
+
+    it("moves the expiry of a source's unacknowledged deliveries when its maxSignalAgeSeconds changes", async () => {
+      const seeded = await seed(store, { agents: 2 });
+      const otherSource = { ...seeded.source, id: `src-${randomUUID()}`, authKey: `key-${randomUUID()}` };
+      await store.createSource(otherSource);
+      const [agent, second] = seeded.agents.map((a) => a.id) as [string, string];
+      const acked = await store.ingest(request(seeded, { receivedAt: at(1000) }));
+      const handedOut = await store.ingest(request(seeded, { receivedAt: at(1001) }));
+      for (const id of [agent, second]) await store.takeDeliveries(id, at(2000), 10);
+      await store.ackDelivery(agent, acked.record.id, { status: 'executed', message: null, result: null }, at(2500));
+      const queued = await store.ingest(request(seeded, { receivedAt: at(3000) }));
+      const expired = await store.ingest(request(seeded, { receivedAt: at(3001), verdict: accept(BUY, at(4000)) }));
+      // Polls that hand out nothing still mark what expired.
+      for (const id of [agent, second]) expect(await store.takeDeliveries(id, at(5000), 0)).toEqual([]);
+      const elsewhere = await store.ingest(request(seeded, { sourceId: otherSource.id, receivedAt: at(3002) }));
+
+      expect((await store.updateSource(seeded.source.id, { maxSignalAgeSeconds: 30 }))!.maxSignalAgeSeconds).toBe(30);
+      const expiries = async (id: string) => (await store.getSignal(id))!.deliveries.map((d) => [d.agentId, d.status, d.expiresAt]);
+      const byAgent = (rows: Record<string, [string, string]>) =>
+        Object.keys(rows)
+          .sort()
+          .map((id) => [id, ...rows[id]!]);
+      const both = (status: string, expiresAt: string) => byAgent({ [agent]: [status, expiresAt], [second]: [status, expiresAt] });
+      // The acknowledged one keeps its expiry; the others are received + 30 s, for every agent.
+      expect(await expiries(acked.record.id)).toEqual(
+        byAgent({ [agent]: ['executed', at(3_600_000)], [second]: ['delivered', at(31_000)] }),
+      );
+      expect(await expiries(handedOut.record.id)).toEqual(both('delivered', at(31_001)));
+      expect(await expiries(queued.record.id)).toEqual(both('queued', at(33_000)));
+      // Marked expired is final; another source's deliveries are not touched.
+      expect(await expiries(expired.record.id)).toEqual(both('expired', at(4000)));
+      expect(await expiries(elsewhere.record.id)).toEqual(both('queued', at(3_600_000)));
+
+      expect((await store.takeDeliveries(agent, at(31_001), 10)).map((d) => [d.id, d.expiresAt])).toEqual([
+        [queued.record.id, at(33_000)],
+        [elsewhere.record.id, at(3_600_000)],
+      ]);
+      // A patch that leaves the age alone leaves the expiries alone.
+      await store.updateSource(seeded.source.id, { name: 'Renamed' });
+      expect(await expiries(queued.record.id)).toEqual(byAgent({ [agent]: ['delivered', at(33_000)], [second]: ['queued', at(33_000)] }));
     });
 
     it('takes exactly one of two racing acks with different statuses', async () => {
@@ -673,23 +772,33 @@ describe.each([
       const ofA = newestFirst.filter((m) => m.source === a.source.id);
 
       const page1 = await store.listSignals({ sourceId: a.source.id, limit: 3 });
-      expect(page1.map((s) => s.id)).toEqual(ofA.slice(0, 3).map((m) => m.id));
-      const page2 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page1[2]!.id });
-      expect(page2.map((s) => s.id)).toEqual(ofA.slice(3, 6).map((m) => m.id));
-      const page3 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page2[2]!.id });
-      expect(page3.map((s) => s.id)).toEqual(ofA.slice(6, 9).map((m) => m.id));
+      expect(page1.signals.map((s) => s.id)).toEqual(ofA.slice(0, 3).map((m) => m.id));
+      expect(page1.next).toBe(page1.signals[2]!.id);
+      const page2 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page1.next! });
+      expect(page2.signals.map((s) => s.id)).toEqual(ofA.slice(3, 6).map((m) => m.id));
+      expect(page2.next).toBe(page2.signals[2]!.id);
+      const page3 = await store.listSignals({ sourceId: a.source.id, limit: 3, before: page2.next! });
+      expect(page3.signals.map((s) => s.id)).toEqual(ofA.slice(6, 9).map((m) => m.id));
+      expect(page3.next).toBeNull();
       expect(ofA).toHaveLength(8);
+      // A last page that is exactly full has no next page either.
+      expect(await store.listSignals({ sourceId: a.source.id, limit: 2, before: page2.next! })).toEqual({
+        signals: page3.signals,
+        next: null,
+      });
+      expect((await store.listSignals({ sourceId: a.source.id, limit: 8 })).next).toBeNull();
+      expect((await store.listSignals({ sourceId: a.source.id, limit: 7 })).next).toBe(ofA[6]!.id);
 
-      const rejectedOfA = await store.listSignals({ sourceId: a.source.id, status: 'rejected', limit: 10 });
+      const rejectedOfA = (await store.listSignals({ sourceId: a.source.id, status: 'rejected', limit: 10 })).signals;
       expect(rejectedOfA.map((s) => s.id)).toEqual(ofA.filter((m) => m.status === 'rejected').map((m) => m.id));
       expect(rejectedOfA.length).toBeGreaterThan(0);
 
-      const ofB = await store.listSignals({ sourceId: b.source.id, limit: 10 });
+      const ofB = (await store.listSignals({ sourceId: b.source.id, limit: 10 })).signals;
       expect(ofB.map((s) => s.id)).toEqual(newestFirst.filter((m) => m.source === b.source.id).map((m) => m.id));
 
-      expect(await store.listSignals({ limit: 10, before: 'sig-unknown' })).toEqual([]);
+      expect((await store.listSignals({ limit: 10, before: 'sig-unknown' })).signals).toEqual([]);
       // Without a source filter the log spans sources (and earlier tests' signals).
-      const everything = await store.listSignals({ limit: 1000 });
+      const everything = (await store.listSignals({ limit: 1000 })).signals;
       const positions = made.map((m) => everything.findIndex((s) => s.id === m.id));
       expect(positions.every((p) => p >= 0)).toBe(true);
       expect([...positions].sort((x, y) => y - x)).toEqual(positions);

@@ -1,7 +1,8 @@
-import { type Command, InvalidArgumentError } from 'commander';
-import { accountUsage, createAccount } from '../../admin/accounts.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { accountUsage, createAccount, showAccount, updateAccount } from '../../admin/accounts.js';
 import type { AdminResult } from '../../admin/admin-result.js';
 import { createAgent, showAgent } from '../../admin/agents.js';
+import { cliPublicUrl } from '../../admin/recorded-public-url.js';
 import { listSignals, showSignal } from '../../admin/signals.js';
 import { createSource, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
 import { loadConfig } from '../../config/config.js';
@@ -21,6 +22,20 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--quota <n>', 'monthly signal quota', wholeNumber)
     .action((o: { name: string; quota: number }) =>
       run((store) => createAccount(store, { name: o.name, monthlySignalQuota: o.quota }, Date.now())),
+    );
+  accounts.command('show <accountId>').action((id: string) => run((store) => showAccount(store, id)));
+  accounts
+    .command('update <accountId>')
+    .description('rename the account or change its monthly quota (a new quota holds at once, for this month too)')
+    .option('--name <name>', 'account name')
+    .option('--quota <n>', 'monthly signal quota', wholeNumber)
+    .action((id: string, o: { name?: string; quota?: number }) =>
+      run((store) =>
+        updateAccount(store, id, {
+          ...(o.name !== undefined && { name: o.name }),
+          ...(o.quota !== undefined && { monthlySignalQuota: o.quota }),
+        }),
+      ),
     );
   accounts
     .command('usage <accountId>')
@@ -64,8 +79,8 @@ export function registerAdminCommands(program: Command): void {
     .command('update <sourceId>')
     .option('--name <name>')
     .option('--active <bool>', 'true or false', boolean)
-    .option('--hmac-secret <secret>')
-    .option('--clear-hmac-secret', 'stop requiring signatures')
+    .option('--hmac-secret <secret>', 'require requests signed with this secret')
+    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret)').conflicts('hmacSecret'))
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .action(
@@ -89,7 +104,7 @@ export function registerAdminCommands(program: Command): void {
           ),
         ),
     );
-  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, url)));
+  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, url)));
 
   const signals = program.command('signals').description('the signal log');
   signals
@@ -108,7 +123,7 @@ async function run<T>(operation: (store: Store, publicUrl: string) => Promise<Ad
   const config = loadConfig();
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const result = await operation(store, config.publicUrl);
+    const result = await operation(store, await cliPublicUrl(store, config));
     if (result.ok) {
       process.stdout.write(`${JSON.stringify(result.value, null, 2)}\n`);
     } else {

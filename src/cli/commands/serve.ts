@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import { recordPublicUrl } from '../../admin/recorded-public-url.js';
 import { loadConfig } from '../../config/config.js';
+import { listeningPublicUrl } from '../../config/listening-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService } from '../../service/start-service.js';
 
@@ -17,7 +19,18 @@ export function registerServeCommand(program: Command): void {
             `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own)\n`,
         );
       }
-      logger.info({ url: service.url, store: service.store.kind, publicUrl: config.publicUrl }, 'listening');
+      // What the admin API renders inbound URLs with, recorded before anyone is told the server
+      // listens, so the CLI prints the same URLs.
+      const publicUrl = listeningPublicUrl(config.publicUrl, Number(new URL(service.url).port));
+      try {
+        await recordPublicUrl(service.store, publicUrl);
+      } catch (err) {
+        logger.fatal({ err }, 'could not record the public URL in the store; stopping');
+        await service.close().catch(() => undefined);
+        await flushLogger(logger);
+        process.exit(1);
+      }
+      logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
 
       let draining = false;
       const drain = async (signal: string) => {

@@ -1,6 +1,7 @@
 import type { IngestOutcome, IngestRequest } from '../store.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
+import { KEY_REUSED_DETAIL, keyReusedProblem } from '../key-reused-problem.js';
 import { signalOfJson, textParam, type SignalJsonRow } from './postgres-rows.js';
 
 /**
@@ -32,6 +33,11 @@ export interface IngestItem {
   param: string | null;
   /** JSON text of the problems, when several. */
   errors: string | null;
+  /**
+   * With a key: the detail recorded when a different request holds it, `{signal}` standing for
+   * that request's signal id (migrations/postgres/003).
+   */
+  key_reused_detail: string | null;
 }
 
 /** What `signalgate_ingest` answers for one item. */
@@ -45,7 +51,9 @@ export type IngestAnswer =
       limit: number | null;
       agents: string[];
     }
-  | { n: number; ok: true; kind: 'replay' | 'key_reused'; record: SignalJsonRow }
+  | { n: number; ok: true; kind: 'replay'; record: SignalJsonRow }
+  /** Recorded as a refusal of its own; `original` holds the key. */
+  | { n: number; ok: true; kind: 'key_reused'; original: string }
   | { n: number; ok: false; state: string; message: string };
 
 export interface IngestDone {
@@ -100,13 +108,18 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     detail: text(textParam(refusal.detail), 'detail'),
     param: text(textParam(refusal.param), 'param'),
     errors: refusal.errors === null ? null : JSON.stringify(refusal.errors),
+    key_reused_detail: request.idempotencyKey === null ? null : KEY_REUSED_DETAIL,
   };
 }
 
 /** What the request came to, from the function's answer for its item. */
 export function ingestDone(request: IngestRequest, answer: IngestAnswer): IngestDone {
   if (!answer.ok) throw Object.assign(new Error(answer.message), { code: answer.state });
-  if (answer.kind !== 'recorded') return { outcome: { kind: answer.kind, record: signalOfJson(answer.record) }, agentIds: [] };
+  if (answer.kind === 'replay') return { outcome: { kind: 'replay', record: signalOfJson(answer.record) }, agentIds: [] };
+  if (answer.kind === 'key_reused') {
+    const record = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(answer.original)]));
+    return { outcome: { kind: 'key_reused', record, originalId: answer.original }, agentIds: [] };
+  }
   const verdict = request.verdict;
   let record;
   if (verdict.kind === 'accept') {

@@ -73,6 +73,7 @@ export interface DeliveryRow {
   acked_at: Date | null;
   message: string | null;
   result: unknown;
+  acked_after_expiry: boolean;
 }
 
 export interface AgentSignalRow {
@@ -173,6 +174,7 @@ export function deliveryOf(row: DeliveryRow): Delivery {
     ackedAt: isoOrNull(row.acked_at),
     message: row.message,
     result: row.result ?? null,
+    ackedAfterExpiry: row.acked_after_expiry,
   };
 }
 

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
+  AccountPatch,
   Ack,
   AckOutcome,
   IngestOutcome,
   IngestRequest,
   SignalFilter,
+  SignalPage,
   SourcePatch,
   Store,
 } from '../store.js';
@@ -158,6 +160,13 @@ export class PostgresStore implements Store {
     return rows[0]?.value ?? null;
   }
 
+  async setSetting(name: string, value: string): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+      [name, value],
+    );
+  }
+
   // Accounts and usage.
 
   async createAccount(account: Account): Promise<void> {
@@ -169,6 +178,20 @@ export class PostgresStore implements Store {
 
   async getAccount(id: string): Promise<Account | null> {
     const { rows } = await this.pool.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
+    return rows[0] ? accountOf(rows[0]) : null;
+  }
+
+  /**
+   * One statement. `signalgate_ingest` reads the quota in the statement that charges, so every
+   * charge made after this commit holds to the new quota. (A non-key update: it does not wait
+   * for ingests holding key-share locks on the account.)
+   */
+  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
+    const { rows } = await this.pool.query<AccountRow>(
+      `UPDATE accounts SET name = COALESCE($1, name), monthly_signal_quota = COALESCE($2, monthly_signal_quota)
+        WHERE id = $3 RETURNING *`,
+      [patch.name ?? null, patch.monthlySignalQuota ?? null, id],
+    );
     return rows[0] ? accountOf(rows[0]) : null;
   }
 
@@ -300,6 +323,14 @@ export class PostgresStore implements Store {
           id,
         ],
       );
+      if (next.maxSignalAgeSeconds !== rows[0].max_signal_age_seconds) {
+        await client.query(
+          `UPDATE deliveries d SET expires_at = s.received_at + make_interval(secs => $2)
+             FROM signals s
+            WHERE s.id = d.signal_id AND s.source_id = $1 AND d.status IN ('queued', 'delivered')`,
+          [id, next.maxSignalAgeSeconds],
+        );
+      }
       return next;
     });
   }
@@ -405,7 +436,7 @@ export class PostgresStore implements Store {
 
   // The signal log.
 
-  async listSignals(filter: SignalFilter): Promise<SignalRecord[]> {
+  async listSignals(filter: SignalFilter): Promise<SignalPage> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.sourceId !== undefined) {
@@ -421,13 +452,16 @@ export class PostgresStore implements Store {
       params.push(filter.before);
       where.push(`(received_at, id) < (SELECT received_at, id FROM signals WHERE id = $${params.length})`);
     }
-    params.push(Math.max(0, Math.floor(filter.limit)));
+    // One row more than the page: whether it is there says whether a next page is.
+    const limit = Math.max(0, Math.floor(filter.limit));
+    params.push(limit + 1);
     const { rows } = await this.pool.query<SignalRow>(
       `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY received_at DESC, id DESC LIMIT $${params.length}`,
       params,
     );
-    return rows.map(signalOf);
+    const signals = rows.slice(0, limit).map(signalOf);
+    return { signals, next: rows.length > limit && limit > 0 ? signals[limit - 1]!.id : null };
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
@@ -473,7 +507,8 @@ export class PostgresStore implements Store {
   async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
     // Conditional update first: of two racing acks exactly one matches; the other classifies below.
     const { rows: updated } = await this.pool.query<DeliveryRow>(
-      `UPDATE deliveries SET status = $3, acked_at = $4, message = $5, result = $6
+      `UPDATE deliveries SET status = $3, acked_at = $4, message = $5, result = $6,
+                             acked_after_expiry = (status = 'expired' OR expires_at <= $4)
         WHERE signal_id = $1 AND agent_id = $2
           AND (status IN ('queued', 'delivered') OR (status = 'expired' AND delivered_at IS NOT NULL))
        RETURNING *`,

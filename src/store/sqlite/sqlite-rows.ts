@@ -73,6 +73,7 @@ export interface DeliveryRow {
   acked_at: string | null;
   message: string | null;
   result: string | null;
+  acked_after_expiry: number;
 }
 
 export interface AgentSignalRow {
@@ -158,6 +159,7 @@ export function deliveryOf(row: DeliveryRow): Delivery {
     ackedAt: row.acked_at,
     message: row.message,
     result: parseJson<unknown>(row.result),
+    ackedAfterExpiry: row.acked_after_expiry === 1,
   };
 }
 

@@ -3,17 +3,20 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
+  AccountPatch,
   Ack,
   AckOutcome,
   IngestOutcome,
   IngestRequest,
   SignalFilter,
+  SignalPage,
   SourcePatch,
   Store,
 } from '../store.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
+import { keyReusedProblem } from '../key-reused-problem.js';
 import { patchedSource } from '../patched-source.js';
 import { readMigrationFiles } from '../migration-files.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
@@ -194,6 +197,13 @@ export class SqliteStore implements Store {
     return row?.value ?? null;
   }
 
+  async setSetting(name: string, value: string): Promise<void> {
+    this.stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(
+      name,
+      value,
+    );
+  }
+
   // Accounts and usage.
 
   async createAccount(account: Account): Promise<void> {
@@ -207,6 +217,15 @@ export class SqliteStore implements Store {
 
   async getAccount(id: string): Promise<Account | null> {
     const row = this.stmt('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return row ? accountOf(row) : null;
+  }
+
+  /** One statement: the inbound thread's next batch reads the new quota inside its own transaction. */
+  async updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
+    const row = this.stmt(
+      `UPDATE accounts SET name = COALESCE(?, name), monthly_signal_quota = COALESCE(?, monthly_signal_quota)
+        WHERE id = ? RETURNING *`,
+    ).get(patch.name ?? null, patch.monthlySignalQuota ?? null, id) as AccountRow | undefined;
     return row ? accountOf(row) : null;
   }
 
@@ -333,6 +352,18 @@ export class SqliteStore implements Store {
           next.maxSignalAgeSeconds,
           id,
         );
+        if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {
+          // The new age applies to what is not final yet. Driven by the pending deliveries (a
+          // partial index), not by the source's whole log. Times are kept as
+          // 'YYYY-MM-DDTHH:MM:SS.sssZ'; %f is seconds with milliseconds.
+          this.stmt(
+            `UPDATE deliveries
+                SET expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', s.received_at, '+' || ? || ' seconds')
+                                    FROM signals s WHERE s.id = deliveries.signal_id)
+              WHERE status IN ('queued', 'delivered')
+                AND (SELECT s.source_id FROM signals s WHERE s.id = deliveries.signal_id) = ?`,
+          ).run(next.maxSignalAgeSeconds, id);
+        }
         return next;
       })
       .immediate();
@@ -392,10 +423,15 @@ export class SqliteStore implements Store {
       ).get(request.sourceId, key) as { signal_id: string; request_hash: string | null; created_at: string } | undefined;
       // An older holder is past the replay window: this request takes the key over below.
       if (held && held.created_at >= isoTime(request.idempotencySince)) {
+        if (held.request_hash !== request.requestHash) {
+          // A different request under a held key: logged as its own refusal, the key left bound.
+          const refused = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(held.signal_id)]));
+          this.insertSignal(refused);
+          return { outcome: { kind: 'key_reused', record: refused, originalId: held.signal_id }, agentIds: [] };
+        }
         const original = this.readSignal(held.signal_id);
         if (!original) throw new Error(`idempotency key names missing signal ${held.signal_id}`);
-        const kind = held.request_hash === request.requestHash ? 'replay' : 'key_reused';
-        return { outcome: { kind, record: original }, agentIds: [] };
+        return { outcome: { kind: 'replay', record: original }, agentIds: [] };
       }
     }
 
@@ -467,7 +503,7 @@ export class SqliteStore implements Store {
 
   // The signal log.
 
-  async listSignals(filter: SignalFilter): Promise<SignalRecord[]> {
+  async listSignals(filter: SignalFilter): Promise<SignalPage> {
     await this.ingests.whenDurable();
     const where: string[] = [];
     const params: unknown[] = [];
@@ -486,8 +522,12 @@ export class SqliteStore implements Store {
     }
     const sql = `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
                  ORDER BY received_at DESC, id DESC LIMIT ?`;
-    params.push(Math.max(0, Math.floor(filter.limit)));
-    return (this.stmt(sql).all(...params) as SignalRow[]).map(signalOf);
+    // One row more than the page: whether it is there says whether a next page is.
+    const limit = Math.max(0, Math.floor(filter.limit));
+    params.push(limit + 1);
+    const rows = this.stmt(sql).all(...params) as SignalRow[];
+    const signals = rows.slice(0, limit).map(signalOf);
+    return { signals, next: rows.length > limit && limit > 0 ? signals[limit - 1]!.id : null };
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
@@ -550,10 +590,11 @@ export class SqliteStore implements Store {
           return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
         }
         if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+        const afterExpiry = row.status === 'expired' || row.expires_at <= at;
         const updated = this.stmt(
-          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?
+          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
             WHERE signal_id = ? AND agent_id = ? RETURNING *`,
-        ).get(ack.status, at, ack.message, jsonText(ack.result), signalId, agentId) as DeliveryRow;
+        ).get(ack.status, at, ack.message, jsonText(ack.result), afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
         return { kind: 'acked', delivery: deliveryOf(updated) };
       })
       .immediate();
