@@ -78,6 +78,7 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
         authKey: decodedKey(encodedKey),
         receivedAtMillis,
         contentType: req.headers['content-type'],
+        contentEncoding: header(req, 'content-encoding'),
         body,
         bodyTooLarge: tooLarge,
         signature: {

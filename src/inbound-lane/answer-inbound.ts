@@ -28,6 +28,7 @@ export async function answerInbound(store: Store, work: InboundWork): Promise<In
     signalId: newSignalId(work.receivedAtMillis),
     receivedAtMillis: work.receivedAtMillis,
     contentType: work.contentType,
+    contentEncoding: work.contentEncoding,
     body,
     bodyTooLarge: work.bodyTooLarge,
     signature: work.signature,

@@ -6,6 +6,7 @@ export interface InboundWork {
   authKey: string;
   receivedAtMillis: number;
   contentType: string | undefined;
+  contentEncoding: string | undefined;
   /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
   body: Uint8Array;
   bodyTooLarge: boolean;

@@ -1,13 +1,22 @@
 import type { SignalFormat } from '../language/parse-signal.js';
 
-export type FormatDecision = { ok: true; format: SignalFormat } | { ok: false; detail: string };
+export type FormatDecision = { ok: true; format: SignalFormat } | { ok: false; detail: string; param: 'Content-Type' | 'Content-Encoding' };
 
 /**
  * Picks the signal format from the Content-Type (CONTRACT §3): JSON types are JSON, text/plain
  * is text, and a missing type or the form type `curl -d` sends is decided by the first
  * non-blank byte. A charset other than UTF-8 is refused rather than misread.
  */
-export function decideFormat(contentType: string | undefined, body: Buffer): FormatDecision {
+export function decideFormat(contentType: string | undefined, contentEncoding: string | undefined, body: Buffer): FormatDecision {
+  // A compressed body would be read as bytes that are not UTF-8: say what is wrong instead.
+  const encoding = contentEncoding?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    return {
+      ok: false,
+      param: 'Content-Encoding',
+      detail: `Content-Encoding '${encoding}' is not supported; send the body uncompressed (without Content-Encoding)`,
+    };
+  }
   if (contentType === undefined || contentType.trim() === '') return { ok: true, format: sniff(body) };
   const [rawType = '', ...params] = contentType.split(';');
   const type = rawType.trim().toLowerCase();
@@ -19,6 +28,7 @@ export function decideFormat(contentType: string | undefined, body: Buffer): For
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
     return {
       ok: false,
+      param: 'Content-Type',
       detail: `charset '${charset}' is not supported; send the body as UTF-8 (Content-Type: ${type}; charset=utf-8)`,
     };
   }
@@ -29,6 +39,7 @@ export function decideFormat(contentType: string | undefined, body: Buffer): For
   if (type === 'application/x-www-form-urlencoded') return { ok: true, format: sniff(body) };
   return {
     ok: false,
+    param: 'Content-Type',
     detail: `Content-Type '${type}' is not supported; send the signal as text/plain (EURUSD,buy,...) or application/json`,
   };
 }

@@ -22,6 +22,7 @@ export interface InboundRequest {
   signalId: string;
   receivedAtMillis: number;
   contentType: string | undefined;
+  contentEncoding: string | undefined;
   /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
   body: Buffer;
   bodyTooLarge: boolean;
@@ -96,8 +97,8 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
       400,
     );
   }
-  const format = decideFormat(request.contentType, body);
-  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: 'Content-Type' }], 415, true);
+  const format = decideFormat(request.contentType, request.contentEncoding, body);
+  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }], 415, true);
   if (text === null) {
     return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
   }

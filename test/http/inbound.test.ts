@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, seedSource, sign, type SeededSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
@@ -172,6 +173,16 @@ describe('CONTRACT §3 checks, each row', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
+  });
+
+  it('5: a compressed body is 415 naming Content-Encoding, not a misleading PARSE_ERROR', async () => {
+    const src = await seedSource(server);
+    const gzipped = gzipSync(SIGNAL);
+    const res = await post(server.url + src.inboundPath, gzipped, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+    expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(res.body).toMatchObject({ param: 'Content-Encoding', detail: expect.stringContaining('uncompressed') });
+    const plain = await post(server.url + src.inboundPath, SIGNAL, { 'content-type': 'text/plain', 'content-encoding': 'identity' });
+    expect(plain.status).toBe(202);
   });
 
   it('6: a body that is not one signal is 400 PARSE_ERROR', async () => {
