@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
+import { useStrictJsonBodies } from './json-body-parser.js';
 import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
@@ -71,6 +72,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       logAccess(request, reply);
     },
   });
+
+  useStrictJsonBodies(app);
 
   app.addHook('preClose', async () => {
     drain.closing = true;

@@ -30,4 +30,21 @@ describe('routing', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'INVALID_REQUEST', detail: expect.stringContaining('percent-encoding') });
   });
+
+  it('a JSON body that gives a field twice is 400 naming it, and changes nothing', async () => {
+    const headers = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const created = await fetch(`${server.url}/api/admin/accounts`, {
+      method: 'POST',
+      headers,
+      body: '{"name":"Desk","monthlySignalQuota":10,"monthlySignalQuota":1000}',
+    });
+    expect(created.status).toBe(400);
+    expect(await created.json()).toMatchObject({ code: 'INVALID_REQUEST', detail: expect.stringContaining("'monthlySignalQuota' is given more than once") });
+    const src = await seedSource(server, { quota: 5 });
+    const patched = await fetch(`${server.url}/api/admin/accounts/${src.accountId}`, { method: 'PATCH', headers, body: '{"monthlySignalQuota":7,"monthlySignalQuota":9}' });
+    expect(patched.status).toBe(400);
+    expect((await server.admin('GET', `/api/admin/accounts/${src.accountId}`)).body.monthlySignalQuota).toBe(5);
+    const once = await fetch(`${server.url}/api/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'Desk', monthlySignalQuota: 10 }) });
+    expect(once.status).toBe(201);
+  });
 });
