@@ -113,6 +113,9 @@ export class PostgresStore implements Store {
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
+    // So does one that dies while checked out (terminated by an operator, a failover, an idle
+    // timeout): the query under way gets the error; the event, unheard, would end the process.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
     // One batch per account in flight (the next waits here, growing, rather than at the
     // account's usage-row lock), and half the pool at most, so the other queries (source
     // lookups, polls, acks) still find a connection.

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminRequest } from '../support/admin-client.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import { post } from '../support/seed-source.js';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+
+const ADMIN = 'postgres-sessions-admin-token-0123';
+const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
+
+/** PostgreSQL restarts, failovers, idle-session timeouts and an operator's pg_terminate_backend. */
+describe.runIf(onPostgres)('PostgreSQL sessions ended under load', () => {
+  let schema: TestSchema;
+  let server: ServerProcess;
+  let applicationName: string;
+
+  beforeAll(async () => {
+    schema = await freshPostgresSchema('sessions');
+    // Its own application name, so only this server's sessions are ended.
+    applicationName = `sg_${schema.schema}`.slice(0, 60);
+    const url = new URL(schema.urlWithSchema);
+    url.searchParams.set('application_name', applicationName);
+    server = await spawnServer({ SIGNALGATE_DATABASE_URL: url.toString(), SIGNALGATE_ADMIN_TOKEN: ADMIN });
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    await schema?.drop();
+  });
+
+  it('leave the server running: requests in flight fail, later ones are stored', async () => {
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Fund', monthlySignalQuota: 1_000_000 });
+    await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'mt5' });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'tv' });
+    const inbound = `${server.url}/api/inbound/${source.body.authKey}`;
+
+    let sending = true;
+    const loops = Array.from({ length: 12 }, async () => {
+      while (sending) {
+        await post(inbound, 'EURUSD,buy,vol=0.1', { 'content-type': 'text/plain' }).catch(() => undefined);
+      }
+    });
+    const killer = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await killer.connect();
+    let ended = 0;
+    try {
+      for (let round = 0; round < 8; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const { rows } = await killer.query<{ ended: boolean }>(
+          'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1',
+          [applicationName],
+        );
+        ended += rows.filter((row) => row.ended).length;
+      }
+    } finally {
+      sending = false;
+      await Promise.all(loops);
+      await killer.end();
+    }
+    expect(ended).toBeGreaterThan(0);
+    expect({ exitCode: server.child.exitCode, stderr: server.stderr() }).toEqual({ exitCode: null, stderr: '' });
+    const after = await post(inbound, 'EURUSD,sell,vol=0.1', { 'content-type': 'text/plain' });
+    expect(after.status).toBe(202);
+  });
+});
