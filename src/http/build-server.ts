@@ -109,10 +109,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   app.get('/healthz', async (_request, reply) => {
     const failure = opts.inbound.failure;
-    if (failure === null) return { status: 'ok', store: opts.store.kind };
-    return reply
-      .code(503)
-      .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
+    if (failure !== null) {
+      return reply
+        .code(503)
+        .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
+    }
+    const unreachable = await opts.store.reachabilityProblem();
+    if (unreachable === null) return { status: 'ok', store: opts.store.kind };
+    return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
   });
   await app.register(inboundRoutes);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });

@@ -97,6 +97,12 @@ export interface Store {
    * and made durable (the embedded store's inbound thread).
    */
   announceDeliveries(agentIds: string[]): void;
+
+  /**
+   * Why the store cannot be reached now (a sentence), or null when it answers: what
+   * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
+   */
+  reachabilityProblem(): Promise<string | null>;
 }
 
 export interface AccountPatch {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
@@ -63,5 +64,62 @@ describe.runIf(onPostgres)('PostgreSQL sessions ended under load', () => {
     expect({ exitCode: server.child.exitCode, stderr: server.stderr() }).toEqual({ exitCode: null, stderr: '' });
     const after = await post(inbound, 'EURUSD,sell,vol=0.1', { 'content-type': 'text/plain' });
     expect(after.status).toBe(202);
+  });
+});
+
+/** A TCP relay to PostgreSQL that can be cut and restored, as a network outage would. */
+async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server;
+  let port = 0;
+  const open = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname);
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('close', () => sockets.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  await open();
+  return {
+    port,
+    cut: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+    restore: open,
+  };
+}
+
+describe.runIf(onPostgres)('GET /healthz with PostgreSQL out of reach', () => {
+  it('answers 503 failing while the database cannot be reached, and ok again once it can', async () => {
+    const schema = await freshPostgresSchema('health');
+    const relay = await relayTo(new URL(TEST_DATABASE_URL));
+    const url = new URL(schema.urlWithSchema);
+    url.host = `127.0.0.1:${relay.port}`;
+    const server = await spawnServer({ SIGNALGATE_DATABASE_URL: url.toString(), SIGNALGATE_ADMIN_TOKEN: ADMIN });
+    try {
+      expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok', store: 'postgres' });
+      await relay.cut();
+      const down = await fetch(`${server.url}/healthz`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ status: 'failing', store: 'postgres', detail: expect.stringContaining('PostgreSQL') });
+      await relay.restore();
+      const up = await fetch(`${server.url}/healthz`);
+      expect(up.status).toBe(200);
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
+      await relay.cut().catch(() => undefined);
+      await schema.drop();
+    }
   });
 });

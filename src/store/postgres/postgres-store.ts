@@ -56,6 +56,9 @@ const MAX_ATTEMPTS = 3;
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** How long `GET /healthz` waits for PostgreSQL before calling it unreachable. */
+const REACHABILITY_TIMEOUT_MS = 3000;
+
 /**
  * Items per ingest batch. When a batch is resent isolated, each item is a subtransaction; above
  * 64 in one transaction PostgreSQL marks its snapshot data "overflowed", which slows every other
@@ -161,6 +164,24 @@ export class PostgresStore implements Store {
   async getSetting(name: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
     return rows[0]?.value ?? null;
+  }
+
+  /** A round trip on a pooled connection, given a few seconds (a dead host may never answer). */
+  async reachabilityProblem(): Promise<string | null> {
+    if (this.closed) return 'the store is closed';
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`PostgreSQL did not answer within ${REACHABILITY_TIMEOUT_MS / 1000} s`), REACHABILITY_TIMEOUT_MS);
+    });
+    const answered = this.pool.query('SELECT 1').then(
+      () => null,
+      (error: unknown) => `PostgreSQL cannot be reached (${error instanceof Error ? error.message : String(error)})`,
+    );
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async setSetting(name: string, value: string): Promise<void> {

@@ -197,6 +197,11 @@ export class SqliteStore implements Store {
     return row?.value ?? null;
   }
 
+  /** The file is opened once and stays open; a failing inbound thread is reported by the lane. */
+  async reachabilityProblem(): Promise<string | null> {
+    return this.closed ? 'the store is closed' : null;
+  }
+
   async setSetting(name: string, value: string): Promise<void> {
     this.stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(
       name,
