@@ -33,13 +33,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
-    logLevel: nonEmpty(env.SIGNALGATE_LOG_LEVEL) ?? 'info',
+    logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
   };
 }
 
-/** SIGNALGATE_PUBLIC_URL without trailing slashes; null when the operator did not set it. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function parseLogLevel(value: string | undefined): string {
+  const level = nonEmpty(value) ?? 'info';
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError(`SIGNALGATE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${level}'`);
+  }
+  return level;
+}
+
+/**
+ * SIGNALGATE_PUBLIC_URL without trailing slashes; null when the operator did not set it. It is
+ * what senders are told to post to, so anything but a plain http(s) base URL is refused.
+ */
 export function publicUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | null {
-  return nonEmpty(env.SIGNALGATE_PUBLIC_URL)?.replace(/\/+$/, '') ?? null;
+  const raw = nonEmpty(env.SIGNALGATE_PUBLIC_URL);
+  if (raw === null) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError(
+      `SIGNALGATE_PUBLIC_URL must be the http:// or https:// address senders reach this service at (like https://signals.example.com), without query or fragment, got '${raw}'`,
+    );
+  }
+  return raw.replace(/\/+$/, '');
 }
 
 function nonEmpty(value: string | undefined): string | null {

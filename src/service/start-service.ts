@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { InboundThreadLane } from '../inbound-lane/thread-lane.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import { storeLane } from '../inbound-lane/store-lane.js';
+import { listenStartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -27,9 +28,19 @@ export interface RunningService {
 export const DRAIN_DEADLINE_MS = 10_000;
 
 /** Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests start. */
-export async function startService(config: Config, logger: Logger, storeOptions: { schema?: string } = {}): Promise<RunningService> {
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions });
+export async function startService(
+  config: Config,
+  logger: Logger,
+  storeOptions: { schema?: string } = {},
+  events: { onAdminTokenGenerated?: (token: string) => void } = {},
+): Promise<RunningService> {
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
+    throw storeStartupError(config, error);
+  });
   const admin = await resolveAdminToken(store, config.adminToken);
+  // Shown at once: the digest is stored now, so a start that fails after this point must not
+  // take the only showing of the token with it.
+  if (admin.generated !== null) events.onAdminTokenGenerated?.(admin.generated);
   const inbound = await inboundLaneFor(store, config, logger);
   const app = await buildServer({
     store,
@@ -39,7 +50,14 @@ export async function startService(config: Config, logger: Logger, storeOptions:
     isAdminToken: admin.isAdminToken,
     plugins: [deliveryPlugin({ store, logger })],
   });
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await inbound.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw listenStartupError(config, error);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

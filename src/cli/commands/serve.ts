@@ -1,24 +1,37 @@
 import type { Command } from 'commander';
+import type { Logger } from 'pino';
 import { recordPublicUrl } from '../../admin/recorded-public-url.js';
-import { loadConfig } from '../../config/config.js';
+import { ConfigError, loadConfig } from '../../config/config.js';
 import { listeningPublicUrl } from '../../config/listening-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
-import { startService } from '../../service/start-service.js';
+import { startService, type RunningService } from '../../service/start-service.js';
+import { StartupError } from '../../service/startup-error.js';
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL)')
     .action(async () => {
-      const config = loadConfig();
-      const logger = createLogger(config.logLevel);
-      const service = await startService(config, logger);
-      if (service.generatedAdminToken !== null) {
-        process.stderr.write(
-          `signalgate: generated the admin token; it is shown this once, keep it:\n  ${service.generatedAdminToken}\n` +
-            `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own)\n`,
-        );
+      // A stop asked for while starting is honoured once the start is done: the service then
+      // drains at once and exits 0, as a stop always does.
+      let stopAsked: string | null = null;
+      let stop: (signal: string) => void = (signal) => (stopAsked ??= signal);
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+
+      let config;
+      try {
+        config = loadConfig();
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        process.stderr.write(`signalgate: cannot start: ${error.message}\n`);
+        process.exit(1);
       }
+      const logger = createLogger(config.logLevel);
+      const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch((error: unknown) => {
+        if (!(error instanceof StartupError)) throw error;
+        return failStart(logger, error);
+      });
       // What the admin API renders inbound URLs with, recorded before anyone is told the server
       // listens, so the CLI prints the same URLs.
       const publicUrl = listeningPublicUrl(config.publicUrl, Number(new URL(service.url).port));
@@ -33,22 +46,39 @@ export function registerServeCommand(program: Command): void {
       logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
 
       let draining = false;
-      const drain = async (signal: string) => {
+      stop = (signal: string) => {
         if (draining) return;
         draining = true;
-        logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
-        try {
-          await service.close();
-          logger.info('stopped');
-          await flushLogger(logger);
-          process.exit(0);
-        } catch (err) {
-          logger.error({ err }, 'shutdown failed');
-          await flushLogger(logger);
-          process.exit(1);
-        }
+        void drain(service, logger, signal);
       };
-      process.on('SIGTERM', () => void drain('SIGTERM'));
-      process.on('SIGINT', () => void drain('SIGINT'));
+      if (stopAsked !== null) stop(stopAsked);
     });
+}
+
+function printAdminToken(token: string): void {
+  process.stderr.write(
+    `signalgate: generated the admin token; it is shown this once, keep it:\n  ${token}\n` +
+      `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own)\n`,
+  );
+}
+
+async function failStart(logger: Logger, error: StartupError): Promise<never> {
+  logger.fatal({ err: error.cause }, error.message);
+  await flushLogger(logger);
+  process.stderr.write(`signalgate: cannot start: ${error.message}\n`);
+  process.exit(1);
+}
+
+async function drain(service: RunningService, logger: Logger, signal: string): Promise<void> {
+  logger.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+  try {
+    await service.close();
+    logger.info('stopped');
+    await flushLogger(logger);
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'shutdown failed');
+    await flushLogger(logger);
+    process.exit(1);
+  }
 }

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminRequest } from '../support/admin-client.js';
+import { CLI, spawnServer } from '../support/spawn-server.js';
+
+const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function freshDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-start-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Runs `signalgate serve` to its end; `whenStderr` may act on the process as its error output grows. */
+function serve(env: Record<string, string>, whenStderr?: (stderr: string, stop: () => void) => void) {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SIGNALGATE_ADMIN_TOKEN: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    whenStderr?.(stderr, () => child.kill('SIGTERM'));
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+describe.runIf(onSqlite)('starting the service', () => {
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be a whole number'],
+    [{ SIGNALGATE_LOG_LEVEL: 'verbose' }, 'SIGNALGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ SIGNALGATE_PUBLIC_URL: 'ftp://signals.example.com' }, 'SIGNALGATE_PUBLIC_URL must be the http:// or https:// address'],
+    [{ SIGNALGATE_PUBLIC_URL: 'not a url' }, 'SIGNALGATE_PUBLIC_URL must be'],
+    [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
+  ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`signalgate: cannot start: ${sentence}`);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(run.stderr).not.toContain(':pw@');
+  });
+
+  it('a data directory that is a file fails naming SIGNALGATE_DATA_DIR', async () => {
+    const file = path.join(freshDir(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    const run = await serve({ SIGNALGATE_DATA_DIR: file });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=${file}`);
+  });
+
+  it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const dataDir = freshDir();
+    try {
+      const run = await serve({ SIGNALGATE_DATA_DIR: dataDir, PORT: String(port) });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`cannot listen on HOST=127.0.0.1 PORT=${port}`);
+      const token = /generated the admin token[^\n]*\n\s+(\S+)/.exec(run.stderr)?.[1];
+      expect(token).toMatch(/^sgadm_/);
+
+      const again = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: '' });
+      try {
+        expect(again.stderr()).not.toContain('generated the admin token');
+        const accounts = await adminRequest(again.url, token!, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
+        expect(accounts.status).toBe(201);
+      } finally {
+        again.child.kill('SIGKILL');
+        await again.exited;
+      }
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('SIGTERM while starting: the start completes, drains at once and exits 0', async () => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir() }, (stderr, stop) => {
+      // The token is printed between opening the store and listening.
+      if (stderr.includes('generated the admin token')) stop();
+    });
+    expect(run.code).toBe(0);
+    const messages = run.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages.slice(-3)).toEqual(['listening', 'draining: no new connections, finishing in-flight requests', 'stopped']);
+  });
+});
