@@ -67,6 +67,8 @@ export class AgentClient {
   private stateDirty = false;
   private stateChain: Promise<unknown> = Promise.resolve();
   private failure: Error | null = null;
+  /** The server refused our WebSocket: another connection holds the agent's session. */
+  private standingBy = false;
 
   constructor(private readonly options: AgentClientOptions) {
     this.http = new AgentHttp(options.server, options.token);
@@ -163,6 +165,13 @@ export class AgentClient {
         this.disconnected(end.reason);
         if (this.stop.signal.aborted) break;
         if (end.unauthorized) throw new AgentUnauthorizedError();
+        if (end.agentConnected) {
+          // Long-poll would be refused too, and executing here would double every order: stay a
+          // standby that retries, with backoff, until the other session ends.
+          this.standBy(end.reason);
+          await sleep(backoff.next(), this.stop.signal);
+          continue;
+        }
         if (end.opened) backoff.reset();
         else if (mode === 'auto' && end.fallback) {
           this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
@@ -196,7 +205,7 @@ export class AgentClient {
     this.link = null;
     // Never came up (a proxy without WebSocket support, or the server is down): long-poll
     // may still get through; when it fails too, the next attempt is the WebSocket again.
-    return { ...end, fallback: !end.opened && !end.unauthorized };
+    return { ...end, fallback: !end.opened && !end.unauthorized && !end.agentConnected };
   }
 
   /** Polls until an error (answered) or `giveUp()` says to try the WebSocket again (null). */
@@ -226,8 +235,20 @@ export class AgentClient {
     return null;
   }
 
+  private standBy(reason: string): void {
+    if (this.standingBy) return;
+    this.standingBy = true;
+    this.log.warn(
+      { reason, server: this.options.server },
+      'another process is connected with this agent token; waiting',
+    );
+    this.options.onStatus?.({ transport: null, reason });
+  }
+
   private connected(transport: 'websocket' | 'long-poll'): void {
     this.current = transport;
+    if (this.standingBy) this.log.info({ transport }, 'the other connection with this agent token ended; taking over');
+    this.standingBy = false;
     this.log.info({ transport, server: this.options.server }, 'connected');
     this.options.onStatus?.({ transport });
     if (this.stateDirty) void this.flushState();
@@ -247,7 +268,8 @@ export class AgentClient {
   }
 
   private async sendLatestState(): Promise<boolean> {
-    if (!this.stateDirty || this.latestState === null || this.stop.signal.aborted) return false;
+    // A standby's account is not the agent's: the connected process publishes that one.
+    if (!this.stateDirty || this.latestState === null || this.stop.signal.aborted || this.standingBy) return false;
     const state = this.latestState;
     this.stateDirty = false;
     try {
@@ -256,6 +278,12 @@ export class AgentClient {
         ? await link.request({ type: 'state', state: state as Record<string, unknown> })
         : await this.http.putState(state, this.stop.signal);
       if (reply.status === 200) return true;
+      if (reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED') {
+        // Sent over HTTP while our own WebSocket was being set up, or while another process holds
+        // the session: kept for our next connection.
+        if (this.latestState === state) this.stateDirty = true;
+        return false;
+      }
       this.log.error({ status: reply.status, problem: reply.body }, 'the server refused the state snapshot');
       return false;
     } catch (err) {

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { PUSH_PATH, type AgentMessage, type HelloMessage, type ResultMessage, type ServerMessage } from '../delivery/push-protocol.js';
+import { CLOSE_AGENT_CONNECTED, PUSH_PATH, type AgentMessage, type HelloMessage, type ResultMessage, type ServerMessage } from '../delivery/push-protocol.js';
 import type { AgentSignal } from '../store/records.js';
 import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
@@ -20,6 +20,11 @@ export interface LinkEnd {
   unauthorized: boolean;
   /** The HTTP status the upgrade was refused with, if it was. */
   status: number | null;
+  /**
+   * The server refused this connection because another one for the agent is open (close code
+   * 4409): another process shares the token. Nothing was pushed on it.
+   */
+  agentConnected: boolean;
   reason: string;
 }
 
@@ -59,7 +64,7 @@ export class WebSocketLink {
         if (this.opened) reason = `closed with ${code}${why.length > 0 ? ` (${why.toString()})` : ''}`;
         for (const waiting of this.pending.values()) waiting.reject(new TransientError(`WebSocket ${reason}`));
         this.pending.clear();
-        resolve({ opened: this.opened, unauthorized, status, reason });
+        resolve({ opened: this.opened, unauthorized, status, agentConnected: code === CLOSE_AGENT_CONNECTED, reason });
       });
     });
     this.ws.on('open', () => {

@@ -1,7 +1,10 @@
 import type { Store } from '../store/store.js';
 
-/** Why a watcher is woken: deliveries were queued, an ack freed room, or the server is closing. */
-export type WakeReason = 'queued' | 'acked' | 'closing';
+/**
+ * Why a watcher is woken: deliveries were queued, an ack freed room, a WebSocket session of
+ * the agent opened (a waiting poll must give way), or the server is closing.
+ */
+export type WakeReason = 'queued' | 'acked' | 'connected' | 'closing';
 
 export type AgentWatcher = (reason: WakeReason) => void;
 

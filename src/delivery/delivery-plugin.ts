@@ -9,6 +9,7 @@ import { acknowledgeSignal } from './acknowledge-signal.js';
 import type { AgentAnswer } from './agent-answer.js';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
 import { AgentPresence } from './agent-presence.js';
+import { AGENT_CONNECTED_PROBLEM, AgentSessions } from './agent-sessions.js';
 import { DeliveryBoard } from './delivery-board.js';
 import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
 import { PushServer } from './push-server.js';
@@ -29,7 +30,8 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const { store, logger } = opts;
     const board = new DeliveryBoard(store);
     const presence = new AgentPresence(store, logger);
-    const push = new PushServer(app.server, { store, board, presence, logger });
+    const sessions = new AgentSessions();
+    const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, Agent>();
 
     app.addHook('preClose', async () => {
@@ -57,8 +59,11 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
+      // One agent, one receiver: a poll beside an open WebSocket session would hand the same
+      // signals to a second process.
+      if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       const [signals] = await Promise.all([
-        longPoll(store, board, agent.id, seconds * 1000, gone.signal),
+        longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id)),
         presence.seen(agent.id),
       ]);
       if (gone.signal.aborted) {
@@ -68,6 +73,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
         request.raw.socket.destroy();
         return reply;
       }
+      if (signals === null) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       return reply.send({ signals });
     });
 
@@ -83,6 +89,9 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
 
     app.put('/api/agent/state', async (request, reply) => {
       const agent = agentOf(request);
+      // The session's process owns the dashboard's account; a second process sharing the token
+      // would overwrite it with its own. Its acks stay accepted: they report what already happened.
+      if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       const now = Date.now();
       const answer = await saveAgentState(store, agent.id, request.body, now);
       if (answer.ok) presence.recorded(agent.id, now);

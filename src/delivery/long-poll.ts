@@ -10,7 +10,8 @@ export const MAX_WAIT_SECONDS = 30;
  * Takes the agent's pending deliveries; with none, holds for up to `waitMs` and answers as
  * soon as some are committed. The watch is set up before the first look, so a delivery
  * committed while the store is being asked still wakes the wait. Answers empty when the wait
- * runs out, the client went away (`abort`), or the server is closing.
+ * runs out, the client went away (`abort`), or the server is closing; answers null, taking
+ * nothing for the poller, once `superseded()` says a WebSocket session of the agent opened.
  */
 export async function longPoll(
   store: Store,
@@ -18,7 +19,8 @@ export async function longPoll(
   agentId: string,
   waitMs: number,
   abort: AbortSignal,
-): Promise<AgentSignal[]> {
+  superseded: () => boolean,
+): Promise<AgentSignal[] | null> {
   const deadline = Date.now() + waitMs;
   const latch = new WakeLatch();
   const unwatch = board.watch(agentId, (reason) => {
@@ -28,12 +30,18 @@ export async function longPoll(
   abort.addEventListener('abort', onAbort);
   try {
     while (true) {
+      if (superseded()) return null;
       const signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+      // A session that opened during the take pushes these same signals (they are not
+      // acknowledged), so the poller must not get them as well.
+      if (superseded()) return null;
       if (signals.length > 0 || board.closing || abort.aborted) return signals;
       const left = deadline - Date.now();
       if (left <= 0) return [];
       // Woken or not, a wait that ran out answers empty: the next poll takes what came since.
-      if (!(await latch.wait(left)) || board.closing || abort.aborted) return [];
+      if (!(await latch.wait(left)) || board.closing || abort.aborted) {
+        return superseded() ? null : [];
+      }
     }
   } finally {
     abort.removeEventListener('abort', onAbort);

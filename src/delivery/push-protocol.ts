@@ -12,6 +12,14 @@ export const PUSH_PATH = '/api/agent/ws';
 /** Close codes the server uses. */
 export const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_INTERNAL_ERROR = 1011;
+/**
+ * The agent already has an open session (another process on the same token): sent right
+ * after the upgrade, before anything is pushed. 4409 mirrors HTTP 409; retry with backoff,
+ * as a standby, since the session is free again once the other connection closes.
+ */
+export const CLOSE_AGENT_CONNECTED = 4409;
+/** At most 123 bytes: the WebSocket close frame's limit. */
+export const AGENT_CONNECTED_REASON = 'AGENT_CONNECTED: another connection for this agent is open; stop that process. Retry after it closes or misses a ping';
 
 /** Server → agent, first message of every connection. */
 export interface HelloMessage {

@@ -4,7 +4,8 @@ import { type Problem, statusOf } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
-import { CLOSE_GOING_AWAY, PUSH_PATH } from './push-protocol.js';
+import type { AgentSessions } from './agent-sessions.js';
+import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, PUSH_PATH } from './push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
 
 /** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */
@@ -27,6 +28,7 @@ export class PushServer {
   constructor(
     server: Server,
     private readonly deps: PushDependencies,
+    private readonly sessions: AgentSessions,
   ) {
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
     this.heartbeat = setInterval(() => this.checkAlive(), HEARTBEAT_MS);
@@ -53,6 +55,19 @@ export class PushServer {
       this.alive.set(ws, true);
       ws.on('pong', () => this.alive.set(ws, true));
       ws.on('error', (err) => this.deps.logger.warn({ err, agentId: agent.id }, 'agent WebSocket error'));
+      // Refuse the newcomer rather than replace the session: the session in place may have
+      // executed signals it has not acknowledged yet, which a replacement would be handed again.
+      // Refused after the upgrade, with a close code, so every WebSocket client can read why.
+      if (!this.sessions.claim(agent.id, ws)) {
+        this.deps.logger.warn(
+          { agentId: agent.id, code: 'AGENT_CONNECTED' },
+          'refused a second WebSocket for an agent already connected: two processes share its token',
+        );
+        ws.close(CLOSE_AGENT_CONNECTED, AGENT_CONNECTED_REASON);
+        return;
+      }
+      // A long-poll of this agent waiting meanwhile must answer 409 now, not take signals.
+      this.deps.board.wake(agent.id, 'connected');
       ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));
       this.deps.logger.info({ agentId: agent.id }, 'agent connected over WebSocket');
       new PushSession(ws, agent, this.deps).start();

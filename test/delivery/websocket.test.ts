@@ -27,13 +27,14 @@ describe('WebSocket push at /api/agent/ws', () => {
     const pushed = await socket.waitForSignals(3);
     expect(pushed.map((s) => s.id)).toEqual([before, ...live]);
     expect(pushed[1]).toMatchObject({ sourceId: expect.any(String), signal: { symbol: 'GBPUSD', action: 'sell', volume: { type: 'lots', value: 0.2 } } });
-    // The same record as the long-poll answers.
+    // The same record as the long-poll answers (polled once the session is over: polling
+    // beside an open session is refused).
+    socket.close();
+    await socket.closed;
     const polled = (await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals;
     expect(polled).toEqual(pushed);
 
-    for (const s of pushed) expect((await socket.request({ type: 'ack', id: s.id, status: 'executed' })).status).toBe(200);
-    socket.close();
-    await socket.closed;
+    for (const s of pushed) expect((await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' })).status).toBe(200);
   });
 
   it('takes acks and state updates, answering each with a result carrying the HTTP status and body', async () => {

@@ -12,15 +12,17 @@ import {
   type Quote,
   type Tick,
 } from '../../engine/index.js';
-import { canonicalSymbol } from '../../engine/symbol-map.js';
+import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
 import { renderSignalText } from '../../language/render-signal-text.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
 import { AgentClosedError } from '../agent-errors.js';
 import { AgentLock } from './agent-lock.js';
-import { type ExecutedSignal, forgetSettled, PaperJournal } from './paper-journal.js';
+import { unpriceable } from './feed-currencies.js';
+import { type ExecutedSignal, forgetSettled, type PaperBook, PaperJournal } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
 import { RandomWalkFeed } from './random-walk-feed.js';
-import { TickFileFeed } from './tick-file-feed.js';
+import { StoredAccountConflictError } from './stored-account-conflict.js';
+import { TickFileFeed, type TicksFile } from './tick-file-feed.js';
 
 /** The snapshot is published after every change and at least this often (equity moves with prices). */
 const PUBLISH_EVERY_MS = 5000;
@@ -31,12 +33,19 @@ export interface PaperAgentOptions {
   transport: TransportChoice;
   /** `SIGNALGATE_DATA_DIR`: the account lives under `<dataDir>/agents/<token digest>/`. */
   dataDir: string;
+  /** Balance and currency of a new account (the flags' or the defaults). */
   balance: number;
   currency: string;
+  /** Which of the two the flags gave: a restart warns when a given one differs from the stored account. */
+  given: { balance: boolean; currency: boolean };
+  /** The account currencies the feed can price (see feed-currencies.ts). */
+  currencies: readonly string[];
   defaultVolumeLots: number | null;
   instruments: InstrumentsFile;
+  /** The `--instruments` file (absolute path), for messages; null: none given. */
+  instrumentsFile: string | null;
   /** Ticks to replay in real time (sorted by time); null: the random walk. */
-  ticks: readonly Tick[] | null;
+  ticks: TicksFile | null;
   /** Random-walk seed; null: random. Ignored when continuing a stored walk. */
   seed: number | null;
   log: Logger;
@@ -73,14 +82,16 @@ export class PaperAgent {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     this.lock = AgentLock.acquire(path.join(dir, 'agent.lock'));
     try {
+      if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
       const file = path.join(dir, 'paper-account.json');
       const book = await PaperJournal.load(file);
-      this.restore(book);
+      this.restore(book, file);
       this.journal = new PaperJournal(file, () => ({
         agentId: this.agentId,
         engine: this.state,
         executed: [...this.executed.values()],
         feed: this.feed.position(),
+        instrumentsFile: options.instrumentsFile,
       }));
       log.info(
         { file, balance: this.state.balance, currency: this.state.config.currency, executed: this.executed.size, resumed: book !== null },
@@ -116,22 +127,37 @@ export class PaperAgent {
     await this.client?.close();
   }
 
-  private restore(book: Awaited<ReturnType<typeof PaperJournal.load>>): void {
+  /**
+   * Takes up the stored account (or a new one) and the feed. Throws StoredAccountConflictError
+   * when this run's flags contradict the stored account in a way that would trade at prices
+   * or on positions the account never had.
+   */
+  private restore(book: PaperBook | null, file: string): void {
     const { options } = this;
+    const log = options.log;
+    // The feed first: with another feed, whatever else differs follows from it.
+    const resumeAt = book ? this.resumedTicks(book, file) : 0;
+    const currency = book?.engine.config.currency ?? options.currency;
+    if (!options.currencies.includes(currency)) {
+      const why = unpriceable(options.currencies, options.ticks?.file ?? null);
+      throw new StoredAccountConflictError(
+        book
+          ? `the paper account in ${file} is in ${currency}, but ${why}: start a new account with a fresh SIGNALGATE_DATA_DIR and a --currency the feed prices`
+          : `--currency ${currency}${options.given.currency ? '' : ' (the default)'}: ${why}; give --currency with one it prices`,
+      );
+    }
     const fresh = createEngineState({
       balance: options.balance,
-      currency: book?.engine.config.currency ?? options.currency,
+      currency,
       instruments: options.instruments.instruments,
       symbolMap: options.instruments.symbolMap,
       defaultVolumeLots: options.defaultVolumeLots,
     });
-    // The stored account wins (balance, currency, positions); instruments follow this run's flags.
-    this.state = book ? { ...book.engine, config: fresh.config } : fresh;
+    this.state = book ? this.resumeAccount(book, file, fresh.config) : fresh;
     this.agentId = book?.agentId ?? null;
     for (const entry of book?.executed ?? []) this.executed.set(entry.id, entry);
     if (options.ticks !== null) {
-      const applied = book?.feed?.kind === 'ticks-file' ? book.feed.applied : 0;
-      this.feed = new TickFileFeed(options.ticks, applied, () => options.log.info('the ticks file is played out; prices stay where they are'));
+      this.feed = new TickFileFeed(options.ticks, resumeAt, () => log.info({ file: options.ticks?.file }, 'the ticks file is played out; prices stay where they are'));
     } else {
       const stored = book?.feed?.kind === 'random-walk' ? book.feed.randomState : null;
       const seed = stored ?? options.seed ?? Math.floor(Math.random() * 2 ** 32);
@@ -141,6 +167,74 @@ export class PaperAgent {
       }
       this.feed = new RandomWalkFeed(seed, last);
     }
+  }
+
+  /**
+   * The stored account (balance, currency, positions, orders) under this run's instruments.
+   * Positions and orders are kept under their broker symbols, so another symbol map (or other
+   * overrides) would leave them unmanaged or mispriced: refused while any are open.
+   */
+  private resumeAccount(book: PaperBook, file: string, config: EngineState['config']): EngineState {
+    const { options } = this;
+    const log = options.log;
+    const stored = book.engine;
+    const keep = 'the stored value is kept (--balance and --currency only apply to a new account; to start afresh, use a fresh SIGNALGATE_DATA_DIR)';
+    if (options.given.balance && options.balance !== stored.balance) {
+      log.warn({ file, stored: stored.balance, flag: options.balance }, `--balance ${options.balance} differs from the stored balance ${stored.balance}: ${keep}`);
+    }
+    if (options.given.currency && options.currency !== stored.config.currency) {
+      log.warn({ file, stored: stored.config.currency, flag: options.currency }, `--currency ${options.currency} differs from the stored currency ${stored.config.currency}: ${keep}`);
+    }
+    if (sameInstruments(stored.config, config)) return { ...stored, config };
+    const open = [...stored.positions.map((p) => p.symbol), ...stored.orders.map((o) => o.symbol)];
+    const was = `${describeInstruments(stored.config)}${book.instrumentsFile === undefined ? '' : book.instrumentsFile === null ? ', without --instruments' : ` from ${book.instrumentsFile}`}`;
+    const now = `${describeInstruments(config)}${options.instrumentsFile === null ? ', without --instruments' : ` from ${options.instrumentsFile}`}`;
+    if (open.length > 0) {
+      throw new StoredAccountConflictError(
+        `the paper account in ${file} has ${open.length} open position(s) or order(s) on ${[...new Set(open)].join(', ')} made with ${was}, but this run has ${now}: ` +
+          'they would no longer be managed as they were opened. Restart with the instruments file they were opened with (close them first to change it), ' +
+          'or start a new paper account with a fresh SIGNALGATE_DATA_DIR',
+      );
+    }
+    log.info({ file, was, now }, 'the instruments changed since the last run; no position or order is open, so this run\'s apply');
+    // The last quotes move to the names this run quotes them under.
+    const quotes: Record<string, Quote> = {};
+    for (const [symbol, quote] of Object.entries(stored.quotes)) {
+      quotes[brokerSymbol(config.symbolMap, canonicalSymbol(stored.config.symbolMap, symbol))] = quote;
+    }
+    return { ...stored, config, quotes };
+  }
+
+  /** How many ticks of this run's file were already applied; throws when the stored feed is another one. */
+  private resumedTicks(book: PaperBook, file: string): number {
+    const ticks = this.options.ticks;
+    const feed = book.feed;
+    const fresh = 'or start a new paper account with a fresh SIGNALGATE_DATA_DIR';
+    if (feed === null) return 0;
+    if (feed.kind === 'random-walk') {
+      if (ticks === null) return 0;
+      throw new StoredAccountConflictError(
+        `the paper account in ${file} trades on the random walk, and --ticks ${ticks.file} would replace its prices: restart without --ticks, ${fresh} for the ticks file`,
+      );
+    }
+    if (feed.sha256 === undefined) {
+      throw new StoredAccountConflictError(
+        `the paper account in ${file} was replaying a ticks file (${feed.applied} ticks applied) but does not record which one, so it cannot resume safely: ${fresh.replace(/^or s/, 'S')}`,
+      );
+    }
+    const was = `${feed.file} (sha256 ${feed.sha256.slice(0, 12)}…, ${feed.applied} ticks applied)`;
+    if (ticks === null) {
+      throw new StoredAccountConflictError(
+        `the paper account in ${file} was replaying ${was}; without --ticks it would switch to the random walk: restart with --ticks ${feed.file}, ${fresh}`,
+      );
+    }
+    if (ticks.sha256 !== feed.sha256) {
+      throw new StoredAccountConflictError(
+        `the paper account in ${file} was replaying ${was}, and --ticks ${ticks.file} (sha256 ${ticks.sha256.slice(0, 12)}…) is a different file, in which that count means nothing: ` +
+          `restart with the same file, ${fresh} for the new one`,
+      );
+    }
+    return feed.applied;
   }
 
   private async handle(signal: AgentSignal): Promise<void> {
@@ -227,4 +321,22 @@ export class PaperAgent {
     }
     this.lock?.release();
   }
+}
+
+/** Same symbol map and instrument overrides, whatever the order of their keys. */
+function sameInstruments(a: EngineState['config'], b: EngineState['config']): boolean {
+  return sortedJson({ map: a.symbolMap.toBroker, instruments: a.instruments }) === sortedJson({ map: b.symbolMap.toBroker, instruments: b.instruments });
+}
+
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v,
+  );
+}
+
+/** `symbol map EURUSD→EURUSD.m, overrides for XAUUSD`, for messages. */
+function describeInstruments(config: EngineState['config']): string {
+  const map = Object.entries(config.symbolMap.toBroker).map(([canonical, broker]) => `${canonical}→${broker}`);
+  const overrides = Object.keys(config.instruments);
+  return `${map.length ? `symbol map ${map.join(', ')}` : 'no symbol map'}${overrides.length ? `, overrides for ${overrides.join(', ')}` : ''}`;
 }

@@ -24,7 +24,14 @@ export interface PaperBook {
   engine: EngineState;
   /** Oldest first. */
   executed: ExecutedSignal[];
-  feed: FeedPosition;
+  /** Where the feed was; a ticks file without `file` and `sha256` was recorded before they were kept. */
+  feed: FeedPosition | { kind: 'ticks-file'; applied: number; file?: undefined; sha256?: undefined };
+  /**
+   * The `--instruments` file the account last ran with (absolute path; null: none), for
+   * messages only: what counts is the symbol map and overrides in `engine.config`. Absent in
+   * books written before it was recorded.
+   */
+  instrumentsFile?: string | null;
   savedAt: string;
 }
 
@@ -50,10 +57,16 @@ export class PaperJournal {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
-    const book = JSON.parse(text) as PaperBook;
-    if (book.version !== 1 || typeof book.engine !== 'object' || !Array.isArray(book.executed)) {
-      throw new Error(`${file} is not a paper account this version can read`);
+    // The agent cannot tell which signals it executed without this file, so it never starts
+    // over on its own: the operator restores the file or chooses a fresh account.
+    const remedy = 'restore it from a backup, or start a new paper account with a fresh SIGNALGATE_DATA_DIR';
+    let book: PaperBook;
+    try {
+      book = JSON.parse(text) as PaperBook;
+    } catch (err) {
+      throw new Error(`${file} is damaged (${(err as Error).message}); ${remedy}`);
     }
+    if (!isBook(book)) throw new Error(`${file} is not a paper account this version can read; ${remedy}`);
     return book;
   }
 
@@ -79,6 +92,24 @@ export class PaperJournal {
     this.pending = next;
     return next;
   }
+}
+
+function isBook(value: unknown): value is PaperBook {
+  const book = value as Partial<PaperBook> | null;
+  const engine = book?.engine as Partial<EngineState> | undefined;
+  return (
+    typeof book === 'object' &&
+    book !== null &&
+    book.version === 1 &&
+    typeof engine === 'object' &&
+    engine !== null &&
+    typeof engine.config === 'object' &&
+    typeof engine.balance === 'number' &&
+    Array.isArray(engine.positions) &&
+    Array.isArray(engine.orders) &&
+    Array.isArray(book.executed) &&
+    (book.feed === null || typeof book.feed?.kind === 'string')
+  );
 }
 
 /**

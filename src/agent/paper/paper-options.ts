@@ -1,16 +1,25 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile, type Tick } from '../../engine/index.js';
+import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../engine/index.js';
 import type { TransportChoice } from '../agent-client.js';
+import { feedCurrencies, unpriceable } from './feed-currencies.js';
 import type { PaperAgentOptions } from './paper-agent.js';
+import { REFERENCE_PRICES } from './reference-prices.js';
+import type { TicksFile } from './tick-file-feed.js';
+
+/** A new paper account's balance and currency when the flags do not give them. */
+export const DEFAULT_BALANCE = 10000;
+export const DEFAULT_CURRENCY = 'USD';
 
 /** The flags of `signalgate agent`, as given on the command line. */
 export interface AgentFlags {
   server: string;
   token?: string;
   paper?: boolean;
-  balance: string;
-  currency: string;
+  /** Absent: not given (a new account gets DEFAULT_BALANCE; a stored one keeps its own). */
+  balance?: string;
+  currency?: string;
   ticks?: string;
   instruments?: string;
   seed?: string;
@@ -33,11 +42,11 @@ export function readPaperSettings(
   if (!/^https?:\/\/[^/]+/i.test(flags.server)) return fail(`--server must be an http:// or https:// URL, got "${flags.server}"`);
   const token = flags.token ?? env.SIGNALGATE_AGENT_TOKEN?.trim();
   if (!token) return fail('give the agent token with --token or SIGNALGATE_AGENT_TOKEN');
-  const balance = Number(flags.balance);
-  if (flags.balance.trim() === '' || !Number.isFinite(balance) || balance <= 0) {
+  const balance = flags.balance === undefined ? DEFAULT_BALANCE : Number(flags.balance);
+  if (flags.balance !== undefined && (flags.balance.trim() === '' || !Number.isFinite(balance) || balance <= 0)) {
     return fail(`--balance must be a number above 0, got "${flags.balance}"`);
   }
-  const currency = flags.currency.trim().toUpperCase();
+  const currency = (flags.currency ?? DEFAULT_CURRENCY).trim().toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) return fail(`--currency must be a 3-letter currency code, got "${flags.currency}"`);
   if (!['auto', 'websocket', 'long-poll'].includes(flags.transport)) {
     return fail(`--transport must be auto, websocket or long-poll, got "${flags.transport}"`);
@@ -59,18 +68,27 @@ export function readPaperSettings(
     const text = readText(flags.instruments);
     if (!text.ok) return text;
     const parsed = parseInstrumentsFile(text.text);
-    if (!parsed.ok) return fail(`${flags.instruments}:${parsed.line ?? 1}: ${parsed.message}`);
+    if (!parsed.ok) return fail(`${located(flags.instruments, parsed.line)}: ${parsed.message}`);
     instruments = parsed.file;
   }
-  let ticks: Tick[] | null = null;
+  let ticks: TicksFile | null = null;
   if (flags.ticks !== undefined) {
     const text = readText(flags.ticks);
     if (!text.ok) return text;
     const parsed = parseTicksFile(text.text);
-    if (!parsed.ok) return fail(`${flags.ticks}:${parsed.line}: ${parsed.message}`);
+    if (!parsed.ok) return fail(`${located(flags.ticks, parsed.line)}: ${parsed.message}`);
     if (parsed.records.length === 0) return fail(`${flags.ticks}: the file holds no ticks`);
-    // Replayed in time order; equal times keep the file's order (sort is stable).
-    ticks = parsed.records.map(({ time, symbol, bid, ask }) => ({ time, symbol, bid, ask })).sort((a, b) => a.time - b.time);
+    ticks = {
+      file: path.resolve(flags.ticks),
+      sha256: createHash('sha256').update(text.bytes).digest('hex'),
+      // Replayed in time order; equal times keep the file's order (sort is stable).
+      ticks: parsed.records.map(({ time, symbol, bid, ask }) => ({ time, symbol, bid, ask })).sort((a, b) => a.time - b.time),
+    };
+  }
+  const currencies = feedCurrencies(ticks ? ticks.ticks.map((t) => t.symbol) : Object.keys(REFERENCE_PRICES), instruments);
+  if (flags.currency !== undefined && !currencies.includes(currency)) {
+    const more = ticks ? ' or add ticks of a pair in that currency' : '';
+    return fail(`--currency ${currency}: ${unpriceable(currencies, flags.ticks ?? null)}; choose one of those${more}`);
   }
   return {
     ok: true,
@@ -81,17 +99,26 @@ export function readPaperSettings(
       dataDir: path.resolve(env.SIGNALGATE_DATA_DIR?.trim() || './data'),
       balance,
       currency,
+      given: { balance: flags.balance !== undefined, currency: flags.currency !== undefined },
+      currencies,
       defaultVolumeLots,
       instruments,
+      instrumentsFile: flags.instruments === undefined ? null : path.resolve(flags.instruments),
       ticks,
       seed,
     },
   };
 }
 
-function readText(file: string): { ok: true; text: string } | { ok: false; message: string } {
+/** `file:line`, or just `file` when the problem is the file as a whole. */
+function located(file: string, line: number | null): string {
+  return line === null ? file : `${file}:${line}`;
+}
+
+function readText(file: string): { ok: true; text: string; bytes: Buffer } | { ok: false; message: string } {
   try {
-    return { ok: true, text: readFileSync(file, 'utf8') };
+    const bytes = readFileSync(file);
+    return { ok: true, text: bytes.toString('utf8'), bytes };
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     return { ok: false, message: `${file}: ${reason}` };

@@ -8,4 +8,11 @@ export interface PriceFeed {
   position(): FeedPosition;
 }
 
-export type FeedPosition = { kind: 'random-walk'; randomState: number } | { kind: 'ticks-file'; applied: number } | null;
+/**
+ * A ticks file is named by its path and identified by its content's sha256: a restart resumes
+ * after `applied` ticks only in the same content, since a count means nothing in another file.
+ */
+export type FeedPosition =
+  | { kind: 'random-walk'; randomState: number }
+  | { kind: 'ticks-file'; file: string; sha256: string; applied: number }
+  | null;

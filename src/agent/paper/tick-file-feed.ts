@@ -1,6 +1,15 @@
 import type { Tick } from '../../engine/index.js';
 import type { FeedPosition, PriceFeed } from './price-feed.js';
 
+/** The ticks of a `--ticks` file in time order, with what identifies the file across restarts. */
+export interface TicksFile {
+  /** The path as resolved at start-up, for messages. */
+  readonly file: string;
+  /** sha256 of the file's bytes, hex. */
+  readonly sha256: string;
+  readonly ticks: readonly Tick[];
+}
+
 /**
  * Replays the ticks of a file (`time,symbol,bid,ask`) in real time: the gaps between the
  * ticks' times are kept, the first tick not yet applied plays at once. Ticks carry the
@@ -12,13 +21,16 @@ export class TickFileFeed implements PriceFeed {
   private stopped = false;
   private applied: number;
 
-  /** `ticks` in file order; `applied`: how many were applied before a restart. */
+  private readonly ticks: readonly Tick[];
+
+  /** `applied`: how many of the file's ticks were applied before a restart (of this same file). */
   constructor(
-    private readonly ticks: readonly Tick[],
+    private readonly source: TicksFile,
     applied = 0,
     private readonly onEnd: () => void = () => {},
   ) {
-    this.applied = Math.min(applied, ticks.length);
+    this.ticks = source.ticks;
+    this.applied = Math.min(applied, source.ticks.length);
   }
 
   start(onTick: (tick: Tick) => void): void {
@@ -48,6 +60,6 @@ export class TickFileFeed implements PriceFeed {
   }
 
   position(): FeedPosition {
-    return { kind: 'ticks-file', applied: this.applied };
+    return { kind: 'ticks-file', file: this.source.file, sha256: this.source.sha256, applied: this.applied };
   }
 }

@@ -1,12 +1,14 @@
-import type { Command } from 'commander';
+import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
 import { PaperAgent } from '../../agent/paper/paper-agent.js';
-import { type AgentFlags, readPaperSettings } from '../../agent/paper/paper-options.js';
+import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/paper/paper-options.js';
+import { StoredAccountConflictError } from '../../agent/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 
 /**
  * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
- * SIGTERM/SIGINT, 1 on a failure (disk), 2 on bad flags or a token the server refuses.
+ * SIGTERM/SIGINT, 1 on a failure (disk), 2 on bad flags (commander's own errors included),
+ * flags that contradict the stored account, or a token the server refuses.
  */
 export function registerAgentCommand(program: Command): void {
   program
@@ -15,13 +17,17 @@ export function registerAgentCommand(program: Command): void {
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
     .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
     .option('--paper', 'execute on a simulated account (the built-in platform)')
-    .option('--balance <amount>', 'starting balance of a new paper account', '10000')
-    .option('--currency <code>', 'currency of a new paper account', 'USD')
+    // No commander defaults: whether they were given decides the warning on a restart.
+    .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
+    .option('--currency <code>', `currency of a new paper account (default: ${DEFAULT_CURRENCY})`)
     .option('--ticks <file>', 'CSV of time,symbol,bid,ask replayed in real time (default: a random walk)')
     .option('--instruments <file>', 'JSON with instrument overrides and the symbol map')
     .option('--seed <n>', 'random-walk seed, for a reproducible price path')
     .option('--default-volume <lots>', 'lots for a signal without volume (default: the minimum lot)')
     .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
+    // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
+    // promises 2 for every bad flag, so a supervisor can tell them from a failure.
+    .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (flags: AgentFlags) => {
       const read = readPaperSettings(flags, process.env);
       if (!read.ok) {
@@ -47,10 +53,11 @@ export function registerAgentCommand(program: Command): void {
         process.exit(0);
       } catch (err) {
         const unauthorized = err instanceof AgentUnauthorizedError;
-        log.error({ err: (err as Error).message }, unauthorized ? 'the server refused the agent token' : 'agent failed');
+        const conflict = err instanceof StoredAccountConflictError;
+        log.error({ err: (err as Error).message }, unauthorized ? 'the server refused the agent token' : conflict ? 'the flags contradict the stored account' : 'agent failed');
         await flushLogger(log);
         process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
-        process.exit(unauthorized ? 2 : 1);
+        process.exit(unauthorized || conflict ? 2 : 1);
       }
     });
 }

@@ -6,6 +6,7 @@ export class RawSocket {
   private waiters: Array<() => void> = [];
   private nextRef = 1;
   closeCode: number | null = null;
+  closeReason = '';
   readonly closed: Promise<number>;
 
   private constructor(private readonly ws: WebSocket) {
@@ -14,8 +15,9 @@ export class RawSocket {
       this.wake();
     });
     this.closed = new Promise((resolve) =>
-      ws.on('close', (code) => {
+      ws.on('close', (code, reason) => {
         this.closeCode = code;
+        this.closeReason = reason.toString();
         this.wake();
         resolve(code);
       }),
