@@ -69,7 +69,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
           ? { code: 'NOT_FOUND', detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
           : { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
-      logAccess(request, reply);
+      logAccess(request, reply, opts.isAdminToken);
     },
   });
 
@@ -93,7 +93,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => logAccess(request, reply));
+  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -124,10 +124,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   return app;
 }
 
-/** The access line every routed request gets (the inbound handler writes the same shape). */
-function logAccess(request: FastifyRequest, reply: FastifyReply): void {
+/**
+ * The access line every routed request gets (the inbound handler writes the same shape). The
+ * admin token is masked wherever it stands in the path, as an operator may paste it there.
+ */
+function logAccess(request: FastifyRequest, reply: FastifyReply, isAdminToken: (token: string) => boolean): void {
   request.log.info(
-    { method: request.method, url: maskPath(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+    { method: request.method, url: maskPath(request.url, isAdminToken), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
     'request',
   );
 }

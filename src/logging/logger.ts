@@ -60,13 +60,16 @@ export function maskedInboundPath(key: string): string {
   return `/api/inbound/${maskSecret(key)}`;
 }
 
-/** A request path without its query, with anything that may be a source key masked. */
-export function maskPath(url: string): string {
+/**
+ * A request path without its query, with anything that may be a source key masked, and any
+ * segment `isSecret` recognises (the admin token pasted into a URL, whatever its length).
+ */
+export function maskPath(url: string, isSecret: (segment: string) => boolean = () => false): string {
   const segments = (url.split('?')[0] ?? '').split('/');
   let afterInbound = false;
   return segments
     .map((segment) => {
-      const masked = afterInbound ? maskSegment(segment) : mayBeKey(segment) ? maskSecret(segment) : segment;
+      const masked = afterInbound ? maskSegment(segment) : mayBeKey(segment) || isSecret(segment) ? maskSecret(segment) : segment;
       // Mistyped inbound paths (`/api//inbound/…`, `/API/INBOUND/…`, `/inbound/x/../…`) carry keys too.
       if (readsInbound(segment)) afterInbound = true;
       return masked;

@@ -102,4 +102,20 @@ describe.runIf(onSqlite)('starting the service', () => {
       .map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages.slice(-3)).toEqual(['listening', 'draining: no new connections, finishing in-flight requests', 'stopped']);
   });
+
+  it('masks the admin token in a logged path, however short it is', async () => {
+    const token = 'short-admin-1';
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_ADMIN_TOKEN: token });
+    try {
+      expect((await fetch(`${server.url}/api/admin/${token}`)).status).toBe(404);
+      expect((await fetch(`${server.url}/api/admin/accounts/${token}/usage`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    const logged = server.stdout();
+    expect(logged).toContain('"url":"/api/admin/shor…"');
+    expect(logged).not.toContain(token);
+  });
 });

@@ -24,6 +24,10 @@ describe('request paths in the log', () => {
     expect(maskPath(`/${key}?secret=x`)).toBe('/v9hC…');
   });
 
+  it('hide any segment the caller knows to be a secret', () => {
+    expect(maskPath('/api/admin/tok-12345/usage', (segment) => segment === 'tok-12345')).toBe('/api/admin/tok-…/usage');
+  });
+
   it('leave record ids in place', () => {
     expect(maskPath('/api/admin/signals/sig_0mwsmsjku00001a2b3c4d')).toBe('/api/admin/signals/sig_0mwsmsjku00001a2b3c4d');
     expect(maskPath('/api/admin/sources/src_0123456789abcdef0123/rotate-key')).toBe('/api/admin/sources/src_0123456789abcdef0123/rotate-key');
