@@ -1,7 +1,7 @@
 import type { HelloMessage } from '../delivery/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AckStatus, AgentSignal, Delivery } from '../store/records.js';
-import { AgentClosedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
+import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import { AgentHttp } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
 import type { AckAnswer, AgentReply } from './agent-reply.js';
@@ -184,6 +184,7 @@ export class AgentClient {
       const error = await this.runLongPoll(() => mode === 'auto' && Date.now() >= pollUntil);
       this.disconnected(error?.message ?? 'trying the WebSocket again');
       if (error instanceof AgentUnauthorizedError) throw error;
+      if (error instanceof AgentConnectedError) this.standBy(error.message);
       if (error !== null) {
         pollUntil = 0;
         await sleep(backoff.next(), this.stop.signal);

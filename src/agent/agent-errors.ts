@@ -6,6 +6,17 @@ export class AgentUnauthorizedError extends Error {
   }
 }
 
+/**
+ * The server answered a poll 409 AGENT_CONNECTED: another process holds this agent's WebSocket
+ * session. Not a failure to report as one: the client stands by until that session ends.
+ */
+export class AgentConnectedError extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'AgentConnectedError';
+  }
+}
+
 /** The client was closed while an operation still waited for the server. */
 export class AgentClosedError extends Error {
   constructor() {

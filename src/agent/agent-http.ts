@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AgentSignal } from '../store/records.js';
-import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
+import { AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
 
 /** How much longer than the poll's own wait the client gives the server before giving up on it. */
@@ -30,6 +30,9 @@ export class AgentHttp {
 
   async poll(waitSeconds: number, abort: AbortSignal): Promise<AgentSignal[]> {
     const reply = await this.call('GET', `api/agent/signals?wait=${waitSeconds}`, undefined, waitSeconds * 1000 + POLL_GRACE_MS, abort);
+    if (reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED') {
+      throw new AgentConnectedError(`poll answered 409 AGENT_CONNECTED: ${(reply.body as { detail?: string }).detail ?? ''}`);
+    }
     if (reply.status !== 200) throw new TransientError(`poll answered ${reply.status}: ${JSON.stringify(reply.body)}`);
     return (reply.body as { signals: AgentSignal[] }).signals;
   }

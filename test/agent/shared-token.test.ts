@@ -67,4 +67,25 @@ describe('two agent processes sharing one token', () => {
     await waitUntil(async () => journalComments(dirB, agent.token).length > 0, 'the second account written');
     expect(journalComments(dirB, agent.token)).toEqual(['s5']);
   }, 90_000);
+
+  it('an agent on long-poll stands by too while another process holds the WebSocket session', async () => {
+    const { server } = bed;
+    const { accountId, agents } = await accountWithAgents(server, ['paper']);
+    const agent = agents[0]!;
+    const source = await sourceFor(server, accountId);
+
+    const first = bed.startAgent(server.url, agent.token, bed.stateDir(), ['--seed', '3']);
+    await first.connected('websocket');
+    const polling = bed.startAgent(server.url, agent.token, bed.stateDir(), ['--seed', '3', '--transport', 'long-poll']);
+    await polling.waitForLog((l) => l.msg === STANDBY, 'the long-polling process to stand by');
+    const id = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1,comment=once');
+    await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the signal executed');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+    expect(handledIds(first)).toEqual([id]);
+    expect(handledIds(polling)).toEqual([]);
+    expect(polling.lines().filter((l) => l.msg === STANDBY)).toHaveLength(1);
+    expect((await first.stop()).code).toBe(0);
+    await polling.connected('long-poll');
+  }, 60_000);
 });
