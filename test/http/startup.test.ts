@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,11 +20,16 @@ function freshDir(): string {
 }
 
 /** Runs `signalgate serve` to its end; `whenStderr` may act on the process as its error output grows. */
-function serve(env: Record<string, string>, whenStderr?: (stderr: string, stop: () => void) => void) {
+function serve(
+  env: Record<string, string>,
+  whenStderr?: (stderr: string, stop: () => void) => void,
+  spawned?: (child: ChildProcess) => void,
+) {
   const child = spawn(process.execPath, [CLI, 'serve'], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SIGNALGATE_ADMIN_TOKEN: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned?.(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -101,6 +106,26 @@ describe.runIf(onSqlite)('starting the service', () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages.slice(-3)).toEqual(['listening', 'draining: no new connections, finishing in-flight requests', 'stopped']);
+  });
+
+  it('SIGTERM while a start hangs: given up after a few seconds, exit 0', async () => {
+    // A database that accepts the connection and never answers: the start waits for it.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      let child: ChildProcess | undefined;
+      const running = serve({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: `postgres://u@127.0.0.1:${port}/db` }, undefined, (c) => (child = c));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const stopped = Date.now();
+      child!.kill('SIGTERM');
+      const run = await running;
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain('stopped by SIGTERM before the start finished');
+      expect(Date.now() - stopped).toBeLessThan(15_000);
+    } finally {
+      silent.close();
+    }
   });
 
   it('masks the admin token in a logged path, however short it is', async () => {

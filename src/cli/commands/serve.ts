@@ -7,15 +7,26 @@ import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService, type RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
 
+/** How long a SIGTERM that arrives during start-up waits for the start to finish. */
+const START_GRACE_MS = 5_000;
+
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL)')
     .action(async () => {
-      // A stop asked for while starting is honoured once the start is done: the service then
-      // drains at once and exits 0, as a stop always does.
+      // A stop asked for while starting is honoured once the start is done (a generated admin
+      // token is then shown, not lost): the service drains at once and exits 0, as a stop always
+      // does. A start that hangs (a database host that never answers) is given up after a while.
       let stopAsked: string | null = null;
-      let stop: (signal: string) => void = (signal) => (stopAsked ??= signal);
+      let giveUp: NodeJS.Timeout | undefined;
+      let stop: (signal: string) => void = (signal) => {
+        stopAsked ??= signal;
+        giveUp ??= setTimeout(() => {
+          process.stderr.write(`signalgate: stopped by ${signal} before the start finished (waited ${START_GRACE_MS / 1000} s for it)\n`);
+          process.exit(0);
+        }, START_GRACE_MS);
+      };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
 
@@ -43,6 +54,7 @@ export function registerServeCommand(program: Command): void {
         await flushLogger(logger);
         process.exit(1);
       }
+      clearTimeout(giveUp);
       logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
 
       let draining = false;

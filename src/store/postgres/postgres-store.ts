@@ -112,7 +112,9 @@ export class PostgresStore implements Store {
       ...(schema !== null && { options: `-c search_path=${schema}` }),
     };
     this.scope = schema ?? 'public';
-    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate' });
+    // A host that accepts connections and never answers would otherwise hold a start, or a
+    // request, for ever.
+    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
