@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
-import { startLoggedTestServer, type LoggedTestServer } from './support/logged-test-server.js';
+import { startLoggedTestServer, type LoggedTestServer } from '../support/logged-test-server.js';
 
 describe('POST /api/agent/signals/{id}/ack', () => {
   let server: TestServer;

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, seedSource, sign, type SeededSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { startLoggedTestServer } from '../delivery/support/logged-test-server.js';
+import { startLoggedTestServer } from '../support/logged-test-server.js';
 
 const TEXT = { 'content-type': 'text/plain' };
 const JSON_TYPE = { 'content-type': 'application/json' };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { startService, type RunningService } from '../../src/service/start-service.js';
 import { adminRequest } from './admin-client.js';
 import { freshPostgresSchema } from './postgres.js';
@@ -18,7 +18,7 @@ export interface TestServer extends RunningService {
  * Starts the real service on a free loopback port, on a fresh SQLite directory or, when
  * SIGNALGATE_TEST_STORE=postgres, on a fresh PostgreSQL schema.
  */
-export async function startTestServer(): Promise<TestServer> {
+export async function startTestServer(opts: { logger?: Logger } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-test-'));
   const usePostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
   const pg = usePostgres ? await freshPostgresSchema() : null;
@@ -30,9 +30,9 @@ export async function startTestServer(): Promise<TestServer> {
       databaseUrl: pg ? pg.connectionString : null,
       adminToken: TEST_ADMIN_TOKEN,
       publicUrl: 'http://signals.example.test',
-      logLevel: 'silent',
+      logLevel: opts.logger?.level ?? 'silent',
     },
-    pino({ level: 'silent' }),
+    opts.logger ?? pino({ level: 'silent' }),
     pg ? { schema: pg.schema } : {},
   );
   return {
