@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type Problem, statusOf } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
 import type { AgentSessions } from './agent-sessions.js';
@@ -37,21 +38,29 @@ export class PushServer {
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    // An upgrade is a request too: it gets its access line, like every other.
+    const logAccess = (statusCode: number) =>
+      this.deps.logger.info({ method: request.method, url: maskPath(request.url ?? '/'), statusCode }, 'request');
+    const refused = (problem: Problem) => {
+      refuse(socket, problem);
+      logAccess(statusOf(problem.code));
+    };
     const path = (request.url ?? '/').split('?')[0];
     if (path !== PUSH_PATH) {
-      return refuse(socket, { code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+      return refused({ code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
     }
-    if (this.closing) return refuse(socket, { code: 'SHUTTING_DOWN', detail: 'the server is shutting down; reconnect shortly' });
+    if (this.closing) return refused({ code: 'SHUTTING_DOWN', detail: 'the server is shutting down; reconnect shortly' });
     let agent;
     try {
       agent = await authenticateAgent(this.deps.store, bearer(request.headers.authorization));
     } catch (err) {
       this.deps.logger.error({ err }, 'agent lookup failed during WebSocket upgrade');
-      return refuse(socket, { code: 'INTERNAL_ERROR', detail: 'the server could not check the token; reconnect shortly' });
+      return refused({ code: 'INTERNAL_ERROR', detail: 'the server could not check the token; reconnect shortly' });
     }
-    if (agent === null) return refuse(socket, AGENT_TOKEN_PROBLEM);
-    if (this.closing || socket.destroyed) return refuse(socket, { code: 'SHUTTING_DOWN', detail: 'the server is shutting down' });
+    if (agent === null) return refused(AGENT_TOKEN_PROBLEM);
+    if (this.closing || socket.destroyed) return refused({ code: 'SHUTTING_DOWN', detail: 'the server is shutting down' });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
+      logAccess(101);
       this.alive.set(ws, true);
       ws.on('pong', () => this.alive.set(ws, true));
       ws.on('error', (err) => this.deps.logger.warn({ err, agentId: agent.id }, 'agent WebSocket error'));
