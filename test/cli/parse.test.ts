@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -34,6 +36,21 @@ describe('signalgate parse', () => {
     expect(JSON.parse(run.stdout)).toStrictEqual(EXAMPLE);
     expect(run.stdout).toContain('\n  "symbol": "EURUSD"');
     expect(run.stderr).toBe('');
+  });
+
+  it('says so when the argument is the name of a file rather than a signal', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-parse-'));
+    try {
+      const file = path.join(dir, 'alert.txt');
+      writeFileSync(file, 'EURUSD,buy,vol=0.1\n');
+      const run = await parse([file]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`note: '${file}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${file}`);
+      const fromStdin = await parse([], 'EURUSD,buy,vol=0.1\n');
+      expect(fromStdin.code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads the signal from stdin when there is no argument, and detects JSON', async () => {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { Problem } from '../../errors/catalog.js';
 import { type ParseOutcome, parseSignal, type SignalFormat } from '../../language/parse-signal.js';
@@ -29,8 +30,21 @@ export function registerParseCommand(program: Command): void {
         return;
       }
       reportProblems(outcome.problems, options.json === true);
+      if (options.json !== true && argument !== undefined && namesFile(argument)) {
+        process.stderr.write(`note: '${argument}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${argument}\n`);
+      }
       process.exitCode = 1;
     });
+}
+
+/** A signal has commas; an argument without any that names a file was likely meant as its path. */
+function namesFile(argument: string): boolean {
+  if (argument.includes(',')) return false;
+  try {
+    return statSync(argument).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** JSON when the first non-blank character (after a byte order mark) is `{`, otherwise text. */
