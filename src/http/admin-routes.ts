@@ -7,6 +7,7 @@ import { createSource, rotateSourceKey, showSource, updateSource } from '../admi
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
+import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 
 export interface AdminRouteOptions {
@@ -59,13 +60,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   );
   // In a scope of its own: its JSON parser takes an empty body, which the other routes refuse.
   await app.register(async (scope) => {
-    const json = scope.getDefaultJsonParser('error', 'error');
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-      const text = body.toString();
-      if (text.length === 0) done(null, undefined);
-      else json(req, text, done);
-    });
+    useStrictJsonBodies(scope, { emptyIsNoBody: true });
     scope.post<Id>('/api/admin/sources/:id/rotate-key', async (req, reply) =>
       answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
     );
