@@ -109,7 +109,7 @@ export class AgentClient {
   /**
    * Acknowledges a signal with its outcome. Retries (WebSocket when up, HTTP otherwise) until
    * the server answers for good: `ok` when recorded (also as a repeat of the same ack), or the
-   * refusal (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED, 404).
+   * refusal (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED or SIGNAL_NOT_DELIVERED, 404).
    */
   async ack(id: string, outcome: Outcome): Promise<AckAnswer> {
     const body = { status: outcome.status, message: outcome.message ?? null, ...(outcome.result !== undefined && { result: outcome.result }) };

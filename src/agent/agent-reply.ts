@@ -10,7 +10,7 @@ export interface AgentReply {
 
 /**
  * The settled outcome of an acknowledgement: recorded (also when it repeats an earlier one),
- * or refused for good (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED,
- * 404 NOT_FOUND, 4xx for a malformed ack).
+ * or refused for good (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED or
+ * SIGNAL_NOT_DELIVERED, 404 NOT_FOUND, 4xx for a malformed ack).
  */
 export type AckAnswer = { ok: true; delivery: Delivery } | { ok: false; status: number; problem: ProblemBody };

@@ -51,6 +51,12 @@ export async function acknowledgeSignal(
         code: 'SIGNAL_EXPIRED',
         detail: `signal ${signalId} expired at ${outcome.delivery.expiresAt} before it was delivered; it must not be executed`,
       });
+    case 'not_delivered':
+      return failure({
+        code: 'SIGNAL_NOT_DELIVERED',
+        param: 'id',
+        detail: `signal ${signalId} has not been handed to this agent yet, so it cannot have been executed; take it from GET /api/agent/signals (or the WebSocket) and acknowledge it after acting on it`,
+      });
     case 'not_found':
       return failure({ code: 'NOT_FOUND', param: 'id', detail: `no signal '${signalId}' was queued for this agent` });
   }

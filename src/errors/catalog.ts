@@ -31,6 +31,7 @@ export const ERROR_CATALOG = {
   INVALID_FIELD: { status: 422, title: 'Invalid field' },
   ALREADY_ACKNOWLEDGED: { status: 409, title: 'Signal already acknowledged' },
   SIGNAL_EXPIRED: { status: 409, title: 'Signal expired before delivery' },
+  SIGNAL_NOT_DELIVERED: { status: 409, title: 'Signal not delivered yet' },
   AGENT_CONNECTED: { status: 409, title: 'Agent already connected elsewhere' },
   // Server side.
   SHUTTING_DOWN: { status: 503, title: 'Server is shutting down' },

@@ -198,4 +198,9 @@ export type AckOutcome =
    * the ack: the agent may have executed it, and the log must say so.)
    */
   | { kind: 'expired'; delivery: Delivery }
+  /**
+   * Still queued: never handed to the agent, so it cannot have acted on it. Taking the ack
+   * would settle a signal no one executed and it would never be delivered.
+   */
+  | { kind: 'not_delivered'; delivery: Delivery }
   | { kind: 'not_found' };

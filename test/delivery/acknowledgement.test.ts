@@ -60,6 +60,20 @@ describe('POST /api/agent/signals/{id}/ack', () => {
     expect(res.body.code).toBe('NOT_FOUND');
   });
 
+  it('refuses with 409 SIGNAL_NOT_DELIVERED an acknowledgement of a signal not handed out yet, and hands it out as before', async () => {
+    const id = await postSignal(server.url, authKey, 'AUDUSD,buy,vol=0.1');
+    const early = await ack(id, { status: 'executed', message: 'opened' });
+    expect(early.status).toBe(409);
+    expect(early.contentType).toContain('application/problem+json');
+    expect(early.body).toMatchObject({ code: 'SIGNAL_NOT_DELIVERED', param: 'id' });
+    expect(early.body.detail).toContain(id);
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'queued', ackedAt: null, message: null });
+
+    const res = await take();
+    expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    expect((await ack(id, { status: 'executed' })).status).toBe(200);
+  });
+
   it.each([
     [{ status: 'done' }, 'status'],
     [{}, 'status'],

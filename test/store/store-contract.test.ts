@@ -648,15 +648,21 @@ describe.each([
       expect(expired.kind).toBe('expired');
       expect(expired.kind === 'expired' && expired.delivery).toMatchObject({ status: 'expired', deliveredAt: null });
 
-      // A queued delivery never polled still takes an ack.
-      const never = await store.ingest(request(seeded, { receivedAt: at(12_500) }));
+      // A delivery never handed out is refused: the agent cannot have acted on it, and taking
+      // the ack would settle a signal that was never delivered. It stays queued and is handed
+      // out next; once past its expiresAt the refusal says it expired.
+      const never = await store.ingest(request(seeded, { receivedAt: at(12_500), verdict: accept(BUY, at(20_000)) }));
       const direct = await store.ackDelivery(agent, never.record.id, { status: 'rejected', message: 'no margin', result: null }, at(13_000));
-      expect(direct.kind === 'acked' && direct.delivery).toMatchObject({
-        status: 'rejected',
-        message: 'no margin',
-        attempts: 0,
-        deliveredAt: null,
+      expect(direct.kind).toBe('not_delivered');
+      expect(direct.kind === 'not_delivered' && direct.delivery).toMatchObject({ status: 'queued', deliveredAt: null, ackedAt: null });
+      expect((await store.getSignal(never.record.id))!.deliveries.find((d) => d.agentId === agent)).toMatchObject({
+        status: 'queued',
+        ackedAt: null,
+        message: null,
       });
+      const tooLate = await store.ackDelivery(agent, never.record.id, { status: 'executed', message: null, result: null }, at(20_000));
+      expect(tooLate.kind).toBe('expired');
+      expect((await store.takeDeliveries(agent, at(19_000), 10)).map((d) => d.id)).toEqual([never.record.id]);
 
       expect(await store.ackDelivery(agent, 'sig-missing', { status: 'executed', message: null, result: null }, at(1))).toEqual({
         kind: 'not_found',

@@ -536,7 +536,7 @@ export class PostgresStore implements Store {
       `UPDATE deliveries SET status = $3, acked_at = $4, message = $5, result = $6,
                              acked_after_expiry = (status = 'expired' OR expires_at <= $4)
         WHERE signal_id = $1 AND agent_id = $2
-          AND (status IN ('queued', 'delivered') OR (status = 'expired' AND delivered_at IS NOT NULL))
+          AND (status = 'delivered' OR (status = 'expired' AND delivered_at IS NOT NULL))
        RETURNING *`,
       [signalId, agentId, ack.status, isoTime(now), textParam(ack.message), jsonParam(ack.result)],
     );
@@ -549,6 +549,7 @@ export class PostgresStore implements Store {
     if (!row) return { kind: 'not_found' };
     const delivery = deliveryOf(row);
     if (row.status === 'expired') return { kind: 'expired', delivery };
+    if (row.status === 'queued') return { kind: row.expires_at.getTime() <= Date.parse(now) ? 'expired' : 'not_delivered', delivery };
     return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
   }
 

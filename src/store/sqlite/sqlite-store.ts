@@ -595,6 +595,7 @@ export class SqliteStore implements Store {
           return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
         }
         if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+        if (row.status === 'queued') return { kind: row.expires_at <= at ? 'expired' : 'not_delivered', delivery };
         const afterExpiry = row.status === 'expired' || row.expires_at <= at;
         const updated = this.stmt(
           `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
