@@ -91,7 +91,9 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = agentOf(request);
       // The session's process owns the dashboard's account; a second process sharing the token
       // would overwrite it with its own. Its acks stay accepted: they report what already happened.
-      if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
+      if (sessions.holds(agent.id) || (await store.agentSessionOpenElsewhere(agent.id))) {
+        return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
+      }
       const now = Date.now();
       const answer = await saveAgentState(store, agent.id, request.body, now);
       if (answer.ok) presence.recorded(agent.id, now);

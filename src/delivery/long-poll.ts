@@ -1,4 +1,5 @@
 import type { AgentSignal } from '../store/records.js';
+import { AgentSessionOpenError } from '../store/agent-session-open.js';
 import type { Store } from '../store/store.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
@@ -11,7 +12,8 @@ export const MAX_WAIT_SECONDS = 30;
  * soon as some are committed. The watch is set up before the first look, so a delivery
  * committed while the store is being asked still wakes the wait. Answers empty when the wait
  * runs out, the client went away (`abort`), or the server is closing; answers null, taking
- * nothing for the poller, once `superseded()` says a WebSocket session of the agent opened.
+ * nothing for the poller, once `superseded()` says a WebSocket session of the agent opened here
+ * or the store says one is open in another process.
  */
 export async function longPoll(
   store: Store,
@@ -31,7 +33,14 @@ export async function longPoll(
   try {
     while (true) {
       if (superseded()) return null;
-      const signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+      let signals: AgentSignal[];
+      try {
+        signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+      } catch (err) {
+        // A session of the agent is open in another process on the same database.
+        if (err instanceof AgentSessionOpenError) return null;
+        throw err;
+      }
       // A session that opened during the take pushes these same signals (they are not
       // acknowledged), so the poller must not get them as well.
       if (superseded()) return null;

@@ -6,7 +6,9 @@ import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
 import type { AgentSessions } from './agent-sessions.js';
-import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, PUSH_PATH } from './push-protocol.js';
+import type { Agent } from '../store/records.js';
+import type { AgentSessionClaim } from '../store/store.js';
+import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from './push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
 
 /** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */
@@ -67,20 +69,43 @@ export class PushServer {
       // Refuse the newcomer rather than replace the session: the session in place may have
       // executed signals it has not acknowledged yet, which a replacement would be handed again.
       // Refused after the upgrade, with a close code, so every WebSocket client can read why.
-      if (!this.sessions.claim(agent.id, ws)) {
-        this.deps.logger.warn(
-          { agentId: agent.id, code: 'AGENT_CONNECTED' },
-          'refused a second WebSocket for an agent already connected: two processes share its token',
-        );
-        ws.close(CLOSE_AGENT_CONNECTED, AGENT_CONNECTED_REASON);
-        return;
-      }
+      if (!this.sessions.claim(agent.id, ws)) return this.refuseSecond(ws, agent.id);
       // A long-poll of this agent waiting meanwhile must answer 409 now, not take signals.
       this.deps.board.wake(agent.id, 'connected');
-      ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));
-      this.deps.logger.info({ agentId: agent.id }, 'agent connected over WebSocket');
-      new PushSession(ws, agent, this.deps).start();
+      void this.start(ws, agent);
     });
+  }
+
+  /** Claims the session against other processes on the same database too, then starts it. */
+  private async start(ws: WebSocket, agent: Agent): Promise<void> {
+    let claim: AgentSessionClaim | null;
+    try {
+      claim = await this.deps.store.claimAgentSession(agent.id);
+    } catch (err) {
+      this.deps.logger.error({ err, agentId: agent.id }, 'could not claim the push session; closing the connection');
+      ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');
+      return;
+    }
+    if (claim === null) return this.refuseSecond(ws, agent.id);
+    const release = () =>
+      void claim.release().catch((err: unknown) => this.deps.logger.warn({ err, agentId: agent.id }, 'could not release the push session'));
+    if (ws.readyState !== WebSocket.OPEN) return release();
+    ws.once('close', release);
+    claim.onLost(() => {
+      this.deps.logger.error({ agentId: agent.id }, 'lost the hold on the push session (database connection broke); closing the connection');
+      ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');
+    });
+    ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));
+    this.deps.logger.info({ agentId: agent.id }, 'agent connected over WebSocket');
+    new PushSession(ws, agent, claim, this.deps).start();
+  }
+
+  private refuseSecond(ws: WebSocket, agentId: string): void {
+    this.deps.logger.warn(
+      { agentId, code: 'AGENT_CONNECTED' },
+      'refused a second WebSocket for an agent already connected: two processes share its token',
+    );
+    ws.close(CLOSE_AGENT_CONNECTED, AGENT_CONNECTED_REASON);
   }
 
   private checkAlive(): void {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type RawData, WebSocket } from 'ws';
 import type { Agent } from '../store/records.js';
-import type { Store } from '../store/store.js';
+import type { AgentSessionClaim, Store } from '../store/store.js';
 import { acknowledgeSignal } from './acknowledge-signal.js';
 import { type AgentAnswer, failure } from './agent-answer.js';
 import type { AgentPresence } from './agent-presence.js';
@@ -38,6 +38,7 @@ export class PushSession {
   constructor(
     private readonly ws: WebSocket,
     private readonly agent: Agent,
+    private readonly claim: AgentSessionClaim,
     private readonly deps: PushDependencies,
   ) {}
 
@@ -65,7 +66,7 @@ export class PushSession {
       do {
         this.pumpAgain = false;
         if (this.ws.readyState !== WebSocket.OPEN) return;
-        const batch = await this.deps.store.takeDeliveries(this.agent.id, new Date().toISOString(), DELIVERY_BATCH);
+        const batch = await this.claim.takeDeliveries(new Date().toISOString(), DELIVERY_BATCH);
         this.windowFull = batch.length >= DELIVERY_BATCH;
         if (!this.windowFull) {
           // The batch is everything pending, so ids pushed earlier and missing from it are settled.

@@ -82,9 +82,19 @@ export interface Store {
    * The agent's unacknowledged deliveries, oldest (lowest seq) first, at most `limit`.
    * Unacknowledged deliveries whose `expiresAt` is at or before `now` are marked `expired`
    * and left out (a late market order is worse than none); the rest are marked `delivered`
-   * (deliveredAt set the first time, attempts + 1) and answered.
+   * (deliveredAt set the first time, attempts + 1) and answered. This is a poll's hand-out:
+   * while a WebSocket session of the agent is open in another process on the same database, it
+   * takes nothing and throws `AgentSessionOpenError` (a session hands out through its claim).
    */
   takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]>;
+  /**
+   * Claims the agent's WebSocket push session for this process, against every other process on
+   * the same database; null while another holds it. A store that one process serves (SQLite)
+   * always grants it: that process keeps its own sessions apart.
+   */
+  claimAgentSession(agentId: string): Promise<AgentSessionClaim | null>;
+  /** Whether another process on the same database holds the agent's push session (SQLite: never). */
+  agentSessionOpenElsewhere(agentId: string): Promise<boolean>;
   ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome>;
   /**
    * Calls `listener` with the ids of agents that have new deliveries, after the commit that
@@ -185,6 +195,16 @@ export interface Ack {
   status: AckStatus;
   message: string | null;
   result: unknown;
+}
+
+/** A process's hold on an agent's push session: hand-outs go through it while it lasts. */
+export interface AgentSessionClaim {
+  /** `takeDeliveries` for the session; fails once the claim is lost (then nothing is handed out). */
+  takeDeliveries(now: string, limit: number): Promise<AgentSignal[]>;
+  /** Calls `listener` once if the claim is lost (its connection to the database broke). */
+  onLost(listener: () => void): void;
+  /** Gives the session up; safe to call more than once. */
+  release(): Promise<void>;
 }
 
 export type AckOutcome =

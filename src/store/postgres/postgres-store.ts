@@ -5,6 +5,7 @@ import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
   SignalFilter,
@@ -12,6 +13,7 @@ import type {
   SourcePatch,
   Store,
 } from '../store.js';
+import { AgentSessionOpenError } from '../agent-session-open.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
@@ -20,10 +22,11 @@ import { Batches, type ItemResult } from './batches.js';
 import { DeliveryChannel } from './delivery-channel.js';
 import { ingestDone, ingestItem, type IngestAnswer, type IngestDone, type IngestItem } from './ingest-batch.js';
 import { migratePostgres } from './migrate-postgres.js';
+import { SessionLocks } from './session-locks.js';
+import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 import {
   accountOf,
   agentOf,
-  agentSignalOf,
   deliveryOf,
   jsonParam,
   signalOf,
@@ -31,7 +34,6 @@ import {
   textParam,
   type AccountRow,
   type AgentRow,
-  type AgentSignalRow,
   type DeliveryRow,
   type SignalRow,
   type SourceRow,
@@ -100,6 +102,7 @@ export class PostgresStore implements Store {
   private closed = false;
   private readonly ingests: Batches<IngestRequest, IngestDone>;
   private readonly lookups: Batches<string, Source | null>;
+  private readonly sessionLocks: SessionLocks;
 
   constructor(
     connectionString: string,
@@ -112,6 +115,7 @@ export class PostgresStore implements Store {
       ...(schema !== null && { options: `-c search_path=${schema}` }),
     };
     this.scope = schema ?? 'public';
+    this.sessionLocks = new SessionLocks(this.clientConfig, () => this.scope);
     // A host that accepts connections and never answers would otherwise hold a start, or a
     // request, for ever.
     this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
@@ -148,6 +152,7 @@ export class PostgresStore implements Store {
     this.listeners.clear();
     await this.channel?.stop();
     this.channel = null;
+    await this.sessionLocks.close();
     await this.pool.end();
   }
 
@@ -508,26 +513,22 @@ export class PostgresStore implements Store {
   // Delivery to agents.
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    // One statement: the expiring and the handing-out CTEs touch disjoint rows (expires_at on
-    // either side of now), so they need not see each other's effects.
-    const { rows } = await this.pool.query<AgentSignalRow>(
-      `WITH expired AS (
-         UPDATE deliveries SET status = 'expired'
-          WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at <= $2
-       ), picked AS (
-         SELECT signal_id FROM deliveries
-          WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at > $2
-          ORDER BY seq LIMIT $3
-          FOR UPDATE
-       )
-       UPDATE deliveries d
-          SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $2), attempts = d.attempts + 1
-         FROM picked JOIN signals s ON s.id = picked.signal_id
-        WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id
-       RETURNING d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized`,
-      [agentId, isoTime(now), Math.max(0, Math.floor(limit))],
+    const signals = await takeDeliveriesOn(this.pool, 'poll', this.scope, agentId, now, limit);
+    if (signals === null) throw new AgentSessionOpenError(agentId);
+    return signals;
+  }
+
+  claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {
+    return this.sessionLocks.claim(agentId);
+  }
+
+  async agentSessionOpenElsewhere(agentId: string): Promise<boolean> {
+    // A shared hold taken and given back at once: it fails only beside a session's hold.
+    const { rows } = await this.pool.query<{ free: boolean }>(
+      `SELECT pg_try_advisory_xact_lock_shared(${sessionLockKeySql('$1', '$2')}) AS free`,
+      [agentId, this.scope],
     );
-    return rows.sort((a, b) => a.seq - b.seq).map(agentSignalOf);
+    return !rows[0]?.free;
   }
 
   async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {

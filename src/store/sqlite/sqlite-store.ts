@@ -6,6 +6,7 @@ import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
   SignalFilter,
@@ -579,6 +580,25 @@ export class SqliteStore implements Store {
         return rows.map(agentSignalOf);
       })
       .immediate();
+  }
+
+  /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
+  async claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {
+    let released = false;
+    return {
+      takeDeliveries: (now, limit) => {
+        if (released) return Promise.reject(new Error(`the push session of agent ${agentId} is no longer held`));
+        return this.takeDeliveries(agentId, now, limit);
+      },
+      onLost: () => undefined,
+      release: async () => {
+        released = true;
+      },
+    };
+  }
+
+  async agentSessionOpenElsewhere(): Promise<boolean> {
+    return false;
   }
 
   async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {

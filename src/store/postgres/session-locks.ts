@@ -1,0 +1,142 @@
+import pg from 'pg';
+import type { AgentSignal } from '../records.js';
+import type { AgentSessionClaim } from '../store.js';
+import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
+
+/** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
+const CLAIM_ATTEMPTS = 10;
+const CLAIM_RETRY_MS = 25;
+/** The session lock's key, of the agent id ($1) and the schema ($2). */
+const KEY = sessionLockKeySql('$1', '$2');
+
+/**
+ * The WebSocket push sessions this instance holds, as session-level advisory locks on one
+ * connection of its own. Every instance on the database sees them, and they end with the
+ * connection: a crashed instance frees its agents at once. A poll's hand-out anywhere holds
+ * the same key shared for its one statement, so it cannot hand out beside a session. The
+ * sessions hand out on this same connection: while a query succeeds there, its locks are held.
+ * When the connection breaks, every claim on it is lost, and its sessions must close.
+ */
+export class SessionLocks {
+  private connection: Promise<LockConnection> | null = null;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly scope: () => string,
+  ) {}
+
+  async claim(agentId: string): Promise<AgentSessionClaim | null> {
+    const connection = await this.connect();
+    for (let attempt = 1; ; attempt++) {
+      const { rows } = await connection.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
+        agentId,
+        this.scope(),
+      ]);
+      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope());
+      // Held: by a session elsewhere (for good), or by polls handing out this very moment.
+      if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
+    }
+  }
+
+  async close(): Promise<void> {
+    const connection = this.connection;
+    this.connection = null;
+    if (connection) await (await connection.catch(() => null))?.end();
+  }
+
+  private connect(): Promise<LockConnection> {
+    if (this.connection === null) {
+      const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
+      this.connection = opening;
+      // A broken connection is forgotten, so the next claim opens a new one.
+      opening.then(
+        (connection) => connection.onBroken(() => {
+          if (this.connection === opening) this.connection = null;
+        }),
+        () => {
+          if (this.connection === opening) this.connection = null;
+        },
+      );
+    }
+    return this.connection;
+  }
+}
+
+class LockConnection {
+  private broken = false;
+  private readonly brokenListeners = new Set<() => void>();
+
+  private constructor(readonly client: pg.Client) {
+    const lost = () => this.break();
+    client.on('error', lost);
+    client.on('end', lost);
+  }
+
+  static async open(config: pg.ClientConfig): Promise<LockConnection> {
+    const client = new pg.Client({ ...config, connectionTimeoutMillis: 10_000 });
+    client.on('error', () => undefined);
+    await client.connect();
+    return new LockConnection(client);
+  }
+
+  onBroken(listener: () => void): void {
+    if (this.broken) listener();
+    else this.brokenListeners.add(listener);
+  }
+
+  async heldExclusively(agentId: string, scope: string): Promise<boolean> {
+    const { rows } = await this.client.query<{ held: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM pg_locks
+          WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND mode = 'ExclusiveLock'
+            AND classid = ((${KEY} >> 32) & 4294967295)::oid AND objid = (${KEY} & 4294967295)::oid
+       ) AS held`,
+      [agentId, scope],
+    );
+    return rows[0]?.held ?? false;
+  }
+
+  claimFor(agentId: string, scope: string): AgentSessionClaim {
+    let released = false;
+    const lostListeners = new Set<() => void>();
+    const lose = () => {
+      for (const listener of lostListeners) listener();
+      lostListeners.clear();
+    };
+    this.onBroken(lose);
+    return {
+      takeDeliveries: async (now: string, limit: number): Promise<AgentSignal[]> => {
+        if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
+        const signals = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
+        return signals ?? [];
+      },
+      onLost: (listener) => {
+        if (this.broken && !released) listener();
+        else lostListeners.add(listener);
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        lostListeners.clear();
+        this.brokenListeners.delete(lose);
+        if (this.broken) return;
+        await this.client.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
+      },
+    };
+  }
+
+  async end(): Promise<void> {
+    this.broken = true;
+    this.brokenListeners.clear();
+    await this.client.end().catch(() => undefined);
+  }
+
+  private break(): void {
+    if (this.broken) return;
+    this.broken = true;
+    const listeners = [...this.brokenListeners];
+    this.brokenListeners.clear();
+    for (const listener of listeners) listener();
+  }
+}
