@@ -38,6 +38,8 @@ function runAgentCli(args: string[], dataDir = '/nonexistent-signalgate-data') {
     env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_AGENT_TOKEN: '' },
     encoding: 'utf8',
     timeout: 15_000,
+    // SIGTERM waits for the start; a start that hangs would hold the test for ever.
+    killSignal: 'SIGKILL',
   });
   return { code: run.status, stderr: run.stderr };
 }
@@ -250,5 +252,14 @@ describe('the flags of signalgate agent', () => {
     const run = runAgentCli(['--server', 'http://127.0.0.1:9', '--paper', '--token', 'x', '--ticks', empty], dir);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`signalgate agent: ${empty}: holds no ticks`);
+  });
+
+  it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', () => {
+    const started = Date.now();
+    const run = runAgentCli(['--server', 'http://127.0.0.1:9', '--paper', '--token', 'x'], '/proc/signalgate/data');
+    expect(run.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.stderr).toContain("signalgate agent: cannot create the paper account's directory /proc/signalgate/data/agents/");
+    expect(run.stderr).toContain('in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
   });
 });

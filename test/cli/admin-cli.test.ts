@@ -34,7 +34,8 @@ async function cliIn(extra: Record<string, string>, ...args: string[]): Promise<
   const base = { ...process.env };
   for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...extra } });
+    // Killed after a while, so a CLI that hangs fails the test instead of stalling it.
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...extra }, timeout: 20_000, killSignal: 'SIGKILL' });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -91,6 +92,15 @@ describe('the admin CLI', () => {
     const notNumber = await cli('accounts', 'create', '--name', 'x', '--quota', 'lots');
     expect(notNumber.code).not.toBe(0);
     expect(notNumber.stderr).toMatch(/whole number/);
+  });
+
+  it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
+    const started = Date.now();
+    const failed = await cliIn({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any');
+    expect(failed.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(failed.stderr).toContain('signalgate: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
+    expect(failed.stderr).not.toMatch(/^\s+at /m);
   });
 });
 

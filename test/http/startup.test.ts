@@ -69,6 +69,15 @@ describe.runIf(onSqlite)('starting the service', () => {
     expect(run.stderr).toContain(`signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=${file}`);
   });
 
+  it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
+    const started = Date.now();
+    const run = await serve({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data' });
+    expect(run.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.stderr).toContain('signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import {
@@ -14,6 +13,7 @@ import {
 } from '../../engine/index.js';
 import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
 import { renderSignalText } from '../../language/render-signal-text.js';
+import { createDirectory } from '../../store/create-directory.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
 import { AgentClosedError } from '../agent-errors.js';
 import { AgentLock } from './agent-lock.js';
@@ -79,7 +79,14 @@ export class PaperAgent {
     const { options } = this;
     const log = options.log;
     const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    try {
+      createDirectory(dir, 0o700);
+    } catch (error) {
+      throw new Error(
+        `cannot create the paper account's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
+        { cause: error },
+      );
+    }
     this.lock = AgentLock.acquire(path.join(dir, 'agent.lock'));
     try {
       if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');

@@ -7,6 +7,7 @@ import { listSignals, showSignal } from '../../admin/signals.js';
 import { createSource, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
 import { loadConfig } from '../../config/config.js';
 import { problemBody } from '../../errors/problem-body.js';
+import { storeStartupError } from '../../service/startup-error.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 
@@ -121,7 +122,15 @@ export function registerAdminCommands(program: Command): void {
 
 async function run<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>): Promise<void> {
   const config = loadConfig();
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  let store: Store;
+  try {
+    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  } catch (error) {
+    // The sentence `serve` would stop with, naming the setting, not a driver's stack trace.
+    process.stderr.write(`signalgate: ${storeStartupError(config, error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   try {
     const result = await operation(store, await cliPublicUrl(store, config));
     if (result.ok) {

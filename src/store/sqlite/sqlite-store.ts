@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { createDirectory } from '../create-directory.js';
 import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
   AccountPatch,
@@ -57,7 +57,7 @@ interface IngestDone {
 
 /** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
-  mkdirSync(options.dataDir, { recursive: true });
+  createDirectory(options.dataDir);
   return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000);
 }
 
