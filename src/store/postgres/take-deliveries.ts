@@ -38,7 +38,10 @@ function handOutSql(gate: string): string {
 
 /** A poll's hand-out: refused (null) while a push session of the agent holds its lock anywhere. */
 const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySql('$1', '$4')})`);
-/** A session's hand-out, on the connection that holds the session's lock. */
+/**
+ * A session's hand-out, on the connection that holds the session's lock: its gate is always
+ * open (the schema, `$4`, is bound for both statements and never null).
+ */
 const SESSION_SQL = handOutSql('$4::text IS NOT NULL');
 
 type HandOutRow = { open: boolean } & ({ signal_id: null } | AgentSignalRow);
