@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { within } from '../support/within.js';
 import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
 import { RawSocket } from './support/raw-socket.js';
 
-/** Fails instead of hanging until the test's own timeout when the server never does `what`. */
-function within<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))]);
-}
 
 /**
  * One agent token used by two processes at once must not execute each signal twice: the

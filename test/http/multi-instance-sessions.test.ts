@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { within } from '../support/within.js';
 import { agentRequest, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { RawSocket } from '../delivery/support/raw-socket.js';
 
@@ -15,9 +16,8 @@ import { RawSocket } from '../delivery/support/raw-socket.js';
 const ADMIN = 'multi-instance-sessions-admin-token';
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
 
-function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))]);
-}
+/** Each instance's answer may wait on another's database work: a wider bound than one server's. */
+const WAIT_MS = 10_000;
 
 describe.runIf(onPostgres)('one WebSocket session per agent across instances on one PostgreSQL database', () => {
   let schema: TestSchema;
@@ -55,13 +55,13 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     await first.next((m) => m.type === 'hello');
 
     const second = await RawSocket.open(two.url, agent.token);
-    expect(await within(second.closed, 'the second connection to be refused')).toBe(4409);
+    expect(await within(second.closed, 'the second connection to be refused', WAIT_MS)).toBe(4409);
     expect(second.closeReason).toMatch(/^AGENT_CONNECTED/);
     expect(second.messages).toEqual([]);
 
     // A signal taken by either instance goes to the session only.
     const viaTwo = await postSignal(two.url, agent.key, 'EURUSD,buy');
-    expect((await within(first.waitForSignals(1), 'the push on the first instance')).map((s) => s.id)).toEqual([viaTwo]);
+    expect((await within(first.waitForSignals(1), 'the push on the first instance', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo]);
     const poll = await agentRequest(two.url, agent.token, 'GET', '/api/agent/signals');
     expect(poll).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
     const state = await agentRequest(two.url, agent.token, 'PUT', '/api/agent/state', { balance: 1, positions: [] });
@@ -72,8 +72,8 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     const waiting = agentRequest(two.url, agent.token, 'GET', '/api/agent/signals?wait=10');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const later = await postSignal(one.url, agent.key, 'GBPUSD,sell');
-    expect(await within(waiting, 'the waiting poll')).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
-    expect((await within(first.waitForSignals(2), 'the second push')).map((s) => s.id)).toEqual([viaTwo, later]);
+    expect(await within(waiting, 'the waiting poll', WAIT_MS)).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
+    expect((await within(first.waitForSignals(2), 'the second push', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo, later]);
 
     // Closed, the session frees the agent everywhere: the other instance now takes a connection
     // and hands it what is still unacknowledged.
@@ -86,7 +86,7 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
       if (hello) third = attempt;
       return hello;
     }, 'a connection to the other instance after the session closed');
-    expect((await within(third!.waitForSignals(2), 'the hand-over')).map((s) => s.id)).toEqual([viaTwo, later]);
+    expect((await within(third!.waitForSignals(2), 'the hand-over', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo, later]);
     third!.close();
     await third!.closed;
   });
@@ -109,7 +109,7 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
       5_000,
     );
     const next = await RawSocket.open(two.url, agent.token);
-    await within(next.next((m) => m.type === 'hello'), 'the hello of a new session');
+    await within(next.next((m) => m.type === 'hello'), 'the hello of a new session', WAIT_MS);
     next.close();
     await next.closed;
   });
@@ -130,12 +130,12 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     } finally {
       await db.end();
     }
-    expect(await within(first.closed, 'the session to close')).toBe(1011);
+    expect(await within(first.closed, 'the session to close', WAIT_MS)).toBe(1011);
 
     const signal = await postSignal(two.url, agent.key, 'USDJPY,buy');
     const again = await RawSocket.open(one.url, agent.token);
-    await within(again.next((m) => m.type === 'hello'), 'a new session on the same instance');
-    expect((await within(again.waitForSignals(1), 'the push')).map((s) => s.id)).toEqual([signal]);
+    await within(again.next((m) => m.type === 'hello'), 'a new session on the same instance', WAIT_MS);
+    expect((await within(again.waitForSignals(1), 'the push', WAIT_MS)).map((s) => s.id)).toEqual([signal]);
     expect((await agentRequest(two.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(409);
     again.close();
     await again.closed;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { AgentSignal } from '../records.js';
 import type { AgentSessionClaim } from '../store.js';
@@ -35,7 +36,7 @@ export class SessionLocks {
       if (rows[0]?.ok) return connection.claimFor(agentId, this.scope());
       // Held: by a session elsewhere (for good), or by polls handing out this very moment.
       if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
-      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
+      await sleep(CLAIM_RETRY_MS);
     }
   }
 
@@ -49,15 +50,11 @@ export class SessionLocks {
     if (this.connection === null) {
       const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
       this.connection = opening;
-      // A broken connection is forgotten, so the next claim opens a new one.
-      opening.then(
-        (connection) => connection.onBroken(() => {
-          if (this.connection === opening) this.connection = null;
-        }),
-        () => {
-          if (this.connection === opening) this.connection = null;
-        },
-      );
+      // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
+      const forget = () => {
+        if (this.connection === opening) this.connection = null;
+      };
+      opening.then((connection) => connection.onBroken(forget), forget);
     }
     return this.connection;
   }
