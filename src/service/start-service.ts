@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { InboundThreadLane } from '../inbound-lane/thread-lane.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import { storeLane } from '../inbound-lane/store-lane.js';
+import { lockDataDirectory } from './data-directory-lock.js';
 import { listenStartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
@@ -27,12 +28,44 @@ export interface RunningService {
 /** How long a drain waits for in-flight requests before it closes the remaining connections. */
 export const DRAIN_DEADLINE_MS = 10_000;
 
-/** Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests start. */
+/**
+ * Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests
+ * start. On the embedded store it first takes the data directory (`server.lock`), and gives it
+ * back once closed.
+ */
 export async function startService(
   config: Config,
   logger: Logger,
   storeOptions: { schema?: string } = {},
   events: { onAdminTokenGenerated?: (token: string) => void } = {},
+): Promise<RunningService> {
+  const lock = config.databaseUrl === null ? lockDataDirectory(config) : null;
+  if (lock?.tookOver) logger.warn({ reason: lock.tookOver }, 'took over the data directory of a server that is gone');
+  let service: RunningService;
+  try {
+    service = await startOnStore(config, logger, storeOptions, events);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  if (lock === null) return service;
+  return {
+    ...service,
+    close: async () => {
+      try {
+        await service.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
+}
+
+async function startOnStore(
+  config: Config,
+  logger: Logger,
+  storeOptions: { schema?: string },
+  events: { onAdminTokenGenerated?: (token: string) => void },
 ): Promise<RunningService> {
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
     throw storeStartupError(config, error);

@@ -78,6 +78,35 @@ describe.runIf(onSqlite)('starting the service', () => {
     expect(run.stderr).not.toMatch(/^\s+at /m);
   });
 
+  it('a second server on the same data directory is refused naming SIGNALGATE_DATA_DIR; one killed leaves the directory free', async () => {
+    const dir = freshDir();
+    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: 'data-dir-lock-admin-token-0123' };
+    const first = await spawnServer(env);
+    try {
+      const second = await serve(env);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `signalgate: cannot start: another signalgate server (pid ${first.child.pid}) serves SIGNALGATE_DATA_DIR=${dir}; stop it, or give this server a data directory of its own`,
+      );
+      expect(second.stderr).not.toMatch(/^\s+at /m);
+      // The first one serves on, unharmed.
+      expect((await adminRequest(first.url, env.SIGNALGATE_ADMIN_TOKEN, 'GET', '/api/admin/signals')).status).toBe(200);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    // Its lock names a process that no longer runs: the next server takes the directory over.
+    const next = await spawnServer(env);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(next.stdout()).toContain('took over the data directory of a server that is gone');
+    // Stopped cleanly, it gave the directory back.
+    const again = await spawnServer(env);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+    expect(again.stdout()).not.toContain('took over');
+  });
+
   it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -13,10 +13,10 @@ import {
 } from '../../engine/index.js';
 import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
 import { renderSignalText } from '../../language/render-signal-text.js';
+import { LockFile, type LockRole } from '../../process/lock-file.js';
 import { createDirectory } from '../../store/create-directory.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
 import { AgentClosedError } from '../agent-errors.js';
-import { AgentLock } from './agent-lock.js';
 import { unpriceable } from './feed-currencies.js';
 import { type ExecutedSignal, forgetSettled, type PaperBook, PaperJournal } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
@@ -26,6 +26,17 @@ import { TickFileFeed, type TicksFile } from './tick-file-feed.js';
 
 /** The snapshot is published after every change and at least this often (equity moves with prices). */
 const PUBLISH_EVERY_MS = 5000;
+
+/**
+ * One paper agent per account directory: two processes executing into the same file would each
+ * overwrite the other's account.
+ */
+const PAPER_AGENT: LockRole = {
+  name: 'agent',
+  title: 'signalgate paper agent',
+  place: 'on the same account',
+  runsAs: (args) => args.includes('agent') && args.includes('--paper'),
+};
 
 export interface PaperAgentOptions {
   server: string;
@@ -67,7 +78,7 @@ export class PaperAgent {
   private agentId: string | null = null;
   private feed!: PriceFeed;
   private journal!: PaperJournal;
-  private lock: AgentLock | null = null;
+  private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private publishTimer: NodeJS.Timeout | null = null;
   private fatal: Error | null = null;
@@ -87,7 +98,7 @@ export class PaperAgent {
         { cause: error },
       );
     }
-    this.lock = AgentLock.acquire(path.join(dir, 'agent.lock'));
+    this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), PAPER_AGENT);
     try {
       if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
       const file = path.join(dir, 'paper-account.json');
