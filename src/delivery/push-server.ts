@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type Problem, statusOf } from '../errors/catalog.js';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { rawProblemAnswer } from '../http/raw-problem-answer.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
@@ -149,12 +149,5 @@ function bearer(header: string | undefined): string | null {
 
 /** Answers the upgrade request with a problem body and drops the connection. */
 function refuse(socket: Duplex, problem: Problem): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(problemBody([problem]));
-  const status = statusOf(problem.code);
-  const reason = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Internal Server Error';
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
-  );
+  if (!socket.destroyed) socket.end(rawProblemAnswer(problem));
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
+import { rawProblemAnswer } from './raw-problem-answer.js';
 
 /**
  * Answers bytes on a connection that are not HTTP (node's `clientError`). Node and Fastify
@@ -56,28 +56,22 @@ function closeWith(socket: Socket, text: string): void {
 }
 
 function errorAnswer(error: Error & { code?: string }): { status: number; text: string } {
-  const [status, reason, problem] = describe(error.code);
-  const body = JSON.stringify(problemBody([problem], status));
-  const text =
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
-  return { status, text };
+  const [status, problem] = describe(error.code);
+  return { status, text: rawProblemAnswer(problem, status) };
 }
 
-function describe(code: string | undefined): [number, string, Problem] {
+function describe(code: string | undefined): [number, Problem] {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return [408, 'Request Timeout', { code: 'INVALID_REQUEST', detail: 'the request was not received in full within 30 seconds; send it again' }];
+    return [408, { code: 'INVALID_REQUEST', detail: 'the request was not received in full within 30 seconds; send it again' }];
   }
   if (code === 'HPE_HEADER_OVERFLOW') {
     return [
       431,
-      'Request Header Fields Too Large',
       { code: 'INVALID_REQUEST', detail: 'the request headers are larger than the server reads (16 KiB); send fewer or shorter headers' },
     ];
   }
   return [
     400,
-    'Bad Request',
     {
       code: 'INVALID_REQUEST',
       detail:
