@@ -3,7 +3,7 @@ import { publicUrlFromEnv } from '../config/config.js';
 import type { Store } from '../store/store.js';
 
 /** The settings entry holding the public URL the server last started with. */
-export const PUBLIC_URL_SETTING = 'public_url';
+const PUBLIC_URL_SETTING = 'public_url';
 
 /**
  * Records the public URL the server renders inbound URLs with, so the CLI, a process of its own

@@ -4,7 +4,7 @@ import type { AckStatus, AgentSignal, Delivery } from '../store/records.js';
 import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import { AgentHttp } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
-import type { AckAnswer, AgentReply } from './agent-reply.js';
+import { type AckAnswer, type AgentReply, isAgentConnected } from './agent-reply.js';
 import { Backoff, sleep } from './backoff.js';
 import { SignalInbox } from './signal-inbox.js';
 import { type LinkEnd, WebSocketLink } from './websocket-link.js';
@@ -279,7 +279,7 @@ export class AgentClient {
         ? await link.request({ type: 'state', state: state as Record<string, unknown> })
         : await this.http.putState(state, this.stop.signal);
       if (reply.status === 200) return true;
-      if (reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED') {
+      if (isAgentConnected(reply)) {
         // Sent over HTTP while our own WebSocket was being set up, or while another process holds
         // the session: kept for our next connection.
         if (this.latestState === state) this.stateDirty = true;

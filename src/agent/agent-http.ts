@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AgentSignal } from '../store/records.js';
 import { AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
-import type { AgentReply } from './agent-reply.js';
+import { type AgentReply, isAgentConnected } from './agent-reply.js';
 
 /** How much longer than the poll's own wait the client gives the server before giving up on it. */
 const POLL_GRACE_MS = 15_000;
@@ -30,7 +30,7 @@ export class AgentHttp {
 
   async poll(waitSeconds: number, abort: AbortSignal): Promise<AgentSignal[]> {
     const reply = await this.call('GET', `api/agent/signals?wait=${waitSeconds}`, undefined, waitSeconds * 1000 + POLL_GRACE_MS, abort);
-    if (reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED') {
+    if (isAgentConnected(reply)) {
       throw new AgentConnectedError(`poll answered 409 AGENT_CONNECTED: ${(reply.body as { detail?: string }).detail ?? ''}`);
     }
     if (reply.status !== 200) throw new TransientError(`poll answered ${reply.status}: ${JSON.stringify(reply.body)}`);

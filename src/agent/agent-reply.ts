@@ -14,3 +14,8 @@ export interface AgentReply {
  * SIGNAL_NOT_DELIVERED, 404 NOT_FOUND, 4xx for a malformed ack).
  */
 export type AckAnswer = { ok: true; delivery: Delivery } | { ok: false; status: number; problem: ProblemBody };
+
+/** The server's 409 AGENT_CONNECTED: another connection holds this agent's WebSocket session. */
+export function isAgentConnected(reply: AgentReply): boolean {
+  return reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED';
+}

@@ -102,8 +102,9 @@ function recordLines(text: string): RecordLines {
   for (const [index, content] of text.replace(/^\uFEFF/, '').split(/\r?\n/).entries()) {
     const trimmed = content.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
-    const fields = trimmed.split(',').map((f) => f.trim().toLowerCase());
-    if (lines.length === 0 && header === null && fields[0] === 'time') {
+    // Only the first record line can be a header; the rest are split by their readers.
+    const fields: string[] | null = lines.length === 0 && header === null ? trimmed.split(',').map((f) => f.trim().toLowerCase()) : null;
+    if (fields?.[0] === 'time') {
       header = { line: index + 1, fields, content: trimmed };
     } else {
       lines.push({ line: index + 1, content: trimmed });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { listeningPublicUrl } from '../config/listening-public-url.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
@@ -19,8 +20,8 @@ export interface RunningService {
   inbound: InboundLane;
   /** The address it listens on, e.g. `http://127.0.0.1:8080`. */
   url: string;
-  /** The admin token this start generated, to print once; null when configured or generated before. */
-  generatedAdminToken: string | null;
+  /** What inbound URLs are rendered with: SIGNALGATE_PUBLIC_URL, or `http://HOST:PORT` with the port it got. */
+  publicUrl: string;
   /** Drains: stops accepting, finishes in-flight requests, closes the store. */
   close(): Promise<void>;
 }
@@ -99,7 +100,7 @@ async function startOnStore(
     store,
     inbound,
     url: `http://${host}:${port}`,
-    generatedAdminToken: admin.generated,
+    publicUrl: listeningPublicUrl(config.publicUrl, port),
     close: async () => {
       // A client holding a connection it never sends a request on would keep the drain open
       // for ever; in-flight requests get this long to finish before every socket is cut.

@@ -1,7 +1,7 @@
 import type { Problem } from '../errors/catalog.js';
 
 /** Where the original request's signal id goes in the detail (the PostgreSQL ingest function fills it in too). */
-export const ORIGINAL_SIGNAL_MARK = '{signal}';
+const ORIGINAL_SIGNAL_MARK = '{signal}';
 
 /** The detail recorded for a request refused with IDEMPOTENCY_KEY_REUSED, before the original's id is filled in. */
 export const KEY_REUSED_DETAIL = `this Idempotency-Key was used within the last 24 hours for a different request (signal ${ORIGINAL_SIGNAL_MARK}); use a new key for a new signal`;

@@ -77,7 +77,6 @@ export function readPaperSettings(
     if (!text.ok) return text;
     const parsed = parseTicksFile(text.text);
     if (!parsed.ok) return fail(`${located(flags.ticks, parsed.line)}: ${parsed.message}`);
-    if (parsed.records.length === 0) return fail(`${flags.ticks}: the file holds no ticks`);
     ticks = {
       file: path.resolve(flags.ticks),
       sha256: createHash('sha256').update(text.bytes).digest('hex'),

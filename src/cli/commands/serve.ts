@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { recordPublicUrl } from '../../admin/recorded-public-url.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
-import { listeningPublicUrl } from '../../config/listening-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService, type RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
@@ -45,7 +44,7 @@ export function registerServeCommand(program: Command): void {
       });
       // What the admin API renders inbound URLs with, recorded before anyone is told the server
       // listens, so the CLI prints the same URLs.
-      const publicUrl = listeningPublicUrl(config.publicUrl, Number(new URL(service.url).port));
+      const { publicUrl } = service;
       try {
         await recordPublicUrl(service.store, publicUrl);
       } catch (err) {
