@@ -52,6 +52,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     agentIds: agentIds ?? [],
     maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
     createdAt: new Date(nowMillis).toISOString(),
+    revision: 0,
   };
   await store.createSource(source);
   return { ok: true, value: sourceView(source, publicUrl) };

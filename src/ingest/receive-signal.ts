@@ -3,6 +3,7 @@ import type { Problem } from '../errors/catalog.js';
 import { parseSignal } from '../language/parse-signal.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import type { Source } from '../store/records.js';
+import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
 import { decideFormat } from './body-format.js';
@@ -36,9 +37,11 @@ const lenientUtf8 = new TextDecoder('utf-8');
 /**
  * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source and answers it. Every
  * request reaching here is kept in the source's signal log, accepted or not; the answer is
- * built only from what the store committed.
+ * built only from what the store committed. Null when the source changed before the commit
+ * (`SourceChangedError`): nothing was recorded, and the request is to be checked again
+ * against the source as it is now.
  */
-export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer> {
+export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer | null> {
   const { source, body } = request;
   const receivedAt = new Date(request.receivedAtMillis).toISOString();
   const period = periodOf(request.receivedAtMillis);
@@ -54,20 +57,26 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
 
   const record = async (verdict: IngestVerdict, authenticated: boolean) => {
     const key = authenticated ? (request.idempotencyKey ?? null) : null;
-    const outcome = await store.ingest({
-      id: request.signalId,
-      sourceId: source.id,
-      accountId: source.accountId,
-      receivedAt,
-      period,
-      contentType: request.contentType ?? null,
-      rawBody: text ?? lenientUtf8.decode(body),
-      idempotencyKey: key,
-      requestHash: key === null ? null : requestHash(request.contentType, body),
-      idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
-      verdict,
-    });
-    return answerFor(outcome, request.receivedAtMillis);
+    const outcome = await store
+      .ingest({
+        id: request.signalId,
+        sourceId: source.id,
+        sourceRevision: source.revision,
+        accountId: source.accountId,
+        receivedAt,
+        period,
+        contentType: request.contentType ?? null,
+        rawBody: text ?? lenientUtf8.decode(body),
+        idempotencyKey: key,
+        requestHash: key === null ? null : requestHash(request.contentType, body),
+        idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
+        verdict,
+      })
+      .catch((error: unknown) => {
+        if (error instanceof SourceChangedError) return null;
+        throw error;
+      });
+    return outcome === null ? null : answerFor(outcome, request.receivedAtMillis);
   };
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);

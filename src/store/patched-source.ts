@@ -1,10 +1,14 @@
 import type { Source } from './records.js';
 import type { SourcePatch } from './store.js';
 
-/** The source after `patch`: absent fields keep their value; `hmacSecret: null` removes the secret. */
+/**
+ * The source after `patch`, at its next revision: absent fields keep their value;
+ * `hmacSecret: null` removes the secret.
+ */
 export function patchedSource(source: Source, patch: SourcePatch): Source {
   return {
     ...source,
+    revision: source.revision + 1,
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.active !== undefined && { active: patch.active }),
     ...(patch.hmacSecret !== undefined && { hmacSecret: patch.hmacSecret }),

@@ -29,6 +29,11 @@ export interface Source {
   agentIds: string[];
   maxSignalAgeSeconds: number;
   createdAt: string;
+  /**
+   * How many changes the source has had (0 when created). An inbound request is committed only
+   * while the source still has the revision its checks were made against.
+   */
+  revision: number;
 }
 
 export interface Agent {

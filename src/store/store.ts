@@ -69,7 +69,9 @@ export interface Store {
   /**
    * Records one inbound request in the source's signal log, atomically with everything it
    * implies: the idempotency-key lookup, the conditional quota charge and the deliveries to
-   * the routed agents. Resolves after the commit.
+   * the routed agents. Resolves after the commit. Fails with `SourceChangedError`, recording
+   * nothing, when the source's revision is no longer `sourceRevision`; no change of the source
+   * commits between that comparison and the request's commit.
    */
   ingest(request: IngestRequest): Promise<IngestOutcome>;
 
@@ -133,6 +135,11 @@ export interface IngestRequest {
   /** The id the signal gets when this request is a new one. */
   id: string;
   sourceId: string;
+  /**
+   * The source's revision the request was checked against. When the source has another one at
+   * the commit, nothing is recorded and `ingest` fails with `SourceChangedError`.
+   */
+  sourceRevision: number;
   accountId: string;
   receivedAt: string;
   /** `YYYY-MM` of `receivedAt` in UTC: the quota period charged. */

@@ -103,6 +103,7 @@ describe.each([
         hmacSecret: 's3cret',
         agentIds: [agents[1]!.id],
         maxSignalAgeSeconds: 30,
+        revision: 1,
       };
       expect(patched).toEqual(expected);
       expect(await store.getSource(source.id)).toEqual(expected);
@@ -435,7 +436,7 @@ describe.each([
       expect(deliveries.map((d) => d.agentId)).toEqual([seeded.agents[0]!.id, seeded.agents[2]!.id].sort());
 
       await store.updateSource(seeded.source.id, { agentIds: [] });
-      const toAll = await store.ingest(request(seeded));
+      const toAll = await store.ingest(request(seeded, { sourceRevision: 1 }));
       const all = (await store.getSignal(toAll.record.id))!.deliveries;
       expect(all.map((d) => d.agentId)).toEqual(seeded.agents.map((a) => a.id).sort());
     });
@@ -446,7 +447,7 @@ describe.each([
       await store.updateSource(seeded.source.id, {
         agentIds: [seeded.agents[0]!.id, stranger.agents[0]!.id, 'agt-missing'],
       });
-      const outcome = await store.ingest(request(seeded));
+      const outcome = await store.ingest(request(seeded, { sourceRevision: 1 }));
       expect((await store.getSignal(outcome.record.id))!.deliveries.map((d) => d.agentId)).toEqual([
         seeded.agents[0]!.id,
       ]);

@@ -86,6 +86,7 @@ export async function seed(
     agentIds: (options.route ?? []).map((i) => agents[i]!.id),
     maxSignalAgeSeconds: 120,
     createdAt: at(0),
+    revision: 0,
   };
   await store.createSource(source);
   return { accountId, source, agents };
@@ -100,6 +101,7 @@ export function request(seeded: Seeded, overrides: Partial<IngestRequest> = {}):
   return {
     id: `sig-${randomUUID()}`,
     sourceId: seeded.source.id,
+    sourceRevision: seeded.source.revision,
     accountId: seeded.accountId,
     receivedAt: at(1000),
     period: PERIOD,

@@ -2,6 +2,7 @@ import type { IngestOutcome, IngestRequest } from '../store.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
 import { KEY_REUSED_DETAIL, keyReusedProblem } from '../key-reused-problem.js';
+import { SourceChangedError } from '../source-changed.js';
 import { signalOfJson, textParam, type SignalJsonRow } from './postgres-rows.js';
 
 /**
@@ -14,6 +15,8 @@ export interface IngestItem {
   n: number;
   id: string;
   source_id: string;
+  /** The revision the request was checked against (migrations/postgres/005). */
+  source_revision: number;
   account_id: string;
   received_at: string;
   period: string;
@@ -54,6 +57,7 @@ export type IngestAnswer =
   | { n: number; ok: true; kind: 'replay'; record: SignalJsonRow }
   /** Recorded as a refusal of its own; `original` holds the key. */
   | { n: number; ok: true; kind: 'key_reused'; original: string }
+  /** Not written: `state` is a SQLSTATE, or `source_changed` (checked against another revision). */
   | { n: number; ok: false; state: string; message: string };
 
 export interface IngestDone {
@@ -91,6 +95,7 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     n,
     id: text(request.id, 'id'),
     source_id: text(request.sourceId, 'sourceId'),
+    source_revision: request.sourceRevision,
     account_id: text(request.accountId, 'accountId'),
     received_at: isoTime(request.receivedAt),
     period: text(request.period, 'period'),
@@ -114,7 +119,10 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
 
 /** What the request came to, from the function's answer for its item. */
 export function ingestDone(request: IngestRequest, answer: IngestAnswer): IngestDone {
-  if (!answer.ok) throw Object.assign(new Error(answer.message), { code: answer.state });
+  if (!answer.ok) {
+    if (answer.state === 'source_changed') throw new SourceChangedError(request.sourceId);
+    throw Object.assign(new Error(answer.message), { code: answer.state });
+  }
   if (answer.kind === 'replay') return { outcome: { kind: 'replay', record: signalOfJson(answer.record) }, agentIds: [] };
   if (answer.kind === 'key_reused') {
     const record = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(answer.original)]));

@@ -30,6 +30,7 @@ export interface SourceRow {
   agent_ids: string[];
   max_signal_age_seconds: number;
   created_at: Date;
+  revision: number;
 }
 
 export interface AgentRow {
@@ -124,6 +125,7 @@ export function sourceOf(row: SourceRow): Source {
     agentIds: row.agent_ids,
     maxSignalAgeSeconds: row.max_signal_age_seconds,
     createdAt: iso(row.created_at),
+    revision: row.revision,
   };
 }
 

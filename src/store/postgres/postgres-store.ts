@@ -289,8 +289,8 @@ export class PostgresStore implements Store {
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+                            max_signal_age_seconds, created_at, revision)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         source.id,
         source.accountId,
@@ -302,6 +302,7 @@ export class PostgresStore implements Store {
         JSON.stringify(source.agentIds),
         source.maxSignalAgeSeconds,
         isoTime(source.createdAt),
+        source.revision,
       ],
     );
   }
@@ -335,14 +336,16 @@ export class PostgresStore implements Store {
 
   async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
     return this.transaction(async (client) => {
-      // NO KEY UPDATE: ingests referencing the source (a key-share lock) are not held up.
-      const { rows } = await client.query<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR NO KEY UPDATE', [id]);
+      // FOR UPDATE conflicts with the key-share lock an ingest takes on its source before it
+      // compares revisions (migrations/postgres/005): the change waits for the ingests that
+      // passed that comparison, and later ones wait for the change, then see the new revision.
+      const { rows } = await client.query<SourceRow>('SELECT * FROM sources WHERE id = $1 FOR UPDATE', [id]);
       if (!rows[0]) return null;
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
         `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
-                            agent_ids = $6, max_signal_age_seconds = $7
-          WHERE id = $8`,
+                            agent_ids = $6, max_signal_age_seconds = $7, revision = $8
+          WHERE id = $9`,
         [
           next.name,
           next.authKey,
@@ -351,6 +354,7 @@ export class PostgresStore implements Store {
           next.hmacSecret,
           JSON.stringify(next.agentIds),
           next.maxSignalAgeSeconds,
+          next.revision,
           id,
         ],
       );

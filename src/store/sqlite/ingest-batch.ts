@@ -3,6 +3,8 @@ import type Database from 'better-sqlite3';
 /** Where a source's accepted signals go: its account, and the agents that get a delivery. */
 export interface SourceRoute {
   accountId: string;
+  /** The source's revision: a request checked against another one is not recorded. */
+  revision: number;
   /** In id order: the source's agentIds that belong to its account, or all its agents when that list is empty. */
   agentIds: string[];
 }
@@ -40,8 +42,8 @@ export class IngestBatch {
   route(sourceId: string): SourceRoute | null {
     const known = this.routes.get(sourceId);
     if (known) return known;
-    const source = this.stmt('SELECT account_id, agent_ids FROM sources WHERE id = ?').get(sourceId) as
-      | { account_id: string; agent_ids: string }
+    const source = this.stmt('SELECT account_id, agent_ids, revision FROM sources WHERE id = ?').get(sourceId) as
+      | { account_id: string; agent_ids: string; revision: number }
       | undefined;
     if (!source) return null;
     const wanted = JSON.parse(source.agent_ids) as string[];
@@ -52,7 +54,7 @@ export class IngestBatch {
             'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
           ).all(source.account_id, source.agent_ids)
     ) as { id: string }[];
-    const route = { accountId: source.account_id, agentIds: agents.map((agent) => agent.id) };
+    const route = { accountId: source.account_id, revision: source.revision, agentIds: agents.map((agent) => agent.id) };
     this.routes.set(sourceId, route);
     return route;
   }

@@ -30,6 +30,7 @@ export interface SourceRow {
   agent_ids: string;
   max_signal_age_seconds: number;
   created_at: string;
+  revision: number;
 }
 
 export interface AgentRow {
@@ -109,6 +110,7 @@ export function sourceOf(row: SourceRow): Source {
     agentIds: JSON.parse(row.agent_ids) as string[],
     maxSignalAgeSeconds: row.max_signal_age_seconds,
     createdAt: row.created_at,
+    revision: row.revision,
   };
 }
 

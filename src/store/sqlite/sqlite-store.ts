@@ -20,6 +20,7 @@ import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
 import { patchedSource } from '../patched-source.js';
 import { readMigrationFiles } from '../migration-files.js';
+import { SourceChangedError } from '../source-changed.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { GroupCommit, type ItemResult } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
@@ -103,12 +104,20 @@ export class SqliteStore implements Store {
     this.db.pragma('foreign_keys = ON');
     liftMallocTrimThreshold(this.db);
     // Each request in turn, then the batch's usage counts, all inside the caller's transaction.
+    // A request checked against another revision of its source is not recorded: the batch's
+    // transaction holds the write lock, so the revision read here holds until its COMMIT.
     const inBatch = (
       requests: IngestRequest[],
       each: (request: IngestRequest, batch: IngestBatch) => ItemResult<IngestDone>,
     ): ItemResult<IngestDone>[] => {
       const batch = new IngestBatch((sql) => this.stmt(sql));
-      const done = requests.map((request) => each(request, batch));
+      const done = requests.map((request): ItemResult<IngestDone> => {
+        const revision = batch.route(request.sourceId)?.revision;
+        if (revision === undefined || revision === request.sourceRevision) return each(request, batch);
+        // The checks used a source this connection's cache still held.
+        this.sourceCache.clear();
+        return { ok: false, error: new SourceChangedError(request.sourceId) };
+      });
       batch.writeUsage();
       return done;
     };
@@ -289,8 +298,8 @@ export class SqliteStore implements Store {
     this.sourceCache.clear();
     this.stmt(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                            max_signal_age_seconds, created_at, revision)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       source.id,
       source.accountId,
@@ -302,6 +311,7 @@ export class SqliteStore implements Store {
       JSON.stringify(source.agentIds),
       source.maxSignalAgeSeconds,
       isoTime(source.createdAt),
+      source.revision,
     );
   }
 
@@ -346,7 +356,7 @@ export class SqliteStore implements Store {
         const next = patchedSource(sourceOf(row), patch);
         this.stmt(
           `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                              max_signal_age_seconds = ?
+                              max_signal_age_seconds = ?, revision = ?
             WHERE id = ?`,
         ).run(
           next.name,
@@ -356,6 +366,7 @@ export class SqliteStore implements Store {
           next.hmacSecret,
           JSON.stringify(next.agentIds),
           next.maxSignalAgeSeconds,
+          next.revision,
           id,
         );
         if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {
