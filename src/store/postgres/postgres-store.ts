@@ -18,6 +18,7 @@ import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
 import { patchedSource } from '../patched-source.js';
+import { rowsToRead, signalPage } from '../signal-page.js';
 import { Batches, type ItemResult } from './batches.js';
 import { DeliveryChannel } from './delivery-channel.js';
 import { ingestDone, ingestItem, type IngestAnswer, type IngestDone, type IngestItem } from './ingest-batch.js';
@@ -487,16 +488,13 @@ export class PostgresStore implements Store {
       params.push(filter.before);
       where.push(`(received_at, id) < (SELECT received_at, id FROM signals WHERE id = $${params.length})`);
     }
-    // One row more than the page: whether it is there says whether a next page is.
-    const limit = Math.max(0, Math.floor(filter.limit));
-    params.push(limit + 1);
+    params.push(rowsToRead(filter));
     const { rows } = await this.pool.query<SignalRow>(
       `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY received_at DESC, id DESC LIMIT $${params.length}`,
       params,
     );
-    const signals = rows.slice(0, limit).map(signalOf);
-    return { signals, next: rows.length > limit && limit > 0 ? signals[limit - 1]!.id : null };
+    return signalPage(filter, rows.map(signalOf));
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {

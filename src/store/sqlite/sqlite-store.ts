@@ -20,6 +20,7 @@ import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
 import { patchedSource } from '../patched-source.js';
 import { readMigrationFiles } from '../migration-files.js';
+import { rowsToRead, signalPage } from '../signal-page.js';
 import { SourceChangedError } from '../source-changed.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { GroupCommit, type ItemResult } from './group-commit.js';
@@ -539,12 +540,9 @@ export class SqliteStore implements Store {
     }
     const sql = `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
                  ORDER BY received_at DESC, id DESC LIMIT ?`;
-    // One row more than the page: whether it is there says whether a next page is.
-    const limit = Math.max(0, Math.floor(filter.limit));
-    params.push(limit + 1);
+    params.push(rowsToRead(filter));
     const rows = this.stmt(sql).all(...params) as SignalRow[];
-    const signals = rows.slice(0, limit).map(signalOf);
-    return { signals, next: rows.length > limit && limit > 0 ? signals[limit - 1]!.id : null };
+    return signalPage(filter, rows.map(signalOf));
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
