@@ -78,6 +78,12 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
+  if (Object.keys(patch).length === 0) {
+    return refuse({
+      code: 'INVALID_REQUEST',
+      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds and maxSignalAgeSeconds',
+    });
+  }
   const current = await store.getSource(id);
   if (current === null) return notFound('source', id);
   if (patch.agentIds !== undefined) {

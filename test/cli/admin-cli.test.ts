@@ -132,6 +132,15 @@ describe('the admin CLI, refusing what the API refuses', () => {
     expect(shown).toEqual(source);
   });
 
+  it('sources update with nothing to change is refused', async () => {
+    const account = JSON.parse((await cli('accounts', 'create', '--name', 'Idle desk', '--quota', '3')).stdout);
+    const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv')).stdout);
+    const nothing = await cli('sources', 'update', source.id);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stdout).toBe('');
+    expect(JSON.parse(nothing.stderr)).toMatchObject({ code: 'INVALID_REQUEST', status: 400 });
+  });
+
   it('accounts show and update print the account; an empty or bad update is refused', async () => {
     const account = JSON.parse((await cli('accounts', 'create', '--name', 'Quota desk', '--quota', '3')).stdout);
     const shown = await cli('accounts', 'show', account.id);

@@ -108,6 +108,9 @@ describe('sources', () => {
     expect(typo.body).toMatchObject({ code: 'INVALID_FIELD', param: 'actve' });
     const age = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { maxSignalAgeSeconds: 0 });
     expect(age.status).toBe(422);
+    const nothing = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, {});
+    expect(nothing.status).toBe(400);
+    expect(nothing.body).toMatchObject({ code: 'INVALID_REQUEST', detail: expect.stringContaining('changes nothing') });
     const shown = await server.admin('GET', `/api/admin/sources/${src.sourceId}`);
     expect(shown.body).toMatchObject({ active: true, agentIds: [], maxSignalAgeSeconds: 120 });
     expect((await server.admin('PATCH', '/api/admin/sources/src_missing', { active: false })).status).toBe(404);
