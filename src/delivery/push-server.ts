@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type Problem, statusOf } from '../errors/catalog.js';
+import { inboundKeyInPath } from '../http/inbound-handler.js';
 import { rawProblemAnswer } from '../http/raw-problem-answer.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -43,13 +44,23 @@ export class PushServer {
     // An upgrade is a request too: it gets its access line, like every other.
     const logAccess = (statusCode: number) =>
       this.deps.logger.info({ method: request.method, url: maskPath(request.url ?? '/'), statusCode }, 'request');
-    const refused = (problem: Problem) => {
-      refuse(socket, problem);
+    const refused = (problem: Problem, headers: Record<string, string> = {}) => {
+      if (!socket.destroyed) socket.end(rawProblemAnswer(problem, statusOf(problem.code), headers));
       logAccess(statusOf(problem.code));
     };
     const path = (request.url ?? '/').split('?')[0];
     if (path !== PUSH_PATH) {
-      return refused({ code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+      // node:http hands every request with an Upgrade header here, never to the routes: the
+      // inbound URL answers what it would without the header, as far as that needs no body.
+      if (inboundKeyInPath(request.url) === null) {
+        return refused({ code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+      }
+      if (request.method !== 'POST') return refused({ code: 'METHOD_NOT_ALLOWED', detail: 'send signals with POST' }, { Allow: 'POST' });
+      return refused({
+        code: 'INVALID_REQUEST',
+        param: 'Upgrade',
+        detail: 'this server does not switch protocols: send the signal as a plain HTTP/1.1 POST without an Upgrade header (curl: leave out --http2 on http:// URLs)',
+      });
     }
     if (this.closing) return refused({ code: 'SHUTTING_DOWN', detail: 'the server is shutting down; reconnect shortly' });
     let agent;
@@ -145,9 +156,4 @@ export class PushServer {
 function bearer(header: string | undefined): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
   return match ? match[1]! : null;
-}
-
-/** Answers the upgrade request with a problem body and drops the connection. */
-function refuse(socket: Duplex, problem: Problem): void {
-  if (!socket.destroyed) socket.end(rawProblemAnswer(problem));
 }

@@ -19,7 +19,12 @@ const INBOUND_PREFIX = '/api/inbound/';
  * router answers as before.
  */
 export function inboundKeyOf(method: string | undefined, url: string | undefined): string | null {
-  if (method !== 'POST' || url === undefined || !url.startsWith(INBOUND_PREFIX)) return null;
+  return method === 'POST' ? inboundKeyInPath(url) : null;
+}
+
+/** The source key when `url` is an inbound URL (`/api/inbound/{sourceAuthKey}`), whatever the method. */
+export function inboundKeyInPath(url: string | undefined): string | null {
+  if (url === undefined || !url.startsWith(INBOUND_PREFIX)) return null;
   const queryAt = url.indexOf('?', INBOUND_PREFIX.length);
   const key = url.slice(INBOUND_PREFIX.length, queryAt === -1 ? undefined : queryAt);
   if (key.length === 0 || key.includes('/')) return null;

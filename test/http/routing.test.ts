@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSource } from '../support/seed-source.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/start-test-server.js';
@@ -17,6 +18,25 @@ describe('routing', () => {
       const res = await fetch(server.url + src.inboundPath, { method });
       expect({ method, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, status: 405, allow: 'POST' });
     }
+  });
+
+  it('a request on the inbound path with an Upgrade header gets what the path answers without one, never a 404', async () => {
+    const src = await seedSource(server);
+    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+    const get = await rawRequest(server.url + src.inboundPath, 'GET', upgrade);
+    expect({ status: get.status, allow: get.headers.allow, code: JSON.parse(get.body).code }).toEqual({
+      status: 405,
+      allow: 'POST',
+      code: 'METHOD_NOT_ALLOWED',
+    });
+
+    // What `curl --http2` sends on an http:// URL: this server does not switch, and says so.
+    const h2c = await rawRequest(server.url + src.inboundPath, 'POST', { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA', 'content-type': 'text/plain' }, 'EURUSD,buy');
+    expect(h2c.status).toBe(400);
+    expect(JSON.parse(h2c.body)).toMatchObject({ code: 'INVALID_REQUEST', param: 'Upgrade', detail: expect.stringContaining('without an Upgrade header') });
+    expect(h2c.body).not.toContain(src.authKey);
+    const log = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}`);
+    expect(log.body.signals).toEqual([]);
   });
 
   it('an id longer than any record has is 404 NOT_FOUND, not a complaint about the encoding', async () => {
@@ -48,3 +68,23 @@ describe('routing', () => {
     expect(once.status).toBe(201);
   });
 });
+
+/** One request through node:http's client, which (unlike fetch) sends Connection and Upgrade as given. */
+function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+    });
+    req.on('upgrade', () => reject(new Error('the server switched protocols')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
