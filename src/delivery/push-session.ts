@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { Problem } from '../errors/catalog.js';
+import { repeatedJsonKey } from '../http/repeated-json-key.js';
 import { type RawData, WebSocket } from 'ws';
 import type { Agent } from '../store/records.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
@@ -90,9 +92,10 @@ export class PushSession {
   private async receive(data: RawData, isBinary: boolean): Promise<void> {
     const { deps, agent } = this;
     void deps.presence.seen(agent.id);
+    const text = isBinary ? '' : data.toString();
     let message: unknown;
     try {
-      message = isBinary ? undefined : JSON.parse(data.toString());
+      message = isBinary ? undefined : JSON.parse(text);
     } catch {
       message = undefined;
     }
@@ -104,6 +107,12 @@ export class PushSession {
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
     if (byteLength(data) > MAX_MESSAGE_BYTES) {
       this.reply(ref, failure({ code: 'PAYLOAD_TOO_LARGE', detail: `a message may hold at most ${MAX_MESSAGE_BYTES} bytes` }));
+      return;
+    }
+    // As the HTTP bodies are: a field given twice would count as whichever came last.
+    const repeated = repeatedJsonKey(text, 'state');
+    if (repeated !== null) {
+      this.reply(ref, failure({ code: 'INVALID_REQUEST', param: repeated, detail: `'${repeated}' is given more than once; send each field once` }));
       return;
     }
     try {
@@ -120,8 +129,19 @@ export class PushSession {
           deps.board.wake(agent.id, 'acked');
         }
       } else if (type === 'state') {
+        const { state, ...unknown } = fields;
+        const names = Object.keys(unknown);
+        if (names.length > 0) {
+          const problems = names.map((name): Problem => ({
+            code: 'INVALID_FIELD',
+            param: name,
+            detail: `unknown field '${name}'; a state message holds type, ref and state`,
+          }));
+          this.reply(ref, failure(...problems));
+          return;
+        }
         const now = Date.now();
-        const answer = await saveAgentState(deps.store, agent.id, fields.state, now);
+        const answer = await saveAgentState(deps.store, agent.id, state, now);
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
       } else {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { readJsonObject } from '../language/strict-json-reader.js';
+import { repeatedJsonKey } from './repeated-json-key.js';
 
 /**
  * JSON request bodies as Fastify reads them (prototype-poisoning keys refused), except that a
@@ -16,21 +16,9 @@ export function useStrictJsonBodies(app: FastifyInstance, opts: { emptyIsNoBody?
     if (opts.emptyIsNoBody && text.length === 0) return done(null, undefined);
     json(req, text, (error, parsed) => {
       if (error) return done(error, undefined);
-      const repeated = repeatedTopLevelKey(parsed, text);
+      const repeated = repeatedJsonKey(text);
       if (repeated === null) return done(null, parsed);
       done(Object.assign(new Error(`'${repeated}' is given more than once; send each field once`), { statusCode: 400 }), undefined);
     });
   });
-}
-
-function repeatedTopLevelKey(parsed: unknown, text: string): string | null {
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-  const reading = readJsonObject(text);
-  if (!reading.ok) return null;
-  const seen = new Set<string>();
-  for (const { key } of reading.members) {
-    if (seen.has(key)) return key;
-    seen.add(key);
-  }
-  return null;
 }

@@ -4,8 +4,8 @@ import { quotedExcerpt } from './quoted-excerpt.js';
  * Reads a JSON body that must be one object, keeping every top-level member in body order,
  * duplicates included. `JSON.parse` silently keeps the last of two equal keys, which would let
  * `{"sl_pips":20,"sl_pips":2}` through as a 2-pip stop; the signal rules need to see both.
- * Nested values are checked for syntax but only their kind is kept: no signal parameter takes
- * an object or an array, so their content never matters.
+ * Nested values are checked for syntax but only their kind is kept, and an object's text: no
+ * signal parameter takes an object or an array, so their content never matters here.
  */
 export type JsonValue =
   | { kind: 'string'; value: string }
@@ -13,7 +13,8 @@ export type JsonValue =
   | { kind: 'number'; value: number; text: string }
   | { kind: 'boolean'; value: boolean }
   | { kind: 'null' }
-  | { kind: 'object' }
+  /** `text` is the object as written, for a caller that reads it in turn. */
+  | { kind: 'object'; text: string }
   | { kind: 'array' };
 
 export interface JsonMember {
@@ -54,7 +55,6 @@ const LITERALS: readonly (readonly [string, JsonValue])[] = [
   ['false', { kind: 'boolean', value: false }],
   ['null', { kind: 'null' }],
 ];
-const OBJECT_VALUE: JsonValue = { kind: 'object' };
 const ARRAY_VALUE: JsonValue = { kind: 'array' };
 
 export function readJsonObject(text: string): JsonObjectReading {
@@ -181,8 +181,9 @@ class JsonCursor {
     const character = text[this.pos];
     if (character === '"') return { kind: 'string', value: this.readString() };
     if (character === '{') {
+      const start = this.pos;
       this.skipComposite('{', '}', depth + 1);
-      return OBJECT_VALUE;
+      return { kind: 'object', text: this.text.slice(start, this.pos) };
     }
     if (character === '[') {
       this.skipComposite('[', ']', depth + 1);

@@ -61,6 +61,32 @@ describe('WebSocket push at /api/agent/ws', () => {
     socket.close();
   });
 
+  it('refuses a message giving a field twice, or a state message with fields beside state, and changes nothing', async () => {
+    const id = await postSignal(server.url, authKey, 'EURUSD,sell');
+    const socket = await RawSocket.open(server.url, agent.token);
+    await socket.waitForSignals(1);
+    const before = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state;
+
+    // Raw text: JSON.stringify cannot write a key twice, and JSON.parse would keep the last.
+    let from = socket.messages.length;
+    socket.sendRaw(`{"type":"ack","ref":"twice","id":"${id}","status":"failed","status":"executed"}`);
+    expect(await socket.next((m) => m.ref === 'twice', from)).toMatchObject({
+      status: 400,
+      body: { code: 'INVALID_REQUEST', param: 'status', detail: "'status' is given more than once; send each field once" },
+    });
+    expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'delivered', ackedAt: null });
+
+    from = socket.messages.length;
+    socket.sendRaw('{"type":"state","ref":"inner","state":{"balance":1,"balance":2}}');
+    expect(await socket.next((m) => m.ref === 'inner', from)).toMatchObject({ status: 400, body: { param: 'state.balance' } });
+    const extra = await socket.request({ type: 'state', state: { balance: 3 }, equity: 3 });
+    expect(extra).toMatchObject({ status: 422, body: { code: 'INVALID_FIELD', param: 'equity' } });
+    expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state).toEqual(before);
+
+    expect(await socket.request({ type: 'ack', id, status: 'executed' })).toMatchObject({ status: 200 });
+    socket.close();
+  });
+
   it('hands a signal pushed but not acknowledged out again on the next connection', async () => {
     const id = await postSignal(server.url, authKey, 'EURGBP,sell');
     const first = await RawSocket.open(server.url, agent.token);
