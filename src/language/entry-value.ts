@@ -36,6 +36,8 @@ export function readNumberValue(value: EntryValue, param: string, example = '20'
   const got = quotedExcerpt(text);
   switch (reading.reason) {
     case 'inexact':
+      // Digits do not help a value too close to 0 to be held at all (1e-330).
+      if (reading.value === 0) return { ok: false, detail: `${param} is too small to be a usable number (it would read as 0), got ${got}` };
       return {
         ok: false,
         detail: `${param} has more digits than can be held exactly (it would read as ${formatDecimal(reading.value)}); write at most 15 significant digits`,

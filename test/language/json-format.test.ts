@@ -58,7 +58,7 @@ describe('the JSON format', () => {
       param: 'vol_pctbal_loss',
       detail: 'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
     });
-    expect(problemOf(json('"sl_pips":1e-400'), 'json').detail).toMatch(/^sl_pips has more digits than can be held exactly \(it would read as 0\)/);
+    expect(problemOf(json('"sl_pips":1e-400'), 'json').detail).toMatch(/^sl_pips is too small to be a usable number \(it would read as 0\)/);
     expect(problemOf(json('"sl_price":123456789012345678'), 'json').code).toBe('INVALID_PARAMETER');
     expect(problemOf(json('"sl_price":"123456789012345678"'), 'json').code).toBe('INVALID_PARAMETER');
   });

@@ -171,7 +171,12 @@ describe('the text format', () => {
       });
       expect(problemOf('EURUSD,buy,sl_price=123456789012345678').detail).toMatch(/it would read as 123456789012345680\)/);
       expect(problemOf('EURUSD,buy,sl_pips="0.1000000000000000055511151231257827"').code).toBe('INVALID_PARAMETER');
-      expect(problemOf(`EURUSD,buy,sl_pips=0.${'0'.repeat(400)}1`).detail).toMatch(/it would read as 0\)/);
+      });
+
+    it('refuse numbers too small to be held, rather than suggest fewer digits', () => {
+      expect(problemOf(`EURUSD,buy,sl_pips=0.${'0'.repeat(400)}1`).detail).toMatch(
+        /^sl_pips is too small to be a usable number \(it would read as 0\), got '0\.000/,
+      );
     });
 
     it('refuse numbers too large to be finite', () => {
