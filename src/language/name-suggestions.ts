@@ -1,7 +1,8 @@
 /**
  * "Did you mean …?" for unknown parameter names and actions: the family of a stem (`entry` →
  * entry_pips, entry_price, entry_percent); else the closest near misses by edit distance
- * (`sl_pip` → sl_pips); else prefix matches either way (`volume` → vol).
+ * (`sl_pip` → sl_pips); else prefix matches either way (`volume` → vol); else the names it ends
+ * (`lots` → vol_lots, pct_lots).
  */
 
 export const MAX_SUGGESTIONS = 4;
@@ -28,11 +29,11 @@ export function suggestNames(written: string, candidates: readonly string[]): st
     const closest = Math.min(...near.map((entry) => entry.distance));
     return pick(near.filter((entry) => entry.distance === closest));
   }
-  return pick(
-    scored.filter(
-      (entry) => (written.length >= 2 && entry.name.startsWith(written)) || (entry.name.length >= 3 && written.startsWith(entry.name)),
-    ),
+  const prefixed = scored.filter(
+    (entry) => (written.length >= 2 && entry.name.startsWith(written)) || (entry.name.length >= 3 && written.startsWith(entry.name)),
   );
+  if (prefixed.length > 0) return pick(prefixed);
+  return pick(scored.filter((entry) => entry.name.endsWith(`_${written}`)));
 }
 
 /**

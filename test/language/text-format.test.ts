@@ -252,5 +252,9 @@ describe('the text format', () => {
       expect(problemOf('EURUSD,buy,tp=40').detail).toMatch(/did you mean tp_pips, tp_price or tp_percent\?/);
       expect(problemOf('EURUSD,buy,slType=pips')).toMatchObject({ code: 'UNKNOWN_PARAMETER', param: 'sltype' });
     });
+
+    it('suggest the names an unknown name is the end of', () => {
+      expect(problemOf('EURUSD,buy,lots=1').detail).toBe("unknown parameter 'lots'; did you mean vol_lots or pct_lots?");
+    });
   });
 });
