@@ -24,9 +24,9 @@ export interface PushDependencies {
 
 /**
  * One agent's WebSocket connection: pushes its pending deliveries on connect and new ones as
- * they are committed, and answers its acks and state updates. A signal is pushed once per
- * connection; if the connection drops before the ack, the next connection (or poll) gets it
- * again.
+ * they are committed, and answers its acks and state updates in the order they came. A signal
+ * is pushed once per connection; if the connection drops before the ack, the next connection
+ * (or poll) gets it again.
  */
 export class PushSession {
   /** Ids pushed on this connection and, as far as the session knows, not yet acknowledged. */
@@ -36,6 +36,8 @@ export class PushSession {
   /** The last take was a full batch: an ack may let further signals through. */
   private windowFull = false;
   private unwatch: () => void = () => {};
+  /** Messages are answered one at a time, in the order they came: results need no `ref` to match. */
+  private receiving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ws: WebSocket,
@@ -51,7 +53,11 @@ export class PushSession {
     this.unwatch = deps.board.watch(agent.id, (reason) => {
       if (reason === 'queued' || (reason === 'acked' && this.windowFull)) void this.pump();
     });
-    ws.on('message', (data, isBinary) => void this.receive(data, isBinary));
+    ws.on('message', (data, isBinary) => {
+      this.receiving = this.receiving
+        .then(() => this.receive(data, isBinary))
+        .catch((err: unknown) => deps.logger.error({ err, agentId: agent.id }, 'agent message failed'));
+    });
     ws.on('pong', () => void deps.presence.seen(agent.id));
     ws.on('close', () => this.unwatch());
     void this.pump();

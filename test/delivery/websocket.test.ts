@@ -87,6 +87,31 @@ describe('WebSocket push at /api/agent/ws', () => {
     socket.close();
   });
 
+  it('answers messages in the order they came, so results without a ref can be matched', async () => {
+    const ids = [await postSignal(server.url, authKey, 'EURUSD,buy'), await postSignal(server.url, authKey, 'GBPUSD,buy')];
+    const socket = await RawSocket.open(server.url, agent.token);
+    await socket.waitForSignals(2);
+    try {
+      const from = socket.messages.length;
+      // A valid ack (a commit to wait for) before two messages refused without touching the store.
+      socket.sendRaw(JSON.stringify({ type: 'ack', id: ids[0], status: 'executed' }));
+      socket.sendRaw('not json');
+      socket.sendRaw(JSON.stringify({ type: 'ack', id: ids[1], status: 'maybe' }));
+      socket.sendRaw(JSON.stringify({ type: 'ack', id: ids[1], status: 'failed' }));
+      await socket.next(() => socket.messages.slice(from).filter((m) => m.type === 'result').length === 4, from);
+      const results = socket.messages.slice(from).filter((m) => m.type === 'result');
+      expect(results.map((r) => [r.status, r.body.code ?? r.body.status])).toEqual([
+        [200, 'executed'],
+        [400, 'INVALID_REQUEST'],
+        [422, 'INVALID_FIELD'],
+        [200, 'failed'],
+      ]);
+    } finally {
+      socket.close();
+      await socket.closed;
+    }
+  });
+
   it('hands a signal pushed but not acknowledged out again on the next connection', async () => {
     const id = await postSignal(server.url, authKey, 'EURGBP,sell');
     const first = await RawSocket.open(server.url, agent.token);
