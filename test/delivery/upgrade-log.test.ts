@@ -35,7 +35,7 @@ describe('WebSocket upgrades in the log', () => {
     const socket = await RawSocket.open(server.url, agent.body.token);
     await socket.next((message) => message.type === 'hello');
     expect(await upgradeStatus('/api/agent/ws', 'sga_wrong')).toBe(401);
-    expect(await upgradeStatus(src.inboundPath, agent.body.token)).toBe(404);
+    expect(await upgradeStatus(src.inboundPath, agent.body.token)).toBe(405);
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     const upgrades = server
@@ -45,7 +45,7 @@ describe('WebSocket upgrades in the log', () => {
     expect(upgrades).toEqual([
       ['/api/agent/ws', 101],
       ['/api/agent/ws', 401],
-      [`/api/inbound/${src.authKey.slice(0, 4)}…`, 404],
+      [`/api/inbound/${src.authKey.slice(0, 4)}…`, 405],
     ]);
     expect(JSON.stringify(server.logLines())).not.toContain(src.authKey);
   });
