@@ -15,6 +15,8 @@ import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
 import { PushServer } from './push-server.js';
 import { saveAgentState } from './save-agent-state.js';
 
+const POLL_PATH = '/api/agent/signals';
+
 export interface DeliveryOptions {
   store: Store;
   logger: Logger;
@@ -43,11 +45,24 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     app.addHook('onRequest', async (request, reply) => {
       const agent = await authenticateAgent(store, bearerToken(request));
       if (agent === null) return sendProblem(reply, [AGENT_TOKEN_PROBLEM]);
+      // Refused, not ignored: a mistyped `wiat=30` would turn a connector's poll into a busy loop.
+      const known = request.routeOptions.url === POLL_PATH ? ['wait'] : [];
+      const unknown = Object.keys(request.query as object).filter((name) => !known.includes(name));
+      if (unknown.length > 0) {
+        return sendProblem(
+          reply,
+          unknown.map((name) => ({
+            code: 'INVALID_REQUEST' as const,
+            param: name,
+            detail: `unknown query parameter '${name}'; ${known.length > 0 ? `the parameters are ${known.join(', ')}` : 'this endpoint takes none'}`,
+          })),
+        );
+      }
       agents.set(request, agent);
     });
     const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;
 
-    app.get<{ Querystring: { wait?: string } }>('/api/agent/signals', async (request, reply) => {
+    app.get<{ Querystring: { wait?: string } }>(POLL_PATH, async (request, reply) => {
       const agent = agentOf(request);
       const seconds = readWaitSeconds(request.query.wait);
       if (seconds === null) {

@@ -71,4 +71,13 @@ describe('GET /api/agent/signals (long-poll)', () => {
     expect(res.contentType).toContain('application/problem+json');
     expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'wait' });
   });
+
+  it('refuses a query parameter it does not know, here and on the ack, rather than ignore it', async () => {
+    const typo = await poll('?wiat=30');
+    expect(typo.status).toBe(400);
+    expect(typo.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'wiat', detail: "unknown query parameter 'wiat'; the parameters are wait" });
+    const ack = await agentRequest(server.url, agent.token, 'POST', '/api/agent/signals/sig_x/ack?x=1', { status: 'executed' });
+    expect(ack.status).toBe(400);
+    expect(ack.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'x' });
+  });
 });
