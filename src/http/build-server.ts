@@ -99,7 +99,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const status = error.statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (status >= 500) return sendProblem(reply, [REQUEST_FAILED], 500);
-    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_REQUEST';
+    if (status === 415) {
+      // What `curl -d` sends (application/x-www-form-urlencoded) lands here: say what to send.
+      const given = request.headers['content-type'] ?? 'none';
+      return sendProblem(reply, [
+        {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          param: 'Content-Type',
+          detail: `send the body as JSON with Content-Type: application/json (got ${given.slice(0, 100)})`,
+        },
+      ]);
+    }
+    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST';
     return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
   });
 

@@ -39,6 +39,20 @@ describe('routing', () => {
     expect(log.body.signals).toEqual([]);
   });
 
+  it('a form body on a JSON endpoint (what curl -d sends) is 415 saying to send JSON', async () => {
+    const res = await fetch(`${server.url}/api/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=Desk&monthlySignalQuota=10',
+    });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      param: 'Content-Type',
+      detail: 'send the body as JSON with Content-Type: application/json (got application/x-www-form-urlencoded)',
+    });
+  });
+
   it('an id longer than any record has is 404 NOT_FOUND, not a complaint about the encoding', async () => {
     const res = await fetch(`${server.url}/api/admin/sources/${'a'.repeat(101)}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
     expect(res.status).toBe(404);
