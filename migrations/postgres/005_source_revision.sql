@@ -6,7 +6,9 @@
 -- so no change can commit between that comparison and the item's COMMIT. An item checked
 -- against an earlier revision is answered
 --   {n, ok: false, state: 'source_changed', message}
--- having written nothing. The rest of the function is that of migration 003.
+-- having written nothing. An item without `source_revision` comes from an instance started before
+-- this migration (a rolling upgrade): it is not compared, so such an instance keeps ingesting, as
+-- before this migration, until it is replaced. The rest of the function is that of migration 003.
 ALTER TABLE sources ADD COLUMN revision integer NOT NULL DEFAULT 0 CHECK (revision >= 0);
 ALTER TYPE signalgate_ingest_item ADD ATTRIBUTE source_revision integer;
 
@@ -52,7 +54,7 @@ BEGIN
                                                          it.source_id, it.account_id));
         EXIT item;
       END IF;
-      IF v_source.revision IS DISTINCT FROM it.source_revision THEN
+      IF it.source_revision IS NOT NULL AND v_source.revision <> it.source_revision THEN
         -- Checked against an earlier state of the source: nothing is written, and the caller
         -- checks the request again.
         v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'source_changed',

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { answerInbound } from '../../src/inbound-lane/answer-inbound.js';
 import type { InboundWork } from '../../src/inbound-lane/lane.js';
+import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-batch.js';
 import { SourceChangedError } from '../../src/store/source-changed.js';
 import type { Store } from '../../src/store/store.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
@@ -141,5 +142,25 @@ describe('postgres: a change of the source in progress', () => {
     } finally {
       await change.end();
     }
+  });
+
+  it('still ingests for an instance started before the revision existed (its items carry none)', async () => {
+    const seeded = await seed(store, { agents: 1 });
+    await store.updateSource(seeded.source.id, { name: 'renamed' });
+    const { source_revision: _omitted, ...item } = ingestItem(request(seeded), 0);
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${harness.schema}"`);
+      const { rows } = await client.query<{ r: IngestAnswer[] }>('SELECT signalgate_ingest($1, $2, $3, false) AS r', [
+        JSON.stringify([item]),
+        harness.schema,
+        'an-older-instance',
+      ]);
+      expect(rows[0]!.r).toEqual([expect.objectContaining({ n: 0, ok: true, kind: 'recorded', charged: true })]);
+    } finally {
+      await client.end();
+    }
+    expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toHaveLength(1);
   });
 });
