@@ -1,4 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
+import { unknownNames } from '../errors/unknown-names.js';
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -75,15 +76,7 @@ export class FieldReader {
 
   /** Refuses every field of the body that no reader asked about. */
   rejectUnknown(): void {
-    for (const name of Object.keys(this.body)) {
-      if (!this.seen.has(name)) {
-        this.problems.push({
-          code: 'INVALID_FIELD',
-          param: name,
-          detail: `unknown field '${name}'; the fields are ${[...this.seen].join(', ')}`,
-        });
-      }
-    }
+    this.problems.push(...unknownNames(Object.keys(this.body), [...this.seen], 'field'));
   }
 
   fail(param: string, detail: string): void {

@@ -1,4 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
+import { unknownNames } from '../errors/unknown-names.js';
 import type { SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -77,11 +78,7 @@ function readParameters(query: SignalQuery): AdminResult<Partial<Record<Paramete
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue; // not given (the CLI's options left out)
     if (!(PARAMETERS as readonly string[]).includes(name)) {
-      problems.push({
-        code: 'INVALID_REQUEST',
-        param: name,
-        detail: `unknown query parameter '${name}'; the parameters are ${PARAMETERS.join(', ')}`,
-      });
+      problems.push(...unknownNames([name], PARAMETERS, 'query parameter'));
     } else if (typeof value !== 'string') {
       problems.push({
         code: 'INVALID_REQUEST',

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
+import { unknownNames } from '../errors/unknown-names.js';
 import type { AckStatus } from '../store/records.js';
 import type { Ack, Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
@@ -86,11 +87,7 @@ export function readAck(body: unknown): ReadAck {
   if (message !== undefined && message !== null && (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)) {
     problems.push({ code: 'INVALID_FIELD', param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
   }
-  for (const name of Object.keys(fields)) {
-    if (name !== 'status' && name !== 'message' && name !== 'result') {
-      problems.push({ code: 'INVALID_FIELD', param: name, detail: `unknown field '${name}'; the fields are status, message, result` });
-    }
-  }
+  problems.push(...unknownNames(Object.keys(fields), ['status', 'message', 'result'], 'field'));
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

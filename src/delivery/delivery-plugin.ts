@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { PROBLEM_CONTENT_TYPE } from '../errors/problem-body.js';
+import { unknownNames } from '../errors/unknown-names.js';
 import { bearerToken } from '../http/bearer-token.js';
 import { sendProblem } from '../http/send-problem.js';
 import type { Agent } from '../store/records.js';
@@ -46,18 +47,8 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = await authenticateAgent(store, bearerToken(request));
       if (agent === null) return sendProblem(reply, [AGENT_TOKEN_PROBLEM]);
       // Refused, not ignored: a mistyped `wiat=30` would turn a connector's poll into a busy loop.
-      const known = request.routeOptions.url === POLL_PATH ? ['wait'] : [];
-      const unknown = Object.keys(request.query as object).filter((name) => !known.includes(name));
-      if (unknown.length > 0) {
-        return sendProblem(
-          reply,
-          unknown.map((name) => ({
-            code: 'INVALID_REQUEST' as const,
-            param: name,
-            detail: `unknown query parameter '${name}'; ${known.length > 0 ? `the parameters are ${known.join(', ')}` : 'this endpoint takes none'}`,
-          })),
-        );
-      }
+      const unknown = unknownNames(Object.keys(request.query as object), request.routeOptions.url === POLL_PATH ? ['wait'] : [], 'query parameter');
+      if (unknown.length > 0) return sendProblem(reply, unknown);
       agents.set(request, agent);
     });
     const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Problem } from '../errors/catalog.js';
-import { repeatedJsonKey } from '../http/repeated-json-key.js';
+import { unknownNames } from '../errors/unknown-names.js';
+import { repeatedJsonKey, repeatedKeyDetail } from '../http/repeated-json-key.js';
 import { type RawData, WebSocket } from 'ws';
 import type { Agent } from '../store/records.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
@@ -118,7 +118,7 @@ export class PushSession {
     // As the HTTP bodies are: a field given twice would count as whichever came last.
     const repeated = repeatedJsonKey(text, 'state');
     if (repeated !== null) {
-      this.reply(ref, failure({ code: 'INVALID_REQUEST', param: repeated, detail: `'${repeated}' is given more than once; send each field once` }));
+      this.reply(ref, failure({ code: 'INVALID_REQUEST', param: repeated, detail: repeatedKeyDetail(repeated) }));
       return;
     }
     try {
@@ -135,19 +135,13 @@ export class PushSession {
           deps.board.wake(agent.id, 'acked');
         }
       } else if (type === 'state') {
-        const { state, ...unknown } = fields;
-        const names = Object.keys(unknown);
-        if (names.length > 0) {
-          const problems = names.map((name): Problem => ({
-            code: 'INVALID_FIELD',
-            param: name,
-            detail: `unknown field '${name}'; a state message holds type, ref and state`,
-          }));
-          this.reply(ref, failure(...problems));
+        const unknown = unknownNames(Object.keys(message), ['type', 'ref', 'state'], 'field');
+        if (unknown.length > 0) {
+          this.reply(ref, failure(...unknown));
           return;
         }
         const now = Date.now();
-        const answer = await saveAgentState(deps.store, agent.id, state, now);
+        const answer = await saveAgentState(deps.store, agent.id, fields.state, now);
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
       } else {

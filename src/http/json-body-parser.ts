@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { repeatedJsonKey } from './repeated-json-key.js';
+import { repeatedJsonKey, repeatedKeyDetail } from './repeated-json-key.js';
 
 /**
  * JSON request bodies as Fastify reads them (prototype-poisoning keys refused), except that a
@@ -18,7 +18,7 @@ export function useStrictJsonBodies(app: FastifyInstance, opts: { emptyIsNoBody?
       if (error) return done(error, undefined);
       const repeated = repeatedJsonKey(text);
       if (repeated === null) return done(null, parsed);
-      done(Object.assign(new Error(`'${repeated}' is given more than once; send each field once`), { statusCode: 400 }), undefined);
+      done(Object.assign(new Error(repeatedKeyDetail(repeated)), { statusCode: 400 }), undefined);
     });
   });
 }

@@ -20,3 +20,8 @@ export function repeatedJsonKey(text: string, within?: string): string | null {
   }
   return null;
 }
+
+/** What a body or message giving `key` twice is told. */
+export function repeatedKeyDetail(key: string): string {
+  return `'${key}' is given more than once; send each field once`;
+}
