@@ -57,8 +57,9 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
 
   const record = async (verdict: IngestVerdict, authenticated: boolean) => {
     const key = authenticated ? (request.idempotencyKey ?? null) : null;
-    const outcome = await store
-      .ingest({
+    let outcome;
+    try {
+      outcome = await store.ingest({
         id: request.signalId,
         sourceId: source.id,
         sourceRevision: source.revision,
@@ -71,12 +72,12 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
         requestHash: key === null ? null : requestHash(request.contentType, body),
         idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
         verdict,
-      })
-      .catch((error: unknown) => {
-        if (error instanceof SourceChangedError) return null;
-        throw error;
       });
-    return outcome === null ? null : answerFor(outcome, request.receivedAtMillis);
+    } catch (error) {
+      if (error instanceof SourceChangedError) return null;
+      throw error;
+    }
+    return answerFor(outcome, request.receivedAtMillis);
   };
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
