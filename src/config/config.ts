@@ -11,6 +11,8 @@ export interface Config {
   adminToken: string | null;
   publicUrl: string;
   logLevel: string;
+  /** SIGNALGATE_METRICS_TOKEN: reads `GET /metrics` (as the admin token does) and nothing else. */
+  metricsToken?: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -34,6 +36,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
+    metricsToken: nonEmpty(env.SIGNALGATE_METRICS_TOKEN),
   };
 }
 

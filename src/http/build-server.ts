@@ -5,9 +5,11 @@ import type { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
+import { healthRoutes } from './health-routes.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { inboundRoutes } from './inbound-route.js';
@@ -21,6 +23,10 @@ export interface ServerOptions {
   logger: Logger;
   publicUrl: string;
   isAdminToken: (token: string) => boolean;
+  /** What `/metrics` serves; the inbound handler counts into it. */
+  metrics: ServiceMetrics;
+  /** SIGNALGATE_METRICS_TOKEN, which reads `/metrics` beside the admin token. */
+  metricsToken?: string | null;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -39,7 +45,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Requests that reach a draining server are refused before anything is recorded.
   const drain: DrainState = { closing: false };
   const accessLog = new InboundAccessLog(opts.logger);
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain });
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
@@ -118,17 +124,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  app.get('/healthz', async (_request, reply) => {
-    const failure = opts.inbound.failure;
-    if (failure !== null) {
-      return reply
-        .code(503)
-        .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
-    }
-    const unreachable = await opts.store.reachabilityProblem();
-    if (unreachable === null) return { status: 'ok', store: opts.store.kind };
-    return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
-  });
+  await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
   await app.register(inboundRoutes);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);

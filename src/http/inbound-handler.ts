@@ -6,6 +6,7 @@ import type { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
+import type { InboundMeter } from '../metrics/inbound-meter.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import type { DrainState } from './build-server.js';
 import { readBoundedBody } from './read-body.js';
@@ -39,8 +40,8 @@ export function inboundKeyInPath(url: string | undefined): string | null {
  * the inbound lane. Nothing is answered before the store committed what the answer says, and
  * a request that may have been committed but cannot be answered gets no answer at all.
  */
-export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState }) {
-  const { lane, logger, accessLog, drain } = opts;
+export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState; meter: InboundMeter }) {
+  const { lane, logger, accessLog, drain, meter } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
@@ -50,7 +51,9 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
-      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, signalId });
+      const ms = performance.now() - startedAt;
+      meter.record(status, ms);
+      accessLog.record({ encodedKey, statusCode: status, ms: Math.round(ms * 100) / 100, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);

@@ -5,6 +5,7 @@ import { listeningPublicUrl } from '../config/listening-public-url.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { InboundThreadLane } from '../inbound-lane/thread-lane.js';
@@ -76,9 +77,13 @@ async function startOnStore(
   // take the only showing of the token with it.
   if (admin.generated !== null) events.onAdminTokenGenerated?.(admin.generated);
   const inbound = await inboundLaneFor(store, config, logger);
+  const metrics = new ServiceMetrics(store);
+  metrics.deliveries.watch(store);
   const app = await buildServer({
     store,
     inbound,
+    metrics,
+    metricsToken: config.metricsToken ?? null,
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,

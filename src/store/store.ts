@@ -81,6 +81,11 @@ export interface Store {
 
   // Delivery to agents.
   /**
+   * Every agent with how many of its deliveries are not yet final (`queued`, or `delivered`
+   * and not acknowledged), agents with none included: the metrics' queue depth.
+   */
+  countOpenDeliveries(): Promise<AgentQueueDepth[]>;
+  /**
    * The agent's unacknowledged deliveries, oldest (lowest seq) first, at most `limit`.
    * Unacknowledged deliveries whose `expiresAt` is at or before `now` are marked `expired`
    * and left out (a late market order is worse than none); the rest are marked `delivered`
@@ -115,6 +120,11 @@ export interface Store {
    * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
    */
   reachabilityProblem(): Promise<string | null>;
+}
+
+export interface AgentQueueDepth {
+  agentId: string;
+  open: number;
 }
 
 export interface AccountPatch {

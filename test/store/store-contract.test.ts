@@ -454,6 +454,18 @@ describe.each([
       expect(await store.takeDeliveries(stranger.agents[0]!.id, at(2000), 10)).toEqual([]);
     });
 
+    it('counts each agent’s deliveries not yet final, agents with none included', async () => {
+      const seeded = await seed(store, { agents: 2, route: [0] });
+      for (let i = 0; i < 3; i++) await store.ingest(request(seeded));
+      const depthOf = async (agentId: string) => (await store.countOpenDeliveries()).find((d) => d.agentId === agentId)?.open;
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(3);
+      expect(await depthOf(seeded.agents[1]!.id)).toBe(0);
+      const [first] = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 1);
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(3); // handed out, not yet acknowledged
+      await store.ackDelivery(seeded.agents[0]!.id, first!.id, { status: 'executed', message: null, result: null }, at(2001));
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(2);
+    });
+
     it('numbers each agent’s deliveries 1, 2, 3… in acceptance order', async () => {
       const seeded = await seed(store, { agents: 2 });
       const ids: string[] = [];

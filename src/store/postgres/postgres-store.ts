@@ -5,6 +5,7 @@ import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentQueueDepth,
   AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
@@ -271,6 +272,15 @@ export class PostgresStore implements Store {
       [accountId],
     );
     return rows.map(agentOf);
+  }
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    const { rows } = await this.pool.query<{ agent_id: string; open: string }>(
+      `SELECT a.id AS agent_id,
+         (SELECT count(*) FROM deliveries d WHERE d.agent_id = a.id AND d.status IN ('queued', 'delivered')) AS open
+       FROM agents a ORDER BY a.id`,
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, open: Number(row.open) }));
   }
 
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentQueueDepth,
   AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
@@ -283,6 +284,15 @@ export class SqliteStore implements Store {
       accountId,
     ) as AgentRow[];
     return rows.map(agentOf);
+  }
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    const rows = this.stmt(
+      `SELECT a.id AS agentId,
+         (SELECT count(*) FROM deliveries d WHERE d.agent_id = a.id AND d.status IN ('queued', 'delivered')) AS open
+       FROM agents a ORDER BY a.id`,
+    ).all() as AgentQueueDepth[];
+    return rows;
   }
 
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
