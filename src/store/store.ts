@@ -120,6 +120,13 @@ export interface Store {
    * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
    */
   reachabilityProblem(): Promise<string | null>;
+
+  /**
+   * Writes a consistent copy of the whole store to `file` (which must not exist) while the
+   * server may be writing: `signalgate backup`. Throws `BackupError` saying why it cannot, or,
+   * on PostgreSQL, which of PostgreSQL's own tools to use instead.
+   */
+  backup(file: string): Promise<void>;
 }
 
 export interface AgentQueueDepth {

@@ -51,7 +51,8 @@ describe('health, readiness and metrics', () => {
 
   it('refuses /metrics without the admin or metrics token', async () => {
     const server = await start();
-    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${ADMIN}` }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${ADMIN}` }];
+    for (const headers of attempts) {
       const res = await fetch(`${server.url}/metrics`, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED', param: 'Authorization' });

@@ -14,6 +14,7 @@ import type {
   SourcePatch,
   Store,
 } from '../store.js';
+import { BackupError } from '../backup-error.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
@@ -272,6 +273,13 @@ export class PostgresStore implements Store {
       [accountId],
     );
     return rows.map(agentOf);
+  }
+
+  async backup(): Promise<void> {
+    throw new BackupError(
+      'signalgate backup copies the embedded SQLite store; this service uses PostgreSQL (SIGNALGATE_DATABASE_URL), which is backed up with its own tools: ' +
+        'pg_dump --format=custom --file=signalgate.dump "$SIGNALGATE_DATABASE_URL" (consistent while the server runs), restored with pg_restore',
+    );
   }
 
   async countOpenDeliveries(): Promise<AgentQueueDepth[]> {

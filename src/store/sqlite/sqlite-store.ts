@@ -15,6 +15,7 @@ import type {
   SourcePatch,
   Store,
 } from '../store.js';
+import { copySqliteDatabase } from './sqlite-backup.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
@@ -284,6 +285,10 @@ export class SqliteStore implements Store {
       accountId,
     ) as AgentRow[];
     return rows.map(agentOf);
+  }
+
+  async backup(file: string): Promise<void> {
+    copySqliteDatabase(this.db, file);
   }
 
   async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
