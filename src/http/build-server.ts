@@ -9,6 +9,7 @@ import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
+import { connectionTimeoutOptions } from './connection-timeouts.js';
 import { healthRoutes } from './health-routes.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
@@ -49,15 +50,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
-      const server = http.createServer((req, res) => {
+      const server = http.createServer(connectionTimeoutOptions(), (req, res) => {
         connectionErrors.track(req, res);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);
       });
-      // Fastify's own defaults, which it sets only on servers it makes itself.
-      server.keepAliveTimeout = 72_000;
-      server.requestTimeout = 30_000;
       return server;
     },
     loggerInstance: opts.logger as FastifyBaseLogger,
