@@ -38,7 +38,7 @@ export async function startService(
   storeOptions: { schema?: string } = {},
   events: { onAdminTokenGenerated?: (token: string) => void } = {},
 ): Promise<RunningService> {
-  const lock = serverDirectory({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }) === null ? null : lockDataDirectory(config);
+  const lock = serverDirectory(config) === null ? null : lockDataDirectory(config);
   if (lock?.tookOver) logger.warn({ reason: lock.tookOver }, 'took over the data directory of a server that is gone');
   let service: RunningService;
   try {
