@@ -5,10 +5,11 @@ import { receiveSignal } from '../ingest/receive-signal.js';
 import { newSignalId } from '../security/signal-id.js';
 import type { Store } from '../store/store.js';
 import type { InboundReply, InboundWork } from './lane.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const UNKNOWN_KEY = problemBody([
   {
-    code: 'INVALID_SOURCE_KEY',
+    code: ErrorCode.INVALID_SOURCE_KEY,
     detail: 'no source has this key; copy the inbound URL from the source detail view (the key may have been rotated)',
   },
 ]);
