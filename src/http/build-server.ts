@@ -1,19 +1,21 @@
 import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
-import type { InboundLane } from '../inbound-lane/lane.js';
+import type { InboundLane } from '../inbound/inbound-lane.js';
+import { createInboundHandler } from '../inbound/http-handler.js';
+import { inboundKeyOf } from '../inbound/inbound-url.js';
+import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
+import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
-import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
-import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
 
@@ -30,11 +32,6 @@ export interface ServerOptions {
   metricsToken?: string | null;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
-}
-
-/** Whether the server is draining: set once by the close hook, read by every handler. */
-export interface DrainState {
-  closing: boolean;
 }
 
 /**
@@ -70,8 +67,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     frameworkErrors: async (error, request, reply) => {
       await sendProblem(reply, [
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? { code: 'NOT_FOUND', detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
-          : { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+          ? { code: ErrorCode.NOT_FOUND, detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
+          : { code: ErrorCode.INVALID_REQUEST, detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
       logAccess(request, reply, opts.isAdminToken);
     },
@@ -108,22 +105,22 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       const given = request.headers['content-type'] ?? 'none';
       return sendProblem(reply, [
         {
-          code: 'UNSUPPORTED_MEDIA_TYPE',
+          code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
           param: 'Content-Type',
           detail: `send the body as JSON with Content-Type: application/json (got ${given.slice(0, 100)})`,
         },
       ]);
     }
-    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST';
+    const code: ErrorCode = status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : ErrorCode.INVALID_REQUEST;
     return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
+    sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
   await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
-  await app.register(inboundRoutes);
+  await app.register(inboundOtherMethodsRoute);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { InboundLane } from '../inbound-lane/lane.js';
+import { ErrorCode } from '../errors/catalog.js';
+import type { InboundLane } from '../inbound/inbound-lane.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
@@ -51,7 +52,7 @@ export function healthRoutes(opts: HealthOptions) {
       if (token === null || !(opts.isAdminToken(token) || isMetricsToken(token))) {
         return sendProblem(reply, [
           {
-            code: 'UNAUTHORIZED',
+            code: ErrorCode.UNAUTHORIZED,
             param: 'Authorization',
             detail: 'send Authorization: Bearer with the admin token or the metrics token (SIGNALGATE_METRICS_TOKEN)',
           },

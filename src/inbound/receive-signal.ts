@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { Problem } from '../errors/catalog.js';
-import { parseSignal } from '../language/parse-signal.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
+import { parseSignal } from '../language/index.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
 import { decideFormat } from './body-format.js';
-import { verifySignature, type SignatureHeaders } from './verify-signature.js';
+import type { InboundRequest } from './inbound-request.js';
+import { verifySignature } from './verify-signature.js';
 
 /** The largest body accepted (CONTRACT §3, check 3). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -17,32 +18,24 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const IDEMPOTENCY_KEY_FORM = /^[\x21-\x7e]{1,255}$/;
 
-/** One inbound request for a source that exists (check 1 already passed). */
-export interface InboundRequest {
-  source: Source;
-  signalId: string;
-  receivedAtMillis: number;
-  contentType: string | undefined;
-  contentEncoding: string | undefined;
-  /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
-  body: Buffer;
-  bodyTooLarge: boolean;
-  signature: SignatureHeaders;
-  idempotencyKey: string | undefined;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
 
 /**
- * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source and answers it. Every
+ * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source (`source`: check 1 passed)
+ * and answers it; a new signal gets `signalId`, and `body` is the request's body. Every
  * request reaching here is kept in the source's signal log, accepted or not; the answer is
  * built only from what the store committed. Null when the source changed before the commit
  * (`SourceChangedError`): nothing was recorded, and the request is to be checked again
  * against the source as it is now.
  */
-export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer | null> {
-  const { source, body } = request;
+export async function receiveSignal(
+  store: Store,
+  request: InboundRequest,
+  source: Source,
+  signalId: string,
+  body: Buffer,
+): Promise<InboundAnswer | null> {
   const receivedAt = new Date(request.receivedAtMillis).toISOString();
   const period = periodOf(request.receivedAtMillis);
 
@@ -60,7 +53,7 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     let outcome;
     try {
       outcome = await store.ingest({
-        id: request.signalId,
+        id: signalId,
         sourceId: source.id,
         sourceRevision: source.revision,
         accountId: source.accountId,
@@ -83,23 +76,23 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
 
   if (!source.active) {
-    return reject([{ code: 'SOURCE_INACTIVE', detail: 'this source is deactivated; an administrator can activate it again' }], 401);
+    return reject([{ code: ErrorCode.SOURCE_INACTIVE, detail: 'this source is deactivated; an administrator can activate it again' }], 401);
   }
   if (request.bodyTooLarge) {
     return reject(
-      [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
+      [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
       413,
     );
   }
   if (source.hmacSecret !== null) {
     const check = verifySignature(source.hmacSecret, body, request.signature);
-    if (!check.ok) return reject([{ code: 'HMAC_MISMATCH', detail: check.detail, param: check.param }], 401);
+    if (!check.ok) return reject([{ code: ErrorCode.HMAC_MISMATCH, detail: check.detail, param: check.param }], 401);
   }
   if (request.idempotencyKey !== undefined && !IDEMPOTENCY_KEY_FORM.test(request.idempotencyKey)) {
     return reject(
       [
         {
-          code: 'INVALID_REQUEST',
+          code: ErrorCode.INVALID_REQUEST,
           param: 'Idempotency-Key',
           detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
         },
@@ -108,14 +101,14 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     );
   }
   const format = decideFormat(request.contentType, request.contentEncoding, body);
-  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }], 415, true);
+  if (!format.ok) return reject([{ code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, detail: format.detail, param: format.param }], 415, true);
   if (text === null) {
-    return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
+    return reject([{ code: ErrorCode.PARSE_ERROR, detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
   }
   const parsed = parseSignal(text, format.format);
   if (!parsed.ok) {
     const first = parsed.problems[0];
-    return reject(parsed.problems, first?.code === 'PARSE_ERROR' ? 400 : 422, true);
+    return reject(parsed.problems, first?.code === ErrorCode.PARSE_ERROR ? 400 : 422, true);
   }
   return record(
     {
@@ -136,7 +129,7 @@ function quotaExhaustedProblem(period: string): Problem {
   if (exhausted === undefined || period !== exhaustedPeriod) {
     exhaustedPeriod = period;
     exhausted = Object.freeze({
-      code: 'QUOTA_SIGNALS_IN',
+      code: ErrorCode.QUOTA_SIGNALS_IN,
       detail: `the account's monthly signal quota for ${period} is used up; it resets at ${periodEnd(period).toISOString()}, or raise the account's monthlySignalQuota`,
     });
   }
