@@ -1,5 +1,6 @@
 import { MAX_WAIT_SECONDS } from '../delivery/long-poll.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
+import type { AgentSignal } from '../store/records.js';
 
 /** A polling agent counts as connected this long after its last poll began. */
 const POLL_CONNECTED_MS = (MAX_WAIT_SECONDS + 5) * 1000;
@@ -16,14 +17,21 @@ export class DeliveryMeter {
   readonly byStatus = new Map<string, number>();
   private readonly sessions = new Map<string, number>();
   private readonly polledAt = new Map<string, number>();
+  /**
+   * Set while a session's hand-out is being started: a backend whose session hands out through
+   * the store's own `takeDeliveries` (SQLite) calls it synchronously then, and that call is the
+   * session's, counted once by the session.
+   */
+  private startingSessionTake = false;
 
   /** Makes `store` report its hand-outs and acknowledgements here (replaces three of its methods on the instance). */
   watch(store: Store): void {
     const take = store.takeDeliveries.bind(store);
     store.takeDeliveries = async (agentId, now, limit) => {
-      this.polledAt.set(agentId, Date.now());
+      const poll = !this.startingSessionTake;
+      if (poll) this.polledAt.set(agentId, Date.now());
       const signals = await take(agentId, now, limit);
-      this.add('delivered', signals.length);
+      if (poll) this.add('delivered', signals.length);
       return signals;
     };
     const ack = store.ackDelivery.bind(store);
@@ -66,7 +74,14 @@ export class DeliveryMeter {
     held.onLost(end);
     return {
       takeDeliveries: async (now, limit) => {
-        const signals = await held.takeDeliveries(now, limit);
+        this.startingSessionTake = true;
+        let taking: Promise<AgentSignal[]>;
+        try {
+          taking = held.takeDeliveries(now, limit);
+        } finally {
+          this.startingSessionTake = false;
+        }
+        const signals = await taking;
         this.add('delivered', signals.length);
         return signals;
       },

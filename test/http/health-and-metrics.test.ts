@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
@@ -101,5 +102,51 @@ describe('health, readiness and metrics', () => {
       // Neither token nor key ever shows.
       for (const secret of [ADMIN, METRICS, agent.body.token as string, source.body.authKey as string]) expect(text).not.toContain(secret);
     }
+  });
+
+  it('counts a WebSocket session as a connected agent, and its pushes as delivered, until it closes', async () => {
+    const server = await start();
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'ws' });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
+    const scrape = async () => (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
+    expect(sample(await scrape(), 'signalgate_agents_connected')).toBe(0);
+
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${agent.body.token}` } });
+    const pushed: string[] = [];
+    ws.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as { type: string; signals?: Array<{ id: string }> };
+      if (message.type === 'signals') pushed.push(...message.signals!.map((s) => s.id));
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `EURUSD,buy,vol=0.1,comment=ws${i}` });
+        expect(res.status).toBe(202);
+      }
+      for (let waited = 0; new Set(pushed).size < 2 && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(new Set(pushed).size).toBe(2);
+      const text = await scrape();
+      expect(sample(text, 'signalgate_agents_connected')).toBe(1);
+      // Each hand-out counts, a repeated one too: as the deliveries' own attempts count them.
+      let attempts = 0;
+      for (const id of new Set(pushed)) {
+        const record = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/signals/${id}`);
+        attempts += (record.body.deliveries as Array<{ attempts: number }>)[0]!.attempts;
+      }
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(sample(text, 'signalgate_deliveries_total{status="delivered"}')).toBe(attempts);
+      expect(sample(text, `signalgate_agent_queue_depth{agent="${agent.body.id}"}`)).toBe(2);
+    } finally {
+      ws.close();
+    }
+    await new Promise((resolve) => ws.once('close', resolve));
+    let connected: number | undefined;
+    for (let waited = 0; waited < 5000; waited += 50) {
+      connected = sample(await scrape(), 'signalgate_agents_connected');
+      if (connected === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(connected).toBe(0);
   });
 });
