@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
 

@@ -1,17 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/signal.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  AckStatus,
-  Delivery,
-  SignalRecord,
-  SignalStatus,
-  SignalWithDeliveries,
-  Source,
-  Usage,
-} from './records.js';
+import type { Account, Agent, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AckStatus, Delivery } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store

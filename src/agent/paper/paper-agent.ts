@@ -14,7 +14,7 @@ import {
 import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
 import { renderSignalText } from '../../language/render-signal-text.js';
 import { LockFile, type LockRole } from '../../process/lock-file.js';
-import { createDirectory } from '../../store/create-directory.js';
+import { createDirectory } from '../../files/create-directory.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
 import { AgentClosedError } from '../agent-errors.js';
 import { unpriceable } from './feed-currencies.js';

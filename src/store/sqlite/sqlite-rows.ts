@@ -1,15 +1,8 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/signal.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  Delivery,
-  DeliveryStatus,
-  SignalRecord,
-  SignalStatus,
-  Source,
-} from '../records.js';
+import type { Account, Agent, SignalRecord, SignalStatus, Source } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
 

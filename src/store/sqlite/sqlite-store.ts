@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { createDirectory } from '../create-directory.js';
-import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import { createDirectory } from '../../files/create-directory.js';
+import type { Account, Agent, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
   Ack,
