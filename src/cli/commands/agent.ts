@@ -1,8 +1,8 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
-import { PaperAgent } from '../../agent/paper/paper-agent.js';
-import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/paper/paper-options.js';
-import { StoredAccountConflictError } from '../../agent/paper/stored-account-conflict.js';
+import { PaperAgent } from '../../agent/venues/paper/paper-agent.js';
+import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
+import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { EngineState } from '../../engine/index.js';
-import type { AckStatus } from '../../protocol/delivery.js';
+import type { EngineState } from '../../../engine/index.js';
+import type { AckStatus } from '../../../protocol/delivery.js';
 import { writeFileAtomic } from './atomic-file.js';
 import type { FeedPosition } from './price-feed.js';
 

@@ -10,13 +10,13 @@ import {
   type InstrumentsFile,
   type Quote,
   type Tick,
-} from '../../engine/index.js';
-import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
-import { renderSignalText } from '../../language/render-signal-text.js';
-import { LockFile, type LockRole } from '../../process/lock-file.js';
-import { createDirectory } from '../../files/create-directory.js';
-import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
-import { AgentClosedError } from '../agent-errors.js';
+} from '../../../engine/index.js';
+import { brokerSymbol, canonicalSymbol } from '../../../engine/symbol-map.js';
+import { renderSignalText } from '../../../language/render-signal-text.js';
+import { LockFile, type LockRole } from '../../../process/lock-file.js';
+import { createDirectory } from '../../../files/create-directory.js';
+import { AgentClient, type AgentSignal, type TransportChoice } from '../../agent-client.js';
+import { AgentClosedError } from '../../agent-errors.js';
 import { unpriceable } from './feed-currencies.js';
 import { type ExecutedSignal, forgetSettled, type PaperBook, PaperJournal } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';

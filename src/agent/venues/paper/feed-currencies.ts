@@ -1,5 +1,5 @@
-import { type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
-import { canonicalSymbol, createSymbolMap } from '../../engine/symbol-map.js';
+import { type InstrumentsFile, resolveInstrument } from '../../../engine/index.js';
+import { canonicalSymbol, createSymbolMap } from '../../../engine/symbol-map.js';
 
 /**
  * The account currencies a paper feed can price: the quote currency of each instrument it

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../engine/index.js';
-import type { TransportChoice } from '../agent-client.js';
+import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../../engine/index.js';
+import type { TransportChoice } from '../../agent-client.js';
 import { feedCurrencies, unpriceable } from './feed-currencies.js';
 import type { PaperAgentOptions } from './paper-agent.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
