@@ -16,7 +16,8 @@ export function registerAgentCommand(program: Command): void {
     .description('run an executing agent: receives its signals, executes them on a paper account, acknowledges them')
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
     .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
-    .option('--paper', 'execute on a simulated account (the built-in platform)')
+    .option('--venue <name>', 'where to execute: paper (a simulated account) or ccxt (a crypto exchange)')
+    .option('--paper', 'the short form of --venue paper')
     // No commander defaults: whether they were given decides the warning on a restart.
     .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
     .option('--currency <code>', `currency of a new paper account (default: ${DEFAULT_CURRENCY})`)
@@ -29,6 +30,12 @@ export function registerAgentCommand(program: Command): void {
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (flags: AgentFlags) => {
+      const venue = chooseVenue(flags);
+      if (!venue.ok) {
+        process.stderr.write(`signalgate agent: ${venue.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
       const read = readPaperSettings(flags, process.env);
       if (!read.ok) {
         process.stderr.write(`signalgate agent: ${read.message}\n`);
@@ -60,4 +67,16 @@ export function registerAgentCommand(program: Command): void {
         process.exit(unauthorized || conflict ? 2 : 1);
       }
     });
+}
+
+/** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
+function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' } | { ok: false; message: string } {
+  const venue = flags.venue?.trim().toLowerCase();
+  if (flags.paper && venue !== undefined && venue !== 'paper') {
+    return { ok: false, message: `--paper is the short form of --venue paper, so it cannot go with --venue ${flags.venue}: give one of them` };
+  }
+  const chosen = venue ?? (flags.paper ? 'paper' : undefined);
+  if (chosen === undefined) return { ok: false, message: 'choose where to execute: --venue paper (or --paper) or --venue ccxt --exchange ID' };
+  if (chosen === 'paper') return { ok: true, venue: 'paper' };
+  return { ok: false, message: `--venue must be paper or ccxt, got "${flags.venue}"` };
 }

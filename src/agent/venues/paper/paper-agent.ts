@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import {
-  applySignal,
   applyTick,
   createEngineState,
   summarize,
@@ -17,7 +16,10 @@ import { LockFile, type LockRole } from '../../../process/lock-file.js';
 import { createDirectory } from '../../../files/create-directory.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../../agent-client.js';
 import { AgentClosedError } from '../../agent-errors.js';
+import { emptyLinks } from '../../venue-book.js';
+import { executeSignal } from '../../venue-execution.js';
 import { unpriceable } from './feed-currencies.js';
+import { PaperVenue } from './paper-venue.js';
 import { type ExecutedSignal, forgetSettled, type PaperBook, PaperJournal } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
 import { RandomWalkFeed } from './random-walk-feed.js';
@@ -35,7 +37,7 @@ const PAPER_AGENT: LockRole = {
   name: 'agent',
   title: 'signalgate paper agent',
   place: 'on the same account',
-  runsAs: (args) => args.includes('agent') && args.includes('--paper'),
+  runsAs: (args) => args.includes('agent') && (args.includes('--paper') || args.includes('--venue=paper') || args.some((arg, i) => arg === '--venue' && args[i + 1] === 'paper')),
 };
 
 export interface PaperAgentOptions {
@@ -82,6 +84,8 @@ export class PaperAgent {
   private client: AgentClient | null = null;
   private publishTimer: NodeJS.Timeout | null = null;
   private fatal: Error | null = null;
+  /** The simulated account as the venue the engine's decisions are carried out on. */
+  private readonly venue = new PaperVenue(() => this.state);
 
   constructor(private readonly options: PaperAgentOptions) {}
 
@@ -270,9 +274,9 @@ export class PaperAgent {
       outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
     } else {
       try {
-        const step = applySignal(this.state, signal.signal, now, { signalId: signal.id, text: renderSignalText(signal.signal) });
-        this.state = step.state;
-        outcome = { status: step.outcome.status, message: step.outcome.message, result: { events: step.events } };
+        const done = await executeSignal(this.venue, emptyLinks(this.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, now);
+        this.state = done.book.state;
+        outcome = done.outcome;
       } catch (err) {
         outcome = { status: 'failed', message: `the paper engine failed: ${(err as Error).message}`, result: null };
       }
