@@ -2,7 +2,7 @@ import { applySignal, type EngineEvent, type EngineState, type Position, type St
 import type { NormalizedSignal } from '../language/signal.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
-import { VenueRefusedError, type Venue, type VenueOrder } from './venue.js';
+import { VenueRefusedError, type Venue, type VenueOrder, type VenueOrderRef } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
 /** What a signal came to: the acknowledgement's status, message and result. */
@@ -66,7 +66,7 @@ export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResu
     const revision = (next.protection[String(ticket)]?.revision ?? -1) + 1;
     const placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
     orders.push(...placed);
-    next.protection[String(ticket)] = { revision, orders: placed.map(({ id, symbol }) => ({ id, symbol })) };
+    next.protection[String(ticket)] = { revision, orders: placed.map(orderRef) };
   };
   for (const event of step.events) {
     if (event.type === 'order_filled') {
@@ -182,7 +182,7 @@ class Carrying {
         this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
         const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price });
         this.orders.push(order);
-        this.pending[String(event.order)] = { id: order.id, symbol: order.symbol };
+        this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
         return;
       }
@@ -209,7 +209,7 @@ class Carrying {
     try {
       const placed = await this.venue.protect(venuePosition(book, position), protectionOf(book, position, revision));
       this.orders.push(...placed);
-      this.protection[key] = { revision, orders: placed.map(({ id, symbol }) => ({ id, symbol })) };
+      this.protection[key] = { revision, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
       this.notes.push(`position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`);
@@ -224,4 +224,8 @@ class Carrying {
       this.notes.push(`could not ${what}: ${error.message}`);
     }
   }
+}
+
+function orderRef(order: VenueOrder): VenueOrderRef {
+  return order.trigger ? { id: order.id, symbol: order.symbol, trigger: true } : { id: order.id, symbol: order.symbol };
 }

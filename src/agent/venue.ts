@@ -23,6 +23,11 @@ export interface Venue {
   account(): Promise<VenueAccount>;
   /** The instrument as the venue defines it (tick, lot step, minimum, maximum, contract size); null: unknown. */
   instrument(symbol: string): InstrumentSpec | null;
+  /**
+   * The venue symbol a signal symbol names when the symbol map does not say (CCXT: the market
+   * whose exchange id is `BTCUSDT`); null: none. Optional: venues without their own names skip it.
+   */
+  findSymbol?(signalSymbol: string): string | null;
   /** The current bid and ask. */
   quote(symbol: string): Promise<Quote>;
   /** Places a market, limit or stop order. Placing a client id the venue already has answers that order. */
@@ -72,6 +77,8 @@ export interface Protection {
 export interface VenueOrderRef {
   id: string;
   symbol: string;
+  /** A conditional (trigger) order, which some exchanges keep and cancel apart from plain ones. */
+  trigger?: boolean;
 }
 
 export interface VenueFill {
@@ -98,6 +105,7 @@ export interface VenueOrder {
   filled: number;
   average: number | null;
   fills: VenueFill[];
+  trigger?: boolean;
 }
 
 export interface VenuePosition {
@@ -122,7 +130,8 @@ export interface VenueAccount {
 
 /** What the venue holds of this agent's making when the agent starts. */
 export interface VenueHoldings {
-  positions: VenuePosition[];
+  /** null: the venue has no positions to compare (a spot market holds coins, not positions). */
+  positions: VenuePosition[] | null;
   orders: VenueOrder[];
 }
 
