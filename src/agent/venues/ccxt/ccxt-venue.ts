@@ -39,6 +39,10 @@ export interface CcxtVenueOptions {
   credentials: CcxtCredentials | null;
   /** CCXT's proxyUrl: every request goes to this URL followed by the exchange's URL. */
   proxyUrl: string | null;
+  /** More CCXT exchange options (tests give those CCXT's own recorded-traffic tests give). */
+  exchangeOptions?: Record<string, unknown>;
+  /** Markets to use instead of loading them from the exchange (tests with recorded markets). */
+  markets?: Record<string, unknown>;
   /** Replaces CCXT's HTTP transport (recorded traffic in tests); null: CCXT's own. */
   transport: CcxtTransport | null;
 }
@@ -65,7 +69,8 @@ export class CcxtVenue implements Venue {
       secret: options.credentials?.secret,
       password: options.credentials?.password,
       enableRateLimit: true,
-      options: { defaultType: options.market, adjustForTimeDifference: false },
+      ...(options.markets && { markets: options.markets }),
+      options: { defaultType: options.market, adjustForTimeDifference: false, ...options.exchangeOptions },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
@@ -82,16 +87,15 @@ export class CcxtVenue implements Venue {
 
   async open(): Promise<VenueHoldings> {
     await this.call('load the markets', () => this.exchange.loadMarkets());
-    const [positions, orders] = await Promise.all([this.positions(), this.openOrders()]);
+    const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
     return { positions: this.options.market === 'swap' ? positions : null, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
   }
 
   async account(): Promise<VenueAccount> {
     const currency = this.accountCurrency();
-    const balance = await this.call('fetch the balance', () => this.exchange.fetchBalance());
+    const balance = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
     const total = Number((balance[currency] as { total?: number } | undefined)?.total ?? 0);
-    const [positions, orders] = await Promise.all([this.positions(), this.openOrders()]);
-    const unrealized = this.options.market === 'swap' ? await this.unrealizedProfit() : 0;
+    const [{ positions, unrealized }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
     return { balance: total, equity: total + unrealized, currency, positions, orders };
   }
 
@@ -123,10 +127,11 @@ export class CcxtVenue implements Venue {
     return null;
   }
 
+  /** The best bid and ask of the order book: where a market order fills now (a ticker's may lag). */
   async quote(symbol: string): Promise<Quote> {
-    const ticker = await this.call(`fetch the ${symbol} ticker`, () => this.exchange.fetchTicker(symbol));
-    const bid = ticker.bid ?? ticker.last;
-    const ask = ticker.ask ?? ticker.last;
+    const book = await this.call(`fetch the ${symbol} order book`, () => this.exchange.fetchOrderBook(symbol, 5));
+    const bid = book.bids[0]?.[0];
+    const ask = book.asks[0]?.[0];
     if (typeof bid !== 'number' || typeof ask !== 'number' || !(bid > 0) || ask < bid) {
       throw new VenueRefusedError(`${this.options.exchange} gave no usable bid and ask for ${symbol}`);
     }
@@ -204,6 +209,11 @@ export class CcxtVenue implements Venue {
     return market ?? null;
   }
 
+  /** Calls without a symbol say which markets they mean: CCXT would otherwise take the exchange's default (Binance: spot). */
+  private kindParams(): Record<string, unknown> {
+    return this.options.market === 'swap' ? { type: 'swap', subType: 'linear' } : { type: 'spot' };
+  }
+
   /** Opening orders in hedge mode open the position of their own side. */
   private opening(): Record<string, unknown> {
     return this.options.market === 'swap' && this.options.positionMode === 'hedge' ? { hedged: true } : {};
@@ -216,31 +226,30 @@ export class CcxtVenue implements Venue {
     return this.options.positionMode === 'hedge' ? { hedged: true, reduceOnly: true } : { reduceOnly: true };
   }
 
-  private async positions(): Promise<VenuePosition[]> {
-    if (this.options.market !== 'swap') return [];
-    const positions = await this.call('fetch the positions', () => this.exchange.fetchPositions());
-    return positions
-      .filter((p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string')
-      .map((p) => ({
+  /** The open positions (swap markets; none on spot) and their unrealized profit in the settle currency. */
+  private async positionsAndProfit(): Promise<{ positions: VenuePosition[]; unrealized: number }> {
+    if (this.options.market !== 'swap') return { positions: [], unrealized: 0 };
+    const open = (await this.call('fetch the positions', () => this.exchange.fetchPositions(undefined, this.kindParams()))).filter(
+      (p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string',
+    );
+    return {
+      positions: open.map((p) => ({
         id: `${p.symbol}:${p.side === 'short' ? 'sell' : 'buy'}`,
         symbol: p.symbol as string,
         side: p.side === 'short' ? ('sell' as const) : ('buy' as const),
         volume: Number(p.contracts ?? 0),
         price: Number(p.entryPrice ?? 0),
         protection: [],
-      }));
-  }
-
-  private async unrealizedProfit(): Promise<number> {
-    const positions = await this.call('fetch the positions', () => this.exchange.fetchPositions());
-    return positions.reduce((sum, p) => sum + Number(p.unrealizedPnl ?? 0), 0);
+      })),
+      unrealized: open.reduce((sum, p) => sum + Number(p.unrealizedPnl ?? 0), 0),
+    };
   }
 
   private async openOrders(): Promise<VenueOrder[]> {
     // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
     // option acknowledges it: the agent asks once on start and for the published state.
     this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
-    const orders = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders());
+    const orders = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()));
     return orders.map((o) => this.report(o, kindOf(o), { symbol: o.symbol ?? '', side: o.side === 'sell' ? 'sell' : 'buy', volume: Number(o.amount ?? 0), price: o.triggerPrice ?? o.price ?? null }));
   }
 
