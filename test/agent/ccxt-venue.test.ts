@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import ccxt from 'ccxt';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { VenueAgent } from '../../src/agent/venue-agent.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { fixture, paramsOf, recordedVenue, responseRecord, type SentRequest } from '../venues/support/ccxt-records.js';
+
+/**
+ * The whole path on recorded exchange traffic: a signal posted to the server reaches the agent,
+ * the engine decides, the CCXT venue (Binance USDⓈ-M) sends the order, and CCXT's transport
+ * answers from CCXT's recorded Binance responses. The signal log shows the outcome with the
+ * exchange's order id; an exchange refusal shows the exchange's message; while the exchange is
+ * unreachable the signal stays unacknowledged and the agent says it is disconnected.
+ */
+const RESPONSES = 'binance-responses.json';
+
+describe('an agent on Binance through CCXT, answered from recorded traffic', () => {
+  let server: TestServer;
+  const dirs: string[] = [];
+  const agents: VenueAgent[] = [];
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterEach(async () => {
+    for (const agent of agents.splice(0)) await agent.stop();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** The recorded exchange: each path answers its recorded response; `down` makes it unreachable; `refuse` refuses orders. */
+  function recordedExchange() {
+    const control = { down: false, refuse: null as Error | null };
+    const routes: Record<string, () => unknown> = {
+      'GET /fapi/v1/depth': () => responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook'),
+      'GET /fapi/v2/balance': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
+      'GET /fapi/v2/account': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
+      'GET /fapi/v3/account': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
+      'GET /fapi/v2/positionRisk': () => responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
+      'GET /fapi/v3/positionRisk': () => responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
+      'GET /fapi/v1/openOrders': () => [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')],
+      'POST /fapi/v1/order': () => {
+        if (control.refuse) throw control.refuse;
+        return (responseRecord(RESPONSES, 'createOrders', 'create swap orders') as unknown[])[0];
+      },
+    };
+    const answer = (request: SentRequest) => {
+      if (control.down) throw new ccxt.RequestTimeout(`binance ${request.method} ${request.url} request timed out (10000 ms)`);
+      const route = routes[`${request.method} ${new URL(request.url).pathname}`];
+      if (!route) throw new ccxt.BadRequest(`no recorded answer for ${request.method} ${new URL(request.url).pathname}`);
+      return route();
+    };
+    return { control, answer };
+  }
+
+  async function startAgent(token: string, answer: (request: SentRequest) => unknown) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ccxt-'));
+    dirs.push(dir);
+    const { venue, sent } = recordedVenue({ exchange: 'binance', market: 'swap', markets: fixture('binance-markets.json'), exchangeOptions: { leverageBrackets: {} } }, answer);
+    const agent = new VenueAgent({
+      server: server.url,
+      token,
+      transport: 'auto',
+      dataDir: dir,
+      venue,
+      dryRun: false,
+      symbolMap: {},
+      pipSizes: {},
+      defaultVolumeLots: null,
+      manageEveryMs: 60_000,
+      log: pino({ level: 'silent' }),
+    });
+    agents.push(agent);
+    const running = agent.run();
+    running.catch(() => undefined);
+    return { agent, sent, running };
+  }
+
+  it('places the sell limit, and the signal log shows the exchange order id; a refusal shows the exchange message', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    const { sent } = await startAgent(testAgent!.token, exchange.answer);
+
+    const placed = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001');
+    await waitUntil(async () => (await deliveriesOf(server, placed))[0].status === 'executed', 'the ack of the sell limit');
+    const delivery = (await deliveriesOf(server, placed))[0];
+    expect(delivery.message).toBe('placed sell limit 0.2 BTC/USDT:USDT at 110001 (order 1)');
+    expect(delivery.result.orders).toMatchObject([{ id: '4087922044', symbol: 'BTC/USDT:USDT', side: 'sell', kind: 'limit', volume: 0.2, price: 110001, status: 'open', filled: 0 }]);
+    // What went to the exchange: the recorded order's parameters, with the signal's client order id.
+    const order = sent.find((r) => r.method === 'POST' && new URL(r.url).pathname === '/fapi/v1/order')!;
+    expect(paramsOf(order.url, order.body, 'urlencoded')).toMatchObject({ symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', quantity: '0.2', price: '110001', timeInForce: 'GTC', newClientOrderId: clientOrderId(placed, 'o') });
+
+    exchange.control.refuse = new ccxt.InsufficientFunds('binance {"code":-2019,"msg":"Margin is insufficient."}');
+    const refused = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.5,entry_price=120000');
+    await waitUntil(async () => (await deliveriesOf(server, refused))[0].status === 'rejected', 'the ack of the refused order');
+    expect((await deliveriesOf(server, refused))[0].message).toBe(
+      'ccxt:binance refused the sell limit order of 0.5 BTC/USDT:USDT at 120000: binance {"code":-2019,"msg":"Margin is insufficient."}',
+    );
+  });
+
+  it('while the exchange is unreachable the signal is not acknowledged and the state says disconnected; once it answers, the signal executes', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-2']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    await startAgent(testAgent!.token, exchange.answer);
+    await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state?.connected === true, 'the agent connected');
+
+    exchange.control.down = true;
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001');
+    await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state?.connected === false, 'the state saying disconnected');
+    const view = (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body;
+    expect(view.state.disconnectedBecause).toContain('request timed out');
+    expect((await deliveriesOf(server, signal))[0].status).toBe('delivered');
+
+    exchange.control.down = false;
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack once the exchange answers', 30_000);
+    expect((await deliveriesOf(server, signal))[0].result.orders[0].id).toBe('4087922044');
+  });
+});
