@@ -5,8 +5,6 @@ import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings }
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { VenueRefusedError } from '../../agent/venue.js';
-import { VenueAgent } from '../../agent/venue-agent.js';
-import { CcxtVenue } from '../../agent/venues/ccxt/ccxt-venue.js';
 import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../agent/venues/ccxt/ccxt-options.js';
 
 /**
@@ -114,7 +112,9 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   if (!read.ok) return fail(read.message);
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
   for (const warning of read.settings.warnings) log.warn({}, warning);
-  let venue: CcxtVenue;
+  // Loaded only for this venue: CCXT is large, and the server and the paper agent start without it.
+  const [{ CcxtVenue }, { VenueAgent }] = await Promise.all([import('../../agent/venues/ccxt/ccxt-venue.js'), import('../../agent/venue-agent.js')]);
+  let venue: InstanceType<typeof CcxtVenue>;
   try {
     venue = new CcxtVenue({ ...read.settings, transport: null });
   } catch (error) {
