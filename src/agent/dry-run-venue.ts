@@ -1,6 +1,6 @@
 import type { InstrumentSpec, Quote } from '../engine/index.js';
 import type { AgentLog } from './agent-log.js';
-import type { OrderRequest, Protection, Venue, VenueAccount, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
+import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
 
 /**
  * `--dry-run`: reads the real venue (account, instruments, quotes) and logs every order it
@@ -23,6 +23,10 @@ export class DryRunVenue implements Venue {
 
   account(): Promise<VenueAccount> {
     return this.real.account();
+  }
+
+  funds(): Promise<VenueFunds> {
+    return this.real.funds();
   }
 
   instrument(symbol: string): InstrumentSpec | null {

@@ -51,6 +51,8 @@ export interface VenueAgentOptions {
 export class VenueAgent {
   private book!: VenueBook;
   private readonly executed = new Map<string, ExecutedSignal>();
+  /** Signals whose execution began and has no outcome yet (kept on disk). */
+  private readonly inFlight = new Set<string>();
   private agentId: string | null = null;
   private journal!: VenueJournal;
   private lock: LockFile | null = null;
@@ -87,11 +89,13 @@ export class VenueAgent {
       this.book = stored?.book ?? emptyLinks(freshState(options));
       this.agentId = stored?.agentId ?? null;
       for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
+      for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
       this.journal = new VenueJournal(file, () => ({
         venue: options.venue.name,
         agentId: this.agentId,
         book: this.book,
         executed: [...this.executed.values()],
+        inFlight: [...this.inFlight],
       }));
       const holdings = await this.untilReachable('connect', () => this.venue.open());
       if (holdings === null) return;
@@ -173,11 +177,25 @@ export class VenueAgent {
     if (Date.now() > Date.parse(signal.expiresAt)) {
       outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
     } else {
-      outcome = await this.untilReachable(`execute signal ${signal.id}`, () => this.execute(signal));
+      // Said on disk first: if the agent stops before the outcome is written, the next run
+      // knows the signal's orders may stand already.
+      let again = this.inFlight.has(signal.id);
+      if (!again) {
+        this.inFlight.add(signal.id);
+        await this.journal.save();
+      }
+      outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
+        try {
+          return await this.execute(signal, again);
+        } finally {
+          again = true; // a retry after a lost answer: the orders may stand
+        }
+      });
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
     }
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
     this.executed.set(signal.id, entry);
+    this.inFlight.delete(signal.id);
     log.info({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
     try {
       await this.journal.save();
@@ -190,7 +208,7 @@ export class VenueAgent {
   }
 
   /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
-  private async execute(signal: AgentSignal): Promise<ExecutedSignal['outcome']> {
+  private async execute(signal: AgentSignal, again: boolean): Promise<ExecutedSignal['outcome']> {
     const venue = this.venue;
     const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
     const symbol = this.options.symbolMap[canonical] ?? this.book.state.config.symbolMap.toBroker[canonical] ?? venue.findSymbol?.(canonical) ?? null;
@@ -200,13 +218,13 @@ export class VenueAgent {
     const spec = venue.instrument(symbol);
     if (spec === null) return { status: 'rejected', message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`, result: null };
     let quote;
+    let account;
     try {
-      quote = await venue.quote(symbol);
+      [quote, account] = await Promise.all([venue.quote(symbol), venue.funds()]);
     } catch (error) {
-      if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol}: ${error.message}`, result: null };
+      if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`, result: null };
       throw error;
     }
-    const account = await venue.account();
     const { symbol: _name, ...venueSpec } = spec;
     const override: InstrumentOverride = { ...venueSpec, pipSize: this.options.pipSizes[canonical] ?? venueSpec.pipSize };
     const state = this.book.state;
@@ -222,7 +240,7 @@ export class VenueAgent {
       },
     };
     try {
-      const done = await executeSignal(venue, this.book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now());
+      const done = await executeSignal(venue, this.book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again);
       this.book = done.book;
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
       return { status: done.outcome.status, message, result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result };
@@ -313,7 +331,7 @@ export class VenueAgent {
     let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
     if (this.connected) {
       try {
-        const read = await this.venue.account();
+        const read = await this.venue.funds();
         account = { balance: read.balance, equity: read.equity, currency: read.currency };
       } catch (error) {
         if (error instanceof VenueUnreachableError) {

@@ -27,12 +27,14 @@ export async function executeSignal(
   book: VenueBook,
   signal: { id: string; signal: NormalizedSignal; text: string },
   now: number,
+  /** The signal may have been carried out in part before (a lost answer, a restart): each order is looked up first. */
+  again = false,
 ): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
   const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
   if (step.outcome.status === 'rejected') {
     return { book, outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } } };
   }
-  const run = new Carrying(venue, book, step, signal.id);
+  const run = new Carrying(venue, book, step, signal.id, again);
   try {
     await run.all();
   } catch (error) {
@@ -103,6 +105,7 @@ class Carrying {
     private readonly before: VenueBook,
     private readonly step: StepResult,
     private readonly signalId: string,
+    private readonly again: boolean,
   ) {
     this.state = step.state;
     this.protection = { ...before.protection };
@@ -148,7 +151,7 @@ class Carrying {
         const position = this.before.state.positions.find((p) => p.ticket === event.position)!;
         this.current = `closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol})`;
         this.closes += 1;
-        const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`));
+        const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`), this.again);
         this.orders.push(order);
         this.touched.add(position.ticket);
         if (event.type === 'closed') {
@@ -171,7 +174,7 @@ class Carrying {
       case 'opened': {
         this.current = `the ${event.side} market order of ${event.volume} ${event.symbol}`;
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
-        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null });
+        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
         this.orders.push(order);
         this.touched.add(position.ticket);
         const filled = this.adoptFill(position, order);
@@ -180,7 +183,7 @@ class Carrying {
       }
       case 'order_placed': {
         this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
-        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price });
+        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price, mayExist: this.again });
         this.orders.push(order);
         this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
@@ -207,7 +210,7 @@ class Carrying {
     const revision = (this.protection[key]?.revision ?? -1) + 1;
     const book = { state: this.state, protection: this.protection, orders: this.pending };
     try {
-      const placed = await this.venue.protect(venuePosition(book, position), protectionOf(book, position, revision));
+      const placed = await this.venue.protect(venuePosition(book, position), { ...protectionOf(book, position, revision), mayExist: this.again });
       this.orders.push(...placed);
       this.protection[key] = { revision, orders: placed.map(orderRef) };
     } catch (error) {

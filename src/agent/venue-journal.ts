@@ -11,6 +11,11 @@ export interface VenueJournalFile {
   book: VenueBook;
   /** Oldest first. */
   executed: ExecutedSignal[];
+  /**
+   * Signals whose execution began and has no outcome yet: after a crash their orders may stand
+   * on the venue, so executing them again looks each client id up first.
+   */
+  inFlight: string[];
   savedAt: string;
 }
 

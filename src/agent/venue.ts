@@ -21,6 +21,8 @@ export interface Venue {
   open(): Promise<VenueHoldings>;
   /** Balance, equity, currency, positions and open orders, as the venue reports them. */
   account(): Promise<VenueAccount>;
+  /** Balance, equity and currency only: what sizing needs before each signal, cheaper than the whole account. */
+  funds(): Promise<VenueFunds>;
   /** The instrument as the venue defines it (tick, lot step, minimum, maximum, contract size); null: unknown. */
   instrument(symbol: string): InstrumentSpec | null;
   /**
@@ -38,7 +40,7 @@ export interface Venue {
    */
   protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]>;
   /** Closes `volume` lots of a position (all of it when equal to its volume) at the market. */
-  close(position: VenuePosition, volume: number, clientId: string): Promise<VenueOrder>;
+  close(position: VenuePosition, volume: number, clientId: string, mayExist?: boolean): Promise<VenueOrder>;
   /** Cancels an open order; an order that is no longer open is not an error. */
   cancel(order: VenueOrderRef): Promise<void>;
   /** Fills and closes the venue made on its own (a pending entry filled, a stop or target hit) since the last call. */
@@ -59,8 +61,11 @@ export interface OrderRequest {
   volume: number;
   /** Limit or trigger price; null for market orders. */
   price: number | null;
-  /** Stop and targets to attach at placement where the venue can (otherwise `protect` after the fill). */
-  protection?: Protection;
+  /**
+   * The order may have been placed already (the signal is executed again after a lost answer or
+   * a restart): the venue looks the client id up first, and answers the order it finds.
+   */
+  mayExist?: boolean;
 }
 
 /** A stop loss and take-profit levels, each a reduce-only order held by the venue. */
@@ -72,6 +77,8 @@ export interface Protection {
   targets: { price: number; volume: number }[];
   /** The venue orders of the protection being replaced (moving a stop). */
   replaces: VenueOrderRef[];
+  /** As OrderRequest.mayExist. */
+  mayExist?: boolean;
 }
 
 export interface VenueOrderRef {
@@ -120,10 +127,13 @@ export interface VenuePosition {
   protection: VenueOrderRef[];
 }
 
-export interface VenueAccount {
+export interface VenueFunds {
   balance: number;
   equity: number;
   currency: string;
+}
+
+export interface VenueAccount extends VenueFunds {
   positions: VenuePosition[];
   orders: VenueOrder[];
 }

@@ -22,12 +22,15 @@ const RESPONSES = 'binance-responses.json';
 describe('an agent on Binance through CCXT, answered from recorded traffic', () => {
   let server: TestServer;
   const dirs: string[] = [];
-  const agents: VenueAgent[] = [];
+  const agents: { agent: VenueAgent; running: Promise<void> }[] = [];
   beforeAll(async () => {
     server = await startTestServer();
   });
   afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.stop();
+    for (const { agent, running } of agents.splice(0)) {
+      await agent.stop();
+      await running.catch(() => undefined);
+    }
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
   afterAll(async () => {
@@ -36,7 +39,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
 
   /** The recorded exchange: each path answers its recorded response; `down` makes it unreachable; `refuse` refuses orders. */
   function recordedExchange() {
-    const control = { down: false, refuse: null as Error | null };
+    const control = { down: false, refuse: null as Error | null, loseAnswers: 0, placed: null as unknown, openOrders: [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')] as unknown[] };
     const routes: Record<string, () => unknown> = {
       'GET /fapi/v1/depth': () => responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook'),
       'GET /fapi/v2/balance': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
@@ -44,10 +47,21 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       'GET /fapi/v3/account': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
       'GET /fapi/v2/positionRisk': () => responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
       'GET /fapi/v3/positionRisk': () => responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
-      'GET /fapi/v1/openOrders': () => [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')],
+      'GET /fapi/v1/openOrders': () => control.openOrders,
       'POST /fapi/v1/order': () => {
         if (control.refuse) throw control.refuse;
-        return (responseRecord(RESPONSES, 'createOrders', 'create swap orders') as unknown[])[0];
+        control.placed = (responseRecord(RESPONSES, 'createOrders', 'create swap orders') as unknown[])[0];
+        if (control.loseAnswers > 0) {
+          // The exchange took the order, but its answer never arrived.
+          control.loseAnswers -= 1;
+          throw new ccxt.RequestTimeout('binance POST https://fapi.binance.com/fapi/v1/order request timed out (10000 ms)');
+        }
+        return control.placed;
+      },
+      // Looking an order up by client id: the one placed, or Binance's "Order does not exist.".
+      'GET /fapi/v1/order': () => {
+        if (control.placed === null) throw new ccxt.OrderNotFound('binance {"code":-2013,"msg":"Order does not exist."}');
+        return control.placed;
       },
     };
     const answer = (request: SentRequest) => {
@@ -59,9 +73,9 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     return { control, answer };
   }
 
-  async function startAgent(token: string, answer: (request: SentRequest) => unknown) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ccxt-'));
-    dirs.push(dir);
+  async function startAgent(token: string, answer: (request: SentRequest) => unknown, options: { dir?: string; dryRun?: boolean } = {}) {
+    const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-ccxt-'));
+    if (!dirs.includes(dir)) dirs.push(dir);
     const { venue, sent } = recordedVenue({ exchange: 'binance', market: 'swap', markets: fixture('binance-markets.json'), exchangeOptions: { leverageBrackets: {} } }, answer);
     const agent = new VenueAgent({
       server: server.url,
@@ -69,17 +83,17 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       transport: 'auto',
       dataDir: dir,
       venue,
-      dryRun: false,
+      dryRun: options.dryRun ?? false,
       symbolMap: {},
       pipSizes: {},
       defaultVolumeLots: null,
       manageEveryMs: 60_000,
       log: pino({ level: 'silent' }),
     });
-    agents.push(agent);
     const running = agent.run();
     running.catch(() => undefined);
-    return { agent, sent, running };
+    agents.push({ agent, running });
+    return { agent, sent, running, dir };
   }
 
   it('places the sell limit, and the signal log shows the exchange order id; a refusal shows the exchange message', async () => {
@@ -122,5 +136,50 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     exchange.control.down = false;
     await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack once the exchange answers', 30_000);
     expect((await deliveriesOf(server, signal))[0].result.orders[0].id).toBe('4087922044');
+  });
+
+  it('an order whose answer was lost is looked up by its client id when the signal is retried, not placed twice', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-3']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    exchange.control.loseAnswers = 1;
+    const { sent } = await startAgent(testAgent!.token, exchange.answer);
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack after the retry', 30_000);
+    expect((await deliveriesOf(server, signal))[0].result.orders[0].id).toBe('4087922044');
+    const orders = sent.filter((r) => new URL(r.url).pathname === '/fapi/v1/order');
+    expect(orders.map((r) => r.method)).toEqual(['POST', 'GET']);
+    expect(paramsOf(orders[1]!.url, orders[1]!.body, 'urlencoded')).toMatchObject({ symbol: 'BTCUSDT', origClientOrderId: clientOrderId(signal, 'o') });
+  });
+
+  it('--dry-run reads the exchange and acknowledges what it would do, sending no order', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-dry']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    const { sent } = await startAgent(testAgent!.token, exchange.answer, { dryRun: true });
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the dry-run ack');
+    const delivery = (await deliveriesOf(server, signal))[0];
+    expect(delivery.message).toBe('dry run, nothing sent: placed sell limit 0.2 BTC/USDT:USDT at 110001 (order 1)');
+    expect(delivery.result).toMatchObject({ dryRun: true, orders: [{ id: `dry-run-${clientOrderId(signal, 'o')}`, status: 'open' }] });
+    expect(sent.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('on restart, a pending order the exchange no longer has leaves the book', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-restart']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    const first = await startAgent(testAgent!.token, exchange.answer);
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack');
+    const state = async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state;
+    await waitUntil(async () => (await state())?.orders?.length === 1, 'the pending order in the published state');
+    await first.agent.stop();
+    await first.running;
+
+    // Meanwhile the order was filled or cancelled on the exchange: its open orders no longer list it.
+    const second = await startAgent(testAgent!.token, exchange.answer, { dir: first.dir });
+    await waitUntil(async () => (await state())?.orders?.length === 0 && (await state())?.connected === true, 'the reconciled state');
+    expect(second.sent.some((r) => r.method === 'POST')).toBe(false);
   });
 });

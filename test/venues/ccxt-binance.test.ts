@@ -64,6 +64,19 @@ describe('CCXT venue on Binance: the requests match the recorded ones', () => {
     expectSameRequest(stop, requestRecord(REQUESTS, 'cancelOrder', 'linear swap conditional cancelOrder'), null);
   });
 
+  it('placing a client order id the exchange already has fetches that order instead: "fetch order with clientOrderId"', async () => {
+    const existing = (responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order') as Record<string, unknown>);
+    const { venue, sent } = recordedVenue({ exchange: 'binance', market: 'swap', markets, exchangeOptions }, (request) => {
+      if (request.method === 'POST') throw new ccxt.DuplicateOrderId('binance {"code":-4116,"msg":"ClientOrderId is duplicated."}');
+      return existing;
+    });
+    const order = await venue.place({ clientId: id('o'), symbol: 'LTC/USDT:USDT', side: 'buy', kind: 'limit', volume: 0.2, price: 50 });
+    expect(order).toMatchObject({ id: '664082074', status: 'open', volume: 0.2, price: 50 });
+    expect(sent).toHaveLength(2);
+    const lookup = requestRecord(REQUESTS, 'fetchOrderWithClientOrderId', 'fetch order with clientOrderId');
+    expectSameRequest(sent[1]!, lookup, { key: 'origClientOrderId', value: id('o') });
+  });
+
   it('the stop loss is a stop-market conditional order like the recorded "Swap inverse market sell with stopLossPrice", made reduce-only on the linear endpoint', async () => {
     // CCXT's records hold this order type for an inverse perpetual only; the linear one differs
     // by endpoint family (fapi for dapi), symbol and our reduce-only flag.

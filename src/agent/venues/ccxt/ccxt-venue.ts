@@ -8,6 +8,7 @@ import {
   type Protection,
   type Venue,
   type VenueAccount,
+  type VenueFunds,
   type VenueHoldings,
   type VenueOrder,
   type VenueOrderRef,
@@ -92,11 +93,20 @@ export class CcxtVenue implements Venue {
   }
 
   async account(): Promise<VenueAccount> {
+    const [balance, { positions, unrealized }, orders] = await Promise.all([this.balance(), this.positionsAndProfit(), this.openOrders()]);
+    return { ...balance, equity: balance.balance + unrealized, positions, orders };
+  }
+
+  async funds(): Promise<VenueFunds> {
+    const [balance, { unrealized }] = await Promise.all([this.balance(), this.positionsAndProfit()]);
+    return { ...balance, equity: balance.balance + unrealized };
+  }
+
+  /** The total balance in the account currency (free and held as margin or by open orders). */
+  private async balance(): Promise<{ balance: number; currency: string }> {
     const currency = this.accountCurrency();
     const balance = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
-    const total = Number((balance[currency] as { total?: number } | undefined)?.total ?? 0);
-    const [{ positions, unrealized }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
-    return { balance: total, equity: total + unrealized, currency, positions, orders };
+    return { balance: Number((balance[currency] as { total?: number } | undefined)?.total ?? 0), currency };
   }
 
   /** The currency balances and profits are counted in: the settle currency of swaps, the quote currency of spot markets. */
@@ -144,7 +154,7 @@ export class CcxtVenue implements Venue {
     // A stop entry becomes a stop-market order: it fills once the price gets there.
     const type = order.kind === 'limit' ? 'limit' : 'market';
     const price = order.kind === 'limit' ? (order.price ?? undefined) : undefined;
-    const placed = await this.idempotent(order.clientId, order.symbol, () =>
+    const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
       this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
     );
     return this.report(placed, order.kind, order);
@@ -156,7 +166,7 @@ export class CcxtVenue implements Venue {
     if (protection.stop !== null) {
       const clientId = `${protection.clientId}s`;
       const params = { ...this.closing(), stopLossPrice: protection.stop, clientOrderId: clientId };
-      const order = await this.idempotent(clientId, position.symbol, () =>
+      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
         this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
       );
       placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }));
@@ -166,7 +176,7 @@ export class CcxtVenue implements Venue {
       k += 1;
       const clientId = `${protection.clientId}t${k}`;
       const params = { ...this.closing(), clientOrderId: clientId };
-      const order = await this.idempotent(clientId, position.symbol, () =>
+      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
         this.exchange.createOrder(position.symbol, 'limit', side, target.volume, target.price, params),
       );
       placed.push(this.report(order, 'take_profit', { symbol: position.symbol, side, volume: target.volume, price: target.price }));
@@ -176,10 +186,10 @@ export class CcxtVenue implements Venue {
     return placed;
   }
 
-  async close(position: VenuePosition, volume: number, clientId: string): Promise<VenueOrder> {
+  async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const params = { ...this.closing(), clientOrderId: clientId };
-    const order = await this.idempotent(clientId, position.symbol, () =>
+    const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
       this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
     );
     return this.report(order, 'market', { symbol: position.symbol, side, volume, price: null });
@@ -254,15 +264,33 @@ export class CcxtVenue implements Venue {
   }
 
   /**
-   * Places an order once: when the exchange already has the client id (a retry after a lost
-   * answer, a restart), the existing order is fetched and answered instead.
+   * Places an order once. When it may exist already (the signal is executed again) its client
+   * id is looked up first: an exchange may accept a client id again once its order is filled,
+   * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
+   * a duplicate anyway, the existing order is fetched and answered.
    */
-  private async idempotent(clientId: string, symbol: string, create: () => Promise<Order>): Promise<Order> {
+  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>): Promise<Order> {
+    if (mayExist) {
+      const found = await this.byClientId(clientId, symbol);
+      if (found !== null) return found;
+    }
     try {
       return await this.call('place the order', create);
     } catch (error) {
       if (!(error instanceof VenueRefusedError) || !(error.cause instanceof ccxt.DuplicateOrderId)) throw error;
-      return this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId }));
+      const found = await this.byClientId(clientId, symbol);
+      if (found === null) throw error;
+      return found;
+    }
+  }
+
+  /** The order with this client id, or null when the exchange has none. */
+  private async byClientId(clientId: string, symbol: string): Promise<Order | null> {
+    try {
+      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId }));
+    } catch (error) {
+      if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return null;
+      throw error;
     }
   }
 

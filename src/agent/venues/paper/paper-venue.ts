@@ -21,6 +21,10 @@ export class PaperVenue implements Venue {
     return { balance: summary.balance, equity: summary.equity, currency: summary.currency, positions: [], orders: [] };
   }
 
+  funds(): Promise<VenueAccount> {
+    return this.account();
+  }
+
   instrument(symbol: string): InstrumentSpec | null {
     const { config } = this.simulated();
     return resolveInstrument(canonicalSymbol(config.symbolMap, symbol), config.instruments);
