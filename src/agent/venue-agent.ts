@@ -213,7 +213,7 @@ export class VenueAgent {
     const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
     const symbol = this.options.symbolMap[canonical] ?? this.book.state.config.symbolMap.toBroker[canonical] ?? venue.findSymbol?.(canonical) ?? null;
     if (symbol === null) {
-      return { status: 'rejected', message: `${canonical} is not a market of ${venue.name}; map it to one in the instruments file ("symbols": {"${canonical}": "BTC/USDT:USDT"})`, result: null };
+      return { status: 'rejected', message: `${canonical} is not a market of ${venue.name}; map it to one in the instruments file ("symbolMap": {"${canonical}": "BTC/USDT:USDT"})`, result: null };
     }
     const spec = venue.instrument(symbol);
     if (spec === null) return { status: 'rejected', message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`, result: null };

@@ -327,7 +327,8 @@ export class CcxtVenue implements Venue {
         time: t.datetime ?? null,
         fee: t.fee && typeof t.fee.cost === 'number' ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') } : null,
       })),
-      ...(order.triggerPrice !== undefined && order.triggerPrice !== null ? { trigger: true } : {}),
+      // Stops are conditional orders, which some exchanges (Binance) keep and cancel apart.
+      ...(kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
     };
   }
 }
