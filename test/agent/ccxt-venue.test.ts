@@ -182,4 +182,24 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     await waitUntil(async () => (await state())?.orders?.length === 0 && (await state())?.connected === true, 'the reconciled state');
     expect(second.sent.some((r) => r.method === 'POST')).toBe(false);
   });
+
+  it('--dry-run on a market entry: sized by risk from the recorded balance and book, with the stop and each target\'s lots', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-dry-risk']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    await startAgent(testAgent!.token, exchange.answer, { dryRun: true });
+    // Balance 31.022612 USDT (recorded), ask 42878 (recorded book): 10 % risked over 878 USDT
+    // a contract is 0.0035 contracts, floored to the 0.001 step; target 1 closes 50 % floored
+    // to the step, target 2 the rest.
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol_pctbal_loss=10,sl_price=42000,tp1_price=43500,pct1=50,tp2_price=44000');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the dry-run ack');
+    const delivery = (await deliveriesOf(server, signal))[0];
+    expect(delivery.message).toBe('dry run, nothing sent: opened buy 0.003 BTC/USDT:USDT at 42878 (position 1)');
+    expect(delivery.result.orders).toMatchObject([
+      { kind: 'market', side: 'buy', volume: 0.003, status: 'filled', average: 42878 },
+      { kind: 'stop_loss', side: 'sell', volume: 0.003, price: 42000 },
+      { kind: 'take_profit', side: 'sell', volume: 0.001, price: 43500 },
+      { kind: 'take_profit', side: 'sell', volume: 0.002, price: 44000 },
+    ]);
+  });
 });
