@@ -293,6 +293,7 @@ export class VenueAgent {
         }
         const done = await carryOutTick(this.venue, this.book, step);
         this.book = done.book;
+        for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
         for (const event of step.events) this.options.log.info({ event }, 'account event');
         await this.journal.save();
       }

@@ -2,7 +2,7 @@ import { applySignal, type EngineEvent, type EngineState, type Position, type St
 import type { NormalizedSignal } from '../language/signal.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
-import { VenueRefusedError, type Venue, type VenueOrder, type VenueOrderRef } from './venue.js';
+import { VenueRefusedError, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
 /** What a signal came to: the acknowledgement's status, message and result. */
@@ -59,9 +59,10 @@ export async function executeSignal(
  * already, so only a moved stop, a new position's protection and a closed position's leftover
  * orders need it.
  */
-export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResult): Promise<{ book: VenueBook; orders: VenueOrder[] }> {
+export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResult): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
   const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders } };
   const orders: VenueOrder[] = [];
+  const warnings: string[] = [];
   const protect = async (ticket: number) => {
     const position = next.state.positions.find((p) => p.ticket === ticket);
     if (!position) return;
@@ -70,6 +71,7 @@ export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResu
     orders.push(...placed);
     next.protection[String(ticket)] = { revision, orders: placed.map(orderRef) };
   };
+  let held: VenueHoldings | null = null;
   for (const event of step.events) {
     if (event.type === 'order_filled') {
       delete next.orders[String(event.order)];
@@ -77,12 +79,21 @@ export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResu
     } else if (event.type === 'sl_moved') {
       await protect(event.position);
     } else if (event.type === 'closed') {
-      // The venue's stop or target closed it; what is left of its protection is cancelled.
-      for (const order of next.protection[String(event.position)]?.orders ?? []) await venue.cancel(order);
+      // The book saw the stop or the last target reached at the prices it read. Only when the
+      // venue confirms the position is gone are its leftover orders cancelled: a stop cancelled
+      // on a position the venue still holds would leave it unprotected.
+      const was = book.state.positions.find((p) => p.ticket === event.position);
+      held ??= await venue.open();
+      const stillHeld = held.positions === null || (was !== undefined && held.positions.some((p) => p.symbol === was.symbol && p.side === was.side));
+      if (stillHeld) {
+        warnings.push(`position ${event.position} reached its ${event.reason === 'sl' ? 'stop' : 'last target'} at the prices the agent read, but the venue ${held.positions === null ? 'cannot say whether it still holds it' : 'still holds a position on that side'}: its stop and target orders stay on the venue`);
+      } else {
+        for (const order of next.protection[String(event.position)]?.orders ?? []) await venue.cancel(order);
+      }
       delete next.protection[String(event.position)];
     }
   }
-  return { book: next, orders };
+  return { book: next, orders, warnings };
 }
 
 /** One signal's steps, carried out one by one; knows how far it got. */
