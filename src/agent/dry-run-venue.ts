@@ -9,12 +9,14 @@ import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHo
  */
 export class DryRunVenue implements Venue {
   readonly name: string;
+  readonly netsPositions: boolean;
 
   constructor(
     private readonly real: Venue,
     private readonly log: AgentLog,
   ) {
     this.name = `${real.name} (dry run)`;
+    this.netsPositions = real.netsPositions;
   }
 
   open(): Promise<VenueHoldings> {

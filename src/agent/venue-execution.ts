@@ -34,6 +34,8 @@ export async function executeSignal(
   if (step.outcome.status === 'rejected') {
     return { book, outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } } };
   }
+  const netted = venue.netsPositions ? nettedOpening(step) : null;
+  if (netted !== null) return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
   const run = new Carrying(venue, book, step, signal.id, again);
   try {
     await run.all();
@@ -94,6 +96,23 @@ export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResu
     }
   }
   return { book: next, orders, warnings };
+}
+
+/**
+ * On a venue that nets positions per symbol, an opening against a position of the other side
+ * that stays open would reduce it instead of opening beside it, and the book would no longer
+ * match the venue: refused, saying how to do it.
+ */
+function nettedOpening(step: StepResult): string | null {
+  for (const event of step.events) {
+    if (event.type !== 'opened' && event.type !== 'order_placed') continue;
+    const symbol = event.symbol;
+    const other = step.state.positions.find((p) => p.symbol === symbol && p.side !== event.side);
+    if (other) {
+      return `the account keeps one net position per symbol (one-way mode) and position ${other.ticket} (${other.side} ${other.volume} ${symbol}) is open: a ${event.side} would reduce it rather than open beside it. Close it first (exop, or ${event.side === 'buy' ? 'closeshortbuy' : 'closelongsell'}) or switch the exchange account to hedge mode and run with --position-mode hedge`;
+    }
+  }
+  return null;
 }
 
 /** One signal's steps, carried out one by one; knows how far it got. */

@@ -15,6 +15,11 @@ export interface Venue {
   /** `paper`, `ccxt:binanceusdm`…: for logs and the published state. */
   readonly name: string;
   /**
+   * The venue keeps one net position per symbol (an exchange account in one-way mode): an
+   * order against an open position reduces it instead of opening a position of its own.
+   */
+  readonly netsPositions: boolean;
+  /**
    * Connects, loads the instruments and reads what the venue holds, before any signal is
    * taken. Resolves with the positions and open orders this agent owns (client ids it made).
    */

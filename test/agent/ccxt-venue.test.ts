@@ -202,4 +202,24 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       { kind: 'take_profit', side: 'sell', volume: 0.002, price: 44000 },
     ]);
   });
+
+  it('in one-way mode an opening against an open position of the other side is refused, saying how to do it', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-oneway']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    await startAgent(testAgent!.token, exchange.answer, { dryRun: true });
+    const bought = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    await waitUntil(async () => (await deliveriesOf(server, bought))[0].status === 'executed', 'the buy');
+    const sold = await postSignal(server.url, source.authKey, 'BTCUSDT,sell,vol=0.01');
+    await waitUntil(async () => (await deliveriesOf(server, sold))[0].status === 'rejected', 'the refused sell');
+    expect((await deliveriesOf(server, sold))[0].message).toBe(
+      'dry run, nothing sent: the account keeps one net position per symbol (one-way mode) and position 1 (buy 0.01 BTC/USDT:USDT) is open: a sell would reduce it rather than open beside it. Close it first (exop, or closelongsell) or switch the exchange account to hedge mode and run with --position-mode hedge',
+    );
+    const reversed = await postSignal(server.url, source.authKey, 'BTCUSDT,closelongsell,vol=0.01');
+    await waitUntil(async () => (await deliveriesOf(server, reversed))[0].status === 'executed', 'the close-then-sell');
+    expect((await deliveriesOf(server, reversed))[0].result.orders.map((o: { kind: string; side: string; volume: number }) => [o.kind, o.side, o.volume])).toEqual([
+      ['market', 'sell', 0.01],
+      ['market', 'sell', 0.01],
+    ]);
+  });
 });

@@ -57,10 +57,12 @@ export interface CcxtVenueOptions {
  */
 export class CcxtVenue implements Venue {
   readonly name: string;
+  readonly netsPositions: boolean;
   private readonly exchange: Exchange;
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
+    this.netsPositions = options.market === 'swap' && options.positionMode === 'oneway';
     const Class = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
       throw new RangeError(`--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`);

@@ -9,6 +9,7 @@ import { VenueRefusedError, type OrderRequest, type Protection, type Venue, type
  */
 export class PaperVenue implements Venue {
   readonly name = 'paper';
+  readonly netsPositions = false;
 
   constructor(private readonly simulated: () => EngineState) {}
 
