@@ -5,10 +5,6 @@
 export class DeliveryListeners {
   private readonly listeners = new Set<(agentIds: string[]) => void>();
 
-  get size(): number {
-    return this.listeners.size;
-  }
-
   /** Registers `listener`; answers the function that removes it. */
   add(listener: (agentIds: string[]) => void): () => void {
     // Wrapped so the same function may be registered twice and each unsubscribe removes one.
