@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-batch.js';
+import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-call.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SourceChangedError } from '../../src/store/source-changed.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';

@@ -1,8 +1,10 @@
 import pg from 'pg';
 import type { IngestOutcome, IngestRequest } from '../store.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
-import { Batches, type ItemResult } from './batches.js';
-import { ingestDone, ingestItem, type IngestAnswer, type IngestDone, type IngestItem } from './ingest-batch.js';
+import type { IngestDone } from '../ingest-done.js';
+import type { ItemResult } from '../item-result.js';
+import { Batches } from './batches.js';
+import { ingestDone, ingestItem, type IngestAnswer, type IngestItem } from './ingest-call.js';
 import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
 
 /**

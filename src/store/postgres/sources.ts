@@ -4,7 +4,8 @@ import type { SourcePatch } from '../store.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
-import { Batches, type ItemResult } from './batches.js';
+import type { ItemResult } from '../item-result.js';
+import { Batches } from './batches.js';
 import { sourceOf, type SourceRow } from './postgres-rows.js';
 import { inTransaction } from './transaction.js';
 

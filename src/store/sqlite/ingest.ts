@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3';
+import type { IngestDone } from '../ingest-done.js';
+import type { ItemResult } from '../item-result.js';
 import type { IngestOutcome, IngestRequest } from '../store.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
@@ -6,16 +8,10 @@ import { keyReusedProblem } from '../key-reused-problem.js';
 import { SourceChangedError } from '../source-changed.js';
 import type { SqliteConnection } from './connection.js';
 import type { SqliteDeliveries } from './deliveries.js';
-import { GroupCommit, type ItemResult } from './group-commit.js';
+import { GroupCommit } from './group-commit.js';
 import { IngestBatch } from './ingest-batch.js';
 import type { SqliteSignals } from './signals.js';
 import type { SqliteSources } from './sources.js';
-
-interface IngestDone {
-  outcome: IngestOutcome;
-  /** Agents that got a new delivery, to be told once the batch is committed. */
-  agentIds: string[];
-}
 
 type BatchTransaction = Database.Transaction<(requests: IngestRequest[]) => ItemResult<IngestDone>[]>;
 
