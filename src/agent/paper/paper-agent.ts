@@ -281,6 +281,8 @@ export class PaperAgent {
     if (now > Date.parse(signal.expiresAt)) {
       // Handed out in time but reached only now (a backlog): a late order is worse than none.
       outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    } else if (!this.priced(signal.signal.symbol)) {
+      outcome = { status: 'rejected', message: this.notInFeed(signal.signal.symbol), result: null };
     } else {
       try {
         const step = applySignal(this.state, signal.signal, now, { signalId: signal.id, text: renderSignalText(signal.signal) });
@@ -305,6 +307,20 @@ export class PaperAgent {
     }
     await this.acknowledge(entry);
     void this.publish();
+  }
+
+  /** Whether the feed ever quotes the symbol (compared by canonical name, through the symbol map). */
+  private priced(symbol: string): boolean {
+    const map = this.state.config.symbolMap;
+    const wanted = canonicalSymbol(map, symbol);
+    return this.feed.symbols.some((quoted) => canonicalSymbol(map, quoted) === wanted);
+  }
+
+  /** Not "no price yet": the feed will never price it, so say what it does price. */
+  private notInFeed(symbol: string): string {
+    const map = this.state.config.symbolMap;
+    const quoted = [...new Set(this.feed.symbols.map((s) => canonicalSymbol(map, s)))].sort();
+    return `${canonicalSymbol(map, symbol)} is not in the paper feed: ${this.feed.description} prices only ${quoted.join(', ')}; send one of those, or give --ticks a file with prices for it`;
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
