@@ -139,7 +139,7 @@ describe('the text format', () => {
         param: '5',
         detail: "unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma",
       });
-      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator (like 1.5), got '1,5'");
+      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'");
     });
 
     it('are taken at their exact written value, however they are written', () => {
