@@ -258,3 +258,12 @@ describe('the text format', () => {
     });
   });
 });
+
+describe("TradingView's symbol forms", () => {
+  it('are taken as written, prefix and suffix kept, so the log shows what the sender sent', () => {
+    for (const symbol of ['BINANCE:BTCUSDT', 'OANDA:EURUSD', 'BTCUSDT.P', 'ES1!', 'BINANCE:BTCUSDT.P']) {
+      expect(signalOf(`${symbol},buy`).symbol).toBe(symbol);
+      expect(signalOf(JSON.stringify({ symbol, action: 'buy' }), 'json').symbol).toBe(symbol);
+    }
+  });
+});
