@@ -11,7 +11,7 @@ import {
   type Quote,
   type Tick,
 } from '../../engine/index.js';
-import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
+import { brokerSymbol, canonicalSymbol, resolveSignalSymbol } from '../../engine/symbol-map.js';
 import { renderSignalText } from '../../language/render-signal-text.js';
 import { LockFile, type LockRole } from '../../process/lock-file.js';
 import { createDirectory } from '../../store/create-directory.js';
@@ -312,15 +312,20 @@ export class PaperAgent {
   /** Whether the feed ever quotes the symbol (compared by canonical name, through the symbol map). */
   private priced(symbol: string): boolean {
     const map = this.state.config.symbolMap;
-    const wanted = canonicalSymbol(map, symbol);
-    return this.feed.symbols.some((quoted) => canonicalSymbol(map, quoted) === wanted);
+    const wanted = resolveSignalSymbol(map, symbol);
+    // A symbol that does not resolve is the engine's to reject, with its reason.
+    if (!wanted.ok) return true;
+    // Compared as venue symbols: two tickers may name the one the feed quotes.
+    const venue = (name: string) => brokerSymbol(map, canonicalSymbol(map, name)).toUpperCase();
+    return this.feed.symbols.some((quoted) => venue(quoted) === venue(wanted.canonical));
   }
 
   /** Not "no price yet": the feed will never price it, so say what it does price. */
   private notInFeed(symbol: string): string {
     const map = this.state.config.symbolMap;
     const quoted = [...new Set(this.feed.symbols.map((s) => canonicalSymbol(map, s)))].sort();
-    return `${canonicalSymbol(map, symbol)} is not in the paper feed: ${this.feed.description} prices only ${quoted.join(', ')}; send one of those, or give --ticks a file with prices for it`;
+    const wanted = resolveSignalSymbol(map, symbol);
+    return `${wanted.ok ? wanted.canonical : symbol} is not in the paper feed: ${this.feed.description} prices only ${quoted.join(', ')}; send one of those, or give --ticks a file with prices for it`;
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
