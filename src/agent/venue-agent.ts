@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
-import { renderSignalText } from '../language/render-signal-text.js';
+import { renderSignalText } from '../language/index.js';
 import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';

@@ -1,5 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import type { Account, Agent, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery } from '../protocol/delivery.js';

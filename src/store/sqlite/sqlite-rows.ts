@@ -1,5 +1,5 @@
 import type { Problem } from '../../errors/catalog.js';
-import type { NormalizedSignal } from '../../language/signal.js';
+import type { NormalizedSignal } from '../../language/index.js';
 import type { Account, Agent, SignalRecord, SignalStatus, Source } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
