@@ -4,6 +4,7 @@ import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import type { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
+import type { ClientAddressOf } from './client-address.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
@@ -39,10 +40,17 @@ export function inboundKeyInPath(url: string | undefined): string | null {
  * the inbound lane. Nothing is answered before the store committed what the answer says, and
  * a request that may have been committed but cannot be answered gets no answer at all.
  */
-export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState }) {
-  const { lane, logger, accessLog, drain } = opts;
+export function createInboundHandler(opts: {
+  lane: InboundLane;
+  logger: Logger;
+  accessLog: InboundAccessLog;
+  drain: DrainState;
+  clientAddressOf: ClientAddressOf;
+}) {
+  const { lane, logger, accessLog, drain, clientAddressOf } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
+    const clientAddress = clientAddressOf(req);
     const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
@@ -50,7 +58,7 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
-      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, signalId });
+      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, clientAddress, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
