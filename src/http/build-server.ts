@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
+import { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import type { Store } from '../store/store.js';
@@ -46,7 +47,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const drain: DrainState = { closing: false };
   const accessLog = new InboundAccessLog(opts.logger);
   const { clientAddressOf } = opts;
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain, clientAddressOf });
+  const wrongKeyLog = new WrongKeyLog(opts.logger);
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
@@ -88,7 +90,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     drain.closing = true;
   });
   // onClose hooks run once the server has closed, so every inbound answer is out by then.
-  app.addHook('onClose', async () => accessLog.flush());
+  app.addHook('onClose', async () => {
+    accessLog.flush();
+    wrongKeyLog.close();
+  });
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');

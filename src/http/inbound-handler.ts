@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import type { InboundAccessLog } from '../logging/inbound-access-log.js';
+import type { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import type { ClientAddressOf } from './client-address.js';
 import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
@@ -44,21 +45,24 @@ export function createInboundHandler(opts: {
   lane: InboundLane;
   logger: Logger;
   accessLog: InboundAccessLog;
+  /** Where requests with a key no source has are counted, in place of an access line each. */
+  wrongKeyLog: WrongKeyLog;
   drain: DrainState;
   clientAddressOf: ClientAddressOf;
 }) {
-  const { lane, logger, accessLog, drain, clientAddressOf } = opts;
+  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
-    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
+    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null, unknownKey = false) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
       if (drain.closing) headers.connection = 'close';
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
-      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, clientAddress, signalId });
+      if (unknownKey) wrongKeyLog.record(clientAddress);
+      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, clientAddress, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
@@ -100,10 +104,11 @@ export function createInboundHandler(opts: {
           querySecret: hasSecretQuery(req.url!),
         },
         idempotencyKey: header(req, 'idempotency-key'),
+        clientAddress,
       });
       const headers = { ...reply.headers };
       if (tooLarge) headers.connection = 'close';
-      answer(reply.status, headers, reply.body, reply.signalId);
+      answer(reply.status, headers, reply.body, reply.signalId, reply.unknownKey);
     }
   };
 }

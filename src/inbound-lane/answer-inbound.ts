@@ -29,7 +29,7 @@ export async function answerInbound(store: Store, work: InboundWork): Promise<In
   for (let check = 1; ; check++) {
     const source = await store.findSourceByAuthKey(work.authKey);
     if (source === null) {
-      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null };
+      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null, unknownKey: true };
     }
     const result = await receiveSignal(store, {
       source,
@@ -41,6 +41,7 @@ export async function answerInbound(store: Store, work: InboundWork): Promise<In
       bodyTooLarge: work.bodyTooLarge,
       signature: work.signature,
       idempotencyKey: work.idempotencyKey,
+      clientAddress: work.clientAddress,
     });
     if (result !== null) return reply(result);
     if (check === MAX_CHECKS) throw new Error(`source ${source.id} changed ${MAX_CHECKS} times while one request was checked`);
@@ -50,5 +51,5 @@ export async function answerInbound(store: Store, work: InboundWork): Promise<In
 function reply(result: InboundAnswer): InboundReply {
   const headers = { ...result.headers };
   if (result.replay) headers['idempotent-replayed'] = 'true';
-  return { status: result.status, headers, body: JSON.stringify(result.body), signalId: result.signalId };
+  return { status: result.status, headers, body: JSON.stringify(result.body), signalId: result.signalId, unknownKey: false };
 }

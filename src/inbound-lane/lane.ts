@@ -12,6 +12,8 @@ export interface InboundWork {
   bodyTooLarge: boolean;
   signature: SignatureHeaders;
   idempotencyKey: string | undefined;
+  /** Where the request came from, as the source's allowedIps judge it. */
+  clientAddress: string;
 }
 
 /** The answer to send, already serialised, and the signal log entry behind it (if any). */
@@ -20,6 +22,8 @@ export interface InboundReply {
   headers: Record<string, string>;
   body: string;
   signalId: string | null;
+  /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
+  unknownKey: boolean;
 }
 
 /** Takes inbound requests through checks 1 to 9 and the commit, in this thread or another. */

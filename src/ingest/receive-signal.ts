@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Problem } from '../errors/catalog.js';
 import { parseSignal } from '../language/parse-signal.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
+import { isAllowedAddress } from '../security/allowed-ips.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
@@ -29,6 +30,8 @@ export interface InboundRequest {
   bodyTooLarge: boolean;
   signature: SignatureHeaders;
   idempotencyKey: string | undefined;
+  /** Where the request came from (the socket's peer, or X-Forwarded-For from a trusted proxy). */
+  clientAddress: string;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -82,6 +85,17 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
 
+  if (!isAllowedAddress(source.allowedIps, request.clientAddress)) {
+    return reject(
+      [
+        {
+          code: 'IP_NOT_ALLOWED',
+          detail: `this source takes requests only from the addresses in its allowedIps, and this one came from ${request.clientAddress.slice(0, 100)}; send from an allowed address, or an administrator can add it to the source's allowedIps`,
+        },
+      ],
+      403,
+    );
+  }
   if (!source.active) {
     return reject([{ code: 'SOURCE_INACTIVE', detail: 'this source is deactivated; an administrator can activate it again' }], 401);
   }

@@ -290,8 +290,8 @@ export class PostgresStore implements Store {
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at, revision)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                            max_signal_age_seconds, allowed_ips, created_at, revision)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         source.id,
         source.accountId,
@@ -302,6 +302,7 @@ export class PostgresStore implements Store {
         source.hmacSecret,
         JSON.stringify(source.agentIds),
         source.maxSignalAgeSeconds,
+        JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
       ],
@@ -345,8 +346,8 @@ export class PostgresStore implements Store {
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
         `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
-                            agent_ids = $6, max_signal_age_seconds = $7, revision = $8
-          WHERE id = $9`,
+                            agent_ids = $6, max_signal_age_seconds = $7, allowed_ips = $8, revision = $9
+          WHERE id = $10`,
         [
           next.name,
           next.authKey,
@@ -355,6 +356,7 @@ export class PostgresStore implements Store {
           next.hmacSecret,
           JSON.stringify(next.agentIds),
           next.maxSignalAgeSeconds,
+          JSON.stringify(next.allowedIps),
           next.revision,
           id,
         ],

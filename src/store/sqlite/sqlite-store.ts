@@ -299,8 +299,8 @@ export class SqliteStore implements Store {
     this.sourceCache.clear();
     this.stmt(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at, revision)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                            max_signal_age_seconds, allowed_ips, created_at, revision)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       source.id,
       source.accountId,
@@ -311,6 +311,7 @@ export class SqliteStore implements Store {
       source.hmacSecret,
       JSON.stringify(source.agentIds),
       source.maxSignalAgeSeconds,
+      JSON.stringify(source.allowedIps),
       isoTime(source.createdAt),
       source.revision,
     );
@@ -357,7 +358,7 @@ export class SqliteStore implements Store {
         const next = patchedSource(sourceOf(row), patch);
         this.stmt(
           `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                              max_signal_age_seconds = ?, revision = ?
+                              max_signal_age_seconds = ?, allowed_ips = ?, revision = ?
             WHERE id = ?`,
         ).run(
           next.name,
@@ -367,6 +368,7 @@ export class SqliteStore implements Store {
           next.hmacSecret,
           JSON.stringify(next.agentIds),
           next.maxSignalAgeSeconds,
+          JSON.stringify(next.allowedIps),
           next.revision,
           id,
         );
