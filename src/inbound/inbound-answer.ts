@@ -4,13 +4,14 @@ import { secondsUntilReset } from '../metering/quota-period.js';
 import type { SignalRecord } from '../store/records.js';
 import type { IngestOutcome } from '../store/store.js';
 
+/** The answer to send, already serialised, and the signal log entry behind it (if any). */
 export interface InboundAnswer {
   status: number;
   headers: Record<string, string>;
-  body: unknown;
-  /** The signal log entry behind the answer. */
-  signalId: string;
-  replay: boolean;
+  body: string;
+  signalId: string | null;
+  /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
+  unknownKey: boolean;
 }
 
 /**
@@ -22,10 +23,12 @@ export interface InboundAnswer {
 export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAnswer {
   const { record } = outcome;
   const answer = recordAnswer(record, nowMillis);
-  return { ...answer, signalId: record.id, replay: outcome.kind === 'replay' };
+  const headers = answer.headers;
+  if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
 }
 
-function recordAnswer(record: SignalRecord, nowMillis: number): Omit<InboundAnswer, 'signalId' | 'replay'> {
+function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {
   if (record.status === 'queued') {
     return {
       status: 202,

@@ -8,7 +8,8 @@ import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
 import { decideFormat } from './body-format.js';
-import { verifySignature, type SignatureHeaders } from './verify-signature.js';
+import type { InboundRequest } from './inbound-request.js';
+import { verifySignature } from './verify-signature.js';
 
 /** The largest body accepted (CONTRACT §3, check 3). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -18,34 +19,24 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const IDEMPOTENCY_KEY_FORM = /^[\x21-\x7e]{1,255}$/;
 
-/** One inbound request for a source that exists (check 1 already passed). */
-export interface InboundRequest {
-  source: Source;
-  signalId: string;
-  receivedAtMillis: number;
-  contentType: string | undefined;
-  contentEncoding: string | undefined;
-  /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
-  body: Buffer;
-  bodyTooLarge: boolean;
-  signature: SignatureHeaders;
-  idempotencyKey: string | undefined;
-  /** Where the request came from (the socket's peer, or X-Forwarded-For from a trusted proxy). */
-  clientAddress: string;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
 
 /**
- * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source and answers it. Every
+ * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source (`source`: check 1 passed)
+ * and answers it; a new signal gets `signalId`, and `body` is the request's body. Every
  * request reaching here is kept in the source's signal log, accepted or not; the answer is
  * built only from what the store committed. Null when the source changed before the commit
  * (`SourceChangedError`): nothing was recorded, and the request is to be checked again
  * against the source as it is now.
  */
-export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer | null> {
-  const { source, body } = request;
+export async function receiveSignal(
+  store: Store,
+  request: InboundRequest,
+  source: Source,
+  signalId: string,
+  body: Buffer,
+): Promise<InboundAnswer | null> {
   const receivedAt = new Date(request.receivedAtMillis).toISOString();
   const period = periodOf(request.receivedAtMillis);
 
@@ -63,7 +54,7 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     let outcome;
     try {
       outcome = await store.ingest({
-        id: request.signalId,
+        id: signalId,
         sourceId: source.id,
         sourceRevision: source.revision,
         accountId: source.accountId,
