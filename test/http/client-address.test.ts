@@ -26,7 +26,7 @@ describe('the client address (SIGNALGATE_TRUST_PROXY)', () => {
     server = await startLoggedTestServer();
     const { inboundPath } = await seedSource(server);
     expect((await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9' })).status).toBe(202);
-    await post(`${server.url}/api/inbound/no-such-key`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9' });
+    await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' });
     expect(await waitForLines(server, '/api/inbound/', 2)).toEqual(['127.0.0.1', '127.0.0.1']);
   });
 
