@@ -17,7 +17,8 @@ export function clientAddressResolver(trustedProxies: readonly string[]): Client
   if (trustedProxies.length === 0) return (req) => unmapped(req.socket.remoteAddress ?? '');
   const trusted = new AddressList(trustedProxies);
   const trust = (address: string) => trusted.includes(address);
-  return (req) => unmapped(proxyaddr(req, trust));
+  // A socket closed before its address was first read has none left to give.
+  return (req) => (req.socket.remoteAddress === undefined ? '' : unmapped(proxyaddr(req, trust)));
 }
 
 /** `::ffff:203.0.113.7`, what a dual-stack socket reports for an IPv4 peer, as `203.0.113.7`. */
