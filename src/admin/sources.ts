@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { allowedIpsProblems, MAX_ALLOWED_IPS, TRADINGVIEW } from '../security/allowed-ips.js';
 import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
@@ -59,7 +59,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
   if ((await store.getAccount(accountId)) === null) {
-    return refuse({ code: 'INVALID_FIELD', param: 'accountId', detail: `no account with id '${accountId}'` });
+    return refuse({ code: ErrorCode.INVALID_FIELD, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
   const agentProblems = await checkAgents(store, accountId, agentIds ?? []);
   if (agentProblems.length > 0) return refuse(...agentProblems);
@@ -104,7 +104,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
     return refuse({
-      code: 'INVALID_REQUEST',
+      code: ErrorCode.INVALID_REQUEST,
       detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds and allowedIps',
     });
   }
@@ -130,7 +130,7 @@ export async function rotateSourceKey(store: Store, id: string, body: unknown, p
     if (names.length > 0) {
       return refuse(
         ...names.map((name): Problem => ({
-          code: 'INVALID_FIELD',
+          code: ErrorCode.INVALID_FIELD,
           param: name,
           detail: `unknown field '${name}'; rotate-key takes no fields, send an empty body`,
         })),
@@ -146,7 +146,7 @@ async function checkAgents(store: Store, accountId: string, agentIds: string[]):
   for (const agentId of agentIds) {
     const agent = await store.getAgent(agentId);
     if (agent === null || agent.accountId !== accountId) {
-      problems.push({ code: 'INVALID_FIELD', param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
+      problems.push({ code: ErrorCode.INVALID_FIELD, param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
     }
   }
   return problems;
