@@ -15,7 +15,7 @@ const MAY_IMPORT = {
   // The pure core: no I/O, so nothing outside itself but the error catalog (see PURE below).
   language: ['errors'],
   engine: ['language', 'errors'],
-  config: [],
+  config: ['security'],
   metering: [],
   security: ['store'],
   logging: ['security'],
@@ -25,7 +25,7 @@ const MAY_IMPORT = {
   store: ['protocol', 'inbound', 'language', 'files', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http', 'language', 'errors'],
   admin: ['store', 'security', 'metering', 'config', 'errors'],
-  http: ['inbound', 'admin', 'store', 'logging', 'config', 'language', 'errors'],
+  http: ['inbound', 'admin', 'store', 'logging', 'config', 'security', 'language', 'errors'],
   delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],

@@ -13,7 +13,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'core', include: [...pure, 'test/store/**/*.test.ts', 'test/logging/**/*.test.ts'] } },
+      { extends: true, test: { name: 'core', include: [...pure, 'test/store/**/*.test.ts', 'test/logging/**/*.test.ts', 'test/security/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', include: serving, env: { SIGNALGATE_TEST_STORE: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: serving, env: { SIGNALGATE_TEST_STORE: 'postgres' } } },
     ],

@@ -119,6 +119,7 @@ export interface SourcePatch {
   hmacSecret?: string | null;
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
+  allowedIps?: string[];
   authKey?: string;
 }
 

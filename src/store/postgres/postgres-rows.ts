@@ -22,6 +22,7 @@ export interface SourceRow {
   hmac_secret: string | null;
   agent_ids: string[];
   max_signal_age_seconds: number;
+  allowed_ips: string[];
   created_at: Date;
   revision: number;
 }
@@ -117,6 +118,7 @@ export function sourceOf(row: SourceRow): Source {
     hmacSecret: row.hmac_secret,
     agentIds: row.agent_ids,
     maxSignalAgeSeconds: row.max_signal_age_seconds,
+    allowedIps: row.allowed_ips,
     createdAt: iso(row.created_at),
     revision: row.revision,
   };
