@@ -1,6 +1,6 @@
 import { MAX_WAIT_SECONDS } from '../delivery/long-poll.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 
 /** A polling agent counts as connected this long after its last poll began. */
 const POLL_CONNECTED_MS = (MAX_WAIT_SECONDS + 5) * 1000;
