@@ -10,6 +10,9 @@ import { inboundKeyOf } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import { apiDescriptionRoutes } from './api-description-routes.js';
+import { HEALTH_DESCRIPTION } from './health-description.js';
+import { RouteCatalog } from './route-catalog.js';
 import { ConnectionErrors } from './connection-errors.js';
 import type { DrainState } from './drain-state.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
@@ -71,6 +74,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   useStrictJsonBodies(app);
+  // Before any route: every route registered from here on is seen, described or not.
+  const routes = new RouteCatalog();
+  app.addHook('onRoute', routes.onRoute);
+  app.decorate('routeCatalog', routes);
 
   app.addHook('preClose', async () => {
     drain.closing = true;
@@ -115,7 +122,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  app.get('/healthz', async (_request, reply) => {
+  app.get('/healthz', { config: { api: HEALTH_DESCRIPTION } }, async (_request, reply) => {
     const failure = opts.inbound.failure;
     if (failure !== null) {
       return reply
@@ -126,10 +133,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (unreachable === null) return { status: 'ok', store: opts.store.kind };
     return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
   });
+  await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route the server has, for the API description (and the test that all are in it). */
+    routeCatalog: RouteCatalog;
+  }
 }
 
 /**
