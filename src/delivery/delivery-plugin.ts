@@ -13,6 +13,7 @@ import { AgentPresence } from './agent-presence.js';
 import { AGENT_CONNECTED_PROBLEM, AgentSessions } from './agent-sessions.js';
 import { DeliveryBoard } from './delivery-board.js';
 import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
+import { PUSH_PATH } from './push-protocol.js';
 import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
@@ -66,6 +67,15 @@ const ACK: RouteDescription = {
     ErrorCode.SIGNAL_NOT_DELIVERED,
   ],
 };
+const PUSH: RouteDescription = {
+  summary: 'Open the WebSocket push session',
+  description:
+    "A WebSocket upgrade (Upgrade: websocket), answered on the server's upgrade event rather than by a route. Signals are pushed as they are committed; acknowledgements and state go back on the socket. One session per agent: a second is closed with 4409. The messages are described in the agents' guide.",
+  tag: 'agent',
+  auth: 'agent',
+  answers: { 101: { description: 'Switching Protocols: the session is open' } },
+  problems: [ErrorCode.UNAUTHORIZED, ErrorCode.SHUTTING_DOWN, ErrorCode.INTERNAL_ERROR],
+};
 const STATE: RouteDescription = {
   summary: "Record the agent's account snapshot",
   tag: 'agent',
@@ -93,6 +103,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const sessions = new AgentSessions();
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, Agent>();
+    app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
 
     app.addHook('preClose', async () => {
       board.close();

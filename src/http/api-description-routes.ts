@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { INBOUND_DESCRIPTION } from '../inbound/inbound-description.js';
-import { inboundRoutePath } from '../inbound/inbound-url.js';
 import { openApiDocument, referencePage, REFERENCE_STYLE, type RouteDescription } from '../openapi/index.js';
 import type { RouteCatalog } from './route-catalog.js';
 
@@ -39,7 +37,7 @@ export function apiDescriptionRoutes(catalog: RouteCatalog) {
     let document: Record<string, unknown> | null = null;
     let page: string | null = null;
     const built = (): Record<string, unknown> =>
-      (document ??= openApiDocument(catalog.described([{ method: 'POST', url: inboundRoutePath, api: INBOUND_DESCRIPTION }]), VERSION));
+      (document ??= openApiDocument(catalog.described(), VERSION));
 
     app.get('/api/openapi.json', { config: { api: DOCUMENT_DESCRIPTION } }, async () => built());
     app.get('/api/reference', { config: { api: PAGE_DESCRIPTION } }, async (_request, reply) => {

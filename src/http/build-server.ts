@@ -6,7 +6,8 @@ import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
-import { inboundKeyOf } from '../inbound/inbound-url.js';
+import { INBOUND_DESCRIPTION } from '../inbound/inbound-description.js';
+import { inboundKeyOf, inboundRoutePath } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
@@ -78,6 +79,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const routes = new RouteCatalog();
   app.addHook('onRoute', routes.onRoute);
   app.decorate('routeCatalog', routes);
+  routes.answeredOutsideRouter({ method: 'POST', url: inboundRoutePath, api: INBOUND_DESCRIPTION });
 
   app.addHook('preClose', async () => {
     drain.closing = true;

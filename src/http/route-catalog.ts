@@ -25,6 +25,20 @@ interface SeenRoute {
  */
 export class RouteCatalog {
   private readonly seen: SeenRoute[] = [];
+  private readonly outside: DescribedRoute[] = [];
+
+  /**
+   * A route answered before Fastify's router (the inbound POST, the WebSocket upgrade): the
+   * router never sees it, so its owner names it here, with its description.
+   */
+  answeredOutsideRouter(route: DescribedRoute): void {
+    this.outside.push(route);
+  }
+
+  /** Whether the route is one of those answered before the router. */
+  isOutsideRouter(method: string, url: string): boolean {
+    return this.outside.some((route) => route.method === method && route.url === url);
+  }
 
   /** Fastify's onRoute hook. */
   readonly onRoute = (route: RouteOptions): void => {
@@ -33,10 +47,10 @@ export class RouteCatalog {
     for (const method of methods) this.seen.push({ method, url: route.url, api: route.config?.api, registeredAt });
   };
 
-  /** The described routes, plus `extra` (routes answered before the router). */
-  described(extra: readonly DescribedRoute[] = []): DescribedRoute[] {
+  /** Every described route: those answered before the router first, then the router's. */
+  described(): DescribedRoute[] {
     const routes = this.seen.filter((route): route is SeenRoute & { api: RouteDescription } => route.api !== undefined);
-    return [...extra, ...routes.map(({ method, url, api }) => ({ method, url, api }))];
+    return [...this.outside, ...routes.map(({ method, url, api }) => ({ method, url, api }))];
   }
 
   /**
