@@ -36,6 +36,19 @@ const POLL_PARAMETERS = Object.keys(POLL_QUERY.properties);
 const AGENT_PROBLEMS = [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST, ErrorCode.AGENT_CONNECTED];
 const DELIVERY = { type: 'object' as const, description: 'the delivery as recorded: status, times, message and result' };
 
+const WHOAMI: RouteDescription = {
+  summary: 'The agent this token belongs to',
+  description: 'Changes nothing: an agent checks its token with it before it starts.',
+  tag: 'agent',
+  auth: 'agent',
+  answers: {
+    200: {
+      description: 'The agent',
+      schema: objectSchema({ id: { type: 'string' }, name: { type: 'string' }, accountId: { type: 'string' } }, ['id', 'name', 'accountId']),
+    },
+  },
+  problems: [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST],
+};
 const POLL: RouteDescription = {
   summary: "Take this agent's pending signals",
   description: 'Oldest first; with none pending, waits up to wait seconds for one. Acknowledge each after acting on it.',
@@ -120,6 +133,13 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       agents.set(request, agent);
     });
     const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;
+
+    // Who this token belongs to, with no other effect: an agent checks its token here before it
+    // creates anything on disk.
+    app.get('/api/agent', { config: { api: WHOAMI } }, async (request, reply) => {
+      const agent = agentOf(request);
+      return reply.send({ id: agent.id, name: agent.name, accountId: agent.accountId });
+    });
 
     app.get<{ Querystring: { wait?: string } }>(POLL_PATH, { config: { api: POLL } }, async (request, reply) => {
       const agent = agentOf(request);
