@@ -37,10 +37,15 @@ export class FieldReader {
     return Object.hasOwn(this.body, name);
   }
 
+  /** The field's value as sent, for a reader of its own; undefined when absent. */
+  given(name: string): unknown {
+    return this.has(name) ? this.body[name] : undefined;
+  }
+
   /** A text field: not blank, no control characters, at most the schema's `maxLength`. */
   string(name: string): string | null | undefined {
     const schema = this.declared(name);
-    if (!this.given(name)) return undefined;
+    if (!this.present(name)) return undefined;
     const value = this.body[name];
     if (value === null && allowsNull(schema)) return null;
     const max = limit(name, schema.maxLength);
@@ -53,7 +58,7 @@ export class FieldReader {
 
   integer(name: string): number | undefined {
     const schema = this.declared(name);
-    if (!this.given(name)) return undefined;
+    if (!this.present(name)) return undefined;
     const value = this.body[name];
     const min = limit(name, schema.minimum);
     const max = limit(name, schema.maximum);
@@ -65,7 +70,7 @@ export class FieldReader {
   }
 
   boolean(name: string): boolean | undefined {
-    if (!this.given(name)) return undefined;
+    if (!this.present(name)) return undefined;
     const value = this.body[name];
     if (typeof value !== 'boolean') {
       this.fail(name, `'${name}' must be true or false`);
@@ -76,7 +81,7 @@ export class FieldReader {
 
   stringList(name: string): string[] | undefined {
     const max = limit(name, this.declared(name).maxItems);
-    if (!this.given(name)) return undefined;
+    if (!this.present(name)) return undefined;
     const value = this.body[name];
     if (!Array.isArray(value) || value.length > max || !value.every((v) => typeof v === 'string' && v !== '')) {
       this.fail(name, `'${name}' must be a list of at most ${max} ids`);
@@ -95,7 +100,7 @@ export class FieldReader {
   }
 
   /** Whether the field is in the body; a required one that is not is a problem. */
-  private given(name: string): boolean {
+  private present(name: string): boolean {
     if (this.has(name)) return true;
     if (this.schema.required?.includes(name)) this.fail(name, `'${name}' is required`);
     return false;

@@ -14,6 +14,7 @@ export function sourceView(source: Source, publicUrl: string) {
     hmac: source.hmacSecret !== null,
     agentIds: source.agentIds,
     maxSignalAgeSeconds: source.maxSignalAgeSeconds,
+    allowedIps: source.allowedIps,
     createdAt: source.createdAt,
   };
 }
@@ -55,9 +56,10 @@ export const SOURCE_VIEW = objectSchema(
     hmac: { type: 'boolean', description: 'whether a secret is set (the secret is never shown)' },
     agentIds: { type: 'array', items: { type: 'string' } },
     maxSignalAgeSeconds: { type: 'integer' },
+    allowedIps: { type: 'array', items: { type: 'string' } },
     createdAt: TIME,
   },
-  ['id', 'accountId', 'name', 'authKey', 'inboundUrl', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'createdAt'],
+  ['id', 'accountId', 'name', 'authKey', 'inboundUrl', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'allowedIps', 'createdAt'],
 );
 export const AGENT_VIEW = objectSchema(
   {

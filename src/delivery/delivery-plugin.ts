@@ -13,7 +13,7 @@ import { AgentPresence } from './agent-presence.js';
 import { AGENT_CONNECTED_PROBLEM, AgentSessions } from './agent-sessions.js';
 import { DeliveryBoard } from './delivery-board.js';
 import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
-import { PUSH_PATH } from './push-protocol.js';
+import { PUSH_PATH } from '../protocol/push-protocol.js';
 import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';

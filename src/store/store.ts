@@ -1,17 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  AckStatus,
-  Delivery,
-  SignalRecord,
-  SignalStatus,
-  SignalWithDeliveries,
-  Source,
-  Usage,
-} from './records.js';
+import type { Account, Agent, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AckStatus, Delivery } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
@@ -128,6 +119,7 @@ export interface SourcePatch {
   hmacSecret?: string | null;
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
+  allowedIps?: string[];
   authKey?: string;
 }
 
