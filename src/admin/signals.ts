@@ -3,12 +3,22 @@ import { unknownNames } from '../errors/unknown-names.js';
 import type { SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
+import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
 const STATUSES: readonly SignalStatus[] = ['queued', 'rejected'];
-const PARAMETERS = ['sourceId', 'status', 'limit', 'before'] as const;
-type Parameter = (typeof PARAMETERS)[number];
+type Parameter = 'sourceId' | 'status' | 'limit' | 'before';
+
+/** The query of `GET /api/admin/signals`, as published; its names are the ones taken. */
+const QUERY_FIELDS: Record<Parameter, JsonSchema> = {
+  sourceId: { type: 'string', minLength: 1, description: "only this source's signals", examples: ['src_0123'] },
+  status: { type: 'string', enum: STATUSES, description: 'only signals queued for delivery, or only refused ones' },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'signals per page' },
+  before: { type: 'string', minLength: 1, description: "the previous page's next: the page of signals older than it", examples: ['sig_0123'] },
+};
+export const SIGNAL_QUERY = objectSchema(QUERY_FIELDS);
+const PARAMETERS = Object.keys(SIGNAL_QUERY.properties);
 
 /** The query of `GET /api/admin/signals` as parsed: a repeated parameter arrives as a list. */
 export type SignalQuery = Readonly<Record<string, unknown>>;
@@ -77,7 +87,7 @@ function readParameters(query: SignalQuery): AdminResult<Partial<Record<Paramete
   const values: Partial<Record<Parameter, string>> = {};
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue; // not given (the CLI's options left out)
-    if (!(PARAMETERS as readonly string[]).includes(name)) {
+    if (!PARAMETERS.includes(name)) {
       problems.push(...unknownNames([name], PARAMETERS, 'query parameter'));
     } else if (typeof value !== 'string') {
       problems.push({

@@ -8,11 +8,14 @@ import { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
-import { inboundKeyOf } from '../inbound/inbound-url.js';
+import { INBOUND_DESCRIPTION } from '../inbound/inbound-description.js';
+import { inboundKeyOf, inboundRoutePath } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import { apiDescriptionRoutes } from './api-description-routes.js';
+import { RouteCatalog } from './route-catalog.js';
 import type { ClientAddressOf } from './client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
@@ -89,6 +92,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   useStrictJsonBodies(app);
+  // Before any route: every route registered from here on is seen, described or not.
+  const routes = new RouteCatalog();
+  app.addHook('onRoute', routes.onRoute);
+  app.decorate('routeCatalog', routes);
+  routes.answeredOutsideRouter({ method: 'POST', url: inboundRoutePath, api: INBOUND_DESCRIPTION });
 
   app.addHook('preClose', async () => {
     drain.closing = true;
@@ -137,10 +145,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   );
 
   await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
+  await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route the server has, for the API description (and the test that all are in it). */
+    routeCatalog: RouteCatalog;
+  }
 }
 
 /**
