@@ -1,13 +1,14 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
-import type { SignalStatus } from '../store/records.js';
+import { DELIVERY_STATUSES, SIGNAL_STATUSES, type DeliveryStatus, type SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
-const STATUSES: readonly SignalStatus[] = ['queued', 'rejected'];
-const PARAMETERS = ['sourceId', 'status', 'limit', 'before'] as const;
+const PARAMETERS = ['sourceId', 'status', 'outcome', 'symbol', 'limit', 'before'] as const;
+/** A symbol as the signal language accepts one, once upper-cased. */
+const SYMBOL_FORM = /^[A-Z0-9._\-/#+!$@&^:]{1,32}$/;
 type Parameter = (typeof PARAMETERS)[number];
 
 /** The query of `GET /api/admin/signals` as parsed: a repeated parameter arrives as a list. */
@@ -32,10 +33,32 @@ export async function listSignals(store: Store, query: SignalQuery) {
     filter.limit = limit;
   }
   if (values.status !== undefined) {
-    if (!STATUSES.includes(values.status as SignalStatus)) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
+    if (!SIGNAL_STATUSES.includes(values.status as SignalStatus)) {
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${SIGNAL_STATUSES.join(', ')}` });
     }
     filter.status = values.status as SignalStatus;
+  }
+  if (values.outcome !== undefined) {
+    if (!DELIVERY_STATUSES.includes(values.outcome as DeliveryStatus)) {
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'outcome',
+        detail: `outcome must be one of ${DELIVERY_STATUSES.join(', ')} (signals with at least one delivery in that status)`,
+      });
+    }
+    filter.outcome = values.outcome as DeliveryStatus;
+  }
+  if (values.symbol !== undefined) {
+    // Signals store the symbol upper-cased (ASCII letters only: a symbol holds no others).
+    const symbol = values.symbol.replace(/[a-z]/g, (letter) => letter.toUpperCase());
+    if (!SYMBOL_FORM.test(symbol)) {
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'symbol',
+        detail: 'symbol must be a symbol as signals name it: up to 32 letters A-Z, digits and ._-/#+!$@&^:, like EURUSD',
+      });
+    }
+    filter.symbol = symbol;
   }
   if (values.sourceId === '') {
     problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });

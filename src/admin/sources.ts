@@ -9,6 +9,8 @@ export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
 const MAX_AGE_LIMIT = 86_400;
 const SECRET_MAX = 1024;
 const MAX_ROUTED_AGENTS = 100;
+/** The longest duplicate window: an hour; a repeat later than that is a new signal. */
+export const MAX_DUPLICATE_WINDOW_SECONDS = 3600;
 
 type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
 
@@ -35,6 +37,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   const hmacSecret = readHmacSecret(fields);
   const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
   const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  const duplicateWindow = fields.integer('duplicateWindowSeconds', { required: false, min: 0, max: MAX_DUPLICATE_WINDOW_SECONDS });
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
   if ((await store.getAccount(accountId)) === null) {
@@ -51,6 +54,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     hmacSecret: hmacSecret ?? null,
     agentIds: agentIds ?? [],
     maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
+    duplicateWindowSeconds: duplicateWindow ?? 0,
     createdAt: new Date(nowMillis).toISOString(),
     revision: 0,
   };
@@ -76,12 +80,14 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (agentIds !== undefined) patch.agentIds = agentIds;
   const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
   if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
+  const duplicateWindow = fields.integer('duplicateWindowSeconds', { required: false, min: 0, max: MAX_DUPLICATE_WINDOW_SECONDS });
+  if (duplicateWindow !== undefined) patch.duplicateWindowSeconds = duplicateWindow;
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
     return refuse({
       code: ErrorCode.INVALID_REQUEST,
-      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds and maxSignalAgeSeconds',
+      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds and duplicateWindowSeconds',
     });
   }
   const current = await store.getSource(id);

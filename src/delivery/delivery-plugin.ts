@@ -16,6 +16,7 @@ import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
 import { PushServer } from './push-server.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
+import { logExpiredDeliveries } from './expiry-log.js';
 
 const POLL_PATH = '/api/agent/signals';
 
@@ -37,8 +38,10 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const sessions = new AgentSessions();
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, Agent>();
+    const stopExpiryLog = store.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
 
     app.addHook('preClose', async () => {
+      stopExpiryLog();
       board.close();
       await push.close();
     });

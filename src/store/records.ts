@@ -28,6 +28,11 @@ export interface Source {
   /** Agents this source routes to; empty means every agent of the account. */
   agentIds: string[];
   maxSignalAgeSeconds: number;
+  /**
+   * The duplicate guard: a request whose raw body equals that of a signal accepted on this
+   * source within this many seconds is answered as that signal and not accepted again. 0: off.
+   */
+  duplicateWindowSeconds: number;
   createdAt: string;
   /**
    * How many changes the source has had (0 when created). An inbound request is committed only
@@ -48,10 +53,23 @@ export interface Agent {
   state: unknown;
 }
 
-/** `queued`: accepted at the door (202). `rejected`: refused at the door with an error answer. */
-export type SignalStatus = 'queued' | 'rejected';
+/**
+ * What the door decided, final once logged (what the agents did is the record's `outcome`).
+ * `accepted`: answered 202, charged and queued for its agents. `rejected`: refused with an
+ * error answer. `duplicate`: its raw body repeated a signal accepted on the same source within
+ * the source's duplicate window: answered with that signal's 202 again (`duplicateOf`), neither
+ * charged nor delivered.
+ */
+export type SignalStatus = 'accepted' | 'rejected' | 'duplicate';
+
+export const SIGNAL_STATUSES: readonly SignalStatus[] = ['accepted', 'rejected', 'duplicate'];
 
 export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired';
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['queued', 'delivered', 'executed', 'rejected', 'failed', 'expired'];
+
+/** How many of a signal's deliveries are in each status, e.g. `{"executed": 1, "expired": 1}`; `{}`: no agent. */
+export type Outcome = Partial<Record<DeliveryStatus, number>>;
 
 export type AckStatus = 'executed' | 'rejected' | 'failed';
 
@@ -96,10 +114,24 @@ export interface SignalRecord {
   idempotencyKey: string | null;
   /** Quota state right after this signal was charged (accepted signals only). */
   quota: Usage | null;
+  /** The accepted signal this request repeated (status `duplicate` only). */
+  duplicateOf: string | null;
+  /** Its deliveries by status (accepted signals only; `{}` when it had no agent), as read. */
+  outcome: Outcome | null;
 }
 
 export interface SignalWithDeliveries extends SignalRecord {
   deliveries: Delivery[];
+}
+
+/** A delivery the store marked expired when handing out its agent's queue. */
+export interface ExpiredDelivery {
+  signalId: string;
+  agentId: string;
+  receivedAt: string;
+  expiresAt: string;
+  /** When it was found expired. */
+  expiredAt: string;
 }
 
 /** A delivery as handed to an agent (CONTRACT §6). */

@@ -248,7 +248,7 @@ describe.each([
     it('charges exactly the quota under 200 concurrent ingests', async () => {
       const seeded = await seed(store, { quota: 50, agents: 1 });
       const outcomes = await Promise.all(Array.from({ length: 200 }, () => store.ingest(request(seeded))));
-      const queued = outcomes.filter((o) => o.record.status === 'queued');
+      const queued = outcomes.filter((o) => o.record.status === 'accepted');
       const refused = outcomes.filter((o) => o.record.status === 'rejected');
       expect(queued).toHaveLength(50);
       expect(refused).toHaveLength(150);
@@ -257,7 +257,7 @@ describe.each([
         Array.from({ length: 50 }, (_, i) => i + 1),
       );
       expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'queued', limit: 500 })).signals).toHaveLength(50);
+      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'accepted', limit: 500 })).signals).toHaveLength(50);
       expect((await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).signals).toHaveLength(150);
       const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 500);
       expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
@@ -299,7 +299,7 @@ describe.each([
         request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02', receivedAt: at(40 * 86_400_000) }),
       );
       expect(retry.kind).toBe('recorded');
-      expect(retry.record.status).toBe('queued');
+      expect(retry.record.status).toBe('accepted');
       const again = await store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02' }));
       expect(again).toEqual({ kind: 'replay', record: retry.record });
     });
@@ -482,7 +482,7 @@ describe.each([
       const onWide = { ...seeded, source: wide };
       const requests = Array.from({ length: 12 }, (_, i) => request(i % 3 === 0 ? onWide : seeded));
       const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
-      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       const expected = (agentId: string) =>
         requests.filter((r) => r.sourceId === wide.id || agentId === a1).map((r) => r.id);
       for (const agentId of [a0, a1, a2]) {
@@ -501,7 +501,7 @@ describe.each([
     it('keeps an accepted signal in the log even when no agent receives it', async () => {
       const seeded = await seed(store, { agents: 0 });
       const outcome = await store.ingest(request(seeded));
-      expect(outcome.record.status).toBe('queued');
+      expect(outcome.record.status).toBe('accepted');
       expect((await store.getSignal(outcome.record.id))!.deliveries).toEqual([]);
     });
 
@@ -542,7 +542,7 @@ describe.each([
       const accounts = [await seed(store, { agents: 2 }), await seed(store, { agents: 1 }), await seed(store, { agents: 2 })];
       const requests = Array.from({ length: 30 }, (_, i) => request(accounts[(i * 7) % 3]!, { receivedAt: at(1000 + i) }));
       const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
-      expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'accepted')).toBe(true);
       for (const seeded of accounts) {
         const mine = requests.filter((r) => r.accountId === seeded.accountId).map((r) => r.id);
         expect(mine).toHaveLength(10);

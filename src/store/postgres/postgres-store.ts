@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, AgentSignal, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentSignal, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
   AccountPatch,
   Ack,
@@ -64,6 +64,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly clientConfig: pg.ClientConfig;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private channel: DeliveryChannel | null = null;
   private scope: string;
   private closed = false;
@@ -90,7 +91,8 @@ export class PostgresStore implements Store {
     this.scope = schema ?? 'public';
     const scope = () => this.scope;
     const isClosed = () => this.closed;
-    this.sessionLocks = new SessionLocks(this.clientConfig, scope);
+    const onExpired = (expired: ExpiredDelivery[]) => this.expiryListeners.notify(expired);
+    this.sessionLocks = new SessionLocks(this.clientConfig, scope, onExpired);
     // A host that accepts connections and never answers would otherwise hold a start, or a
     // request, for ever.
     this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
@@ -106,7 +108,7 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
-    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope);
+    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope, onExpired);
     this.ingests = new PostgresIngest(this.pool, {
       maxConnections,
       scope,
@@ -127,6 +129,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     await Promise.all([this.ingests.drained(), this.sources.drained()]);
     this.listeners.clear();
+    this.expiryListeners.clear();
     await this.channel?.stop();
     this.channel = null;
     await this.sessionLocks.close();
@@ -263,6 +266,10 @@ export class PostgresStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
   }
 
   /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */

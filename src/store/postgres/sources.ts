@@ -32,8 +32,8 @@ export class PostgresSources {
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at, revision)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                            max_signal_age_seconds, created_at, revision, duplicate_window_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         source.id,
         source.accountId,
@@ -46,6 +46,7 @@ export class PostgresSources {
         source.maxSignalAgeSeconds,
         isoTime(source.createdAt),
         source.revision,
+        source.duplicateWindowSeconds,
       ],
     );
   }
@@ -88,7 +89,8 @@ export class PostgresSources {
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
         `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
-                            agent_ids = $6, max_signal_age_seconds = $7, revision = $8
+                            agent_ids = $6, max_signal_age_seconds = $7, revision = $8,
+                            duplicate_window_seconds = $10
           WHERE id = $9`,
         [
           next.name,
@@ -100,6 +102,7 @@ export class PostgresSources {
           next.maxSignalAgeSeconds,
           next.revision,
           id,
+          next.duplicateWindowSeconds,
         ],
       );
       if (next.maxSignalAgeSeconds !== rows[0].max_signal_age_seconds) {

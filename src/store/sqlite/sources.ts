@@ -24,8 +24,8 @@ export class SqliteSources {
     this.connection
       .stmt(
         `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                              max_signal_age_seconds, created_at, revision)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                              max_signal_age_seconds, created_at, revision, duplicate_window_seconds)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         source.id,
@@ -39,6 +39,7 @@ export class SqliteSources {
         source.maxSignalAgeSeconds,
         isoTime(source.createdAt),
         source.revision,
+        source.duplicateWindowSeconds,
       );
   }
 
@@ -84,7 +85,7 @@ export class SqliteSources {
         this.connection
           .stmt(
             `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                                max_signal_age_seconds = ?, revision = ?
+                                max_signal_age_seconds = ?, revision = ?, duplicate_window_seconds = ?
               WHERE id = ?`,
           )
           .run(
@@ -96,6 +97,7 @@ export class SqliteSources {
             JSON.stringify(next.agentIds),
             next.maxSignalAgeSeconds,
             next.revision,
+            next.duplicateWindowSeconds,
             id,
           );
         if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {

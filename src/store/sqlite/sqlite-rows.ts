@@ -7,9 +7,9 @@ import type {
   Delivery,
   DeliveryStatus,
   SignalRecord,
-  SignalStatus,
   Source,
 } from '../records.js';
+import { signalStatusOf } from '../stored-signal-status.js';
 
 /** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
 
@@ -29,6 +29,7 @@ export interface SourceRow {
   hmac_secret: string | null;
   agent_ids: string;
   max_signal_age_seconds: number;
+  duplicate_window_seconds: number;
   created_at: string;
   revision: number;
 }
@@ -61,6 +62,7 @@ export interface SignalRow {
   quota_period: string | null;
   quota_used: number | null;
   quota_limit: number | null;
+  duplicate_of: string | null;
 }
 
 export interface DeliveryRow {
@@ -109,6 +111,7 @@ export function sourceOf(row: SourceRow): Source {
     hmacSecret: row.hmac_secret,
     agentIds: JSON.parse(row.agent_ids) as string[],
     maxSignalAgeSeconds: row.max_signal_age_seconds,
+    duplicateWindowSeconds: row.duplicate_window_seconds,
     createdAt: row.created_at,
     revision: row.revision,
   };
@@ -132,7 +135,7 @@ export function signalOf(row: SignalRow): SignalRecord {
     sourceId: row.source_id,
     accountId: row.account_id,
     receivedAt: row.received_at,
-    status: row.status as SignalStatus,
+    status: signalStatusOf(row.status, row.duplicate_of),
     httpStatus: row.http_status,
     code: row.code,
     detail: row.detail,
@@ -146,6 +149,9 @@ export function signalOf(row: SignalRow): SignalRecord {
       row.quota_period === null || row.quota_used === null || row.quota_limit === null
         ? null
         : { period: row.quota_period, used: row.quota_used, limit: row.quota_limit },
+    duplicateOf: row.duplicate_of,
+    // Counted from the deliveries by the reader that has them.
+    outcome: null,
   };
 }
 

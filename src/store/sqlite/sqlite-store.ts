@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createDirectory } from '../create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, AgentSignal, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentSignal, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
   AccountPatch,
   Ack,
@@ -52,6 +52,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private readonly connection: SqliteConnection;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private readonly settings: SqliteSettings;
   private readonly accounts: SqliteAccounts;
   private readonly usage: SqliteUsage;
@@ -74,7 +75,7 @@ export class SqliteStore implements Store {
     this.agents = new SqliteAgents(this.connection);
     this.sources = new SqliteSources(this.connection);
     this.signals = new SqliteSignals(this.connection, whenDurable);
-    this.deliveries = new SqliteDeliveries(this.connection);
+    this.deliveries = new SqliteDeliveries(this.connection, (expired) => this.expiryListeners.notify(expired));
     this.ingests = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
@@ -229,5 +230,9 @@ export class SqliteStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
   }
 }
