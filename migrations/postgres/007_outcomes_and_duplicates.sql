@@ -20,7 +20,13 @@ CREATE INDEX signals_body_digest ON signals (source_id, body_digest, received_at
 -- many rows as it shows whatever the log's size.
 CREATE INDEX signals_status_log ON signals (status, received_at, id);
 CREATE INDEX signals_duplicate_log ON signals (received_at, id) WHERE duplicate_of IS NOT NULL;
-CREATE INDEX signals_symbol_log ON signals ((normalized ->> 'symbol'), received_at, id);
+-- The symbol gets a column: an index on normalized ->> 'symbol' would fail every insert whose
+-- signal holds a \u0000 escape (PostgreSQL de-escapes the whole value to read one field). A
+-- symbol holds no quote or backslash, and the normalized JSON is written without spaces, so
+-- the backfill can read it from the text.
+ALTER TABLE signals ADD COLUMN symbol text;
+UPDATE signals SET symbol = substring(normalized::text from '"symbol":"([^"\\]*)"') WHERE normalized IS NOT NULL;
+CREATE INDEX signals_symbol_log ON signals (symbol, received_at, id);
 
 -- The outcome filter walks the deliveries in a status in log order: each delivery carries its
 -- signal's received_at.
@@ -29,6 +35,7 @@ UPDATE deliveries d SET received_at = s.received_at FROM signals s WHERE s.id = 
 CREATE INDEX deliveries_outcome_log ON deliveries (status, received_at, signal_id);
 
 -- The item of signalgate_ingest carries the duplicate check: the body's digest and the start of
--- the window (both null when the source's guard is off).
+-- the window (both null when the source's guard is off); and the signal's symbol.
 ALTER TYPE signalgate_ingest_item ADD ATTRIBUTE body_digest text;
 ALTER TYPE signalgate_ingest_item ADD ATTRIBUTE duplicate_since timestamptz;
+ALTER TYPE signalgate_ingest_item ADD ATTRIBUTE symbol text;

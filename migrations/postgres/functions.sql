@@ -30,6 +30,7 @@
 -- rolling upgrade) and is not compared. `body_digest` and `duplicate_since` are the source's
 -- duplicate guard (both null when it is off): an accept item whose body digest equals that of a
 -- signal accepted on the source at or after `duplicate_since` is logged as its duplicate.
+-- `symbol` is the normalized signal's (accept only), kept in its own column for the log's filter.
 --
 -- Answers a JSON array, in item order, of
 --   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
@@ -170,10 +171,10 @@ BEGIN
           -- Logged as a duplicate of it, answered as it; never charged or delivered.
           INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                                errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                               quota_used, quota_limit, duplicate_of)
+                               quota_used, quota_limit, duplicate_of, symbol)
           VALUES (it.id, it.source_id, it.account_id, it.received_at, 'queued', 202, NULL, NULL, NULL, NULL,
                   it.content_type, decode(it.raw_body, 'base64'), it.normalized::json, it.idempotency_key,
-                  NULL, NULL, NULL, v_repeated);
+                  NULL, NULL, NULL, v_repeated, it.symbol);
           IF it.idempotency_key IS NOT NULL THEN
             -- The key answers the original from now on, as this request was answered.
             UPDATE idempotency_keys SET signal_id = v_repeated
@@ -204,7 +205,7 @@ BEGIN
 
       INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                            errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                           quota_used, quota_limit, body_digest)
+                           quota_used, quota_limit, body_digest, symbol)
       VALUES (it.id, it.source_id, it.account_id, it.received_at,
               CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
               CASE WHEN v_charged THEN 202 ELSE it.http_status END,
@@ -216,7 +217,8 @@ BEGIN
               CASE WHEN v_charged THEN it.normalized::json END,
               it.idempotency_key,
               CASE WHEN v_charged THEN it.period END, v_used, v_limit,
-              CASE WHEN v_charged THEN it.body_digest END);
+              CASE WHEN v_charged THEN it.body_digest END,
+              CASE WHEN v_charged THEN it.symbol END);
 
       IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
         -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.

@@ -46,6 +46,8 @@ export interface IngestItem {
   /** The duplicate guard, when the source has it on: SHA-256 hex of the raw body, and the window's start. */
   body_digest: string | null;
   duplicate_since: string | null;
+  /** The normalized signal's symbol (accept only), for the log's symbol filter. */
+  symbol: string | null;
 }
 
 /** What `signalgate_ingest` answers for one item. */
@@ -117,6 +119,7 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     key_reused_detail: request.idempotencyKey === null ? null : KEY_REUSED_DETAIL,
     body_digest: request.duplicateCheck === null ? null : text(request.duplicateCheck.bodyDigest, 'bodyDigest'),
     duplicate_since: request.duplicateCheck === null ? null : isoTime(request.duplicateCheck.since),
+    symbol: verdict.kind === 'accept' ? text(verdict.signal.symbol, 'symbol') : null,
   };
 }
 

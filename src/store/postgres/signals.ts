@@ -24,7 +24,7 @@ export class PostgresSignals {
     if (filter.outcome !== undefined) param(filter.outcome);
     if (filter.sourceId !== undefined) where.push(`s.source_id = ${param(filter.sourceId)}`);
     if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
-    if (filter.symbol !== undefined) where.push(`(s.normalized ->> 'symbol') = ${param(filter.symbol)}`);
+    if (filter.symbol !== undefined) where.push(`s.symbol = ${param(filter.symbol)}`);
     let sql: string;
     if (filter.outcome === undefined) {
       if (filter.before !== undefined) {
