@@ -12,6 +12,8 @@ export interface InboundAnswer {
   signalId: string | null;
   /** What the log must say of this request beyond its access line. */
   notice?: InboundNotice;
+  /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
+  unknownKey: boolean;
 }
 
 /**
@@ -37,6 +39,7 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAns
       headers: answer.headers,
       body: JSON.stringify(answer.body),
       signalId: outcome.record.id,
+      unknownKey: false,
       notice: { kind: 'duplicate', signalId: outcome.record.id, sourceId: outcome.record.sourceId, duplicateOf: outcome.original.id },
     };
   }
@@ -44,7 +47,7 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAns
   const answer = recordAnswer(record, nowMillis);
   const headers = answer.headers;
   if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
-  const inbound: InboundAnswer = { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id };
+  const inbound: InboundAnswer = { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
   if (outcome.kind === 'recorded' && record.status === 'accepted' && agentsOf(record) === 0) {
     inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
   }

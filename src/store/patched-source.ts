@@ -15,6 +15,7 @@ export function patchedSource(source: Source, patch: SourcePatch): Source {
     ...(patch.agentIds !== undefined && { agentIds: [...patch.agentIds] }),
     ...(patch.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: patch.maxSignalAgeSeconds }),
     ...(patch.duplicateWindowSeconds !== undefined && { duplicateWindowSeconds: patch.duplicateWindowSeconds }),
+    ...(patch.allowedIps !== undefined && { allowedIps: [...patch.allowedIps] }),
     ...(patch.authKey !== undefined && { authKey: patch.authKey }),
   };
 }

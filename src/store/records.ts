@@ -1,5 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
+import type { Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
 /** Records the store keeps. Times are ISO 8601 strings in UTC with millisecond precision. */
 
@@ -33,6 +34,11 @@ export interface Source {
    * source within this many seconds is answered as that signal and not accepted again. 0: off.
    */
   duplicateWindowSeconds: number;
+  /**
+   * Client addresses inbound requests are taken from: IPv4/IPv6 addresses, CIDR ranges and the
+   * word `tradingview`; empty means any address.
+   */
+  allowedIps: string[];
   createdAt: string;
   /**
    * How many changes the source has had (0 when created). An inbound request is committed only
@@ -64,34 +70,13 @@ export type SignalStatus = 'accepted' | 'rejected' | 'duplicate';
 
 export const SIGNAL_STATUSES: readonly SignalStatus[] = ['accepted', 'rejected', 'duplicate'];
 
-export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired';
+/** A delivery's statuses, for the store's users that filter on them (the signal log's `outcome`). */
+export type { DeliveryStatus };
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['queued', 'delivered', 'executed', 'rejected', 'failed', 'expired'];
 
 /** How many of a signal's deliveries are in each status, e.g. `{"executed": 1, "expired": 1}`; `{}`: no agent. */
 export type Outcome = Partial<Record<DeliveryStatus, number>>;
-
-export type AckStatus = 'executed' | 'rejected' | 'failed';
-
-export interface Delivery {
-  signalId: string;
-  agentId: string;
-  /** Position in the agent's queue: 1, 2, 3… in acceptance order. */
-  seq: number;
-  status: DeliveryStatus;
-  expiresAt: string;
-  deliveredAt: string | null;
-  /** How many times the signal was handed to the agent. */
-  attempts: number;
-  ackedAt: string | null;
-  message: string | null;
-  result: unknown;
-  /**
-   * Acknowledged when the delivery had already expired (at or after `expiresAt`): the agent
-   * may have acted on a late signal.
-   */
-  ackedAfterExpiry: boolean;
-}
 
 /** One entry of a source's signal log: every request that named a valid source key. */
 export interface SignalRecord {
@@ -132,14 +117,4 @@ export interface ExpiredDelivery {
   expiresAt: string;
   /** When it was found expired. */
   expiredAt: string;
-}
-
-/** A delivery as handed to an agent (CONTRACT §6). */
-export interface AgentSignal {
-  id: string;
-  seq: number;
-  sourceId: string;
-  receivedAt: string;
-  expiresAt: string;
-  signal: NormalizedSignal;
 }

@@ -1,19 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  AckStatus,
-  Delivery,
-  DeliveryStatus,
-  ExpiredDelivery,
-  SignalRecord,
-  SignalStatus,
-  SignalWithDeliveries,
-  Source,
-  Usage,
-} from './records.js';
+import type { Account, Agent, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
@@ -137,6 +126,7 @@ export interface SourcePatch {
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
   duplicateWindowSeconds?: number;
+  allowedIps?: string[];
   authKey?: string;
 }
 

@@ -71,6 +71,7 @@ describe('sources', () => {
       agentIds: [],
       maxSignalAgeSeconds: 120,
       duplicateWindowSeconds: 0,
+      allowedIps: [],
       createdAt: expect.any(String),
     });
     expect(JSON.stringify(created.body)).not.toContain('very-secret-value');

@@ -60,7 +60,9 @@ export function registerAdminCommands(program: Command): void {
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer a repeated body within this many seconds as the first (0: off)', wholeNumber)
-    .action((o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number }) =>
+    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
+    .action(
+      (o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) =>
       run((store, publicUrl) =>
         createSource(
           store,
@@ -71,6 +73,7 @@ export function registerAdminCommands(program: Command): void {
             ...(o.agents !== undefined && { agentIds: o.agents }),
             ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
             ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
+            ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
           },
           Date.now(),
           publicUrl,
@@ -87,6 +90,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds (0: off)', wholeNumber)
+    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview'; "" for any address`, entryList)
     .action(
       (
         id: string,
@@ -98,6 +102,7 @@ export function registerAdminCommands(program: Command): void {
           agents?: string[];
           maxAge?: number;
           duplicateWindow?: number;
+          allowedIps?: string[];
         },
       ) =>
         run((store, url) =>
@@ -112,6 +117,7 @@ export function registerAdminCommands(program: Command): void {
               ...(o.agents !== undefined && { agentIds: o.agents }),
               ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
               ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
+              ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
             },
             url,
           ),
@@ -176,6 +182,11 @@ function boolean(value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new InvalidArgumentError('expected true or false');
+}
+
+/** A comma-separated list where an empty entry is kept, so that the check names it; "" is the empty list. */
+function entryList(value: string): string[] {
+  return value.trim() === '' ? [] : value.split(',').map((v) => v.trim());
 }
 
 function idList(value: string): string[] {

@@ -1,15 +1,9 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  Delivery,
-  DeliveryStatus,
-  SignalRecord,
-  Source,
-} from '../records.js';
+import type { Account, Agent, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as node-postgres answers them: timestamptz as Date, json parsed, bytea as Buffer. */
 
@@ -30,6 +24,7 @@ export interface SourceRow {
   agent_ids: string[];
   max_signal_age_seconds: number;
   duplicate_window_seconds: number;
+  allowed_ips: string[];
   created_at: Date;
   revision: number;
 }
@@ -127,6 +122,7 @@ export function sourceOf(row: SourceRow): Source {
     agentIds: row.agent_ids,
     maxSignalAgeSeconds: row.max_signal_age_seconds,
     duplicateWindowSeconds: row.duplicate_window_seconds,
+    allowedIps: row.allowed_ips,
     createdAt: iso(row.created_at),
     revision: row.revision,
   };

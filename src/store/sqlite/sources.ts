@@ -24,8 +24,8 @@ export class SqliteSources {
     this.connection
       .stmt(
         `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                              max_signal_age_seconds, created_at, revision, duplicate_window_seconds)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                              max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         source.id,
@@ -37,6 +37,7 @@ export class SqliteSources {
         source.hmacSecret,
         JSON.stringify(source.agentIds),
         source.maxSignalAgeSeconds,
+        JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
         source.duplicateWindowSeconds,
@@ -85,7 +86,7 @@ export class SqliteSources {
         this.connection
           .stmt(
             `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                                max_signal_age_seconds = ?, revision = ?, duplicate_window_seconds = ?
+                                max_signal_age_seconds = ?, allowed_ips = ?, revision = ?, duplicate_window_seconds = ?
               WHERE id = ?`,
           )
           .run(
@@ -96,6 +97,7 @@ export class SqliteSources {
             next.hmacSecret,
             JSON.stringify(next.agentIds),
             next.maxSignalAgeSeconds,
+            JSON.stringify(next.allowedIps),
             next.revision,
             next.duplicateWindowSeconds,
             id,

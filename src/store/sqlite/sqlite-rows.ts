@@ -1,15 +1,9 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  Delivery,
-  DeliveryStatus,
-  SignalRecord,
-  Source,
-} from '../records.js';
+import type { Account, Agent, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
 
@@ -30,6 +24,7 @@ export interface SourceRow {
   agent_ids: string;
   max_signal_age_seconds: number;
   duplicate_window_seconds: number;
+  allowed_ips: string;
   created_at: string;
   revision: number;
 }
@@ -112,6 +107,7 @@ export function sourceOf(row: SourceRow): Source {
     agentIds: JSON.parse(row.agent_ids) as string[],
     maxSignalAgeSeconds: row.max_signal_age_seconds,
     duplicateWindowSeconds: row.duplicate_window_seconds,
+    allowedIps: JSON.parse(row.allowed_ips) as string[],
     createdAt: row.created_at,
     revision: row.revision,
   };

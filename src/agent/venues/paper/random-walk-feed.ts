@@ -1,4 +1,4 @@
-import { defaultInstrument, type Quote, type Tick } from '../../engine/index.js';
+import { defaultInstrument, type Quote, type Tick } from '../../../engine/index.js';
 import type { FeedPosition, PriceFeed } from './price-feed.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
 import { SeededRandom } from './seeded-random.js';
@@ -14,6 +14,8 @@ export class RandomWalkFeed implements PriceFeed {
   private readonly random: SeededRandom;
   private readonly mids = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  readonly symbols = Object.keys(REFERENCE_PRICES);
+  readonly description = 'the built-in random walk';
 
   /**
    * `seed`: the generator state (a `--seed`, or the state kept on disk); `last`: the prices
