@@ -61,7 +61,9 @@ describe('what became of a signal', () => {
     expect(buy.status).toBe('accepted');
     expect(buy.outcome).toEqual({ executed: 1, expired: 1 });
     const byAgent = Object.fromEntries(buy.deliveries.map((d: any) => [d.agentId, d]));
-    expect(byAgent[paper!.id]).toMatchObject({ status: 'executed', attempts: 1, message: expect.stringContaining('opened buy 0.1 EURUSD') });
+    expect(byAgent[paper!.id]).toMatchObject({ status: 'executed', message: expect.stringContaining('opened buy 0.1 EURUSD') });
+    // Handed out at least once (again if the agent asked before its ack was recorded).
+    expect(byAgent[paper!.id].attempts).toBeGreaterThanOrEqual(1);
     expect(byAgent[paper!.id].ackedAt).toEqual(expect.any(String));
     expect(byAgent[late!.id]).toMatchObject({ status: 'expired', attempts: 0, deliveredAt: null, message: null });
     expect((await record(refused.body.id)).outcome).toEqual({ rejected: 1, expired: 1 });
