@@ -12,6 +12,8 @@ export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
 const MAX_AGE_LIMIT = 86_400;
 const SECRET_MAX = 1024;
 const MAX_ROUTED_AGENTS = 100;
+/** The longest duplicate window: an hour; a repeat later than that is a new signal. */
+export const MAX_DUPLICATE_WINDOW_SECONDS = 3600;
 
 type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
 
@@ -32,6 +34,7 @@ const ALLOWED_IPS: JsonSchema = {
   maxItems: MAX_ALLOWED_IPS,
   examples: [[TRADINGVIEW, '203.0.113.0/24']],
 };
+const DUPLICATE_WINDOW = wholeNumberField(0, MAX_DUPLICATE_WINDOW_SECONDS, 'seconds within which the same raw body on this source is answered with the first signal again, neither charged nor delivered twice (0, the default, is off)', 60);
 const MAX_AGE = wholeNumberField(1, MAX_AGE_LIMIT, `seconds a signal may wait for delivery before it expires (default ${DEFAULT_MAX_SIGNAL_AGE_SECONDS})`, 120);
 
 /** The body of `POST /api/admin/sources`. */
@@ -42,6 +45,7 @@ export const CREATE_SOURCE_BODY = objectSchema(
     hmacSecret: HMAC_SECRET,
     agentIds: AGENT_IDS,
     maxSignalAgeSeconds: MAX_AGE,
+    duplicateWindowSeconds: DUPLICATE_WINDOW,
     allowedIps: ALLOWED_IPS,
   },
   ['accountId', 'name'],
@@ -55,6 +59,7 @@ export const UPDATE_SOURCE_BODY = objectSchema(
     hmacSecret: HMAC_SECRET,
     agentIds: AGENT_IDS,
     maxSignalAgeSeconds: MAX_AGE,
+    duplicateWindowSeconds: DUPLICATE_WINDOW,
     allowedIps: ALLOWED_IPS,
   },
   [],
@@ -106,6 +111,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   const hmacSecret = readHmacSecret(fields);
   const agentIds = fields.stringList('agentIds');
   const maxAge = fields.integer('maxSignalAgeSeconds');
+  const duplicateWindow = fields.integer('duplicateWindowSeconds');
   const allowedIps = readAllowedIps(fields);
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
@@ -123,6 +129,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     hmacSecret: hmacSecret ?? null,
     agentIds: agentIds ?? [],
     maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
+    duplicateWindowSeconds: duplicateWindow ?? 0,
     allowedIps: allowedIps ?? [],
     createdAt: new Date(nowMillis).toISOString(),
     revision: 0,
@@ -149,6 +156,8 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (agentIds !== undefined) patch.agentIds = agentIds;
   const maxAge = fields.integer('maxSignalAgeSeconds');
   if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
+  const duplicateWindow = fields.integer('duplicateWindowSeconds');
+  if (duplicateWindow !== undefined) patch.duplicateWindowSeconds = duplicateWindow;
   const allowedIps = readAllowedIps(fields);
   if (allowedIps !== undefined) patch.allowedIps = allowedIps;
   fields.rejectUnknown();
@@ -156,7 +165,8 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (Object.keys(patch).length === 0) {
     return refuse({
       code: ErrorCode.INVALID_REQUEST,
-      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds and allowedIps',
+      detail:
+        'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds, allowedIps and duplicateWindowSeconds',
     });
   }
   const current = await store.getSource(id);

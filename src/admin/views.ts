@@ -14,6 +14,7 @@ export function sourceView(source: Source, publicUrl: string) {
     hmac: source.hmacSecret !== null,
     agentIds: source.agentIds,
     maxSignalAgeSeconds: source.maxSignalAgeSeconds,
+    duplicateWindowSeconds: source.duplicateWindowSeconds,
     allowedIps: source.allowedIps,
     createdAt: source.createdAt,
   };

@@ -18,6 +18,7 @@ import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { objectSchema, type RouteDescription } from '../openapi/index.js';
+import { logExpiredDeliveries } from './expiry-log.js';
 
 const POLL_PATH = '/api/agent/signals';
 
@@ -117,8 +118,10 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, Agent>();
     app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
+    const stopExpiryLog = store.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
 
     app.addHook('preClose', async () => {
+      stopExpiryLog();
       board.close();
       await push.close();
     });

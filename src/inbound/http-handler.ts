@@ -95,6 +95,18 @@ export function createInboundHandler(opts: {
       const headers = { ...inbound.headers };
       if (tooLarge) headers.connection = 'close';
       answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey);
+      const notice = inbound.notice;
+      if (notice?.kind === 'no_agents') {
+        logger.warn(
+          { signalId: notice.signalId, sourceId: notice.sourceId },
+          'signal accepted with no agent to deliver it to: nobody will execute it; create an agent in its account, or route the source to one',
+        );
+      } else if (notice?.kind === 'duplicate') {
+        logger.info(
+          { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },
+          `duplicate of ${notice.duplicateOf} (same body within the source's duplicate window): answered as it, not charged or delivered again`,
+        );
+      }
     }
   };
 }

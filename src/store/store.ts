@@ -1,8 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Account, Agent, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { Account, Agent, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import type { AckStatus, Delivery } from '../protocol/delivery.js';
+import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
@@ -86,6 +86,12 @@ export interface Store {
    */
   takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]>;
   /**
+   * Calls `listener` with the deliveries a hand-out of this process marked expired, after its
+   * commit (so the operator hears of every signal that went unexecuted for being late).
+   * Answers a function that stops the calls.
+   */
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void;
+  /**
    * Claims the agent's WebSocket push session for this process, against every other process on
    * the same database; null while another holds it. A store that one process serves (SQLite)
    * always grants it: that process keeps its own sessions apart.
@@ -136,6 +142,7 @@ export interface SourcePatch {
   hmacSecret?: string | null;
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
+  duplicateWindowSeconds?: number;
   allowedIps?: string[];
   authKey?: string;
 }
@@ -165,6 +172,12 @@ export interface IngestRequest {
   requestHash: string | null;
   /** Repeats with the same key are answered from the original while it is younger than this. */
   idempotencySince: string;
+  /**
+   * The source's duplicate guard, when it is on: the SHA-256 hex of the raw body, and the
+   * start of the window. An accepted request whose digest equals that of a signal accepted on
+   * the source at or after `since` is logged as its duplicate instead. Null: guard off.
+   */
+  duplicateCheck: { bodyDigest: string; since: string } | null;
   verdict: IngestVerdict;
 }
 
@@ -190,11 +203,21 @@ export type IngestOutcome =
    * now in the log as its own rejected entry (422 IDEMPOTENCY_KEY_REUSED, never charged or
    * delivered), and the key stays bound to the original.
    */
-  | { kind: 'key_reused'; record: SignalRecord; originalId: string };
+  | { kind: 'key_reused'; record: SignalRecord; originalId: string }
+  /**
+   * The raw body repeats `original`, accepted on the same source within its duplicate window:
+   * this request is logged as `record` (status `duplicate`, never charged or delivered) and
+   * answered with the original's 202.
+   */
+  | { kind: 'duplicate'; record: SignalRecord; original: SignalRecord };
 
 export interface SignalFilter {
   sourceId?: string;
   status?: SignalStatus;
+  /** Only signals with at least one delivery in this status. */
+  outcome?: DeliveryStatus;
+  /** Only signals whose normalized symbol is this. */
+  symbol?: string;
   limit: number;
   /** Only signals older (in log order: receivedAt, then id) than the signal with this id. */
   before?: string;

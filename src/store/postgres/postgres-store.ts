@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -67,6 +67,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly clientConfig: pg.ClientConfig;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private channel: DeliveryChannel | null = null;
   private scope: string;
   private closed = false;
@@ -93,7 +94,8 @@ export class PostgresStore implements Store {
     this.scope = schema ?? 'public';
     const scope = () => this.scope;
     const isClosed = () => this.closed;
-    this.sessionLocks = new SessionLocks(this.clientConfig, scope);
+    const onExpired = (expired: ExpiredDelivery[]) => this.expiryListeners.notify(expired);
+    this.sessionLocks = new SessionLocks(this.clientConfig, scope, onExpired);
     // A host that accepts connections and never answers would otherwise hold a start, or a
     // request, for ever.
     this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
@@ -109,7 +111,7 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
-    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope);
+    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope, onExpired);
     this.ingests = new PostgresIngest(this.pool, {
       maxConnections,
       scope,
@@ -130,6 +132,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     await Promise.all([this.ingests.drained(), this.sources.drained()]);
     this.listeners.clear();
+    this.expiryListeners.clear();
     await this.channel?.stop();
     this.channel = null;
     await this.sessionLocks.close();
@@ -277,6 +280,10 @@ export class PostgresStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
   }
 
   /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import type { ExpiredDelivery } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { AgentSessionClaim } from '../store.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
@@ -24,6 +25,8 @@ export class SessionLocks {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly scope: () => string,
+    /** Told, after the commit, of the deliveries a session's hand-out marked expired. */
+    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {}
 
   async claim(agentId: string): Promise<AgentSessionClaim | null> {
@@ -33,7 +36,7 @@ export class SessionLocks {
         agentId,
         this.scope(),
       ]);
-      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope());
+      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope(), this.onExpired);
       // Held: by a session elsewhere (for good), or by polls handing out this very moment.
       if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
       await sleep(CLAIM_RETRY_MS);
@@ -94,7 +97,7 @@ class LockConnection {
     return rows[0]?.held ?? false;
   }
 
-  claimFor(agentId: string, scope: string): AgentSessionClaim {
+  claimFor(agentId: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
     let released = false;
     const lostListeners = new Set<() => void>();
     const lose = () => {
@@ -105,8 +108,10 @@ class LockConnection {
     return {
       takeDeliveries: async (now: string, limit: number): Promise<AgentSignal[]> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const signals = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
-        return signals ?? [];
+        const handOut = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
+        if (handOut === null) return [];
+        if (handOut.expired.length > 0) onExpired(handOut.expired);
+        return handOut.signals;
       },
       onLost: (listener) => {
         if (this.broken && !released) listener();

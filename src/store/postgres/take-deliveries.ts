@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ExpiredDelivery } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import { isoTime } from '../iso-time.js';
 import { agentSignalOf, type AgentSignalRow } from './postgres-rows.js';
@@ -21,6 +22,7 @@ function handOutSql(gate: string): string {
   return `WITH gate AS (SELECT ${gate} AS open), expired AS (
        UPDATE deliveries SET status = 'expired'
         WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at <= $2 AND (SELECT open FROM gate)
+       RETURNING signal_id, received_at, expires_at
      ), picked AS (
        SELECT signal_id FROM deliveries
         WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at > $2 AND (SELECT open FROM gate)
@@ -33,7 +35,11 @@ function handOutSql(gate: string): string {
         WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id
        RETURNING d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
      )
-     SELECT gate.open, handed.* FROM gate LEFT JOIN handed ON true`;
+     SELECT gate.open,
+            (SELECT json_agg(json_build_object('signal_id', signal_id, 'received_at', received_at, 'expires_at', expires_at))
+               FROM expired) AS expired,
+            handed.*
+       FROM gate LEFT JOIN handed ON true`;
 }
 
 /** A poll's hand-out: refused (null) while a push session of the agent holds its lock anywhere. */
@@ -44,7 +50,14 @@ const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySq
  */
 const SESSION_SQL = handOutSql('$4::text IS NOT NULL');
 
-type HandOutRow = { open: boolean } & ({ signal_id: null } | AgentSignalRow);
+type ExpiredJson = { signal_id: string; received_at: string | null; expires_at: string };
+type HandOutRow = { open: boolean; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);
+
+/** What one hand-out did: the deliveries handed out, by seq, and those it found expired. */
+export interface HandOut {
+  signals: AgentSignal[];
+  expired: ExpiredDelivery[];
+}
 
 /**
  * Marks the agent's first `limit` pending deliveries delivered and answers them by seq; null,
@@ -57,7 +70,7 @@ export async function takeDeliveriesOn(
   agentId: string,
   now: string,
   limit: number,
-): Promise<AgentSignal[] | null> {
+): Promise<HandOut | null> {
   const { rows } = await db.query<HandOutRow>(as === 'poll' ? POLL_SQL : SESSION_SQL, [
     agentId,
     isoTime(now),
@@ -65,8 +78,18 @@ export async function takeDeliveriesOn(
     scope,
   ]);
   if (!rows[0]?.open) return null;
-  return rows
-    .filter((row): row is { open: boolean } & AgentSignalRow => row.signal_id !== null)
-    .sort((a, b) => a.seq - b.seq)
-    .map(agentSignalOf);
+  const at = isoTime(now);
+  return {
+    signals: rows
+      .filter((row): row is HandOutRow & AgentSignalRow => row.signal_id !== null)
+      .sort((a, b) => a.seq - b.seq)
+      .map(agentSignalOf),
+    expired: (rows[0].expired ?? []).map((row) => ({
+      signalId: row.signal_id,
+      agentId,
+      receivedAt: row.received_at === null ? '' : isoTime(row.received_at),
+      expiresAt: isoTime(row.expires_at),
+      expiredAt: at,
+    })),
+  };
 }

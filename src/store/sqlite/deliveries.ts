@@ -1,4 +1,4 @@
-import type { SignalRecord } from '../records.js';
+import type { ExpiredDelivery, SignalRecord } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
 import { isoTime } from '../iso-time.js';
@@ -7,7 +7,11 @@ import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type Delivery
 
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
 export class SqliteDeliveries {
-  constructor(private readonly connection: SqliteConnection) {}
+  constructor(
+    private readonly connection: SqliteConnection,
+    /** Told, after the commit, of the deliveries a hand-out marked expired. */
+    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
+  ) {}
 
   countOpenDeliveries(): AgentQueueDepth[] {
     return this.connection
@@ -23,11 +27,12 @@ export class SqliteDeliveries {
   queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {
     const bump = this.connection.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
     const insert = this.connection.stmt(
-      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts) VALUES (?, ?, ?, 'queued', ?, 0)`,
+      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+       VALUES (?, ?, ?, 'queued', ?, 0, ?)`,
     );
     for (const agentId of agentIds) {
       const { last_seq: seq } = bump.get(agentId) as { last_seq: number };
-      insert.run(record.id, agentId, seq, expiresAt);
+      insert.run(record.id, agentId, seq, expiresAt, record.receivedAt);
     }
     return agentIds;
   }
@@ -38,14 +43,18 @@ export class SqliteDeliveries {
    */
   takeDeliveries(agentId: string, now: string, limit: number): AgentSignal[] {
     const at = isoTime(now);
-    return this.connection.db
+    let expired: ExpiredDelivery[] = [];
+    const signals = this.connection.db
       .transaction((): AgentSignal[] => {
-        this.connection
-          .stmt(
-            `UPDATE deliveries SET status = 'expired'
-              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?`,
-          )
-          .run(agentId, at);
+        expired = (
+          this.connection
+            .stmt(
+              `UPDATE deliveries SET status = 'expired'
+                WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
+               RETURNING signal_id, received_at, expires_at`,
+            )
+            .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
+        ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
         const rows = this.connection
           .stmt(
             `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
@@ -65,6 +74,8 @@ export class SqliteDeliveries {
         return rows.map(agentSignalOf);
       })
       .immediate();
+    if (expired.length > 0) this.onExpired(expired);
+    return signals;
   }
 
   /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */

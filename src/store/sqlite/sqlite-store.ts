@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -55,6 +55,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private readonly connection: SqliteConnection;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private readonly settings: SqliteSettings;
   private readonly accounts: SqliteAccounts;
   private readonly usage: SqliteUsage;
@@ -77,7 +78,7 @@ export class SqliteStore implements Store {
     this.agents = new SqliteAgents(this.connection);
     this.sources = new SqliteSources(this.connection);
     this.signals = new SqliteSignals(this.connection, whenDurable);
-    this.deliveries = new SqliteDeliveries(this.connection);
+    this.deliveries = new SqliteDeliveries(this.connection, (expired) => this.expiryListeners.notify(expired));
     this.ingests = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
@@ -240,5 +241,9 @@ export class SqliteStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
   }
 }
