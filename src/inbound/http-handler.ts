@@ -5,8 +5,9 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import type { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import type { DrainState } from '../http/drain-state.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http/server-problems.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 import type { InboundLane } from './inbound-lane.js';
 import { decodedKey } from './inbound-url.js';
 import { readBoundedBody } from './read-body.js';
@@ -22,6 +23,7 @@ import { MAX_BODY_BYTES } from './receive-signal.js';
  */
 export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState }) {
   const { lane, logger, accessLog, drain } = opts;
+  let lastUnavailableLog = 0;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
@@ -52,8 +54,19 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
         res.destroy();
         return;
       }
-      logger.error({ err: error, req }, 'request failed');
       if (res.headersSent) return;
+      if (isStoreUnavailable(error)) {
+        // Nothing was stored: the sender may retry. Each request has its access line already, so
+        // the cause is logged at most once a second rather than per request.
+        const now = Date.now();
+        if (now - lastUnavailableLog >= 1000) {
+          lastUnavailableLog = now;
+          logger.warn({ err: error }, 'the store is unavailable; inbound requests are answered 503 until it is back');
+        }
+        problem([STORE_UNAVAILABLE], { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
+        return;
+      }
+      logger.error({ err: error, req }, 'request failed');
       problem([REQUEST_FAILED]);
     });
 

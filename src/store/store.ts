@@ -206,12 +206,24 @@ export interface Ack {
 
 /** A process's hold on an agent's push session: hand-outs go through it while it lasts. */
 export interface AgentSessionClaim {
-  /** `takeDeliveries` for the session; fails once the claim is lost (then nothing is handed out). */
-  takeDeliveries(now: string, limit: number): Promise<AgentSignal[]>;
+  /**
+   * Hands out, in seq order, the agent's pending deliveries this session has not handed out
+   * yet, as far as they fit among the first `limit` pending ones (the session's window): one
+   * taken again without an ack is neither answered nor rewritten, so `attempts` counts real
+   * hand-outs. Fails once the claim is lost (then nothing is handed out).
+   */
+  takeDeliveries(now: string, limit: number): Promise<SessionHandOut>;
   /** Calls `listener` once if the claim is lost (its connection to the database broke). */
   onLost(listener: () => void): void;
   /** Gives the session up; safe to call more than once. */
   release(): Promise<void>;
+}
+
+export interface SessionHandOut {
+  /** Handed out now, by seq. */
+  signals: AgentSignal[];
+  /** The window is full: the first `limit` pending deliveries are all out, so only an ack lets more through. */
+  full: boolean;
 }
 
 export type AckOutcome =

@@ -21,9 +21,9 @@ export class PostgresDeliveries {
   ) {}
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    const signals = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);
-    if (signals === null) throw new AgentSessionOpenError(agentId);
-    return signals;
+    const handOut = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);
+    if (handOut === null) throw new AgentSessionOpenError(agentId);
+    return handOut.signals;
   }
 
   claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { AgentSignal } from '../records.js';
-import type { AgentSessionClaim } from '../store.js';
+import type { AgentSessionClaim, SessionHandOut } from '../store.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
@@ -96,6 +95,8 @@ class LockConnection {
 
   claimFor(agentId: string, scope: string): AgentSessionClaim {
     let released = false;
+    /** The last seq this session handed out: an agent's seqs are committed in order. */
+    let handedUpTo = 0;
     const lostListeners = new Set<() => void>();
     const lose = () => {
       for (const listener of lostListeners) listener();
@@ -103,10 +104,15 @@ class LockConnection {
     };
     this.onBroken(lose);
     return {
-      takeDeliveries: async (now: string, limit: number): Promise<AgentSignal[]> => {
+      takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const signals = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
-        return signals ?? [];
+        const handOut = (await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit, handedUpTo)) ?? {
+          signals: [],
+          full: false,
+        };
+        const last = handOut.signals[handOut.signals.length - 1];
+        if (last) handedUpTo = last.seq;
+        return handOut;
       },
       onLost: (listener) => {
         if (this.broken && !released) listener();
