@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { statfs } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createDirectory } from '../create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
 import type { Account, Agent, AgentSignal, SignalWithDeliveries, Source, Usage } from '../records.js';
@@ -26,6 +27,12 @@ import { SqliteSources } from './sources.js';
 import { SqliteUsage } from './usage.js';
 
 export const SQLITE_FILE_NAME = 'signalgate.db';
+
+/**
+ * Below this much free space the store is reported unable to take writes: a batch of signals
+ * appends a few pages to the WAL, and a checkpoint can need more.
+ */
+const MIN_FREE_BYTES = 1024 * 1024;
 
 export interface SqliteStoreOptions {
   /** The directory holding `signalgate.db`; created when missing. */
@@ -106,9 +113,22 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The file is opened once and stays open; a failing inbound thread is reported by the lane. */
+  /**
+   * The file is opened once and stays open (a failing inbound thread is reported by the lane);
+   * what can stop it taking writes is a full disk, so the free space under it is asked each time.
+   */
   async reachabilityProblem(): Promise<string | null> {
-    return this.closed ? 'the store is closed' : null;
+    if (this.closed) return 'the store is closed';
+    try {
+      const { bavail, bsize } = await statfs(dirname(this.path));
+      const free = bavail * bsize;
+      if (free < MIN_FREE_BYTES) {
+        return `the disk holding the SQLite store has ${free} bytes free (writes need at least ${MIN_FREE_BYTES}); free some space`;
+      }
+    } catch (error) {
+      return `the SQLite store's directory cannot be examined (${error instanceof Error ? error.message : String(error)})`;
+    }
+    return null;
   }
 
   // Settings.
