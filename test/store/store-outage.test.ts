@@ -17,7 +17,7 @@ import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
  */
 const ADMIN = 'outage-test-admin-token-0123456789';
 const ANSWER_WITHIN_MS = 3000;
-const cleanups: Array<() => void | Promise<void>> = [];
+const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) {
     try {

@@ -21,6 +21,7 @@ import { DeliveryChannel } from './delivery-channel.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
+import { PostgresRetention } from './retention.js';
 import { PostgresSettings } from './settings.js';
 import { PostgresSignals } from './signals.js';
 import { PostgresSources } from './sources.js';
@@ -80,6 +81,7 @@ export class PostgresStore implements Store {
   private readonly signals: PostgresSignals;
   private readonly deliveries: PostgresDeliveries;
   private readonly ingests: PostgresIngest;
+  private readonly retention: PostgresRetention;
 
   constructor(
     connectionString: string,
@@ -111,6 +113,7 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
+    this.retention = new PostgresRetention(this.pool);
     this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope);
     this.ingests = new PostgresIngest(this.pool, {
       maxConnections,
@@ -300,5 +303,15 @@ export class PostgresStore implements Store {
   /** How many times the notification connection has (re)connected. */
   get listenConnections(): number {
     return this.channel?.listenConnections ?? 0;
+  }
+
+  // Retention.
+
+  pruneSignals(before: string, limit: number): Promise<number> {
+    return this.retention.pruneSignals(before, limit);
+  }
+
+  pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
+    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }

@@ -21,6 +21,7 @@ import { SqliteConnection } from './connection.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
+import { SqliteRetention } from './retention.js';
 import { SqliteSettings } from './settings.js';
 import { SqliteSignals } from './signals.js';
 import { SqliteSources } from './sources.js';
@@ -67,6 +68,7 @@ export class SqliteStore implements Store {
   private readonly signals: SqliteSignals;
   private readonly deliveries: SqliteDeliveries;
   private readonly ingests: SqliteIngest;
+  private readonly retention: SqliteRetention;
   private closed = false;
 
   constructor(
@@ -82,6 +84,7 @@ export class SqliteStore implements Store {
     this.sources = new SqliteSources(this.connection);
     this.signals = new SqliteSignals(this.connection, whenDurable);
     this.deliveries = new SqliteDeliveries(this.connection);
+    this.retention = new SqliteRetention(this.connection);
     this.ingests = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
@@ -249,5 +252,15 @@ export class SqliteStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  // Retention.
+
+  async pruneSignals(before: string, limit: number): Promise<number> {
+    return this.retention.pruneSignals(before, limit);
+  }
+
+  async pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
+    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }
