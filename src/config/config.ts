@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseDuration } from './duration.js';
 
 /** Everything the service reads from its environment (CONTRACT §1). */
 export interface Config {
@@ -11,6 +12,8 @@ export interface Config {
   adminToken: string | null;
   publicUrl: string;
   logLevel: string;
+  /** SIGNALGATE_RETENTION: how long signal records are kept, in milliseconds. */
+  retentionMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -34,7 +37,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
+    retentionMs: parseRetention(env.SIGNALGATE_RETENTION),
   };
+}
+
+function parseRetention(value: string | undefined): number {
+  const raw = nonEmpty(value) ?? '90d';
+  const ms = parseDuration(raw);
+  if (ms === null) {
+    throw new ConfigError(
+      `SIGNALGATE_RETENTION must be a duration like 90d, 12h, 30m or 45s (a whole number above 0 and one unit: s, m, h or d), got '${raw}'`,
+    );
+  }
+  return ms;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

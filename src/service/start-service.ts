@@ -9,6 +9,7 @@ import type { InboundLane } from '../inbound/inbound-lane.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { lockDataDirectory } from './data-directory-lock.js';
+import { startRetention } from './retention.js';
 import { listenStartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
@@ -93,6 +94,7 @@ async function startOnStore(
     await store.close().catch(() => undefined);
     throw listenStartupError(config, error);
   }
+  const retention = startRetention(store, logger, { retentionMs: config.retentionMs });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -112,6 +114,7 @@ async function startOnStore(
       } finally {
         clearTimeout(deadline);
       }
+      await retention.stop();
       await inbound.close();
       await store.close();
     },

@@ -31,6 +31,7 @@ export async function startTestServer(opts: { logger?: Logger } = {}): Promise<T
       adminToken: TEST_ADMIN_TOKEN,
       publicUrl: 'http://signals.example.test',
       logLevel: opts.logger?.level ?? 'silent',
+      retentionMs: 90 * 86_400_000,
     },
     opts.logger ?? pino({ level: 'silent' }),
     pg ? { schema: pg.schema } : {},
