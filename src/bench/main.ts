@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,13 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
+/**
+ * `npm run bench -- --retention`: signalgate on SQLite with nothing to prune (the default 90 d)
+ * beside one pruning all the time (`BENCH_RETENTION`, default 5 s), and the data directory's
+ * size after each round.
+ */
+const RETENTION_SCENARIO = process.argv.includes('--retention');
+const PRUNE_AFTER = process.env.BENCH_RETENTION ?? '5s';
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 interface Target {
@@ -26,6 +33,8 @@ interface Target {
   url: string;
   requests: BenchRequest[];
   stop: () => Promise<void>;
+  /** signalgate's data directory, whose size is reported in the retention scenario. */
+  dataDir?: string;
 }
 
 async function main(): Promise<void> {
@@ -33,12 +42,19 @@ async function main(): Promise<void> {
   const results = new Map<string, LoadResult[]>();
   try {
     // Inside the try: a server that fails to start must not leave the others running.
-    targets.push(await bareTarget(), await signalgateTarget('signalgate (SQLite)', {}));
-    const pgSchema = await createPostgresSchema();
-    if (pgSchema !== null) {
-      targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
+    if (RETENTION_SCENARIO) {
+      targets.push(
+        await signalgateTarget('SQLite, retention 90d (nothing to prune)', {}),
+        await signalgateTarget(`SQLite, retention ${PRUNE_AFTER} (pruning)`, { SIGNALGATE_RETENTION: PRUNE_AFTER }),
+      );
     } else {
-      process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
+      targets.push(await bareTarget(), await signalgateTarget('signalgate (SQLite)', {}));
+      const pgSchema = await createPostgresSchema();
+      if (pgSchema !== null) {
+        targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
+      } else {
+        process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
+      }
     }
     for (const target of targets) results.set(target.name, []);
     for (const target of targets) await runLoad(target.url, target.requests, CONNECTIONS, 2); // warm-up
@@ -49,8 +65,9 @@ async function main(): Promise<void> {
           throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
         }
         results.get(target.name)!.push(result);
+        const size = RETENTION_SCENARIO && target.dataDir ? `, data directory ${(storeBytes(target.dataDir) / 1e6).toFixed(1)} MB` : '';
         process.stdout.write(
-          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`,
+          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${size}\n`,
         );
       }
     }
@@ -70,7 +87,7 @@ function report(results: Map<string, LoadResult[]>): void {
   const bare = rows[0]!;
   process.stdout.write(
     `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
-      `| server | req/s | p50 ms | p99 ms | throughput vs bare |\n|---|---|---|---|---|\n`,
+      `| server | req/s | p50 ms | p99 ms | throughput vs ${bare.name} |\n|---|---|---|---|---|\n`,
   );
   for (const row of rows) {
     process.stdout.write(
@@ -125,12 +142,20 @@ async function signalgateTarget(name: string, env: Record<string, string>, clean
     name,
     url: proc.url,
     requests: signalMix(plain.authKey, signed.authKey, secret),
+    dataDir,
     stop: async () => {
       await stopProcess(proc.child);
       rmSync(dataDir, { recursive: true, force: true });
       await cleanup?.();
     },
   };
+}
+
+/** The bytes of the SQLite store's files (the database, its WAL and shared memory), not the log. */
+function storeBytes(dataDir: string): number {
+  return readdirSync(dataDir)
+    .filter((name) => name.startsWith('signalgate.db'))
+    .reduce((sum, name) => sum + statSync(path.join(dataDir, name)).size, 0);
 }
 
 async function createPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
