@@ -174,7 +174,7 @@ describe('PostgreSQL stopped under a running server', () => {
       const poll = await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.token}` } });
       expect(poll.status).toBe(503);
       expect(((await poll.json()) as { code: string }).code).toBe('STORE_UNAVAILABLE');
-      const health = await fetch(`${server.url}/healthz`);
+      const health = await fetch(`${server.url}/readyz`);
       expect(health.status).toBe(503);
 
       startPostgres();
@@ -227,7 +227,7 @@ describe('the disk under SQLite full', () => {
       expect(r.status).toBe(202);
       accepted.push(r.id!);
     }
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
     // Fill the filesystem to the last byte.
     const filler = path.join(dir, 'filler');
@@ -260,7 +260,7 @@ describe('the disk under SQLite full', () => {
     const write = await admin(server.url, 'POST', '/api/admin/sources', { accountId: source.accountId, name: 'more' });
     expect(write.status).toBe(503);
     expect(write.body.code).toBe('STORE_UNAVAILABLE');
-    const health = await fetch(`${server.url}/healthz`);
+    const health = await fetch(`${server.url}/readyz`);
     expect(health.status).toBe(503);
     expect(await health.text()).toContain('free');
 
@@ -270,7 +270,7 @@ describe('the disk under SQLite full', () => {
       return r.status === 202 ? r : null;
     }, 'service to resume after space was freed');
     accepted.push(back.id!);
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
     const logged = await loggedSignalIds(server.url, ADMIN, source.id);
     for (const id of accepted) expect(logged.has(id)).toBe(true);

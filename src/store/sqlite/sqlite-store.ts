@@ -1,12 +1,14 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createDirectory } from '../create-directory.js';
+import { createDirectory } from '../../files/create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, AgentSignal, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentQueueDepth,
   AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
@@ -16,6 +18,7 @@ import type {
   Store,
 } from '../store.js';
 import { SqliteAccounts } from './accounts.js';
+import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDeliveries } from './deliveries.js';
@@ -114,6 +117,10 @@ export class SqliteStore implements Store {
     } finally {
       this.connection.close();
     }
+  }
+
+  async backup(file: string): Promise<void> {
+    copySqliteDatabase(this.connection.db, file);
   }
 
   /**
@@ -228,6 +235,10 @@ export class SqliteStore implements Store {
   }
 
   // Delivery to agents.
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    return this.deliveries.countOpenDeliveries();
+  }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return this.deliveries.takeDeliveries(agentId, now, limit);
