@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,9 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * bare node:http server, in one run, with the same mix and connection count. Rounds alternate
  * between the servers so drift on the machine hits all of them alike; medians are reported.
  * `--https` adds the bare server and signalgate on SQLite served over HTTPS (a self-signed
- * P-256 certificate), beside their plain HTTP rows.
+ * P-256 certificate), beside their plain HTTP rows. `--retention` runs signalgate on SQLite with
+ * nothing to prune (the default 90 d) beside one pruning all the time (`BENCH_RETENTION`, default
+ * 5 s), and reports the store's size after each round.
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -25,19 +27,24 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
 const here = path.dirname(fileURLToPath(import.meta.url));
-const FLAGS = ['--https'];
+const FLAGS = ['--https', '--retention'];
 const unknownFlag = process.argv.slice(2).find((arg) => !FLAGS.includes(arg));
 if (unknownFlag !== undefined) {
-  process.stderr.write(`bench: unknown argument '${unknownFlag}'; the one flag is --https (adds HTTPS rows beside plain HTTP)\n`);
+  process.stderr.write(`bench: unknown argument '${unknownFlag}'; the flags are --https (adds HTTPS rows beside plain HTTP) and --retention (ingest with pruning beside ingest without)\n`);
   process.exit(2);
 }
 const WITH_HTTPS = process.argv.includes('--https');
+const RETENTION_SCENARIO = process.argv.includes('--retention');
+const PRUNE_AFTER = process.env.BENCH_RETENTION ?? '5s';
+const NOTHING_TO_PRUNE = 'SQLite, retention 90d (nothing to prune)';
 
 interface Target {
   name: string;
   url: string;
   requests: BenchRequest[];
   stop: () => Promise<void>;
+  /** signalgate's data directory, whose store size the retention scenario reports. */
+  dataDir?: string;
 }
 
 async function main(): Promise<void> {
@@ -46,7 +53,13 @@ async function main(): Promise<void> {
   const certDir = WITH_HTTPS ? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tls-')) : null;
   try {
     // Inside the try: a server that fails to start must not leave the others running.
-    targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
+    if (RETENTION_SCENARIO) {
+      targets.push(
+        await signalgateTarget(NOTHING_TO_PRUNE, {}),
+        await signalgateTarget(`SQLite, retention ${PRUNE_AFTER} (pruning)`, { SIGNALGATE_RETENTION: PRUNE_AFTER }),
+      );
+    }
+    if (!RETENTION_SCENARIO) targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
     if (certDir !== null) {
       const certificate = makeBenchCertificate(certDir);
       targets.push(
@@ -54,8 +67,10 @@ async function main(): Promise<void> {
         await signalgateTarget('signalgate (SQLite, HTTPS)', { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile }, undefined, certificate),
       );
     }
-    const pgSchema = await createPostgresSchema();
-    if (pgSchema !== null) {
+    const pgSchema = RETENTION_SCENARIO ? null : await createPostgresSchema();
+    if (RETENTION_SCENARIO) {
+      // SQLite only: the size reported is the embedded store's.
+    } else if (pgSchema !== null) {
       targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
     } else {
       process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
@@ -69,8 +84,9 @@ async function main(): Promise<void> {
           throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
         }
         results.get(target.name)!.push(result);
+        const size = RETENTION_SCENARIO && target.dataDir ? `, store ${(storeBytes(target.dataDir) / 1e6).toFixed(1)} MB` : '';
         process.stdout.write(
-          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`,
+          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${size}\n`,
         );
       }
     }
@@ -88,10 +104,11 @@ function report(results: Map<string, LoadResult[]>): void {
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
   }));
-  const bareOf = (name: string) => rows.find((row) => row.name === (/https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
+  const bareOf = (name: string) =>
+    rows.find((row) => row.name === (RETENTION_SCENARIO ? NOTHING_TO_PRUNE : /https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
   process.stdout.write(
     `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
-      `| server | req/s | p50 ms | p99 ms | throughput vs bare (same transport) |\n|---|---|---|---|---|\n`,
+      `| server | req/s | p50 ms | p99 ms | throughput vs ${RETENTION_SCENARIO ? 'nothing to prune' : 'bare (same transport)'} |\n|---|---|---|---|---|\n`,
   );
   for (const row of rows) {
     process.stdout.write(
@@ -148,12 +165,20 @@ async function signalgateTarget(
     name,
     url: proc.url,
     requests: signalMix(plain.authKey, signed.authKey, secret),
+    dataDir,
     stop: async () => {
       await stopProcess(proc.child);
       rmSync(dataDir, { recursive: true, force: true });
       await cleanup?.();
     },
   };
+}
+
+/** The bytes of the SQLite store's files (the database, its WAL and shared memory), not the log. */
+function storeBytes(dataDir: string): number {
+  return readdirSync(dataDir)
+    .filter((name) => name.startsWith('signalgate.db'))
+    .reduce((sum, name) => sum + statSync(path.join(dataDir, name)).size, 0);
 }
 
 /** An admin POST; over HTTPS it trusts the benchmark's own certificate (`ca`), which fetch cannot be told to. */

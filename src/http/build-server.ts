@@ -23,7 +23,8 @@ import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 export interface ServerOptions {
   store: Store;
@@ -122,6 +123,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken, clientAddressOf));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'store unavailable; answered 503');
+      reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+      return sendProblem(reply, [STORE_UNAVAILABLE]);
+    }
     const status = error.statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (status >= 500) return sendProblem(reply, [REQUEST_FAILED], 500);

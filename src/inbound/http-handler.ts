@@ -7,9 +7,10 @@ import type { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import type { ClientAddressOf } from '../http/client-address.js';
 import type { DrainState } from '../http/drain-state.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http/server-problems.js';
 import type { InboundMeter } from '../metrics/inbound-meter.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 import type { InboundLane } from './inbound-lane.js';
 import { decodedKey } from './inbound-url.js';
 import { readBoundedBody } from './read-body.js';
@@ -35,6 +36,7 @@ export function createInboundHandler(opts: {
   meter: InboundMeter;
 }) {
   const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter } = opts;
+  let lastUnavailableLog = 0;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
@@ -69,8 +71,19 @@ export function createInboundHandler(opts: {
         res.destroy();
         return;
       }
-      logger.error({ err: error, req }, 'request failed');
       if (res.headersSent) return;
+      if (isStoreUnavailable(error)) {
+        // Nothing was stored: the sender may retry. Each request has its access line already, so
+        // the cause is logged at most once a second rather than per request.
+        const now = Date.now();
+        if (now - lastUnavailableLog >= 1000) {
+          lastUnavailableLog = now;
+          logger.warn({ err: error }, 'the store is unavailable; inbound requests are answered 503 until it is back');
+        }
+        problem([STORE_UNAVAILABLE], { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
+        return;
+      }
+      logger.error({ err: error, req }, 'request failed');
       problem([REQUEST_FAILED]);
     });
 

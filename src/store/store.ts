@@ -70,6 +70,17 @@ export interface Store {
   listSignals(filter: SignalFilter): Promise<SignalPage>;
   getSignal(id: string): Promise<SignalWithDeliveries | null>;
 
+  // Retention.
+  /**
+   * Deletes at most `limit` signal records received before `before`, oldest first, with their
+   * deliveries; a signal with a delivery not yet final (queued or delivered), or named by an
+   * idempotency key, is kept. Answers how many were deleted. Usage counts are kept apart and
+   * are not touched.
+   */
+  pruneSignals(before: string, limit: number): Promise<number>;
+  /** Deletes at most `limit` idempotency keys created before `before`; answers how many. */
+  pruneIdempotencyKeys(before: string, limit: number): Promise<number>;
+
   // Delivery to agents.
   /**
    * Every agent with how many of its deliveries are not yet final (`queued`, or `delivered`
@@ -238,12 +249,24 @@ export interface Ack {
 
 /** A process's hold on an agent's push session: hand-outs go through it while it lasts. */
 export interface AgentSessionClaim {
-  /** `takeDeliveries` for the session; fails once the claim is lost (then nothing is handed out). */
-  takeDeliveries(now: string, limit: number): Promise<AgentSignal[]>;
+  /**
+   * Hands out, in seq order, the agent's pending deliveries this session has not handed out
+   * yet, as far as they fit among the first `limit` pending ones (the session's window): one
+   * taken again without an ack is neither answered nor rewritten, so `attempts` counts real
+   * hand-outs. Fails once the claim is lost (then nothing is handed out).
+   */
+  takeDeliveries(now: string, limit: number): Promise<SessionHandOut>;
   /** Calls `listener` once if the claim is lost (its connection to the database broke). */
   onLost(listener: () => void): void;
   /** Gives the session up; safe to call more than once. */
   release(): Promise<void>;
+}
+
+export interface SessionHandOut {
+  /** Handed out now, by seq. */
+  signals: AgentSignal[];
+  /** The window is full: the first `limit` pending deliveries are all out, so only an ack lets more through. */
+  full: boolean;
 }
 
 export type AckOutcome =

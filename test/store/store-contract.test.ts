@@ -642,6 +642,50 @@ describe.each([
       expect(await store.takeDeliveries(agentId, at(8000), 0)).toEqual([]);
     });
 
+    it('a push session hands out each delivery once, counts an attempt only for a real hand-out, and hands out what is new', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const ids: string[] = [];
+      for (let i = 0; i < 150; i++) ids.push((await store.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+      const attemptsOf = async (id: string) => (await store.getSignal(id))!.deliveries[0]!.attempts;
+
+      const claim = (await store.claimAgentSession(agentId))!;
+      try {
+        const first = await claim.takeDeliveries(at(5000), 100);
+        expect(first.signals.map((s) => s.id)).toEqual(ids.slice(0, 100));
+        expect(first.full).toBe(true);
+        // Taken again without an ack (the agent is behind): nothing new fits the window,
+        // nothing is handed out again, no attempt is counted.
+        const second = await claim.takeDeliveries(at(6000), 100);
+        expect(second).toEqual({ signals: [], full: true });
+        expect(await attemptsOf(ids[0]!)).toBe(1);
+        expect(await attemptsOf(ids[99]!)).toBe(1);
+        expect((await store.getSignal(ids[100]!))!.deliveries[0]).toMatchObject({ status: 'queued', attempts: 0 });
+
+        for (const id of ids.slice(0, 30)) {
+          await store.ackDelivery(agentId, id, { status: 'executed', message: null, result: null }, at(7000));
+        }
+        const third = await claim.takeDeliveries(at(8000), 100);
+        expect(third.signals.map((s) => s.id)).toEqual(ids.slice(100, 130));
+        expect(third.full).toBe(true);
+        expect(await attemptsOf(ids[30]!)).toBe(1);
+        expect(await attemptsOf(ids[100]!)).toBe(1);
+      } finally {
+        await claim.release();
+      }
+
+      // A new session (the agent reconnected) gets what it has not acknowledged again, counted.
+      const next = (await store.claimAgentSession(agentId))!;
+      try {
+        const again = await next.takeDeliveries(at(9000), 100);
+        expect(again.signals.map((s) => s.id)).toEqual(ids.slice(30, 130));
+        expect(await attemptsOf(ids[30]!)).toBe(2);
+        expect(await attemptsOf(ids[130]!)).toBe(0);
+      } finally {
+        await next.release();
+      }
+    });
+
     it('expires deliveries at or past expiresAt, handed out or not, and never hands them out', async () => {
       const seeded = await seed(store, { agents: 1 });
       const agentId = seeded.agents[0]!.id;

@@ -24,6 +24,7 @@ import { DeliveryChannel } from './delivery-channel.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
+import { PostgresRetention } from './retention.js';
 import { PostgresSettings } from './settings.js';
 import { PostgresSignals } from './signals.js';
 import { PostgresSources } from './sources.js';
@@ -44,6 +45,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** How long `GET /healthz` waits for PostgreSQL before calling it unreachable. */
 const REACHABILITY_TIMEOUT_MS = 3000;
+/** How long the start waits for its first database connection. */
+const START_CONNECT_TIMEOUT_MS = 10_000;
+/** How long a request waits for a database connection before it is answered 503. */
+const CONNECT_TIMEOUT_MS = 2500;
 
 /** Opens the PostgreSQL store (a connection pool); `migrate()` must run before use. */
 export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
@@ -80,6 +85,7 @@ export class PostgresStore implements Store {
   private readonly signals: PostgresSignals;
   private readonly deliveries: PostgresDeliveries;
   private readonly ingests: PostgresIngest;
+  private readonly retention: PostgresRetention;
 
   constructor(
     connectionString: string,
@@ -97,8 +103,9 @@ export class PostgresStore implements Store {
     const onExpired = (expired: ExpiredDelivery[]) => this.expiryListeners.notify(expired);
     this.sessionLocks = new SessionLocks(this.clientConfig, scope, onExpired);
     // A host that accepts connections and never answers would otherwise hold a start, or a
-    // request, for ever.
-    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
+    // request, for ever; a request waiting longer than this for a connection (new or pooled)
+    // is answered 503 STORE_UNAVAILABLE, in time for a webhook sender that gives up after 3 s.
+    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
@@ -111,6 +118,7 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
+    this.retention = new PostgresRetention(this.pool);
     this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope, onExpired);
     this.ingests = new PostgresIngest(this.pool, {
       maxConnections,
@@ -122,9 +130,16 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    await migratePostgres(this.pool, this.schema);
-    const { rows } = await this.pool.query<{ s: string | null }>('SELECT current_schema() AS s');
-    this.scope = rows[0]?.s ?? this.scope;
+    // The start may wait longer for its first connection than a request does.
+    const starting = new pg.Pool({ ...this.clientConfig, max: 1, application_name: 'signalgate', connectionTimeoutMillis: START_CONNECT_TIMEOUT_MS });
+    starting.on('error', () => undefined);
+    try {
+      await migratePostgres(starting, this.schema);
+      const { rows } = await starting.query<{ s: string | null }>('SELECT current_schema() AS s');
+      this.scope = rows[0]?.s ?? this.scope;
+    } finally {
+      await starting.end();
+    }
   }
 
   async close(): Promise<void> {
@@ -309,5 +324,15 @@ export class PostgresStore implements Store {
   /** How many times the notification connection has (re)connected. */
   get listenConnections(): number {
     return this.channel?.listenConnections ?? 0;
+  }
+
+  // Retention.
+
+  pruneSignals(before: string, limit: number): Promise<number> {
+    return this.retention.pruneSignals(before, limit);
+  }
+
+  pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
+    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }

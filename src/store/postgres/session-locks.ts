@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ExpiredDelivery } from '../records.js';
-import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { AgentSessionClaim } from '../store.js';
+import type { AgentSessionClaim, SessionHandOut } from '../store.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
@@ -99,6 +98,8 @@ class LockConnection {
 
   claimFor(agentId: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
     let released = false;
+    /** The last seq this session handed out: an agent's seqs are committed in order. */
+    let handedUpTo = 0;
     const lostListeners = new Set<() => void>();
     const lose = () => {
       for (const listener of lostListeners) listener();
@@ -106,12 +107,14 @@ class LockConnection {
     };
     this.onBroken(lose);
     return {
-      takeDeliveries: async (now: string, limit: number): Promise<AgentSignal[]> => {
+      takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const handOut = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
-        if (handOut === null) return [];
+        const handOut = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit, handedUpTo);
+        if (handOut === null) return { signals: [], full: false };
         if (handOut.expired.length > 0) onExpired(handOut.expired);
-        return handOut.signals;
+        const last = handOut.signals[handOut.signals.length - 1];
+        if (last) handedUpTo = last.seq;
+        return { signals: handOut.signals, full: handOut.full };
       },
       onLost: (listener) => {
         if (this.broken && !released) listener();

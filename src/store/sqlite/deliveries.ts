@@ -1,6 +1,6 @@
 import type { ExpiredDelivery, SignalRecord } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOut } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
@@ -42,10 +42,20 @@ export class SqliteDeliveries {
    * WAL also covers any ingest batch it read from; nothing leaves here before it is on disk.
    */
   takeDeliveries(agentId: string, now: string, limit: number): AgentSignal[] {
+    return this.handOut(agentId, now, limit, 0).signals;
+  }
+
+  /**
+   * Of the first `limit` pending deliveries by seq, hands out (and counts an attempt for) those
+   * after seq `after`: a push session passes the last seq it handed out, so what it already
+   * holds is neither rewritten nor answered again.
+   */
+  private handOut(agentId: string, now: string, limit: number, after: number): SessionHandOut {
     const at = isoTime(now);
+    const window = Math.max(0, Math.floor(limit));
     let expired: ExpiredDelivery[] = [];
-    const signals = this.connection.db
-      .transaction((): AgentSignal[] => {
+    const handOut = this.connection.db
+      .transaction((): SessionHandOut => {
         expired = (
           this.connection
             .stmt(
@@ -62,29 +72,36 @@ export class SqliteDeliveries {
               WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
               ORDER BY d.seq LIMIT ?`,
           )
-          .all(agentId, Math.max(0, Math.floor(limit))) as AgentSignalRow[];
-        if (rows.length === 0) return [];
+          .all(agentId, window) as AgentSignalRow[];
+        const fresh = rows.filter((row) => row.seq > after);
+        const full = window > 0 && rows.length >= window;
+        if (fresh.length === 0) return { signals: [], full };
         // The rows are the first pending ones by seq, so the seq range names exactly them.
         this.connection
           .stmt(
             `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
               WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
           )
-          .run(at, agentId, rows[0]!.seq, rows[rows.length - 1]!.seq);
-        return rows.map(agentSignalOf);
+          .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
+        return { signals: fresh.map(agentSignalOf), full };
       })
       .immediate();
     if (expired.length > 0) this.onExpired(expired);
-    return signals;
+    return handOut;
   }
 
   /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
   claimAgentSession(agentId: string): AgentSessionClaim {
     let released = false;
+    /** The last seq this session handed out: seqs only grow, in commit order. */
+    let handedUpTo = 0;
     return {
       takeDeliveries: async (now, limit) => {
         if (released) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        return this.takeDeliveries(agentId, now, limit);
+        const handOut = this.handOut(agentId, now, limit, handedUpTo);
+        const last = handOut.signals[handOut.signals.length - 1];
+        if (last) handedUpTo = last.seq;
+        return handOut;
       },
       onLost: () => undefined,
       release: async () => {
