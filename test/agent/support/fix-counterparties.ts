@@ -120,7 +120,7 @@ export class QuoteBroker {
   ) {}
 
   start(): void {
-    const broker = this;
+    const { prices, logons, credentials } = this;
     const description = {
       application: { type: 'acceptor', name: 'broker-quote', reconnectSeconds: 0, tcp: { host: '127.0.0.1', port: this.port }, protocol: 'ascii', dictionary: 'qf44' },
       Name: 'quote',
@@ -148,12 +148,11 @@ export class QuoteBroker {
         super(config);
       }
       protected onApplicationMsg(msgType: string, view: MsgView): void {
-        console.log('BROKER GOT', msgType, JSON.stringify(view.toObject()));
         if (msgType !== 'V') return;
         const request = view.toObject() as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
         for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
           const symbol = related.Instrument?.Symbol ?? '';
-          const price = broker.prices[symbol];
+          const price = prices[symbol];
           if (!price) {
             this.send('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
             continue;
@@ -173,8 +172,8 @@ export class QuoteBroker {
       protected onReady(): void {}
       protected onStopped(): void {}
       protected onLogon(_view: MsgView, user: string, password: string): boolean {
-        broker.logons.push({ user, password });
-        return user === broker.credentials.user && password === broker.credentials.password;
+        logons.push({ user, password });
+        return user === credentials.user && password === credentials.password;
       }
       protected onEncoded(): void {}
       protected onDecoded(): void {}

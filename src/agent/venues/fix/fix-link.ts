@@ -46,9 +46,15 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
   }
 }
 
+/** FIX's field delimiter (SOH); jspurefix's log lines show it as | or ^. */
+const SOH = String.fromCharCode(1);
+const PASSWORD = new RegExp(`(^|[${SOH}|^])554=[^${SOH}|^]*`, 'g');
+const SEQ_NUM = new RegExp(`(?:^|[${SOH}|])34=(\\d+)`);
+const CL_ORD_ID = new RegExp(`(?:^|[${SOH}|])11=([^${SOH}|]+)`);
+
 /** The logon password (554) never reaches a log line. */
 export function redact(text: string): string {
-  return text.replace(/(^|[\x01|^])554=[^\x01|^]*/g, '$1554=***');
+  return text.replace(PASSWORD, '$1554=***');
 }
 
 /**
@@ -147,19 +153,8 @@ export class FixLink {
   }
 
   private async connectOnce(): Promise<void> {
-    const link = this;
-    const description = this.description();
     this.log.info({ fix: this.name, host: this.config.host, port: this.config.port, tls: this.config.tls, senderCompId: this.config.senderCompId, targetCompId: this.config.targetCompId }, 'FIX connecting');
-    class Launcher extends jspurefix.SessionLauncher {
-      constructor() {
-        super(description, null, new PinoFixLogs(link.log.child({ fixSession: link.name })));
-      }
-
-      protected override makeFactory(): { makeSession: (config: IJsFixConfig) => LinkSession } {
-        return { makeSession: (config: IJsFixConfig) => new LinkSession(config, link) };
-      }
-    }
-    const launcher = new Launcher();
+    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name })), (config) => new LinkSession(config, this));
     this.launcher = launcher;
     await launcher.run();
   }
@@ -206,8 +201,8 @@ export class FixLink {
 
   sessionEncoded(msgType: string, text: string): void {
     if (msgType === 'D' || msgType === 'F') {
-      const seq = /(?:^|[\x01|])34=(\d+)/.exec(text)?.[1];
-      const id = /(?:^|[\x01|])11=([^\x01|]+)/.exec(text)?.[1];
+      const seq = SEQ_NUM.exec(text)?.[1];
+      const id = CL_ORD_ID.exec(text)?.[1];
       if (seq && id) this.sentOrders.set(Number(seq), id);
     }
   }
@@ -220,6 +215,21 @@ export class FixLink {
     this.session = null;
     this.log.warn({ fix: this.name, reason }, 'FIX session lost');
     this.listener.lost(reason);
+  }
+}
+
+/** Starts one initiator session: a fresh one per connection, since jspurefix's launcher runs one session to its end. */
+class LinkLauncher extends jspurefix.SessionLauncher {
+  constructor(
+    description: ISessionDescription,
+    logs: PinoFixLogs,
+    private readonly make: (config: IJsFixConfig) => LinkSession,
+  ) {
+    super(description, null, logs);
+  }
+
+  protected override makeFactory(): { makeSession: (config: IJsFixConfig) => LinkSession } {
+    return { makeSession: (config: IJsFixConfig) => this.make(config) };
   }
 }
 

@@ -141,7 +141,7 @@ export class FixVenue implements Venue {
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {
-    const known = this.orders.get(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
+    const known = this.answered(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
     if (known) return publicOrder(known);
     const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null };
     return publicOrder(await this.submit(tracked, null));
@@ -152,7 +152,7 @@ export class FixVenue implements Venue {
     const positionId = isBrokerPositionId(position) ? position.id : null;
     const placed: VenueOrder[] = [];
     const put = async (clientId: string, kind: 'stop_loss' | 'take_profit', volume: number, price: number) => {
-      const known = this.orders.get(clientId) ?? (protection.mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+      const known = this.answered(clientId) ?? (protection.mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
       const order = known ?? (await this.submit({ id: '', clientId, symbol: position.symbol, side, kind, volume, price, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
       placed.push(publicOrder(order));
     };
@@ -166,7 +166,7 @@ export class FixVenue implements Venue {
 
   async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
-    const known = this.orders.get(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+    const known = this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
     if (known) return publicOrder(known);
     const positionId = isBrokerPositionId(position) ? position.id : null;
     return publicOrder(await this.submit({ id: '', clientId, symbol: position.symbol, side, kind: 'market', volume, price: null, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
@@ -259,7 +259,13 @@ export class FixVenue implements Venue {
     if (!this.trade.loggedOn) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
     const answer = await this.request(clientId, 'H', { ClOrdID: clientId, Instrument: { Symbol: symbol }, Side: side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === clientId, 3000).catch(() => null);
     if (!answer || answer.type !== '8' || answer.message.OrdStatus === '8') return undefined;
-    return this.orders.get(clientId);
+    return this.answered(clientId);
+  }
+
+  /** An order the broker answered (an ExecutionReport gave it an id or a final state); one sent but never answered is not. */
+  private answered(clientId: string): TrackedOrder | undefined {
+    const order = this.orders.get(clientId);
+    return order && (order.id !== '' || order.status !== 'open') ? order : undefined;
   }
 
   /** Sends a request and waits for the message that answers it (or its Business Message Reject / session Reject). */
@@ -298,11 +304,12 @@ export class FixVenue implements Venue {
   }
 
   private executionReport(m: FixMessage): void {
-    const execId = String(m.ExecID ?? '');
-    // A resent report (PossDup after a gap fill) is applied once.
+    const clientId = String(m.ClOrdID ?? '');
+    // A resent report (PossDup after a gap fill) is applied once. Keyed with the order: some
+    // engines number their ExecIDs afresh after a restart.
+    const execId = m.ExecID === undefined ? '' : `${clientId}|${String(m.ExecID)}`;
     if (execId && this.execIds.has(execId)) return;
     if (execId) this.execIds.add(execId);
-    const clientId = String(m.ClOrdID ?? '');
     const order = this.orders.get(clientId);
     if (!order) return;
     const spec = this.instrument(order.symbol);
