@@ -4,6 +4,7 @@ import type { AccountPatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { accountView } from './views.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export const MAX_MONTHLY_QUOTA = 1_000_000_000;
 
@@ -38,7 +39,7 @@ export async function updateAccount(store: Store, id: string, body: unknown): Pr
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
-    return refuse({ code: 'INVALID_REQUEST', detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
+    return refuse({ code: ErrorCode.INVALID_REQUEST, detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
   }
   const updated = await store.updateAccount(id, patch);
   return updated === null ? notFound('account', id) : { ok: true, value: accountView(updated) };

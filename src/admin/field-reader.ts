@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -15,7 +15,7 @@ export class FieldReader {
 
   constructor(body: unknown) {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      this.problems.push({ code: 'INVALID_REQUEST', detail: 'the request body must be a JSON object' });
+      this.problems.push({ code: ErrorCode.INVALID_REQUEST, detail: 'the request body must be a JSON object' });
       this.body = {};
     } else {
       this.body = body as Record<string, unknown>;
@@ -25,6 +25,11 @@ export class FieldReader {
   has(name: string): boolean {
     this.seen.add(name);
     return Object.hasOwn(this.body, name);
+  }
+
+  /** The field's value as sent, for a reader of its own; undefined when absent. */
+  given(name: string): unknown {
+    return this.has(name) ? this.body[name] : undefined;
   }
 
   string(name: string, opts: { required: boolean; max: number; nullable?: boolean }): string | null | undefined {
@@ -80,6 +85,6 @@ export class FieldReader {
   }
 
   fail(param: string, detail: string): void {
-    this.problems.push({ code: 'INVALID_FIELD', param, detail });
+    this.problems.push({ code: ErrorCode.INVALID_FIELD, param, detail });
   }
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
-import { renderSignalText } from '../language/render-signal-text.js';
+import { renderSignalText } from '../language/index.js';
 import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
@@ -73,21 +73,53 @@ export class VenueAgent {
   async run(): Promise<void> {
     const { options } = this;
     const log = options.log;
+    const client = new AgentClient({
+      server: options.server,
+      token: options.token,
+      transport: options.transport,
+      log,
+      onStatus: (status) => {
+        if (status.transport !== null && client.agent) this.agentId = client.agent.id;
+        if (status.transport !== null) void this.publish();
+      },
+    });
+    this.client = client;
+    // The token first: a refused one must leave nothing on disk.
+    try {
+      this.agentId = (await client.identify()).id;
+    } catch (err) {
+      await client.close();
+      if (err instanceof AgentClosedError) return;
+      throw err;
+    }
     const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
-    createDirectory(dir, 0o700);
     const role: LockRole = {
       name: 'agent',
       title: `signalgate agent on ${options.venue.name}`,
       place: 'with the same token',
       runsAs: (args) => args.includes('agent') && args.some((arg) => arg === '--venue' || arg.startsWith('--venue=')),
     };
-    this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), role);
     try {
+      try {
+        createDirectory(dir, 0o700);
+      } catch (error) {
+        throw new Error(
+          `cannot create the agent's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
+          { cause: error },
+        );
+      }
+      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), role);
+    } catch (err) {
+      await client.close();
+      throw err;
+    }
+    try {
+      if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
       const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
       const file = path.join(dir, `venue-${safeName}${options.dryRun ? '-dry-run' : ''}.json`);
       const stored = await VenueJournal.load(file);
       this.book = stored?.book ?? emptyLinks(freshState(options));
-      this.agentId = stored?.agentId ?? null;
+      this.agentId = stored?.agentId ?? this.agentId;
       for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
       for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
       this.journal = new VenueJournal(file, () => ({
@@ -102,17 +134,7 @@ export class VenueAgent {
       this.reconcile(holdings);
       await this.journal.save();
       log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
-      const client = new AgentClient({
-        server: options.server,
-        token: options.token,
-        transport: options.transport,
-        log,
-        onStatus: (status) => {
-          if (status.transport !== null && client.agent) this.agentId = client.agent.id;
-          if (status.transport !== null) void this.publish();
-        },
-      });
-      this.client = client;
+      void this.publish();
       this.timers.push(setInterval(() => void this.publish(), PUBLISH_EVERY_MS));
       this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
@@ -327,7 +349,7 @@ export class VenueAgent {
 
   private async publish(): Promise<void> {
     const client = this.client;
-    if (!client) return;
+    if (!client || !this.book) return;
     const state = this.book.state;
     let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
     if (this.connected) {

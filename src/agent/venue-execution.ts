@@ -1,5 +1,5 @@
 import { applySignal, type EngineEvent, type EngineState, type Position, type StepResult } from '../engine/index.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
 import { VenueRefusedError, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';

@@ -6,6 +6,7 @@
 export const ERROR_CATALOG = {
   // Inbound authentication and transport (CONTRACT §3, checks 1–5).
   INVALID_SOURCE_KEY: { status: 401, title: 'Unknown source key' },
+  IP_NOT_ALLOWED: { status: 403, title: 'Client address not allowed for this source' },
   SOURCE_INACTIVE: { status: 401, title: 'Source is inactive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   HMAC_MISMATCH: { status: 401, title: 'Signature check failed' },
@@ -39,6 +40,15 @@ export const ERROR_CATALOG = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/**
+ * Every code by name, for code that answers with one: `ErrorCode.NOT_FOUND`. Outside this folder
+ * a code is never written as a string literal, so a misspelt name is a type error rather than a
+ * new code on the wire.
+ */
+export const ErrorCode = Object.freeze(
+  Object.fromEntries(Object.keys(ERROR_CATALOG).map((code) => [code, code])),
+) as { readonly [Code in ErrorCode]: Code };
 
 /** One problem found in a request: what is wrong, with which parameter, and what to do. */
 export interface Problem {

@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export interface AdminRouteOptions {
   store: Store;
@@ -35,7 +36,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     const token = bearerToken(request);
     if (token === null || !opts.isAdminToken(token)) {
       return sendProblem(reply, [
-        { code: 'UNAUTHORIZED', detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' },
+        { code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' },
       ]);
     }
   });

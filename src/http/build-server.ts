@@ -1,17 +1,23 @@
 import http from 'node:http';
+import https from 'node:https';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
+import { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
 import { inboundKeyOf } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import type { ClientAddressOf } from './client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
+import { connectionTimeoutOptions } from './connection-timeouts.js';
 import type { DrainState } from './drain-state.js';
+import { healthRoutes } from './health-routes.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
@@ -23,6 +29,14 @@ export interface ServerOptions {
   logger: Logger;
   publicUrl: string;
   isAdminToken: (token: string) => boolean;
+  /** What `/metrics` serves; the inbound handler counts into it. */
+  metrics: ServiceMetrics;
+  /** SIGNALGATE_METRICS_TOKEN, which reads `/metrics` beside the admin token. */
+  metricsToken?: string | null;
+  /** Where a request came from (SIGNALGATE_TRUST_PROXY decides whether X-Forwarded-For is believed). */
+  clientAddressOf: ClientAddressOf;
+  /** HTTPS with this certificate and key; plain HTTP when null. */
+  tls: { cert: Buffer; key: Buffer } | null;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -36,19 +50,23 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Requests that reach a draining server are refused before anything is recorded.
   const drain: DrainState = { closing: false };
   const accessLog = new InboundAccessLog(opts.logger);
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain });
+  const { clientAddressOf } = opts;
+  const wrongKeyLog = new WrongKeyLog(opts.logger);
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
-      const server = http.createServer((req, res) => {
+      const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
         connectionErrors.track(req, res);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);
-      });
-      // Fastify's own defaults, which it sets only on servers it makes itself.
-      server.keepAliveTimeout = 72_000;
-      server.requestTimeout = 30_000;
+      };
+      // The same dispatch over TLS: the certificate can be replaced later with setSecureContext.
+      const server =
+        opts.tls === null
+          ? http.createServer(connectionTimeoutOptions(), dispatch)
+          : https.createServer({ ...connectionTimeoutOptions(), cert: opts.tls.cert, key: opts.tls.key }, dispatch);
       return server;
     },
     loggerInstance: opts.logger as FastifyBaseLogger,
@@ -63,10 +81,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     frameworkErrors: async (error, request, reply) => {
       await sendProblem(reply, [
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? { code: 'NOT_FOUND', detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
-          : { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+          ? { code: ErrorCode.NOT_FOUND, detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
+          : { code: ErrorCode.INVALID_REQUEST, detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
-      logAccess(request, reply, opts.isAdminToken);
+      logAccess(request, reply, opts.isAdminToken, clientAddressOf);
     },
   });
 
@@ -76,7 +94,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     drain.closing = true;
   });
   // onClose hooks run once the server has closed, so every inbound answer is out by then.
-  app.addHook('onClose', async () => accessLog.flush());
+  app.addHook('onClose', async () => {
+    accessLog.flush();
+    wrongKeyLog.close();
+  });
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');
@@ -90,7 +111,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken));
+  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken, clientAddressOf));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -101,31 +122,21 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       const given = request.headers['content-type'] ?? 'none';
       return sendProblem(reply, [
         {
-          code: 'UNSUPPORTED_MEDIA_TYPE',
+          code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
           param: 'Content-Type',
           detail: `send the body as JSON with Content-Type: application/json (got ${given.slice(0, 100)})`,
         },
       ]);
     }
-    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST';
+    const code: ErrorCode = status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : ErrorCode.INVALID_REQUEST;
     return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
+    sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  app.get('/healthz', async (_request, reply) => {
-    const failure = opts.inbound.failure;
-    if (failure !== null) {
-      return reply
-        .code(503)
-        .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
-    }
-    const unreachable = await opts.store.reachabilityProblem();
-    if (unreachable === null) return { status: 'ok', store: opts.store.kind };
-    return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
-  });
+  await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
   await app.register(inboundOtherMethodsRoute);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
@@ -136,9 +147,20 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
  * The access line every routed request gets (the inbound handler writes the same shape). The
  * admin token is masked wherever it stands in the path, as an operator may paste it there.
  */
-function logAccess(request: FastifyRequest, reply: FastifyReply, isAdminToken: (token: string) => boolean): void {
+function logAccess(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  isAdminToken: (token: string) => boolean,
+  clientAddressOf: ClientAddressOf,
+): void {
   request.log.info(
-    { method: request.method, url: maskPath(request.url, isAdminToken), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+    {
+      method: request.method,
+      url: maskPath(request.url, isAdminToken),
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+      clientAddress: clientAddressOf(request.raw),
+    },
     'request',
   );
 }

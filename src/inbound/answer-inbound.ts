@@ -5,10 +5,11 @@ import type { Store } from '../store/store.js';
 import type { InboundAnswer } from './inbound-answer.js';
 import type { InboundRequest } from './inbound-request.js';
 import { receiveSignal } from './receive-signal.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const UNKNOWN_KEY = problemBody([
   {
-    code: 'INVALID_SOURCE_KEY',
+    code: ErrorCode.INVALID_SOURCE_KEY,
     detail: 'no source has this key; copy the inbound URL from the source detail view (the key may have been rotated)',
   },
 ]);
@@ -31,7 +32,7 @@ export async function answerInbound(store: Store, request: InboundRequest): Prom
   for (let check = 1; ; check++) {
     const source = await store.findSourceByAuthKey(request.authKey);
     if (source === null) {
-      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null };
+      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null, unknownKey: true };
     }
     const answer = await receiveSignal(store, request, source, newSignalId(request.receivedAtMillis), body);
     if (answer !== null) return answer;

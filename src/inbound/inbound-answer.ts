@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import { secondsUntilReset } from '../metering/quota-period.js';
 import type { SignalRecord } from '../store/records.js';
@@ -10,6 +10,8 @@ export interface InboundAnswer {
   headers: Record<string, string>;
   body: string;
   signalId: string | null;
+  /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
+  unknownKey: boolean;
 }
 
 /**
@@ -23,7 +25,7 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAns
   const answer = recordAnswer(record, nowMillis);
   const headers = answer.headers;
   if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
-  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id };
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
 }
 
 function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {
@@ -39,10 +41,10 @@ function recordAnswer(record: SignalRecord, nowMillis: number): { status: number
       },
     };
   }
-  const code = (record.code ?? 'INTERNAL_ERROR') as ErrorCode;
+  const code = (record.code ?? ErrorCode.INTERNAL_ERROR) as ErrorCode;
   const first = { code, detail: record.detail ?? '', ...(record.param !== null ? { param: record.param } : {}) };
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
-  if (code === 'QUOTA_SIGNALS_IN') {
+  if (code === ErrorCode.QUOTA_SIGNALS_IN) {
     const period = record.receivedAt.slice(0, 7);
     headers['retry-after'] = String(secondsUntilReset(period, nowMillis));
   }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Problem } from '../errors/catalog.js';
-import { parseSignal } from '../language/parse-signal.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
+import { parseSignal } from '../language/index.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
+import { isAllowedAddress } from '../security/allowed-ips.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
@@ -75,24 +76,35 @@ export async function receiveSignal(
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
 
+  if (!isAllowedAddress(source.allowedIps, request.clientAddress)) {
+    return reject(
+      [
+        {
+          code: ErrorCode.IP_NOT_ALLOWED,
+          detail: `this source takes requests only from the addresses in its allowedIps, and this one came from ${request.clientAddress.slice(0, 100)}; send from an allowed address, or an administrator can add it to the source's allowedIps`,
+        },
+      ],
+      403,
+    );
+  }
   if (!source.active) {
-    return reject([{ code: 'SOURCE_INACTIVE', detail: 'this source is deactivated; an administrator can activate it again' }], 401);
+    return reject([{ code: ErrorCode.SOURCE_INACTIVE, detail: 'this source is deactivated; an administrator can activate it again' }], 401);
   }
   if (request.bodyTooLarge) {
     return reject(
-      [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
+      [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
       413,
     );
   }
   if (source.hmacSecret !== null) {
     const check = verifySignature(source.hmacSecret, body, request.signature);
-    if (!check.ok) return reject([{ code: 'HMAC_MISMATCH', detail: check.detail, param: check.param }], 401);
+    if (!check.ok) return reject([{ code: ErrorCode.HMAC_MISMATCH, detail: check.detail, param: check.param }], 401);
   }
   if (request.idempotencyKey !== undefined && !IDEMPOTENCY_KEY_FORM.test(request.idempotencyKey)) {
     return reject(
       [
         {
-          code: 'INVALID_REQUEST',
+          code: ErrorCode.INVALID_REQUEST,
           param: 'Idempotency-Key',
           detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
         },
@@ -101,14 +113,14 @@ export async function receiveSignal(
     );
   }
   const format = decideFormat(request.contentType, request.contentEncoding, body);
-  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }], 415, true);
+  if (!format.ok) return reject([{ code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, detail: format.detail, param: format.param }], 415, true);
   if (text === null) {
-    return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
+    return reject([{ code: ErrorCode.PARSE_ERROR, detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
   }
   const parsed = parseSignal(text, format.format);
   if (!parsed.ok) {
     const first = parsed.problems[0];
-    return reject(parsed.problems, first?.code === 'PARSE_ERROR' ? 400 : 422, true);
+    return reject(parsed.problems, first?.code === ErrorCode.PARSE_ERROR ? 400 : 422, true);
   }
   return record(
     {
@@ -129,7 +141,7 @@ function quotaExhaustedProblem(period: string): Problem {
   if (exhausted === undefined || period !== exhaustedPeriod) {
     exhaustedPeriod = period;
     exhausted = Object.freeze({
-      code: 'QUOTA_SIGNALS_IN',
+      code: ErrorCode.QUOTA_SIGNALS_IN,
       detail: `the account's monthly signal quota for ${period} is used up; it resets at ${periodEnd(period).toISOString()}, or raise the account's monthlySignalQuota`,
     });
   }

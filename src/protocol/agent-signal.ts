@@ -1,4 +1,4 @@
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 
 /** A delivery as handed to an agent: by `GET /api/agent/signals` and the WebSocket's `signals`. */
 export interface AgentSignal {

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from './agent-signal.js';
 
@@ -19,7 +20,7 @@ export const CLOSE_INTERNAL_ERROR = 1011;
  */
 export const CLOSE_AGENT_CONNECTED = 4409;
 /** At most 123 bytes: the WebSocket close frame's limit. */
-export const AGENT_CONNECTED_REASON = 'AGENT_CONNECTED: another connection for this agent is open; stop that process. Retry after it closes or misses a ping';
+export const AGENT_CONNECTED_REASON = `${ErrorCode.AGENT_CONNECTED}: another connection for this agent is open; stop that process. Retry after it closes or misses a ping`;
 
 /** Server → agent, first message of every connection. */
 export interface HelloMessage {

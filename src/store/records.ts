@@ -1,5 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import type { Delivery } from '../protocol/delivery.js';
 
 /** Records the store keeps. Times are ISO 8601 strings in UTC with millisecond precision. */
@@ -29,6 +29,11 @@ export interface Source {
   /** Agents this source routes to; empty means every agent of the account. */
   agentIds: string[];
   maxSignalAgeSeconds: number;
+  /**
+   * Client addresses inbound requests are taken from: IPv4/IPv6 addresses, CIDR ranges and the
+   * word `tradingview`; empty means any address.
+   */
+  allowedIps: string[];
   createdAt: string;
   /**
    * How many changes the source has had (0 when created). An inbound request is committed only

@@ -52,6 +52,8 @@ describe.runIf(onSqlite)('starting the service', () => {
     [{ SIGNALGATE_LOG_LEVEL: 'verbose' }, 'SIGNALGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ SIGNALGATE_PUBLIC_URL: 'ftp://signals.example.com' }, 'SIGNALGATE_PUBLIC_URL must be the http:// or https:// address'],
     [{ SIGNALGATE_PUBLIC_URL: 'not a url' }, 'SIGNALGATE_PUBLIC_URL must be'],
+    [{ SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' }, "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix"],
+    [{ SIGNALGATE_TRUST_PROXY: 'loopback' }, "SIGNALGATE_TRUST_PROXY: 'loopback' is not an IPv4 or IPv6 address"],
     [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
   ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {
     const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env });
@@ -95,16 +97,22 @@ describe.runIf(onSqlite)('starting the service', () => {
       first.child.kill('SIGKILL');
       await first.exited;
     }
-    // Its lock names a process that no longer runs: the next server takes the directory over.
+    // The kernel dropped its lock with it: the next server starts at once, with nothing to take over.
+    const next = await spawnServer(env);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(next.stdout()).not.toContain('took over');
+  });
+
+  it('a lock file left by an earlier version is taken over when its pid no longer runs as a server', async () => {
+    const dir = freshDir();
+    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: 'data-dir-lock-admin-token-0123' };
+    // An earlier version's lock: its pid, since given to a process that is not a server (this one).
+    writeFileSync(path.join(dir, 'server.lock'), JSON.stringify({ pid: process.pid, startTime: '1', token: 'x' }));
     const next = await spawnServer(env);
     next.child.kill('SIGTERM');
     expect(await next.exited).toEqual({ code: 0, signal: null });
     expect(next.stdout()).toContain('took over the data directory of a server that is gone');
-    // Stopped cleanly, it gave the directory back.
-    const again = await spawnServer(env);
-    again.child.kill('SIGTERM');
-    expect(await again.exited).toEqual({ code: 0, signal: null });
-    expect(again.stdout()).not.toContain('took over');
   });
 
   it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
@@ -148,13 +156,17 @@ describe.runIf(onSqlite)('starting the service', () => {
 
   it('SIGTERM while a start hangs: given up after a few seconds, exit 0', async () => {
     // A database that accepts the connection and never answers: the start waits for it.
-    const silent = net.createServer(() => undefined);
+    // The SIGTERM goes once the start is waiting on it, not after a fixed time (a loaded machine
+    // can take longer than any fixed time just to load the CLI).
+    let connected!: () => void;
+    const waiting = new Promise<void>((resolve) => (connected = resolve));
+    const silent = net.createServer(() => connected());
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as net.AddressInfo).port;
     try {
       let child: ChildProcess | undefined;
       const running = serve({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: `postgres://u@127.0.0.1:${port}/db` }, undefined, (c) => (child = c));
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await waiting;
       const stopped = Date.now();
       child!.kill('SIGTERM');
       const run = await running;
@@ -164,6 +176,29 @@ describe.runIf(onSqlite)('starting the service', () => {
     } finally {
       silent.close();
     }
+  });
+
+  it.each([
+    [{ HOST: '0.0.0.0' }, /http:\/\/0\.0\.0\.0:\d+/],
+    [{ SIGNALGATE_PUBLIC_URL: 'http://[::]:9000' }, /http:\/\/\[::\]:9000/],
+  ])('with %j warns, in the log and on stderr, that senders cannot reach the inbound URLs and to set SIGNALGATE_PUBLIC_URL', async (env, url) => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env }, (stderr, stop) => {
+      if (stderr.includes('signalgate: warning:')) stop();
+    });
+    expect(run.code).toBe(0);
+    const warning = new RegExp(`inbound URLs are rendered with ${url.source}, which no sender can reach .*set SIGNALGATE_PUBLIC_URL to the address senders reach this server at`);
+    expect(run.stderr).toMatch(new RegExp(`signalgate: warning: ${warning.source}`));
+    const logged = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(logged.find((line) => warning.test(line.msg))).toMatchObject({ level: 40 });
+  });
+
+  it('does not warn with HOST=0.0.0.0 when SIGNALGATE_PUBLIC_URL names the address senders reach', async () => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), HOST: '0.0.0.0', SIGNALGATE_PUBLIC_URL: 'https://signals.example.com' }, (stderr, stop) => {
+      if (stderr.includes('admin token')) setTimeout(stop, 1000);
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('"msg":"listening"');
+    expect(run.stderr).not.toContain('warning');
   });
 
   it('masks the admin token in a logged path, however short it is', async () => {

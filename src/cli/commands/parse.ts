@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import type { Problem } from '../../errors/catalog.js';
-import { type ParseOutcome, parseSignal, type SignalFormat } from '../../language/parse-signal.js';
+import { ErrorCode, type Problem } from '../../errors/catalog.js';
+import { type ParseOutcome, parseSignal, type SignalFormat } from '../../language/index.js';
 
 /**
  * `signalgate parse [signal]`: checks one signal exactly as the inbound endpoint would and
@@ -23,7 +23,7 @@ export function registerParseCommand(program: Command): void {
       const body = argument ?? (await readStdin());
       const outcome: ParseOutcome =
         body === undefined
-          ? { ok: false, problems: [{ code: 'PARSE_ERROR', detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
+          ? { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
           : parseSignal(body, options.format === 'auto' ? sniffFormat(body) : options.format);
       if (outcome.ok) {
         process.stdout.write(`${JSON.stringify(outcome.signal, null, 2)}\n`);

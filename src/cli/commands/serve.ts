@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { recordPublicUrl } from '../../admin/recorded-public-url.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
+import { unreachablePublicUrl } from '../../config/unreachable-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService, type RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
@@ -12,7 +13,7 @@ const START_GRACE_MS = 5_000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL)')
+    .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL, SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY, SIGNALGATE_TRUST_PROXY)')
     .action(async () => {
       // A stop asked for while starting is honoured once the start is done (a generated admin
       // token is then shown, not lost): the service drains at once and exits 0, as a stop always
@@ -38,6 +39,11 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       const logger = createLogger(config.logLevel);
+      // SIGHUP reloads the certificate (renewed in place by certbot and the like); one that
+      // comes while starting finds the files read moments ago. Without HTTPS it keeps its
+      // default meaning, stopping the process.
+      let reloadTls = () => undefined as unknown;
+      if (config.tls !== null) process.on('SIGHUP', () => void reloadTls());
       const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch((error: unknown) => {
         if (!(error instanceof StartupError)) throw error;
         return failStart(logger, error);
@@ -55,6 +61,15 @@ export function registerServeCommand(program: Command): void {
       }
       clearTimeout(giveUp);
       logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
+      reloadTls = () => service.reloadTls().catch((err: unknown) => logger.error({ err }, 'certificate reload failed'));
+      const unreachable = unreachablePublicUrl(publicUrl);
+      if (unreachable !== null) {
+        // Not fatal (a server behind a proxy may be set up this way for a while), but every
+        // inbound URL shown would be useless to the sender it is given to.
+        logger.warn({ publicUrl, host: config.host }, unreachable);
+        process.stderr.write(`signalgate: warning: ${unreachable}
+`);
+      }
 
       let draining = false;
       stop = (signal: string) => {
