@@ -20,9 +20,10 @@ function agent(args: string[], env: Record<string, string> = {}) {
 
 describe('signalgate agent --venue', () => {
   it('needs a venue, and --paper is the short form of --venue paper only', () => {
-    expect(agent([])).toMatchObject({ status: 2, stderr: expect.stringContaining('choose where to execute: --venue paper (or --paper) or --venue ccxt') });
+    expect(agent([])).toMatchObject({ status: 2, stderr: expect.stringContaining('choose where to execute: --venue paper (or --paper), --venue ccxt --exchange ID or --venue fix --fix-config FILE') });
     expect(agent(['--paper', '--venue', 'ccxt'])).toMatchObject({ status: 2, stderr: expect.stringContaining('--paper is the short form of --venue paper') });
-    expect(agent(['--venue', 'fix'])).toMatchObject({ status: 2, stderr: expect.stringContaining('--venue must be paper or ccxt, got "fix"') });
+    expect(agent(['--venue', 'nosuch'])).toMatchObject({ status: 2, stderr: expect.stringContaining('--venue must be paper, ccxt or fix, got "nosuch"') });
+    expect(agent(['--venue', 'fix'])).toMatchObject({ status: 2, stderr: expect.stringContaining('--venue fix needs --fix-config FILE') });
   });
 
   it('ccxt: needs --exchange, a known exchange id, and API keys unless --dry-run', () => {
