@@ -1,0 +1,73 @@
+import { percentile } from './bench-server.js';
+import { runAgentLoad } from './agent-load.js';
+
+/**
+ * `npm run bench -- --soak [--soak-seconds N]`: a steady 300 signals a second on schedule (open
+ * loop) for N seconds (default 60) on SQLite, one agent connected by WebSocket and acknowledging.
+ * Reports answer p99 and max, and the longest stall: the longest time in which requests were
+ * outstanding and no answer came back, with when it began (seconds into the run).
+ */
+const RATE = 300;
+
+export interface SoakRow {
+  seconds: number;
+  sent: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  max: number;
+  maxAt: number;
+  stall: number;
+  stallAt: number;
+  handoffP99: number;
+}
+
+export async function runSoak(seconds: number): Promise<SoakRow> {
+  const count = RATE * seconds;
+  let startedAt = 0;
+  const run = await runAgentLoad('sqlite', 'websocket', 1, 4, (keys, startAt) => {
+    startedAt = startAt;
+    return Array.from({ length: count }, (_, i) => ({
+      at: startAt + (i * 1000) / RATE,
+      path: `/api/inbound/${keys[i % keys.length]!}`,
+      body: i % 2 === 0 ? 'EURUSD,buy,vol=0.01,sl_pips=20' : 'EURUSD,closebuy',
+    }));
+  });
+  if (run === null) throw new Error('the soak runs on SQLite, which is always there');
+  const ok = run.answers.filter((a) => a.status === 202);
+  const latency = ok.map((a) => a.answeredAt - a.scheduledAt);
+  const sorted = [...latency].sort((a, b) => a - b);
+  const maxIndex = latency.indexOf(sorted[sorted.length - 1]!);
+  // Longest stall: between two consecutive answers, while some request already sent waited.
+  const events = ok.map((a) => a.answeredAt).sort((a, b) => a - b);
+  let stall = 0;
+  let stallAt = 0;
+  for (let i = 1; i < events.length; i++) {
+    const gap = events[i]! - events[i - 1]!;
+    // At 300/s a request is due every 3.3 ms; a gap longer than that had one outstanding.
+    if (gap > stall) {
+      stall = gap;
+      stallAt = events[i - 1]! - startedAt;
+    }
+  }
+  const handoff = ok.filter((a) => run.arrivals[a.id!] !== undefined).map((a) => run.arrivals[a.id!]! - a.answeredAt).sort((a, b) => a - b);
+  const row: SoakRow = {
+    seconds,
+    sent: run.answers.length,
+    failed: run.answers.length - ok.length,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    maxAt: (ok[maxIndex]?.scheduledAt ?? startedAt) - startedAt,
+    stall,
+    stallAt,
+    handoffP99: percentile(handoff, 0.99),
+  };
+  process.stdout.write(
+    `\nsoak: ${RATE} signals/s on schedule for ${seconds} s, SQLite, one agent by WebSocket, node ${process.version}\n` +
+      `| sent | failed | p50 ms | p99 ms | max ms (at s) | longest stall ms (at s) | hand-off p99 ms |\n|---|---|---|---|---|---|---|\n` +
+      `| ${row.sent} | ${row.failed} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${row.max.toFixed(0)} (${(row.maxAt / 1000).toFixed(1)}) | ` +
+      `${row.stall.toFixed(0)} (${(row.stallAt / 1000).toFixed(1)}) | ${row.handoffP99.toFixed(1)} |\n`,
+  );
+  return row;
+}
