@@ -10,11 +10,15 @@ import { type Answer, type Scheduled, sendOnSchedule } from './open-loop.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** How long after the last answer the agents get to take the rest. */
 const DRAIN_MS = 15_000;
+/** The senders' kept-alive connections (BENCH_SENDER_CONNECTIONS). */
+const SENDER_CONNECTIONS = Number(process.env.BENCH_SENDER_CONNECTIONS ?? 200);
 
 export type BenchStore = 'sqlite' | 'postgres';
 export type BenchTransport = 'websocket' | 'long-poll';
 
 export interface AgentLoadRun {
+  /** Epoch ms of the schedule's start. */
+  startAt: number;
   answers: Answer[];
   /** Signal id → epoch ms an agent client handed it over. */
   arrivals: Record<string, number>;
@@ -32,7 +36,7 @@ export async function runAgentLoad(
   transport: BenchTransport,
   agents: number,
   sourcesPerAgent: number,
-  buildSchedule: (sourceKeys: string[], startAt: number) => Scheduled[],
+  buildSchedule: (sourceKeys: string[]) => Scheduled[],
 ): Promise<AgentLoadRun | null> {
   let server: BenchServer;
   if (store === 'postgres') {
@@ -80,14 +84,14 @@ export async function runAgentLoad(
       });
       child.once('exit', (code) => reject(new Error(`the agents process exited with ${code}`)));
     });
-    const answers = await sendOnSchedule(server.url, buildSchedule(interleaved, Date.now() + 500));
+    const { startAt, answers } = await sendOnSchedule(server.url, buildSchedule(interleaved), SENDER_CONNECTIONS);
     const accepted = answers.filter((a) => a.id !== null).length;
     const deadline = Date.now() + DRAIN_MS;
     while (Date.now() < deadline && held < accepted) await sleep(100);
     await stopProcess(child);
     agentsProcess = null;
     const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; ackFailures: number };
-    return { answers, arrivals: results.arrivals, ackFailures: results.ackFailures };
+    return { startAt, answers, arrivals: results.arrivals, ackFailures: results.ackFailures };
   } finally {
     if (agentsProcess !== null) await stopProcess(agentsProcess);
     await server.stop();

@@ -33,9 +33,9 @@ export async function runBurst(): Promise<BurstRow[]> {
   const rows: BurstRow[] = [];
   for (const store of ['sqlite', 'postgres'] as const) {
     for (const transport of ['websocket', 'long-poll'] as const) {
-      const run = await runAgentLoad(store, transport, AGENTS, SOURCES_PER_AGENT, (keys, startAt) =>
+      const run = await runAgentLoad(store, transport, AGENTS, SOURCES_PER_AGENT, (keys) =>
         Array.from({ length: SIGNALS }, (_, i) => ({
-          at: startAt + (i * WINDOW_MS) / SIGNALS,
+          at: (i * WINDOW_MS) / SIGNALS,
           path: `/api/inbound/${keys[i % keys.length]!}`,
           body: i % 2 === 0 ? 'EURUSD,buy,vol=0.01,sl_pips=20' : 'EURUSD,closebuy',
         })),
