@@ -23,16 +23,18 @@ const MAY_IMPORT = {
   protocol: ['language', 'errors'],
   // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
   store: ['protocol', 'inbound', 'language', 'files', 'errors'],
-  inbound: ['store', 'security', 'metering', 'logging', 'http', 'language', 'errors'],
+  inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'errors'],
   admin: ['store', 'security', 'metering', 'config', 'errors'],
-  http: ['inbound', 'admin', 'store', 'logging', 'config', 'security', 'language', 'errors'],
+  http: ['inbound', 'admin', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'errors'],
   delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
-  service: ['http', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files'],
+  // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
+  metrics: ['delivery', 'store', 'protocol'],
+  service: ['http', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
   cli: ['service', 'admin', 'agent', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
   bench: ['agent', 'engine'],
-  // The lock file: not placed in the target layout yet.
+  // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
   // Durable file helpers (create a directory, replace a file atomically), for the store and the agents.
   files: [],

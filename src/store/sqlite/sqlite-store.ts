@@ -7,6 +7,7 @@ import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentQueueDepth,
   AgentSessionClaim,
   IngestOutcome,
   IngestRequest,
@@ -16,6 +17,7 @@ import type {
   Store,
 } from '../store.js';
 import { SqliteAccounts } from './accounts.js';
+import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDeliveries } from './deliveries.js';
@@ -108,6 +110,10 @@ export class SqliteStore implements Store {
   }
 
   /** The file is opened once and stays open; a failing inbound thread is reported by the lane. */
+  async backup(file: string): Promise<void> {
+    copySqliteDatabase(this.connection.db, file);
+  }
+
   async reachabilityProblem(): Promise<string | null> {
     return this.closed ? 'the store is closed' : null;
   }
@@ -206,6 +212,10 @@ export class SqliteStore implements Store {
   }
 
   // Delivery to agents.
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    return this.deliveries.countOpenDeliveries();
+  }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return this.deliveries.takeDeliveries(agentId, now, limit);
