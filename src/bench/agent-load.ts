@@ -23,6 +23,8 @@ export interface AgentLoadRun {
   /** Signal id → epoch ms an agent client handed it over. */
   arrivals: Record<string, number>;
   ackFailures: number;
+  /** The server's `/metrics` right after the last answer (read once before the start too, which resets its event-loop maxima). */
+  metrics: string;
 }
 
 /**
@@ -84,14 +86,16 @@ export async function runAgentLoad(
       });
       child.once('exit', (code) => reject(new Error(`the agents process exited with ${code}`)));
     });
+    await server.adminGet('/metrics');
     const { startAt, answers } = await sendOnSchedule(server.url, buildSchedule(interleaved), SENDER_CONNECTIONS);
+    const metrics = await server.adminGet('/metrics');
     const accepted = answers.filter((a) => a.id !== null).length;
     const deadline = Date.now() + DRAIN_MS;
     while (Date.now() < deadline && held < accepted) await sleep(100);
     await stopProcess(child);
     agentsProcess = null;
     const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; ackFailures: number };
-    return { startAt, answers, arrivals: results.arrivals, ackFailures: results.ackFailures };
+    return { startAt, answers, arrivals: results.arrivals, ackFailures: results.ackFailures, metrics };
   } finally {
     if (agentsProcess !== null) await stopProcess(agentsProcess);
     await server.stop();

@@ -17,6 +17,8 @@ export interface BenchServer {
   dataDir: string;
   /** An admin POST that must answer 201. */
   admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
+  /** An admin GET's body; it must answer 200. */
+  adminGet: (urlPath: string) => Promise<string>;
   stop: () => Promise<void>;
 }
 
@@ -42,6 +44,12 @@ export async function startSignalgate(
       const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
       if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);
       return JSON.parse(res.text) as T;
+    },
+    adminGet: async (urlPath: string) => {
+      const res = await fetch(proc.url + urlPath, { headers: { authorization: `Bearer ${adminToken}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${urlPath}: ${res.status} ${text}`);
+      return text;
     },
     stop: async () => {
       await stopProcess(proc.child);

@@ -68,5 +68,25 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
       `| ${row.sent} | ${row.failed} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${row.max.toFixed(0)} (${(row.maxAt / 1000).toFixed(1)}) | ` +
       `${row.stall.toFixed(0)} (${(row.stallAt / 1000).toFixed(1)}) | ${row.handoffP99.toFixed(1)} |\n`,
   );
+  process.stdout.write(eventLoopReport(run.metrics));
   return row;
+}
+
+/**
+ * What the server's own metrics say of the run: the event loop's longest delay, and garbage
+ * collections by kind, with how many took over 100 ms. A stall as long as the event loop's
+ * longest delay happened on the event loop (GC or synchronous work there); a longer one was
+ * elsewhere (the inbound thread, the disk).
+ */
+function eventLoopReport(metrics: string): string {
+  const value = (name: string) => metrics.split('\n').find((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))?.split(' ').pop();
+  const lagMax = Number(value('nodejs_eventloop_lag_max_seconds')) * 1000;
+  let out = `server event loop: longest delay ${lagMax.toFixed(0)} ms (nodejs_eventloop_lag_max_seconds, since the start)\n`;
+  for (const kind of ['minor', 'major', 'incremental']) {
+    const count = Number(value(`nodejs_gc_duration_seconds_count{kind="${kind}"}`) ?? 0);
+    const sum = Number(value(`nodejs_gc_duration_seconds_sum{kind="${kind}"}`) ?? 0);
+    const under100 = Number(value(`nodejs_gc_duration_seconds_bucket{le="0.1",kind="${kind}"}`) ?? count);
+    out += `server GC ${kind}: ${count} collections, ${(sum * 1000).toFixed(0)} ms in all, ${count - under100} over 100 ms\n`;
+  }
+  return out;
 }
