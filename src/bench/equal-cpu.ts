@@ -66,7 +66,7 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
       for (const target of targets) {
         const result = await runWrk(target.url, target.requests, CONNECTIONS, SECONDS, LOAD_CPU);
         if (result.non2xx > 0 || result.errors > 0) {
-          throw new Error(`${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors; the run is not valid`);
+          throw new Error(`${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors (${result.errorDetail ?? ''}); the run is not valid`);
         }
         results.get(target.name)!.push(result);
         if (target.store === 'sqlite') sqliteRequests += result.total;

@@ -35,9 +35,10 @@ export async function runWrk(url: string, requests: BenchRequest[], connections:
   try {
     const script = path.join(dir, 'mix.lua');
     writeFileSync(script, luaScript(requests));
-    const output = await run('taskset', ['-c', cpu, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url]);
+    const output = await run('taskset', ['-c', cpu, 'wrk', '--timeout', '10s', '-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url]);
     const line = output.split('\n').find((l) => l.startsWith('{"wrk"'));
     if (line === undefined) throw new Error(`wrk printed no figures:\n${output}`);
+    const errorLine = output.split('\n').find((l) => l.startsWith('wrk socket errors'))!;
     const figures = JSON.parse(line) as { requests: number; durationUs: number; p50: number; p99: number; status: number; socket: number };
     return {
       requestsPerSecond: figures.requests / (figures.durationUs / 1e6),
@@ -46,6 +47,7 @@ export async function runWrk(url: string, requests: BenchRequest[], connections:
       total: figures.requests,
       non2xx: figures.status,
       errors: figures.socket,
+      errorDetail: errorLine,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -75,6 +77,7 @@ function done(summary, latency, requests)
   io.write(string.format('{"wrk":1,"requests":%d,"durationUs":%d,"p50":%d,"p99":%d,"status":%d,"socket":%d}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
     e.connect + e.read + e.write + e.timeout))
+  io.write(string.format('wrk socket errors: connect %d, read %d, write %d, timeout %d\\n', e.connect, e.read, e.write, e.timeout))
 end
 `;
 }
