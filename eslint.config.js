@@ -21,12 +21,14 @@ const MAY_IMPORT = {
   logging: ['security'],
   // The wire types shared by the server's delivery side and the agent.
   protocol: ['language', 'errors'],
+  // The API description: the schema and route-description types, the OpenAPI document and page.
+  openapi: ['errors'],
   // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
   store: ['protocol', 'inbound', 'language', 'files', 'errors'],
-  inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'errors'],
-  admin: ['store', 'security', 'metering', 'config', 'errors'],
-  http: ['inbound', 'admin', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'errors'],
-  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
+  inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'openapi', 'errors'],
+  admin: ['store', 'security', 'metering', 'config', 'openapi', 'errors'],
+  http: ['inbound', 'admin', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
+  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'openapi', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).

@@ -27,15 +27,27 @@
 -- `key_reused_detail` is the detail recorded when a different request holds the key, `{signal}`
 -- standing for that request's id. `source_revision` is the revision of the source the request
 -- was checked against; an item without it comes from an instance older than that column (a
--- rolling upgrade) and is not compared.
+-- rolling upgrade) and is not compared. `body_digest` and `duplicate_since` are the source's
+-- duplicate guard (both null when it is off): an accept item whose body digest equals that of a
+-- signal accepted on the source at or after `duplicate_since` is logged as its duplicate.
+-- `symbol` is the normalized signal's (accept only), kept in its own column for the log's filter.
 --
 -- Answers a JSON array, in item order, of
 --   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
---   {n, ok: true, kind: 'replay', record}                           -- record: the original signals row
+--   {n, ok: true, kind: 'replay', record, outcome}                  -- record: the original signals row;
+--                                                                   -- outcome: its deliveries by status
+--   {n, ok: true, kind: 'duplicate', record, outcome}               -- logged as a duplicate of record
 --   {n, ok: true, kind: 'key_reused', original}                     -- logged as its own 422 refusal;
 --                                                                   -- original: the id holding the key
 --   {n, ok: false, state: 'source_changed', message}                -- checked against another revision
 --   {n, ok: false, state, message}                                  -- nothing of it was kept (a SQLSTATE)
+
+-- How many of a signal's deliveries are in each status, e.g. {"executed": 1}; {} for none.
+CREATE OR REPLACE FUNCTION signalgate_outcome(signal_id text) RETURNS json
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(json_object_agg(c.status, c.n), '{}'::json)
+    FROM (SELECT d.status, count(*) AS n FROM deliveries d WHERE d.signal_id = $1 GROUP BY d.status) c
+$$;
 
 -- The items in order, without subtransactions. A request that names an unknown source (or one
 -- of another account), or that was checked against another revision of its source, is
@@ -63,6 +75,7 @@ DECLARE
   v_original json;
   v_outcome json;
   v_claims integer;
+  v_repeated text;
 BEGIN
   outcomes := '{}';
   agents := '{}';
@@ -127,7 +140,8 @@ BEGIN
               IF v_original IS NULL THEN
                 RAISE EXCEPTION 'idempotency key names missing signal %', v_held.signal_id;
               END IF;
-              v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'replay', 'record', v_original);
+              v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'replay', 'record', v_original,
+                                             'outcome', signalgate_outcome(v_held.signal_id));
               EXIT item;
             END IF;
             -- Past the replay window: this request takes the key over.
@@ -142,6 +156,35 @@ BEGIN
             RAISE EXCEPTION 'idempotency key % keeps vanishing', it.idempotency_key;
           END IF;
         END LOOP;
+      END IF;
+
+      IF it.accept AND it.body_digest IS NOT NULL THEN
+        -- The duplicate guard. Requests with the same body on the same source queue on this
+        -- lock, from every instance, until the holder's COMMIT; the next one's query (a new
+        -- snapshot, as every statement here) then sees what the holder accepted.
+        PERFORM pg_advisory_xact_lock(hashtextextended(
+          'signalgate.duplicate' || chr(10) || current_schema() || chr(10) || it.source_id || chr(10) || it.body_digest, 0));
+        SELECT s.id INTO v_repeated FROM signals s
+         WHERE s.source_id = it.source_id AND s.body_digest = it.body_digest AND s.received_at >= it.duplicate_since
+         ORDER BY s.received_at DESC, s.id DESC LIMIT 1;
+        IF FOUND THEN
+          -- Logged as a duplicate of it, answered as it; never charged or delivered.
+          INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
+                               errors, content_type, raw_body, normalized, idempotency_key, quota_period,
+                               quota_used, quota_limit, duplicate_of, symbol)
+          VALUES (it.id, it.source_id, it.account_id, it.received_at, 'queued', 202, NULL, NULL, NULL, NULL,
+                  it.content_type, decode(it.raw_body, 'base64'), it.normalized::json, it.idempotency_key,
+                  NULL, NULL, NULL, v_repeated, it.symbol);
+          IF it.idempotency_key IS NOT NULL THEN
+            -- The key answers the original from now on, as this request was answered.
+            UPDATE idempotency_keys SET signal_id = v_repeated
+             WHERE source_id = it.source_id AND key = it.idempotency_key AND signal_id = it.id;
+          END IF;
+          SELECT row_to_json(s) INTO v_original FROM signals s WHERE s.id = v_repeated;
+          v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'duplicate', 'record', v_original,
+                                         'outcome', signalgate_outcome(v_repeated));
+          EXIT item;
+        END IF;
       END IF;
 
       v_charged := false;
@@ -162,7 +205,7 @@ BEGIN
 
       INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                            errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                           quota_used, quota_limit)
+                           quota_used, quota_limit, body_digest, symbol)
       VALUES (it.id, it.source_id, it.account_id, it.received_at,
               CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
               CASE WHEN v_charged THEN 202 ELSE it.http_status END,
@@ -173,7 +216,9 @@ BEGIN
               it.content_type, decode(it.raw_body, 'base64'),
               CASE WHEN v_charged THEN it.normalized::json END,
               it.idempotency_key,
-              CASE WHEN v_charged THEN it.period END, v_used, v_limit);
+              CASE WHEN v_charged THEN it.period END, v_used, v_limit,
+              CASE WHEN v_charged THEN it.body_digest END,
+              CASE WHEN v_charged THEN it.symbol END);
 
       IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
         -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
@@ -211,8 +256,8 @@ BEGIN
           v_seqs := v_seqs || v_seq_last[v_at];
         END LOOP;
         IF cardinality(v_agents) > 0 THEN
-          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
-          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0
+          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0, it.received_at
             FROM unnest(v_agents, v_seqs) AS d(agent_id, seq);
         END IF;
       END IF;
@@ -291,4 +336,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 1';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 2';

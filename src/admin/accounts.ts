@@ -3,15 +3,27 @@ import { newId } from '../security/random-secrets.js';
 import type { AccountPatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
+import { textField, wholeNumberField } from './field-schemas.js';
+import { objectSchema } from '../openapi/index.js';
 import { accountView } from './views.js';
 import { ErrorCode } from '../errors/catalog.js';
 
 export const MAX_MONTHLY_QUOTA = 1_000_000_000;
 
+const ACCOUNT_FIELDS = {
+  name: textField(200, 'what the account is called', 'Alice'),
+  monthlySignalQuota: wholeNumberField(0, MAX_MONTHLY_QUOTA, 'signals the account may send per calendar month (UTC)', 1000),
+};
+
+/** The body of `POST /api/admin/accounts` (and `signalgate accounts create`). */
+export const CREATE_ACCOUNT_BODY = objectSchema(ACCOUNT_FIELDS, ['name', 'monthlySignalQuota']);
+/** The body of `PATCH /api/admin/accounts/{id}`: any of the fields, at least one. */
+export const UPDATE_ACCOUNT_BODY = objectSchema(ACCOUNT_FIELDS, [], 'at least one field');
+
 export async function createAccount(store: Store, body: unknown, nowMillis: number): Promise<AdminResult<ReturnType<typeof accountView>>> {
-  const fields = new FieldReader(body);
-  const name = fields.string('name', { required: true, max: 200 });
-  const quota = fields.integer('monthlySignalQuota', { required: true, min: 0, max: MAX_MONTHLY_QUOTA });
+  const fields = new FieldReader(body, CREATE_ACCOUNT_BODY);
+  const name = fields.string('name');
+  const quota = fields.integer('monthlySignalQuota');
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof name !== 'string' || quota === undefined) return refuse(...fields.problems);
   const account = { id: newId('acc'), name: name.trim(), monthlySignalQuota: quota, createdAt: new Date(nowMillis).toISOString() };
@@ -30,11 +42,11 @@ export async function showAccount(store: Store, id: string): Promise<AdminResult
  * below what was used refuses the next.
  */
 export async function updateAccount(store: Store, id: string, body: unknown): Promise<AdminResult<ReturnType<typeof accountView>>> {
-  const fields = new FieldReader(body);
+  const fields = new FieldReader(body, UPDATE_ACCOUNT_BODY);
   const patch: AccountPatch = {};
-  const name = fields.string('name', { required: false, max: 200 });
+  const name = fields.string('name');
   if (typeof name === 'string') patch.name = name.trim();
-  const quota = fields.integer('monthlySignalQuota', { required: false, min: 0, max: MAX_MONTHLY_QUOTA });
+  const quota = fields.integer('monthlySignalQuota');
   if (quota !== undefined) patch.monthlySignalQuota = quota;
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);

@@ -3,7 +3,12 @@ import { newAgentToken, newId } from '../security/random-secrets.js';
 import type { Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
+import { textField } from './field-schemas.js';
+import { objectSchema } from '../openapi/index.js';
 import { agentView } from './views.js';
+
+/** The body of `POST /api/admin/accounts/{id}/agents`. */
+export const CREATE_AGENT_BODY = objectSchema({ name: textField(200, 'what the agent is called, e.g. the terminal it runs in', 'MT5 live') }, ['name']);
 
 /** Creates an agent of the account; its token is shown in this answer only. */
 export async function createAgent(
@@ -12,8 +17,8 @@ export async function createAgent(
   body: unknown,
   nowMillis: number,
 ): Promise<AdminResult<{ id: string; name: string; accountId: string; token: string; createdAt: string }>> {
-  const fields = new FieldReader(body);
-  const name = fields.string('name', { required: true, max: 200 });
+  const fields = new FieldReader(body, CREATE_AGENT_BODY);
+  const name = fields.string('name');
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof name !== 'string') return refuse(...fields.problems);
   if ((await store.getAccount(accountId)) === null) return notFound('account', accountId);

@@ -1,14 +1,27 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
-import type { SignalStatus } from '../store/records.js';
+import { DELIVERY_STATUSES, SIGNAL_STATUSES, type DeliveryStatus, type SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
+import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
-const STATUSES: readonly SignalStatus[] = ['queued', 'rejected'];
-const PARAMETERS = ['sourceId', 'status', 'limit', 'before'] as const;
-type Parameter = (typeof PARAMETERS)[number];
+type Parameter = 'sourceId' | 'status' | 'outcome' | 'symbol' | 'limit' | 'before';
+/** A symbol as the signal language accepts one, once upper-cased. */
+const SYMBOL_FORM = /^[A-Z0-9._\-/#+!$@&^:]{1,32}$/;
+
+/** The query of `GET /api/admin/signals`, as published; its names are the ones taken. */
+const QUERY_FIELDS: Record<Parameter, JsonSchema> = {
+  sourceId: { type: 'string', minLength: 1, description: "only this source's signals", examples: ['src_0123'] },
+  status: { type: 'string', enum: SIGNAL_STATUSES, description: 'only signals accepted, rejected, or taken as duplicates at intake' },
+  outcome: { type: 'string', enum: DELIVERY_STATUSES, description: 'only signals with at least one delivery in this status' },
+  symbol: { type: 'string', minLength: 1, maxLength: 32, description: 'only signals for this symbol (case-insensitive)', examples: ['EURUSD'] },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'signals per page' },
+  before: { type: 'string', minLength: 1, description: "the previous page's next: the page of signals older than it", examples: ['sig_0123'] },
+};
+export const SIGNAL_QUERY = objectSchema(QUERY_FIELDS);
+const PARAMETERS = Object.keys(SIGNAL_QUERY.properties);
 
 /** The query of `GET /api/admin/signals` as parsed: a repeated parameter arrives as a list. */
 export type SignalQuery = Readonly<Record<string, unknown>>;
@@ -32,10 +45,32 @@ export async function listSignals(store: Store, query: SignalQuery) {
     filter.limit = limit;
   }
   if (values.status !== undefined) {
-    if (!STATUSES.includes(values.status as SignalStatus)) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
+    if (!SIGNAL_STATUSES.includes(values.status as SignalStatus)) {
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${SIGNAL_STATUSES.join(', ')}` });
     }
     filter.status = values.status as SignalStatus;
+  }
+  if (values.outcome !== undefined) {
+    if (!DELIVERY_STATUSES.includes(values.outcome as DeliveryStatus)) {
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'outcome',
+        detail: `outcome must be one of ${DELIVERY_STATUSES.join(', ')} (signals with at least one delivery in that status)`,
+      });
+    }
+    filter.outcome = values.outcome as DeliveryStatus;
+  }
+  if (values.symbol !== undefined) {
+    // Signals store the symbol upper-cased (ASCII letters only: a symbol holds no others).
+    const symbol = values.symbol.replace(/[a-z]/g, (letter) => letter.toUpperCase());
+    if (!SYMBOL_FORM.test(symbol)) {
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'symbol',
+        detail: 'symbol must be a symbol as signals name it: up to 32 letters A-Z, digits and ._-/#+!$@&^:, like EURUSD',
+      });
+    }
+    filter.symbol = symbol;
   }
   if (values.sourceId === '') {
     problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });
@@ -77,7 +112,7 @@ function readParameters(query: SignalQuery): AdminResult<Partial<Record<Paramete
   const values: Partial<Record<Parameter, string>> = {};
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue; // not given (the CLI's options left out)
-    if (!(PARAMETERS as readonly string[]).includes(name)) {
+    if (!PARAMETERS.includes(name)) {
       problems.push(...unknownNames([name], PARAMETERS, 'query parameter'));
     } else if (typeof value !== 'string') {
       problems.push({

@@ -4,21 +4,77 @@ import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
+import { booleanField, idListField, textField, wholeNumberField } from './field-schemas.js';
+import { type JsonSchema, objectSchema } from '../openapi/index.js';
 import { sourceView } from './views.js';
 
 export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
 const MAX_AGE_LIMIT = 86_400;
 const SECRET_MAX = 1024;
 const MAX_ROUTED_AGENTS = 100;
+/** The longest duplicate window: an hour; a repeat later than that is a new signal. */
+export const MAX_DUPLICATE_WINDOW_SECONDS = 3600;
 
 type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
+
+const HMAC_SECRET: JsonSchema = {
+  type: ['string', 'null'],
+  description: 'the shared secret of X-Signature / X-Signalgate-Secret; null clears it. Printable ASCII without spaces at either end.',
+  minLength: 1,
+  maxLength: SECRET_MAX,
+  pattern: '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$',
+  examples: ['s3cret-shared-with-tradingview'],
+};
+const SOURCE_NAME = textField(200, 'what the source is called, e.g. the strategy', 'EURUSD breakout');
+const AGENT_IDS = idListField(MAX_ROUTED_AGENTS, "the account's agents that receive its signals; empty means every agent of the account", 'agt_0123');
+const ALLOWED_IPS: JsonSchema = {
+  type: 'array',
+  description: `addresses allowed to send: IPv4/IPv6 addresses, CIDR ranges or '${TRADINGVIEW}' (its published addresses); empty allows any`,
+  items: { type: 'string', minLength: 1 },
+  maxItems: MAX_ALLOWED_IPS,
+  examples: [[TRADINGVIEW, '203.0.113.0/24']],
+};
+const DUPLICATE_WINDOW = wholeNumberField(0, MAX_DUPLICATE_WINDOW_SECONDS, 'seconds within which the same raw body on this source is answered with the first signal again, neither charged nor delivered twice (0, the default, is off)', 60);
+const MAX_AGE = wholeNumberField(1, MAX_AGE_LIMIT, `seconds a signal may wait for delivery before it expires (default ${DEFAULT_MAX_SIGNAL_AGE_SECONDS})`, 120);
+
+/** The body of `POST /api/admin/sources`. */
+export const CREATE_SOURCE_BODY = objectSchema(
+  {
+    accountId: textField(100, 'the account the source sends for', 'acc_0123'),
+    name: SOURCE_NAME,
+    hmacSecret: HMAC_SECRET,
+    agentIds: AGENT_IDS,
+    maxSignalAgeSeconds: MAX_AGE,
+    duplicateWindowSeconds: DUPLICATE_WINDOW,
+    allowedIps: ALLOWED_IPS,
+  },
+  ['accountId', 'name'],
+);
+
+/** The body of `PATCH /api/admin/sources/{id}`: any of the fields, at least one. */
+export const UPDATE_SOURCE_BODY = objectSchema(
+  {
+    name: SOURCE_NAME,
+    active: booleanField(`false refuses its signals (401 ${ErrorCode.SOURCE_INACTIVE}) until set true again`),
+    hmacSecret: HMAC_SECRET,
+    agentIds: AGENT_IDS,
+    maxSignalAgeSeconds: MAX_AGE,
+    duplicateWindowSeconds: DUPLICATE_WINDOW,
+    allowedIps: ALLOWED_IPS,
+  },
+  [],
+  'at least one field',
+);
+
+/** `rotate-key` takes no fields: an empty body, or `{}`. */
+export const ROTATE_KEY_BODY = objectSchema({}, [], 'no fields: send no body, or {}');
 
 /**
  * A secret also travels as the `X-Signalgate-Secret` header, where HTTP trims spaces at the
  * ends and bytes beyond ASCII do not arrive as UTF-8: such a secret could never match there.
  */
 function readHmacSecret(fields: FieldReader): string | null | undefined {
-  const secret = fields.string('hmacSecret', { required: false, max: SECRET_MAX, nullable: true });
+  const secret = fields.string('hmacSecret');
   if (typeof secret === 'string' && (!/^[\x20-\x7e]+$/.test(secret) || secret.trim() !== secret)) {
     fields.fail(
       'hmacSecret',
@@ -49,12 +105,13 @@ function readAllowedIps(fields: FieldReader): string[] | undefined {
 }
 
 export async function createSource(store: Store, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
-  const fields = new FieldReader(body);
-  const accountId = fields.string('accountId', { required: true, max: 100 });
-  const name = fields.string('name', { required: true, max: 200 });
+  const fields = new FieldReader(body, CREATE_SOURCE_BODY);
+  const accountId = fields.string('accountId');
+  const name = fields.string('name');
   const hmacSecret = readHmacSecret(fields);
-  const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
-  const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  const agentIds = fields.stringList('agentIds');
+  const maxAge = fields.integer('maxSignalAgeSeconds');
+  const duplicateWindow = fields.integer('duplicateWindowSeconds');
   const allowedIps = readAllowedIps(fields);
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
@@ -72,6 +129,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     hmacSecret: hmacSecret ?? null,
     agentIds: agentIds ?? [],
     maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
+    duplicateWindowSeconds: duplicateWindow ?? 0,
     allowedIps: allowedIps ?? [],
     createdAt: new Date(nowMillis).toISOString(),
     revision: 0,
@@ -86,18 +144,20 @@ export async function showSource(store: Store, id: string, publicUrl: string): P
 }
 
 export async function updateSource(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
-  const fields = new FieldReader(body);
+  const fields = new FieldReader(body, UPDATE_SOURCE_BODY);
   const patch: SourcePatch = {};
-  const name = fields.string('name', { required: false, max: 200 });
+  const name = fields.string('name');
   if (typeof name === 'string') patch.name = name.trim();
   const active = fields.boolean('active');
   if (active !== undefined) patch.active = active;
   const secret = readHmacSecret(fields);
   if (secret !== undefined) patch.hmacSecret = secret;
-  const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
+  const agentIds = fields.stringList('agentIds');
   if (agentIds !== undefined) patch.agentIds = agentIds;
-  const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  const maxAge = fields.integer('maxSignalAgeSeconds');
   if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
+  const duplicateWindow = fields.integer('duplicateWindowSeconds');
+  if (duplicateWindow !== undefined) patch.duplicateWindowSeconds = duplicateWindow;
   const allowedIps = readAllowedIps(fields);
   if (allowedIps !== undefined) patch.allowedIps = allowedIps;
   fields.rejectUnknown();
@@ -105,7 +165,8 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (Object.keys(patch).length === 0) {
     return refuse({
       code: ErrorCode.INVALID_REQUEST,
-      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds and allowedIps',
+      detail:
+        'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds, allowedIps and duplicateWindowSeconds',
     });
   }
   const current = await store.getSource(id);
@@ -124,7 +185,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
  */
 export async function rotateSourceKey(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
   if (body !== undefined && body !== '') {
-    const fields = new FieldReader(body);
+    const fields = new FieldReader(body, ROTATE_KEY_BODY);
     if (fields.problems.length > 0) return refuse(...fields.problems);
     const names = Object.keys(body as object);
     if (names.length > 0) {

@@ -1,4 +1,5 @@
 import type { Account, Agent, Source } from '../store/records.js';
+import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
 /** How records are shown by the admin API and the CLI (CONTRACT §2). Secrets never appear. */
 
@@ -13,6 +14,7 @@ export function sourceView(source: Source, publicUrl: string) {
     hmac: source.hmacSecret !== null,
     agentIds: source.agentIds,
     maxSignalAgeSeconds: source.maxSignalAgeSeconds,
+    duplicateWindowSeconds: source.duplicateWindowSeconds,
     allowedIps: source.allowedIps,
     createdAt: source.createdAt,
   };
@@ -37,3 +39,37 @@ export function agentView(agent: Agent) {
     state: agent.state ?? null,
   };
 }
+
+/** The schemas of the views above, for the API description. */
+const TIME: JsonSchema = { type: 'string', format: 'date-time' };
+export const ACCOUNT_VIEW = objectSchema(
+  { id: { type: 'string' }, name: { type: 'string' }, monthlySignalQuota: { type: 'integer' }, createdAt: TIME },
+  ['id', 'name', 'monthlySignalQuota', 'createdAt'],
+);
+export const SOURCE_VIEW = objectSchema(
+  {
+    id: { type: 'string' },
+    accountId: { type: 'string' },
+    name: { type: 'string' },
+    authKey: { type: 'string', description: 'the secret part of the inbound URL' },
+    inboundUrl: { type: 'string', description: 'where to send signals' },
+    active: { type: 'boolean' },
+    hmac: { type: 'boolean', description: 'whether a secret is set (the secret is never shown)' },
+    agentIds: { type: 'array', items: { type: 'string' } },
+    maxSignalAgeSeconds: { type: 'integer' },
+    allowedIps: { type: 'array', items: { type: 'string' } },
+    createdAt: TIME,
+  },
+  ['id', 'accountId', 'name', 'authKey', 'inboundUrl', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'allowedIps', 'createdAt'],
+);
+export const AGENT_VIEW = objectSchema(
+  {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    accountId: { type: 'string' },
+    createdAt: TIME,
+    lastSeenAt: { type: ['string', 'null'], format: 'date-time' },
+    state: { type: ['object', 'null'], description: 'the last account snapshot the agent sent' },
+  },
+  ['id', 'name', 'accountId', 'createdAt', 'lastSeenAt', 'state'],
+);

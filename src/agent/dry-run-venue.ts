@@ -10,6 +10,7 @@ import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHo
 export class DryRunVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
+  readonly oneExitOrder: boolean;
 
   constructor(
     private readonly real: Venue,
@@ -17,6 +18,7 @@ export class DryRunVenue implements Venue {
   ) {
     this.name = `${real.name} (dry run)`;
     this.netsPositions = real.netsPositions;
+    this.oneExitOrder = real.oneExitOrder === true;
   }
 
   open(): Promise<VenueHoldings> {

@@ -36,6 +36,8 @@ export async function executeSignal(
   }
   const netted = venue.netsPositions ? nettedOpening(step) : null;
   if (netted !== null) return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
+  const doubleExit = venue.oneExitOrder === true ? stopAndTarget(venue.name, step) : null;
+  if (doubleExit !== null) return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
   const run = new Carrying(venue, book, step, signal.id, again);
   try {
     await run.all();
@@ -110,6 +112,26 @@ function nettedOpening(step: StepResult): string | null {
     const other = step.state.positions.find((p) => p.symbol === symbol && p.side !== event.side);
     if (other) {
       return `the account keeps one net position per symbol (one-way mode) and position ${other.ticket} (${other.side} ${other.volume} ${symbol}) is open: a ${event.side} would reduce it rather than open beside it. Close it first (exop, or ${event.side === 'buy' ? 'closeshortbuy' : 'closelongsell'}) or switch the exchange account to hedge mode and run with --position-mode hedge`;
+    }
+  }
+  return null;
+}
+
+/**
+ * On a venue that holds one closing order per holding (spot), an opening with both a stop loss
+ * and a take-profit would get one of them refused once the position is open, leaving it less
+ * protected than the signal said: refused before anything is sent, saying what to send instead.
+ */
+function stopAndTarget(venueName: string, step: StepResult): string | null {
+  for (const event of step.events) {
+    const asked =
+      event.type === 'opened'
+        ? step.state.positions.find((p) => p.ticket === event.position)
+        : event.type === 'order_placed'
+          ? step.state.orders.find((o) => o.ticket === event.order)
+          : undefined;
+    if (asked && asked.sl !== null && asked.tp.length > 0) {
+      return `${venueName} trades a spot market here, where each open sell order locks the coins it sells: a stop loss and a take-profit on the same ${asked.symbol} cannot both be held by the exchange, and the position would be left without one of them. Send the stop loss or the take-profit levels, not both, or trade the perpetual (--market swap), where both are reduce-only orders`;
     }
   }
   return null;

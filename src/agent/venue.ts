@@ -20,6 +20,12 @@ export interface Venue {
    */
   readonly netsPositions: boolean;
   /**
+   * The venue can hold only one closing order for the same holding (a spot market, where each
+   * open sell order locks the coins it sells): a stop loss and a take-profit cannot both stand,
+   * so a signal asking for both is refused before anything is sent. Absent: false.
+   */
+  readonly oneExitOrder?: boolean;
+  /**
    * Connects, loads the instruments and reads what the venue holds, before any signal is
    * taken. Resolves with the positions and open orders this agent owns (client ids it made).
    */

@@ -13,7 +13,7 @@ import { runThroughput } from './throughput.js';
  * against the recorded baseline. No flag: throughput on shared cores (the default scenario).
  */
 const USAGE =
-  'flags: --https (HTTPS rows beside plain HTTP), --equal-cpu (server and wrk pinned to one core each), ' +
+  'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
   '--soak (300 signals/s with an agent), --soak-seconds N (default 60)';
 
@@ -28,7 +28,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--equal-cpu', '--profile', '--burst', '--soak'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -69,5 +69,5 @@ if (flags.has('--soak')) {
   figures.set('soak max', row.max);
   figures.set('soak longest stall', row.stall);
 }
-if (flags.size === 0 || flags.has('--https')) await runThroughput(flags.has('--https'));
+if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,27 +15,40 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * reachable, against a bare node:http server, in one run, with the same mix and connection
  * count, all sharing the machine's cores. Rounds alternate between the servers so drift on the
  * machine hits all of them alike; medians are reported. With HTTPS it adds the bare server and
- * signalgate on SQLite served over HTTPS (a self-signed P-256 certificate).
+ * signalgate on SQLite served over HTTPS (a self-signed P-256 certificate). The retention
+ * scenario runs signalgate on SQLite with nothing to prune (the default 90 d) beside one pruning
+ * all the time (`BENCH_RETENTION`, default 5 s), and reports the store's size after each round.
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const here = path.dirname(fileURLToPath(import.meta.url));
+const PRUNE_AFTER = process.env.BENCH_RETENTION ?? '5s';
+const NOTHING_TO_PRUNE = 'SQLite, retention 90d (nothing to prune)';
 
 interface Target {
   name: string;
   url: string;
   requests: BenchRequest[];
   stop: () => Promise<void>;
+  /** signalgate's data directory, whose store size the retention scenario reports. */
+  dataDir?: string;
 }
 
-export async function runThroughput(withHttps: boolean): Promise<void> {
+export async function runThroughput(withHttps: boolean, retention: boolean): Promise<void> {
   const targets: Target[] = [];
   const results = new Map<string, LoadResult[]>();
   const certDir = withHttps ? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tls-')) : null;
   try {
     // Inside the try: a server that fails to start must not leave the others running.
-    targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
+    if (retention) {
+      targets.push(
+        await signalgateTarget(NOTHING_TO_PRUNE, {}),
+        await signalgateTarget(`SQLite, retention ${PRUNE_AFTER} (pruning)`, { SIGNALGATE_RETENTION: PRUNE_AFTER }),
+      );
+    } else {
+      targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
+    }
     if (certDir !== null) {
       const certificate = makeBenchCertificate(certDir);
       targets.push(
@@ -43,8 +56,11 @@ export async function runThroughput(withHttps: boolean): Promise<void> {
         await signalgateTarget('signalgate (SQLite, HTTPS)', { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile }, undefined, certificate),
       );
     }
-    const pgSchema = await createPostgresSchema();
-    if (pgSchema !== null) {
+    // Retention: SQLite only, the size reported is the embedded store's.
+    const pgSchema = retention ? null : await createPostgresSchema();
+    if (retention) {
+      // no PostgreSQL row
+    } else if (pgSchema !== null) {
       targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
     } else {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL row\n`);
@@ -58,8 +74,9 @@ export async function runThroughput(withHttps: boolean): Promise<void> {
           throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
         }
         results.get(target.name)!.push(result);
+        const size = retention && target.dataDir ? `, store ${(storeBytes(target.dataDir) / 1e6).toFixed(1)} MB` : '';
         process.stdout.write(
-          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`,
+          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${size}\n`,
         );
       }
     }
@@ -67,20 +84,21 @@ export async function runThroughput(withHttps: boolean): Promise<void> {
     for (const target of targets) await target.stop();
     if (certDir !== null) rmSync(certDir, { recursive: true, force: true });
   }
-  report(results);
+  report(results, retention);
 }
 
-function report(results: Map<string, LoadResult[]>): void {
+function report(results: Map<string, LoadResult[]>, retention: boolean): void {
   const rows = [...results].map(([name, runs]) => ({
     name,
     rps: median(runs.map((r) => r.requestsPerSecond)),
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
   }));
-  const bareOf = (name: string) => rows.find((row) => row.name === (/https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
+  const bareOf = (name: string) =>
+    rows.find((row) => row.name === (retention ? NOTHING_TO_PRUNE : /https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
   process.stdout.write(
     `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
-      `| server | req/s | p50 ms | p99 ms | throughput vs bare (same transport) |\n|---|---|---|---|---|\n`,
+      `| server | req/s | p50 ms | p99 ms | throughput vs ${retention ? 'nothing to prune' : 'bare (same transport)'} |\n|---|---|---|---|---|\n`,
   );
   for (const row of rows) {
     process.stdout.write(
@@ -115,5 +133,12 @@ async function signalgateTarget(
   const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
   const secret = randomBytes(16).toString('hex');
   const signed = await server.admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
-  return { name, url: server.url, requests: signalMix(plain.authKey, signed.authKey, secret), stop: server.stop };
+  return { name, url: server.url, requests: signalMix(plain.authKey, signed.authKey, secret), stop: server.stop, dataDir: server.dataDir };
+}
+
+/** The bytes of the SQLite store's files (the database, its WAL and shared memory), not the log. */
+function storeBytes(dataDir: string): number {
+  return readdirSync(dataDir)
+    .filter((name) => name.startsWith('signalgate.db'))
+    .reduce((sum, name) => sum + statSync(path.join(dataDir, name)).size, 0);
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { addressEntryProblem } from '../security/address-list.js';
+import { parseDuration } from './duration.js';
 
 /** Everything the service reads from its environment (CONTRACT §1). */
 export interface Config {
@@ -12,6 +13,8 @@ export interface Config {
   adminToken: string | null;
   publicUrl: string;
   logLevel: string;
+  /** SIGNALGATE_RETENTION: how long signal records are kept, in milliseconds. */
+  retentionMs: number;
   /** SIGNALGATE_TLS_CERT and SIGNALGATE_TLS_KEY: HTTPS on PORT when set; plain HTTP when null. */
   tls: TlsFiles | null;
   /**
@@ -51,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
+    retentionMs: parseRetention(env.SIGNALGATE_RETENTION),
     tls,
     trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
     metricsToken: nonEmpty(env.SIGNALGATE_METRICS_TOKEN),
@@ -81,6 +85,17 @@ function parseTrustProxy(value: string | undefined): string[] {
     }
   }
   return entries;
+}
+
+function parseRetention(value: string | undefined): number {
+  const raw = nonEmpty(value) ?? '90d';
+  const ms = parseDuration(raw);
+  if (ms === null) {
+    throw new ConfigError(
+      `SIGNALGATE_RETENTION must be a duration like 90d, 12h, 30m or 45s (a whole number above 0 and one unit: s, m, h or d), got '${raw}'`,
+    );
+  }
+  return ms;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

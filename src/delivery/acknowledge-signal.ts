@@ -4,10 +4,22 @@ import { unknownNames } from '../errors/unknown-names.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import type { Ack, Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
+import { objectSchema } from '../openapi/index.js';
 
 export const ACK_STATUSES: readonly AckStatus[] = ['executed', 'rejected', 'failed'];
 
 const MAX_MESSAGE_CHARS = 2000;
+
+/** The body of `POST /api/agent/signals/{id}/ack` (and the WebSocket `ack` message's fields). */
+export const ACK_BODY = objectSchema(
+  {
+    status: { type: 'string', enum: ACK_STATUSES, description: 'what the agent did with the signal' },
+    message: { type: ['string', 'null'], maxLength: MAX_MESSAGE_CHARS, description: 'a note for the signal log, e.g. the broker\'s refusal', examples: ['filled at 1.08412'] },
+    result: { description: 'anything the agent wants recorded with the acknowledgement (order ids, fills)', examples: [{ ticket: 123 }] },
+  },
+  ['status'],
+);
+const ACK_FIELDS = Object.keys(ACK_BODY.properties);
 
 /**
  * An agent's acknowledgement of one of its signals (CONTRACT §6). Repeating the same
@@ -87,7 +99,7 @@ export function readAck(body: unknown): ReadAck {
   if (message !== undefined && message !== null && (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)) {
     problems.push({ code: ErrorCode.INVALID_FIELD, param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
   }
-  problems.push(...unknownNames(Object.keys(fields), ['status', 'message', 'result'], 'field'));
+  problems.push(...unknownNames(Object.keys(fields), ACK_FIELDS, 'field'));
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

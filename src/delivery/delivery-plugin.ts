@@ -6,18 +6,98 @@ import { bearerToken } from '../http/bearer-token.js';
 import { sendProblem } from '../http/send-problem.js';
 import type { Agent } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import { acknowledgeSignal } from './acknowledge-signal.js';
+import { ACK_BODY, acknowledgeSignal } from './acknowledge-signal.js';
 import type { AgentAnswer } from './agent-answer.js';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
 import { AgentPresence } from './agent-presence.js';
 import { AGENT_CONNECTED_PROBLEM, AgentSessions } from './agent-sessions.js';
 import { DeliveryBoard } from './delivery-board.js';
 import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
+import { PUSH_PATH } from '../protocol/push-protocol.js';
 import { PushServer } from './push-server.js';
-import { saveAgentState } from './save-agent-state.js';
+import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
+import { objectSchema, type RouteDescription } from '../openapi/index.js';
+import { logExpiredDeliveries } from './expiry-log.js';
 
 const POLL_PATH = '/api/agent/signals';
+
+/** The poll's query; its names are the ones the poll takes. */
+const POLL_QUERY = objectSchema({
+  wait: {
+    type: 'number',
+    minimum: 0,
+    maximum: MAX_WAIT_SECONDS,
+    default: 0,
+    description: 'seconds to hold the request open when nothing is pending (long-poll)',
+  },
+});
+const POLL_PARAMETERS = Object.keys(POLL_QUERY.properties);
+
+const AGENT_PROBLEMS = [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST, ErrorCode.AGENT_CONNECTED];
+const DELIVERY = { type: 'object' as const, description: 'the delivery as recorded: status, times, message and result' };
+
+const WHOAMI: RouteDescription = {
+  summary: 'The agent this token belongs to',
+  description: 'Changes nothing: an agent checks its token with it before it starts.',
+  tag: 'agent',
+  auth: 'agent',
+  answers: {
+    200: {
+      description: 'The agent',
+      schema: objectSchema({ id: { type: 'string' }, name: { type: 'string' }, accountId: { type: 'string' } }, ['id', 'name', 'accountId']),
+    },
+  },
+  problems: [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST],
+};
+const POLL: RouteDescription = {
+  summary: "Take this agent's pending signals",
+  description: 'Oldest first; with none pending, waits up to wait seconds for one. Acknowledge each after acting on it.',
+  tag: 'agent',
+  auth: 'agent',
+  query: POLL_QUERY,
+  answers: {
+    200: {
+      description: 'The pending signals (possibly none)',
+      schema: objectSchema({ signals: { type: 'array', items: { type: 'object', description: 'a signal with its id and expiry' } } }, ['signals']),
+    },
+  },
+  problems: AGENT_PROBLEMS,
+};
+const ACK: RouteDescription = {
+  summary: 'Acknowledge a signal',
+  description: 'Repeating the same acknowledgement answers 200 again; a different one for a settled signal is refused.',
+  tag: 'agent',
+  auth: 'agent',
+  params: { id: { type: 'string', description: 'the signal id' } },
+  body: { schema: ACK_BODY, required: true },
+  answers: { 200: { description: 'The delivery as acknowledged', schema: DELIVERY } },
+  problems: [
+    ...AGENT_PROBLEMS,
+    ErrorCode.INVALID_FIELD,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.ALREADY_ACKNOWLEDGED,
+    ErrorCode.SIGNAL_EXPIRED,
+    ErrorCode.SIGNAL_NOT_DELIVERED,
+  ],
+};
+const PUSH: RouteDescription = {
+  summary: 'Open the WebSocket push session',
+  description:
+    "A WebSocket upgrade (Upgrade: websocket), answered on the server's upgrade event rather than by a route. Signals are pushed as they are committed; acknowledgements and state go back on the socket. One session per agent: a second is closed with 4409. The messages are described in the agents' guide.",
+  tag: 'agent',
+  auth: 'agent',
+  answers: { 101: { description: 'Switching Protocols: the session is open' } },
+  problems: [ErrorCode.UNAUTHORIZED, ErrorCode.SHUTTING_DOWN, ErrorCode.INTERNAL_ERROR],
+};
+const STATE: RouteDescription = {
+  summary: "Record the agent's account snapshot",
+  tag: 'agent',
+  auth: 'agent',
+  body: { schema: AGENT_STATE_BODY, required: true },
+  answers: { 200: { description: 'Recorded', schema: objectSchema({ savedAt: { type: 'string', format: 'date-time' } }, ['savedAt']) } },
+  problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
+};
 
 export interface DeliveryOptions {
   store: Store;
@@ -37,8 +117,11 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const sessions = new AgentSessions();
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, Agent>();
+    app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
+    const stopExpiryLog = store.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
 
     app.addHook('preClose', async () => {
+      stopExpiryLog();
       board.close();
       await push.close();
     });
@@ -48,7 +131,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = await authenticateAgent(store, bearerToken(request));
       if (agent === null) return sendProblem(reply, [AGENT_TOKEN_PROBLEM]);
       // Refused, not ignored: a mistyped `wiat=30` would turn a connector's poll into a busy loop.
-      const unknown = unknownNames(Object.keys(request.query as object), request.routeOptions.url === POLL_PATH ? ['wait'] : [], 'query parameter');
+      const unknown = unknownNames(Object.keys(request.query as object), request.routeOptions.url === POLL_PATH ? POLL_PARAMETERS : [], 'query parameter');
       if (unknown.length > 0) return sendProblem(reply, unknown);
       agents.set(request, agent);
     });
@@ -56,12 +139,12 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
 
     // Who this token belongs to, with no other effect: an agent checks its token here before it
     // creates anything on disk.
-    app.get('/api/agent', async (request, reply) => {
+    app.get('/api/agent', { config: { api: WHOAMI } }, async (request, reply) => {
       const agent = agentOf(request);
       return reply.send({ id: agent.id, name: agent.name, accountId: agent.accountId });
     });
 
-    app.get<{ Querystring: { wait?: string } }>(POLL_PATH, async (request, reply) => {
+    app.get<{ Querystring: { wait?: string } }>(POLL_PATH, { config: { api: POLL } }, async (request, reply) => {
       const agent = agentOf(request);
       const seconds = readWaitSeconds(request.query.wait);
       if (seconds === null) {
@@ -91,7 +174,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       return reply.send({ signals });
     });
 
-    app.post<{ Params: { id: string } }>('/api/agent/signals/:id/ack', async (request, reply) => {
+    app.post<{ Params: { id: string } }>('/api/agent/signals/:id/ack', { config: { api: ACK } }, async (request, reply) => {
       const agent = agentOf(request);
       const [answer] = await Promise.all([
         acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now()),
@@ -101,7 +184,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       return send(reply, answer);
     });
 
-    app.put('/api/agent/state', async (request, reply) => {
+    app.put('/api/agent/state', { config: { api: STATE } }, async (request, reply) => {
       const agent = agentOf(request);
       // The session's process owns the dashboard's account; a second process sharing the token
       // would overwrite it with its own. Its acks stay accepted: they report what already happened.

@@ -3,6 +3,8 @@ import type { Duplex } from 'node:stream';
 import { ErrorCode, type Problem, statusOf } from '../errors/catalog.js';
 import { inboundKeyInPath } from '../inbound/inbound-url.js';
 import { rawProblemAnswer } from '../http/raw-problem-answer.js';
+import { STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http/server-problems.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
@@ -68,6 +70,7 @@ export class PushServer {
       agent = await authenticateAgent(this.deps.store, bearer(request.headers.authorization));
     } catch (err) {
       this.deps.logger.error({ err }, 'agent lookup failed during WebSocket upgrade');
+      if (isStoreUnavailable(err)) return refused(STORE_UNAVAILABLE, { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) });
       return refused({ code: ErrorCode.INTERNAL_ERROR, detail: 'the server could not check the token; reconnect shortly' });
     }
     if (agent === null) return refused(AGENT_TOKEN_PROBLEM);

@@ -12,6 +12,8 @@ import type { DeliveryBoard } from './delivery-board.js';
 import { CLOSE_INTERNAL_ERROR, type ResultMessage, type ServerMessage } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
+import { STORE_UNAVAILABLE } from '../http/server-problems.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 /** The largest agent message taken, as the HTTP endpoints' body limit. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -30,8 +32,6 @@ export interface PushDependencies {
  * (or poll) gets it again.
  */
 export class PushSession {
-  /** Ids pushed on this connection and, as far as the session knows, not yet acknowledged. */
-  private readonly pushed = new Set<string>();
   private pumping = false;
   private pumpAgain = false;
   /** The last take was a full batch: an ack may let further signals through. */
@@ -75,17 +75,11 @@ export class PushSession {
       do {
         this.pumpAgain = false;
         if (this.ws.readyState !== WebSocket.OPEN) return;
-        const batch = await this.claim.takeDeliveries(new Date().toISOString(), DELIVERY_BATCH);
-        this.windowFull = batch.length >= DELIVERY_BATCH;
-        if (!this.windowFull) {
-          // The batch is everything pending, so ids pushed earlier and missing from it are settled.
-          const pending = new Set(batch.map((s) => s.id));
-          for (const id of this.pushed) if (!pending.has(id)) this.pushed.delete(id);
-        }
-        const fresh = batch.filter((s) => !this.pushed.has(s.id));
-        if (fresh.length > 0 && this.ws.readyState === WebSocket.OPEN) {
-          for (const s of fresh) this.pushed.add(s.id);
-          this.send({ type: 'signals', signals: fresh });
+        // Only what this connection has not had yet comes back, so a full window costs a read.
+        const handOut = await this.claim.takeDeliveries(new Date().toISOString(), DELIVERY_BATCH);
+        this.windowFull = handOut.full;
+        if (handOut.signals.length > 0 && this.ws.readyState === WebSocket.OPEN) {
+          this.send({ type: 'signals', signals: handOut.signals });
         }
       } while (this.pumpAgain);
     } catch (err) {
@@ -131,10 +125,7 @@ export class PushSession {
         }
         const answer = await acknowledgeSignal(deps.store, deps.logger, agent.id, id, ack, Date.now());
         this.reply(ref, answer);
-        if (answer.ok) {
-          this.pushed.delete(id);
-          deps.board.wake(agent.id, 'acked');
-        }
+        if (answer.ok) deps.board.wake(agent.id, 'acked');
       } else if (type === 'state') {
         const unknown = unknownNames(Object.keys(message), ['type', 'ref', 'state'], 'field');
         if (unknown.length > 0) {
@@ -152,7 +143,11 @@ export class PushSession {
       deps.logger.error({ err, agentId: agent.id }, 'agent message failed');
       this.reply(
         ref,
-        failure({ code: ErrorCode.INTERNAL_ERROR, detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' }),
+        failure(
+          isStoreUnavailable(err)
+            ? STORE_UNAVAILABLE
+            : { code: ErrorCode.INTERNAL_ERROR, detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' },
+        ),
       );
     }
   }

@@ -1,6 +1,21 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import type { Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
+import type { JsonSchema } from '../openapi/index.js';
+
+/** The body of `PUT /api/agent/state`: the agent's to shape, but these fields have their types. */
+export const AGENT_STATE_BODY: JsonSchema = {
+  type: 'object',
+  description: 'the account snapshot shown on the dashboard; other fields are kept as sent',
+  properties: {
+    balance: { type: 'number', examples: [10000] },
+    equity: { type: 'number', examples: [10250.5] },
+    currency: { type: 'string', examples: ['USD'] },
+    positions: { type: 'array', items: {} as JsonSchema },
+    orders: { type: 'array', items: {} as JsonSchema },
+  },
+  additionalProperties: true,
+};
 
 /**
  * How deeply objects and lists may nest in a snapshot (the snapshot object itself is level 1).

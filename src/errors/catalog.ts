@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   AGENT_CONNECTED: { status: 409, title: 'Agent already connected elsewhere' },
   // Server side.
   SHUTTING_DOWN: { status: 503, title: 'Server is shutting down' },
+  STORE_UNAVAILABLE: { status: 503, title: 'Store unavailable' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -1,15 +1,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { accountUsage, createAccount, showAccount, updateAccount } from '../admin/accounts.js';
+import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, showAccount, UPDATE_ACCOUNT_BODY, updateAccount } from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
-import { createAgent, showAgent } from '../admin/agents.js';
-import { listSignals, type SignalQuery, showSignal } from '../admin/signals.js';
-import { createSource, rotateSourceKey, showSource, updateSource } from '../admin/sources.js';
+import { CREATE_AGENT_BODY, createAgent, showAgent } from '../admin/agents.js';
+import { listSignals, SIGNAL_QUERY, type SignalQuery, showSignal } from '../admin/signals.js';
+import { CREATE_SOURCE_BODY, createSource, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
+import { ACCOUNT_VIEW, AGENT_VIEW, SOURCE_VIEW } from '../admin/views.js';
+import { type JsonSchema, objectSchema, type ObjectSchema, type RouteDescription } from '../openapi/index.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 import { ErrorCode } from '../errors/catalog.js';
+import { unknownNames } from '../errors/unknown-names.js';
 
 export interface AdminRouteOptions {
   store: Store;
@@ -39,37 +42,124 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
         { code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' },
       ]);
     }
+    // A route without a query in its description takes none: `?limit=5` on a show is refused,
+    // not ignored. (Routes with one check their own, in their reader.)
+    if (request.routeOptions.config.api?.query === undefined) {
+      const unknown = unknownNames(Object.keys(request.query as object), [], 'query parameter');
+      if (unknown.length > 0) return sendProblem(reply, unknown);
+    }
   });
 
   type Id = { Params: { id: string } };
-  app.post('/api/admin/accounts', async (req, reply) => answer(reply, await createAccount(store, req.body, Date.now()), 201));
-  app.get<Id>('/api/admin/accounts/:id', async (req, reply) => answer(reply, await showAccount(store, req.params.id)));
-  app.patch<Id>('/api/admin/accounts/:id', async (req, reply) => answer(reply, await updateAccount(store, req.params.id, req.body)));
-  app.get<Id>('/api/admin/accounts/:id/usage', async (req, reply) =>
+  const described = (api: RouteDescription) => ({ config: { api } });
+  app.post(
+    '/api/admin/accounts',
+    described(admin('Create an account', { body: CREATE_ACCOUNT_BODY, answers: { 201: { description: 'The account', schema: ACCOUNT_VIEW } } })),
+    async (req, reply) => answer(reply, await createAccount(store, req.body, Date.now()), 201),
+  );
+  app.get<Id>('/api/admin/accounts/:id', described(admin('Show an account', { found: ACCOUNT_VIEW })), async (req, reply) =>
+    answer(reply, await showAccount(store, req.params.id)),
+  );
+  app.patch<Id>(
+    '/api/admin/accounts/:id',
+    described(admin('Rename an account or change its quota', { body: UPDATE_ACCOUNT_BODY, found: ACCOUNT_VIEW })),
+    async (req, reply) => answer(reply, await updateAccount(store, req.params.id, req.body)),
+  );
+  app.get<Id>('/api/admin/accounts/:id/usage', described(admin("The account's usage this month", { found: USAGE })), async (req, reply) =>
     answer(reply, await accountUsage(store, req.params.id, Date.now())),
   );
-  app.post<Id>('/api/admin/accounts/:id/agents', async (req, reply) =>
-    answer(reply, await createAgent(store, req.params.id, req.body, Date.now()), 201),
+  app.post<Id>(
+    '/api/admin/accounts/:id/agents',
+    described(
+      admin('Create an agent of the account', {
+        body: CREATE_AGENT_BODY,
+        answers: { 201: { description: 'The agent with its token, shown only here', schema: NEW_AGENT } },
+      }),
+    ),
+    async (req, reply) => answer(reply, await createAgent(store, req.params.id, req.body, Date.now()), 201),
   );
-  app.get<Id>('/api/admin/agents/:id', async (req, reply) => answer(reply, await showAgent(store, req.params.id)));
-  app.post('/api/admin/sources', async (req, reply) =>
-    answer(reply, await createSource(store, req.body, Date.now(), publicUrl()), 201),
+  app.get<Id>('/api/admin/agents/:id', described(admin('Show an agent', { found: AGENT_VIEW })), async (req, reply) =>
+    answer(reply, await showAgent(store, req.params.id)),
   );
-  app.get<Id>('/api/admin/sources/:id', async (req, reply) => answer(reply, await showSource(store, req.params.id, publicUrl())));
-  app.patch<Id>('/api/admin/sources/:id', async (req, reply) =>
+  app.post(
+    '/api/admin/sources',
+    described(admin('Create a source', { body: CREATE_SOURCE_BODY, answers: { 201: { description: 'The source with its inbound URL', schema: SOURCE_VIEW } } })),
+    async (req, reply) => answer(reply, await createSource(store, req.body, Date.now(), publicUrl()), 201),
+  );
+  app.get<Id>('/api/admin/sources/:id', described(admin('Show a source', { found: SOURCE_VIEW })), async (req, reply) =>
+    answer(reply, await showSource(store, req.params.id, publicUrl())),
+  );
+  app.patch<Id>('/api/admin/sources/:id', described(admin('Change a source', { body: UPDATE_SOURCE_BODY, found: SOURCE_VIEW })), async (req, reply) =>
     answer(reply, await updateSource(store, req.params.id, req.body, publicUrl())),
   );
   // In a scope of its own: its JSON parser takes an empty body, which the other routes refuse.
   await app.register(async (scope) => {
     useStrictJsonBodies(scope, { emptyIsNoBody: true });
-    scope.post<Id>('/api/admin/sources/:id/rotate-key', async (req, reply) =>
-      answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
+    scope.post<Id>(
+      '/api/admin/sources/:id/rotate-key',
+      described(
+        admin("Give the source a new key; the old one stops working at once", { body: ROTATE_KEY_BODY, optionalBody: true, found: SOURCE_VIEW }),
+      ),
+      async (req, reply) => answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
     );
   });
-  app.get<{ Querystring: SignalQuery }>('/api/admin/signals', async (req, reply) =>
-    answer(reply, await listSignals(store, req.query)),
+  app.get<{ Querystring: SignalQuery }>(
+    '/api/admin/signals',
+    described(admin('A page of the signal log, newest first', { query: SIGNAL_QUERY, found: SIGNAL_PAGE })),
+    async (req, reply) => answer(reply, await listSignals(store, req.query)),
   );
-  app.get<Id>('/api/admin/signals/:id', async (req, reply) => answer(reply, await showSignal(store, req.params.id)));
+  app.get<Id>('/api/admin/signals/:id', described(admin('Show a signal with its deliveries', { found: SIGNAL })), async (req, reply) =>
+    answer(reply, await showSignal(store, req.params.id)),
+  );
+}
+
+const USAGE = objectSchema(
+  {
+    period: { type: 'string', examples: ['2026-11'] },
+    used: { type: 'integer' },
+    limit: { type: 'integer' },
+    resetsAt: { type: 'string', format: 'date-time' },
+  },
+  ['period', 'used', 'limit', 'resetsAt'],
+);
+const NEW_AGENT = objectSchema(
+  {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    accountId: { type: 'string' },
+    token: { type: 'string', description: "the agent's bearer token; store it, it is not shown again" },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+  ['id', 'name', 'accountId', 'token', 'createdAt'],
+);
+const SIGNAL: JsonSchema = { type: 'object', description: 'a signal log record: the request, its outcome, the normalized signal and its deliveries' };
+const SIGNAL_PAGE = objectSchema(
+  { signals: { type: 'array', items: SIGNAL }, next: { type: ['string', 'null'], description: 'pass as before for the following page' } },
+  ['signals', 'next'],
+);
+
+/**
+ * An admin route's description: the admin token, the problems every admin route may answer,
+ * and its own body or query schema (the one its reader checks requests with).
+ */
+function admin(
+  summary: string,
+  opts: { body?: ObjectSchema; optionalBody?: boolean; query?: ObjectSchema; found?: JsonSchema; answers?: RouteDescription['answers'] },
+): RouteDescription {
+  return {
+    summary,
+    tag: 'admin',
+    auth: 'admin',
+    ...(opts.body === undefined ? {} : { body: { schema: opts.body, required: opts.optionalBody !== true } }),
+    ...(opts.query === undefined ? {} : { query: opts.query }),
+    answers: opts.answers ?? { 200: { description: 'Done', ...(opts.found === undefined ? {} : { schema: opts.found }) } },
+    problems: [
+      ErrorCode.UNAUTHORIZED,
+      ErrorCode.NOT_FOUND,
+      ...(opts.body === undefined && opts.query === undefined ? [] : [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_FIELD]),
+      ...(opts.body === undefined ? [] : [ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE]),
+    ],
+  };
 }
 
 function answer<T>(reply: FastifyReply, result: AdminResult<T>, status = 200): FastifyReply {

@@ -8,11 +8,14 @@ import { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
-import { inboundKeyOf } from '../inbound/inbound-url.js';
+import { INBOUND_DESCRIPTION } from '../inbound/inbound-description.js';
+import { inboundKeyOf, inboundRoutePath } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin-routes.js';
+import { apiDescriptionRoutes } from './api-description-routes.js';
+import { RouteCatalog } from './route-catalog.js';
 import type { ClientAddressOf } from './client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
@@ -20,7 +23,8 @@ import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 export interface ServerOptions {
   store: Store;
@@ -89,6 +93,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   useStrictJsonBodies(app);
+  // Before any route: every route registered from here on is seen, described or not.
+  const routes = new RouteCatalog();
+  app.addHook('onRoute', routes.onRoute);
+  app.decorate('routeCatalog', routes);
+  routes.answeredOutsideRouter({ method: 'POST', url: inboundRoutePath, api: INBOUND_DESCRIPTION });
 
   app.addHook('preClose', async () => {
     drain.closing = true;
@@ -114,6 +123,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken, clientAddressOf));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'store unavailable; answered 503');
+      reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+      return sendProblem(reply, [STORE_UNAVAILABLE]);
+    }
     const status = error.statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (status >= 500) return sendProblem(reply, [REQUEST_FAILED], 500);
@@ -137,10 +151,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   );
 
   await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
+  await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route the server has, for the API description (and the test that all are in it). */
+    routeCatalog: RouteCatalog;
+  }
 }
 
 /**

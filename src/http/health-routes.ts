@@ -5,6 +5,7 @@ import type { InboundLane } from '../inbound/inbound-lane.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
+import { HEALTHZ_DESCRIPTION, READYZ_DESCRIPTION } from './health-description.js';
 import { sendProblem } from './send-problem.js';
 
 export interface HealthOptions {
@@ -33,13 +34,13 @@ export function healthRoutes(opts: HealthOptions) {
     const inboundFailure = () =>
       inbound.failure === null ? null : `inbound signals cannot be received (${inbound.failure.message}); restart the service`;
 
-    app.get('/healthz', async (_request, reply) => {
+    app.get('/healthz', { config: { api: HEALTHZ_DESCRIPTION } }, async (_request, reply) => {
       const failure = inboundFailure();
       if (failure === null) return { status: 'ok', store: store.kind };
       return reply.code(503).send({ status: 'failing', store: store.kind, detail: failure });
     });
 
-    app.get('/readyz', async (_request, reply) => {
+    app.get('/readyz', { config: { api: READYZ_DESCRIPTION } }, async (_request, reply) => {
       const failure = inboundFailure();
       if (failure !== null) return reply.code(503).send({ status: 'failing', store: store.kind, detail: failure });
       const unreachable = await store.reachabilityProblem();

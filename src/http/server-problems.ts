@@ -11,3 +11,15 @@ export const REQUEST_FAILED: Problem = Object.freeze({
   code: ErrorCode.INTERNAL_ERROR,
   detail: 'the server failed to handle this request; nothing was acknowledged, so it is safe to retry',
 });
+
+/**
+ * What a request is told when the store could not be reached or had no room: nothing was
+ * recorded. Sent with `Retry-After: STORE_RETRY_AFTER_SECONDS`.
+ */
+export const STORE_UNAVAILABLE: Problem = Object.freeze({
+  code: ErrorCode.STORE_UNAVAILABLE,
+  detail: 'the store is unavailable (database unreachable or disk full) and recorded nothing; send the request again in a few seconds',
+});
+
+/** Seconds a caller is asked to wait before retrying after `STORE_UNAVAILABLE`. */
+export const STORE_RETRY_AFTER_SECONDS = 5;

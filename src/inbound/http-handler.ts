@@ -7,9 +7,10 @@ import type { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import type { ClientAddressOf } from '../http/client-address.js';
 import type { DrainState } from '../http/drain-state.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http/server-problems.js';
 import type { InboundMeter } from '../metrics/inbound-meter.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 import type { InboundLane } from './inbound-lane.js';
 import { decodedKey } from './inbound-url.js';
 import { readBoundedBody } from './read-body.js';
@@ -35,6 +36,7 @@ export function createInboundHandler(opts: {
   meter: InboundMeter;
 }) {
   const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter } = opts;
+  let lastUnavailableLog = 0;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
@@ -69,8 +71,19 @@ export function createInboundHandler(opts: {
         res.destroy();
         return;
       }
-      logger.error({ err: error, req }, 'request failed');
       if (res.headersSent) return;
+      if (isStoreUnavailable(error)) {
+        // Nothing was stored: the sender may retry. Each request has its access line already, so
+        // the cause is logged at most once a second rather than per request.
+        const now = Date.now();
+        if (now - lastUnavailableLog >= 1000) {
+          lastUnavailableLog = now;
+          logger.warn({ err: error }, 'the store is unavailable; inbound requests are answered 503 until it is back');
+        }
+        problem([STORE_UNAVAILABLE], { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
+        return;
+      }
+      logger.error({ err: error, req }, 'request failed');
       problem([REQUEST_FAILED]);
     });
 
@@ -95,6 +108,18 @@ export function createInboundHandler(opts: {
       const headers = { ...inbound.headers };
       if (tooLarge) headers.connection = 'close';
       answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey);
+      const notice = inbound.notice;
+      if (notice?.kind === 'no_agents') {
+        logger.warn(
+          { signalId: notice.signalId, sourceId: notice.sourceId },
+          'signal accepted with no agent to deliver it to: nobody will execute it; create an agent in its account, or route the source to one',
+        );
+      } else if (notice?.kind === 'duplicate') {
+        logger.info(
+          { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },
+          `duplicate of ${notice.duplicateOf} (same body within the source's duplicate window): answered as it, not charged or delivered again`,
+        );
+      }
     }
   };
 }

@@ -10,9 +10,19 @@ export interface InboundAnswer {
   headers: Record<string, string>;
   body: string;
   signalId: string | null;
+  /** What the log must say of this request beyond its access line. */
+  notice?: InboundNotice;
   /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
   unknownKey: boolean;
 }
+
+/**
+ * `no_agents`: accepted with no agent to deliver it to, so nobody will execute it (a warning).
+ * `duplicate`: answered as `duplicateOf`, a signal accepted earlier with the same raw body.
+ */
+export type InboundNotice =
+  | { kind: 'no_agents'; signalId: string; sourceId: string }
+  | { kind: 'duplicate'; signalId: string; sourceId: string; duplicateOf: string };
 
 /**
  * The answer for a logged request, built from its log entry. A replay (same Idempotency-Key,
@@ -21,23 +31,48 @@ export interface InboundAnswer {
  * request is an entry of its own (422 IDEMPOTENCY_KEY_REUSED), answered as any refusal.
  */
 export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAnswer {
+  if (outcome.kind === 'duplicate') {
+    // The original's answer, as a repeat with its Idempotency-Key would get; the log keeps this request.
+    const answer = recordAnswer(outcome.original, nowMillis);
+    return {
+      status: answer.status,
+      headers: answer.headers,
+      body: JSON.stringify(answer.body),
+      signalId: outcome.record.id,
+      unknownKey: false,
+      notice: { kind: 'duplicate', signalId: outcome.record.id, sourceId: outcome.record.sourceId, duplicateOf: outcome.original.id },
+    };
+  }
   const { record } = outcome;
   const answer = recordAnswer(record, nowMillis);
   const headers = answer.headers;
   if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
-  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
+  const inbound: InboundAnswer = { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
+  if (outcome.kind === 'recorded' && record.status === 'accepted' && agentsOf(record) === 0) {
+    inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
+  }
+  return inbound;
+}
+
+/** How many agents the signal was queued for: every delivery, whatever became of it since. */
+function agentsOf(record: SignalRecord): number {
+  let agents = 0;
+  for (const count of Object.values(record.outcome ?? {})) agents += count;
+  return agents;
 }
 
 function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {
-  if (record.status === 'queued') {
+  if (record.status === 'accepted') {
     return {
       status: 202,
       headers: { 'content-type': 'application/json; charset=utf-8' },
       body: {
         id: record.id,
+        // The answer's status says where the signal went at that moment: into its agents' queues.
         status: 'queued',
         signal: record.signal,
         quota: record.quota && { used: record.quota.used, limit: record.quota.limit, period: record.quota.period },
+        agents: agentsOf(record),
       },
     };
   }

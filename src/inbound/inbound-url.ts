@@ -1,5 +1,8 @@
 const INBOUND_PREFIX = '/api/inbound/';
 
+/** The inbound URL as a route path, for the router's other methods and the API description. */
+export const inboundRoutePath = `${INBOUND_PREFIX}:sourceAuthKey`;
+
 /**
  * The source key of a `POST /api/inbound/{sourceAuthKey}` request, or null when the request is
  * anything else (other methods, other paths, an empty key or extra path segments), which the

@@ -65,6 +65,14 @@ export async function receiveSignal(
         idempotencyKey: key,
         requestHash: key === null ? null : requestHash(request.contentType, body),
         idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
+        // Only a source with the guard on pays for the digest; it is compared inside the commit.
+        duplicateCheck:
+          verdict.kind === 'accept' && source.duplicateWindowSeconds > 0
+            ? {
+                bodyDigest: createHash('sha256').update(body).digest('hex'),
+                since: new Date(request.receivedAtMillis - source.duplicateWindowSeconds * 1000).toISOString(),
+              }
+            : null,
         verdict,
       });
     } catch (error) {

@@ -17,3 +17,6 @@ export { readJsonObject, type JsonMember, type JsonObjectReading, type JsonValue
 export { asciiUpperCase } from './ascii-case.js';
 export { readDecimal, type DecimalReading } from './decimal-number.js';
 export { symbolProblem } from './symbol-rules.js';
+// The parameter table as the API description lists it.
+export { documentedParameters, type DocumentedParameter, MAX_TP_LEVELS } from './parameter-table.js';
+export type { ParameterDefinition } from './parameter-table.js';

@@ -158,3 +158,31 @@ export function flatNamesForTypedKey(name: string): string[] | undefined {
       return undefined;
   }
 }
+
+/** A parameter as the API description lists it; numbered names are given as a pattern. */
+export interface DocumentedParameter {
+  /** The name, or for numbered levels a pattern such as `tp{N}_price`. */
+  name: string;
+  /** For numbered names: the regular expression the name matches (lower case). */
+  pattern?: string;
+  kind: ParameterDefinition['kind'];
+  /** `text` and `json`, or `json` only for the typed keys. */
+  formats: readonly SignalFormat[];
+}
+
+/**
+ * Every parameter of the table, for the API description: what is added to the table here
+ * appears in GET /api/openapi.json without anything else to change.
+ */
+export function documentedParameters(): DocumentedParameter[] {
+  const both: readonly SignalFormat[] = ['text', 'json'];
+  const flat = [...FLAT_PARAMETERS].map(([name, definition]): DocumentedParameter => ({ name, kind: definition.kind, formats: both }));
+  const units = PRICE_UNITS.join('|');
+  const levels: DocumentedParameter[] = [
+    { name: 'tp{N}', pattern: '^tp[1-9][0-9]*$', kind: 'tpLevel', formats: both },
+    { name: `tp{N}_{${units}}`, pattern: `^tp[1-9][0-9]*_(${units})$`, kind: 'tpLevel', formats: both },
+    { name: 'pct{N}', pattern: '^pct[1-9][0-9]*$', kind: 'tpShare', formats: both },
+  ];
+  const typed = [...TYPED_PARAMETERS.values()].map((known): DocumentedParameter => ({ name: known.param, kind: known.definition.kind, formats: ['json'] }));
+  return [...flat, ...levels, ...typed];
+}

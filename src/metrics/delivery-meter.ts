@@ -1,6 +1,5 @@
 import { MAX_WAIT_SECONDS } from '../delivery/long-poll.js';
-import type { AgentSessionClaim, Store } from '../store/store.js';
-import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AgentSessionClaim, SessionHandOut, Store } from '../store/store.js';
 
 /** A polling agent counts as connected this long after its last poll began. */
 const POLL_CONNECTED_MS = (MAX_WAIT_SECONDS + 5) * 1000;
@@ -75,15 +74,15 @@ export class DeliveryMeter {
     return {
       takeDeliveries: async (now, limit) => {
         this.startingSessionTake = true;
-        let taking: Promise<AgentSignal[]>;
+        let taking: Promise<SessionHandOut>;
         try {
           taking = held.takeDeliveries(now, limit);
         } finally {
           this.startingSessionTake = false;
         }
-        const signals = await taking;
-        this.add('delivered', signals.length);
-        return signals;
+        const handOut = await taking;
+        this.add('delivered', handOut.signals.length);
+        return handOut;
       },
       onLost: (listener) => held.onLost(listener),
       release: async () => {

@@ -13,6 +13,7 @@ import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { lockDataDirectory } from './data-directory-lock.js';
+import { startRetention } from './retention.js';
 import { listenStartupError, StartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
@@ -112,6 +113,7 @@ async function startOnStore(
     await store.close().catch(() => undefined);
     throw listenStartupError(config, error);
   }
+  const retention = startRetention(store, logger, { retentionMs: config.retentionMs });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -144,6 +146,7 @@ async function startOnStore(
       } finally {
         clearTimeout(deadline);
       }
+      await retention.stop();
       await inbound.close();
       await store.close();
     },

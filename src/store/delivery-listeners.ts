@@ -1,21 +1,22 @@
 /**
  * The listeners `Store.watchDeliveries` registered in this process: told the ids of agents with
- * new deliveries once those are committed (and, for SQLite, durable).
+ * new deliveries once those are committed (and, for SQLite, durable). Also the listeners of
+ * `Store.watchExpiries`, told of the deliveries a hand-out expired (`T` the expired deliveries).
  */
-export class DeliveryListeners {
-  private readonly listeners = new Set<(agentIds: string[]) => void>();
+export class DeliveryListeners<T = string[]> {
+  private readonly listeners = new Set<(agentIds: T) => void>();
 
   /** Registers `listener`; answers the function that removes it. */
-  add(listener: (agentIds: string[]) => void): () => void {
+  add(listener: (agentIds: T) => void): () => void {
     // Wrapped so the same function may be registered twice and each unsubscribe removes one.
-    const entry = (agentIds: string[]) => listener(agentIds);
+    const entry = (agentIds: T) => listener(agentIds);
     this.listeners.add(entry);
     return () => {
       this.listeners.delete(entry);
     };
   }
 
-  notify(agentIds: string[]): void {
+  notify(agentIds: T): void {
     for (const listener of [...this.listeners]) {
       try {
         listener(agentIds);

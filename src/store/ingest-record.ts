@@ -1,6 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { SignalRecord, SignalStatus, Usage } from './records.js';
+import type { Outcome, SignalRecord, SignalStatus, Usage } from './records.js';
 import type { IngestRequest } from './store.js';
 import { isoTime } from './iso-time.js';
 
@@ -17,7 +17,7 @@ export interface LogVerdict {
 }
 
 export function acceptedVerdict(signal: NormalizedSignal, quota: Usage): LogVerdict {
-  return { status: 'queued', httpStatus: 202, code: null, detail: null, param: null, errors: null, signal, quota };
+  return { status: 'accepted', httpStatus: 202, code: null, detail: null, param: null, errors: null, signal, quota };
 }
 
 /** A refusal: code, detail and param of the first problem; `errors` only when there are several. */
@@ -35,8 +35,23 @@ export function rejectedVerdict(httpStatus: number, problems: Problem[]): LogVer
   };
 }
 
-/** The log entry a new request becomes. */
-export function ingestRecord(request: IngestRequest, verdict: LogVerdict): SignalRecord {
+/**
+ * A repeat of `original` within the source's duplicate window: answered 202 as the original,
+ * neither charged nor delivered.
+ */
+export function duplicateVerdict(signal: NormalizedSignal | null): LogVerdict {
+  return { status: 'duplicate', httpStatus: 202, code: null, detail: null, param: null, errors: null, signal, quota: null };
+}
+
+/**
+ * The log entry a new request becomes. `outcome` is what was queued: one `queued` delivery per
+ * agent for an accepted signal (`{}` for none), null for any other.
+ */
+export function ingestRecord(
+  request: IngestRequest,
+  verdict: LogVerdict,
+  extra: { agents?: number; duplicateOf?: string } = {},
+): SignalRecord {
   return {
     id: request.id,
     sourceId: request.sourceId,
@@ -53,5 +68,11 @@ export function ingestRecord(request: IngestRequest, verdict: LogVerdict): Signa
     signal: verdict.signal,
     idempotencyKey: request.idempotencyKey,
     quota: verdict.quota,
+    duplicateOf: extra.duplicateOf ?? null,
+    outcome: verdict.status === 'accepted' ? queuedOutcome(extra.agents ?? 0) : null,
   };
+}
+
+function queuedOutcome(agents: number): Outcome {
+  return agents > 0 ? { queued: agents } : {};
 }

@@ -1,6 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Delivery } from '../protocol/delivery.js';
+import type { Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
 /** Records the store keeps. Times are ISO 8601 strings in UTC with millisecond precision. */
 
@@ -30,6 +30,11 @@ export interface Source {
   agentIds: string[];
   maxSignalAgeSeconds: number;
   /**
+   * The duplicate guard: a request whose raw body equals that of a signal accepted on this
+   * source within this many seconds is answered as that signal and not accepted again. 0: off.
+   */
+  duplicateWindowSeconds: number;
+  /**
    * Client addresses inbound requests are taken from: IPv4/IPv6 addresses, CIDR ranges and the
    * word `tradingview`; empty means any address.
    */
@@ -54,8 +59,24 @@ export interface Agent {
   state: unknown;
 }
 
-/** `queued`: accepted at the door (202). `rejected`: refused at the door with an error answer. */
-export type SignalStatus = 'queued' | 'rejected';
+/**
+ * What the door decided, final once logged (what the agents did is the record's `outcome`).
+ * `accepted`: answered 202, charged and queued for its agents. `rejected`: refused with an
+ * error answer. `duplicate`: its raw body repeated a signal accepted on the same source within
+ * the source's duplicate window: answered with that signal's 202 again (`duplicateOf`), neither
+ * charged nor delivered.
+ */
+export type SignalStatus = 'accepted' | 'rejected' | 'duplicate';
+
+export const SIGNAL_STATUSES: readonly SignalStatus[] = ['accepted', 'rejected', 'duplicate'];
+
+/** A delivery's statuses, for the store's users that filter on them (the signal log's `outcome`). */
+export type { DeliveryStatus };
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['queued', 'delivered', 'executed', 'rejected', 'failed', 'expired'];
+
+/** How many of a signal's deliveries are in each status, e.g. `{"executed": 1, "expired": 1}`; `{}`: no agent. */
+export type Outcome = Partial<Record<DeliveryStatus, number>>;
 
 /** One entry of a source's signal log: every request that named a valid source key. */
 export interface SignalRecord {
@@ -78,8 +99,22 @@ export interface SignalRecord {
   idempotencyKey: string | null;
   /** Quota state right after this signal was charged (accepted signals only). */
   quota: Usage | null;
+  /** The accepted signal this request repeated (status `duplicate` only). */
+  duplicateOf: string | null;
+  /** Its deliveries by status (accepted signals only; `{}` when it had no agent), as read. */
+  outcome: Outcome | null;
 }
 
 export interface SignalWithDeliveries extends SignalRecord {
   deliveries: Delivery[];
+}
+
+/** A delivery the store marked expired when handing out its agent's queue. */
+export interface ExpiredDelivery {
+  signalId: string;
+  agentId: string;
+  receivedAt: string;
+  expiresAt: string;
+  /** When it was found expired. */
+  expiredAt: string;
 }

@@ -1,8 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Account, Agent, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { Account, Agent, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import type { AckStatus, Delivery } from '../protocol/delivery.js';
+import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
@@ -70,6 +70,17 @@ export interface Store {
   listSignals(filter: SignalFilter): Promise<SignalPage>;
   getSignal(id: string): Promise<SignalWithDeliveries | null>;
 
+  // Retention.
+  /**
+   * Deletes at most `limit` signal records received before `before`, oldest first, with their
+   * deliveries; a signal with a delivery not yet final (queued or delivered), or named by an
+   * idempotency key, is kept. Answers how many were deleted. Usage counts are kept apart and
+   * are not touched.
+   */
+  pruneSignals(before: string, limit: number): Promise<number>;
+  /** Deletes at most `limit` idempotency keys created before `before`; answers how many. */
+  pruneIdempotencyKeys(before: string, limit: number): Promise<number>;
+
   // Delivery to agents.
   /**
    * Every agent with how many of its deliveries are not yet final (`queued`, or `delivered`
@@ -85,6 +96,12 @@ export interface Store {
    * takes nothing and throws `AgentSessionOpenError` (a session hands out through its claim).
    */
   takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]>;
+  /**
+   * Calls `listener` with the deliveries a hand-out of this process marked expired, after its
+   * commit (so the operator hears of every signal that went unexecuted for being late).
+   * Answers a function that stops the calls.
+   */
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void;
   /**
    * Claims the agent's WebSocket push session for this process, against every other process on
    * the same database; null while another holds it. A store that one process serves (SQLite)
@@ -136,6 +153,7 @@ export interface SourcePatch {
   hmacSecret?: string | null;
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
+  duplicateWindowSeconds?: number;
   allowedIps?: string[];
   authKey?: string;
 }
@@ -165,6 +183,12 @@ export interface IngestRequest {
   requestHash: string | null;
   /** Repeats with the same key are answered from the original while it is younger than this. */
   idempotencySince: string;
+  /**
+   * The source's duplicate guard, when it is on: the SHA-256 hex of the raw body, and the
+   * start of the window. An accepted request whose digest equals that of a signal accepted on
+   * the source at or after `since` is logged as its duplicate instead. Null: guard off.
+   */
+  duplicateCheck: { bodyDigest: string; since: string } | null;
   verdict: IngestVerdict;
 }
 
@@ -190,11 +214,21 @@ export type IngestOutcome =
    * now in the log as its own rejected entry (422 IDEMPOTENCY_KEY_REUSED, never charged or
    * delivered), and the key stays bound to the original.
    */
-  | { kind: 'key_reused'; record: SignalRecord; originalId: string };
+  | { kind: 'key_reused'; record: SignalRecord; originalId: string }
+  /**
+   * The raw body repeats `original`, accepted on the same source within its duplicate window:
+   * this request is logged as `record` (status `duplicate`, never charged or delivered) and
+   * answered with the original's 202.
+   */
+  | { kind: 'duplicate'; record: SignalRecord; original: SignalRecord };
 
 export interface SignalFilter {
   sourceId?: string;
   status?: SignalStatus;
+  /** Only signals with at least one delivery in this status. */
+  outcome?: DeliveryStatus;
+  /** Only signals whose normalized symbol is this. */
+  symbol?: string;
   limit: number;
   /** Only signals older (in log order: receivedAt, then id) than the signal with this id. */
   before?: string;
@@ -215,12 +249,24 @@ export interface Ack {
 
 /** A process's hold on an agent's push session: hand-outs go through it while it lasts. */
 export interface AgentSessionClaim {
-  /** `takeDeliveries` for the session; fails once the claim is lost (then nothing is handed out). */
-  takeDeliveries(now: string, limit: number): Promise<AgentSignal[]>;
+  /**
+   * Hands out, in seq order, the agent's pending deliveries this session has not handed out
+   * yet, as far as they fit among the first `limit` pending ones (the session's window): one
+   * taken again without an ack is neither answered nor rewritten, so `attempts` counts real
+   * hand-outs. Fails once the claim is lost (then nothing is handed out).
+   */
+  takeDeliveries(now: string, limit: number): Promise<SessionHandOut>;
   /** Calls `listener` once if the claim is lost (its connection to the database broke). */
   onLost(listener: () => void): void;
   /** Gives the session up; safe to call more than once. */
   release(): Promise<void>;
+}
+
+export interface SessionHandOut {
+  /** Handed out now, by seq. */
+  signals: AgentSignal[];
+  /** The window is full: the first `limit` pending deliveries are all out, so only an ack lets more through. */
+  full: boolean;
 }
 
 export type AckOutcome =

@@ -73,7 +73,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     return { control, answer };
   }
 
-  async function startAgent(token: string, answer: (request: SentRequest) => unknown, options: { dir?: string; dryRun?: boolean } = {}) {
+  async function startAgent(token: string, answer: (request: SentRequest) => unknown, options: { dir?: string; dryRun?: boolean; symbolMap?: Record<string, string> } = {}) {
     const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-ccxt-'));
     if (!dirs.includes(dir)) dirs.push(dir);
     const { venue, sent } = recordedVenue({ exchange: 'binance', market: 'swap', markets: fixture('binance-markets.json'), exchangeOptions: { leverageBrackets: {} } }, answer);
@@ -84,7 +84,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       dataDir: dir,
       venue,
       dryRun: options.dryRun ?? false,
-      symbolMap: {},
+      symbolMap: options.symbolMap ?? {},
       pipSizes: {},
       defaultVolumeLots: null,
       manageEveryMs: 60_000,
@@ -220,6 +220,28 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     expect((await deliveriesOf(server, reversed))[0].result.orders.map((o: { kind: string; side: string; volume: number }) => [o.kind, o.side, o.volume])).toEqual([
       ['market', 'sell', 0.01],
       ['market', 'sell', 0.01],
+    ]);
+  });
+
+  it('several signal symbols mapped to one exchange symbol trade the same position (BTCUSDT and BTCUSDT.P -> BTC/USDT:USDT)', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-many']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    await startAgent(testAgent!.token, exchange.answer, { dryRun: true, symbolMap: { BTCUSDT: 'BTC/USDT:USDT', 'BTCUSDT.P': 'BTC/USDT:USDT' } });
+    const bought = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, bought))[0].status), 'the buy');
+    expect((await deliveriesOf(server, bought))[0]).toMatchObject({ status: 'executed', message: 'dry run, nothing sent: opened buy 0.01 BTC/USDT:USDT at 42878 (position 1)' });
+    const more = await postSignal(server.url, source.authKey, 'BTCUSDT.P,buy,vol=0.02');
+    await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, more))[0].status), 'the second buy');
+    expect((await deliveriesOf(server, more))[0]).toMatchObject({ status: 'executed', message: 'dry run, nothing sent: opened buy 0.02 BTC/USDT:USDT at 42878 (position 2)' });
+    // Closing through either name closes what was opened on the exchange symbol.
+    const closed = await postSignal(server.url, source.authKey, 'BTCUSDT.P,closebuy');
+    await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, closed))[0].status), 'the close');
+    const close = (await deliveriesOf(server, closed))[0];
+    expect(close.status).toBe('executed');
+    expect(close.result.orders.map((o: { kind: string; side: string; volume: number; symbol: string }) => [o.kind, o.side, o.volume, o.symbol])).toEqual([
+      ['market', 'sell', 0.01, 'BTC/USDT:USDT'],
+      ['market', 'sell', 0.02, 'BTC/USDT:USDT'],
     ]);
   });
 });

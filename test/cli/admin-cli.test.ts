@@ -65,6 +65,30 @@ describe('the admin CLI', () => {
       expect(usage).toMatchObject({ used: 1, limit: 3 });
       const shown = JSON.parse((await cli('signals', 'show', signalId)).stdout);
       expect(shown.deliveries).toEqual([expect.objectContaining({ agentId: agent.id, status: 'queued' })]);
+      // The CLI prints what the API answers.
+      const apiShown = await fetch(`${server.url}/api/admin/signals/${signalId}`, { headers: { authorization: `Bearer ${env.SIGNALGATE_ADMIN_TOKEN}` } });
+      expect(shown).toEqual(await apiShown.json());
+      expect(shown).toMatchObject({ status: 'accepted', outcome: { queued: 1 } });
+      const byOutcome = JSON.parse((await cli('signals', 'list', '--outcome', 'queued', '--symbol', 'eurusd', '--source', source.id)).stdout);
+      expect(byOutcome.signals.map((s: { id: string; outcome: unknown }) => [s.id, s.outcome])).toEqual([[signalId, { queued: 1 }]]);
+      expect(JSON.parse((await cli('signals', 'list', '--outcome', 'executed', '--source', source.id)).stdout).signals).toEqual([]);
+      const badOutcome = await cli('signals', 'list', '--outcome', 'done');
+      expect(badOutcome.code).toBe(1);
+      expect(JSON.parse(badOutcome.stderr)).toMatchObject({ param: 'outcome' });
+
+      // The duplicate guard: on, then the same body again within the window is the first signal again.
+      const guarded = JSON.parse((await cli('sources', 'update', source.id, '--duplicate-window', '30')).stdout);
+      expect(guarded.duplicateWindowSeconds).toBe(30);
+      const tooLong = await cli('sources', 'update', source.id, '--duplicate-window', '3601');
+      expect(tooLong.code).toBe(1);
+      expect(JSON.parse(tooLong.stderr)).toMatchObject({ status: 422, param: 'duplicateWindowSeconds' });
+      const firstGuarded = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,sell' });
+      const again = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,sell' });
+      expect(again.status).toBe(202);
+      expect(await again.json()).toEqual(await firstGuarded.json());
+      const duplicates = JSON.parse((await cli('signals', 'list', '--source', source.id, '--status', 'duplicate')).stdout);
+      expect(duplicates.signals).toHaveLength(1);
+      await cli('sources', 'update', source.id, '--duplicate-window', '0');
       const inactive = JSON.parse((await cli('sources', 'update', source.id, '--active', 'false', '--hmac-secret', 's3cret-s3cret')).stdout);
       expect(inactive).toMatchObject({ active: false, hmac: true });
       const refused = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,buy' });

@@ -130,7 +130,7 @@ describe('an acknowledgement of a signal handed out and expired afterwards', () 
   const ack = (id: string, body: unknown) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
   const take = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
   const lateAckWarnings = (signalId: string) =>
-    server.logLines().filter((line) => line.level === 40 && line.signalId === signalId);
+    server.logLines().filter((line) => line.level === 40 && line.signalId === signalId && String(line.msg).startsWith('signal acknowledged'));
 
   it.each([
     ['after a poll marked it expired', true],

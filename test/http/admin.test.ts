@@ -70,6 +70,7 @@ describe('sources', () => {
       hmac: true,
       agentIds: [],
       maxSignalAgeSeconds: 120,
+      duplicateWindowSeconds: 0,
       allowedIps: [],
       createdAt: expect.any(String),
     });

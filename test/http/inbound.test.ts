@@ -51,11 +51,13 @@ describe('a signal accepted', () => {
         ],
       },
       quota: { used: 1, limit: 10, period: expect.stringMatching(/^\d{4}-\d{2}$/) },
+      // The account has no agent: nobody will execute it, and the answer says so.
+      agents: 0,
     });
     expect(await usage(src.accountId)).toMatchObject({ used: 1, limit: 10 });
     const record = await server.admin('GET', `/api/admin/signals/${res.body.id}`);
     expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({ id: res.body.id, status: 'queued', rawBody: SIGNAL, signal: res.body.signal });
+    expect(record.body).toMatchObject({ id: res.body.id, status: 'accepted', outcome: {}, rawBody: SIGNAL, signal: res.body.signal });
   });
 
   it('normalizes the text and the typed JSON forms of CONTRACT §5 to the same signal', async () => {

@@ -88,7 +88,7 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
   const seeded = await seed(store, { agents: 1 });
   const keyed = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
   const first = await store.ingest(keyed);
-  expect(first).toMatchObject({ kind: 'recorded', record: { status: 'queued', quota: { period: PERIOD, used: 1 } } });
+  expect(first).toMatchObject({ kind: 'recorded', record: { status: 'accepted', quota: { period: PERIOD, used: 1 } } });
   expect(await store.takeDeliveries(seeded.agents[0]!.id, keyed.receivedAt, 10)).toEqual([
     expect.objectContaining({ id: keyed.id, seq: 1 }),
   ]);

@@ -103,7 +103,7 @@ describe('PostgreSQL store', () => {
       const outcomes = await Promise.all(
         Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(seeded))),
       );
-      expect(outcomes.filter((o) => o.record.status === 'queued')).toHaveLength(50);
+      expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(50);
       expect(outcomes.filter((o) => o.record.httpStatus === 429)).toHaveLength(150);
       expect(await b.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
       const [first, second] = await Promise.all(seeded.agents.map((agent) => a.takeDeliveries(agent.id, at(2000), 100)));
@@ -139,7 +139,7 @@ describe('PostgreSQL store', () => {
       const outcomes = await Promise.all(
         Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(accounts[(i * 5 + (i >> 3)) % 4]!))),
       );
-      expect(outcomes.filter((o) => o.record.status === 'queued')).toHaveLength(80);
+      expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(80);
       for (const seeded of accounts) {
         expect(await a.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 20, limit: 20 });
         const taken = await b.takeDeliveries(seeded.agents[0]!.id, at(2000), 100);
@@ -201,7 +201,7 @@ describe('PostgreSQL store', () => {
         const seeded = await seed(a, { quota: 10, agents: 1 });
         const requests = [request(seeded), request(seeded, { rawBody: 'deadlock-once' }), request(seeded)];
         const outcomes = await Promise.all(requests.map((r) => a.ingest(r)));
-        expect(outcomes.map((o) => o.record.status)).toEqual(['queued', 'queued', 'queued']);
+        expect(outcomes.map((o) => o.record.status)).toEqual(['accepted', 'accepted', 'accepted']);
         // The retried request went in a later batch: it was charged last.
         expect(outcomes.map((o) => o.record.quota!.used)).toEqual([1, 3, 2]);
         expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(3);
@@ -233,7 +233,7 @@ describe('PostgreSQL store', () => {
         await locker.end();
       }
       const next = await a.ingest(request(seeded));
-      expect(next.record.status).toBe('queued');
+      expect(next.record.status).toBe('accepted');
       expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
     });
 

@@ -75,7 +75,7 @@ describe('SQLite store', () => {
 
       const mid = store.ingestTransactions;
       const outcomes = await Promise.all(Array.from({ length: 100 }, () => store.ingest(request(seeded))));
-      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       expect(store.ingestTransactions - mid).toBeLessThanOrEqual(2);
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(103);
     } finally {
@@ -117,7 +117,7 @@ describe('SQLite store', () => {
       ]);
       expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
       const third = (results[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof store.ingest>>>).value;
-      expect(third.record.status).toBe('queued');
+      expect(third.record.status).toBe('accepted');
       expect(third.record.quota).toEqual({ period: PERIOD, used: 2, limit: 2 });
       expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
     } finally {
@@ -133,7 +133,7 @@ describe('SQLite store', () => {
     const { record } = await pending;
     const again = await open();
     try {
-      expect((await again.getSignal(record.id))?.status).toBe('queued');
+      expect((await again.getSignal(record.id))?.status).toBe('accepted');
       await expect(store.ingest(request(seeded))).rejects.toThrow(/closed/);
     } finally {
       await again.close();
@@ -196,7 +196,7 @@ describe('SQLite store', () => {
           `${((spread / spreadMs) * 1000).toFixed(0)}/s, ${spreadTransactions} transactions; ` +
           `${serial} one at a time: ${serialMs.toFixed(0)} ms, ${((serial / serialMs) * 1000).toFixed(0)}/s`,
       );
-      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(burst + spread + serial);
     } finally {
       await store.close();

@@ -1,12 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors/catalog.js';
+import type { NormalizedSignal } from '../../src/language/index.js';
 import { BackupError } from '../../src/store/backup-error.js';
-import type { Store } from '../../src/store/store.js';
+import type { ExpiredDelivery, SignalStatus } from '../../src/store/records.js';
+import type { IngestRequest, SignalFilter, Store } from '../../src/store/store.js';
 import {
   accept,
   at,
@@ -17,6 +19,7 @@ import {
   request,
   seed,
   sqliteHarness,
+  type Seeded,
   type StoreHarness,
 } from './store-harness.js';
 
@@ -156,7 +159,7 @@ describe.each([
   });
 
   describe('ingest', () => {
-    it('records an accepted signal as queued, charges the quota and queues one delivery per agent', async () => {
+    it('records an accepted signal as accepted, with outcome {queued: N}, charges the quota and queues one delivery per agent', async () => {
       const seeded = await seed(store, { quota: 10, agents: 2 });
       const req = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
       const outcome = await store.ingest(req);
@@ -166,7 +169,7 @@ describe.each([
         sourceId: seeded.source.id,
         accountId: seeded.accountId,
         receivedAt: req.receivedAt,
-        status: 'queued',
+        status: 'accepted',
         httpStatus: 202,
         code: null,
         detail: null,
@@ -177,6 +180,8 @@ describe.each([
         signal: BUY,
         idempotencyKey: 'k1',
         quota: { period: PERIOD, used: 1, limit: 10 },
+        duplicateOf: null,
+        outcome: { queued: 2 },
       });
       expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
 
@@ -285,7 +290,7 @@ describe.each([
     it('charges exactly the quota under 200 concurrent ingests', async () => {
       const seeded = await seed(store, { quota: 50, agents: 1 });
       const outcomes = await Promise.all(Array.from({ length: 200 }, () => store.ingest(request(seeded))));
-      const queued = outcomes.filter((o) => o.record.status === 'queued');
+      const queued = outcomes.filter((o) => o.record.status === 'accepted');
       const refused = outcomes.filter((o) => o.record.status === 'rejected');
       expect(queued).toHaveLength(50);
       expect(refused).toHaveLength(150);
@@ -294,7 +299,7 @@ describe.each([
         Array.from({ length: 50 }, (_, i) => i + 1),
       );
       expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'queued', limit: 500 })).signals).toHaveLength(50);
+      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'accepted', limit: 500 })).signals).toHaveLength(50);
       expect((await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).signals).toHaveLength(150);
       const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 500);
       expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
@@ -336,7 +341,7 @@ describe.each([
         request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02', receivedAt: at(40 * 86_400_000) }),
       );
       expect(retry.kind).toBe('recorded');
-      expect(retry.record.status).toBe('queued');
+      expect(retry.record.status).toBe('accepted');
       const again = await store.ingest(request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02' }));
       expect(again).toEqual({ kind: 'replay', record: retry.record });
     });
@@ -364,6 +369,8 @@ describe.each([
         signal: null,
         idempotencyKey: 'k',
         quota: null,
+        duplicateOf: null,
+        outcome: null,
       });
       expect(await store.getSignal(otherRequest.id)).toEqual({ ...other.record, deliveries: [] });
       expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
@@ -371,7 +378,8 @@ describe.each([
       // The key stays with the original: its repeat is still a replay, another refusal is another entry.
       expect(await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }))).toEqual({
         kind: 'replay',
-        record: original.record,
+        // Its outcome as it is now: the delivery was handed out since.
+        record: { ...original.record, outcome: { delivered: 1 } },
       });
       const third = await store.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'body-c', receivedAt: at(4000) }));
       expect(third.kind).toBe('key_reused');
@@ -531,7 +539,7 @@ describe.each([
       const onWide = { ...seeded, source: wide };
       const requests = Array.from({ length: 12 }, (_, i) => request(i % 3 === 0 ? onWide : seeded));
       const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
-      expect(outcomes.every((o) => o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       const expected = (agentId: string) =>
         requests.filter((r) => r.sourceId === wide.id || agentId === a1).map((r) => r.id);
       for (const agentId of [a0, a1, a2]) {
@@ -550,7 +558,7 @@ describe.each([
     it('keeps an accepted signal in the log even when no agent receives it', async () => {
       const seeded = await seed(store, { agents: 0 });
       const outcome = await store.ingest(request(seeded));
-      expect(outcome.record.status).toBe('queued');
+      expect(outcome.record.status).toBe('accepted');
       expect((await store.getSignal(outcome.record.id))!.deliveries).toEqual([]);
     });
 
@@ -591,7 +599,7 @@ describe.each([
       const accounts = [await seed(store, { agents: 2 }), await seed(store, { agents: 1 }), await seed(store, { agents: 2 })];
       const requests = Array.from({ length: 30 }, (_, i) => request(accounts[(i * 7) % 3]!, { receivedAt: at(1000 + i) }));
       const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
-      expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'queued')).toBe(true);
+      expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'accepted')).toBe(true);
       for (const seeded of accounts) {
         const mine = requests.filter((r) => r.accountId === seeded.accountId).map((r) => r.id);
         expect(mine).toHaveLength(10);
@@ -632,6 +640,50 @@ describe.each([
       await store.ackDelivery(agentId, ids[0]!, { status: 'executed', message: null, result: null }, at(7000));
       expect((await store.takeDeliveries(agentId, at(8000), 10)).map((d) => d.id)).toEqual([ids[1], ids[2]]);
       expect(await store.takeDeliveries(agentId, at(8000), 0)).toEqual([]);
+    });
+
+    it('a push session hands out each delivery once, counts an attempt only for a real hand-out, and hands out what is new', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      const ids: string[] = [];
+      for (let i = 0; i < 150; i++) ids.push((await store.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+      const attemptsOf = async (id: string) => (await store.getSignal(id))!.deliveries[0]!.attempts;
+
+      const claim = (await store.claimAgentSession(agentId))!;
+      try {
+        const first = await claim.takeDeliveries(at(5000), 100);
+        expect(first.signals.map((s) => s.id)).toEqual(ids.slice(0, 100));
+        expect(first.full).toBe(true);
+        // Taken again without an ack (the agent is behind): nothing new fits the window,
+        // nothing is handed out again, no attempt is counted.
+        const second = await claim.takeDeliveries(at(6000), 100);
+        expect(second).toEqual({ signals: [], full: true });
+        expect(await attemptsOf(ids[0]!)).toBe(1);
+        expect(await attemptsOf(ids[99]!)).toBe(1);
+        expect((await store.getSignal(ids[100]!))!.deliveries[0]).toMatchObject({ status: 'queued', attempts: 0 });
+
+        for (const id of ids.slice(0, 30)) {
+          await store.ackDelivery(agentId, id, { status: 'executed', message: null, result: null }, at(7000));
+        }
+        const third = await claim.takeDeliveries(at(8000), 100);
+        expect(third.signals.map((s) => s.id)).toEqual(ids.slice(100, 130));
+        expect(third.full).toBe(true);
+        expect(await attemptsOf(ids[30]!)).toBe(1);
+        expect(await attemptsOf(ids[100]!)).toBe(1);
+      } finally {
+        await claim.release();
+      }
+
+      // A new session (the agent reconnected) gets what it has not acknowledged again, counted.
+      const next = (await store.claimAgentSession(agentId))!;
+      try {
+        const again = await next.takeDeliveries(at(9000), 100);
+        expect(again.signals.map((s) => s.id)).toEqual(ids.slice(30, 130));
+        expect(await attemptsOf(ids[30]!)).toBe(2);
+        expect(await attemptsOf(ids[130]!)).toBe(0);
+      } finally {
+        await next.release();
+      }
     });
 
     it('expires deliveries at or past expiresAt, handed out or not, and never hands them out', async () => {
@@ -859,6 +911,165 @@ describe.each([
       expect(positions.every((p) => p >= 0)).toBe(true);
       expect([...positions].sort((x, y) => y - x)).toEqual(positions);
       expect(await store.getSignal('sig-unknown')).toBeNull();
+    });
+  });
+
+  describe('outcomes', () => {
+    const SELL: NormalizedSignal = { symbol: 'GBPUSD', action: 'sell', volume: { type: 'lots', value: 0.2 } };
+    const ok = (status: 'executed' | 'rejected' | 'failed', message: string | null = null) => ({ status, message, result: null });
+
+    it('counts each signal\'s deliveries by status, on the list, the detail and a replay; {} with no agent, null when rejected', async () => {
+      const seeded = await seed(store, { quota: 1000, agents: 2 });
+      const [one, two] = seeded.agents.map((agent) => agent.id).sort() as [string, string];
+      const first = await store.ingest(request(seeded, { receivedAt: at(600_000), idempotencyKey: 'o1', requestHash: 'h', verdict: accept(BUY, at(600_030)) }));
+      expect(first.record.outcome).toEqual({ queued: 2 });
+      // Agent one takes and executes it; agent two comes back after its deadline.
+      expect((await store.takeDeliveries(one, at(600_010), 10)).map((d) => d.id)).toEqual([first.record.id]);
+      await store.ackDelivery(one, first.record.id, ok('executed', 'filled at 1.1'), at(600_011));
+      const expired: ExpiredDelivery[] = [];
+      const stop = store.watchExpiries((found) => expired.push(...found));
+      expect(await store.takeDeliveries(two, at(600_045), 10)).toEqual([]);
+      stop();
+      expect(expired).toEqual([
+        { signalId: first.record.id, agentId: two, receivedAt: at(600_000), expiresAt: at(600_030), expiredAt: at(600_045) },
+      ]);
+
+      const detail = await store.getSignal(first.record.id);
+      expect(detail!.outcome).toEqual({ executed: 1, expired: 1 });
+      expect(detail!.deliveries.map((d) => [d.agentId, d.status, d.attempts, d.message])).toEqual([
+        [one, 'executed', 1, 'filled at 1.1'],
+        [two, 'expired', 0, null],
+      ]);
+      const listed = (await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals;
+      expect(listed.map((s) => s.outcome)).toEqual([{ executed: 1, expired: 1 }]);
+      const replay = await store.ingest(request(seeded, { receivedAt: at(600_050), idempotencyKey: 'o1', requestHash: 'h' }));
+      expect(replay).toMatchObject({ kind: 'replay', record: { id: first.record.id, outcome: { executed: 1, expired: 1 } } });
+
+      const nobody = await seed(store, { quota: 1000, agents: 0 });
+      const lonely = await store.ingest(request(nobody));
+      expect(lonely.record.outcome).toEqual({});
+      expect((await store.getSignal(lonely.record.id))!.outcome).toEqual({});
+      const refused = await store.ingest(request(nobody, { receivedAt: at(2000), verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_ACTION', detail: 'x' }] } }));
+      expect(refused.record.outcome).toBeNull();
+      expect((await store.listSignals({ sourceId: nobody.source.id, limit: 10 })).signals.map((s) => s.outcome)).toEqual([null, {}]);
+    });
+
+    it('filters by outcome, symbol and status, alone and together, paging in log order', async () => {
+      const seeded = await seed(store, { quota: 1000, agents: 2 });
+      const [one, two] = seeded.agents.map((agent) => agent.id).sort() as [string, string];
+      const made: { id: string; symbol: string; outcome: string[] }[] = [];
+      for (let i = 0; i < 9; i++) {
+        const signal = i % 2 === 0 ? BUY : SELL;
+        const r = request(seeded, { id: `sig-o${i}-${randomUUID()}`, receivedAt: at(700_000 + i), verdict: accept(signal, at(800_000)) });
+        await store.ingest(r);
+        made.push({ id: r.id, symbol: signal.symbol, outcome: [] });
+      }
+      // Both agents take everything; agent one executes signals 0-5, rejects 6-8; agent two
+      // executes 0-2 and rejects 3, leaving the rest delivered.
+      await store.takeDeliveries(one, at(710_000), 100);
+      await store.takeDeliveries(two, at(710_000), 100);
+      for (const [i, m] of made.entries()) {
+        await store.ackDelivery(one, m.id, ok(i < 6 ? 'executed' : 'rejected', 'x'), at(720_000));
+        if (i < 3) await store.ackDelivery(two, m.id, ok('executed'), at(720_000));
+        if (i === 3) await store.ackDelivery(two, m.id, ok('rejected', 'no margin'), at(720_000));
+      }
+      await store.ingest(request(seeded, { receivedAt: at(700_100), verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_ACTION', detail: 'x' }] } }));
+      const ids = (filter: Partial<SignalFilter>) =>
+        store.listSignals({ sourceId: seeded.source.id, limit: 100, ...filter }).then((page) => page.signals.map((s) => s.id));
+      const newest = (pick: (i: number) => boolean) => made.filter((_, i) => pick(i)).map((m) => m.id).reverse();
+
+      expect(await ids({ outcome: 'executed' })).toEqual(newest((i) => i < 6));
+      expect(await ids({ outcome: 'rejected' })).toEqual(newest((i) => i === 3 || i >= 6));
+      expect(await ids({ outcome: 'delivered' })).toEqual(newest((i) => i >= 4));
+      expect(await ids({ outcome: 'failed' })).toEqual([]);
+      expect(await ids({ outcome: 'rejected', symbol: 'EURUSD' })).toEqual(newest((i) => i >= 6 && i % 2 === 0));
+      expect(await ids({ symbol: 'GBPUSD' })).toEqual(newest((i) => i % 2 === 1));
+      expect(await ids({ symbol: 'USDJPY' })).toEqual([]);
+      expect(await ids({ status: 'accepted' })).toEqual(newest(() => true));
+      expect((await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 100 })).signals).toHaveLength(1);
+      expect(await ids({ outcome: 'executed', status: 'rejected' })).toEqual([]);
+
+      // Paging with the outcome filter: a signal with two executed deliveries is listed once.
+      const executed = newest((i) => i < 6);
+      const page1 = await store.listSignals({ sourceId: seeded.source.id, outcome: 'executed', limit: 4 });
+      expect(page1.signals.map((s) => s.id)).toEqual(executed.slice(0, 4));
+      expect(page1.signals.map((s) => s.outcome)).toEqual([{ executed: 1, delivered: 1 }, { executed: 1, delivered: 1 }, { executed: 1, rejected: 1 }, { executed: 2 }]);
+      const page2 = await store.listSignals({ sourceId: seeded.source.id, outcome: 'executed', limit: 4, before: page1.next! });
+      expect(page2.signals.map((s) => s.id)).toEqual(executed.slice(4));
+      expect(page2.next).toBeNull();
+    });
+  });
+
+  describe('duplicate guard', () => {
+    const digest = (body: string) => createHash('sha256').update(body).digest('hex');
+    const guarded = (seeded: Seeded, receivedMs: number, body = 'EURUSD,buy,vol=0.1', window = 60_000): IngestRequest =>
+      request(seeded, {
+        receivedAt: at(receivedMs),
+        rawBody: body,
+        duplicateCheck: { bodyDigest: digest(body), since: at(receivedMs - window) },
+      });
+
+    it('logs a repeated body within the window as a duplicate of the first: answered as it, neither charged nor delivered', async () => {
+      const seeded = await seed(store, { quota: 1000, agents: 1 });
+      const first = await store.ingest(guarded(seeded, 900_000));
+      expect(first.kind).toBe('recorded');
+      const again = await store.ingest(guarded(seeded, 930_000));
+      expect(again.kind).toBe('duplicate');
+      if (again.kind !== 'duplicate') return;
+      expect(again.original).toEqual(first.record);
+      expect(again.record).toMatchObject({ status: 'duplicate', httpStatus: 202, duplicateOf: first.record.id, quota: null, outcome: null, signal: BUY });
+      expect(await store.getSignal(again.record.id)).toEqual({ ...again.record, deliveries: [] });
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect((await store.takeDeliveries(seeded.agents[0]!.id, at(931_000), 10)).map((d) => d.id)).toEqual([first.record.id]);
+      const statuses = async (status: SignalStatus) =>
+        (await store.listSignals({ sourceId: seeded.source.id, status, limit: 10 })).signals.map((s) => s.id);
+      expect(await statuses('duplicate')).toEqual([again.record.id]);
+      expect(await statuses('accepted')).toEqual([first.record.id]);
+
+      // Another body is a new signal; the same body past the window is one too, and starts a new window.
+      expect((await store.ingest(guarded(seeded, 935_000, 'EURUSD,sell,vol=0.1'))).kind).toBe('recorded');
+      const later = await store.ingest(guarded(seeded, 961_000));
+      expect(later.kind).toBe('recorded');
+      expect(await store.ingest(guarded(seeded, 962_000))).toMatchObject({ kind: 'duplicate', original: { id: later.record.id } });
+      // Without the check (guard off) the same body is a new signal.
+      expect((await store.ingest(request(seeded, { receivedAt: at(963_000) }))).kind).toBe('recorded');
+    });
+
+    it('compares only with signals accepted on the same source', async () => {
+      const a = await seed(store, { quota: 1 });
+      const b = await seed(store, { quota: 1000 });
+      expect((await store.ingest(guarded(a, 1_000_000))).record.status).toBe('accepted');
+      // The quota refusal is not an accepted signal: no duplicate of it.
+      const refused = await store.ingest(guarded(a, 1_000_001, 'EURUSD,sell'));
+      expect(refused.record).toMatchObject({ status: 'rejected', httpStatus: 429 });
+      expect((await store.ingest(guarded(b, 1_000_002, 'EURUSD,sell'))).kind).toBe('recorded');
+      expect((await store.ingest(guarded(b, 1_000_003))).kind).toBe('recorded');
+    });
+
+    it('binds an Idempotency-Key sent with a duplicate to the original', async () => {
+      const seeded = await seed(store, { quota: 1000 });
+      const first = await store.ingest(guarded(seeded, 1_100_000));
+      const keyed = { ...guarded(seeded, 1_100_010), idempotencyKey: 'dk', requestHash: 'dh' };
+      expect((await store.ingest(keyed)).kind).toBe('duplicate');
+      const retry = await store.ingest({ ...guarded(seeded, 1_100_020), idempotencyKey: 'dk', requestHash: 'dh' });
+      expect(retry).toMatchObject({ kind: 'replay', record: { id: first.record.id } });
+    });
+
+    it('accepts one of many identical requests racing from two store instances', async () => {
+      const seeded = await seed(store, { quota: 1000, agents: 1 });
+      const other = await harness.open();
+      try {
+        const outcomes = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? store : other).ingest(guarded(seeded, 1_200_000 + (i % 3)))),
+        );
+        const recorded = outcomes.filter((o) => o.kind === 'recorded');
+        expect(recorded).toHaveLength(1);
+        expect(outcomes.filter((o) => o.kind === 'duplicate').every((o) => o.kind === 'duplicate' && o.original.id === recorded[0]!.record.id)).toBe(true);
+        expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+        expect(await store.takeDeliveries(seeded.agents[0]!.id, at(1_200_500), 100)).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
     });
   });
 

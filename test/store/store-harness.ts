@@ -86,6 +86,7 @@ export async function seed(
     agentIds: (options.route ?? []).map((i) => agents[i]!.id),
     allowedIps: [],
     maxSignalAgeSeconds: 120,
+    duplicateWindowSeconds: 0,
     createdAt: at(0),
     revision: 0,
   };
@@ -111,6 +112,7 @@ export function request(seeded: Seeded, overrides: Partial<IngestRequest> = {}):
     idempotencyKey: null,
     requestHash: null,
     idempotencySince: at(1000 - 86_400_000),
+    duplicateCheck: null,
     verdict: accept(),
     ...overrides,
   };

@@ -32,6 +32,7 @@ export async function startTestServer(opts: { logger?: Logger; config?: Partial<
       adminToken: TEST_ADMIN_TOKEN,
       publicUrl: 'http://signals.example.test',
       logLevel: opts.logger?.level ?? 'silent',
+      retentionMs: 90 * 86_400_000,
       tls: null,
       trustProxy: [],
       ...opts.config,

@@ -59,8 +59,10 @@ export function registerAdminCommands(program: Command): void {
     .option('--hmac-secret <secret>', 'require signed requests')
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
+    .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer a repeated body within this many seconds as the first (0: off)', wholeNumber)
     .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
-    .action((o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; allowedIps?: string[] }) =>
+    .action(
+      (o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) =>
       run((store, publicUrl) =>
         createSource(
           store,
@@ -70,6 +72,7 @@ export function registerAdminCommands(program: Command): void {
             ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
             ...(o.agents !== undefined && { agentIds: o.agents }),
             ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+            ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
             ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
           },
           Date.now(),
@@ -86,6 +89,7 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret)').conflicts('hmacSecret'))
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
+    .option('--duplicate-window <seconds>', 'duplicateWindowSeconds (0: off)', wholeNumber)
     .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview'; "" for any address`, entryList)
     .action(
       (
@@ -97,6 +101,7 @@ export function registerAdminCommands(program: Command): void {
           clearHmacSecret?: boolean;
           agents?: string[];
           maxAge?: number;
+          duplicateWindow?: number;
           allowedIps?: string[];
         },
       ) =>
@@ -111,6 +116,7 @@ export function registerAdminCommands(program: Command): void {
               ...(o.clearHmacSecret && { hmacSecret: null }),
               ...(o.agents !== undefined && { agentIds: o.agents }),
               ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+              ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
               ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
             },
             url,
@@ -123,11 +129,22 @@ export function registerAdminCommands(program: Command): void {
   signals
     .command('list')
     .option('--source <sourceId>')
-    .option('--status <status>', 'queued or rejected')
+    .option('--status <status>', 'accepted, rejected or duplicate')
+    .option('--outcome <status>', 'signals with a delivery queued, delivered, executed, rejected, failed or expired')
+    .option('--symbol <symbol>')
     .option('--limit <n>')
-    .option('--before <signalId>')
-    .action((o: { source?: string; status?: string; limit?: string; before?: string }) =>
-      run((store) => listSignals(store, { sourceId: o.source, status: o.status, limit: o.limit, before: o.before })),
+    .option('--before <signalId>', 'the next of the previous page')
+    .action((o: { source?: string; status?: string; outcome?: string; symbol?: string; limit?: string; before?: string }) =>
+      run((store) =>
+        listSignals(store, {
+          sourceId: o.source,
+          status: o.status,
+          outcome: o.outcome,
+          symbol: o.symbol,
+          limit: o.limit,
+          before: o.before,
+        }),
+      ),
     );
   signals.command('show <signalId>').action((id: string) => run((store) => showSignal(store, id)));
 }

@@ -6,6 +6,7 @@ import { StoredAccountConflictError } from '../../agent/venues/paper/stored-acco
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { VenueRefusedError } from '../../agent/venue.js';
 import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../agent/venues/ccxt/ccxt-options.js';
+import { FIX_CREDENTIAL_VARIABLES, readFixConfig } from '../../agent/venues/fix/fix-config.js';
 
 /**
  * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
@@ -18,7 +19,7 @@ export function registerAgentCommand(program: Command): void {
     .description('run an executing agent: receives its signals, executes them on a venue (the paper account or an exchange), acknowledges them')
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
     .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
-    .option('--venue <name>', 'where to execute: paper (a simulated account) or ccxt (a crypto exchange)')
+    .option('--venue <name>', 'where to execute: paper (a simulated account), ccxt (a crypto exchange) or fix (a FIX 4.4 broker)')
     .option('--paper', 'the short form of --venue paper')
     // No commander defaults: whether they were given decides the warning on a restart.
     .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
@@ -32,13 +33,14 @@ export function registerAgentCommand(program: Command): void {
     .option('--position-mode <mode>', 'ccxt: oneway or hedge, as the exchange account is set (default: oneway)')
     .option('--sandbox', "ccxt: the exchange's test network")
     .option('--dry-run', 'read the account and the markets, log and acknowledge what would be done, send no order')
-    .option('--credentials <file>', `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret})`)
+    .option('--credentials <file>', `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret}); fix: JSON file with username and password (or ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password})`)
+    .option('--fix-config <file>', "fix: JSON file naming the broker's FIX sessions, account currency and instruments")
     .option('--proxy-url <url>', "ccxt: send the exchange's requests through this URL prefix (CCXT's proxyUrl)")
     .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
     // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
-    .action(async (flags: AgentFlags & CcxtFlags) => {
+    .action(async (flags: AgentFlags & CcxtFlags & { fixConfig?: string }) => {
       const venue = chooseVenue(flags);
       if (!venue.ok) {
         process.stderr.write(`signalgate agent: ${venue.message}\n`);
@@ -47,6 +49,10 @@ export function registerAgentCommand(program: Command): void {
       }
       if (venue.venue === 'ccxt') {
         await runCcxtAgent(flags);
+        return;
+      }
+      if (venue.venue === 'fix') {
+        await runFixAgent(flags);
         return;
       }
       const read = readPaperSettings(flags, process.env);
@@ -83,16 +89,17 @@ export function registerAgentCommand(program: Command): void {
 }
 
 /** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
-function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' | 'ccxt' } | { ok: false; message: string } {
+function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' | 'ccxt' | 'fix' } | { ok: false; message: string } {
   const venue = flags.venue?.trim().toLowerCase();
   if (flags.paper && venue !== undefined && venue !== 'paper') {
     return { ok: false, message: `--paper is the short form of --venue paper, so it cannot go with --venue ${flags.venue}: give one of them` };
   }
   const chosen = venue ?? (flags.paper ? 'paper' : undefined);
-  if (chosen === undefined) return { ok: false, message: 'choose where to execute: --venue paper (or --paper) or --venue ccxt --exchange ID' };
+  if (chosen === undefined) return { ok: false, message: 'choose where to execute: --venue paper (or --paper), --venue ccxt --exchange ID or --venue fix --fix-config FILE' };
   if (chosen === 'paper') return { ok: true, venue: 'paper' };
   if (chosen === 'ccxt') return { ok: true, venue: 'ccxt' };
-  return { ok: false, message: `--venue must be paper or ccxt, got "${flags.venue}"` };
+  if (chosen === 'fix') return { ok: true, venue: 'fix' };
+  return { ok: false, message: `--venue must be paper, ccxt or fix, got "${flags.venue}"` };
 }
 
 /** Paper-account flags that mean nothing on an exchange: refused rather than ignored. */
@@ -154,6 +161,74 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   } catch (err) {
     const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
     log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? 'the exchange refused the agent' : 'agent failed');
+    await flushLogger(log);
+    process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
+    process.exit(refused ? 2 : 1);
+  }
+}
+
+/** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
+async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string }): Promise<void> {
+  const fail = (message: string) => {
+    process.stderr.write(`signalgate agent: ${message}\n`);
+    process.exitCode = 2;
+  };
+  const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
+  if (paperOnly.length > 0) return fail(`${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the broker has its own balance and prices`);
+  const ccxtOnly = (['exchange', 'market', 'positionMode', 'sandbox', 'proxyUrl'] as const).filter((name) => flags[name] !== undefined);
+  if (ccxtOnly.length > 0) return fail(`${ccxtOnly.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to --venue ccxt`);
+  if (flags.dryRun) return fail('--dry-run is not available on --venue fix yet: run against the broker\'s demo server instead');
+  const common = readPaperSettings(flags, process.env);
+  if (!common.ok) return fail(common.message);
+  const read = readFixConfig(flags.fixConfig, flags.credentials, process.env);
+  if (!read.ok) return fail(read.message);
+  const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+  for (const warning of read.value.warnings) log.warn({}, warning);
+  const { settings } = common;
+  // Loaded only for this venue: the FIX engine loads its dictionary, which the others never need.
+  const [{ FixVenue }, { VenueAgent }, { createHash }, path] = await Promise.all([
+    import('../../agent/venues/fix/fix-venue.js'),
+    import('../../agent/venue-agent.js'),
+    import('node:crypto'),
+    import('node:path'),
+  ]);
+  // Beside the agent's journal, one folder per token: sequence numbers belong to one agent.
+  const storeDir = path.join(settings.dataDir, 'fix', createHash('sha256').update(settings.token).digest('hex').slice(0, 16));
+  const venue = new FixVenue({ config: read.value.config, credentials: read.value.credentials, storeDir, log });
+  const pipSizes: Record<string, number> = {};
+  for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
+  const agent = new VenueAgent({
+    server: settings.server,
+    token: settings.token,
+    transport: settings.transport,
+    dataDir: settings.dataDir,
+    venue,
+    dryRun: false,
+    symbolMap: settings.instruments.symbolMap,
+    pipSizes,
+    defaultVolumeLots: settings.defaultVolumeLots,
+    manageEveryMs: 2000,
+    log,
+  });
+  const { trade, quote, dialect } = read.value.config;
+  log.info({ venue: venue.name, dialect, trade: `${trade.host}:${trade.port}`, quote: quote ? `${quote.host}:${quote.port}` : null, credentials: read.value.credentials ? 'given' : 'none' }, 'starting');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    void agent.stop();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    await agent.run();
+    log.info('stopped');
+    await flushLogger(log);
+    process.exit(0);
+  } catch (err) {
+    const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
+    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? 'the broker refused the agent' : 'agent failed');
     await flushLogger(log);
     process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
     process.exit(refused ? 2 : 1);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ExpiredDelivery } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
@@ -18,6 +19,8 @@ export class PostgresDeliveries {
     private readonly sessionLocks: SessionLocks,
     /** The schema the tables are in: part of every session lock's key. */
     private readonly scope: () => string,
+    /** Told, after the commit, of the deliveries a poll's hand-out marked expired. */
+    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {}
 
   async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
@@ -30,9 +33,10 @@ export class PostgresDeliveries {
   }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    const signals = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);
-    if (signals === null) throw new AgentSessionOpenError(agentId);
-    return signals;
+    const handOut = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);
+    if (handOut === null) throw new AgentSessionOpenError(agentId);
+    if (handOut.expired.length > 0) this.onExpired(handOut.expired);
+    return handOut.signals;
   }
 
   claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {

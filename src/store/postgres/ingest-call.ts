@@ -1,6 +1,7 @@
 import type { IngestRequest } from '../store.js';
 import type { IngestDone } from '../ingest-done.js';
-import { acceptedVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
+import type { Outcome, SignalRecord } from '../records.js';
+import { acceptedVerdict, duplicateVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
 import { KEY_REUSED_DETAIL, keyReusedProblem } from '../key-reused-problem.js';
 import { SourceChangedError } from '../source-changed.js';
@@ -42,6 +43,11 @@ export interface IngestItem {
    * that request's signal id (migrations/postgres/functions.sql).
    */
   key_reused_detail: string | null;
+  /** The duplicate guard, when the source has it on: SHA-256 hex of the raw body, and the window's start. */
+  body_digest: string | null;
+  duplicate_since: string | null;
+  /** The normalized signal's symbol (accept only), for the log's symbol filter. */
+  symbol: string | null;
 }
 
 /** What `signalgate_ingest` answers for one item. */
@@ -55,7 +61,9 @@ export type IngestAnswer =
       limit: number | null;
       agents: string[];
     }
-  | { n: number; ok: true; kind: 'replay'; record: SignalJsonRow }
+  | { n: number; ok: true; kind: 'replay'; record: SignalJsonRow; outcome: Outcome }
+  /** Logged as a duplicate of `record`, the signal accepted earlier with the same body. */
+  | { n: number; ok: true; kind: 'duplicate'; record: SignalJsonRow; outcome: Outcome }
   /** Recorded as a refusal of its own; `original` holds the key. */
   | { n: number; ok: true; kind: 'key_reused'; original: string }
   /** Not written: `state` is a SQLSTATE, or `source_changed` (checked against another revision). */
@@ -109,6 +117,9 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     param: text(textParam(refusal.param), 'param'),
     errors: refusal.errors === null ? null : JSON.stringify(refusal.errors),
     key_reused_detail: request.idempotencyKey === null ? null : KEY_REUSED_DETAIL,
+    body_digest: request.duplicateCheck === null ? null : text(request.duplicateCheck.bodyDigest, 'bodyDigest'),
+    duplicate_since: request.duplicateCheck === null ? null : isoTime(request.duplicateCheck.since),
+    symbol: verdict.kind === 'accept' ? text(verdict.signal.symbol, 'symbol') : null,
   };
 }
 
@@ -118,7 +129,13 @@ export function ingestDone(request: IngestRequest, answer: IngestAnswer): Ingest
     if (answer.state === 'source_changed') throw new SourceChangedError(request.sourceId);
     throw Object.assign(new Error(answer.message), { code: answer.state });
   }
-  if (answer.kind === 'replay') return { outcome: { kind: 'replay', record: signalOfJson(answer.record) }, agentIds: [] };
+  if (answer.kind === 'replay') return { outcome: { kind: 'replay', record: withOutcome(answer.record, answer.outcome) }, agentIds: [] };
+  if (answer.kind === 'duplicate') {
+    const original = withOutcome(answer.record, answer.outcome);
+    const signal = request.verdict.kind === 'accept' ? request.verdict.signal : null;
+    const record = ingestRecord(request, duplicateVerdict(signal), { duplicateOf: original.id });
+    return { outcome: { kind: 'duplicate', record, original }, agentIds: [] };
+  }
   if (answer.kind === 'key_reused') {
     const record = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(answer.original)]));
     return { outcome: { kind: 'key_reused', record, originalId: answer.original }, agentIds: [] };
@@ -131,9 +148,16 @@ export function ingestDone(request: IngestRequest, answer: IngestAnswer): Ingest
       answer.charged && answer.used !== null && answer.limit !== null
         ? acceptedVerdict(verdict.signal, { period: request.period, used: answer.used, limit: answer.limit })
         : rejectedVerdict(429, [verdict.quotaExhausted]),
+      { agents: answer.agents.length },
     );
   } else {
     record = ingestRecord(request, rejectedVerdict(verdict.httpStatus, verdict.problems));
   }
   return { outcome: { kind: 'recorded', record }, agentIds: answer.agents };
+}
+
+/** A signal row the function answered, with its deliveries by status (an accepted one's outcome). */
+function withOutcome(row: SignalJsonRow, outcome: Outcome | undefined): SignalRecord {
+  const record = signalOfJson(row);
+  return record.status === 'accepted' ? { ...record, outcome: outcome ?? {} } : record;
 }

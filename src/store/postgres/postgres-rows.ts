@@ -1,6 +1,7 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
-import type { Account, Agent, SignalRecord, SignalStatus, Source } from '../records.js';
+import type { Account, Agent, SignalRecord, Source } from '../records.js';
+import { signalStatusOf } from '../stored-signal-status.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
@@ -22,6 +23,7 @@ export interface SourceRow {
   hmac_secret: string | null;
   agent_ids: string[];
   max_signal_age_seconds: number;
+  duplicate_window_seconds: number;
   allowed_ips: string[];
   created_at: Date;
   revision: number;
@@ -55,6 +57,7 @@ export interface SignalRow {
   quota_period: string | null;
   quota_used: number | null;
   quota_limit: number | null;
+  duplicate_of: string | null;
 }
 
 export interface DeliveryRow {
@@ -118,6 +121,7 @@ export function sourceOf(row: SourceRow): Source {
     hmacSecret: row.hmac_secret,
     agentIds: row.agent_ids,
     maxSignalAgeSeconds: row.max_signal_age_seconds,
+    duplicateWindowSeconds: row.duplicate_window_seconds,
     allowedIps: row.allowed_ips,
     createdAt: iso(row.created_at),
     revision: row.revision,
@@ -142,7 +146,7 @@ export function signalOf(row: SignalRow): SignalRecord {
     sourceId: row.source_id,
     accountId: row.account_id,
     receivedAt: iso(row.received_at),
-    status: row.status as SignalStatus,
+    status: signalStatusOf(row.status, row.duplicate_of),
     httpStatus: row.http_status,
     code: row.code,
     detail: row.detail,
@@ -156,6 +160,9 @@ export function signalOf(row: SignalRow): SignalRecord {
       row.quota_period === null || row.quota_used === null || row.quota_limit === null
         ? null
         : { period: row.quota_period, used: row.quota_used, limit: row.quota_limit },
+    duplicateOf: row.duplicate_of,
+    // Counted from the deliveries by the reader that has them.
+    outcome: null,
   };
 }
 

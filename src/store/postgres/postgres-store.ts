@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -24,6 +24,7 @@ import { DeliveryChannel } from './delivery-channel.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
+import { PostgresRetention } from './retention.js';
 import { PostgresSettings } from './settings.js';
 import { PostgresSignals } from './signals.js';
 import { PostgresSources } from './sources.js';
@@ -44,6 +45,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** How long `GET /healthz` waits for PostgreSQL before calling it unreachable. */
 const REACHABILITY_TIMEOUT_MS = 3000;
+/** How long the start waits for its first database connection. */
+const START_CONNECT_TIMEOUT_MS = 10_000;
+/** How long a request waits for a database connection before it is answered 503. */
+const CONNECT_TIMEOUT_MS = 2500;
 
 /** Opens the PostgreSQL store (a connection pool); `migrate()` must run before use. */
 export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
@@ -67,6 +72,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly clientConfig: pg.ClientConfig;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private channel: DeliveryChannel | null = null;
   private scope: string;
   private closed = false;
@@ -79,6 +85,7 @@ export class PostgresStore implements Store {
   private readonly signals: PostgresSignals;
   private readonly deliveries: PostgresDeliveries;
   private readonly ingests: PostgresIngest;
+  private readonly retention: PostgresRetention;
 
   constructor(
     connectionString: string,
@@ -93,10 +100,12 @@ export class PostgresStore implements Store {
     this.scope = schema ?? 'public';
     const scope = () => this.scope;
     const isClosed = () => this.closed;
-    this.sessionLocks = new SessionLocks(this.clientConfig, scope);
+    const onExpired = (expired: ExpiredDelivery[]) => this.expiryListeners.notify(expired);
+    this.sessionLocks = new SessionLocks(this.clientConfig, scope, onExpired);
     // A host that accepts connections and never answers would otherwise hold a start, or a
-    // request, for ever.
-    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: 10_000 });
+    // request, for ever; a request waiting longer than this for a connection (new or pooled)
+    // is answered 503 STORE_UNAVAILABLE, in time for a webhook sender that gives up after 3 s.
+    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
@@ -109,7 +118,8 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
-    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope);
+    this.retention = new PostgresRetention(this.pool);
+    this.deliveries = new PostgresDeliveries(this.pool, this.sessionLocks, scope, onExpired);
     this.ingests = new PostgresIngest(this.pool, {
       maxConnections,
       scope,
@@ -120,9 +130,16 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    await migratePostgres(this.pool, this.schema);
-    const { rows } = await this.pool.query<{ s: string | null }>('SELECT current_schema() AS s');
-    this.scope = rows[0]?.s ?? this.scope;
+    // The start may wait longer for its first connection than a request does.
+    const starting = new pg.Pool({ ...this.clientConfig, max: 1, application_name: 'signalgate', connectionTimeoutMillis: START_CONNECT_TIMEOUT_MS });
+    starting.on('error', () => undefined);
+    try {
+      await migratePostgres(starting, this.schema);
+      const { rows } = await starting.query<{ s: string | null }>('SELECT current_schema() AS s');
+      this.scope = rows[0]?.s ?? this.scope;
+    } finally {
+      await starting.end();
+    }
   }
 
   async close(): Promise<void> {
@@ -130,6 +147,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     await Promise.all([this.ingests.drained(), this.sources.drained()]);
     this.listeners.clear();
+    this.expiryListeners.clear();
     await this.channel?.stop();
     this.channel = null;
     await this.sessionLocks.close();
@@ -279,6 +297,10 @@ export class PostgresStore implements Store {
     this.listeners.notify(agentIds);
   }
 
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
+  }
+
   /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */
   watchDeliveries(listener: (agentIds: string[]) => void): () => void {
     const unwatch = this.listeners.add(listener);
@@ -302,5 +324,15 @@ export class PostgresStore implements Store {
   /** How many times the notification connection has (re)connected. */
   get listenConnections(): number {
     return this.channel?.listenConnections ?? 0;
+  }
+
+  // Retention.
+
+  pruneSignals(before: string, limit: number): Promise<number> {
+    return this.retention.pruneSignals(before, limit);
+  }
+
+  pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
+    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }

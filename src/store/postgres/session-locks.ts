@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { AgentSessionClaim } from '../store.js';
+import type { ExpiredDelivery } from '../records.js';
+import type { AgentSessionClaim, SessionHandOut } from '../store.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
@@ -24,6 +24,8 @@ export class SessionLocks {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly scope: () => string,
+    /** Told, after the commit, of the deliveries a session's hand-out marked expired. */
+    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {}
 
   async claim(agentId: string): Promise<AgentSessionClaim | null> {
@@ -33,7 +35,7 @@ export class SessionLocks {
         agentId,
         this.scope(),
       ]);
-      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope());
+      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope(), this.onExpired);
       // Held: by a session elsewhere (for good), or by polls handing out this very moment.
       if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
       await sleep(CLAIM_RETRY_MS);
@@ -94,8 +96,10 @@ class LockConnection {
     return rows[0]?.held ?? false;
   }
 
-  claimFor(agentId: string, scope: string): AgentSessionClaim {
+  claimFor(agentId: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
     let released = false;
+    /** The last seq this session handed out: an agent's seqs are committed in order. */
+    let handedUpTo = 0;
     const lostListeners = new Set<() => void>();
     const lose = () => {
       for (const listener of lostListeners) listener();
@@ -103,10 +107,14 @@ class LockConnection {
     };
     this.onBroken(lose);
     return {
-      takeDeliveries: async (now: string, limit: number): Promise<AgentSignal[]> => {
+      takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const signals = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit);
-        return signals ?? [];
+        const handOut = await takeDeliveriesOn(this.client, 'session', scope, agentId, now, limit, handedUpTo);
+        if (handOut === null) return { signals: [], full: false };
+        if (handOut.expired.length > 0) onExpired(handOut.expired);
+        const last = handOut.signals[handOut.signals.length - 1];
+        if (last) handedUpTo = last.seq;
+        return { signals: handOut.signals, full: handOut.full };
       },
       onLost: (listener) => {
         if (this.broken && !released) listener();

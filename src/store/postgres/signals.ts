@@ -1,39 +1,23 @@
 import type pg from 'pg';
-import type { SignalWithDeliveries } from '../records.js';
+import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
 import type { SignalFilter, SignalPage } from '../store.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
+import { storedSignalStatus } from '../stored-signal-status.js';
 import { deliveryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
 
 /**
  * The signal log: the `signals` table. Entries are written by `signalgate_ingest` only
- * (`ingest.ts`, migrations/postgres/functions.sql).
+ * (`ingest.ts`, migrations/postgres/functions.sql). Each filter of the log has an index in log
+ * order (migrations/postgres/007): a page reads about as many rows as it shows, whatever the
+ * log's size.
  */
 export class PostgresSignals {
   constructor(private readonly pool: pg.Pool) {}
 
   async listSignals(filter: SignalFilter): Promise<SignalPage> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.sourceId !== undefined) {
-      params.push(filter.sourceId);
-      where.push(`source_id = $${params.length}`);
-    }
-    if (filter.status !== undefined) {
-      params.push(filter.status);
-      where.push(`status = $${params.length}`);
-    }
-    if (filter.before !== undefined) {
-      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
-      params.push(filter.before);
-      where.push(`(received_at, id) < (SELECT received_at, id FROM signals WHERE id = $${params.length})`);
-    }
-    params.push(rowsToRead(filter));
-    const { rows } = await this.pool.query<SignalRow>(
-      `SELECT * FROM signals ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY received_at DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    return signalPage(filter, rows.map(signalOf));
+    const { sql, params } = signalListQuery(filter);
+    const { rows } = await this.pool.query<SignalRow>(sql, params);
+    return signalPage(filter, await this.withOutcomes(rows.map(signalOf)));
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
@@ -43,6 +27,68 @@ export class PostgresSignals {
       'SELECT * FROM deliveries WHERE signal_id = $1 ORDER BY agent_id',
       [id],
     );
-    return { ...signalOf(signals[0]), deliveries: rows.map(deliveryOf) };
+    const signal = signalOf(signals[0]);
+    const deliveries = rows.map(deliveryOf);
+    if (signal.status === 'accepted') {
+      const outcome: Outcome = {};
+      for (const delivery of deliveries) outcome[delivery.status] = (outcome[delivery.status] ?? 0) + 1;
+      signal.outcome = outcome;
+    }
+    return { ...signal, deliveries };
   }
+
+  /** The records with the outcome of each accepted one counted from its deliveries. */
+  private async withOutcomes(records: SignalRecord[]): Promise<SignalRecord[]> {
+    const accepted = records.filter((record) => record.status === 'accepted');
+    if (accepted.length === 0) return records;
+    const { rows } = await this.pool.query<{ signal_id: string; status: string; n: number }>(
+      `SELECT signal_id, status, count(*)::integer AS n FROM deliveries WHERE signal_id = ANY ($1::text[])
+        GROUP BY signal_id, status`,
+      [accepted.map((record) => record.id)],
+    );
+    const outcomes = new Map<string, Outcome>(accepted.map((record) => [record.id, {}]));
+    for (const row of rows) outcomes.get(row.signal_id)![row.status as keyof Outcome] = row.n;
+    return records.map((record) => (record.status === 'accepted' ? { ...record, outcome: outcomes.get(record.id)! } : record));
+  }
+}
+
+/**
+ * The query of one page of the log (exported for the test that reads its plan): each filter
+ * alone is served by an index in log order, so a page reads about as many rows as it shows.
+ */
+export function signalListQuery(filter: SignalFilter): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (filter.outcome !== undefined) param(filter.outcome);
+  if (filter.sourceId !== undefined) where.push(`s.source_id = ${param(filter.sourceId)}`);
+  if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
+  if (filter.symbol !== undefined) where.push(`s.symbol = ${param(filter.symbol)}`);
+  let sql: string;
+  if (filter.outcome === undefined) {
+    if (filter.before !== undefined) {
+      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
+      where.push(`(s.received_at, s.id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
+    }
+    sql = `SELECT s.* FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+            ORDER BY s.received_at DESC, s.id DESC LIMIT ${param(rowsToRead(filter))}`;
+  } else {
+    // Driven by the deliveries in that status, in log order; a signal with several of them
+    // is represented by the one of its lowest agent id, so it is listed once.
+    const conditions = [
+      'd.status = $1',
+      'NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.signal_id = d.signal_id AND o.status = d.status AND o.agent_id < d.agent_id)',
+      ...where,
+    ];
+    if (filter.before !== undefined) {
+      conditions.push(`(d.received_at, d.signal_id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
+    }
+    sql = `SELECT s.* FROM deliveries d JOIN signals s ON s.id = d.signal_id
+            WHERE ${conditions.join(' AND ')}
+            ORDER BY d.received_at DESC, d.signal_id DESC LIMIT ${param(rowsToRead(filter))}`;
+  }
+  return { sql, params };
 }

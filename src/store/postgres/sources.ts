@@ -32,8 +32,8 @@ export class PostgresSources {
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, allowed_ips, created_at, revision)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+                            max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         source.id,
         source.accountId,
@@ -47,6 +47,7 @@ export class PostgresSources {
         JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
+        source.duplicateWindowSeconds,
       ],
     );
   }
@@ -89,7 +90,8 @@ export class PostgresSources {
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
         `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
-                            agent_ids = $6, max_signal_age_seconds = $7, allowed_ips = $8, revision = $9
+                            agent_ids = $6, max_signal_age_seconds = $7, allowed_ips = $8, revision = $9,
+                            duplicate_window_seconds = $11
           WHERE id = $10`,
         [
           next.name,
@@ -102,6 +104,7 @@ export class PostgresSources {
           JSON.stringify(next.allowedIps),
           next.revision,
           id,
+          next.duplicateWindowSeconds,
         ],
       );
       if (next.maxSignalAgeSeconds !== rows[0].max_signal_age_seconds) {

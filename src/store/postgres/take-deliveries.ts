@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { ExpiredDelivery } from '../records.js';
+import type { SessionHandOut } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import { agentSignalOf, type AgentSignalRow } from './postgres-rows.js';
 
@@ -16,13 +17,16 @@ export function sessionLockKeySql(agentIdParam: string, scopeParam: string): str
  * One statement: the expiring and the handing-out CTEs touch disjoint rows (expires_at on either
  * side of now), so they need not see each other's effects. `gate` is evaluated once (a volatile
  * CTE used more than once is materialised); when it is false nothing is expired or handed out.
+ * Of the first `$3` pending deliveries (`picked`), only those after seq `$5` are handed out: a
+ * push session passes the last seq it handed out, so what it holds is not rewritten.
  */
 function handOutSql(gate: string): string {
   return `WITH gate AS (SELECT ${gate} AS open), expired AS (
        UPDATE deliveries SET status = 'expired'
         WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at <= $2 AND (SELECT open FROM gate)
+       RETURNING signal_id, received_at, expires_at
      ), picked AS (
-       SELECT signal_id FROM deliveries
+       SELECT signal_id, seq FROM deliveries
         WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at > $2 AND (SELECT open FROM gate)
         ORDER BY seq LIMIT $3
         FOR UPDATE
@@ -30,10 +34,15 @@ function handOutSql(gate: string): string {
        UPDATE deliveries d
           SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $2), attempts = d.attempts + 1
          FROM picked JOIN signals s ON s.id = picked.signal_id
-        WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id
+        WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id AND picked.seq > $5
        RETURNING d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
      )
-     SELECT gate.open, handed.* FROM gate LEFT JOIN handed ON true`;
+     SELECT gate.open,
+            (SELECT count(*)::int FROM picked) AS picked,
+            (SELECT json_agg(json_build_object('signal_id', signal_id, 'received_at', received_at, 'expires_at', expires_at))
+               FROM expired) AS expired,
+            handed.*
+       FROM gate LEFT JOIN handed ON true`;
 }
 
 /** A poll's hand-out: refused (null) while a push session of the agent holds its lock anywhere. */
@@ -44,11 +53,18 @@ const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySq
  */
 const SESSION_SQL = handOutSql('$4::text IS NOT NULL');
 
-type HandOutRow = { open: boolean } & ({ signal_id: null } | AgentSignalRow);
+type ExpiredJson = { signal_id: string; received_at: string | null; expires_at: string };
+type HandOutRow = { open: boolean; picked: number; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);
+
+/** What one hand-out did: the deliveries handed out, by seq, whether the window is full, and those it found expired. */
+export interface HandOut extends SessionHandOut {
+  expired: ExpiredDelivery[];
+}
 
 /**
- * Marks the agent's first `limit` pending deliveries delivered and answers them by seq; null,
- * changing nothing, when `as` is 'poll' and a push session of the agent is open.
+ * Marks the agent's first `limit` pending deliveries after seq `after` delivered and answers
+ * them by seq, with whether the first `limit` pending filled the window; null, changing
+ * nothing, when `as` is 'poll' and a push session of the agent is open.
  */
 export async function takeDeliveriesOn(
   db: pg.Pool | pg.PoolClient | pg.Client,
@@ -57,16 +73,30 @@ export async function takeDeliveriesOn(
   agentId: string,
   now: string,
   limit: number,
-): Promise<AgentSignal[] | null> {
+  after = 0,
+): Promise<HandOut | null> {
+  const window = Math.max(0, Math.floor(limit));
   const { rows } = await db.query<HandOutRow>(as === 'poll' ? POLL_SQL : SESSION_SQL, [
     agentId,
     isoTime(now),
-    Math.max(0, Math.floor(limit)),
+    window,
     scope,
+    after,
   ]);
   if (!rows[0]?.open) return null;
-  return rows
-    .filter((row): row is { open: boolean } & AgentSignalRow => row.signal_id !== null)
-    .sort((a, b) => a.seq - b.seq)
-    .map(agentSignalOf);
+  const at = isoTime(now);
+  return {
+    signals: rows
+      .filter((row): row is HandOutRow & AgentSignalRow => row.signal_id !== null)
+      .sort((a, b) => a.seq - b.seq)
+      .map(agentSignalOf),
+    full: window > 0 && rows[0].picked >= window,
+    expired: (rows[0].expired ?? []).map((row) => ({
+      signalId: row.signal_id,
+      agentId,
+      receivedAt: row.received_at === null ? '' : isoTime(row.received_at),
+      expiresAt: isoTime(row.expires_at),
+      expiredAt: at,
+    })),
+  };
 }

@@ -1,13 +1,17 @@
-import type { SignalRecord } from '../records.js';
+import type { ExpiredDelivery, SignalRecord } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOut } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
 
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
 export class SqliteDeliveries {
-  constructor(private readonly connection: SqliteConnection) {}
+  constructor(
+    private readonly connection: SqliteConnection,
+    /** Told, after the commit, of the deliveries a hand-out marked expired. */
+    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
+  ) {}
 
   countOpenDeliveries(): AgentQueueDepth[] {
     return this.connection
@@ -23,11 +27,12 @@ export class SqliteDeliveries {
   queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {
     const bump = this.connection.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
     const insert = this.connection.stmt(
-      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts) VALUES (?, ?, ?, 'queued', ?, 0)`,
+      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+       VALUES (?, ?, ?, 'queued', ?, 0, ?)`,
     );
     for (const agentId of agentIds) {
       const { last_seq: seq } = bump.get(agentId) as { last_seq: number };
-      insert.run(record.id, agentId, seq, expiresAt);
+      insert.run(record.id, agentId, seq, expiresAt, record.receivedAt);
     }
     return agentIds;
   }
@@ -37,15 +42,29 @@ export class SqliteDeliveries {
    * WAL also covers any ingest batch it read from; nothing leaves here before it is on disk.
    */
   takeDeliveries(agentId: string, now: string, limit: number): AgentSignal[] {
+    return this.handOut(agentId, now, limit, 0).signals;
+  }
+
+  /**
+   * Of the first `limit` pending deliveries by seq, hands out (and counts an attempt for) those
+   * after seq `after`: a push session passes the last seq it handed out, so what it already
+   * holds is neither rewritten nor answered again.
+   */
+  private handOut(agentId: string, now: string, limit: number, after: number): SessionHandOut {
     const at = isoTime(now);
-    return this.connection.db
-      .transaction((): AgentSignal[] => {
-        this.connection
-          .stmt(
-            `UPDATE deliveries SET status = 'expired'
-              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?`,
-          )
-          .run(agentId, at);
+    const window = Math.max(0, Math.floor(limit));
+    let expired: ExpiredDelivery[] = [];
+    const handOut = this.connection.db
+      .transaction((): SessionHandOut => {
+        expired = (
+          this.connection
+            .stmt(
+              `UPDATE deliveries SET status = 'expired'
+                WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
+               RETURNING signal_id, received_at, expires_at`,
+            )
+            .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
+        ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
         const rows = this.connection
           .stmt(
             `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
@@ -53,27 +72,36 @@ export class SqliteDeliveries {
               WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
               ORDER BY d.seq LIMIT ?`,
           )
-          .all(agentId, Math.max(0, Math.floor(limit))) as AgentSignalRow[];
-        if (rows.length === 0) return [];
+          .all(agentId, window) as AgentSignalRow[];
+        const fresh = rows.filter((row) => row.seq > after);
+        const full = window > 0 && rows.length >= window;
+        if (fresh.length === 0) return { signals: [], full };
         // The rows are the first pending ones by seq, so the seq range names exactly them.
         this.connection
           .stmt(
             `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
               WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
           )
-          .run(at, agentId, rows[0]!.seq, rows[rows.length - 1]!.seq);
-        return rows.map(agentSignalOf);
+          .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
+        return { signals: fresh.map(agentSignalOf), full };
       })
       .immediate();
+    if (expired.length > 0) this.onExpired(expired);
+    return handOut;
   }
 
   /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
   claimAgentSession(agentId: string): AgentSessionClaim {
     let released = false;
+    /** The last seq this session handed out: seqs only grow, in commit order. */
+    let handedUpTo = 0;
     return {
       takeDeliveries: async (now, limit) => {
         if (released) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        return this.takeDeliveries(agentId, now, limit);
+        const handOut = this.handOut(agentId, now, limit, handedUpTo);
+        const last = handOut.signals[handOut.signals.length - 1];
+        if (last) handedUpTo = last.seq;
+        return handOut;
       },
       onLost: () => undefined,
       release: async () => {

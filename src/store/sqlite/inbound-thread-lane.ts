@@ -3,6 +3,7 @@ import type { InboundAnswer } from '../../inbound/inbound-answer.js';
 import type { InboundLane } from '../../inbound/inbound-lane.js';
 import type { InboundRequest } from '../../inbound/inbound-request.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
+import { StoreUnavailableError } from '../store-unavailable.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
 
 /**
@@ -116,6 +117,7 @@ export class InboundThreadLane implements InboundLane {
       this.pending.delete(item.n);
       if ('answer' in item) pending.resolve(item.answer);
       else if (item.outcomeUnknown) pending.reject(new OutcomeUnknownError(new Error(item.error)));
+      else if (item.unavailable) pending.reject(new StoreUnavailableError(item.error));
       else pending.reject(new Error(item.error));
     }
   }

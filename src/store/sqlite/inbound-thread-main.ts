@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { answerInbound } from '../../inbound/answer-inbound.js';
 import type { InboundRequest } from '../../inbound/inbound-request.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
+import { isStoreUnavailable } from '../store-unavailable.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
 import { openSqliteStore } from './sqlite-store.js';
 
@@ -60,7 +61,12 @@ function receive(n: number, request: InboundRequest): void {
         // For an unknown outcome the cause travels: the event loop wraps it again, once.
         const outcomeUnknown = error instanceof OutcomeUnknownError;
         const reported = outcomeUnknown ? error.cause : error;
-        answers.push({ n, error: reported instanceof Error ? (reported.stack ?? reported.message) : String(reported), outcomeUnknown });
+        answers.push({
+          n,
+          error: reported instanceof Error ? (reported.stack ?? reported.message) : String(reported),
+          outcomeUnknown,
+          unavailable: !outcomeUnknown && isStoreUnavailable(error),
+        });
       },
     )
     .finally(() => {

@@ -15,6 +15,8 @@ export interface InboundFailure {
   n: number;
   error: string;
   outcomeUnknown: boolean;
+  /** The store had no room (or could not be reached): nothing was committed. */
+  unavailable: boolean;
 }
 
 /** What the inbound thread is started with. */

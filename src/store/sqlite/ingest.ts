@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { IngestDone } from '../ingest-done.js';
 import type { ItemResult } from '../item-result.js';
 import type { IngestOutcome, IngestRequest } from '../store.js';
-import { acceptedVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
+import { acceptedVerdict, duplicateVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
 import { SourceChangedError } from '../source-changed.js';
@@ -150,12 +150,32 @@ export class SqliteIngest {
         if (held.request_hash !== request.requestHash) {
           // A different request under a held key: logged as its own refusal, the key left bound.
           const refused = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(held.signal_id)]));
-          signals.insertSignal(refused);
+          signals.insertSignal(refused, null);
           return { outcome: { kind: 'key_reused', record: refused, originalId: held.signal_id }, agentIds: [] };
         }
         const original = signals.readSignal(held.signal_id);
         if (!original) throw new Error(`idempotency key names missing signal ${held.signal_id}`);
         return { outcome: { kind: 'replay', record: original }, agentIds: [] };
+      }
+    }
+
+    const check = request.duplicateCheck;
+    if (check !== null && request.verdict.kind === 'accept') {
+      // The batch's transaction holds the write lock: no other accept can come in between.
+      const held = this.connection
+        .stmt(
+          `SELECT id FROM signals WHERE source_id = ? AND body_digest = ? AND received_at >= ?
+            ORDER BY received_at DESC, id DESC LIMIT 1`,
+        )
+        .get(request.sourceId, check.bodyDigest, isoTime(check.since)) as { id: string } | undefined;
+      if (held) {
+        const original = signals.readSignal(held.id);
+        if (!original) throw new Error(`duplicate of missing signal ${held.id}`);
+        const duplicate = ingestRecord(request, duplicateVerdict(request.verdict.signal), { duplicateOf: held.id });
+        signals.insertSignal(duplicate, null);
+        // The key, if any, answers the original from now on, as this request was answered.
+        if (key !== null) this.bindKey(request, held.id);
+        return { outcome: { kind: 'duplicate', record: duplicate, original }, agentIds: [] };
       }
     }
 
@@ -168,23 +188,27 @@ export class SqliteIngest {
     } else {
       verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
     }
-    const record = ingestRecord(request, verdict);
-    signals.insertSignal(record);
+    const accepted = verdict.status === 'accepted' && request.verdict.kind === 'accept';
+    const record = ingestRecord(request, verdict, { agents: accepted ? route.agentIds.length : 0 });
+    signals.insertSignal(record, accepted ? (check?.bodyDigest ?? null) : null);
 
     let agentIds: string[] = [];
-    if (record.status === 'queued' && request.verdict.kind === 'accept') {
+    if (accepted && request.verdict.kind === 'accept') {
       agentIds = deliveries.queueDeliveries(record, route.agentIds, isoTime(request.verdict.expiresAt));
     }
     // A quota refusal is temporary: it is not bound to the key, so a retry is evaluated afresh.
-    if (key !== null && record.httpStatus !== 429) {
-      this.connection
-        .stmt(
-          `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (source_id, key) DO UPDATE
-             SET signal_id = excluded.signal_id, request_hash = excluded.request_hash, created_at = excluded.created_at`,
-        )
-        .run(request.sourceId, key, record.id, request.requestHash, record.receivedAt);
-    }
+    if (key !== null && record.httpStatus !== 429) this.bindKey(request, record.id);
     return { outcome: { kind: 'recorded', record }, agentIds };
+  }
+
+  /** Binds the request's Idempotency-Key to `signalId` (the request's own entry, or the signal it repeated). */
+  private bindKey(request: IngestRequest, signalId: string): void {
+    this.connection
+      .stmt(
+        `INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (source_id, key) DO UPDATE
+           SET signal_id = excluded.signal_id, request_hash = excluded.request_hash, created_at = excluded.created_at`,
+      )
+      .run(request.sourceId, request.idempotencyKey, signalId, request.requestHash, isoTime(request.receivedAt));
   }
 }

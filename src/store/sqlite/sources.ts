@@ -24,8 +24,8 @@ export class SqliteSources {
     this.connection
       .stmt(
         `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                              max_signal_age_seconds, allowed_ips, created_at, revision)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                              max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         source.id,
@@ -40,6 +40,7 @@ export class SqliteSources {
         JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
+        source.duplicateWindowSeconds,
       );
   }
 
@@ -85,7 +86,7 @@ export class SqliteSources {
         this.connection
           .stmt(
             `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                                max_signal_age_seconds = ?, allowed_ips = ?, revision = ?
+                                max_signal_age_seconds = ?, allowed_ips = ?, revision = ?, duplicate_window_seconds = ?
               WHERE id = ?`,
           )
           .run(
@@ -98,6 +99,7 @@ export class SqliteSources {
             next.maxSignalAgeSeconds,
             JSON.stringify(next.allowedIps),
             next.revision,
+            next.duplicateWindowSeconds,
             id,
           );
         if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {

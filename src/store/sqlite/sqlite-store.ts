@@ -1,7 +1,8 @@
-import { join } from 'node:path';
+import { statfs } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -23,12 +24,19 @@ import { SqliteConnection } from './connection.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
+import { SqliteRetention } from './retention.js';
 import { SqliteSettings } from './settings.js';
 import { SqliteSignals } from './signals.js';
 import { SqliteSources } from './sources.js';
 import { SqliteUsage } from './usage.js';
 
 export const SQLITE_FILE_NAME = 'signalgate.db';
+
+/**
+ * Below this much free space the store is reported unable to take writes: a batch of signals
+ * appends a few pages to the WAL, and a checkpoint can need more.
+ */
+const MIN_FREE_BYTES = 1024 * 1024;
 
 export interface SqliteStoreOptions {
   /** The directory holding `signalgate.db`; created when missing. */
@@ -55,6 +63,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private readonly connection: SqliteConnection;
   private readonly listeners = new DeliveryListeners();
+  private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
   private readonly settings: SqliteSettings;
   private readonly accounts: SqliteAccounts;
   private readonly usage: SqliteUsage;
@@ -63,6 +72,7 @@ export class SqliteStore implements Store {
   private readonly signals: SqliteSignals;
   private readonly deliveries: SqliteDeliveries;
   private readonly ingests: SqliteIngest;
+  private readonly retention: SqliteRetention;
   private closed = false;
 
   constructor(
@@ -77,7 +87,8 @@ export class SqliteStore implements Store {
     this.agents = new SqliteAgents(this.connection);
     this.sources = new SqliteSources(this.connection);
     this.signals = new SqliteSignals(this.connection, whenDurable);
-    this.deliveries = new SqliteDeliveries(this.connection);
+    this.deliveries = new SqliteDeliveries(this.connection, (expired) => this.expiryListeners.notify(expired));
+    this.retention = new SqliteRetention(this.connection);
     this.ingests = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
@@ -109,13 +120,26 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The file is opened once and stays open; a failing inbound thread is reported by the lane. */
   async backup(file: string): Promise<void> {
     copySqliteDatabase(this.connection.db, file);
   }
 
+  /**
+   * The file is opened once and stays open (a failing inbound thread is reported by the lane);
+   * what can stop it taking writes is a full disk, so the free space under it is asked each time.
+   */
   async reachabilityProblem(): Promise<string | null> {
-    return this.closed ? 'the store is closed' : null;
+    if (this.closed) return 'the store is closed';
+    try {
+      const { bavail, bsize } = await statfs(dirname(this.path));
+      const free = bavail * bsize;
+      if (free < MIN_FREE_BYTES) {
+        return `the disk holding the SQLite store has ${free} bytes free (writes need at least ${MIN_FREE_BYTES}); free some space`;
+      }
+    } catch (error) {
+      return `the SQLite store's directory cannot be examined (${error instanceof Error ? error.message : String(error)})`;
+    }
+    return null;
   }
 
   // Settings.
@@ -240,5 +264,19 @@ export class SqliteStore implements Store {
 
   announceDeliveries(agentIds: string[]): void {
     this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
+  }
+
+  // Retention.
+
+  async pruneSignals(before: string, limit: number): Promise<number> {
+    return this.retention.pruneSignals(before, limit);
+  }
+
+  async pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
+    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }

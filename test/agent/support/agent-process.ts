@@ -45,8 +45,13 @@ export class AgentProcess {
   }
 
   static start(server: string, token: string, dataDir: string, args: string[] = []): AgentProcess {
-    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, '--token', token, '--paper', ...args], {
-      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info' },
+    return AgentProcess.startVenue(server, token, dataDir, ['--paper', ...args]);
+  }
+
+  /** The agent on the venue `args` choose (`--venue fix --fix-config FILE`…), with `env` added to its environment. */
+  static startVenue(server: string, token: string, dataDir: string, args: string[], env: Record<string, string> = {}): AgentProcess {
+    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, '--token', token, ...args], {
+      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child);

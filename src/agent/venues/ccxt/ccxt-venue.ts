@@ -58,11 +58,15 @@ export interface CcxtVenueOptions {
 export class CcxtVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
+  readonly oneExitOrder: boolean;
   private readonly exchange: Exchange;
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
     this.netsPositions = options.market === 'swap' && options.positionMode === 'oneway';
+    // Spot exchanges lock the coins of each open sell order (Binance refuses the second order
+    // with "insufficient balance"): nothing is reduce-only there.
+    this.oneExitOrder = options.market === 'spot';
     const Class = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
       throw new RangeError(`--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`);

@@ -1,0 +1,478 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { defaultInstrument, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
+import {
+  VenueRefusedError,
+  VenueUnreachableError,
+  type OrderRequest,
+  type Protection,
+  type Venue,
+  type VenueAccount,
+  type VenueFunds,
+  type VenueHoldings,
+  type VenueOrder,
+  type VenueOrderRef,
+  type VenuePosition,
+  type VenueReport,
+} from '../../venue.js';
+import type { FixConfig, FixCredentials } from './fix-config.js';
+import { FixLink, type FixMessage } from './fix-link.js';
+
+/** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
+const ANSWER_MS = 10_000;
+const LOGON_MS = 20_000;
+
+export interface FixVenueOptions {
+  config: FixConfig;
+  credentials: FixCredentials | null;
+  /** Sequence numbers and the orders record live here (under the agent's data dir). */
+  storeDir: string;
+  log: Logger;
+}
+
+interface TrackedOrder extends VenueOrder {
+  /** cTrader's position id (721) the order opened or closes, when the broker gives one. */
+  positionId: string | null;
+}
+
+type Answer = { order: TrackedOrder } | { refused: string };
+
+/**
+ * A FIX 4.4 broker: orders are NewOrderSingle (market, limit, stop) with the signal's client
+ * order id as ClOrdID, their ExecutionReports the orders' states and fills; cancels are
+ * OrderCancelRequest; quotes come from a MarketDataRequest subscription (on the quote session
+ * where the broker has one). Stops and targets are stop and limit orders of the other side held
+ * by the broker. The broker's refusals (ExecutionReport rejected, session Reject, Business
+ * Message Reject, Order Cancel Reject) carry its text into the signal's outcome.
+ */
+export class FixVenue implements Venue {
+  readonly name: string;
+  readonly netsPositions = false;
+  private readonly trade: FixLink;
+  private readonly quotes: FixLink;
+  private readonly orders = new Map<string, TrackedOrder>();
+  private readonly execIds = new Set<string>();
+  private readonly waiting = new Map<string, { until: (o: TrackedOrder) => boolean; resolve: (a: Answer) => void }>();
+  private readonly pendingReports: VenueReport[] = [];
+  private readonly prices = new Map<string, { bid: number | null; ask: number | null; time: number }>();
+  private readonly quoteWaiters = new Map<string, Array<(error: string | null) => void>>();
+  private readonly subscribed = new Set<string>();
+  private readonly requests = new Map<string, (type: string, message: FixMessage) => boolean>();
+  private readonly recordFile: string;
+
+  constructor(private readonly options: FixVenueOptions) {
+    const { config } = options;
+    this.name = `fix:${config.trade.targetCompId}`;
+    this.recordFile = path.join(options.storeDir, 'orders.json');
+    const listener = (link: 'trade' | 'quote') => ({
+      received: (type: string, message: FixMessage) => this.received(type, message, link),
+      loggedOn: () => {
+        if (link === (config.quote ? 'quote' : 'trade')) for (const symbol of this.subscribed) this.subscribe(symbol);
+      },
+      lost: () => undefined,
+    });
+    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'));
+    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote')) : this.trade;
+  }
+
+  async open(): Promise<VenueHoldings> {
+    this.loadRecord();
+    this.trade.start();
+    if (this.quotes !== this.trade) this.quotes.start();
+    if (!(await this.trade.ready(LOGON_MS))) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session did not log on');
+    if (this.options.config.dialect === 'ctrader') {
+      const [positions, orders] = await Promise.all([this.requestPositions(), this.requestOrders()]);
+      return { positions, orders };
+    }
+    // Plain FIX 4.4: no position or mass-status requests. The sequence numbers are kept on
+    // disk, so the broker resends every ExecutionReport missed while away on logon; the orders
+    // record (kept on disk too) with those is what the broker holds.
+    return { positions: null, orders: this.openOrders() };
+  }
+
+  async account(): Promise<VenueAccount> {
+    return { ...(await this.funds()), positions: [], orders: this.openOrders() };
+  }
+
+  async funds(): Promise<VenueFunds> {
+    const { balance, currency } = this.options.config.account;
+    return { balance, equity: balance, currency };
+  }
+
+  instrument(symbol: string): InstrumentSpec | null {
+    for (const [canonical, spec] of Object.entries(this.options.config.instruments)) {
+      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: 1, digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
+    }
+    const known = defaultInstrument(symbol);
+    return known ? { ...known, pipSize: 1 } : null;
+  }
+
+  findSymbol(signalSymbol: string): string | null {
+    const configured = this.options.config.instruments[signalSymbol.toUpperCase()];
+    if (configured) return configured.brokerSymbol;
+    return defaultInstrument(signalSymbol) ? signalSymbol.toUpperCase() : null;
+  }
+
+  async quote(symbol: string): Promise<Quote> {
+    if (!this.quotes.loggedOn) throw new VenueUnreachableError(this.quotes.lastError ?? `the FIX ${this.quotes.name} session is not logged on`);
+    const have = this.prices.get(symbol);
+    if (have?.bid != null && have.ask != null) return { bid: have.bid, ask: have.ask };
+    const error = await new Promise<string | null>((resolve) => {
+      const timer = setTimeout(() => resolve('timeout'), ANSWER_MS);
+      const list = this.quoteWaiters.get(symbol) ?? [];
+      list.push((e) => {
+        clearTimeout(timer);
+        resolve(e);
+      });
+      this.quoteWaiters.set(symbol, list);
+      if (!this.subscribed.has(symbol)) {
+        this.subscribed.add(symbol);
+        this.subscribe(symbol);
+      }
+    });
+    if (error === 'timeout') throw new VenueUnreachableError(`no quote for ${symbol} within ${ANSWER_MS / 1000} s of the MarketDataRequest`);
+    if (error !== null) {
+      this.subscribed.delete(symbol);
+      throw new VenueRefusedError(error);
+    }
+    const got = this.prices.get(symbol)!;
+    return { bid: got.bid!, ask: got.ask! };
+  }
+
+  async place(order: OrderRequest): Promise<VenueOrder> {
+    const known = this.answered(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
+    if (known) return publicOrder(known);
+    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null };
+    return publicOrder(await this.submit(tracked, null));
+  }
+
+  async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
+    const side: Side = position.side === 'buy' ? 'sell' : 'buy';
+    const positionId = isBrokerPositionId(position) ? position.id : null;
+    const placed: VenueOrder[] = [];
+    const put = async (clientId: string, kind: 'stop_loss' | 'take_profit', volume: number, price: number) => {
+      const known = this.answered(clientId) ?? (protection.mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+      const order = known ?? (await this.submit({ id: '', clientId, symbol: position.symbol, side, kind, volume, price, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+      placed.push(publicOrder(order));
+    };
+    if (protection.stop !== null) await put(`${protection.clientId}s`, 'stop_loss', position.volume, protection.stop);
+    let k = 0;
+    for (const target of protection.targets) await put(`${protection.clientId}t${++k}`, 'take_profit', target.volume, target.price);
+    // The new orders stand: only now are the ones they replace cancelled.
+    for (const old of protection.replaces) await this.cancel(old);
+    return placed;
+  }
+
+  async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
+    const side: Side = position.side === 'buy' ? 'sell' : 'buy';
+    const known = this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+    if (known) return publicOrder(known);
+    const positionId = isBrokerPositionId(position) ? position.id : null;
+    return publicOrder(await this.submit({ id: '', clientId, symbol: position.symbol, side, kind: 'market', volume, price: null, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+  }
+
+  async cancel(ref: VenueOrderRef): Promise<void> {
+    const order = [...this.orders.values()].find((o) => o.id === ref.id);
+    if (order && order.status !== 'open') return;
+    const spec = this.instrument(ref.symbol);
+    const requestId = `${order?.clientId ?? ref.id}x${Date.now().toString(36)}`;
+    const answer = await this.request(
+      requestId,
+      'F',
+      {
+        OrigClOrdID: order?.clientId ?? ref.id,
+        OrderID: ref.id,
+        ClOrdID: requestId,
+        Instrument: { Symbol: ref.symbol },
+        Side: order?.side === 'sell' ? '2' : '1',
+        TransactTime: new Date(),
+        ...(order && spec && { OrderQtyData: { OrderQty: round(order.volume * spec.contractSize) } }),
+      },
+      (type, message) => {
+        if (type === '8') return message.ClOrdID === requestId || (message.OrigClOrdID === order?.clientId && message.OrdStatus === '4');
+        if (type === '9') return message.ClOrdID === requestId;
+        return false;
+      },
+    );
+    if (answer.type === '9') {
+      // 0 too late (filled meanwhile), 1 unknown order: either way it is no longer open.
+      const reason = String(answer.message.CxlRejReason ?? '');
+      if (reason === '0' || reason === '1') return;
+      throw new VenueRefusedError(String(answer.message.Text ?? `cancel rejected (reason ${reason || 'not given'})`));
+    }
+  }
+
+  async reports(): Promise<VenueReport[]> {
+    return this.pendingReports.splice(0);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([this.trade.stop(), this.quotes === this.trade ? Promise.resolve() : this.quotes.stop()]);
+  }
+
+  // --- orders ---
+
+  private async submit(order: TrackedOrder, positionId: string | null): Promise<TrackedOrder> {
+    if (!this.trade.loggedOn) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
+    const spec = this.instrument(order.symbol);
+    if (!spec) throw new VenueRefusedError(`${order.symbol} is not an instrument of the FIX config; add it under "instruments"`);
+    const type = order.kind === 'market' ? '1' : order.kind === 'limit' || order.kind === 'take_profit' ? '2' : '3';
+    this.orders.set(order.clientId!, order);
+    const answered = new Promise<Answer>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(order.clientId!);
+        resolve({ refused: '' });
+      }, ANSWER_MS);
+      this.waiting.set(order.clientId!, {
+        // A market order is answered by its fill; a pending one by its acceptance.
+        until: (o) => o.status !== 'open' || (type !== '1' && o.id !== ''),
+        resolve: (a) => {
+          clearTimeout(timer);
+          resolve(a);
+        },
+      });
+    });
+    this.trade.send('D', {
+      ClOrdID: order.clientId,
+      Instrument: { Symbol: order.symbol },
+      Side: order.side === 'buy' ? '1' : '2',
+      TransactTime: new Date(),
+      OrderQtyData: { OrderQty: round(order.volume * spec.contractSize) },
+      OrdType: type,
+      ...(type === '2' && { Price: order.price, TimeInForce: '1' }),
+      ...(type === '3' && { StopPx: order.price, TimeInForce: '1' }),
+      ...(positionId !== null && { PosMaintRptID: positionId }),
+    });
+    const answer = await answered;
+    if ('refused' in answer) {
+      if (answer.refused === '') throw new VenueUnreachableError(`no ExecutionReport for order ${order.clientId} within ${ANSWER_MS / 1000} s`);
+      this.orders.delete(order.clientId!);
+      this.saveRecord();
+      throw new VenueRefusedError(answer.refused);
+    }
+    return answer.order;
+  }
+
+  /** OrderStatusRequest for an order that may stand already; undefined when the broker does not know it (or does not answer such requests). */
+  private async lookUp(clientId: string, symbol: string, side: Side): Promise<TrackedOrder | undefined> {
+    if (!this.trade.loggedOn) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
+    const answer = await this.request(clientId, 'H', { ClOrdID: clientId, Instrument: { Symbol: symbol }, Side: side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === clientId, 3000).catch(() => null);
+    if (!answer || answer.type !== '8' || answer.message.OrdStatus === '8') return undefined;
+    return this.answered(clientId);
+  }
+
+  /** An order the broker answered (an ExecutionReport gave it an id or a final state); one sent but never answered is not. */
+  private answered(clientId: string): TrackedOrder | undefined {
+    const order = this.orders.get(clientId);
+    return order && (order.id !== '' || order.status !== 'open') ? order : undefined;
+  }
+
+  /** Sends a request and waits for the message that answers it (or its Business Message Reject / session Reject). */
+  private request(key: string, msgType: string, body: FixMessage, answers: (type: string, message: FixMessage) => boolean, timeoutMs = ANSWER_MS): Promise<{ type: string; message: FixMessage }> {
+    if (!this.trade.loggedOn) return Promise.reject(new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.requests.delete(key);
+        reject(new VenueUnreachableError(`no answer to FIX ${msgType} ${key} within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      this.requests.set(key, (type, message) => {
+        const rejected = (type === 'j' && message.BusinessRejectRefID === key) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
+        if (!rejected && !answers(type, message)) return false;
+        clearTimeout(timer);
+        this.requests.delete(key);
+        if (rejected) reject(new VenueRefusedError(rejectText(message)));
+        else resolve({ type, message });
+        return true;
+      });
+      this.trade.send(msgType, body);
+    });
+  }
+
+  private received(type: string, message: FixMessage, link: 'trade' | 'quote'): void {
+    for (const handle of [...this.requests.values()]) handle(type, message);
+    if (link === (this.options.config.quote ? 'quote' : 'trade') && (type === 'W' || type === 'X' || type === 'Y')) return this.marketData(type, message);
+    if (type === '8') return this.executionReport(message);
+    if (type === '3' || type === 'j') {
+      const id = type === 'j' ? String(message.BusinessRejectRefID ?? '') : this.trade.orderOfSeq(Number(message.RefSeqNum));
+      const waiter = id ? this.waiting.get(id) : undefined;
+      if (waiter && id) {
+        this.waiting.delete(id);
+        waiter.resolve({ refused: rejectText(message) });
+      }
+    }
+  }
+
+  private executionReport(m: FixMessage): void {
+    const clientId = String(m.ClOrdID ?? '');
+    // A resent report (PossDup after a gap fill) is applied once. Keyed with the order: some
+    // engines number their ExecIDs afresh after a restart.
+    const execId = m.ExecID === undefined ? '' : `${clientId}|${String(m.ExecID)}`;
+    if (execId && this.execIds.has(execId)) return;
+    if (execId) this.execIds.add(execId);
+    const order = this.orders.get(clientId);
+    if (!order) return;
+    const spec = this.instrument(order.symbol);
+    const unit = spec?.contractSize ?? 1;
+    const wasFilled = order.filled;
+    if (m.OrderID !== undefined) order.id = String(m.OrderID);
+    if (m.PosMaintRptID !== undefined) order.positionId = String(m.PosMaintRptID);
+    const lastQty = Number(m.LastQty ?? 0);
+    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0) {
+      order.fills.push({ price: Number(m.LastPx), volume: round(lastQty / unit), time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null, fee: null });
+    }
+    if (m.CumQty !== undefined) order.filled = round(Number(m.CumQty) / unit);
+    if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
+    const status = String(m.OrdStatus ?? '');
+    order.status = status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
+    this.saveRecord();
+    const waiter = this.waiting.get(clientId);
+    if (waiter) {
+      if (order.status === 'rejected') {
+        this.waiting.delete(clientId);
+        waiter.resolve({ refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`) });
+      } else if (waiter.until(order)) {
+        this.waiting.delete(clientId);
+        waiter.resolve({ order });
+      }
+      return;
+    }
+    // Nobody waits for it: the broker did it on its own (a pending entry, a stop or a target filled).
+    if (order.filled <= wasFilled) return;
+    if (order.kind === 'limit' || order.kind === 'stop') {
+      if (order.status === 'filled') this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+    } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
+      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? order.price), by: order.kind, order: publicOrder(order) });
+    }
+  }
+
+  private openOrders(): VenueOrder[] {
+    return [...this.orders.values()].filter((o) => o.status === 'open' && o.id !== '').map(publicOrder);
+  }
+
+  /** cTrader: RequestForPositions, answered by one PositionReport per position. */
+  private async requestPositions(): Promise<VenuePosition[]> {
+    const id = `pos${Date.now().toString(36)}`;
+    const positions: VenuePosition[] = [];
+    let expected = -1;
+    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, TransactTime: new Date() }, (type, m) => {
+      if (type !== 'AP' || m.PosReqID !== id) return false;
+      expected = Number(m.TotalNumPosReports ?? 0);
+      if (m.PosReqResult !== undefined && m.PosReqResult !== '0' && m.PosReqResult !== 0) return true;
+      const symbol = String((m.Instrument as FixMessage | undefined)?.Symbol ?? '');
+      const spec = this.instrument(symbol);
+      for (const q of (m.PositionQty as { NoPositions?: FixMessage[] } | undefined)?.NoPositions ?? []) {
+        const long = Number(q.LongQty ?? 0);
+        const short = Number(q.ShortQty ?? 0);
+        const units = long - short;
+        if (units === 0 || !symbol) continue;
+        positions.push({ id: String(m.PosMaintRptID ?? `${symbol}:${units > 0 ? 'buy' : 'sell'}`), symbol, side: units > 0 ? 'buy' : 'sell', volume: round(Math.abs(units) / (spec?.contractSize ?? 1)), price: Number(m.SettlPrice ?? 0), protection: [] });
+      }
+      return expected <= 0 || positions.length >= expected;
+    });
+    return positions;
+  }
+
+  /** cTrader: OrderMassStatusRequest for all orders, answered by an ExecutionReport each (the last one says so). */
+  private async requestOrders(): Promise<VenueOrder[]> {
+    const id = `mass${Date.now().toString(36)}`;
+    const found: VenueOrder[] = [];
+    await this.request(id, 'AF', { MassStatusReqID: id, MassStatusReqType: 7 }, (type, m) => {
+      if (type !== '8' || m.MassStatusReqID !== id) return false;
+      const clientId = m.ClOrdID === undefined ? null : String(m.ClOrdID);
+      const symbol = String((m.Instrument as FixMessage | undefined)?.Symbol ?? '');
+      const spec = this.instrument(symbol);
+      if (m.OrderID !== undefined && (m.OrdStatus === '0' || m.OrdStatus === '1')) {
+        const kind = m.OrdType === '3' ? 'stop' : 'limit';
+        const order: TrackedOrder = this.orders.get(clientId ?? '') ?? { id: String(m.OrderID), clientId, symbol, side: m.Side === '2' ? 'sell' : 'buy', kind, volume: round(Number((m.OrderQtyData as FixMessage | undefined)?.OrderQty ?? 0) / (spec?.contractSize ?? 1)), price: Number(m.Price ?? m.StopPx ?? 0), status: 'open', filled: 0, average: null, fills: [], positionId: null };
+        found.push(publicOrder(order));
+      }
+      return m.LastRptRequested === true || m.LastRptRequested === 'Y' || Number(m.TotNumReports ?? 0) === 0;
+    });
+    return found;
+  }
+
+  // --- quotes ---
+
+  private subscribe(symbol: string): void {
+    this.quotes.send('V', {
+      MDReqID: `q${symbol}`,
+      SubscriptionRequestType: '1',
+      MarketDepth: 1,
+      MDUpdateType: 1,
+      // jspurefix names FIX 4.4 repeating groups by their component (MDReqGrp…), as the FIX repository does.
+      MDReqGrp: { NoMDEntryTypes: [{ MDEntryType: '0' }, { MDEntryType: '1' }] },
+      InstrmtMDReqGrp: { NoRelatedSym: [{ Instrument: { Symbol: symbol } }] },
+    });
+  }
+
+  private marketData(type: string, m: FixMessage): void {
+    const reqSymbol = typeof m.MDReqID === 'string' && m.MDReqID.startsWith('q') ? m.MDReqID.slice(1) : null;
+    if (type === 'Y') {
+      if (reqSymbol) this.wakeQuote(reqSymbol, `market data refused for ${reqSymbol}: ${String(m.Text ?? `MDReqRejReason ${String(m.MDReqRejReason ?? 'not given')}`)}`);
+      return;
+    }
+    const top = (m.Instrument as FixMessage | undefined)?.Symbol;
+    const touched = new Set<string>();
+    const group = (m.MDFullGrp ?? m.MDIncGrp) as { NoMDEntries?: FixMessage[] } | undefined;
+    for (const entry of group?.NoMDEntries ?? []) {
+      const symbol = String((entry.Instrument as FixMessage | undefined)?.Symbol ?? top ?? reqSymbol ?? '');
+      if (!symbol || (entry.MDUpdateAction !== undefined && entry.MDUpdateAction !== '0' && entry.MDUpdateAction !== '1')) continue;
+      const price = Number(entry.MDEntryPx);
+      if (!Number.isFinite(price)) continue;
+      const quote = this.prices.get(symbol) ?? { bid: null, ask: null, time: 0 };
+      if (entry.MDEntryType === '0') quote.bid = price;
+      else if (entry.MDEntryType === '1') quote.ask = price;
+      quote.time = Date.now();
+      this.prices.set(symbol, quote);
+      touched.add(symbol);
+    }
+    for (const symbol of touched) {
+      const q = this.prices.get(symbol)!;
+      if (q.bid !== null && q.ask !== null) this.wakeQuote(symbol, null);
+    }
+  }
+
+  private wakeQuote(symbol: string, error: string | null): void {
+    for (const wake of this.quoteWaiters.get(symbol)?.splice(0) ?? []) wake(error);
+  }
+
+  // --- the orders record ---
+
+  private loadRecord(): void {
+    try {
+      const saved = JSON.parse(readFileSync(this.recordFile, 'utf8')) as { orders: TrackedOrder[]; execIds: string[] };
+      for (const order of saved.orders) this.orders.set(order.clientId!, order);
+      for (const id of saved.execIds) this.execIds.add(id);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
+  private saveRecord(): void {
+    // Settled orders older than the open ones are not needed to answer a retry after a day.
+    const orders = [...this.orders.values()].filter((o) => o.id !== '').slice(-500);
+    const temp = `${this.recordFile}.tmp`;
+    writeFileSync(temp, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }), { mode: 0o600 });
+    renameSync(temp, this.recordFile);
+  }
+}
+
+function publicOrder(order: TrackedOrder): VenueOrder {
+  const { positionId: _positionId, ...rest } = order;
+  return { ...rest, fills: [...rest.fills] };
+}
+
+/** A position id the broker gave (cTrader's PosMaintRptID), not our `symbol:side` stand-in. */
+function isBrokerPositionId(position: VenuePosition): boolean {
+  return position.id !== '' && position.id !== `${position.symbol}:${position.side}`;
+}
+
+function rejectText(m: FixMessage): string {
+  const text = String(m.Text ?? 'rejected without a reason');
+  return m.RefTagID !== undefined ? `${text} (tag ${String(m.RefTagID)})` : text;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e8) / 1e8;
+}

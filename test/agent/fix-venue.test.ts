@@ -1,0 +1,125 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { AgentProcess } from './support/agent-process.js';
+import { freePort, QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
+
+/**
+ * The whole path to a FIX 4.4 broker: a signal posted to the server reaches
+ * `signalgate agent --venue fix` (a real process), which sends its order over FIX to QuickFIX's
+ * executor (an independent FIX engine: fills limit orders, rejects market orders) and reads its
+ * quotes from a cTrader-style quote session; the signal log shows the executor's fill or its
+ * reason. Sequence numbers survive a restart of either side; a lost session is reconnected with backoff.
+ */
+const AGENT_COMP_ID = 'SGAGENT';
+const CREDENTIALS = { user: 'trader-1', password: 'pw-s3cret-554' };
+
+describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
+  let server: TestServer;
+  let dir: string;
+  let executor: QuickFixExecutor;
+  let quotes: QuoteBroker;
+  let configFile: string;
+  let token: string;
+  let authKey: string;
+  let agent: AgentProcess | null = null;
+
+  const start = () =>
+    AgentProcess.startVenue(server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
+      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
+      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
+    });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-'));
+    server = await startTestServer();
+    executor = await QuickFixExecutor.start(path.join(dir, 'executor'), AGENT_COMP_ID);
+    quotes = new QuoteBroker(await freePort(), 'cServer', AGENT_COMP_ID, { EURUSD: { bid: 1.105, ask: 1.1052 } }, CREDENTIALS);
+    quotes.start();
+    await quotes.ready();
+    configFile = path.join(dir, 'fix.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        dialect: 'fix44',
+        trade: { host: '127.0.0.1', port: executor.port, senderCompId: AGENT_COMP_ID, targetCompId: 'EXECUTOR', heartbeatSeconds: 2 },
+        quote: { host: '127.0.0.1', port: quotes.port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, resetOnLogon: true },
+        account: { currency: 'USD', balance: 10000 },
+        instruments: { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+      }),
+    );
+    const { accountId, agents } = await accountWithAgents(server, ['fix']);
+    token = agents[0]!.token;
+    authKey = (await sourceFor(server, accountId)).authKey;
+  }, 60_000);
+
+  afterAll(async () => {
+    await agent?.kill();
+    quotes?.stop();
+    await executor?.stop();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('logs on with the credentials from the environment, never logging the password', async () => {
+    agent = start();
+    await agent.waitForLog((l) => l.msg === 'FIX logged on' && l.fix === 'trade', 'the trade session logged on', 40_000);
+    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    expect(quotes.logons.at(-1)).toEqual(CREDENTIALS);
+    expect(JSON.stringify(agent.lines())).not.toContain(CREDENTIALS.password);
+  });
+
+  it('a limit order is filled by the executor at its price, and the signal log shows the fill', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.1,entry_price=1.1');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack of the buy limit', 30_000);
+    const delivery = (await deliveriesOf(server, signal))[0];
+    expect(delivery.message).toBe('placed buy limit 0.1 EURUSD at 1.1 (order 1)');
+    expect(delivery.result.orders).toMatchObject([{ clientId: clientOrderId(signal, 'o'), symbol: 'EURUSD', side: 'buy', kind: 'limit', volume: 0.1, price: 1.1, status: 'filled', filled: 0.1, average: 1.1 }]);
+    // 0.1 lot of 100,000 went out as 10,000 units, with the ClOrdID derived from the signal id.
+    expect(executor.output).toContain(`11=${clientOrderId(signal, 'o')}`);
+    expect(executor.output.includes(`38=10000${String.fromCharCode(1)}`) || executor.output.includes('38=10000|')).toBe(true);
+  });
+
+  it("a market order is rejected by the executor, and the signal's outcome is its reason", async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,sell,vol=0.2');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'rejected', 'the ack of the refused market order', 30_000);
+    expect((await deliveriesOf(server, signal))[0].message).toBe(
+      'fix:EXECUTOR refused the sell market order of 0.2 EURUSD: Value is incorrect (out of range) for this tag (tag 40)',
+    );
+  });
+
+  it('sequence numbers survive a restart of the agent and of the executor; a lost session reconnects and the signal waits for it', async () => {
+    const stopped = await agent!.stop();
+    expect(stopped.code).toBe(0);
+    expect(agent!.lines().some((l) => l.msg === 'FIX logout' && l.fix === 'trade')).toBe(true);
+    const storeDir = path.join(dir, 'agent', 'fix');
+    const seqFile = readdirSync(storeDir, { recursive: true }).map(String).find((f) => f.includes('trade') && f.endsWith('.seqnums'))!;
+    const [sent] = readFileSync(path.join(storeDir, seqFile), 'utf8').trim().split(/\s*:\s*/).map(Number);
+    expect(sent).toBeGreaterThan(1);
+
+    // The executor also restarts (its own store keeps its numbers): the agent's logon must go
+    // on from where it stopped, else the executor (ResetOnLogon=N) refuses it as too low.
+    await executor.stop();
+    await executor.run();
+    agent = start();
+    await agent.waitForLog((l) => l.msg === 'FIX logged on' && l.fix === 'trade', 'the trade session logged on again', 40_000);
+    expect(executor.output).not.toMatch(/MsgSeqNum too low/);
+    const signal = await postSignal(server.url, authKey, 'EURUSD,selllimit,vol=0.05,entry_price=1.2');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack after both restarts', 30_000);
+    expect((await deliveriesOf(server, signal))[0].result.orders[0]).toMatchObject({ status: 'filled', average: 1.2 });
+
+    // The executor goes away under a running agent: the agent says so, reconnects with backoff,
+    // and the signal posted meanwhile executes once it is back.
+    await executor.stop();
+    await agent.waitForLog((l) => l.msg === 'FIX session lost' && l.fix === 'trade', 'the session lost');
+    const meanwhile = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.03,entry_price=1.09');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await deliveriesOf(server, meanwhile))[0].status).toBe('delivered');
+    await executor.run();
+    await waitUntil(async () => (await deliveriesOf(server, meanwhile))[0].status === 'executed', 'the ack once the executor is back', 60_000);
+  }, 120_000);
+});
