@@ -2,6 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** Where a benchmark process runs: pinned to one CPU (`taskset -c`), with extra node flags. */
+export interface Placement {
+  cpu?: string;
+  nodeArgs?: string[];
+}
+
 /**
  * Runs a server script as a child process whose standard output goes to `logFile`, as an
  * operator's log would, and waits for its `listening` JSON line there, answering the URL it
@@ -13,11 +19,14 @@ export async function spawnListening(
   args: string[],
   env: Record<string, string>,
   logFile: string,
+  placement: Placement = {},
 ): Promise<{ child: ChildProcess; url: string }> {
   const log = openSync(logFile, 'a');
   let child: ChildProcess;
+  const command = [...(placement.nodeArgs ?? []), script, ...args];
   try {
-    child = spawn(process.execPath, [script, ...args], {
+    // taskset execs node in place, so the child's pid (and its SIGTERM) is node's own.
+    child = spawn(placement.cpu === undefined ? process.execPath : 'taskset', placement.cpu === undefined ? command : ['-c', placement.cpu, process.execPath, ...command], {
       env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', log, 'inherit'],
     });

@@ -8,6 +8,8 @@ export interface LoadResult {
   total: number;
   non2xx: number;
   errors: number;
+  /** What the errors were, when the load generator says. */
+  errorDetail?: string;
 }
 
 /** Drives one server with the mix for a fixed time and keeps the figures that matter. */

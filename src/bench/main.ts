@@ -1,231 +1,73 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { makeBenchCertificate, type BenchCertificate } from './bench-certificate.js';
-import { spawnListening, stopProcess } from './bench-process.js';
-import { runLoad, type LoadResult } from './load.js';
-import { signalMix, type BenchRequest } from './signal-mix.js';
+import { compareWithBaseline } from './baseline.js';
+import { runBurst } from './burst.js';
+import { runEqualCpu } from './equal-cpu.js';
+import { summariseProfiles } from './profile-summary.js';
+import { runSoak } from './soak.js';
+import { runThroughput } from './throughput.js';
 
 /**
- * `npm run bench`: the hot path (receive, verify, parse, charge quota, commit, answer) of
- * signalgate on its durable embedded store, and on PostgreSQL when one is reachable, against a
- * bare node:http server, in one run, with the same mix and connection count. Rounds alternate
- * between the servers so drift on the machine hits all of them alike; medians are reported.
- * `--https` adds the bare server and signalgate on SQLite served over HTTPS (a self-signed
- * P-256 certificate), beside their plain HTTP rows. `--retention` runs signalgate on SQLite with
- * nothing to prune (the default 90 d) beside one pruning all the time (`BENCH_RETENTION`, default
- * 5 s), and reports the store's size after each round.
+ * `npm run bench [-- FLAGS]`: one flag per scenario, each printing its table, then the figures
+ * against the recorded baseline. No flag: throughput on shared cores (the default scenario).
  */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
-const FLAGS = ['--https', '--retention'];
-const unknownFlag = process.argv.slice(2).find((arg) => !FLAGS.includes(arg));
-if (unknownFlag !== undefined) {
-  process.stderr.write(`bench: unknown argument '${unknownFlag}'; the flags are --https (adds HTTPS rows beside plain HTTP) and --retention (ingest with pruning beside ingest without)\n`);
+const USAGE =
+  'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
+  '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
+  '--soak (300 signals/s with an agent), --soak-seconds N (default 60)';
+
+const args = process.argv.slice(2);
+const flags = new Set<string>();
+let soakSeconds = 60;
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i]!;
+  if (arg === '--soak-seconds') {
+    soakSeconds = Number(args[++i]);
+    if (!Number.isInteger(soakSeconds) || soakSeconds < 1) {
+      process.stderr.write(`bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`);
+      process.exit(2);
+    }
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak'].includes(arg)) {
+    flags.add(arg);
+  } else {
+    process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
+    process.exit(2);
+  }
+}
+if (flags.has('--profile') && !flags.has('--equal-cpu')) {
+  process.stderr.write('bench: --profile profiles the equal-CPU run: add --equal-cpu\n');
   process.exit(2);
 }
-const WITH_HTTPS = process.argv.includes('--https');
-const RETENTION_SCENARIO = process.argv.includes('--retention');
-const PRUNE_AFTER = process.env.BENCH_RETENTION ?? '5s';
-const NOTHING_TO_PRUNE = 'SQLite, retention 90d (nothing to prune)';
 
-interface Target {
-  name: string;
-  url: string;
-  requests: BenchRequest[];
-  stop: () => Promise<void>;
-  /** signalgate's data directory, whose store size the retention scenario reports. */
-  dataDir?: string;
-}
-
-async function main(): Promise<void> {
-  const targets: Target[] = [];
-  const results = new Map<string, LoadResult[]>();
-  const certDir = WITH_HTTPS ? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tls-')) : null;
+const figures = new Map<string, number>();
+if (flags.has('--equal-cpu')) {
+  const profileDir = flags.has('--profile') ? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-profile-')) : null;
   try {
-    // Inside the try: a server that fails to start must not leave the others running.
-    if (RETENTION_SCENARIO) {
-      targets.push(
-        await signalgateTarget(NOTHING_TO_PRUNE, {}),
-        await signalgateTarget(`SQLite, retention ${PRUNE_AFTER} (pruning)`, { SIGNALGATE_RETENTION: PRUNE_AFTER }),
-      );
+    const { rows, profiledRequests } = await runEqualCpu(profileDir);
+    for (const row of rows) {
+      if (row.store === 'bare') continue;
+      figures.set(`equal-cpu ${row.store} ratio`, row.ratio);
+      figures.set(`equal-cpu ${row.store} p99`, row.p99);
     }
-    if (!RETENTION_SCENARIO) targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
-    if (certDir !== null) {
-      const certificate = makeBenchCertificate(certDir);
-      targets.push(
-        await bareTarget(certificate),
-        await signalgateTarget('signalgate (SQLite, HTTPS)', { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile }, undefined, certificate),
-      );
-    }
-    const pgSchema = RETENTION_SCENARIO ? null : await createPostgresSchema();
-    if (RETENTION_SCENARIO) {
-      // SQLite only: the size reported is the embedded store's.
-    } else if (pgSchema !== null) {
-      targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
-    } else {
-      process.stdout.write(`PostgreSQL at ${redact(PG_URL)} not reachable: no PostgreSQL row\n`);
-    }
-    for (const target of targets) results.set(target.name, []);
-    for (const target of targets) await runLoad(target.url, target.requests, CONNECTIONS, 2); // warm-up
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const target of targets) {
-        const result = await runLoad(target.url, target.requests, CONNECTIONS, SECONDS);
-        if (result.non2xx > 0 || result.errors > 0) {
-          throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
-        }
-        results.get(target.name)!.push(result);
-        const size = RETENTION_SCENARIO && target.dataDir ? `, store ${(storeBytes(target.dataDir) / 1e6).toFixed(1)} MB` : '';
-        process.stdout.write(
-          `round ${round} ${target.name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${size}\n`,
-        );
-      }
-    }
+    if (profileDir !== null) process.stdout.write(summariseProfiles(profileDir, profiledRequests));
   } finally {
-    for (const target of targets) await target.stop();
-    if (certDir !== null) rmSync(certDir, { recursive: true, force: true });
-  }
-  report(results);
-}
-
-function report(results: Map<string, LoadResult[]>): void {
-  const rows = [...results].map(([name, runs]) => ({
-    name,
-    rps: median(runs.map((r) => r.requestsPerSecond)),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-  }));
-  const bareOf = (name: string) =>
-    rows.find((row) => row.name === (RETENTION_SCENARIO ? NOTHING_TO_PRUNE : /https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
-  process.stdout.write(
-    `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
-      `| server | req/s | p50 ms | p99 ms | throughput vs ${RETENTION_SCENARIO ? 'nothing to prune' : 'bare (same transport)'} |\n|---|---|---|---|---|\n`,
-  );
-  for (const row of rows) {
-    process.stdout.write(
-      `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.rps / bareOf(row.name).rps).toFixed(2)} |\n`,
-    );
+    if (profileDir !== null) rmSync(profileDir, { recursive: true, force: true });
   }
 }
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-async function bareTarget(certificate: BenchCertificate | null): Promise<Target> {
-  const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
-  const env: Record<string, string> = certificate === null ? {} : { BENCH_TLS_CERT: certificate.certFile, BENCH_TLS_KEY: certificate.keyFile };
-  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], env, path.join(logDir, 'server.log'));
-  return {
-    name: certificate === null ? 'bare node:http' : 'bare node:https',
-    url: proc.url,
-    requests: signalMix('plain', 'signed', 'unused'),
-    stop: async () => {
-      await stopProcess(proc.child);
-      rmSync(logDir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function signalgateTarget(
-  name: string,
-  env: Record<string, string>,
-  cleanup?: () => Promise<void>,
-  certificate?: BenchCertificate,
-): Promise<Target> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
-  // The log sits beside the data, as an operator's would, and goes with it.
-  const proc = await spawnListening(
-    path.join(here, '..', 'cli', 'main.js'),
-    ['serve'],
-    { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, ...env },
-    path.join(dataDir, 'server.log'),
-  );
-  const admin = async (urlPath: string, body: unknown) => {
-    const res = await postJson(proc.url + urlPath, body, certificate?.pem);
-    if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);
-    return JSON.parse(res.text) as { id: string; authKey: string };
-  };
-  const account = await admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
-  const plain = await admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
-  const secret = randomBytes(16).toString('hex');
-  const signed = await admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
-  return {
-    name,
-    url: proc.url,
-    requests: signalMix(plain.authKey, signed.authKey, secret),
-    dataDir,
-    stop: async () => {
-      await stopProcess(proc.child);
-      rmSync(dataDir, { recursive: true, force: true });
-      await cleanup?.();
-    },
-  };
-}
-
-/** The bytes of the SQLite store's files (the database, its WAL and shared memory), not the log. */
-function storeBytes(dataDir: string): number {
-  return readdirSync(dataDir)
-    .filter((name) => name.startsWith('signalgate.db'))
-    .reduce((sum, name) => sum + statSync(path.join(dataDir, name)).size, 0);
-}
-
-/** An admin POST; over HTTPS it trusts the benchmark's own certificate (`ca`), which fetch cannot be told to. */
-function postJson(url: string, body: unknown, ca: string | undefined): Promise<{ status: number; text: string }> {
-  const client = url.startsWith('https:') ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = client.request(
-      url,
-      { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ca },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
-async function createPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: PG_URL });
-  try {
-    await client.connect();
-    await client.query(`CREATE SCHEMA ${schema}`);
-  } catch {
-    await client.end().catch(() => undefined);
-    return null;
+if (flags.has('--burst')) {
+  for (const row of await runBurst()) {
+    const key = `burst ${row.store} ${row.transport}`;
+    figures.set(`${key} answer p99`, row.answerP99);
+    figures.set(`${key} over 3 s %`, 100 * row.over3s);
+    figures.set(`${key} hand-off p99`, row.handoffP99);
   }
-  await client.end();
-  const url = new URL(PG_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    },
-  };
 }
-
-function redact(url: string): string {
-  return url.replace(/\/\/[^@]*@/, '//');
+if (flags.has('--soak')) {
+  const row = await runSoak(soakSeconds);
+  figures.set('soak p99', row.p99);
+  figures.set('soak max', row.max);
+  figures.set('soak longest stall', row.stall);
 }
-
-await main();
+if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
+compareWithBaseline(figures);

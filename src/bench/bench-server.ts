@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type Placement, spawnListening, stopProcess } from './bench-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A `signalgate serve` process on a fresh data directory, with an admin token of its own. */
+export interface BenchServer {
+  url: string;
+  dataDir: string;
+  /** An admin POST that must answer 201. */
+  admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
+  /** An admin GET's body; it must answer 200. */
+  adminGet: (urlPath: string) => Promise<string>;
+  stop: () => Promise<void>;
+}
+
+export async function startSignalgate(
+  env: Record<string, string>,
+  placement: Placement = {},
+  options: { ca?: string; cleanup?: () => Promise<void> } = {},
+): Promise<BenchServer> {
+  const adminToken = `bench-${randomBytes(8).toString('hex')}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
+  // The log sits beside the data, as an operator's would, and goes with it.
+  const proc = await spawnListening(
+    path.join(here, '..', 'cli', 'main.js'),
+    ['serve'],
+    { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: adminToken, ...env },
+    path.join(dataDir, 'server.log'),
+    placement,
+  );
+  return {
+    url: proc.url,
+    dataDir,
+    admin: async <T>(urlPath: string, body: unknown) => {
+      const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
+      if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);
+      return JSON.parse(res.text) as T;
+    },
+    adminGet: async (urlPath: string) => {
+      const res = await fetch(proc.url + urlPath, { headers: { authorization: `Bearer ${adminToken}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${urlPath}: ${res.status} ${text}`);
+      return text;
+    },
+    stop: async () => {
+      await stopProcess(proc.child);
+      rmSync(dataDir, { recursive: true, force: true });
+      await options.cleanup?.();
+    },
+  };
+}
+
+/** An admin POST; over HTTPS it trusts the benchmark's own certificate (`ca`), which fetch cannot be told to. */
+function postJson(url: string, token: string, body: unknown, ca: string | undefined): Promise<{ status: number; text: string }> {
+  const client = url.startsWith('https:') ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ca },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** A fresh schema on the benchmark's PostgreSQL, or null when none is reachable. */
+export async function createPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  try {
+    await client.connect();
+    await client.query(`CREATE SCHEMA ${schema}`);
+  } catch {
+    await client.end().catch(() => undefined);
+    return null;
+  }
+  await client.end();
+  const url = new URL(BENCH_PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: BENCH_PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export function redact(url: string): string {
+  return url.replace(/\/\/[^@]*@/, '//');
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The p-th quantile (0..1) of ascending values, nearest rank. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}

@@ -1,0 +1,92 @@
+import { percentile } from './bench-server.js';
+import { type AgentLoadRun, type BenchStore, type BenchTransport, runAgentLoad } from './agent-load.js';
+
+/**
+ * `npm run bench -- --burst`: the close of a bar. 5,000 signals from 1,000 sources scheduled
+ * evenly over one second and sent on schedule (open loop), 200 agents (5 sources each, one
+ * account each) connected and acknowledging, once by WebSocket and once by long-poll, on SQLite
+ * and on PostgreSQL when reachable. Answer latency is from the scheduled send time; hand-off is
+ * from the sender holding the answer to the agent client holding the signal.
+ */
+const SIGNALS = Number(process.env.BENCH_BURST_SIGNALS ?? 5000);
+const AGENTS = 200;
+const SOURCES_PER_AGENT = 5;
+const WINDOW_MS = 1000;
+const TRADINGVIEW_GIVES_UP_MS = 3000;
+
+export interface BurstRow {
+  store: BenchStore;
+  transport: BenchTransport;
+  accepted: number;
+  failed: number;
+  answerP50: number;
+  answerP99: number;
+  answerMax: number;
+  over3s: number;
+  handoffP50: number;
+  handoffP99: number;
+  /** Accepted signals no agent held by the end. */
+  notHeld: number;
+}
+
+export async function runBurst(): Promise<BurstRow[]> {
+  const rows: BurstRow[] = [];
+  for (const store of ['sqlite', 'postgres'] as const) {
+    for (const transport of ['websocket', 'long-poll'] as const) {
+      const run = await runAgentLoad(store, transport, AGENTS, SOURCES_PER_AGENT, (keys) =>
+        Array.from({ length: SIGNALS }, (_, i) => ({
+          at: (i * WINDOW_MS) / SIGNALS,
+          path: `/api/inbound/${keys[i % keys.length]!}`,
+          body: i % 2 === 0 ? 'EURUSD,buy,vol=0.01,sl_pips=20' : 'EURUSD,closebuy',
+        })),
+      );
+      if (run === null) {
+        process.stdout.write('PostgreSQL not reachable: no PostgreSQL burst rows\n');
+        break;
+      }
+      const row = summarise(store, transport, run);
+      process.stdout.write(`burst ${store} ${transport}: answer p99 ${row.answerP99.toFixed(0)} ms, hand-off p99 ${row.handoffP99.toFixed(0)} ms\n`);
+      rows.push(row);
+    }
+  }
+  process.stdout.write(
+    `\nburst: ${SIGNALS} signals from ${AGENTS * SOURCES_PER_AGENT} sources on schedule over ${WINDOW_MS} ms, ${AGENTS} agents acknowledging, node ${process.version}\n` +
+      `| store | transport | accepted | failed | answer p50 ms | answer p99 ms | answer max ms | over 3 s | hand-off p50 ms | hand-off p99 ms | not held |\n` +
+      `|---|---|---|---|---|---|---|---|---|---|---|\n`,
+  );
+  for (const r of rows) {
+    process.stdout.write(
+      `| ${r.store} | ${r.transport} | ${r.accepted} | ${r.failed} | ${r.answerP50.toFixed(0)} | ${r.answerP99.toFixed(0)} | ${r.answerMax.toFixed(0)} | ` +
+        `${(100 * r.over3s).toFixed(1)} % | ${r.handoffP50.toFixed(1)} | ${r.handoffP99.toFixed(1)} | ${r.notHeld} |\n`,
+    );
+  }
+  return rows;
+}
+
+function summarise(store: BenchStore, transport: BenchTransport, run: AgentLoadRun): BurstRow {
+  const ok = run.answers.filter((a) => a.status === 202);
+  const latency = ok.map((a) => a.answeredAt - a.scheduledAt).sort((a, b) => a - b);
+  const handoff: number[] = [];
+  let notHeld = 0;
+  for (const answer of ok) {
+    const heldAt = run.arrivals[answer.id!];
+    if (heldAt === undefined) notHeld++;
+    else handoff.push(heldAt - answer.answeredAt);
+  }
+  handoff.sort((a, b) => a - b);
+  // A failed request (no answer, or not a 202) counts as over 3 s: the sender lost it.
+  const over = run.answers.filter((a) => a.status !== 202 || a.answeredAt - a.scheduledAt > TRADINGVIEW_GIVES_UP_MS).length;
+  return {
+    store,
+    transport,
+    accepted: ok.length,
+    failed: run.answers.length - ok.length,
+    answerP50: percentile(latency, 0.5),
+    answerP99: percentile(latency, 0.99),
+    answerMax: latency[latency.length - 1] ?? NaN,
+    over3s: over / run.answers.length,
+    handoffP50: percentile(handoff, 0.5),
+    handoffP99: percentile(handoff, 0.99),
+    notHeld,
+  };
+}
