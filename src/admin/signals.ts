@@ -1,5 +1,7 @@
 import type { Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
+import { asciiUpperCase } from '../language/ascii-case.js';
+import { symbolProblem } from '../language/symbol-rules.js';
 import type { SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -7,7 +9,7 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
 const STATUSES: readonly SignalStatus[] = ['queued', 'rejected'];
-const PARAMETERS = ['sourceId', 'status', 'limit', 'before'] as const;
+const PARAMETERS = ['sourceId', 'status', 'symbol', 'limit', 'before'] as const;
 type Parameter = (typeof PARAMETERS)[number];
 
 /** The query of `GET /api/admin/signals` as parsed: a repeated parameter arrives as a list. */
@@ -36,6 +38,12 @@ export async function listSignals(store: Store, query: SignalQuery) {
       problems.push({ code: 'INVALID_REQUEST', param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
     }
     filter.status = values.status as SignalStatus;
+  }
+  if (values.symbol !== undefined) {
+    const symbol = asciiUpperCase(values.symbol.trim());
+    const problem = symbolProblem(symbol, 'text');
+    if (problem !== undefined) problems.push({ code: 'INVALID_REQUEST', param: 'symbol', detail: problem });
+    filter.symbol = symbol;
   }
   if (values.sourceId === '') {
     problems.push({ code: 'INVALID_REQUEST', param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });

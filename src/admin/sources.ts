@@ -3,6 +3,8 @@ import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
+import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
+import { noFields } from './no-fields.js';
 import { sourceView } from './views.js';
 
 export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
@@ -99,20 +101,8 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
  * fields: the body is empty (or `{}`), and any field in it is refused rather than ignored.
  */
 export async function rotateSourceKey(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
-  if (body !== undefined && body !== '') {
-    const fields = new FieldReader(body);
-    if (fields.problems.length > 0) return refuse(...fields.problems);
-    const names = Object.keys(body as object);
-    if (names.length > 0) {
-      return refuse(
-        ...names.map((name): Problem => ({
-          code: 'INVALID_FIELD',
-          param: name,
-          detail: `unknown field '${name}'; rotate-key takes no fields, send an empty body`,
-        })),
-      );
-    }
-  }
+  const bodyProblems = noFields(body, 'rotate-key');
+  if (bodyProblems.length > 0) return refuse(...bodyProblems);
   const updated = await store.updateSource(id, { authKey: newAuthKey() });
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }
@@ -126,4 +116,28 @@ async function checkAgents(store: Store, accountId: string, agentIds: string[]):
     }
   }
   return problems;
+}
+
+/** `GET /api/admin/sources[?accountId=]`: a page of sources, newest first. */
+export async function listSources(store: Store, query: ListQuery, publicUrl: string) {
+  const read = readListQuery(query, ['accountId']);
+  if (!read.ok) return read;
+  const { limit, before, accountId } = read.value;
+  const problems: Problem[] = [];
+  if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
+    problems.push({ code: 'NOT_FOUND', param: 'accountId', detail: `no account with id '${accountId}'` });
+  }
+  if (before !== undefined && (await store.getSource(before)) === null) problems.push(unknownCursor('source', before));
+  if (problems.length > 0) return refuse<never>(...problems);
+  const page = await store.listSources({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
+  return { ok: true as const, value: { sources: page.items.map((source) => sourceView(source, publicUrl)), next: page.next } };
+}
+
+/**
+ * `DELETE /api/admin/sources/{id}`: the source, its key, its signal log and the deliveries of its
+ * signals go in one commit; a delivery still queued is never handed out. Deactivating instead
+ * keeps the log.
+ */
+export async function deleteSource(store: Store, id: string): Promise<AdminResult<null>> {
+  return (await store.deleteSource(id)) ? { ok: true, value: null } : notFound('source', id);
 }

@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { accountUsage, createAccount, showAccount, updateAccount } from '../admin/accounts.js';
+import { accountUsage, createAccount, dailyUsage, listAccounts, showAccount, updateAccount } from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
-import { createAgent, showAgent } from '../admin/agents.js';
+import { createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../admin/agents.js';
+import type { ListQuery } from '../admin/list-query.js';
 import { listSignals, type SignalQuery, showSignal } from '../admin/signals.js';
-import { createSource, rotateSourceKey, showSource, updateSource } from '../admin/sources.js';
+import { createSource, deleteSource, listSources, rotateSourceKey, showSource, updateSource } from '../admin/sources.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import type { Store } from '../store/store.js';
-import { bearerToken } from './bearer-token.js';
+import { checkSignal } from '../admin/check-signal.js';
+import { checkAdminAccess } from '../dashboard/admin-access.js';
+import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
+import { SignalStreams } from '../dashboard/signal-stream.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 
@@ -16,6 +20,8 @@ export interface AdminRouteOptions {
   publicUrl: string;
   /** Whether a presented bearer token is the admin token. */
   isAdminToken: (token: string) => boolean;
+  /** Dashboard sign-ins, which the admin API takes in place of the bearer token. */
+  sessions: DashboardSessions;
 }
 
 /** The admin API of CONTRACT §2, behind the admin bearer token. */
@@ -31,16 +37,21 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     return rendered;
   };
 
-  app.addHook('onRequest', async (request, reply) => {
-    const token = bearerToken(request);
-    if (token === null || !opts.isAdminToken(token)) {
-      return sendProblem(reply, [
-        { code: 'UNAUTHORIZED', detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' },
-      ]);
-    }
-  });
+  const access = { isAdminToken: opts.isAdminToken, sessions: opts.sessions, publicUrl: opts.publicUrl };
+  app.addHook('onRequest', async (request, reply) => checkAdminAccess(request, reply, access));
+  const streams = new SignalStreams(store);
+  app.addHook('preClose', async () => streams.closeAll());
 
   type Id = { Params: { id: string } };
+  type List = { Querystring: ListQuery };
+  app.get<List>('/api/admin/accounts', async (req, reply) => answer(reply, await listAccounts(store, req.query)));
+  app.get<List>('/api/admin/sources', async (req, reply) => answer(reply, await listSources(store, req.query, publicUrl())));
+  app.get<List>('/api/admin/agents', async (req, reply) => answer(reply, await listAgents(store, req.query)));
+  app.get<Id & List>('/api/admin/accounts/:id/usage/daily', async (req, reply) =>
+    answer(reply, await dailyUsage(store, req.params.id, req.query, Date.now())),
+  );
+  app.delete<Id>('/api/admin/sources/:id', async (req, reply) => answer(reply, await deleteSource(store, req.params.id), 204));
+  app.delete<Id>('/api/admin/agents/:id', async (req, reply) => answer(reply, await deleteAgent(store, req.params.id), 204));
   app.post('/api/admin/accounts', async (req, reply) => answer(reply, await createAccount(store, req.body, Date.now()), 201));
   app.get<Id>('/api/admin/accounts/:id', async (req, reply) => answer(reply, await showAccount(store, req.params.id)));
   app.patch<Id>('/api/admin/accounts/:id', async (req, reply) => answer(reply, await updateAccount(store, req.params.id, req.body)));
@@ -64,14 +75,18 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     scope.post<Id>('/api/admin/sources/:id/rotate-key', async (req, reply) =>
       answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
     );
+    scope.post<Id>('/api/admin/agents/:id/rotate-token', async (req, reply) => answer(reply, await rotateAgentToken(store, req.params.id, req.body)));
   });
   app.get<{ Querystring: SignalQuery }>('/api/admin/signals', async (req, reply) =>
     answer(reply, await listSignals(store, req.query)),
   );
+  app.get<{ Querystring: SignalQuery }>('/api/admin/signals/stream', async (req, reply) => streams.serve(req, reply));
+  app.post('/api/admin/check', async (req, reply) => answer(reply, checkSignal(req.body)));
   app.get<Id>('/api/admin/signals/:id', async (req, reply) => answer(reply, await showSignal(store, req.params.id)));
 }
 
 function answer<T>(reply: FastifyReply, result: AdminResult<T>, status = 200): FastifyReply {
   if (!result.ok) return sendProblem(reply, result.problems);
+  if (status === 204) return reply.code(204).send();
   return reply.code(status).send(result.value);
 }

@@ -6,6 +6,9 @@ import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound-lane/lane.js';
 import type { Store } from '../store/store.js';
+import fastifyCookie from '@fastify/cookie';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
@@ -21,6 +24,8 @@ export interface ServerOptions {
   logger: Logger;
   publicUrl: string;
   isAdminToken: (token: string) => boolean;
+  /** Dashboard sign-ins (the dashboard at `/` and the admin API it calls). */
+  sessions: DashboardSessions;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -130,7 +135,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
   });
   await app.register(inboundRoutes);
-  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
+  await app.register(fastifyCookie);
+  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions });
+  await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
+import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
@@ -82,6 +83,7 @@ async function startOnStore(
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,
+    sessions: new DashboardSessions(store, admin.digest),
     plugins: [deliveryPlugin({ store, logger })],
   });
   try {

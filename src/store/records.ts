@@ -111,3 +111,13 @@ export interface AgentSignal {
   expiresAt: string;
   signal: NormalizedSignal;
 }
+
+/** One signed-in dashboard: what the store keeps of it. */
+export interface DashboardSession {
+  /** SHA-256 hex of the cookie's session id: a leaked row signs no one in. */
+  idDigest: string;
+  /** SHA-256 hex of the admin token signed in with: a changed admin token ends the session. */
+  adminTokenDigest: string;
+  createdAt: string;
+  expiresAt: string;
+}

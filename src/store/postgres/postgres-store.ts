@@ -1,18 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentSignal, DashboardSession, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentFilter,
   AgentSessionClaim,
+  DayCount,
+  DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  PageRequest,
+  RecordPage,
   SignalFilter,
   SignalPage,
+  SourceFilter,
   SourcePatch,
   Store,
 } from '../store.js';
+import { dayAfter } from '../day-after.js';
+import { recordPage, rowsForPage } from '../record-page.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
@@ -20,7 +28,7 @@ import { OutcomeUnknownError } from '../outcome-unknown.js';
 import { patchedSource } from '../patched-source.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { Batches, type ItemResult } from './batches.js';
-import { DeliveryChannel } from './delivery-channel.js';
+import { DELIVERY_CHANNEL, DeliveryChannel, deliveryPayloads } from './delivery-channel.js';
 import { ingestDone, ingestItem, type IngestAnswer, type IngestDone, type IngestItem } from './ingest-batch.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
@@ -265,14 +273,6 @@ export class PostgresStore implements Store {
     return rows[0] ? agentOf(rows[0]) : null;
   }
 
-  async listAgents(accountId: string): Promise<Agent[]> {
-    const { rows } = await this.pool.query<AgentRow>(
-      'SELECT * FROM agents WHERE account_id = $1 ORDER BY created_at, id',
-      [accountId],
-    );
-    return rows.map(agentOf);
-  }
-
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
     await this.pool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
       jsonParam(state),
@@ -483,6 +483,11 @@ export class PostgresStore implements Store {
       params.push(filter.status);
       where.push(`status = $${params.length}`);
     }
+    if (filter.symbol !== undefined) {
+      // The expression of the index signals_symbol_log, so that index serves it.
+      params.push(filter.symbol);
+      where.push(`substring(normalized::text FROM '"symbol":"([^"]*)"') = $${params.length}`);
+    }
     if (filter.before !== undefined) {
       // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
       params.push(filter.before);
@@ -587,6 +592,146 @@ export class PostgresStore implements Store {
     await this.channel?.listening();
   }
 
+  // Lists, deletions and token rotation (the dashboard's verbs).
+
+  /** `table`'s rows newest first (created_at, then id), optionally of one account, a page at a time. */
+  private async listNewest<Row extends pg.QueryResultRow>(
+    table: 'accounts' | 'sources' | 'agents',
+    page: PageRequest & { accountId?: string },
+  ): Promise<Row[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (page.accountId !== undefined) {
+      params.push(page.accountId);
+      where.push(`account_id = $${params.length}`);
+    }
+    if (page.before !== undefined) {
+      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
+      params.push(page.before);
+      where.push(`(created_at, id) < (SELECT created_at, id FROM ${table} WHERE id = $${params.length})`);
+    }
+    params.push(rowsForPage(page));
+    const { rows } = await this.pool.query<Row>(
+      `SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows;
+  }
+
+  async listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
+    return recordPage(page, (await this.listNewest<AccountRow>('accounts', page)).map(accountOf));
+  }
+
+  async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+    return recordPage(filter, (await this.listNewest<SourceRow>('sources', filter)).map(sourceOf));
+  }
+
+  async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+    return recordPage(filter, (await this.listNewest<AgentRow>('agents', filter)).map(agentOf));
+  }
+
+  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    const { rows } = await this.pool.query<DayCount>(
+      `SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              count(*) FILTER (WHERE status = 'queued')::integer AS accepted,
+              count(*) FILTER (WHERE status = 'rejected')::integer AS rejected
+         FROM signals
+        WHERE account_id = $1 AND received_at >= $2::timestamptz AND received_at < $3::timestamptz
+        GROUP BY day ORDER BY day`,
+      [accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`],
+    );
+    return rows;
+  }
+
+  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
+    const row = await this.transaction(async (client) => {
+      const { rows } = await client.query<AgentRow>('UPDATE agents SET token_hash = $1 WHERE id = $2 RETURNING *', [tokenHash, agentId]);
+      if (rows[0]) await this.notifyOthers(client, [agentId]);
+      return rows[0] ?? null;
+    });
+    if (row === null) return null;
+    this.notify([agentId]);
+    return agentOf(row);
+  }
+
+  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
+    const outcome = await this.transaction(async (client): Promise<DeleteAgentOutcome> => {
+      const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM agents WHERE id = $1 FOR UPDATE', [agentId]);
+      const agent = rows[0];
+      if (!agent) return { kind: 'not_found' };
+      // Locks the account's sources, against requests being committed on them meanwhile, and
+      // moves their revision: a request checked before this commit is checked again, so none
+      // routes to the agent once it is gone.
+      const { rows: sources } = await client.query<{ id: string; routed: boolean }>(
+        `UPDATE sources SET revision = revision + 1 WHERE account_id = $1
+         RETURNING id, EXISTS (SELECT 1 FROM json_array_elements_text(agent_ids) AS a WHERE a = $2) AS routed`,
+        [agent.account_id, agentId],
+      );
+      const routed = sources.filter((s) => s.routed).map((s) => s.id).sort(compareIds);
+      // Thrown, so the revisions moved above roll back: nothing changes.
+      if (routed.length > 0) throw new RoutedAgent(routed);
+      await client.query('DELETE FROM deliveries WHERE agent_id = $1', [agentId]);
+      await client.query('DELETE FROM agents WHERE id = $1', [agentId]);
+      await this.notifyOthers(client, [agentId]);
+      return { kind: 'deleted' };
+    }).catch((error: unknown) => {
+      if (error instanceof RoutedAgent) return { kind: 'routed' as const, sourceIds: error.sourceIds };
+      throw error;
+    });
+    if (outcome.kind === 'deleted') this.notify([agentId]);
+    return outcome;
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    return this.transaction(async (client) => {
+      // Locked first: requests being committed on the source finish before, later ones find no source.
+      const { rows } = await client.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [id]);
+      if (rows.length === 0) return false;
+      await client.query('DELETE FROM idempotency_keys WHERE source_id = $1', [id]);
+      await client.query('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = $1)', [id]);
+      await client.query('DELETE FROM signals WHERE source_id = $1', [id]);
+      await client.query('DELETE FROM sources WHERE id = $1', [id]);
+      return true;
+    });
+  }
+
+  /** Wakes the watchers of `agentIds` in the other instances on this database, at this transaction's commit. */
+  private async notifyOthers(client: pg.PoolClient, agentIds: string[]): Promise<void> {
+    for (const payload of deliveryPayloads(this.scope, this.instance, agentIds)) {
+      await client.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, payload]);
+    }
+  }
+
+  // Dashboard sign-ins.
+
+  async createDashboardSession(session: DashboardSession): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query('DELETE FROM dashboard_sessions WHERE expires_at <= $1', [isoTime(session.createdAt)]);
+      await client.query('INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
+        session.idDigest,
+        session.adminTokenDigest,
+        isoTime(session.createdAt),
+        isoTime(session.expiresAt),
+      ]);
+    });
+  }
+
+  async getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
+    const { rows } = await this.pool.query<{ id_digest: string; admin_token_digest: string; created_at: Date; expires_at: Date }>(
+      'SELECT * FROM dashboard_sessions WHERE id_digest = $1',
+      [idDigest],
+    );
+    const row = rows[0];
+    return row
+      ? { idDigest: row.id_digest, adminTokenDigest: row.admin_token_digest, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString() }
+      : null;
+  }
+
+  async deleteDashboardSession(idDigest: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM dashboard_sessions WHERE id_digest = $1', [idDigest]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** How many times the notification connection has (re)connected. */
   get listenConnections(): number {
     return this.channel?.listenConnections ?? 0;
@@ -631,5 +776,12 @@ export class PostgresStore implements Store {
         client.release(broken);
       }
     }
+  }
+}
+
+/** Ends a deletion's transaction (rolled back) when a source routes to the agent by id. */
+class RoutedAgent extends Error {
+  constructor(readonly sourceIds: string[]) {
+    super('a source routes to the agent');
   }
 }

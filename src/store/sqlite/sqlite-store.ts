@@ -1,16 +1,24 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createDirectory } from '../create-directory.js';
-import type { Account, Agent, AgentSignal, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentSignal, DashboardSession, SignalRecord, SignalWithDeliveries, Source, Usage } from '../records.js';
+import { dayAfter } from '../day-after.js';
+import { recordPage, rowsForPage } from '../record-page.js';
 import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentFilter,
   AgentSessionClaim,
+  DayCount,
+  DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  PageRequest,
+  RecordPage,
   SignalFilter,
   SignalPage,
+  SourceFilter,
   SourcePatch,
   Store,
 } from '../store.js';
@@ -278,13 +286,6 @@ export class SqliteStore implements Store {
     return row ? agentOf(row) : null;
   }
 
-  async listAgents(accountId: string): Promise<Agent[]> {
-    const rows = this.stmt('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id').all(
-      accountId,
-    ) as AgentRow[];
-    return rows.map(agentOf);
-  }
-
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
     this.stmt('UPDATE agents SET state = ?, last_seen_at = ? WHERE id = ?').run(jsonText(state), isoTime(now), agentId);
   }
@@ -533,6 +534,11 @@ export class SqliteStore implements Store {
       where.push('status = ?');
       params.push(filter.status);
     }
+    if (filter.symbol !== undefined) {
+      // The expression of the index signals_symbol_log, so that index serves it.
+      where.push("json_extract(normalized, '$.symbol') = ?");
+      params.push(filter.symbol);
+    }
     if (filter.before !== undefined) {
       // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
       where.push('(received_at, id) < (SELECT received_at, id FROM signals WHERE id = ?)');
@@ -656,6 +662,125 @@ export class SqliteStore implements Store {
         // A listener's failure is its own: the signals are committed whatever it does.
       }
     }
+  }
+
+  // Lists, deletions and token rotation (the dashboard's verbs).
+
+  /** `table`'s rows newest first (created_at, then id), optionally of one account, a page at a time. */
+  private listNewest<Row>(table: 'accounts' | 'sources' | 'agents', page: PageRequest & { accountId?: string }): Row[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (page.accountId !== undefined) {
+      where.push('account_id = ?');
+      params.push(page.accountId);
+    }
+    if (page.before !== undefined) {
+      // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
+      where.push(`(created_at, id) < (SELECT created_at, id FROM ${table} WHERE id = ?)`);
+      params.push(page.before);
+    }
+    params.push(rowsForPage(page));
+    return this.stmt(
+      `SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    ).all(...params) as Row[];
+  }
+
+  async listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
+    return recordPage(page, this.listNewest<AccountRow>('accounts', page).map(accountOf));
+  }
+
+  async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+    return recordPage(filter, this.listNewest<SourceRow>('sources', filter).map(sourceOf));
+  }
+
+  async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+    return recordPage(filter, this.listNewest<AgentRow>('agents', filter).map(agentOf));
+  }
+
+  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    await this.ingests.whenDurable();
+    // Times are kept as 'YYYY-MM-DDTHH:MM:SS.sssZ': the day is the first ten characters.
+    return this.stmt(
+      `SELECT substr(received_at, 1, 10) AS day,
+              sum(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS accepted,
+              sum(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END) AS rejected
+         FROM signals
+        WHERE account_id = ? AND received_at >= ? AND received_at < ?
+        GROUP BY day ORDER BY day`,
+    ).all(accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`) as DayCount[];
+  }
+
+  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
+    const row = this.stmt('UPDATE agents SET token_hash = ? WHERE id = ? RETURNING *').get(tokenHash, agentId) as AgentRow | undefined;
+    if (!row) return null;
+    this.notify([agentId]);
+    return agentOf(row);
+  }
+
+  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
+    this.sourceCache.clear();
+    const outcome = this.db
+      .transaction((): DeleteAgentOutcome => {
+        const agent = this.stmt('SELECT account_id FROM agents WHERE id = ?').get(agentId) as { account_id: string } | undefined;
+        if (!agent) return { kind: 'not_found' };
+        const routed = this.stmt(
+          `SELECT id FROM sources WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(sources.agent_ids) WHERE value = ?) ORDER BY id`,
+        )
+          .pluck()
+          .all(agent.account_id, agentId) as string[];
+        if (routed.length > 0) return { kind: 'routed', sourceIds: routed };
+        // Requests checked against the account's sources before this commit are checked again,
+        // so none routes to the agent once it is gone.
+        this.stmt('UPDATE sources SET revision = revision + 1 WHERE account_id = ?').run(agent.account_id);
+        this.stmt('DELETE FROM deliveries WHERE agent_id = ?').run(agentId);
+        this.stmt('DELETE FROM agents WHERE id = ?').run(agentId);
+        return { kind: 'deleted' };
+      })
+      .immediate();
+    if (outcome.kind === 'deleted') this.notify([agentId]);
+    return outcome;
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    this.sourceCache.clear();
+    await this.ingests.whenDurable();
+    return this.db
+      .transaction((): boolean => {
+        if (this.stmt('SELECT 1 FROM sources WHERE id = ?').get(id) === undefined) return false;
+        this.stmt('DELETE FROM idempotency_keys WHERE source_id = ?').run(id);
+        this.stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)').run(id);
+        this.stmt('DELETE FROM signals WHERE source_id = ?').run(id);
+        this.stmt('DELETE FROM sources WHERE id = ?').run(id);
+        return true;
+      })
+      .immediate();
+  }
+
+  // Dashboard sign-ins.
+
+  async createDashboardSession(session: DashboardSession): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.stmt('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(isoTime(session.createdAt));
+        this.stmt('INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES (?, ?, ?, ?)').run(
+          session.idDigest,
+          session.adminTokenDigest,
+          isoTime(session.createdAt),
+          isoTime(session.expiresAt),
+        );
+      })
+      .immediate();
+  }
+
+  async getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
+    const row = this.stmt('SELECT * FROM dashboard_sessions WHERE id_digest = ?').get(idDigest) as
+      | { id_digest: string; admin_token_digest: string; created_at: string; expires_at: string }
+      | undefined;
+    return row ? { idDigest: row.id_digest, adminTokenDigest: row.admin_token_digest, createdAt: row.created_at, expiresAt: row.expires_at } : null;
+  }
+
+  async deleteDashboardSession(idDigest: string): Promise<boolean> {
+    return this.stmt('DELETE FROM dashboard_sessions WHERE id_digest = ?').run(idDigest).changes > 0;
   }
 
   private stmt(sql: string): Database.Statement {

@@ -1,0 +1,103 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FieldReader } from '../admin/field-reader.js';
+import { sendProblem } from '../http/send-problem.js';
+import { SESSION_COOKIE, type DashboardSessions } from './dashboard-sessions.js';
+import { sameOriginOrSafe } from './same-origin.js';
+import { setDashboardHeaders } from './security-headers.js';
+
+/** The dashboard's own files (HTML, script modules, style sheets), shipped beside the code. */
+const WEB_ROOT = fileURLToPath(new URL('../../web/', import.meta.url));
+/** uPlot as npm installed it; only its module and style sheet are served. */
+const UPLOT_ROOT = path.dirname(createRequire(import.meta.url).resolve('uplot'));
+const UPLOT_FILES = new Set(['/uPlot.esm.js', '/uPlot.min.css']);
+
+export interface DashboardRouteOptions {
+  sessions: DashboardSessions;
+  isAdminToken: (token: string) => boolean;
+  /** SIGNALGATE_PUBLIC_URL or `http://HOST:PORT`: an Origin it names is this server. */
+  publicUrl: string;
+}
+
+/**
+ * The operator's dashboard at `/`: its page and assets, and sign-in and sign-out. Everything it
+ * shows or changes goes through the admin API, which takes the session cookie in place of the
+ * bearer token.
+ */
+export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRouteOptions): Promise<void> {
+  const { sessions } = opts;
+  app.addHook('onSend', async (_request, reply, payload) => {
+    setDashboardHeaders(reply);
+    return payload;
+  });
+
+  await app.register(fastifyStatic, { root: WEB_ROOT, prefix: '/dashboard/', index: false, wildcard: true, cacheControl: false });
+  app.addHook('onSend', async (request, reply, payload) => {
+    // Assets are small and change with every release: revalidated each time (ETag), never stale.
+    if (request.url.startsWith('/dashboard/')) reply.header('cache-control', 'no-cache');
+    return payload;
+  });
+  await app.register(fastifyStatic, {
+    root: UPLOT_ROOT,
+    prefix: '/dashboard/vendor/uplot/',
+    decorateReply: false,
+    index: false,
+    cacheControl: false,
+    allowedPath: (pathName) => UPLOT_FILES.has(pathName),
+  });
+
+  app.get('/', async (_request, reply) => reply.header('cache-control', 'no-store').sendFile('index.html'));
+
+  app.get('/api/dashboard/session', async (request, reply) => {
+    // Answered 200 either way: the page asks this first, and "not signed in" is no error.
+    const session = await sessions.find(request.cookies[SESSION_COOKIE], Date.now());
+    reply.header('cache-control', 'no-store');
+    return session === null ? { signedIn: false } : { signedIn: true, expiresAt: session.expiresAt };
+  });
+
+  app.post('/api/dashboard/session', async (request, reply) => {
+    if (!sameOriginOrSafe(request, opts.publicUrl)) return crossOrigin(reply);
+    const fields = new FieldReader(request.body);
+    const token = fields.string('token', { required: true, max: 1000 });
+    fields.rejectUnknown();
+    if (fields.problems.length > 0 || typeof token !== 'string') return sendProblem(reply, fields.problems);
+    if (!opts.isAdminToken(token)) {
+      return sendProblem(reply, [{ code: 'UNAUTHORIZED', param: 'token', detail: 'that is not the admin token; type the admin token the server was started with' }]);
+    }
+    const session = await sessions.start(Date.now());
+    reply.setCookie(SESSION_COOKIE, session.id, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'strict',
+      // Secure whenever the browser came over HTTPS: then it never sends the cookie in clear.
+      secure: requestOrigin(request)?.startsWith('https:') === true,
+      expires: session.expiresAt,
+    });
+    return reply.header('cache-control', 'no-store').code(201).send({ signedIn: true, expiresAt: session.expiresAt.toISOString() });
+  });
+
+  app.delete('/api/dashboard/session', async (request, reply) => {
+    if (!sameOriginOrSafe(request, opts.publicUrl)) return crossOrigin(reply);
+    await sessions.end(request.cookies[SESSION_COOKIE]);
+    reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict' });
+    return reply.code(204).send();
+  });
+}
+
+function requestOrigin(request: FastifyRequest): string | undefined {
+  const origin = request.headers.origin;
+  return typeof origin === 'string' ? origin : undefined;
+}
+
+export function crossOrigin(reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, [
+    {
+      code: 'CROSS_ORIGIN',
+      param: 'Origin',
+      detail: "a request signed in by the dashboard's cookie must come from the dashboard's own page (its Origin header must name this server)",
+    },
+  ]);
+}
