@@ -64,7 +64,7 @@ describe('the dashboard in a browser', () => {
     expect(cookie!.value).not.toContain(TEST_ADMIN_TOKEN);
     // The token is in no URL and no browser storage.
     expect(page.url()).not.toContain(TEST_ADMIN_TOKEN);
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    const stored = await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })');
     expect(stored).toBe('{}{}');
   });
 
@@ -97,7 +97,7 @@ describe('the dashboard in a browser', () => {
     const url = await card.getByLabel('Inbound URL', { exact: true }).inputValue();
     expect(url).toMatch(/^http:\/\/signals\.example\.test\/api\/inbound\/[\w-]+$/);
     await card.getByRole('button', { name: 'Copy Inbound URL' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(url);
     expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toContain('{{ticker}}');
     inboundPath = new URL(url).pathname;
   });
@@ -218,7 +218,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('heading', { level: 1 }).waitFor();
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => document.activeElement?.textContent);
+    const focused = await page.evaluate('document.activeElement?.textContent');
     expect(focused).toBe('Accounts');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
@@ -229,7 +229,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();
     expect(await browser.context.cookies()).toEqual([]);
-    const after = await page.evaluate(async () => (await fetch('/api/admin/accounts')).status);
+    const after = await page.evaluate("fetch('/api/admin/accounts').then((r) => r.status)");
     expect(after).toBe(401);
     // No script or style was refused by the policy on the way.
     expect(browser.errors.filter((e) => /Content Security Policy|Refused to/.test(e))).toEqual([]);
