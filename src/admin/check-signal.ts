@@ -1,12 +1,9 @@
 import type { Problem } from '../errors/catalog.js';
-import { decideFormat } from '../ingest/body-format.js';
-import { parseSignal } from '../language/parse-signal.js';
+import { judgeBody } from '../inbound/judge-body.js';
+import { MAX_BODY_BYTES } from '../inbound/receive-signal.js';
 import type { NormalizedSignal } from '../language/signal.js';
 import { type AdminResult, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
-
-/** Signals are at most this large at the inbound endpoint, and so here. */
-const MAX_CHECKED_BYTES = 16 * 1024;
 
 export type SignalCheck =
   | { valid: true; format: 'text' | 'json'; signal: NormalizedSignal }
@@ -14,8 +11,8 @@ export type SignalCheck =
 
 /**
  * `POST /api/admin/check`: judges a signal body exactly as the inbound endpoint would judge it
- * from a source without a secret (the same format decision and the same parser), and answers
- * the normalized signal or every problem. It stores nothing and sends nothing.
+ * from an active source without a secret (`judgeBody`, which the endpoint calls too), and
+ * answers the normalized signal or every problem. It stores nothing and sends nothing.
  */
 export function checkSignal(body: unknown): AdminResult<SignalCheck> {
   const fields = new FieldReader(body);
@@ -27,14 +24,13 @@ export function checkSignal(body: unknown): AdminResult<SignalCheck> {
   if (fields.problems.length > 0 || typeof signal !== 'string') return refuse(...fields.problems);
 
   const bytes = Buffer.from(signal, 'utf8');
-  if (bytes.length > MAX_CHECKED_BYTES) {
-    return judged(413, [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_CHECKED_BYTES} bytes; send one signal per request` }]);
+  if (bytes.length > MAX_BODY_BYTES) {
+    return judged(413, [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }]);
   }
-  const format = decideFormat(contentType ?? undefined, undefined, bytes);
-  if (!format.ok) return judged(415, [{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }]);
-  const parsed = parseSignal(signal, format.format);
-  if (!parsed.ok) return judged(parsed.problems[0]?.code === 'PARSE_ERROR' ? 400 : 422, parsed.problems);
-  return { ok: true, value: { valid: true, format: format.format, signal: parsed.signal } };
+  // Decoded from the bytes, as the endpoint does (a lone surrogate becomes U+FFFD there too).
+  const verdict = judgeBody(contentType ?? undefined, undefined, bytes, bytes.toString('utf8'));
+  if (!verdict.ok) return judged(verdict.httpStatus, verdict.problems);
+  return { ok: true, value: { valid: true, format: verdict.format, signal: verdict.signal } };
 }
 
 function judged(httpStatus: number, errors: Problem[]): AdminResult<SignalCheck> {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type Problem, statusOf } from '../errors/catalog.js';
-import { inboundKeyInPath } from '../http/inbound-handler.js';
+import { inboundKeyInPath } from '../inbound/inbound-url.js';
 import { rawProblemAnswer } from '../http/raw-problem-answer.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';

@@ -4,16 +4,18 @@ import type { Logger } from 'pino';
 import type { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
-import type { InboundLane } from '../inbound-lane/lane.js';
+import type { InboundLane } from '../inbound/inbound-lane.js';
+import { createInboundHandler } from '../inbound/http-handler.js';
+import { inboundKeyOf } from '../inbound/inbound-url.js';
+import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { Store } from '../store/store.js';
 import fastifyCookie from '@fastify/cookie';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
 import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
 import { ConnectionErrors } from './connection-errors.js';
-import { createInboundHandler, inboundKeyOf } from './inbound-handler.js';
+import type { DrainState } from './drain-state.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
-import { inboundRoutes } from './inbound-route.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
 
@@ -28,11 +30,6 @@ export interface ServerOptions {
   sessions: DashboardSessions;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
-}
-
-/** Whether the server is draining: set once by the close hook, read by every handler. */
-export interface DrainState {
-  closing: boolean;
 }
 
 /**
@@ -134,7 +131,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (unreachable === null) return { status: 'ok', store: opts.store.kind };
     return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
   });
-  await app.register(inboundRoutes);
+  await app.register(inboundOtherMethodsRoute);
   await app.register(fastifyCookie);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions });
   await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl });

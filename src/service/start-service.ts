@@ -6,11 +6,9 @@ import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { resolveAdminToken } from '../security/admin-token.js';
-import { openStore } from '../store/open-store.js';
+import type { InboundLane } from '../inbound/inbound-lane.js';
+import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { InboundThreadLane } from '../inbound-lane/thread-lane.js';
-import type { InboundLane } from '../inbound-lane/lane.js';
-import { storeLane } from '../inbound-lane/store-lane.js';
 import { lockDataDirectory } from './data-directory-lock.js';
 import { listenStartupError, storeStartupError } from './startup-error.js';
 
@@ -32,8 +30,8 @@ export const DRAIN_DEADLINE_MS = 10_000;
 
 /**
  * Opens the store, builds every route and listens: what `signalgate serve` runs, and what tests
- * start. On the embedded store it first takes the data directory (`server.lock`), and gives it
- * back once closed.
+ * start. When the store needs its directory to one server (the embedded store), it first takes
+ * it (`server.lock`), and gives it back once closed.
  */
 export async function startService(
   config: Config,
@@ -41,7 +39,7 @@ export async function startService(
   storeOptions: { schema?: string } = {},
   events: { onAdminTokenGenerated?: (token: string) => void } = {},
 ): Promise<RunningService> {
-  const lock = config.databaseUrl === null ? lockDataDirectory(config) : null;
+  const lock = serverDirectory(config) === null ? null : lockDataDirectory(config);
   if (lock?.tookOver) logger.warn({ reason: lock.tookOver }, 'took over the data directory of a server that is gone');
   let service: RunningService;
   try {
@@ -69,14 +67,17 @@ async function startOnStore(
   storeOptions: { schema?: string },
   events: { onAdminTokenGenerated?: (token: string) => void },
 ): Promise<RunningService> {
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
+  const backend = await openBackend({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
     throw storeStartupError(config, error);
   });
+  const { store } = backend;
   const admin = await resolveAdminToken(store, config.adminToken);
   // Shown at once: the digest is stored now, so a start that fails after this point must not
   // take the only showing of the token with it.
   if (admin.generated !== null) events.onAdminTokenGenerated?.(admin.generated);
-  const inbound = await inboundLaneFor(store, config, logger);
+  const inbound = await backend.startInboundLane({
+    onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
+  });
   const app = await buildServer({
     store,
     inbound,
@@ -117,21 +118,4 @@ async function startOnStore(
       await store.close();
     },
   };
-}
-
-/**
- * On the embedded store, inbound requests are checked and committed on a thread of their own,
- * with its own connection, so the event loop only reads requests and writes answers; agents
- * hear of the deliveries it commits through the service's store. On PostgreSQL that work
- * stays on the event loop, which does not block while the server commits.
- */
-async function inboundLaneFor(store: Store, config: Config, logger: Logger): Promise<InboundLane> {
-  if (store.kind !== 'sqlite') return storeLane(store);
-  return InboundThreadLane.start(
-    { dataDir: config.dataDir },
-    {
-      onDeliveries: (agentIds) => store.announceDeliveries(agentIds),
-      onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
-    },
-  );
 }

@@ -1,6 +1,7 @@
 import type { Store } from './store.js';
-import { openPostgresStore } from './postgres/postgres-store.js';
-import { openSqliteStore } from './sqlite/sqlite-store.js';
+import type { StoreBackend } from './store-backend.js';
+import { postgresBackend } from './postgres/postgres-backend.js';
+import { sqliteBackend } from './sqlite/sqlite-backend.js';
 
 export interface OpenStoreOptions {
   /** Where the embedded SQLite file lives (`<dataDir>/signalgate.db`). */
@@ -13,14 +14,28 @@ export interface OpenStoreOptions {
 
 /** The store the configuration selects, migrated and ready. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const store = options.databaseUrl
-    ? openPostgresStore({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : openSqliteStore({ dataDir: options.dataDir });
+  return (await openBackend(options)).store;
+}
+
+/** The backend the configuration selects: its store, migrated and ready, and what goes with it. */
+export async function openBackend(options: OpenStoreOptions): Promise<StoreBackend> {
+  const backend = options.databaseUrl
+    ? postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
+    : sqliteBackend({ dataDir: options.dataDir });
   try {
-    await store.migrate();
+    await backend.store.migrate();
   } catch (error) {
-    await store.close().catch(() => undefined);
+    await backend.store.close().catch(() => undefined);
     throw error;
   }
-  return store;
+  return backend;
+}
+
+/**
+ * The directory one server must hold alone while it serves this backend, or null. The embedded
+ * store's server keeps its agents' push sessions in memory, so it needs its data directory to
+ * itself; PostgreSQL instances share that through the database.
+ */
+export function serverDirectory(options: OpenStoreOptions): string | null {
+  return options.databaseUrl ? null : options.dataDir;
 }

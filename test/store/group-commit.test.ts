@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
-import { GroupCommit, type ItemResult } from '../../src/store/sqlite/group-commit.js';
+import type { ItemResult } from '../../src/store/item-result.js';
+import { GroupCommit } from '../../src/store/sqlite/group-commit.js';
 
 /** A disk whose syncs finish when the test says so. */
 function controlledDisk() {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Batches, type ItemResult } from '../../src/store/postgres/batches.js';
+import type { ItemResult } from '../../src/store/item-result.js';
+import { Batches } from '../../src/store/postgres/batches.js';
 
 interface Item {
   key: string;

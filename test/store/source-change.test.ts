@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { answerInbound } from '../../src/inbound-lane/answer-inbound.js';
-import type { InboundWork } from '../../src/inbound-lane/lane.js';
-import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-batch.js';
+import { answerInbound } from '../../src/inbound/answer-inbound.js';
+import type { InboundRequest } from '../../src/inbound/inbound-request.js';
+import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-call.js';
 import { SourceChangedError } from '../../src/store/source-changed.js';
 import type { Store } from '../../src/store/store.js';
 import { TEST_DATABASE_URL } from '../support/postgres.js';
 import { at, PERIOD, postgresHarness, request, seed, sqliteHarness, type StoreHarness } from './store-harness.js';
 
 /** A text signal for `authKey`, as the HTTP edge hands it over. */
-function work(authKey: string): InboundWork {
+function inboundRequest(authKey: string): InboundRequest {
   return {
     authKey,
     receivedAtMillis: Date.now(),
@@ -79,10 +79,10 @@ describe.each([
       // connection within the same turn, before the request reaches the store.
       expect((await store.findSourceByAuthKey(seeded.source.authKey))!.active).toBe(true);
       await admin.updateSource(seeded.source.id, { active: false });
-      const reply = await answerInbound(store, work(seeded.source.authKey));
+      const answer = await answerInbound(store, inboundRequest(seeded.source.authKey));
 
-      expect(reply.status).toBe(401);
-      expect(JSON.parse(reply.body)).toMatchObject({ status: 401, code: 'SOURCE_INACTIVE' });
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toMatchObject({ status: 401, code: 'SOURCE_INACTIVE' });
       const log = (await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals;
       expect(log.map((s) => [s.status, s.code])).toEqual([['rejected', 'SOURCE_INACTIVE']]);
       expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);

@@ -1,5 +1,4 @@
-/** What one item of a batch came to: its value, or the error it failed with alone. */
-export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown };
+import type { ItemResult } from '../item-result.js';
 
 export interface BatchesOptions<I> {
   /** At most this many items go to the database in one batch. */

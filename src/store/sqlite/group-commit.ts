@@ -1,7 +1,5 @@
+import type { ItemResult } from '../item-result.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
-
-/** What one item of a batch came to: its value, or the error that rolled back its savepoint. */
-export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
 interface Waiting<I, O> {
   item: I;

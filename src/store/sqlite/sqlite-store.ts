@@ -31,7 +31,9 @@ import { readMigrationFiles } from '../migration-files.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { SourceChangedError } from '../source-changed.js';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
-import { GroupCommit, type ItemResult } from './group-commit.js';
+import type { IngestDone } from '../ingest-done.js';
+import type { ItemResult } from '../item-result.js';
+import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { IngestBatch, QUOTA_AND_USE_SQL } from './ingest-batch.js';
 import {
@@ -57,12 +59,6 @@ export interface SqliteStoreOptions {
   dataDir: string;
   /** How long a write waits for another process (e.g. the CLI) to release the file. */
   busyTimeoutMs?: number;
-}
-
-interface IngestDone {
-  outcome: IngestOutcome;
-  /** Agents that got a new delivery, to be told once the batch is committed. */
-  agentIds: string[];
 }
 
 /** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */

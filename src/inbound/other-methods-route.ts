@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem } from './send-problem.js';
+import { sendProblem } from '../http/send-problem.js';
 
 const PATH = '/api/inbound/:sourceAuthKey';
 
 /**
- * The inbound URL with any method but POST. (POST itself is answered before the router, by
- * `inbound-handler.ts`.)
+ * The inbound URL with any method but POST, answered 405. (POST itself is answered before the
+ * router, by `http-handler.ts`.)
  */
-export async function inboundRoutes(app: FastifyInstance): Promise<void> {
+export async function inboundOtherMethodsRoute(app: FastifyInstance): Promise<void> {
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
     return sendProblem(reply, [{ code: 'METHOD_NOT_ALLOWED', detail: 'send signals with POST' }]);

@@ -4,13 +4,12 @@ import { secondsUntilReset } from '../metering/quota-period.js';
 import type { SignalRecord } from '../store/records.js';
 import type { IngestOutcome } from '../store/store.js';
 
+/** The answer to send, already serialised, and the signal log entry behind it (if any). */
 export interface InboundAnswer {
   status: number;
   headers: Record<string, string>;
-  body: unknown;
-  /** The signal log entry behind the answer. */
-  signalId: string;
-  replay: boolean;
+  body: string;
+  signalId: string | null;
 }
 
 /**
@@ -22,10 +21,12 @@ export interface InboundAnswer {
 export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAnswer {
   const { record } = outcome;
   const answer = recordAnswer(record, nowMillis);
-  return { ...answer, signalId: record.id, replay: outcome.kind === 'replay' };
+  const headers = answer.headers;
+  if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id };
 }
 
-function recordAnswer(record: SignalRecord, nowMillis: number): Omit<InboundAnswer, 'signalId' | 'replay'> {
+function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {
   if (record.status === 'queued') {
     return {
       status: 202,

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Problem } from '../errors/catalog.js';
-import { parseSignal } from '../language/parse-signal.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
-import { decideFormat } from './body-format.js';
-import { verifySignature, type SignatureHeaders } from './verify-signature.js';
+import type { InboundRequest } from './inbound-request.js';
+import { judgeBody } from './judge-body.js';
+import { verifySignature } from './verify-signature.js';
 
 /** The largest body accepted (CONTRACT §3, check 3). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -17,32 +17,24 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const IDEMPOTENCY_KEY_FORM = /^[\x21-\x7e]{1,255}$/;
 
-/** One inbound request for a source that exists (check 1 already passed). */
-export interface InboundRequest {
-  source: Source;
-  signalId: string;
-  receivedAtMillis: number;
-  contentType: string | undefined;
-  contentEncoding: string | undefined;
-  /** The body as received; when too large, the first MAX_BODY_BYTES of it. */
-  body: Buffer;
-  bodyTooLarge: boolean;
-  signature: SignatureHeaders;
-  idempotencyKey: string | undefined;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
 
 /**
- * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source and answers it. Every
+ * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source (`source`: check 1 passed)
+ * and answers it; a new signal gets `signalId`, and `body` is the request's body. Every
  * request reaching here is kept in the source's signal log, accepted or not; the answer is
  * built only from what the store committed. Null when the source changed before the commit
  * (`SourceChangedError`): nothing was recorded, and the request is to be checked again
  * against the source as it is now.
  */
-export async function receiveSignal(store: Store, request: InboundRequest): Promise<InboundAnswer | null> {
-  const { source, body } = request;
+export async function receiveSignal(
+  store: Store,
+  request: InboundRequest,
+  source: Source,
+  signalId: string,
+  body: Buffer,
+): Promise<InboundAnswer | null> {
   const receivedAt = new Date(request.receivedAtMillis).toISOString();
   const period = periodOf(request.receivedAtMillis);
 
@@ -60,7 +52,7 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
     let outcome;
     try {
       outcome = await store.ingest({
-        id: request.signalId,
+        id: signalId,
         sourceId: source.id,
         sourceRevision: source.revision,
         accountId: source.accountId,
@@ -107,20 +99,12 @@ export async function receiveSignal(store: Store, request: InboundRequest): Prom
       400,
     );
   }
-  const format = decideFormat(request.contentType, request.contentEncoding, body);
-  if (!format.ok) return reject([{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }], 415, true);
-  if (text === null) {
-    return reject([{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
-  }
-  const parsed = parseSignal(text, format.format);
-  if (!parsed.ok) {
-    const first = parsed.problems[0];
-    return reject(parsed.problems, first?.code === 'PARSE_ERROR' ? 400 : 422, true);
-  }
+  const judged = judgeBody(request.contentType, request.contentEncoding, body, text);
+  if (!judged.ok) return reject(judged.problems, judged.httpStatus, true);
   return record(
     {
       kind: 'accept',
-      signal: parsed.signal,
+      signal: judged.signal,
       expiresAt: new Date(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000).toISOString(),
       quotaExhausted: quotaExhaustedProblem(period),
     },

@@ -4,32 +4,13 @@ import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import type { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
-import { MAX_BODY_BYTES } from '../ingest/receive-signal.js';
-import type { InboundLane } from '../inbound-lane/lane.js';
+import type { DrainState } from '../http/drain-state.js';
+import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
-import type { DrainState } from './build-server.js';
+import type { InboundLane } from './inbound-lane.js';
+import { decodedKey } from './inbound-url.js';
 import { readBoundedBody } from './read-body.js';
-import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
-
-const INBOUND_PREFIX = '/api/inbound/';
-
-/**
- * The source key of a `POST /api/inbound/{sourceAuthKey}` request, or null when the request is
- * anything else (other methods, other paths, an empty key or extra path segments), which the
- * router answers as before.
- */
-export function inboundKeyOf(method: string | undefined, url: string | undefined): string | null {
-  return method === 'POST' ? inboundKeyInPath(url) : null;
-}
-
-/** The source key when `url` is an inbound URL (`/api/inbound/{sourceAuthKey}`), whatever the method. */
-export function inboundKeyInPath(url: string | undefined): string | null {
-  if (url === undefined || !url.startsWith(INBOUND_PREFIX)) return null;
-  const queryAt = url.indexOf('?', INBOUND_PREFIX.length);
-  const key = url.slice(INBOUND_PREFIX.length, queryAt === -1 ? undefined : queryAt);
-  if (key.length === 0 || key.includes('/')) return null;
-  return key;
-}
+import { MAX_BODY_BYTES } from './receive-signal.js';
 
 /**
  * `POST /api/inbound/{sourceAuthKey}`, the hot path, answered on node:http directly rather than
@@ -79,7 +60,7 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
     async function handle(): Promise<void> {
       const receivedAtMillis = Date.now();
       const { body, tooLarge } = await readBoundedBody(req, MAX_BODY_BYTES);
-      const reply = await lane.receive({
+      const inbound = await lane.receive({
         authKey: decodedKey(encodedKey),
         receivedAtMillis,
         contentType: req.headers['content-type'],
@@ -93,21 +74,11 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
         },
         idempotencyKey: header(req, 'idempotency-key'),
       });
-      const headers = { ...reply.headers };
+      const headers = { ...inbound.headers };
       if (tooLarge) headers.connection = 'close';
-      answer(reply.status, headers, reply.body, reply.signalId);
+      answer(inbound.status, headers, inbound.body, inbound.signalId);
     }
   };
-}
-
-/** A key that is not valid percent-encoding cannot belong to any source; it is looked up as sent. */
-function decodedKey(encoded: string): string {
-  if (!encoded.includes('%')) return encoded;
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    return encoded;
-  }
 }
 
 function hasSecretQuery(url: string): boolean {

@@ -1,7 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import { OutcomeUnknownError } from '../store/outcome-unknown.js';
-import type { InboundLane, InboundReply, InboundWork } from './lane.js';
-import type { FromInboundThread, InboundThreadData, ToInboundThread } from './thread-protocol.js';
+import type { InboundAnswer } from '../../inbound/inbound-answer.js';
+import type { InboundLane } from '../../inbound/inbound-lane.js';
+import type { InboundRequest } from '../../inbound/inbound-request.js';
+import { OutcomeUnknownError } from '../outcome-unknown.js';
+import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
 
 /**
  * Requests go to the thread in one message per event-loop turn, or sooner once this many are
@@ -11,7 +13,7 @@ import type { FromInboundThread, InboundThreadData, ToInboundThread } from './th
 const SEND_EVERY = 8;
 
 interface Pending {
-  resolve: (reply: InboundReply) => void;
+  resolve: (answer: InboundAnswer) => void;
   reject: (error: Error) => void;
 }
 
@@ -23,7 +25,7 @@ export interface InboundThreadEvents {
 }
 
 /**
- * Hands inbound requests to the inbound thread (`thread-main.ts`) and settles each with its
+ * Hands inbound requests to the inbound thread (`inbound-thread-main.ts`) and settles each with its
  * answer. If the thread dies, what it was given fails with `OutcomeUnknownError` (it may have
  * committed some of it; the HTTP edge closes those connections unanswered), and what it was not
  * given, and everything after, fails plainly (500): nothing is answered that was not committed,
@@ -31,7 +33,7 @@ export interface InboundThreadEvents {
  */
 export class InboundThreadLane implements InboundLane {
   private readonly pending = new Map<number, Pending>();
-  private outgoing: Array<{ n: number; work: InboundWork }> = [];
+  private outgoing: Array<{ n: number; request: InboundRequest }> = [];
   private sending: NodeJS.Immediate | null = null;
   private next = 0;
   private failed: Error | null = null;
@@ -66,16 +68,16 @@ export class InboundThreadLane implements InboundLane {
     return this.failed;
   }
 
-  receive(work: InboundWork): Promise<InboundReply> {
+  receive(request: InboundRequest): Promise<InboundAnswer> {
     if (this.failed) return Promise.reject(this.failed);
     if (this.closing) return Promise.reject(new Error('the inbound lane is closed'));
     const n = this.next++;
     // A message copies a view's whole backing buffer: a body that shares one (a pooled
     // allocation) is copied out first. A body read in one chunk has a buffer of its own.
-    const body = work.body.byteLength === work.body.buffer.byteLength ? work.body : new Uint8Array(work.body);
-    return new Promise<InboundReply>((resolve, reject) => {
+    const body = request.body.byteLength === request.body.buffer.byteLength ? request.body : new Uint8Array(request.body);
+    return new Promise<InboundAnswer>((resolve, reject) => {
       this.pending.set(n, { resolve, reject });
-      this.outgoing.push({ n, work: { ...work, body } });
+      this.outgoing.push({ n, request: { ...request, body } });
       if (this.outgoing.length >= SEND_EVERY) this.send();
       else this.sending ??= setImmediate(() => this.send());
     });
@@ -98,7 +100,7 @@ export class InboundThreadLane implements InboundLane {
     if (this.outgoing.length === 0) return;
     const items = this.outgoing;
     this.outgoing = [];
-    this.post({ kind: 'work', items });
+    this.post({ kind: 'requests', items });
   }
 
   private post(message: ToInboundThread): void {
@@ -106,13 +108,13 @@ export class InboundThreadLane implements InboundLane {
   }
 
   private received(message: FromInboundThread): void {
-    if (message.kind !== 'replies') return;
+    if (message.kind !== 'answers') return;
     if (message.agentIds.length > 0) this.events.onDeliveries(message.agentIds);
     for (const item of message.items) {
       const pending = this.pending.get(item.n);
       if (!pending) continue;
       this.pending.delete(item.n);
-      if ('reply' in item) pending.resolve(item.reply);
+      if ('answer' in item) pending.resolve(item.answer);
       else if (item.outcomeUnknown) pending.reject(new OutcomeUnknownError(new Error(item.error)));
       else pending.reject(new Error(item.error));
     }
@@ -138,6 +140,6 @@ export class InboundThreadLane implements InboundLane {
  */
 function threadEntry(): URL {
   const here = new URL(import.meta.url);
-  if (!here.pathname.endsWith('.ts')) return new URL('./thread-main.js', here);
-  return new URL('../../dist/inbound-lane/thread-main.js', here);
+  if (!here.pathname.endsWith('.ts')) return new URL('./inbound-thread-main.js', here);
+  return new URL('../../../dist/store/sqlite/inbound-thread-main.js', here);
 }

@@ -1,10 +1,10 @@
 import { Buffer } from 'node:buffer';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
-import type { InboundAnswer } from '../ingest/inbound-answer.js';
-import { receiveSignal } from '../ingest/receive-signal.js';
 import { newSignalId } from '../security/signal-id.js';
 import type { Store } from '../store/store.js';
-import type { InboundReply, InboundWork } from './lane.js';
+import type { InboundAnswer } from './inbound-answer.js';
+import type { InboundRequest } from './inbound-request.js';
+import { receiveSignal } from './receive-signal.js';
 
 const UNKNOWN_KEY = problemBody([
   {
@@ -24,31 +24,17 @@ const MAX_CHECKS = 5;
  * recorded and the request is checked again from the key on, so it is judged by the source
  * as it is at its commit.
  */
-export async function answerInbound(store: Store, work: InboundWork): Promise<InboundReply> {
-  const body = Buffer.isBuffer(work.body) ? work.body : Buffer.from(work.body.buffer, work.body.byteOffset, work.body.byteLength);
+export async function answerInbound(store: Store, request: InboundRequest): Promise<InboundAnswer> {
+  const body = Buffer.isBuffer(request.body)
+    ? request.body
+    : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
   for (let check = 1; ; check++) {
-    const source = await store.findSourceByAuthKey(work.authKey);
+    const source = await store.findSourceByAuthKey(request.authKey);
     if (source === null) {
       return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null };
     }
-    const result = await receiveSignal(store, {
-      source,
-      signalId: newSignalId(work.receivedAtMillis),
-      receivedAtMillis: work.receivedAtMillis,
-      contentType: work.contentType,
-      contentEncoding: work.contentEncoding,
-      body,
-      bodyTooLarge: work.bodyTooLarge,
-      signature: work.signature,
-      idempotencyKey: work.idempotencyKey,
-    });
-    if (result !== null) return reply(result);
+    const answer = await receiveSignal(store, request, source, newSignalId(request.receivedAtMillis), body);
+    if (answer !== null) return answer;
     if (check === MAX_CHECKS) throw new Error(`source ${source.id} changed ${MAX_CHECKS} times while one request was checked`);
   }
-}
-
-function reply(result: InboundAnswer): InboundReply {
-  const headers = { ...result.headers };
-  if (result.replay) headers['idempotent-replayed'] = 'true';
-  return { status: result.status, headers, body: JSON.stringify(result.body), signalId: result.signalId };
 }

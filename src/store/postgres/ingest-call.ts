@@ -1,4 +1,5 @@
-import type { IngestOutcome, IngestRequest } from '../store.js';
+import type { IngestRequest } from '../store.js';
+import type { IngestDone } from '../ingest-done.js';
 import { acceptedVerdict, ingestRecord, rejectedVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
 import { KEY_REUSED_DETAIL, keyReusedProblem } from '../key-reused-problem.js';
@@ -59,12 +60,6 @@ export type IngestAnswer =
   | { n: number; ok: true; kind: 'key_reused'; original: string }
   /** Not written: `state` is a SQLSTATE, or `source_changed` (checked against another revision). */
   | { n: number; ok: false; state: string; message: string };
-
-export interface IngestDone {
-  outcome: IngestOutcome;
-  /** Agents that got a new delivery. */
-  agentIds: string[];
-}
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 

@@ -1,8 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { OutcomeUnknownError } from '../store/outcome-unknown.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { answerInbound } from './answer-inbound.js';
-import type { FromInboundThread, InboundThreadData, ToInboundThread } from './thread-protocol.js';
+import { answerInbound } from '../../inbound/answer-inbound.js';
+import type { InboundRequest } from '../../inbound/inbound-request.js';
+import { OutcomeUnknownError } from '../outcome-unknown.js';
+import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
+import { openSqliteStore } from './sqlite-store.js';
 
 /**
  * The inbound thread: with a connection of its own to the embedded store, it runs the checks
@@ -14,8 +15,8 @@ const port = parentPort!;
 const { dataDir } = workerData as InboundThreadData;
 const store = openSqliteStore({ dataDir });
 
-type Replies = Extract<FromInboundThread, { kind: 'replies' }>['items'];
-let replies: Replies = [];
+type Answers = Extract<FromInboundThread, { kind: 'answers' }>['items'];
+let answers: Answers = [];
 let agentIds = new Set<string>();
 let flushing: NodeJS.Immediate | null = null;
 let inFlight = 0;
@@ -36,9 +37,9 @@ function scheduleFlush(): void {
 
 function flush(): void {
   flushing = null;
-  if (replies.length > 0 || agentIds.size > 0) {
-    post({ kind: 'replies', items: replies, agentIds: [...agentIds] });
-    replies = [];
+  if (answers.length > 0 || agentIds.size > 0) {
+    post({ kind: 'answers', items: answers, agentIds: [...agentIds] });
+    answers = [];
     agentIds = new Set();
   }
   if (closing && inFlight === 0) void finish();
@@ -50,16 +51,16 @@ async function finish(): Promise<void> {
   port.close();
 }
 
-function receive(n: number, work: Parameters<typeof answerInbound>[1]): void {
+function receive(n: number, request: InboundRequest): void {
   inFlight++;
-  answerInbound(store, work)
+  answerInbound(store, request)
     .then(
-      (reply) => replies.push({ n, reply }),
+      (answer) => answers.push({ n, answer }),
       (error: unknown) => {
         // For an unknown outcome the cause travels: the event loop wraps it again, once.
         const outcomeUnknown = error instanceof OutcomeUnknownError;
         const reported = outcomeUnknown ? error.cause : error;
-        replies.push({ n, error: reported instanceof Error ? (reported.stack ?? reported.message) : String(reported), outcomeUnknown });
+        answers.push({ n, error: reported instanceof Error ? (reported.stack ?? reported.message) : String(reported), outcomeUnknown });
       },
     )
     .finally(() => {
@@ -69,8 +70,8 @@ function receive(n: number, work: Parameters<typeof answerInbound>[1]): void {
 }
 
 port.on('message', (message: ToInboundThread) => {
-  if (message.kind === 'work') {
-    for (const { n, work } of message.items) receive(n, work);
+  if (message.kind === 'requests') {
+    for (const { n, request } of message.items) receive(n, request);
   } else {
     closing = true;
     if (inFlight === 0 && flushing === null) void finish();

@@ -1,13 +1,14 @@
-import type { InboundReply, InboundWork } from './lane.js';
+import type { InboundAnswer } from '../../inbound/inbound-answer.js';
+import type { InboundRequest } from '../../inbound/inbound-request.js';
 
 /** What the event-loop thread sends the inbound thread. */
-export type ToInboundThread = { kind: 'work'; items: Array<{ n: number; work: InboundWork }> } | { kind: 'close' };
+export type ToInboundThread = { kind: 'requests'; items: Array<{ n: number; request: InboundRequest }> } | { kind: 'close' };
 
 /** What the inbound thread sends back. */
 export type FromInboundThread =
   | { kind: 'ready' }
   /** Answers, and the agents with new deliveries now on disk (to wake them). */
-  | { kind: 'replies'; items: Array<{ n: number; reply: InboundReply } | InboundFailure>; agentIds: string[] };
+  | { kind: 'answers'; items: Array<{ n: number; answer: InboundAnswer } | InboundFailure>; agentIds: string[] };
 
 /** A request the thread could not answer: its error (for an unknown outcome, its cause), and whether it may have been committed. */
 export interface InboundFailure {

@@ -1,11 +1,11 @@
 import type { Store } from '../store/store.js';
 import { answerInbound } from './answer-inbound.js';
-import type { InboundLane } from './lane.js';
+import type { InboundLane } from './inbound-lane.js';
 
 /** Inbound requests answered on the event loop thread, against the service's own store. */
-export function storeLane(store: Store): InboundLane {
+export function eventLoopLane(store: Store): InboundLane {
   return {
-    receive: (work) => answerInbound(store, work),
+    receive: (request) => answerInbound(store, request),
     failure: null,
     close: async () => undefined,
   };
