@@ -8,6 +8,8 @@ export function signalsView(body) {
   const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'All sources'));
   const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), h('option', { value: 'queued' }, 'accepted (queued)'), h('option', { value: 'rejected' }, 'rejected'));
   const outcome = h('select', { name: 'outcome' }, h('option', { value: '' }, 'Any outcome'), OUTCOMES.map((o) => h('option', { value: o }, o)));
+  const outcomeField = field('Outcome', outcome);
+  outcomeField.hidden = true;
   const symbol = h('input', { type: 'search', name: 'symbol', maxlength: '40', spellcheck: 'false', autocapitalize: 'characters' });
   const live = h('span', { class: 'live', role: 'status', 'aria-live': 'polite' }, 'connecting…');
   const problems = h('div');
@@ -63,6 +65,8 @@ export function signalsView(body) {
     });
     stream.addEventListener('page', (e) => {
       const signals = JSON.parse(e.data);
+      // Servers whose log carries per-agent outcome counts filter by them too.
+      if (signals.some((s) => Object.hasOwn(s, 'outcome'))) outcomeField.hidden = false;
       rows.clear();
       put(list);
       if (signals.length === 0) list.append(h('li', { class: 'empty' }, 'No signals match.'));
@@ -98,7 +102,7 @@ export function signalsView(body) {
       { class: 'row filters wrap', role: 'search', onsubmit: (e) => { e.preventDefault(); connect(); } },
       field('Source', source),
       field('Status', status),
-      field('Outcome', outcome),
+      outcomeField,
       field('Symbol', symbol),
       live,
     ),
