@@ -1,6 +1,98 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The folder map: which folder of src/ may import which (besides itself and packages). An import
+ * of any other folder fails `npm run lint`. Derived from the imports the code has, mapped to the
+ * target layout, and kept as strict as that code allows: widen a row only for a dependency that
+ * belongs there, never to silence a wrong-way import.
+ */
+const MAY_IMPORT = {
+  errors: [],
+  // The pure core: no I/O, so nothing outside itself but the error catalog (see PURE below).
+  language: ['errors'],
+  engine: ['language', 'errors'],
+  config: [],
+  metering: [],
+  security: ['store'],
+  logging: ['security'],
+  // The wire types shared by the server's delivery side and the agent.
+  protocol: ['language', 'errors'],
+  // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
+  store: ['protocol', 'inbound', 'language', 'errors'],
+  inbound: ['store', 'security', 'metering', 'logging', 'http', 'language', 'errors'],
+  // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
+  admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'errors'],
+  http: ['inbound', 'admin', 'dashboard', 'store', 'logging', 'config', 'language', 'errors'],
+  // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
+  dashboard: ['admin', 'http', 'store', 'errors'],
+  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
+  // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
+  agent: ['protocol', 'engine', 'language', 'process', 'errors'],
+  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process'],
+  // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
+  cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
+  bench: ['agent', 'engine'],
+  // The lock file: not placed in the target layout yet.
+  process: [],
+};
+
+/**
+ * Imports the map forbids that today's code still makes. Each entry is a rule switched off until
+ * the work it names lands; delete the entry to switch the rule on.
+ */
+const PENDING = {
+  // TODO(agent-imports-protocol-only): the agent imports store/records and delivery/push-protocol
+  // until src/protocol/ holds the wire types; then delete this entry.
+  agent: ['store', 'delivery'],
+};
+
+/** Folders whose inner files nobody outside imports: their index.ts is their one face. */
+const FACED = ['language', 'engine'];
+
+/** Pure folders: no package and no node: module, so no I/O, clock or globals come in. */
+const PURE = ['language', 'engine', 'errors'];
+
+const srcFolders = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+for (const folder of srcFolders) {
+  if (!(folder in MAY_IMPORT)) {
+    throw new Error(`src/${folder} is not in the folder map: add it to MAY_IMPORT in eslint.config.js with the folders it may import`);
+  }
+}
+
+const folderZones = Object.keys(MAY_IMPORT).map((folder) => {
+  const row = folder;
+  const allowed = [row, ...MAY_IMPORT[row], ...(PENDING[row] ?? [])];
+  return {
+    target: `./src/${folder}`,
+    from: './src',
+    except: allowed.map((name) => `./${name}`),
+    message: `src/${folder} may import only ${MAY_IMPORT[row].map((name) => `src/${name}`).join(', ') || 'itself'} (the folder map in eslint.config.js)`,
+  };
+});
+
+const faceZones = FACED.flatMap((faced) =>
+  Object.keys(MAY_IMPORT)
+    .filter((folder) => folder !== faced)
+    .map((folder) => ({
+      target: `./src/${folder}`,
+      from: `./src/${faced}`,
+      except: ['./index.ts'],
+      message: `import src/${faced}/index.js, the folder's one face, not its inner files`,
+    })),
+);
+
+/** The error codes of the catalog: outside src/errors they are named (ErrorCode.X), never spelt. */
+const errorCodes = [...readFileSync(path.join(import.meta.dirname, 'src/errors/catalog.ts'), 'utf8').matchAll(/^ {2}([A-Z][A-Z_]+): \{ status/gm)].map(
+  (match) => match[1],
+);
+const spelledCode = `/\\b(${errorCodes.join('|')})\\b/`;
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
@@ -11,6 +103,51 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-constant-condition': ['error', { checkLoops: false }],
     },
+  },
+  {
+    // The layout: the folder map and the faces of language/ and engine/. (Import cycles are
+    // checked by dependency-cruiser, .dependency-cruiser.cjs, which also follows type-only imports.)
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: [...folderZones, ...faceZones] }],
+    },
+  },
+  {
+    files: PURE.map((folder) => `src/${folder}/**/*.ts`),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^[^.]', message: 'src/language, src/engine and src/errors are pure: no package or node: module' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/errors/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `Literal[value=${spelledCode}]`,
+          message: 'name the error code from src/errors/catalog.ts (ErrorCode.X) rather than spelling it',
+        },
+        {
+          selector: `TemplateElement[value.raw=${spelledCode}]`,
+          message: 'name the error code from src/errors/catalog.ts (${ErrorCode.X}) rather than spelling it',
+        },
+      ],
+    },
+  },
+  {
+    // dependency-cruiser reads its configuration as CommonJS.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },
   {
     // The dashboard's modules run in the browser.

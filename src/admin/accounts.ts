@@ -7,6 +7,7 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
 import { accountView } from './views.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export const MAX_MONTHLY_QUOTA = 1_000_000_000;
 
@@ -41,7 +42,7 @@ export async function updateAccount(store: Store, id: string, body: unknown): Pr
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
-    return refuse({ code: 'INVALID_REQUEST', detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
+    return refuse({ code: ErrorCode.INVALID_REQUEST, detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
   }
   const updated = await store.updateAccount(id, patch);
   return updated === null ? notFound('account', id) : { ok: true, value: accountView(updated) };
@@ -89,7 +90,7 @@ export async function dailyUsage(store: Store, accountId: string, query: ListQue
   if (given !== undefined) {
     days = Number(given);
     if (typeof given !== 'string' || !/^\d+$/.test(given) || days < 1 || days > MAX_USAGE_DAYS) {
-      problems.push({ code: 'INVALID_REQUEST', param: 'days', detail: `days must be a whole number from 1 to ${MAX_USAGE_DAYS}` });
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'days', detail: `days must be a whole number from 1 to ${MAX_USAGE_DAYS}` });
     }
   }
   if (problems.length > 0) return refuse<never>(...problems);

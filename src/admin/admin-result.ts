@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 
 /** What an admin operation answers: its value, or the problems that stopped it (nothing changed). */
 export type AdminResult<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
@@ -8,5 +8,5 @@ export function refuse<T>(...problems: Problem[]): AdminResult<T> {
 }
 
 export function notFound<T>(what: string, id: string): AdminResult<T> {
-  return refuse({ code: 'NOT_FOUND', detail: `no ${what} with id '${id}'`, param: 'id' });
+  return refuse({ code: ErrorCode.NOT_FOUND, detail: `no ${what} with id '${id}'`, param: 'id' });
 }

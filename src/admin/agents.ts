@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { digestToken } from '../security/secret-digest.js';
 import { newAgentToken, newId } from '../security/random-secrets.js';
 import type { Store } from '../store/store.js';
@@ -46,7 +46,7 @@ export async function listAgents(store: Store, query: ListQuery) {
   const { limit, before, accountId } = read.value;
   const problems: Problem[] = [];
   if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
-    problems.push({ code: 'NOT_FOUND', param: 'accountId', detail: `no account with id '${accountId}'` });
+    problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
   if (before !== undefined && (await store.getAgent(before)) === null) problems.push(unknownCursor('agent', before));
   if (problems.length > 0) return refuse<never>(...problems);
@@ -79,7 +79,7 @@ export async function deleteAgent(store: Store, agentId: string): Promise<AdminR
   if (outcome.kind === 'not_found') return notFound('agent', agentId);
   if (outcome.kind === 'routed') {
     return refuse({
-      code: 'AGENT_ROUTED',
+      code: ErrorCode.AGENT_ROUTED,
       param: 'id',
       detail: `source(s) ${outcome.sourceIds.join(', ')} route to this agent by id; take it out of their agentIds first (removing it for them would route their signals to every agent of the account)`,
     });

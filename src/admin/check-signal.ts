@@ -1,7 +1,7 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { judgeBody } from '../inbound/judge-body.js';
 import { MAX_BODY_BYTES } from '../inbound/receive-signal.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import { type AdminResult, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 
@@ -25,7 +25,7 @@ export function checkSignal(body: unknown): AdminResult<SignalCheck> {
 
   const bytes = Buffer.from(signal, 'utf8');
   if (bytes.length > MAX_BODY_BYTES) {
-    return judged(413, [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }]);
+    return judged(413, [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }]);
   }
   // Decoded from the bytes, as the endpoint does (a lone surrogate becomes U+FFFD there too).
   const verdict = judgeBody(contentType ?? undefined, undefined, bytes, bytes.toString('utf8'));

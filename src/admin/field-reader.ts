@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -15,7 +15,7 @@ export class FieldReader {
 
   constructor(body: unknown) {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      this.problems.push({ code: 'INVALID_REQUEST', detail: 'the request body must be a JSON object' });
+      this.problems.push({ code: ErrorCode.INVALID_REQUEST, detail: 'the request body must be a JSON object' });
       this.body = {};
     } else {
       this.body = body as Record<string, unknown>;
@@ -80,6 +80,6 @@ export class FieldReader {
   }
 
   fail(param: string, detail: string): void {
-    this.problems.push({ code: 'INVALID_FIELD', param, detail });
+    this.problems.push({ code: ErrorCode.INVALID_FIELD, param, detail });
   }
 }

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { type AdminResult, refuse } from './admin-result.js';
 
@@ -27,13 +27,13 @@ export function readListQuery<Name extends string>(
       problems.push(...unknownNames([name], known, 'query parameter'));
     } else if (typeof value !== 'string') {
       problems.push({
-        code: 'INVALID_REQUEST',
+        code: ErrorCode.INVALID_REQUEST,
         param: name,
         detail: `query parameter '${name}' is given ${Array.isArray(value) ? `${value.length} times` : 'in a form that is not one value'}; give it once`,
       });
     } else if (value === '') {
       problems.push({
-        code: 'INVALID_REQUEST',
+        code: ErrorCode.INVALID_REQUEST,
         param: name,
         detail: name === 'before' ? 'before must be the next of the previous page; leave it out for the first page' : `${name} must not be empty; leave it out for no filter`,
       });
@@ -45,7 +45,7 @@ export function readListQuery<Name extends string>(
   if (values.limit !== undefined) {
     limit = Number(values.limit);
     if (!/^\d+$/.test(values.limit) || limit < 1 || limit > MAX_LIST_PAGE) {
-      problems.push({ code: 'INVALID_REQUEST', param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_LIST_PAGE}` });
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_LIST_PAGE}` });
     }
   }
   if (problems.length > 0) return refuse(...problems);
@@ -56,7 +56,7 @@ export function readListQuery<Name extends string>(
 /** The refusal for a `before` cursor that names no record of the list. */
 export function unknownCursor(what: string, id: string): Problem {
   return {
-    code: 'NOT_FOUND',
+    code: ErrorCode.NOT_FOUND,
     param: 'before',
     detail: `no ${what} with id '${id}' to page back from; pass as before the next of the previous page, or leave it out for the first page`,
   };

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { FieldReader } from './field-reader.js';
 
 /**
@@ -10,7 +10,7 @@ export function noFields(body: unknown, action: string): Problem[] {
   const fields = new FieldReader(body);
   if (fields.problems.length > 0) return fields.problems;
   return Object.keys(body as object).map((name): Problem => ({
-    code: 'INVALID_FIELD',
+    code: ErrorCode.INVALID_FIELD,
     param: name,
     detail: `unknown field '${name}'; ${action} takes no fields, send an empty body`,
   }));

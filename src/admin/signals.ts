@@ -1,7 +1,6 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
-import { asciiUpperCase } from '../language/ascii-case.js';
-import { symbolProblem } from '../language/symbol-rules.js';
+import { asciiUpperCase, symbolProblem } from '../language/index.js';
 import type { SignalStatus } from '../store/records.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -29,28 +28,28 @@ export async function listSignals(store: Store, query: SignalQuery) {
   if (values.limit !== undefined) {
     const limit = Number(values.limit);
     if (!/^\d+$/.test(values.limit) || limit < 1 || limit > MAX_PAGE) {
-      problems.push({ code: 'INVALID_REQUEST', param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_PAGE}` });
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_PAGE}` });
     }
     filter.limit = limit;
   }
   if (values.status !== undefined) {
     if (!STATUSES.includes(values.status as SignalStatus)) {
-      problems.push({ code: 'INVALID_REQUEST', param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${STATUSES.join(', ')}` });
     }
     filter.status = values.status as SignalStatus;
   }
   if (values.symbol !== undefined) {
     const symbol = asciiUpperCase(values.symbol.trim());
     const problem = symbolProblem(symbol, 'text');
-    if (problem !== undefined) problems.push({ code: 'INVALID_REQUEST', param: 'symbol', detail: problem });
+    if (problem !== undefined) problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'symbol', detail: problem });
     filter.symbol = symbol;
   }
   if (values.sourceId === '') {
-    problems.push({ code: 'INVALID_REQUEST', param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });
+    problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });
   }
   if (values.before === '') {
     problems.push({
-      code: 'INVALID_REQUEST',
+      code: ErrorCode.INVALID_REQUEST,
       param: 'before',
       detail: 'before must be the next of the previous page; leave it out for the newest signals',
     });
@@ -59,14 +58,14 @@ export async function listSignals(store: Store, query: SignalQuery) {
 
   if (values.sourceId !== undefined) {
     if ((await store.getSource(values.sourceId)) === null) {
-      problems.push({ code: 'NOT_FOUND', param: 'sourceId', detail: `no source with id '${values.sourceId}'` });
+      problems.push({ code: ErrorCode.NOT_FOUND, param: 'sourceId', detail: `no source with id '${values.sourceId}'` });
     }
     filter.sourceId = values.sourceId;
   }
   if (values.before !== undefined) {
     if ((await store.getSignal(values.before)) === null) {
       problems.push({
-        code: 'NOT_FOUND',
+        code: ErrorCode.NOT_FOUND,
         param: 'before',
         detail: `no signal with id '${values.before}' to page back from; pass as before the next of the previous page, or leave it out for the newest signals`,
       });
@@ -89,7 +88,7 @@ function readParameters(query: SignalQuery): AdminResult<Partial<Record<Paramete
       problems.push(...unknownNames([name], PARAMETERS, 'query parameter'));
     } else if (typeof value !== 'string') {
       problems.push({
-        code: 'INVALID_REQUEST',
+        code: ErrorCode.INVALID_REQUEST,
         param: name,
         detail: `query parameter '${name}' is given ${Array.isArray(value) ? `${value.length} times` : 'in a form that is not one value'}; give it once`,
       });

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -40,7 +40,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
   if ((await store.getAccount(accountId)) === null) {
-    return refuse({ code: 'INVALID_FIELD', param: 'accountId', detail: `no account with id '${accountId}'` });
+    return refuse({ code: ErrorCode.INVALID_FIELD, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
   const agentProblems = await checkAgents(store, accountId, agentIds ?? []);
   if (agentProblems.length > 0) return refuse(...agentProblems);
@@ -82,7 +82,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
     return refuse({
-      code: 'INVALID_REQUEST',
+      code: ErrorCode.INVALID_REQUEST,
       detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds and maxSignalAgeSeconds',
     });
   }
@@ -112,7 +112,7 @@ async function checkAgents(store: Store, accountId: string, agentIds: string[]):
   for (const agentId of agentIds) {
     const agent = await store.getAgent(agentId);
     if (agent === null || agent.accountId !== accountId) {
-      problems.push({ code: 'INVALID_FIELD', param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
+      problems.push({ code: ErrorCode.INVALID_FIELD, param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
     }
   }
   return problems;
@@ -125,7 +125,7 @@ export async function listSources(store: Store, query: ListQuery, publicUrl: str
   const { limit, before, accountId } = read.value;
   const problems: Problem[] = [];
   if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
-    problems.push({ code: 'NOT_FOUND', param: 'accountId', detail: `no account with id '${accountId}'` });
+    problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
   if (before !== undefined && (await store.getSource(before)) === null) problems.push(unknownCursor('source', before));
   if (problems.length > 0) return refuse<never>(...problems);

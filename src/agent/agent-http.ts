@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { ErrorCode } from '../errors/catalog.js';
 import type { AgentSignal } from '../store/records.js';
 import { AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
@@ -31,7 +32,7 @@ export class AgentHttp {
   async poll(waitSeconds: number, abort: AbortSignal): Promise<AgentSignal[]> {
     const reply = await this.call('GET', `api/agent/signals?wait=${waitSeconds}`, undefined, waitSeconds * 1000 + POLL_GRACE_MS, abort);
     if (isAgentConnected(reply)) {
-      throw new AgentConnectedError(`poll answered 409 AGENT_CONNECTED: ${(reply.body as { detail?: string }).detail ?? ''}`);
+      throw new AgentConnectedError(`poll answered 409 ${ErrorCode.AGENT_CONNECTED}: ${(reply.body as { detail?: string }).detail ?? ''}`);
     }
     if (reply.status !== 200) throw new TransientError(`poll answered ${reply.status}: ${JSON.stringify(reply.body)}`);
     return (reply.body as { signals: AgentSignal[] }).signals;

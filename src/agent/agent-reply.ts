@@ -1,5 +1,6 @@
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { Delivery } from '../store/records.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 /** The server's answer to an ack or a state update, whichever transport carried it. */
 export interface AgentReply {
@@ -17,5 +18,5 @@ export type AckAnswer = { ok: true; delivery: Delivery } | { ok: false; status: 
 
 /** The server's 409 AGENT_CONNECTED: another connection holds this agent's WebSocket session. */
 export function isAgentConnected(reply: AgentReply): boolean {
-  return reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === 'AGENT_CONNECTED';
+  return reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === ErrorCode.AGENT_CONNECTED;
 }

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../http/bearer-token.js';
 import { sendProblem } from '../http/send-problem.js';
@@ -29,5 +30,5 @@ export async function checkAdminAccess(request: FastifyRequest, reply: FastifyRe
 }
 
 function unauthorized(reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, [{ code: 'UNAUTHORIZED', detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' }]);
+  return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' }]);
 }

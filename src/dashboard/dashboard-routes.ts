@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,7 +66,7 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
     fields.rejectUnknown();
     if (fields.problems.length > 0 || typeof token !== 'string') return sendProblem(reply, fields.problems);
     if (!opts.isAdminToken(token)) {
-      return sendProblem(reply, [{ code: 'UNAUTHORIZED', param: 'token', detail: 'that is not the admin token; type the admin token the server was started with' }]);
+      return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, param: 'token', detail: 'that is not the admin token; type the admin token the server was started with' }]);
     }
     const session = await sessions.start(Date.now());
     reply.setCookie(SESSION_COOKIE, session.id, {
@@ -95,7 +96,7 @@ function requestOrigin(request: FastifyRequest): string | undefined {
 export function crossOrigin(reply: FastifyReply): FastifyReply {
   return sendProblem(reply, [
     {
-      code: 'CROSS_ORIGIN',
+      code: ErrorCode.CROSS_ORIGIN,
       param: 'Origin',
       detail: "a request signed in by the dashboard's cookie must come from the dashboard's own page (its Origin header must name this server)",
     },

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listSignals, type SignalQuery } from '../admin/signals.js';
 import { sendProblem } from '../http/send-problem.js';
@@ -27,7 +28,7 @@ export class SignalStreams {
 
   async serve(request: FastifyRequest<{ Querystring: SignalQuery }>, reply: FastifyReply): Promise<FastifyReply | undefined> {
     if (request.query.before !== undefined) {
-      return sendProblem(reply, [{ code: 'INVALID_REQUEST', param: 'before', detail: 'the stream always starts at the newest signal; leave before out' }]);
+      return sendProblem(reply, [{ code: ErrorCode.INVALID_REQUEST, param: 'before', detail: 'the stream always starts at the newest signal; leave before out' }]);
     }
     const query = { ...request.query, limit: request.query.limit ?? DEFAULT_STREAM_PAGE };
     const first = await listSignals(this.store, query);

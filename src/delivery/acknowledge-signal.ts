@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import type { AckStatus } from '../store/records.js';
 import type { Ack, Store } from '../store/store.js';
@@ -41,7 +41,7 @@ export async function acknowledgeSignal(
       return success(outcome.delivery);
     case 'conflict':
       return failure({
-        code: 'ALREADY_ACKNOWLEDGED',
+        code: ErrorCode.ALREADY_ACKNOWLEDGED,
         param: 'status',
         detail: `signal ${signalId} was already acknowledged as '${outcome.delivery.status}'${
           outcome.delivery.ackedAt ? ` at ${outcome.delivery.ackedAt}` : ''
@@ -49,17 +49,17 @@ export async function acknowledgeSignal(
       });
     case 'expired':
       return failure({
-        code: 'SIGNAL_EXPIRED',
+        code: ErrorCode.SIGNAL_EXPIRED,
         detail: `signal ${signalId} expired at ${outcome.delivery.expiresAt} before it was delivered; it must not be executed`,
       });
     case 'not_delivered':
       return failure({
-        code: 'SIGNAL_NOT_DELIVERED',
+        code: ErrorCode.SIGNAL_NOT_DELIVERED,
         param: 'id',
         detail: `signal ${signalId} has not been handed to this agent yet, so it cannot have been executed; take it from GET /api/agent/signals (or the WebSocket) and acknowledge it after acting on it`,
       });
     case 'not_found':
-      return failure({ code: 'NOT_FOUND', param: 'id', detail: `no signal '${signalId}' was queued for this agent` });
+      return failure({ code: ErrorCode.NOT_FOUND, param: 'id', detail: `no signal '${signalId}' was queued for this agent` });
   }
 }
 
@@ -70,7 +70,7 @@ export function readAck(body: unknown): ReadAck {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return {
       ok: false,
-      problems: [{ code: 'INVALID_REQUEST', detail: 'send a JSON object {"status": "executed"|"rejected"|"failed", "message"?, "result"?}' }],
+      problems: [{ code: ErrorCode.INVALID_REQUEST, detail: 'send a JSON object {"status": "executed"|"rejected"|"failed", "message"?, "result"?}' }],
     };
   }
   const fields = body as Record<string, unknown>;
@@ -78,14 +78,14 @@ export function readAck(body: unknown): ReadAck {
   const status = fields.status;
   if (typeof status !== 'string' || !(ACK_STATUSES as readonly string[]).includes(status)) {
     problems.push({
-      code: 'INVALID_FIELD',
+      code: ErrorCode.INVALID_FIELD,
       param: 'status',
       detail: `'status' must be one of ${ACK_STATUSES.join(', ')}`,
     });
   }
   const message = fields.message;
   if (message !== undefined && message !== null && (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)) {
-    problems.push({ code: 'INVALID_FIELD', param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
+    problems.push({ code: ErrorCode.INVALID_FIELD, param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
   }
   problems.push(...unknownNames(Object.keys(fields), ['status', 'message', 'result'], 'field'));
   if (problems.length > 0) return { ok: false, problems };

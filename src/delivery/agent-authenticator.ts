@@ -1,11 +1,11 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { digestToken } from '../security/secret-digest.js';
 import type { Agent } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /** The problem every agent request without a valid token gets (401). */
 export const AGENT_TOKEN_PROBLEM: Problem = {
-  code: 'UNAUTHORIZED',
+  code: ErrorCode.UNAUTHORIZED,
   detail: "send the agent's token as Authorization: Bearer <token>; it is shown once, when the agent is created",
   param: 'Authorization',
 };

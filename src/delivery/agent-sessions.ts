@@ -1,12 +1,12 @@
 import { WebSocket } from 'ws';
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 
 /**
  * The problem a long-poll or state update gets while the agent has a WebSocket session open:
  * two processes on one token would each execute every signal.
  */
 export const AGENT_CONNECTED_PROBLEM: Problem = {
-  code: 'AGENT_CONNECTED',
+  code: ErrorCode.AGENT_CONNECTED,
   detail:
     'another process is connected over WebSocket with this agent token, and one agent takes its signals over one connection; ' +
     'stop the other process (or give this one its own agent and token). Polling is accepted again once that connection closes',

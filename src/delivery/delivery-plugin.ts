@@ -15,6 +15,7 @@ import { DeliveryBoard } from './delivery-board.js';
 import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
 import { PushServer } from './push-server.js';
 import { saveAgentState } from './save-agent-state.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const POLL_PATH = '/api/agent/signals';
 
@@ -58,7 +59,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const seconds = readWaitSeconds(request.query.wait);
       if (seconds === null) {
         return sendProblem(reply, [
-          { code: 'INVALID_REQUEST', param: 'wait', detail: `'wait' must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` },
+          { code: ErrorCode.INVALID_REQUEST, param: 'wait', detail: `'wait' must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` },
         ]);
       }
       const gone = new AbortController();

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from '../store/records.js';
 
@@ -23,9 +24,9 @@ export const CLOSE_AGENT_CONNECTED = 4409;
  * more is pushed on it. 4401 mirrors HTTP 401; reconnecting with the old token is refused.
  */
 export const CLOSE_TOKEN_REVOKED = 4401;
-export const TOKEN_REVOKED_REASON = 'UNAUTHORIZED: this agent token was rotated or the agent deleted; start the agent with its new token';
+export const TOKEN_REVOKED_REASON = `${ErrorCode.UNAUTHORIZED}: this agent token was rotated or the agent deleted; start the agent with its new token`;
 /** At most 123 bytes: the WebSocket close frame's limit. */
-export const AGENT_CONNECTED_REASON = 'AGENT_CONNECTED: another connection for this agent is open; stop that process. Retry after it closes or misses a ping';
+export const AGENT_CONNECTED_REASON = `${ErrorCode.AGENT_CONNECTED}: another connection for this agent is open; stop that process. Retry after it closes or misses a ping`;
 
 /** Server → agent, first message of every connection. */
 export interface HelloMessage {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type Problem, statusOf } from '../errors/catalog.js';
+import { ErrorCode, type Problem, statusOf } from '../errors/catalog.js';
 import { inboundKeyInPath } from '../inbound/inbound-url.js';
 import { rawProblemAnswer } from '../http/raw-problem-answer.js';
 import { maskPath } from '../logging/logger.js';
@@ -53,25 +53,25 @@ export class PushServer {
       // node:http hands every request with an Upgrade header here, never to the routes: the
       // inbound URL answers what it would without the header, as far as that needs no body.
       if (inboundKeyInPath(request.url) === null) {
-        return refused({ code: 'NOT_FOUND', detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+        return refused({ code: ErrorCode.NOT_FOUND, detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
       }
-      if (request.method !== 'POST') return refused({ code: 'METHOD_NOT_ALLOWED', detail: 'send signals with POST' }, { Allow: 'POST' });
+      if (request.method !== 'POST') return refused({ code: ErrorCode.METHOD_NOT_ALLOWED, detail: 'send signals with POST' }, { Allow: 'POST' });
       return refused({
-        code: 'INVALID_REQUEST',
+        code: ErrorCode.INVALID_REQUEST,
         param: 'Upgrade',
         detail: 'this server does not switch protocols: send the signal as a plain HTTP/1.1 POST without an Upgrade header (curl: leave out --http2 on http:// URLs)',
       });
     }
-    if (this.closing) return refused({ code: 'SHUTTING_DOWN', detail: 'the server is shutting down; reconnect shortly' });
+    if (this.closing) return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down; reconnect shortly' });
     let agent;
     try {
       agent = await authenticateAgent(this.deps.store, bearer(request.headers.authorization));
     } catch (err) {
       this.deps.logger.error({ err }, 'agent lookup failed during WebSocket upgrade');
-      return refused({ code: 'INTERNAL_ERROR', detail: 'the server could not check the token; reconnect shortly' });
+      return refused({ code: ErrorCode.INTERNAL_ERROR, detail: 'the server could not check the token; reconnect shortly' });
     }
     if (agent === null) return refused(AGENT_TOKEN_PROBLEM);
-    if (this.closing || socket.destroyed) return refused({ code: 'SHUTTING_DOWN', detail: 'the server is shutting down' });
+    if (this.closing || socket.destroyed) return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down' });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       logAccess(101);
       this.alive.set(ws, true);
@@ -113,7 +113,7 @@ export class PushServer {
 
   private refuseSecond(ws: WebSocket, agentId: string): void {
     this.deps.logger.warn(
-      { agentId, code: 'AGENT_CONNECTED' },
+      { agentId, code: ErrorCode.AGENT_CONNECTED },
       'refused a second WebSocket for an agent already connected: two processes share its token',
     );
     ws.close(CLOSE_AGENT_CONNECTED, AGENT_CONNECTED_REASON);

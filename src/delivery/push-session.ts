@@ -11,6 +11,7 @@ import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
 import { CLOSE_INTERNAL_ERROR, CLOSE_TOKEN_REVOKED, type ResultMessage, type ServerMessage, TOKEN_REVOKED_REASON } from './push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 /** The largest agent message taken, as the HTTP endpoints' body limit. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -122,26 +123,26 @@ export class PushSession {
       message = undefined;
     }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-      this.reply(null, failure({ code: 'INVALID_REQUEST', detail: 'each message must be one JSON object with a "type"' }));
+      this.reply(null, failure({ code: ErrorCode.INVALID_REQUEST, detail: 'each message must be one JSON object with a "type"' }));
       return;
     }
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
     if (byteLength(data) > MAX_MESSAGE_BYTES) {
-      this.reply(ref, failure({ code: 'PAYLOAD_TOO_LARGE', detail: `a message may hold at most ${MAX_MESSAGE_BYTES} bytes` }));
+      this.reply(ref, failure({ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `a message may hold at most ${MAX_MESSAGE_BYTES} bytes` }));
       return;
     }
     // As the HTTP bodies are: a field given twice would count as whichever came last.
     const repeated = repeatedJsonKey(text, 'state');
     if (repeated !== null) {
-      this.reply(ref, failure({ code: 'INVALID_REQUEST', param: repeated, detail: repeatedKeyDetail(repeated) }));
+      this.reply(ref, failure({ code: ErrorCode.INVALID_REQUEST, param: repeated, detail: repeatedKeyDetail(repeated) }));
       return;
     }
     try {
       if (type === 'ack') {
         const { id, ...ack } = fields;
         if (typeof id !== 'string' || id === '') {
-          this.reply(ref, failure({ code: 'INVALID_FIELD', param: 'id', detail: "'id' must name the signal acknowledged" }));
+          this.reply(ref, failure({ code: ErrorCode.INVALID_FIELD, param: 'id', detail: "'id' must name the signal acknowledged" }));
           return;
         }
         const answer = await acknowledgeSignal(deps.store, deps.logger, agent.id, id, ack, Date.now());
@@ -161,13 +162,13 @@ export class PushSession {
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
       } else {
-        this.reply(ref, failure({ code: 'INVALID_REQUEST', param: 'type', detail: "'type' must be \"ack\" or \"state\"" }));
+        this.reply(ref, failure({ code: ErrorCode.INVALID_REQUEST, param: 'type', detail: "'type' must be \"ack\" or \"state\"" }));
       }
     } catch (err) {
       deps.logger.error({ err, agentId: agent.id }, 'agent message failed');
       this.reply(
         ref,
-        failure({ code: 'INTERNAL_ERROR', detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' }),
+        failure({ code: ErrorCode.INTERNAL_ERROR, detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' }),
       );
     }
   }

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import type { Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
 
@@ -10,7 +10,7 @@ import { type AgentAnswer, failure, success } from './agent-answer.js';
 export async function saveAgentState(store: Store, agentId: string, body: unknown, nowMillis: number): Promise<AgentAnswer> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return failure({
-      code: 'INVALID_REQUEST',
+      code: ErrorCode.INVALID_REQUEST,
       detail: 'send the account snapshot as a JSON object {balance, equity, currency, positions, orders}',
     });
   }
@@ -19,15 +19,15 @@ export async function saveAgentState(store: Store, agentId: string, body: unknow
   for (const name of ['balance', 'equity'] as const) {
     const value = snapshot[name];
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
-      problems.push({ code: 'INVALID_FIELD', param: name, detail: `'${name}' must be a number` });
+      problems.push({ code: ErrorCode.INVALID_FIELD, param: name, detail: `'${name}' must be a number` });
     }
   }
   if (snapshot.currency !== undefined && typeof snapshot.currency !== 'string') {
-    problems.push({ code: 'INVALID_FIELD', param: 'currency', detail: "'currency' must be a string such as \"USD\"" });
+    problems.push({ code: ErrorCode.INVALID_FIELD, param: 'currency', detail: "'currency' must be a string such as \"USD\"" });
   }
   for (const name of ['positions', 'orders'] as const) {
     if (snapshot[name] !== undefined && !Array.isArray(snapshot[name])) {
-      problems.push({ code: 'INVALID_FIELD', param: name, detail: `'${name}' must be a list` });
+      problems.push({ code: ErrorCode.INVALID_FIELD, param: name, detail: `'${name}' must be a list` });
     }
   }
   if (problems.length > 0) return failure(...problems);

@@ -5,7 +5,7 @@
  * place a pending order, unless exop says not to. A signal is applied entirely or not at all:
  * when any step is rejected, nothing of it happens and the state is returned unchanged.
  */
-import type { Action, NormalizedSignal } from '../language/signal.js';
+import type { Action, NormalizedSignal } from '../language/index.js';
 import { closeSelected } from './close-actions.js';
 import { rejectedEvent } from './events.js';
 import { resolveInstrument } from './instruments.js';

@@ -4,7 +4,7 @@
  * entirely; `pct` closes that share of each; `lots` (pct_lots) closes that many lots, oldest
  * position first. Partial amounts follow the lot rules of `partialCloseLots`.
  */
-import type { CloseAmount } from '../language/signal.js';
+import type { CloseAmount } from '../language/index.js';
 import { closeLots } from './closing.js';
 import type { CloseReason } from './events.js';
 import type { InstrumentSpec } from './instruments.js';

@@ -4,7 +4,7 @@
  * account currency and check everything before anything is booked; the first failed check
  * is the rejection reason.
  */
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import { noRateReason } from './currency.js';
 import { equityOf } from './equity.js';
 import type { OpenedEvent } from './events.js';

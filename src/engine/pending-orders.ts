@@ -6,7 +6,7 @@
  * buy limit ask ≤ entry, buy stop ask ≥ entry, sell limit bid ≥ entry, sell stop bid ≤ entry,
  * at that tick's ask (buys) or bid (sells), so a gap fills at the gapped price.
  */
-import type { Breakeven, Distance, Trail } from '../language/signal.js';
+import type { Breakeven, Distance, Trail } from '../language/index.js';
 import { roundTo } from './decimals.js';
 import type { InstrumentSpec } from './instruments.js';
 import { fillPrice, type Quote, type Side } from './market.js';

@@ -2,7 +2,7 @@
  * Open positions: what is held, at what price, and the rules (stop, targets, breakeven,
  * trailing) that manage it on every tick. Plain data, so the paper agent can persist it.
  */
-import type { Breakeven, Trail } from '../language/signal.js';
+import type { Breakeven, Trail } from '../language/index.js';
 import { direction, type Side } from './market.js';
 import type { TargetLevel } from './stops.js';
 

@@ -19,9 +19,7 @@
  * useful. A signal body is taken as written, even empty: whether it parses is the language's
  * call, and the replay turns a body that does not into a `rejected` event.
  */
-import { asciiUpperCase } from '../language/ascii-case.js';
-import { readDecimal } from '../language/decimal-number.js';
-import { symbolProblem } from '../language/symbol-rules.js';
+import { asciiUpperCase, readDecimal, symbolProblem } from '../language/index.js';
 import type { Tick } from './apply-tick.js';
 
 export interface ReplayTick extends Tick {

@@ -8,7 +8,7 @@
  * - no volume: the configured default lots, or the instrument's minimum lot.
  * Every result is floored to the lot step and checked against the minimum and maximum.
  */
-import type { Volume } from '../language/signal.js';
+import type { Volume } from '../language/index.js';
 import { roundTo } from './decimals.js';
 import type { InstrumentSpec } from './instruments.js';
 import { checkLots, type LotsOutcome } from './lots.js';

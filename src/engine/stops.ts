@@ -4,7 +4,7 @@
  * entry price). A stop on the wrong side of the price, or a target that is already reached,
  * rejects the order.
  */
-import type { Distance, TakeProfitLevel } from '../language/signal.js';
+import type { Distance, TakeProfitLevel } from '../language/index.js';
 import { roundTo } from './decimals.js';
 import type { InstrumentSpec } from './instruments.js';
 import { direction, type Side } from './market.js';

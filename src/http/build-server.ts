@@ -1,7 +1,7 @@
 import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
@@ -68,8 +68,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     frameworkErrors: async (error, request, reply) => {
       await sendProblem(reply, [
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? { code: 'NOT_FOUND', detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
-          : { code: 'INVALID_REQUEST', detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+          ? { code: ErrorCode.NOT_FOUND, detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
+          : { code: ErrorCode.INVALID_REQUEST, detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
       logAccess(request, reply, opts.isAdminToken);
     },
@@ -106,18 +106,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       const given = request.headers['content-type'] ?? 'none';
       return sendProblem(reply, [
         {
-          code: 'UNSUPPORTED_MEDIA_TYPE',
+          code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
           param: 'Content-Type',
           detail: `send the body as JSON with Content-Type: application/json (got ${given.slice(0, 100)})`,
         },
       ]);
     }
-    const code: ErrorCode = status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST';
+    const code: ErrorCode = status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : ErrorCode.INVALID_REQUEST;
     return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, [{ code: 'NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
+    sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
   app.get('/healthz', async (_request, reply) => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { rawProblemAnswer } from './raw-problem-answer.js';
 
 /**
@@ -62,18 +62,18 @@ function errorAnswer(error: Error & { code?: string }): { status: number; text: 
 
 function describe(code: string | undefined): [number, Problem] {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return [408, { code: 'INVALID_REQUEST', detail: 'the request was not received in full within 30 seconds; send it again' }];
+    return [408, { code: ErrorCode.INVALID_REQUEST, detail: 'the request was not received in full within 30 seconds; send it again' }];
   }
   if (code === 'HPE_HEADER_OVERFLOW') {
     return [
       431,
-      { code: 'INVALID_REQUEST', detail: 'the request headers are larger than the server reads (16 KiB); send fewer or shorter headers' },
+      { code: ErrorCode.INVALID_REQUEST, detail: 'the request headers are larger than the server reads (16 KiB); send fewer or shorter headers' },
     ];
   }
   return [
     400,
     {
-      code: 'INVALID_REQUEST',
+      code: ErrorCode.INVALID_REQUEST,
       detail:
         'these bytes are not an HTTP/1.1 request, so the connection is closed; if they followed a request, check that its Content-Length counts the body in bytes, not characters',
     },

@@ -1,4 +1,4 @@
-import { readJsonObject } from '../language/strict-json-reader.js';
+import { readJsonObject } from '../language/index.js';
 
 /**
  * The first key that the one JSON object `text` gives twice at its top level or, with

@@ -1,13 +1,13 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 
 /** What a request reaching a draining server is told, by the router and the inbound handler alike. */
 export const SHUTTING_DOWN: Problem = Object.freeze({
-  code: 'SHUTTING_DOWN',
+  code: ErrorCode.SHUTTING_DOWN,
   detail: 'the server is shutting down and recorded nothing; send the request again in a moment',
 });
 
 /** What a request that failed inside the server is told: nothing it asked for was acknowledged. */
 export const REQUEST_FAILED: Problem = Object.freeze({
-  code: 'INTERNAL_ERROR',
+  code: ErrorCode.INTERNAL_ERROR,
   detail: 'the server failed to handle this request; nothing was acknowledged, so it is safe to retry',
 });

@@ -5,10 +5,11 @@ import type { Store } from '../store/store.js';
 import type { InboundAnswer } from './inbound-answer.js';
 import type { InboundRequest } from './inbound-request.js';
 import { receiveSignal } from './receive-signal.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const UNKNOWN_KEY = problemBody([
   {
-    code: 'INVALID_SOURCE_KEY',
+    code: ErrorCode.INVALID_SOURCE_KEY,
     detail: 'no source has this key; copy the inbound URL from the source detail view (the key may have been rotated)',
   },
 ]);

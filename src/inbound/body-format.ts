@@ -1,4 +1,4 @@
-import type { SignalFormat } from '../language/parse-signal.js';
+import type { SignalFormat } from '../language/index.js';
 
 export type FormatDecision = { ok: true; format: SignalFormat } | { ok: false; detail: string; param: 'Content-Type' | 'Content-Encoding' };
 

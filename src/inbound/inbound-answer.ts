@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import { secondsUntilReset } from '../metering/quota-period.js';
 import type { SignalRecord } from '../store/records.js';
@@ -39,10 +39,10 @@ function recordAnswer(record: SignalRecord, nowMillis: number): { status: number
       },
     };
   }
-  const code = (record.code ?? 'INTERNAL_ERROR') as ErrorCode;
+  const code = (record.code ?? ErrorCode.INTERNAL_ERROR) as ErrorCode;
   const first = { code, detail: record.detail ?? '', ...(record.param !== null ? { param: record.param } : {}) };
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
-  if (code === 'QUOTA_SIGNALS_IN') {
+  if (code === ErrorCode.QUOTA_SIGNALS_IN) {
     const period = record.receivedAt.slice(0, 7);
     headers['retry-after'] = String(secondsUntilReset(period, nowMillis));
   }

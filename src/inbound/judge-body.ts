@@ -1,6 +1,5 @@
-import type { Problem } from '../errors/catalog.js';
-import { parseSignal, type SignalFormat } from '../language/parse-signal.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
+import { type NormalizedSignal, parseSignal, type SignalFormat } from '../language/index.js';
 import { decideFormat } from './body-format.js';
 
 export type BodyVerdict =
@@ -15,11 +14,11 @@ export type BodyVerdict =
  */
 export function judgeBody(contentType: string | undefined, contentEncoding: string | undefined, body: Buffer, text: string | null): BodyVerdict {
   const format = decideFormat(contentType, contentEncoding, body);
-  if (!format.ok) return { ok: false, httpStatus: 415, problems: [{ code: 'UNSUPPORTED_MEDIA_TYPE', detail: format.detail, param: format.param }] };
+  if (!format.ok) return { ok: false, httpStatus: 415, problems: [{ code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, detail: format.detail, param: format.param }] };
   if (text === null) {
-    return { ok: false, httpStatus: 400, problems: [{ code: 'PARSE_ERROR', detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }] };
+    return { ok: false, httpStatus: 400, problems: [{ code: ErrorCode.PARSE_ERROR, detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }] };
   }
   const parsed = parseSignal(text, format.format);
-  if (!parsed.ok) return { ok: false, httpStatus: parsed.problems[0]?.code === 'PARSE_ERROR' ? 400 : 422, problems: parsed.problems };
+  if (!parsed.ok) return { ok: false, httpStatus: parsed.problems[0]?.code === ErrorCode.PARSE_ERROR ? 400 : 422, problems: parsed.problems };
   return { ok: true, format: format.format, signal: parsed.signal };
 }

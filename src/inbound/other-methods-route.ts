@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '../http/send-problem.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const PATH = '/api/inbound/:sourceAuthKey';
 
@@ -10,7 +11,7 @@ const PATH = '/api/inbound/:sourceAuthKey';
 export async function inboundOtherMethodsRoute(app: FastifyInstance): Promise<void> {
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
-    return sendProblem(reply, [{ code: 'METHOD_NOT_ALLOWED', detail: 'send signals with POST' }]);
+    return sendProblem(reply, [{ code: ErrorCode.METHOD_NOT_ALLOWED, detail: 'send signals with POST' }]);
   };
   app.route({ method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url: PATH, handler: methodNotAllowed });
 }

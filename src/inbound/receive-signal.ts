@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
@@ -75,23 +75,23 @@ export async function receiveSignal(
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
 
   if (!source.active) {
-    return reject([{ code: 'SOURCE_INACTIVE', detail: 'this source is deactivated; an administrator can activate it again' }], 401);
+    return reject([{ code: ErrorCode.SOURCE_INACTIVE, detail: 'this source is deactivated; an administrator can activate it again' }], 401);
   }
   if (request.bodyTooLarge) {
     return reject(
-      [{ code: 'PAYLOAD_TOO_LARGE', detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
+      [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
       413,
     );
   }
   if (source.hmacSecret !== null) {
     const check = verifySignature(source.hmacSecret, body, request.signature);
-    if (!check.ok) return reject([{ code: 'HMAC_MISMATCH', detail: check.detail, param: check.param }], 401);
+    if (!check.ok) return reject([{ code: ErrorCode.HMAC_MISMATCH, detail: check.detail, param: check.param }], 401);
   }
   if (request.idempotencyKey !== undefined && !IDEMPOTENCY_KEY_FORM.test(request.idempotencyKey)) {
     return reject(
       [
         {
-          code: 'INVALID_REQUEST',
+          code: ErrorCode.INVALID_REQUEST,
           param: 'Idempotency-Key',
           detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
         },
@@ -120,7 +120,7 @@ function quotaExhaustedProblem(period: string): Problem {
   if (exhausted === undefined || period !== exhaustedPeriod) {
     exhaustedPeriod = period;
     exhausted = Object.freeze({
-      code: 'QUOTA_SIGNALS_IN',
+      code: ErrorCode.QUOTA_SIGNALS_IN,
       detail: `the account's monthly signal quota for ${period} is used up; it resets at ${periodEnd(period).toISOString()}, or raise the account's monthlySignalQuota`,
     });
   }

@@ -3,7 +3,7 @@
  * it sets. Checks that need companions (units from *Type keys, shares against levels, trail
  * against trail_distance) come after, when everything given is known.
  */
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { asciiLowerCase } from './ascii-case.js';
 import { commentProblem } from './comment-rules.js';
 import { readFlagValue, readNumberValue, readTextValue } from './entry-value.js';
@@ -62,13 +62,13 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     }
     case 'volume':
-      collected.volume = { param, position, type: definition.type, value: readNumber(item, log, 'INVALID_VOLUME', '0.1') };
+      collected.volume = { param, position, type: definition.type, value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1') };
       return;
     case 'typedVolume':
-      collected.volume = { param, position, type: undefined, value: readNumber(item, log, 'INVALID_VOLUME', '0.1') };
+      collected.volume = { param, position, type: undefined, value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1') };
       return;
     case 'volumeType':
-      collected.volumeType = readChoice(item, log, VOLUME_TYPES, 'INVALID_VOLUME');
+      collected.volumeType = readChoice(item, log, VOLUME_TYPES, ErrorCode.INVALID_VOLUME);
       return;
     case 'sl':
       collected.sl = { param, position, type: definition.unit, value: readNumber(item, log) };
@@ -77,7 +77,7 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       collected.sl = { param, position, type: undefined, value: readNumber(item, log) };
       return;
     case 'slType':
-      collected.slType = readChoice(item, log, PRICE_UNITS, 'INVALID_PARAMETER');
+      collected.slType = readChoice(item, log, PRICE_UNITS, ErrorCode.INVALID_PARAMETER);
       return;
     case 'tp':
       collected.tp = { param, position, unit: definition.unit, value: readNumber(item, log) };
@@ -89,7 +89,7 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       collected.tp = { param, position, unit: undefined, value: readNumber(item, log) };
       return;
     case 'tpType':
-      collected.tpType = readChoice(item, log, PRICE_UNITS, 'INVALID_PARAMETER');
+      collected.tpType = readChoice(item, log, PRICE_UNITS, ErrorCode.INVALID_PARAMETER);
       return;
     case 'tpLevel':
     case 'tpShare': {
@@ -100,7 +100,7 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
         collected.levels.set(definition.level, { param, position, unit: definition.unit, value: readNumber(item, log) });
         return;
       }
-      let share = readNumber(item, log, 'INVALID_PARAMETER', '50');
+      let share = readNumber(item, log, ErrorCode.INVALID_PARAMETER, '50');
       const problem = share === undefined ? undefined : shareProblem(param, share);
       if (problem !== undefined) {
         reportInvalid(item, log, problem);
@@ -110,7 +110,7 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     }
     case 'entry':
-      collected.entry = { param, position, type: definition.unit, value: readNumber(item, log, 'INVALID_PARAMETER', '1.0850') };
+      collected.entry = { param, position, type: definition.unit, value: readNumber(item, log, ErrorCode.INVALID_PARAMETER, '1.0850') };
       return;
     case 'trail':
       collected.trail[definition.field] = { param, position, value: readNumber(item, log) };
@@ -120,7 +120,7 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     case 'closePct':
     case 'closeLots': {
-      const amount = readNumber(item, log, 'INVALID_PARAMETER', definition.kind === 'closePct' ? '50' : '0.1');
+      const amount = readNumber(item, log, ErrorCode.INVALID_PARAMETER, definition.kind === 'closePct' ? '50' : '0.1');
       if (amount === undefined) return;
       const problem = definition.kind === 'closePct' ? closePercentProblem(param, amount) : positiveProblem(param, amount, 'lots to close');
       if (problem !== undefined) return reportInvalid(item, log, problem);
@@ -136,12 +136,12 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
   }
 }
 
-function reportInvalid(item: AcceptedEntry, log: ProblemLog, detail: string, code: ErrorCode = 'INVALID_PARAMETER'): void {
+function reportInvalid(item: AcceptedEntry, log: ProblemLog, detail: string, code: ErrorCode = ErrorCode.INVALID_PARAMETER): void {
   log.add(item.entry.position, code, detail, item.known.param);
 }
 
 /** The value as a number, or undefined when it is not one (reported under `code`). */
-function readNumber(item: AcceptedEntry, log: ProblemLog, code: ErrorCode = 'INVALID_PARAMETER', example = '20'): number | undefined {
+function readNumber(item: AcceptedEntry, log: ProblemLog, code: ErrorCode = ErrorCode.INVALID_PARAMETER, example = '20'): number | undefined {
   const reading = readNumberValue(item.entry.value, item.known.param, example);
   if (reading.ok) return reading.value;
   reportInvalid(item, log, reading.detail, code);

@@ -7,6 +7,7 @@ import type { GivenParameter } from './given-parameter.js';
 import type { ProblemLog } from './problem-log.js';
 import type { Action, Distance, PriceUnit } from './signal.js';
 import { distanceProblem } from './value-ranges.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 /** A stop loss or entry: flat (unit in the name) or, for the stop, JSON typed with slType. */
 export function buildDistance(
@@ -22,7 +23,7 @@ export function buildDistance(
       given === undefined
         ? `${typeKey.param} is given without ${base}; add ${base} or remove ${typeKey.param}`
         : `${typeKey.param} goes with ${base}; ${given.param} already carries its unit in its name, so remove ${typeKey.param}`;
-    log.add(typeKey.position, 'INVALID_PARAMETER', detail, typeKey.param);
+    log.add(typeKey.position, ErrorCode.INVALID_PARAMETER, detail, typeKey.param);
     return undefined;
   }
   if (given === undefined || given.value === undefined) return undefined;
@@ -31,7 +32,7 @@ export function buildDistance(
   const label = given.type === undefined ? `${given.param} (in ${unit})` : given.param;
   const problem = distanceProblem(label, role, unit, given.value, action);
   if (problem !== undefined) {
-    log.add(given.position, 'INVALID_PARAMETER', problem, given.param);
+    log.add(given.position, ErrorCode.INVALID_PARAMETER, problem, given.param);
     return undefined;
   }
   return { type: unit, value: given.value };

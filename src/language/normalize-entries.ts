@@ -9,7 +9,8 @@ import { collect, type Collected } from './collected-parameters.js';
 import { buildDistance } from './distance-rules.js';
 import { claimSlot } from './parameter-conflicts.js';
 import { isVolumeParameter, lookupParameter } from './parameter-table.js';
-import type { ParseOutcome, SignalFormat } from './parse-signal.js';
+import type { ParseOutcome } from './parse-outcome.js';
+import type { SignalFormat } from './signal-format.js';
 import { ProblemLog } from './problem-log.js';
 import { shortened } from './quoted-excerpt.js';
 import type { AcceptedEntry, SignalEntry } from './signal-entry.js';
@@ -20,6 +21,7 @@ import { buildTakeProfit } from './take-profit-levels.js';
 import { buildBreakeven, buildTrail } from './trail-and-breakeven-rules.js';
 import { MAX_SUGGESTED_UNKNOWNS, unknownParameterDetail } from './unknown-parameter.js';
 import { buildVolume } from './volume-rules.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export function normalizeEntries(entries: readonly SignalEntry[], format: SignalFormat): ParseOutcome {
   const log = new ProblemLog();
@@ -41,7 +43,7 @@ export function normalizeEntries(entries: readonly SignalEntry[], format: Signal
     if (action !== undefined) {
       const detail = scopeProblem(definition, param, action);
       if (detail !== undefined) {
-        log.add(entry.position, 'INVALID_PARAMETER', detail, param);
+        log.add(entry.position, ErrorCode.INVALID_PARAMETER, detail, param);
         continue;
       }
     }
@@ -59,7 +61,7 @@ export function normalizeEntries(entries: readonly SignalEntry[], format: Signal
     const actionEntry = accepted.find((item) => item.known.definition.kind === 'action')!.entry;
     log.add(
       actionEntry.position,
-      'ENTRY_REQUIRED',
+      ErrorCode.ENTRY_REQUIRED,
       `${action} is a pending order and needs its entry: add one of entry_price, entry_pips or entry_percent`,
       'action',
     );
@@ -92,7 +94,7 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
     if (known === undefined) {
       unknown += 1;
       const detail = unknownParameterDetail(entry, entries[index - 1], format, unknown <= MAX_SUGGESTED_UNKNOWNS);
-      log.add(entry.position, 'UNKNOWN_PARAMETER', detail, shortened(entry.name));
+      log.add(entry.position, ErrorCode.UNKNOWN_PARAMETER, detail, shortened(entry.name));
       continue;
     }
     const { definition, param } = known;
@@ -100,7 +102,7 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
       const place = definition.kind === 'symbol' ? 'first' : 'second';
       log.add(
         entry.position,
-        'INVALID_PARAMETER',
+        ErrorCode.INVALID_PARAMETER,
         `in the text form the ${param} is the ${place} token itself (EURUSD,buy,...); remove ${param}=`,
         param,
       );
@@ -109,7 +111,7 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
     if (seen.has(entry.name)) {
       log.add(
         entry.position,
-        isVolumeParameter(definition) ? 'INVALID_VOLUME' : 'INVALID_PARAMETER',
+        isVolumeParameter(definition) ? ErrorCode.INVALID_VOLUME : ErrorCode.INVALID_PARAMETER,
         `${param} is given more than once (names are case-insensitive); give it once`,
         param,
       );

@@ -3,7 +3,7 @@
  * tp1, exop with exent, a typed key with its flat twin, …): the first one given stands and every
  * later one is reported, INVALID_VOLUME for volumes and INVALID_PARAMETER otherwise.
  */
-import type { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import type { ParameterDefinition } from './parameter-table.js';
 import { isVolumeParameter } from './parameter-table.js';
 import type { ProblemLog } from './problem-log.js';
@@ -53,7 +53,7 @@ export function claimSlot(item: AcceptedEntry, taken: Map<string, AcceptedEntry>
   }
   const first = earlier.known.param;
   const position = item.entry.position;
-  const code: ErrorCode = isVolumeParameter(definition) ? 'INVALID_VOLUME' : 'INVALID_PARAMETER';
+  const code: ErrorCode = isVolumeParameter(definition) ? ErrorCode.INVALID_VOLUME : ErrorCode.INVALID_PARAMETER;
   log.add(position, code, conflictDetail(definition, param, earlier.known.definition, first), param);
   return false;
 }

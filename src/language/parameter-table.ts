@@ -2,7 +2,7 @@
  * Every parameter name a signal may carry (CONTRACT §4 and the specification's table), what it
  * means, and in which body format it exists. Names are looked up ASCII-lower-cased.
  */
-import type { SignalFormat } from './parse-signal.js';
+import type { SignalFormat } from './signal-format.js';
 import type { Opposite, PriceUnit, VolumeType } from './signal.js';
 import { PRICE_UNITS } from './signal.js';
 

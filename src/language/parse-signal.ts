@@ -3,23 +3,20 @@
  * every problem found. A body that cannot be read at all is one PARSE_ERROR; otherwise the
  * problems are the validation codes of CONTRACT §4, in body order.
  */
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode } from '../errors/catalog.js';
 import { asciiLowerCase } from './ascii-case.js';
 import { normalizeEntries } from './normalize-entries.js';
+import type { ParseOutcome } from './parse-outcome.js';
 import type { SignalEntry } from './signal-entry.js';
-import type { NormalizedSignal } from './signal.js';
+import type { SignalFormat } from './signal-format.js';
 import { readJsonObject } from './strict-json-reader.js';
 import { tokenizeSignalLine } from './text-tokenizer.js';
-
-export type SignalFormat = 'text' | 'json';
-
-export type ParseOutcome = { ok: true; signal: NormalizedSignal } | { ok: false; problems: Problem[] };
 
 export function parseSignal(body: string, format: SignalFormat): ParseOutcome {
   // A leading byte order mark is an editor's artefact, not part of the signal.
   const text = body.startsWith('\uFEFF') ? body.slice(1) : body;
   const reading = format === 'json' ? jsonEntries(text) : textEntries(text);
-  if (!reading.ok) return { ok: false, problems: [{ code: 'PARSE_ERROR', detail: reading.detail }] };
+  if (!reading.ok) return { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: reading.detail }] };
   return normalizeEntries(reading.entries, format);
 }
 

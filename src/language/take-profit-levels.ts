@@ -10,6 +10,7 @@ import type { ProblemLog } from './problem-log.js';
 import type { Action, PriceUnit, TakeProfitLevel } from './signal.js';
 import { splitShares } from './tp-share-split.js';
 import { distanceProblem } from './value-ranges.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export interface SingleTarget extends GivenParameter<number> {
   /** From the name (tp_pips …); undefined for the JSON typed `tp`, whose unit is tpType. */
@@ -39,7 +40,7 @@ export function buildTakeProfit(input: TakeProfitInput, log: ProblemLog): TakePr
         single === undefined
           ? 'tpType is given without tp; add tp (the target) or remove tpType'
           : `tpType goes with tp; ${single.param} already carries its unit in its name, so remove tpType`;
-      log.add(tpType.position, 'INVALID_PARAMETER', detail, tpType.param);
+      log.add(tpType.position, ErrorCode.INVALID_PARAMETER, detail, tpType.param);
     } else {
       typedUnit = tpType.value;
     }
@@ -52,7 +53,7 @@ export function buildTakeProfit(input: TakeProfitInput, log: ProblemLog): TakePr
       single === undefined
         ? `pct${level} is given without tp${level}; pct${level} is the share of the position closed at take-profit level ${level}`
         : `pct${level} is the share closed at tp${level}, but with a single ${single.param} the whole position closes at the target; for partial targets use tp1, tp2 … with pct1, pct2 … and no ${single.param}`;
-    log.add(share.position, 'INVALID_PARAMETER', detail, share.param);
+    log.add(share.position, ErrorCode.INVALID_PARAMETER, detail, share.param);
   }
 
   if (single !== undefined) {
@@ -61,7 +62,7 @@ export function buildTakeProfit(input: TakeProfitInput, log: ProblemLog): TakePr
     const label = single.unit === undefined ? `${single.param} (in ${unit})` : single.param;
     const problem = distanceProblem(label, 'take profit', unit, single.value, action);
     if (problem !== undefined) {
-      log.add(single.position, 'INVALID_PARAMETER', problem, single.param);
+      log.add(single.position, ErrorCode.INVALID_PARAMETER, problem, single.param);
       return undefined;
     }
     return [{ type: unit, value: single.value, pct: 100 }];
@@ -86,7 +87,7 @@ function buildLevels(
     const entry = levels.get(level)!;
     log.add(
       entry.position,
-      'INVALID_PARAMETER',
+      ErrorCode.INVALID_PARAMETER,
       `${entry.param} is given without ${nameList(missing, 'and')}; number take-profit levels from tp1 on without gaps`,
       entry.param,
     );
@@ -106,7 +107,7 @@ function buildLevels(
     const label = entry.unit === undefined && level !== 1 ? `${entry.param} (in ${unit}, the unit of tp1)` : entry.param;
     const problem = distanceProblem(label, 'take profit', unit, entry.value, action);
     if (problem !== undefined) {
-      log.add(entry.position, 'INVALID_PARAMETER', problem, entry.param);
+      log.add(entry.position, ErrorCode.INVALID_PARAMETER, problem, entry.param);
       sound = false;
       continue;
     }
@@ -125,7 +126,7 @@ function buildLevels(
     const byPosition = [...givenShares].sort((a, b) => a.position - b.position);
     const last = byPosition[byPosition.length - 1]!;
     const names = nameList(byPosition.map((share) => share.param), 'and');
-    log.add(last.position, 'INVALID_PARAMETER', `${names} add up to ${sum}%; the take-profit shares may total at most 100`, last.param);
+    log.add(last.position, ErrorCode.INVALID_PARAMETER, `${names} add up to ${sum}%; the take-profit shares may total at most 100`, last.param);
     return undefined;
   }
   const unshared = numbers.filter((level) => !shares.has(level));
@@ -140,7 +141,7 @@ function buildLevels(
       rest === 0
         ? `${givenNames} already ${single ? 'gives' : 'give'} away 100% of the position, leaving nothing for ${names}; give ${missingShares}, or lower the other shares`
         : `${givenNames} ${single ? 'leaves' : 'leave'} ${rest}% for ${names}, less than 1% per level; give ${missingShares}, or lower the other shares`;
-    log.add(first.position, 'INVALID_PARAMETER', detail, first.param);
+    log.add(first.position, ErrorCode.INVALID_PARAMETER, detail, first.param);
     return undefined;
   }
   if (!sound) return undefined;

@@ -8,6 +8,7 @@ import type { GivenParameter } from './given-parameter.js';
 import type { ProblemLog } from './problem-log.js';
 import type { Breakeven, Trail } from './signal.js';
 import { nonNegativeProblem, positiveProblem } from './value-ranges.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 export function buildTrail(given: Collected['trail'], log: ProblemLog): Trail | undefined {
   const { trigger, distance, step } = given;
@@ -16,7 +17,7 @@ export function buildTrail(given: Collected['trail'], log: ProblemLog): Trail | 
       if (orphan === undefined) continue;
       log.add(
         orphan.position,
-        'INVALID_PARAMETER',
+        ErrorCode.INVALID_PARAMETER,
         `${orphan.param} needs trail_distance (how many pips the stop trails behind the price); add trail_distance or remove ${orphan.param}`,
         orphan.param,
       );
@@ -43,7 +44,7 @@ function checkTrailValue(
   if (parameter.value === undefined) return false;
   const problem = zeroAllowed ? nonNegativeProblem(label, parameter.value, unit) : positiveProblem(label, parameter.value, unit);
   if (problem === undefined) return true;
-  log.add(parameter.position, 'INVALID_PARAMETER', problem, parameter.param);
+  log.add(parameter.position, ErrorCode.INVALID_PARAMETER, problem, parameter.param);
   return false;
 }
 
@@ -53,7 +54,7 @@ export function buildBreakeven(given: Collected['breakeven'], log: ProblemLog): 
     if (offset !== undefined) {
       log.add(
         offset.position,
-        'INVALID_PARAMETER',
+        ErrorCode.INVALID_PARAMETER,
         'be_offset needs be_trigger (the profit in pips at which the stop moves to breakeven); add be_trigger or remove be_offset',
         offset.param,
       );
@@ -65,7 +66,7 @@ export function buildBreakeven(given: Collected['breakeven'], log: ProblemLog): 
     if (parameter?.value === undefined) continue;
     const problem = nonNegativeProblem(parameter.param, parameter.value, 'pips');
     if (problem !== undefined) {
-      log.add(parameter.position, 'INVALID_PARAMETER', problem, parameter.param);
+      log.add(parameter.position, ErrorCode.INVALID_PARAMETER, problem, parameter.param);
       sound = false;
     }
   }
@@ -75,7 +76,7 @@ export function buildBreakeven(given: Collected['breakeven'], log: ProblemLog): 
   if (offset !== undefined && offsetPips > 0 && offsetPips >= triggerPips) {
     log.add(
       offset.position,
-      'INVALID_PARAMETER',
+      ErrorCode.INVALID_PARAMETER,
       `be_offset (${formatDecimal(offsetPips)}) must be below be_trigger (${formatDecimal(triggerPips)}): when the stop moves the trade is only ${formatDecimal(triggerPips)} pips in profit, so it cannot lock in ${formatDecimal(offsetPips)}`,
       offset.param,
     );

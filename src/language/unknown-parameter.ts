@@ -6,7 +6,7 @@
 import { nameList } from './name-list.js';
 import { suggestNames } from './name-suggestions.js';
 import { flatNamesForTypedKey, MAX_TP_LEVELS, suggestableNames } from './parameter-table.js';
-import type { SignalFormat } from './parse-signal.js';
+import type { SignalFormat } from './signal-format.js';
 import { quotedExcerpt } from './quoted-excerpt.js';
 import type { SignalEntry } from './signal-entry.js';
 

@@ -3,11 +3,12 @@
  * positive, at most 100% risk, and with a stop loss when it is sized from the loss at the stop.
  */
 import type { Collected } from './collected-parameters.js';
-import type { SignalFormat } from './parse-signal.js';
+import type { SignalFormat } from './signal-format.js';
 import type { ProblemLog } from './problem-log.js';
 import type { AcceptedEntry } from './signal-entry.js';
 import type { Volume, VolumeType } from './signal.js';
 import { volumeProblem } from './value-ranges.js';
+import { ErrorCode } from '../errors/catalog.js';
 
 const RISK_VOLUMES: readonly VolumeType[] = ['dollar', 'pctbal_loss', 'pcteq_loss'];
 
@@ -18,7 +19,7 @@ export function buildVolume(collected: Collected, taken: ReadonlyMap<string, Acc
       volume === undefined
         ? 'volumeType is given without volume; add volume (the amount) or remove volumeType'
         : `volumeType goes with volume; ${volume.param} already carries its type in its name, so remove volumeType`;
-    log.add(volumeType.position, 'INVALID_VOLUME', detail, volumeType.param);
+    log.add(volumeType.position, ErrorCode.INVALID_VOLUME, detail, volumeType.param);
     return undefined;
   }
   if (volume === undefined) return undefined;
@@ -26,13 +27,13 @@ export function buildVolume(collected: Collected, taken: ReadonlyMap<string, Acc
   const type = typeUnreadable ? undefined : (volume.type ?? volumeType?.value ?? 'lots');
   const label = volume.type === undefined && type !== undefined ? `${volume.param} (${type})` : volume.param;
   const problem = volume.value === undefined ? undefined : volumeProblem(label, type, volume.value);
-  if (problem !== undefined) log.add(volume.position, 'INVALID_VOLUME', problem, volume.param);
+  if (problem !== undefined) log.add(volume.position, ErrorCode.INVALID_VOLUME, problem, volume.param);
   const needsStop = type !== undefined && RISK_VOLUMES.includes(type) && !taken.has('sl');
   if (needsStop) {
     const stops = format === 'json' ? 'sl_pips, sl_price or sl_percent (or sl with slType)' : 'sl_pips, sl_price or sl_percent';
     log.add(
       volume.position,
-      'SL_REQUIRED',
+      ErrorCode.SL_REQUIRED,
       `${label} sizes the trade from the loss at the stop loss, so it needs one: add ${stops}`,
       volume.param,
     );

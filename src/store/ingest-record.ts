@@ -1,5 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import type { SignalRecord, SignalStatus, Usage } from './records.js';
 import type { IngestRequest } from './store.js';
 import { isoTime } from './iso-time.js';

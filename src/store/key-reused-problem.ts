@@ -1,4 +1,4 @@
-import type { Problem } from '../errors/catalog.js';
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 
 /** Where the original request's signal id goes in the detail (the PostgreSQL ingest function fills it in too). */
 const ORIGINAL_SIGNAL_MARK = '{signal}';
@@ -9,7 +9,7 @@ export const KEY_REUSED_DETAIL = `this Idempotency-Key was used within the last 
 /** The problem a request gets when its Idempotency-Key is held by a different request, `originalId`. */
 export function keyReusedProblem(originalId: string): Problem {
   return {
-    code: 'IDEMPOTENCY_KEY_REUSED',
+    code: ErrorCode.IDEMPOTENCY_KEY_REUSED,
     param: 'Idempotency-Key',
     detail: KEY_REUSED_DETAIL.replace(ORIGINAL_SIGNAL_MARK, () => originalId),
   };

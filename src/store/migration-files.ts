@@ -42,3 +42,31 @@ export function readMigrationFiles(dialect: Dialect): MigrationFile[] {
   }
   return files;
 }
+
+/**
+ * The dialect's server-side functions (`migrations/<dialect>/functions.sql`), applied by every
+ * migrate after the numbered migrations, and the revision the file declares in its last line's
+ * COMMENT (`signalgate functions revision N`).
+ */
+export interface FunctionsFile {
+  revision: number;
+  sql: string;
+}
+
+const FUNCTIONS_REVISION = /^signalgate functions revision (\d+)$/;
+
+/** The revision a function's COMMENT names, or 0 when it names none (defined by a numbered migration). */
+export function functionsRevisionOf(comment: string | null): number {
+  const match = comment === null ? null : FUNCTIONS_REVISION.exec(comment);
+  return match ? Number(match[1]) : 0;
+}
+
+export function readFunctionsFile(dialect: Dialect): FunctionsFile {
+  const path = migrationDirectory(dialect) + 'functions.sql';
+  const sql = readFileSync(path, 'utf8');
+  const comments = [...sql.matchAll(/^COMMENT ON FUNCTION .* IS '([^']*)';$/gm)].map((match) => functionsRevisionOf(match[1]!));
+  if (comments.length !== 1 || comments[0] === 0) {
+    throw new Error(`${path} must end with one COMMENT ON FUNCTION naming 'signalgate functions revision N'`);
+  }
+  return { revision: comments[0]!, sql };
+}

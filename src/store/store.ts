@@ -1,5 +1,5 @@
 import type { Problem } from '../errors/catalog.js';
-import type { NormalizedSignal } from '../language/signal.js';
+import type { NormalizedSignal } from '../language/index.js';
 import type {
   Account,
   Agent,

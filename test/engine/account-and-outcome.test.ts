@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applySignal, applyTick, createEngineState, type EngineState } from '../../src/engine/index.js';
-import type { NormalizedSignal } from '../../src/language/signal.js';
+import type { NormalizedSignal } from '../../src/language/index.js';
 import { lots, pips, sig, simulation, tp } from './simulation.js';
 
 describe('the summary', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applySignal, applyTick, createEngineState, type EngineEvent, type EngineState } from '../../src/engine/index.js';
-import type { NormalizedSignal } from '../../src/language/signal.js';
+import type { NormalizedSignal } from '../../src/language/index.js';
 
 /**
  * Random runs: two symbols random-walking, with market and pending orders carrying stops,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interleave, parseSignalsFile, parseTicksFile, parseTimestamp } from '../../src/engine/replay-input.js';
+import { interleave, parseSignalsFile, parseTicksFile, parseTimestamp } from '../../src/engine/index.js';
 
 describe('timestamps', () => {
   it('reads Unix milliseconds', () => {

@@ -12,7 +12,7 @@ import {
   type EngineState,
   type SignalResult,
 } from '../../src/engine/index.js';
-import type { NormalizedSignal } from '../../src/language/signal.js';
+import type { NormalizedSignal } from '../../src/language/index.js';
 
 export interface Simulation {
   state: EngineState;

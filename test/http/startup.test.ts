@@ -148,13 +148,17 @@ describe.runIf(onSqlite)('starting the service', () => {
 
   it('SIGTERM while a start hangs: given up after a few seconds, exit 0', async () => {
     // A database that accepts the connection and never answers: the start waits for it.
-    const silent = net.createServer(() => undefined);
+    // The SIGTERM goes once the start is waiting on it, not after a fixed time (a loaded machine
+    // can take longer than any fixed time just to load the CLI).
+    let connected!: () => void;
+    const waiting = new Promise<void>((resolve) => (connected = resolve));
+    const silent = net.createServer(() => connected());
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as net.AddressInfo).port;
     try {
       let child: ChildProcess | undefined;
       const running = serve({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: `postgres://u@127.0.0.1:${port}/db` }, undefined, (c) => (child = c));
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await waiting;
       const stopped = Date.now();
       child!.kill('SIGTERM');
       const run = await running;

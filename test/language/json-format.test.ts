@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSignal } from '../../src/language/parse-signal.js';
+import { parseSignal } from '../../src/language/index.js';
 import { MAX_JSON_NESTING } from '../../src/language/strict-json-reader.js';
 import { codesOf, problemOf, problemsOf, signalOf } from './outcome.js';
 

@@ -1,7 +1,6 @@
 /** Shorthands for the language tests: the signal of a valid body, the problems of an invalid one. */
 import type { Problem } from '../../src/errors/catalog.js';
-import { parseSignal, type SignalFormat } from '../../src/language/parse-signal.js';
-import type { NormalizedSignal } from '../../src/language/signal.js';
+import { type NormalizedSignal, parseSignal, type SignalFormat } from '../../src/language/index.js';
 
 export function signalOf(body: string, format: SignalFormat = 'text'): NormalizedSignal {
   const outcome = parseSignal(body, format);

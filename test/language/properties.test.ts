@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/catalog.js';
-import { parseSignal, type ParseOutcome, type SignalFormat } from '../../src/language/parse-signal.js';
+import { parseSignal, type ParseOutcome, renderSignalText, type SignalFormat } from '../../src/language/index.js';
 import { formatDecimal } from '../../src/language/decimal-number.js';
-import { renderSignalText } from '../../src/language/render-signal-text.js';
 import { renderSignalJson, validSignal } from './valid-signal-arbitrary.js';
 
 const RUNS = { numRuns: 400 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../src/language/decimal-number.js';
-import { renderSignalText } from '../../src/language/render-signal-text.js';
+import { renderSignalText } from '../../src/language/index.js';
 import { signalOf } from './outcome.js';
 
 describe('renderSignalText', () => {

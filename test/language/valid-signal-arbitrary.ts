@@ -18,7 +18,7 @@ import {
   type PriceUnit,
   type TakeProfitLevel,
   type Volume,
-} from '../../src/language/signal.js';
+} from '../../src/language/index.js';
 
 const SELL_SIDE: readonly Action[] = ['sell', 'closelongsell', 'closeshortsell', 'selllimit', 'sellstop'];
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../../src/errors/catalog.js';
-import type { NormalizedSignal } from '../../src/language/signal.js';
+import type { NormalizedSignal } from '../../src/language/index.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Agent, Source } from '../../src/store/records.js';
 import type { IngestRequest, IngestVerdict, Store } from '../../src/store/store.js';

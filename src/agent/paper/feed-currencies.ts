@@ -1,5 +1,4 @@
-import { type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
-import { canonicalSymbol, createSymbolMap } from '../../engine/symbol-map.js';
+import { canonicalSymbol, createSymbolMap, type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
 
 /**
  * The account currencies a paper feed can price: the quote currency of each instrument it

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import {
   applySignal,
   applyTick,
+  brokerSymbol,
+  canonicalSymbol,
   createEngineState,
   summarize,
   type EngineState,
@@ -11,8 +13,7 @@ import {
   type Quote,
   type Tick,
 } from '../../engine/index.js';
-import { brokerSymbol, canonicalSymbol } from '../../engine/symbol-map.js';
-import { renderSignalText } from '../../language/render-signal-text.js';
+import { renderSignalText } from '../../language/index.js';
 import { LockFile, type LockRole } from '../../process/lock-file.js';
 import { createDirectory } from '../../store/create-directory.js';
 import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';

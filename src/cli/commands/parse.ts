@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import type { Problem } from '../../errors/catalog.js';
+import { ErrorCode, type Problem } from '../../errors/catalog.js';
 import { type BodyVerdict, judgeBody } from '../../inbound/judge-body.js';
-import type { ParseOutcome, SignalFormat } from '../../language/parse-signal.js';
+import type { ParseOutcome, SignalFormat } from '../../language/index.js';
 
 /**
  * `signalgate parse [signal]`: checks one signal exactly as the inbound endpoint would and
@@ -26,7 +26,7 @@ export function registerParseCommand(program: Command): void {
       // Content-Type, text and json are text/plain and application/json.
       const outcome: ParseOutcome =
         body === undefined
-          ? { ok: false, problems: [{ code: 'PARSE_ERROR', detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
+          ? { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
           : parseOutcome(judgeBody(CONTENT_TYPES[options.format], undefined, Buffer.from(body, 'utf8'), body));
       if (outcome.ok) {
         process.stdout.write(`${JSON.stringify(outcome.signal, null, 2)}\n`);

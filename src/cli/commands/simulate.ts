@@ -16,7 +16,7 @@ import {
   type InstrumentsFile,
   type SummaryEvent,
 } from '../../engine/index.js';
-import { parseSignal } from '../../language/parse-signal.js';
+import { parseSignal } from '../../language/index.js';
 
 /**
  * `signalgate simulate`: replays a ticks file and a signals file through the execution engine

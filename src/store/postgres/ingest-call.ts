@@ -7,7 +7,7 @@ import { SourceChangedError } from '../source-changed.js';
 import { signalOfJson, textParam, type SignalJsonRow } from './postgres-rows.js';
 
 /**
- * One request as `signalgate_ingest` (migrations/postgres/002) takes it. The batch travels as
+ * One request as `signalgate_ingest` (migrations/postgres/functions.sql) takes it. The batch travels as
  * one JSON text, which PostgreSQL decodes field by field; a decoded string may hold neither
  * NUL nor a lone surrogate, so JSON columns travel as JSON text inside a string (their escapes
  * stay escapes) and the raw body as base64.
@@ -16,7 +16,7 @@ export interface IngestItem {
   n: number;
   id: string;
   source_id: string;
-  /** The revision the request was checked against (migrations/postgres/005). */
+  /** The revision the request was checked against (see `signalgate_ingest_items` in migrations/postgres/functions.sql). */
   source_revision: number;
   account_id: string;
   received_at: string;
@@ -39,7 +39,7 @@ export interface IngestItem {
   errors: string | null;
   /**
    * With a key: the detail recorded when a different request holds it, `{signal}` standing for
-   * that request's signal id (migrations/postgres/003).
+   * that request's signal id (migrations/postgres/functions.sql).
    */
   key_reused_detail: string | null;
 }

@@ -1,14 +1,16 @@
 import type pg from 'pg';
-import { readMigrationFiles } from '../migration-files.js';
+import { functionsRevisionOf, readFunctionsFile, readMigrationFiles, type FunctionsFile } from '../migration-files.js';
 
 /**
  * Applies the PostgreSQL migrations not yet recorded in `schema_migrations`, creating
- * `schema` first when one is given. Everything runs under a session advisory lock keyed by
- * the schema, so instances starting together wait for one another instead of racing on
- * CREATE statements (even `CREATE SCHEMA IF NOT EXISTS` can fail when two run at once).
+ * `schema` first when one is given, then the server-side functions (`functions.sql`, every
+ * time). Everything runs under a session advisory lock keyed by the schema, so instances
+ * starting together wait for one another instead of racing on CREATE statements (even
+ * `CREATE SCHEMA IF NOT EXISTS` can fail when two run at once).
  */
 export async function migratePostgres(pool: pg.Pool, schema: string | null): Promise<void> {
   const files = readMigrationFiles('postgres');
+  const functions = readFunctionsFile('postgres');
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
@@ -35,6 +37,7 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
           throw error;
         }
       }
+      await applyFunctions(client, functions);
     } finally {
       await client.query("SELECT pg_advisory_unlock(hashtext('signalgate.migrate'), hashtext($1))", [scope]);
     }
@@ -44,6 +47,26 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
   } finally {
     // A connection that failed mid-way may still hold the lock or a transaction: drop it.
     client.release(broken);
+  }
+}
+
+/**
+ * Defines the functions as `functions.sql` has them, replacing whatever an earlier release's
+ * numbered migrations left, unless the database holds a higher revision of them: then an
+ * instance of a newer release migrated it, and this older one (restarted mid rolling upgrade)
+ * leaves the newer definitions in place; the calls it makes are ones they still take.
+ */
+async function applyFunctions(client: pg.PoolClient, functions: FunctionsFile): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    const { rows } = await client.query<{ comment: string | null }>(
+      "SELECT obj_description(to_regprocedure('signalgate_ingest(json, text, text, boolean)'), 'pg_proc') AS comment",
+    );
+    if (functionsRevisionOf(rows[0]?.comment ?? null) <= functions.revision) await client.query(functions.sql);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
   }
 }
 

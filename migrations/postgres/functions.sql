@@ -1,0 +1,294 @@
+-- The server-side functions of the PostgreSQL store, as they are now: the one place their rules
+-- are written. Unlike the numbered migrations (schema changes, each applied once), this file is
+-- applied by every migrate, after the numbered migrations, in the same transaction and under the
+-- same advisory lock, with CREATE OR REPLACE. So a database at any earlier schema ends up with
+-- exactly these definitions. The numbered migrations 002, 003 and 005 of earlier releases also
+-- defined these functions; whatever they left is replaced here.
+--
+-- A change here keeps the call signatures (an instance of the previous release may still be
+-- running during a rolling upgrade, calling them as it did) and counts up the revision in the
+-- COMMENT at the end: migrate never replaces functions of a higher revision, so an older
+-- instance that restarts does not undo a newer instance's functions. A change that needs a
+-- new column or item field puts it in a new numbered migration.
+--
+-- The inbound hot path as one server-side call. `signalgate_ingest` records a batch of inbound
+-- requests, in the order given, each in the store's ingest rules: check the source's revision,
+-- claim the idempotency key (or answer from the request holding it), charge the quota with one
+-- conditional upsert, insert the signal, release the key on a 429, queue the deliveries. It
+-- runs as one statement, so the whole batch is one (implicit) transaction and one round trip;
+-- row locks (the account's usage row above all) are held for the function's run and the
+-- COMMIT, not across client round trips.
+--
+-- items: a JSON array of objects with the fields of the type `signalgate_ingest_item`; `n` is the
+-- item's position, answered back. `raw_body` is base64; `normalized` and `errors` are JSON texts
+-- (a JSON string decoded by PostgreSQL may not hold \u0000, an escape inside it may). For
+-- `accept` items, http_status/code/detail/param/errors describe the 429 refusal recorded when
+-- the quota is used up; for the others, the rejection recorded. With an idempotency key,
+-- `key_reused_detail` is the detail recorded when a different request holds the key, `{signal}`
+-- standing for that request's id. `source_revision` is the revision of the source the request
+-- was checked against; an item without it comes from an instance older than that column (a
+-- rolling upgrade) and is not compared.
+--
+-- Answers a JSON array, in item order, of
+--   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
+--   {n, ok: true, kind: 'replay', record}                           -- record: the original signals row
+--   {n, ok: true, kind: 'key_reused', original}                     -- logged as its own 422 refusal;
+--                                                                   -- original: the id holding the key
+--   {n, ok: false, state: 'source_changed', message}                -- checked against another revision
+--   {n, ok: false, state, message}                                  -- nothing of it was kept (a SQLSTATE)
+
+-- The items in order, without subtransactions. A request that names an unknown source (or one
+-- of another account), or that was checked against another revision of its source, is
+-- answered as an error before it wrote anything. The source is read under a key-share lock,
+-- which a change of the source (SELECT ... FOR UPDATE) waits for and which waits for a change,
+-- so no change can commit between the revision comparison and the item's COMMIT. Any other
+-- error aborts the whole call. Answers the outcomes as above, and the agents to notify.
+CREATE OR REPLACE FUNCTION signalgate_ingest_items(items json, OUT outcomes json[], OUT agents text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+  it signalgate_ingest_item;
+  v_source record;
+  v_held record;
+  v_routed text[];
+  v_charged boolean;
+  v_used integer;
+  v_limit integer;
+  v_agents text[];
+  v_agent record;
+  v_seqs integer[];
+  v_at integer;
+  -- Agents whose rows this call locked, and the last sequence number each has handed out.
+  v_seq_agents text[] := '{}';
+  v_seq_last integer[] := '{}';
+  v_original json;
+  v_outcome json;
+  v_claims integer;
+BEGIN
+  outcomes := '{}';
+  agents := '{}';
+  FOR it IN SELECT * FROM json_populate_recordset(NULL::signalgate_ingest_item, items) ORDER BY n LOOP
+    v_outcome := NULL;
+    <<item>>
+    BEGIN
+      -- The key-share lock waits for a change of the source in progress (it takes FOR UPDATE)
+      -- and then reads the changed row; once held, it keeps any change waiting until COMMIT.
+      SELECT s.account_id, s.agent_ids, s.revision INTO v_source FROM sources s WHERE s.id = it.source_id
+         FOR KEY SHARE;
+      IF NOT FOUND THEN
+        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0002',
+                                       'message', format('no source %s', it.source_id));
+        EXIT item;
+      END IF;
+      IF v_source.account_id IS DISTINCT FROM it.account_id THEN
+        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0001',
+                                       'message', format('source %s does not belong to account %s',
+                                                         it.source_id, it.account_id));
+        EXIT item;
+      END IF;
+      IF it.source_revision IS NOT NULL AND v_source.revision <> it.source_revision THEN
+        -- Checked against an earlier state of the source: nothing is written, and the caller
+        -- checks the request again.
+        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'source_changed',
+                                       'message', format('source %s changed while the request was checked',
+                                                         it.source_id));
+        EXIT item;
+      END IF;
+
+      IF it.idempotency_key IS NOT NULL THEN
+        -- Claim the key first. A concurrent request holding it makes the INSERT wait for that
+        -- transaction's end; it then finds the committed row, so exactly one request is recorded.
+        v_claims := 0;
+        LOOP
+          INSERT INTO idempotency_keys (source_id, key, signal_id, request_hash, created_at)
+          VALUES (it.source_id, it.idempotency_key, it.id, it.request_hash, it.received_at)
+          ON CONFLICT (source_id, key) DO NOTHING;
+          EXIT WHEN FOUND;
+          SELECT k.signal_id, k.request_hash, k.created_at INTO v_held
+            FROM idempotency_keys k
+           WHERE k.source_id = it.source_id AND k.key = it.idempotency_key
+             FOR UPDATE;
+          IF FOUND THEN
+            IF v_held.created_at >= it.idempotency_since THEN
+              IF v_held.request_hash IS DISTINCT FROM it.request_hash THEN
+                -- A different request under a held key: logged as its own 422 refusal, never
+                -- charged or delivered, and the key is left bound to the original.
+                INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail,
+                                     param, errors, content_type, raw_body, normalized, idempotency_key,
+                                     quota_period, quota_used, quota_limit)
+                VALUES (it.id, it.source_id, it.account_id, it.received_at, 'rejected', 422,
+                        'IDEMPOTENCY_KEY_REUSED', replace(it.key_reused_detail, '{signal}', v_held.signal_id),
+                        'Idempotency-Key', NULL, it.content_type, decode(it.raw_body, 'base64'), NULL,
+                        it.idempotency_key, NULL, NULL, NULL);
+                v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'key_reused',
+                                               'original', v_held.signal_id);
+                EXIT item;
+              END IF;
+              SELECT row_to_json(s) INTO v_original FROM signals s WHERE s.id = v_held.signal_id;
+              IF v_original IS NULL THEN
+                RAISE EXCEPTION 'idempotency key names missing signal %', v_held.signal_id;
+              END IF;
+              v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'replay', 'record', v_original);
+              EXIT item;
+            END IF;
+            -- Past the replay window: this request takes the key over.
+            UPDATE idempotency_keys
+               SET signal_id = it.id, request_hash = it.request_hash, created_at = it.received_at
+             WHERE source_id = it.source_id AND key = it.idempotency_key;
+            EXIT;
+          END IF;
+          -- The holder was rolled back or released the key (a 429) meanwhile: claim again.
+          v_claims := v_claims + 1;
+          IF v_claims >= 3 THEN
+            RAISE EXCEPTION 'idempotency key % keeps vanishing', it.idempotency_key;
+          END IF;
+        END LOOP;
+      END IF;
+
+      v_charged := false;
+      v_used := NULL;
+      v_limit := NULL;
+      IF it.accept THEN
+        -- One conditional statement, as late as possible: the row is created or bumped only
+        -- while under the quota. Concurrent charges queue on the usage row and each re-checks
+        -- the bound on the latest count.
+        INSERT INTO usage AS u (account_id, period, used)
+        SELECT a.id, it.period, 1 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
+        ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
+         WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+        RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
+             INTO v_used, v_limit;
+        v_charged := FOUND;
+      END IF;
+
+      INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
+                           errors, content_type, raw_body, normalized, idempotency_key, quota_period,
+                           quota_used, quota_limit)
+      VALUES (it.id, it.source_id, it.account_id, it.received_at,
+              CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
+              CASE WHEN v_charged THEN 202 ELSE it.http_status END,
+              CASE WHEN v_charged THEN NULL ELSE it.code END,
+              CASE WHEN v_charged THEN NULL ELSE it.detail END,
+              CASE WHEN v_charged THEN NULL ELSE it.param END,
+              CASE WHEN v_charged THEN NULL ELSE it.errors::json END,
+              it.content_type, decode(it.raw_body, 'base64'),
+              CASE WHEN v_charged THEN it.normalized::json END,
+              it.idempotency_key,
+              CASE WHEN v_charged THEN it.period END, v_used, v_limit);
+
+      IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
+        -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
+        DELETE FROM idempotency_keys
+         WHERE source_id = it.source_id AND key = it.idempotency_key AND signal_id = it.id;
+      END IF;
+
+      v_agents := '{}';
+      IF v_charged THEN
+        -- One delivery per routed agent at the agent's next queue position. The agents' rows
+        -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
+        -- their sequence numbers in the same order on every agent. Numbers are counted here and
+        -- each agent's row is written once per call, at the end: a row updated once per item
+        -- would leave more versions than fit in its page before the COMMIT lets them be pruned.
+        IF json_array_length(v_source.agent_ids) > 0 THEN
+          v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
+        ELSE
+          v_routed := NULL;
+        END IF;
+        v_seqs := '{}';
+        FOR v_agent IN
+          SELECT g.id, g.last_seq FROM agents g
+           WHERE g.account_id = it.account_id AND (v_routed IS NULL OR g.id = ANY (v_routed))
+           ORDER BY g.id
+             FOR NO KEY UPDATE
+        LOOP
+          v_at := array_position(v_seq_agents, v_agent.id);
+          IF v_at IS NULL THEN
+            v_seq_agents := v_seq_agents || v_agent.id;
+            v_seq_last := v_seq_last || v_agent.last_seq;
+            v_at := cardinality(v_seq_agents);
+          END IF;
+          v_seq_last[v_at] := v_seq_last[v_at] + 1;
+          v_agents := v_agents || v_agent.id;
+          v_seqs := v_seqs || v_seq_last[v_at];
+        END LOOP;
+        IF cardinality(v_agents) > 0 THEN
+          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts)
+          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0
+            FROM unnest(v_agents, v_seqs) AS d(agent_id, seq);
+        END IF;
+      END IF;
+
+      v_outcome := json_build_object(
+        'n', it.n, 'ok', true, 'kind', 'recorded',
+        'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents);
+      agents := agents || v_agents;
+    END;
+    outcomes := outcomes || v_outcome;
+  END LOOP;
+  IF cardinality(v_seq_agents) > 0 THEN
+    UPDATE agents a SET last_seq = n.last_seq
+      FROM unnest(v_seq_agents, v_seq_last) AS n(id, last_seq)
+     WHERE a.id = n.id;
+  END IF;
+END;
+$$;
+
+-- The batch as one call. Not isolated (the usual case): the items run without subtransactions,
+-- and any error other than an unknown source aborts the whole call, which the client then
+-- sends again isolated. Isolated: each item runs in its own BEGIN … EXCEPTION block (a
+-- subtransaction), so an item that fails (a deadlock, a duplicate id) is rolled back alone and
+-- answered as an error with its SQLSTATE while the others commit. NOTIFY is queued in the same
+-- transaction, so listeners hear of the deliveries only if and when it commits.
+CREATE OR REPLACE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text, isolate boolean)
+RETURNS json
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_item json;
+  v_outcomes json[];
+  v_agents text[];
+  v_results json[] := '{}';
+  v_notify text[] := '{}';
+  v_chunk text[] := '{}';
+  v_chunk_bytes integer;
+  v_base_bytes integer;
+  v_agent text;
+BEGIN
+  IF isolate THEN
+    FOR v_item IN SELECT e FROM json_array_elements(items) AS e LOOP
+      BEGIN
+        SELECT r.outcomes, r.agents INTO v_outcomes, v_agents FROM signalgate_ingest_items(json_build_array(v_item)) r;
+      EXCEPTION WHEN OTHERS THEN
+        v_outcomes := ARRAY[json_build_object('n', (v_item->>'n')::integer, 'ok', false,
+                                              'state', SQLSTATE, 'message', SQLERRM)];
+        v_agents := '{}';
+      END;
+      v_results := v_results || v_outcomes;
+      v_notify := v_notify || v_agents;
+    END LOOP;
+  ELSE
+    SELECT r.outcomes, r.agents INTO v_results, v_notify FROM signalgate_ingest_items(items) r;
+  END IF;
+
+  IF cardinality(v_notify) > 0 THEN
+    -- Payloads of at most ~7000 bytes (PostgreSQL refuses 8000), as the client would split them.
+    v_base_bytes := octet_length(json_build_object('s', notify_scope, 'i', notify_instance, 'a', '{}'::text[])::text);
+    v_chunk_bytes := v_base_bytes;
+    FOR v_agent IN SELECT DISTINCT a FROM unnest(v_notify) AS a ORDER BY a LOOP
+      IF cardinality(v_chunk) > 0 AND v_chunk_bytes + octet_length(to_json(v_agent)::text) + 1 > 7000 THEN
+        PERFORM pg_notify('signalgate_deliveries',
+                          json_build_object('s', notify_scope, 'i', notify_instance, 'a', v_chunk)::text);
+        v_chunk := '{}';
+        v_chunk_bytes := v_base_bytes;
+      END IF;
+      v_chunk := v_chunk || v_agent;
+      v_chunk_bytes := v_chunk_bytes + octet_length(to_json(v_agent)::text) + 1;
+    END LOOP;
+    PERFORM pg_notify('signalgate_deliveries',
+                      json_build_object('s', notify_scope, 'i', notify_instance, 'a', v_chunk)::text);
+  END IF;
+
+  RETURN array_to_json(v_results);
+END;
+$$;
+
+-- The revision of this file's definitions (see the top). migrate reads it back before applying.
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 1';

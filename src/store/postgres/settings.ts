@@ -1,0 +1,28 @@
+import type pg from 'pg';
+
+/** Named settings (e.g. the generated admin token's hash): the `settings` table. */
+export class PostgresSettings {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    // Two statements, not one: a CTE's snapshot might not see a row a rival committed meanwhile.
+    await this.pool.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+      name,
+      value,
+    ]);
+    const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
+    return rows[0]!.value;
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
+    return rows[0]?.value ?? null;
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+      [name, value],
+    );
+  }
+}

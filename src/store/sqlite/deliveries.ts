@@ -1,0 +1,99 @@
+import type { AgentSignal, SignalRecord } from '../records.js';
+import type { Ack, AckOutcome, AgentSessionClaim } from '../store.js';
+import { isoTime } from '../iso-time.js';
+import type { SqliteConnection } from './connection.js';
+import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
+
+/** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
+export class SqliteDeliveries {
+  constructor(private readonly connection: SqliteConnection) {}
+
+  /** One delivery per routed agent, each at the agent's next queue position (inside the ingest's transaction). */
+  queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {
+    const bump = this.connection.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
+    const insert = this.connection.stmt(
+      `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts) VALUES (?, ?, ?, 'queued', ?, 0)`,
+    );
+    for (const agentId of agentIds) {
+      const { last_seq: seq } = bump.get(agentId) as { last_seq: number };
+      insert.run(record.id, agentId, seq, expiresAt);
+    }
+    return agentIds;
+  }
+
+  /**
+   * Needs no wait for ingests: it writes, so its COMMIT runs under FULL, and that fsync of the
+   * WAL also covers any ingest batch it read from; nothing leaves here before it is on disk.
+   */
+  takeDeliveries(agentId: string, now: string, limit: number): AgentSignal[] {
+    const at = isoTime(now);
+    return this.connection.db
+      .transaction((): AgentSignal[] => {
+        this.connection
+          .stmt(
+            `UPDATE deliveries SET status = 'expired'
+              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?`,
+          )
+          .run(agentId, at);
+        const rows = this.connection
+          .stmt(
+            `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+               FROM deliveries d JOIN signals s ON s.id = d.signal_id
+              WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
+              ORDER BY d.seq LIMIT ?`,
+          )
+          .all(agentId, Math.max(0, Math.floor(limit))) as AgentSignalRow[];
+        if (rows.length === 0) return [];
+        // The rows are the first pending ones by seq, so the seq range names exactly them.
+        this.connection
+          .stmt(
+            `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
+              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
+          )
+          .run(at, agentId, rows[0]!.seq, rows[rows.length - 1]!.seq);
+        return rows.map(agentSignalOf);
+      })
+      .immediate();
+  }
+
+  /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
+  claimAgentSession(agentId: string): AgentSessionClaim {
+    let released = false;
+    return {
+      takeDeliveries: async (now, limit) => {
+        if (released) throw new Error(`the push session of agent ${agentId} is no longer held`);
+        return this.takeDeliveries(agentId, now, limit);
+      },
+      onLost: () => undefined,
+      release: async () => {
+        released = true;
+      },
+    };
+  }
+
+  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): AckOutcome {
+    const at = isoTime(now);
+    return this.connection.db
+      .transaction((): AckOutcome => {
+        const row = this.connection
+          .stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?')
+          .get(signalId, agentId) as DeliveryRow | undefined;
+        if (!row) return { kind: 'not_found' };
+        const delivery = deliveryOf(row);
+        if (row.status === 'executed' || row.status === 'rejected' || row.status === 'failed') {
+          return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
+        }
+        if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+        if (row.status === 'queued') return { kind: row.expires_at <= at ? 'expired' : 'not_delivered', delivery };
+        const afterExpiry = row.status === 'expired' || row.expires_at <= at;
+        const updated = this.connection
+          .stmt(
+            `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
+              WHERE signal_id = ? AND agent_id = ? RETURNING *`,
+          )
+          .get(ack.status, at, ack.message, jsonText(ack.result), afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
+        return { kind: 'acked', delivery: deliveryOf(updated) };
+      })
+      .immediate();
+  }
+}

@@ -1,0 +1,143 @@
+import type { Source } from '../records.js';
+import type { RecordPage, SourceFilter, SourcePatch } from '../store.js';
+import { recordPage } from '../record-page.js';
+import { authKeyHash } from '../auth-key-hash.js';
+import { isoTime } from '../iso-time.js';
+import { patchedSource } from '../patched-source.js';
+import type { SqliteConnection } from './connection.js';
+import { newestFirst } from './newest-first.js';
+import { sourceOf, type SourceRow } from './sqlite-rows.js';
+
+/** Signal sources, their keys and routing: the `sources` table. */
+export class SqliteSources {
+  private readonly cache = new Map<string, Source>();
+  private cacheVersion = -1;
+  private cacheChecked = false;
+
+  constructor(private readonly connection: SqliteConnection) {}
+
+  /** Drops the cached sources: one of them is known to have changed. */
+  forgetCached(): void {
+    this.cache.clear();
+  }
+
+  createSource(source: Source): void {
+    this.cache.clear();
+    this.connection
+      .stmt(
+        `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
+                              max_signal_age_seconds, created_at, revision)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        source.id,
+        source.accountId,
+        source.name,
+        source.authKey,
+        authKeyHash(source.authKey),
+        source.active ? 1 : 0,
+        source.hmacSecret,
+        JSON.stringify(source.agentIds),
+        source.maxSignalAgeSeconds,
+        isoTime(source.createdAt),
+        source.revision,
+      );
+  }
+
+  getSource(id: string): Source | null {
+    const row = this.connection.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+    return row ? sourceOf(row) : null;
+  }
+
+  /**
+   * Every inbound request starts here, so found sources are cached. The cache is dropped on this
+   * connection's own source writes and whenever `data_version` says another connection (the
+   * CLI) committed, so a rotated key or deactivated source stops working at once.
+   */
+  findSourceByAuthKey(authKey: string): Source | null {
+    if (!this.cacheChecked) {
+      // Asking costs a read transaction on the WAL: once per event-loop turn is enough.
+      this.cacheChecked = true;
+      setImmediate(() => (this.cacheChecked = false));
+      const version = this.connection.stmt('PRAGMA data_version').pluck().get() as number;
+      if (version !== this.cacheVersion) {
+        this.cache.clear();
+        this.cacheVersion = version;
+      }
+    }
+    const cached = this.cache.get(authKey);
+    if (cached) return cached;
+    const row = this.connection.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as
+      | SourceRow
+      | undefined;
+    if (!row) return null;
+    const source = Object.freeze(sourceOf(row));
+    this.cache.set(authKey, source);
+    return source;
+  }
+
+  updateSource(id: string, patch: SourcePatch): Source | null {
+    this.cache.clear();
+    return this.connection.db
+      .transaction((): Source | null => {
+        const row = this.connection.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+        if (!row) return null;
+        const next = patchedSource(sourceOf(row), patch);
+        this.connection
+          .stmt(
+            `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
+                                max_signal_age_seconds = ?, revision = ?
+              WHERE id = ?`,
+          )
+          .run(
+            next.name,
+            next.authKey,
+            authKeyHash(next.authKey),
+            next.active ? 1 : 0,
+            next.hmacSecret,
+            JSON.stringify(next.agentIds),
+            next.maxSignalAgeSeconds,
+            next.revision,
+            id,
+          );
+        if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {
+          // The new age applies to what is not final yet. Driven by the pending deliveries (a
+          // partial index), not by the source's whole log. Times are kept as
+          // 'YYYY-MM-DDTHH:MM:SS.sssZ'; %f is seconds with milliseconds.
+          this.connection
+            .stmt(
+              `UPDATE deliveries
+                  SET expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', s.received_at, '+' || ? || ' seconds')
+                                      FROM signals s WHERE s.id = deliveries.signal_id)
+                WHERE status IN ('queued', 'delivered')
+                  AND (SELECT s.source_id FROM signals s WHERE s.id = deliveries.signal_id) = ?`,
+            )
+            .run(next.maxSignalAgeSeconds, id);
+        }
+        return next;
+      })
+      .immediate();
+  }
+
+  listSources(filter: SourceFilter): RecordPage<Source> {
+    return recordPage(filter, newestFirst<SourceRow>(this.connection, 'sources', filter).map(sourceOf));
+  }
+
+  /**
+   * Removes the source with its idempotency keys, its signal log and the deliveries of its
+   * signals, in one commit: its key finds nothing from then on, and nothing it queued is handed out.
+   */
+  deleteSource(id: string): boolean {
+    this.cache.clear();
+    return this.connection.db
+      .transaction((): boolean => {
+        if (this.connection.stmt('SELECT 1 FROM sources WHERE id = ?').get(id) === undefined) return false;
+        this.connection.stmt('DELETE FROM idempotency_keys WHERE source_id = ?').run(id);
+        this.connection.stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)').run(id);
+        this.connection.stmt('DELETE FROM signals WHERE source_id = ?').run(id);
+        this.connection.stmt('DELETE FROM sources WHERE id = ?').run(id);
+        return true;
+      })
+      .immediate();
+  }
+}

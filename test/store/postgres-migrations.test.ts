@@ -1,0 +1,189 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-call.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SourceChangedError } from '../../src/store/source-changed.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import { PERIOD, request, seed } from './store-harness.js';
+
+/**
+ * The PostgreSQL migration history: a database migrated from empty, and one migrated by the
+ * files of an earlier release up to each released version and then upgraded, end with the same
+ * schema and the same functions, and ingest by today's rules.
+ */
+
+/** The migration files as released at commit 96e82a4 (before the functions had one file). */
+const RELEASED_DIRECTORY = fileURLToPath(new URL('../fixtures/postgres-migrations-96e82a4/', import.meta.url));
+const RELEASED = readdirSync(RELEASED_DIRECTORY)
+  .filter((name) => /^\d+_.*\.sql$/.test(name))
+  .sort()
+  .map((name) => ({
+    version: Number(name.slice(0, 3)),
+    name: name.slice(4, -'.sql'.length),
+    sql: readFileSync(RELEASED_DIRECTORY + name, 'utf8'),
+  }));
+
+async function withClient<T>(schema: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the released migrate did, with the released files up to `version`. */
+async function migrateAsReleased(schema: string, version: number): Promise<void> {
+  await withClient(schema, async (client) => {
+    await client.query(
+      `CREATE TABLE schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    for (const file of RELEASED.filter((f) => f.version <= version)) {
+      await client.query('BEGIN');
+      await client.query(file.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [file.version, file.name]);
+      await client.query('COMMIT');
+    }
+  });
+}
+
+/** Everything migrations define in `schema`, with the schema's name taken out. */
+async function schemaShape(schema: string): Promise<unknown> {
+  return withClient(schema, async (client) => {
+    const rows = async (sql: string) =>
+      JSON.parse(JSON.stringify((await client.query(sql, sql.includes("$1") ? [schema] : [])).rows).replaceAll(schema, '<schema>')) as unknown;
+    return {
+      columns: await rows(
+        `SELECT table_name, column_name, data_type, is_nullable, column_default, collation_name
+           FROM information_schema.columns WHERE table_schema = $1 AND table_name <> 'schema_migrations'
+          ORDER BY table_name, ordinal_position`,
+      ),
+      constraints: await rows(
+        `SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
+           FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 ORDER BY 1, 2`,
+      ),
+      indexes: await rows(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`),
+      itemType: await rows(
+        `SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS type
+           FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace JOIN pg_attribute a ON a.attrelid = t.typrelid
+          WHERE n.nspname = $1 AND t.typname = 'signalgate_ingest_item' AND a.attnum > 0 AND NOT a.attisdropped
+          ORDER BY a.attnum`,
+      ),
+      functions: await rows(
+        `SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args, p.prosrc, obj_description(p.oid, 'pg_proc') AS comment
+           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1, 2`,
+      ),
+      migrations: await rows('SELECT version, name FROM schema_migrations ORDER BY version'),
+    };
+  });
+}
+
+/** Today's ingest rules, on `store`: each was added by one of the released migrations. */
+async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promise<void> {
+  const seeded = await seed(store, { agents: 1 });
+  const keyed = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
+  const first = await store.ingest(keyed);
+  expect(first).toMatchObject({ kind: 'recorded', record: { status: 'queued', quota: { period: PERIOD, used: 1 } } });
+  expect(await store.takeDeliveries(seeded.agents[0]!.id, keyed.receivedAt, 10)).toEqual([
+    expect.objectContaining({ id: keyed.id, seq: 1 }),
+  ]);
+  expect(await store.ingest(request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' }))).toMatchObject({
+    kind: 'replay',
+    record: { id: keyed.id },
+  });
+  // 003: a different request under a held key is logged as its own refusal.
+  const reused = request(seeded, { idempotencyKey: 'k1', requestHash: 'other' });
+  expect(await store.ingest(reused)).toMatchObject({ kind: 'key_reused', originalId: keyed.id });
+  expect(await store.getSignal(reused.id)).toMatchObject({ status: 'rejected', httpStatus: 422 });
+  // 005: a request checked against an earlier revision of its source is not recorded.
+  const changed = await store.updateSource(seeded.source.id, { name: 'renamed' });
+  const stale = request(seeded);
+  await expect(store.ingest(stale)).rejects.toBeInstanceOf(SourceChangedError);
+  expect(await store.getSignal(stale.id)).toBeNull();
+  expect(await store.ingest(request(seeded, { sourceRevision: changed!.revision }))).toMatchObject({ kind: 'recorded' });
+  // An instance of the previous release, mid rolling upgrade, sends items without a revision.
+  const { source_revision: _omitted, ...older } = ingestItem(request(seeded), 0);
+  const answers = await withClient(schema, async (client) => {
+    const { rows } = await client.query<{ r: IngestAnswer[] }>('SELECT signalgate_ingest($1, $2, $3, false) AS r', [
+      JSON.stringify([older]),
+      schema,
+      'an-older-instance',
+    ]);
+    return rows[0]!.r;
+  });
+  expect(answers).toEqual([expect.objectContaining({ n: 0, ok: true, kind: 'recorded', charged: true })]);
+}
+
+describe('PostgreSQL migrations', () => {
+  let fromEmpty: TestSchema;
+  let expected: unknown;
+
+  beforeAll(async () => {
+    fromEmpty = await freshPostgresSchema('mig_empty');
+  });
+  afterAll(() => fromEmpty.drop());
+
+  it('migrates an empty schema and ingests a signal', async () => {
+    const store = openPostgresStore({ connectionString: fromEmpty.connectionString, schema: fromEmpty.schema });
+    try {
+      await store.migrate();
+      expected = await schemaShape(fromEmpty.schema);
+      await ingestsByTodaysRules(store, fromEmpty.schema);
+      // Migrating again changes nothing.
+      await store.migrate();
+      expect(await schemaShape(fromEmpty.schema)).toEqual(expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.each(RELEASED.map((file) => file.version))(
+    'upgrades a schema migrated by the released files to %i, three instances at once, and ingests',
+    async (version) => {
+      expect(expected).toBeDefined();
+      const target = await freshPostgresSchema(`mig_${version}`);
+      const stores = [0, 1, 2].map(() => openPostgresStore({ connectionString: target.connectionString, schema: target.schema }));
+      try {
+        await migrateAsReleased(target.schema, version);
+        await Promise.all(stores.map((store) => store.migrate()));
+        expect(await schemaShape(target.schema)).toEqual(expected);
+        await ingestsByTodaysRules(stores[0]!, target.schema);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+        await target.drop();
+      }
+    },
+  );
+
+  it('leaves functions of a higher revision, as a newer release defined them, in place', async () => {
+    const target = await freshPostgresSchema('mig_newer');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    const ingestAnswers = () =>
+      withClient(target.schema, async (client) => {
+        const { rows } = await client.query<{ r: unknown }>("SELECT signalgate_ingest('[]', 's', 'i', false) AS r");
+        return rows[0]!.r;
+      });
+    try {
+      await store.migrate();
+      await withClient(target.schema, async (client) => {
+        await client.query(`CREATE OR REPLACE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text, isolate boolean)
+          RETURNS json LANGUAGE sql AS $$ SELECT '"newer"'::json $$`);
+        await client.query(`COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 99'`);
+      });
+      await store.migrate();
+      expect(await ingestAnswers()).toBe('newer');
+      // Without a revision (as the released numbered migrations left it), it is replaced.
+      await withClient(target.schema, (client) => client.query('COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS NULL'));
+      await store.migrate();
+      expect(await ingestAnswers()).toEqual([]);
+    } finally {
+      await store.close();
+      await target.drop();
+    }
+  });
+});
