@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * SQLite store and once on PostgreSQL (SIGNALGATE_TEST_DATABASE_URL, default the local server).
  */
 const serving = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/cli/admin*.test.ts'];
-const pure = ['test/language/**/*.test.ts', 'test/engine/**/*.test.ts', 'test/cli/parse*.test.ts', 'test/cli/simulate*.test.ts'];
+const pure = ['test/language/**/*.test.ts', 'test/engine/**/*.test.ts', 'test/cli/parse*.test.ts', 'test/cli/simulate*.test.ts', 'test/cli/documented-*.test.ts'];
 
 export default defineConfig({
   test: {

@@ -1,8 +1,8 @@
 import type { HelloMessage } from '../delivery/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AckStatus, AgentSignal, Delivery } from '../store/records.js';
-import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
-import { AgentHttp } from './agent-http.js';
+import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
+import { AgentHttp, type AgentIdentity } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
 import { type AckAnswer, type AgentReply, isAgentConnected } from './agent-reply.js';
 import { Backoff, sleep } from './backoff.js';
@@ -69,6 +69,8 @@ export class AgentClient {
   private failure: Error | null = null;
   /** The server refused our WebSocket: another connection holds the agent's session. */
   private standingBy = false;
+  /** Said that the server cannot be reached, since it last answered (said once per outage). */
+  private unreachableSaid = false;
 
   constructor(private readonly options: AgentClientOptions) {
     this.http = new AgentHttp(options.server, options.token);
@@ -83,6 +85,29 @@ export class AgentClient {
   /** The transport in use, or null while disconnected. */
   get transport(): 'websocket' | 'long-poll' | null {
     return this.current;
+  }
+
+  /**
+   * Asks the server whom the token belongs to, retrying with backoff while the server cannot be
+   * reached or fails; throws AgentUnauthorizedError when it refuses the token, AgentClosedError
+   * after `close()`. A consumer calls this before setting anything up for the agent.
+   */
+  async identify(): Promise<AgentIdentity> {
+    const backoff = this.newBackoff();
+    while (true) {
+      if (this.stop.signal.aborted) throw new AgentClosedError();
+      try {
+        const agent = await this.http.identify(this.stop.signal);
+        this.reachable();
+        return agent;
+      } catch (err) {
+        if (!(err instanceof TransientError)) throw err;
+        if (this.stop.signal.aborted) throw new AgentClosedError();
+        if (err instanceof ServerUnreachableError) this.unreachable(err.message);
+        else this.log.warn({ server: this.options.server, err: err.message }, 'the server could not check the agent token yet; retrying');
+        await sleep(backoff.next(), this.stop.signal);
+      }
+    }
   }
 
   /** Starts connecting (also done by `signals()`); reconnects until `close()`. */
@@ -173,8 +198,10 @@ export class AgentClient {
           continue;
         }
         if (end.opened) backoff.reset();
+        else if (mode === 'websocket' && end.status === null) this.unreachable(end.reason);
         else if (mode === 'auto' && end.fallback) {
-          this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
+          // While the server is known to be down, every attempt would say this again.
+          if (!this.unreachableSaid) this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
           pollUntil = Date.now() + (this.options.webSocketRetryMs ?? 60_000);
           continue;
         }
@@ -185,6 +212,7 @@ export class AgentClient {
       this.disconnected(error?.message ?? 'trying the WebSocket again');
       if (error instanceof AgentUnauthorizedError) throw error;
       if (error instanceof AgentConnectedError) this.standBy(error.message);
+      if (error instanceof ServerUnreachableError) this.unreachable(error.message);
       if (error !== null) {
         pollUntil = 0;
         await sleep(backoff.next(), this.stop.signal);
@@ -246,7 +274,20 @@ export class AgentClient {
     this.options.onStatus?.({ transport: null, reason });
   }
 
+  /** The server did not answer at all: down, or a wrong URL. Said once until it answers again. */
+  private unreachable(reason: string): void {
+    if (this.unreachableSaid || this.stop.signal.aborted) return;
+    this.unreachableSaid = true;
+    this.log.warn({ server: this.options.server, reason }, `the server is unreachable at ${this.options.server}; retrying until it answers`);
+  }
+
+  private reachable(): void {
+    if (this.unreachableSaid) this.log.info({ server: this.options.server }, 'the server answers again');
+    this.unreachableSaid = false;
+  }
+
   private connected(transport: 'websocket' | 'long-poll'): void {
+    this.reachable();
     this.current = transport;
     if (this.standingBy) this.log.info({ transport }, 'the other connection with this agent token ended; taking over');
     this.standingBy = false;

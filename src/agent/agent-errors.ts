@@ -32,3 +32,14 @@ export class TransientError extends Error {
     this.name = 'TransientError';
   }
 }
+
+/**
+ * No answer from the server at all (connection refused, name not found, timed out): the
+ * server is down or the URL is wrong, unlike a server that answers with an error.
+ */
+export class ServerUnreachableError extends TransientError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ServerUnreachableError';
+  }
+}

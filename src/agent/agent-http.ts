@@ -2,8 +2,14 @@ import http from 'node:http';
 import https from 'node:https';
 import { ErrorCode } from '../errors/catalog.js';
 import type { AgentSignal } from '../store/records.js';
-import { AgentConnectedError, AgentUnauthorizedError, TransientError } from './agent-errors.js';
+import { AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
+
+export interface AgentIdentity {
+  id: string;
+  name: string;
+  accountId: string;
+}
 
 /** How much longer than the poll's own wait the client gives the server before giving up on it. */
 const POLL_GRACE_MS = 15_000;
@@ -38,6 +44,13 @@ export class AgentHttp {
     return (reply.body as { signals: AgentSignal[] }).signals;
   }
 
+  /** The agent the token belongs to (`GET /api/agent`), with no other effect on the server. */
+  async identify(abort?: AbortSignal): Promise<AgentIdentity> {
+    const reply = await this.call('GET', 'api/agent', undefined, REQUEST_TIMEOUT_MS, abort);
+    if (reply.status !== 200) throw new TransientError(`GET /api/agent answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+    return reply.body as AgentIdentity;
+  }
+
   ack(id: string, ack: unknown, abort?: AbortSignal): Promise<AgentReply> {
     return this.call('POST', `api/agent/signals/${encodeURIComponent(id)}/ack`, ack, REQUEST_TIMEOUT_MS, abort);
   }
@@ -63,18 +76,20 @@ export class AgentHttp {
           ...(payload && { 'content-type': 'application/json', 'content-length': payload.length }),
         },
       });
-      const fail = (why: string, cause?: unknown) => {
+      // Before any response the server was not reached (or did not answer); after, it went away.
+      const fail = (why: string, cause: unknown, answered: boolean) => {
         abort?.removeEventListener('abort', onAbort);
-        reject(new TransientError(`${method} ${url.pathname} failed: ${why}`, { cause }));
+        const message = `${method} ${url.pathname} failed: ${why}`;
+        reject(answered ? new TransientError(message, { cause }) : new ServerUnreachableError(message, { cause }));
       };
       const onAbort = () => req.destroy(new Error('aborted'));
       abort?.addEventListener('abort', onAbort, { once: true });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (err) => fail(err.message, err));
+      req.on('error', (err) => fail(err.message, err, false));
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (err) => fail(err.message, err));
+        res.on('error', (err) => fail(err.message, err, true));
         res.on('end', () => {
           abort?.removeEventListener('abort', onAbort);
           const status = res.statusCode ?? 0;

@@ -54,6 +54,13 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     });
     const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;
 
+    // Who this token belongs to, with no other effect: an agent checks its token here before it
+    // creates anything on disk.
+    app.get('/api/agent', async (request, reply) => {
+      const agent = agentOf(request);
+      return reply.send({ id: agent.id, name: agent.name, accountId: agent.accountId });
+    });
+
     app.get<{ Querystring: { wait?: string } }>(POLL_PATH, async (request, reply) => {
       const agent = agentOf(request);
       const seconds = readWaitSeconds(request.query.wait);

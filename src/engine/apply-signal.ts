@@ -17,7 +17,7 @@ import type { OrderKind } from './pending-orders.js';
 import { commentMatches } from './positions.js';
 import type { StepResult } from './apply-tick.js';
 import type { EngineState } from './state.js';
-import { brokerSymbol, canonicalSymbol } from './symbol-map.js';
+import { brokerSymbol, catalogName, resolveSignalSymbol } from './symbol-map.js';
 
 export interface SignalRef {
   /** The signal as it was sent; quoted in a `rejected` event. */
@@ -65,9 +65,11 @@ export function applySignal(
 
 function execute(ledger: Ledger, signal: NormalizedSignal, signalId: string | null): StepOutcome {
   const map = ledger.config.symbolMap;
-  const canonical = canonicalSymbol(map, signal.symbol);
+  const resolved = resolveSignalSymbol(map, signal.symbol);
+  if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  const { canonical } = resolved;
   const symbol = brokerSymbol(map, canonical);
-  const spec = resolveInstrument(canonical, ledger.config.instruments);
+  const spec = resolveInstrument(catalogName(map, canonical), ledger.config.instruments);
   const { comment } = signal;
   const filtered = comment === undefined ? '' : ` with comment "${comment}"`;
   if (spec === null) {

@@ -30,4 +30,4 @@ export type { OrderKind, PendingOrder } from './pending-orders.js';
 export type { Position } from './positions.js';
 export { createEngineState, type EngineConfig, type EngineOptions, type EngineState } from './state.js';
 export { summarize } from './summary.js';
-export { brokerSymbol, canonicalSymbol, createSymbolMap, type SymbolMap } from './symbol-map.js';
+export { brokerSymbol, canonicalSymbol, catalogName, createSymbolMap, resolveSignalSymbol, type SignalSymbol, type SymbolMap } from './symbol-map.js';

@@ -78,7 +78,7 @@ function readFile(value: unknown): InstrumentsFile {
       symbolMap[symbol.trim().toUpperCase()] = broker.trim();
     }
     try {
-      createSymbolMap(symbolMap);
+      createSymbolMap(symbolMap, instruments);
     } catch (error) {
       throw new FileProblem(`symbolMap: ${(error as Error).message}`, ['symbolMap']);
     }

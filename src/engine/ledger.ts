@@ -11,7 +11,7 @@ import type { Quote, Quotes } from './market.js';
 import type { PendingOrder } from './pending-orders.js';
 import type { Position } from './positions.js';
 import type { EngineConfig, EngineState } from './state.js';
-import { brokerSymbol, canonicalSymbol } from './symbol-map.js';
+import { brokerSymbol, catalogName } from './symbol-map.js';
 
 export interface Ledger {
   readonly config: EngineConfig;
@@ -54,7 +54,7 @@ export function takeTicket(ledger: Ledger): number {
 
 /** The instrument of a canonical or broker symbol, or null when it is unknown. */
 export function instrumentOf(config: EngineConfig, symbol: string): InstrumentSpec | null {
-  return resolveInstrument(canonicalSymbol(config.symbolMap, symbol), config.instruments);
+  return resolveInstrument(catalogName(config.symbolMap, symbol), config.instruments);
 }
 
 /** Latest quote of a canonical symbol (looked up under its broker name). */

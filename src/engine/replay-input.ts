@@ -10,7 +10,8 @@
  * file's columns (a header with other columns, or the right ones in another order, would
  * otherwise be misread row by row). `time` is Unix milliseconds or ISO 8601
  * (`2024-03-01T09:30:00Z`, `2024-03-01T10:30:00.250+01:00`, `2024-03-01 09:30`, `2024-03-01`);
- * an ISO time without an offset is UTC.
+ * an ISO time without an offset is UTC. A number of 9 to 11 digits is refused: it is how Unix
+ * seconds look (1973 to 5138), and read as milliseconds it would silently replay in 1970-1973.
  *
  * Ticks follow the signal language's rules, so that a tick names and prices exactly what a
  * signal can: the symbol is upper-cased (ASCII letters only) and must be a valid signal
@@ -47,6 +48,7 @@ const ISO =
 export function parseTimestamp(text: string): number | null {
   const t = text.trim();
   if (/^\d+$/.test(t)) {
+    if (looksLikeSeconds(t)) return null;
     const ms = Number(t);
     return ms <= MAX_TIME ? ms : null;
   }
@@ -121,7 +123,22 @@ function headerProblem(header: RecordLines['header'], columns: readonly string[]
   };
 }
 
+/**
+ * 9 to 11 digits (1e8 to under 1e11): as Unix seconds a date from 1973 to 5138, as milliseconds
+ * one between 1970-01-02 and 1973-03-03, which no price history is. Shorter numbers stay
+ * milliseconds (synthetic times like 1000), longer ones are milliseconds from 1973 on.
+ */
+function looksLikeSeconds(digits: string): boolean {
+  const significant = digits.replace(/^0+/, '');
+  return significant.length >= 9 && significant.length <= 11;
+}
+
 function timeProblem(text: string): string {
+  const t = text.trim();
+  if (/^\d+$/.test(t) && looksLikeSeconds(t)) {
+    const asMs = new Date(Number(t)).toISOString();
+    return `time "${text}" looks like Unix seconds (read as milliseconds it would be ${asMs}); times are Unix milliseconds or ISO 8601: for seconds, write ${t}000, or a time like 2024-03-01T09:30:00Z`;
+  }
   return `time "${text}" is neither ISO 8601 (e.g. 2024-03-01T09:30:00Z) nor Unix milliseconds`;
 }
 

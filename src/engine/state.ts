@@ -37,7 +37,7 @@ export interface EngineOptions {
   /** Default USD. */
   currency?: string;
   instruments?: Readonly<Record<string, InstrumentOverride>>;
-  /** Canonical symbol → broker symbol, e.g. { EURUSD: 'EURUSD.m' }. */
+  /** Ticker → venue symbol, e.g. { EURUSD: 'EURUSD.m' } (see symbol-map.ts). */
   symbolMap?: Readonly<Record<string, string>>;
   defaultVolumeLots?: number | null;
 }
@@ -58,7 +58,7 @@ export function createEngineState(options: EngineOptions): EngineState {
     instruments[symbol.trim().toUpperCase()] = override;
   }
   return {
-    config: { currency, instruments, symbolMap: createSymbolMap(options.symbolMap), defaultVolumeLots: defaultLots },
+    config: { currency, instruments, symbolMap: createSymbolMap(options.symbolMap, instruments), defaultVolumeLots: defaultLots },
     balance: options.balance,
     quotes: {},
     positions: [],

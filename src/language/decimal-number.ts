@@ -10,17 +10,31 @@ const SCIENTIFIC_DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
 export type DecimalReading =
   | { ok: true; value: number }
-  | { ok: false; reason: 'not_decimal' | 'exponent' | 'comma' | 'too_large' }
+  /**
+   * `comma`: a comma that can only be a decimal comma (`1,5`); `grouped`: one that may as well
+   * separate thousands (`39,000`, `1,000,000.5`), so what was meant cannot be told.
+   */
+  | { ok: false; reason: 'not_decimal' | 'exponent' | 'comma' | 'grouped' | 'too_large' }
   /** The digits do not fit a double: `value` is what they would have been rounded to. */
   | { ok: false; reason: 'inexact'; value: number };
 
 export function readDecimal(text: string): DecimalReading {
   if (!PLAIN_DECIMAL.test(text)) {
     if (/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)[eE][+-]?\d+$/.test(text)) return { ok: false, reason: 'exponent' };
+    if (commaMayGroupThousands(text)) return { ok: false, reason: 'grouped' };
     if (/^[+-]?\d+,\d+$/.test(text)) return { ok: false, reason: 'comma' };
     return { ok: false, reason: 'not_decimal' };
   }
   return readExactDecimal(text);
+}
+
+/**
+ * Whether the commas in `text` could be thousands separators: groups of three digits after a
+ * whole part that does not start with 0 (`39,000`, `1,000,000.50`). Then `39,000` may mean
+ * 39000 or 39.0, and no hint may propose either.
+ */
+export function commaMayGroupThousands(text: string): boolean {
+  return /^[+-]?[1-9]\d*(?:,\d{3})+(?:\.\d+)?$/.test(text);
 }
 
 /**

@@ -45,7 +45,11 @@ export function readNumberValue(value: EntryValue, param: string, example = '20'
     case 'exponent':
       return { ok: false, detail: `${param} must be a plain decimal number without an exponent, got ${got}` };
     case 'comma':
-      return { ok: false, detail: `${param} must use a point as decimal separator (like 1.5), got ${got}` };
+      // Only a decimal comma can be meant (`1,5`), so the same value with a point is safe to offer.
+      return { ok: false, detail: `${param} must use a point as decimal separator: if you meant ${text.replace(',', '.')}, write that, got ${got}` };
+    case 'grouped':
+      // `39,000` may be 39000 or 39.0: offering either could move a stop a thousandfold.
+      return { ok: false, detail: `${param} must be a plain number: numbers take no thousands separator, and decimals use a point, got ${got}` };
     case 'too_large':
       return { ok: false, detail: `${param} is too large to be a usable number, got ${got}` };
     case 'not_decimal':

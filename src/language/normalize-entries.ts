@@ -93,7 +93,7 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
     const known = lookupParameter(entry.name, format);
     if (known === undefined) {
       unknown += 1;
-      const detail = unknownParameterDetail(entry, entries[index - 1], format, unknown <= MAX_SUGGESTED_UNKNOWNS);
+      const detail = unknownParameterDetail(entries, index, format, unknown <= MAX_SUGGESTED_UNKNOWNS);
       log.add(entry.position, ErrorCode.UNKNOWN_PARAMETER, detail, shortened(entry.name));
       continue;
     }

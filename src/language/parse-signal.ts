@@ -15,12 +15,32 @@ import { tokenizeSignalLine } from './text-tokenizer.js';
 export function parseSignal(body: string, format: SignalFormat): ParseOutcome {
   // A leading byte order mark is an editor's artefact, not part of the signal.
   const text = body.startsWith('\uFEFF') ? body.slice(1) : body;
-  const reading = format === 'json' ? jsonEntries(text) : textEntries(text);
+  const reading = format === 'json' ? jsonEntries(text) : startsLikeJson(text) ? jsonInTextForm(text) : textEntries(text);
   if (!reading.ok) return { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: reading.detail }] };
   return normalizeEntries(reading.entries, format);
 }
 
 type EntryReading = { ok: true; entries: SignalEntry[] } | { ok: false; detail: string };
+
+/** The first non-blank character is `{`: no text signal starts so (a symbol holds no `{`). */
+function startsLikeJson(text: string): boolean {
+  return /^[ \t\r\n]*\{/.test(text);
+}
+
+/**
+ * A body meant as JSON but read as text (sent as text/plain, as TradingView sends a message
+ * that is not valid JSON): the text reader's complaint about quotes in token 1 would hide the
+ * real mistake. So it gets the JSON reader's explanation, the very one it gets when read as
+ * JSON; valid JSON is still not taken as a text signal, but told how to send it.
+ */
+function jsonInTextForm(text: string): EntryReading {
+  const json = readJsonObject(text);
+  if (!json.ok) return json;
+  return {
+    ok: false,
+    detail: 'the body is a JSON object but is read as the text form (EURUSD,buy,...); send it with Content-Type: application/json',
+  };
+}
 
 function textEntries(text: string): EntryReading {
   const tokenizing = tokenizeSignalLine(text);

@@ -32,7 +32,10 @@ describe('what a paper agent reports', () => {
       status: 'rejected',
       message: 'there are no open sell positions on EURUSD to close',
     });
-    expect((await deliveriesOf(server, unknown))[0]).toMatchObject({ status: 'rejected', message: 'there is no price for GBPUSD yet' });
+    expect((await deliveriesOf(server, unknown))[0]).toMatchObject({
+      status: 'rejected',
+      message: `GBPUSD is not in the paper feed: the ticks file ${ticks} prices only EURUSD; send one of those, or give --ticks a file with prices for it`,
+    });
 
     await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions?.length === 1, 'the published state');
     const view = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body;
@@ -46,5 +49,22 @@ describe('what a paper agent reports', () => {
     // Marked to the bid: 0.2 lots × 100,000 × (1.1000 − 1.1002).
     expect(view.state.equity).toBeCloseTo(4996, 6);
     expect((await agentProcess.stop()).code).toBe(0);
+  });
+
+  it('says which instruments the random walk prices when a signal names one it never prices', async () => {
+    const { server } = bed;
+    const { accountId, agents } = await accountWithAgents(server, ['walk']);
+    const source = await sourceFor(server, accountId);
+    const agentProcess = bed.startAgent(server.url, agents[0]!.token, bed.stateDir(), ['--seed', '1']);
+    await agentProcess.connected();
+    const index = await postSignal(server.url, source.authKey, 'SPX500,buy');
+    const cross = await postSignal(server.url, source.authKey, 'GBPAUD,sell');
+    const quoted = await postSignal(server.url, source.authKey, 'US500,buy');
+    await waitUntil(async () => (await deliveriesOf(server, quoted))[0].status === 'executed', 'the acks');
+    const feed =
+      'the built-in random walk prices only AUDJPY, AUDUSD, BTCUSD, ETHUSD, EURCHF, EURGBP, EURJPY, EURUSD, GBPJPY, GBPUSD, GER40, JP225, NAS100, NZDUSD, ' +
+      'UK100, US30, US500, USDCAD, USDCHF, USDJPY, XAGUSD, XAUUSD; send one of those, or give --ticks a file with prices for it';
+    expect((await deliveriesOf(server, index))[0]).toMatchObject({ status: 'rejected', message: `SPX500 is not in the paper feed: ${feed}` });
+    expect((await deliveriesOf(server, cross))[0]).toMatchObject({ status: 'rejected', message: `GBPAUD is not in the paper feed: ${feed}` });
   });
 });

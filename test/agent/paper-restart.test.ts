@@ -254,10 +254,13 @@ describe('the flags of signalgate agent', () => {
     expect(run.stderr).toContain(`signalgate agent: ${empty}: holds no ticks`);
   });
 
-  it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', () => {
+  it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
+    // The token is checked first (nothing is created for a refused one), so the server is up.
+    const { agents } = await accountWithAgents(bed.server, ['proc']);
     const started = Date.now();
-    const run = runAgentCli(['--server', 'http://127.0.0.1:9', '--paper', '--token', 'x'], '/proc/signalgate/data');
-    expect(run.code).toBe(1);
+    const agent = bed.startAgent(bed.server.url, agents[0]!.token, '/proc/signalgate/data');
+    expect((await agent.exited).code).toBe(1);
+    const run = { stderr: agent.stderr };
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(run.stderr).toContain("signalgate agent: cannot create the paper account's directory /proc/signalgate/data/agents/");
     expect(run.stderr).toContain('in SIGNALGATE_DATA_DIR=/proc/signalgate/data');

@@ -100,7 +100,7 @@ describe('signalgate parse', () => {
   it('honours --format over what the body looks like', async () => {
     const asText = await parse(['--format', 'text', '--json', '{"symbol":"EURUSD","action":"buy"}']);
     expect(asText.code).toBe(1);
-    expect(JSON.parse(asText.stdout)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/unexpected double quote in token 1/) });
+    expect(JSON.parse(asText.stdout)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/^the body is a JSON object but is read as the text form/) });
     const asJson = await parse(['--format', 'json', '--json', 'EURUSD,buy']);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/^the body must be one JSON object|^malformed JSON/) });
     const auto = await parse(['  \n {"symbol":"EURUSD","action":"buy"}']);

@@ -185,6 +185,21 @@ describe('signalgate simulate', () => {
       expect(run.stderr).toContain(`${fixture('bad-signals.csv')}:2: time "31/12/2024" is neither ISO 8601`);
     });
 
+    it('a time in Unix seconds, naming the file and line, instead of replaying in 1970', async () => {
+      const ticks = tempFile('ticks.csv', '1709285400000,EURUSD,1.1000,1.1002\n');
+      const signals = tempFile('signals.csv', '# exported in seconds\n1709285400,EURUSD,buy\n');
+      const run = await simulate(['--ticks', ticks, '--signals', signals]);
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `signalgate simulate: ${signals}:2: time "1709285400" looks like Unix seconds (read as milliseconds it would be 1970-01-20T18:48:05.400Z); ` +
+          'times are Unix milliseconds or ISO 8601: for seconds, write 1709285400000, or a time like 2024-03-01T09:30:00Z\n',
+      );
+      const secondTicks = tempFile('ticks.csv', '1709285400,EURUSD,1.1000,1.1002\n');
+      const refused = await simulate(['--ticks', secondTicks, '--signals', fixture('signals.csv')]);
+      expect(refused.stderr).toContain(`${secondTicks}:1: time "1709285400" looks like Unix seconds`);
+    });
+
     it('a ticks file without any tick', async () => {
       for (const content of ['', 'time,symbol,bid,ask\n', '\n# no ticks\n']) {
         const ticks = tempFile('ticks.csv', content);

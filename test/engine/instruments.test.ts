@@ -127,6 +127,53 @@ describe('symbol mapping', () => {
   });
 });
 
+describe('symbol mapping of tickers the catalog does not know, and of TradingView\'s forms', () => {
+  it('trades a ticker mapped to a catalog symbol as that instrument (GOLD → XAUUSD)', () => {
+    const sim = simulation({ symbolMap: { GOLD: 'XAUUSD' } });
+    sim.tick('XAUUSD', 2350, 2350.3);
+    // XAUUSD's pip is 0.1: 20 pips below 2350.3
+    expect(sim.signal(sig('GOLD', 'buy', { volume: lots(0.1), sl: pips(20) })).events[0]).toMatchObject({ type: 'opened', symbol: 'XAUUSD', sl: 2348.3 });
+    const unmapped = simulation();
+    unmapped.tick('XAUUSD', 2350, 2350.3);
+    expect(rejection(unmapped.signal(sig('GOLD', 'buy', { volume: lots(0.1) })).events)).toBe('GOLD is not a known instrument; define it in the instruments file');
+  });
+
+  it('lets two tickers map to one venue symbol, trading the same positions', () => {
+    const sim = simulation({ symbolMap: { SPX500: 'US500.cash', US500: 'US500.cash' } });
+    sim.tick('US500.cash', 5200, 5200.5);
+    expect(sim.signal(sig('SPX500', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'US500.cash' });
+    expect(sim.signal(sig('US500', 'closebuy')).events[0]).toMatchObject({ type: 'closed', position: 1 });
+  });
+
+  it('drops an exchange prefix (OANDA:EURUSD, BINANCE:BTCUSD) unless the prefixed form is mapped itself', () => {
+    const sim = simulation({ symbolMap: { 'COINBASE:BTCUSD': 'BTCUSD.spot' } });
+    sim.tick('EURUSD', 1.1, 1.1002);
+    sim.tick('BTCUSD', 65000, 65015);
+    sim.tick('BTCUSD.spot', 64990, 65005);
+    expect(sim.signal(sig('OANDA:EURUSD', 'buy', { volume: lots(0.1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'EURUSD', price: 1.1002 });
+    expect(sim.signal(sig('BINANCE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD', price: 65015 });
+    expect(sim.signal(sig('COINBASE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD.spot', price: 65005 });
+  });
+
+  it('trades a perpetual (BTCUSD.P) or continuous future (ES1!) only through a mapping, and says how to add one', () => {
+    const sim = simulation();
+    sim.tick('BTCUSD', 65000, 65015);
+    sim.tick('US500', 5200, 5200.5);
+    expect(rejection(sim.signal(sig('BTCUSD.P', 'buy', { volume: lots(1) })).events)).toBe(
+      'BTCUSD.P is a TradingView perpetual-futures symbol, not the spot BTCUSD; to trade it, add it to the symbolMap of the instruments file (like "BTCUSD.P": "BTCUSD") naming the venue\'s symbol for it',
+    );
+    expect(rejection(sim.signal(sig('BINANCE:BTCUSD.P', 'buy', { volume: lots(1) })).events)).toMatch(/^BINANCE:BTCUSD\.P \(read as BTCUSD\.P\): BTCUSD\.P is a TradingView perpetual-futures symbol/);
+    expect(rejection(sim.signal(sig('ES1!', 'buy', { volume: lots(1) })).events)).toBe(
+      'ES1! is a TradingView continuous-futures symbol, which rolls from contract to contract; to trade it, add it to the symbolMap of the instruments file (like "ES1!": "US500") naming the venue\'s symbol for it',
+    );
+    const mapped = simulation({ symbolMap: { 'ES1!': 'US500', 'BTCUSD.P': 'BTCUSD' } });
+    mapped.tick('US500', 5200, 5200.5);
+    mapped.tick('BTCUSD', 65000, 65015);
+    expect(mapped.signal(sig('ES1!', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'US500', price: 5200.5 });
+    expect(mapped.signal(sig('BYBIT:BTCUSD.P', 'sell', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD', price: 65000 });
+  });
+});
+
 describe('the instruments file', () => {
   it('reads overrides and the symbol map, upper-casing canonical symbols', () => {
     const outcome = parseInstrumentsFile(
@@ -165,9 +212,14 @@ describe('the instruments file', () => {
       ok: false,
       message: 'instrument EURUSD: lotMin (5) is above lotMax (1)',
     });
-    expect(parseInstrumentsFile('{"symbolMap":{"EURUSD":"X","GBPUSD":"x"}}')).toMatchObject({
+    expect(parseInstrumentsFile('{"symbolMap":{"EURUSD":"X","USDJPY":"x"}}')).toMatchObject({
       ok: false,
-      message: 'symbolMap: symbols EURUSD and GBPUSD both map to x',
+      message:
+        'symbolMap: EURUSD and USDJPY both name X but are different instruments; map only one of them to X, or give both the same fields in "instruments"',
+    });
+    expect(parseInstrumentsFile('{"symbolMap":{"GOLD":"XAUUSD","XAUUSD":"XAUUSD.m"}}')).toMatchObject({
+      ok: false,
+      message: 'symbolMap: GOLD maps to XAUUSD, which itself maps to XAUUSD.m: map GOLD to XAUUSD.m directly',
     });
     expect(parseInstrumentsFile('{"instrument":{}}')).toMatchObject({ ok: false, line: 1, message: expect.stringContaining('unknown key') });
     expect(parseInstrumentsFile('{"instruments":{},\n"instruments":{}}')).toMatchObject({ ok: false, line: 2 });

@@ -39,6 +39,16 @@ describe('the ticks file', () => {
     expect(parseTicksFile('1,EURUSD,1.1,1.1002\n')).toMatchObject({ ok: true, records: [{ line: 1 }] });
   });
 
+  it('refuses a time of 9 to 11 digits as Unix seconds, keeping shorter and longer numbers as milliseconds', () => {
+    for (const time of ['99999999', '100000000000', '1709285400000']) {
+      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({ ok: true, records: [{ time: Number(time) }] });
+    }
+    for (const time of ['100000000', '1709285400', '99999999999', '0001709285400']) {
+      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({ ok: false, line: 1, message: expect.stringContaining(`time "${time}" looks like Unix seconds`) });
+      expect(parseSignalsFile(`${time},EURUSD,buy\n`)).toMatchObject({ ok: false, line: 1, message: expect.stringContaining('looks like Unix seconds') });
+    }
+  });
+
   it('names the line of the first bad record', () => {
     expect(parseTicksFile('time,symbol,bid,ask\n1,EURUSD,1.1,1.1002\n2,EURUSD,1.1\n')).toEqual({
       ok: false,

@@ -170,6 +170,29 @@ describe.runIf(onSqlite)('starting the service', () => {
     }
   });
 
+  it.each([
+    [{ HOST: '0.0.0.0' }, /http:\/\/0\.0\.0\.0:\d+/],
+    [{ SIGNALGATE_PUBLIC_URL: 'http://[::]:9000' }, /http:\/\/\[::\]:9000/],
+  ])('with %j warns, in the log and on stderr, that senders cannot reach the inbound URLs and to set SIGNALGATE_PUBLIC_URL', async (env, url) => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env }, (stderr, stop) => {
+      if (stderr.includes('signalgate: warning:')) stop();
+    });
+    expect(run.code).toBe(0);
+    const warning = new RegExp(`inbound URLs are rendered with ${url.source}, which no sender can reach .*set SIGNALGATE_PUBLIC_URL to the address senders reach this server at`);
+    expect(run.stderr).toMatch(new RegExp(`signalgate: warning: ${warning.source}`));
+    const logged = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(logged.find((line) => warning.test(line.msg))).toMatchObject({ level: 40 });
+  });
+
+  it('does not warn with HOST=0.0.0.0 when SIGNALGATE_PUBLIC_URL names the address senders reach', async () => {
+    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), HOST: '0.0.0.0', SIGNALGATE_PUBLIC_URL: 'https://signals.example.com' }, (stderr, stop) => {
+      if (stderr.includes('admin token')) setTimeout(stop, 1000);
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('"msg":"listening"');
+    expect(run.stderr).not.toContain('warning');
+  });
+
   it('masks the admin token in a logged path, however short it is', async () => {
     const token = 'short-admin-1';
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_ADMIN_TOKEN: token });

@@ -139,7 +139,7 @@ describe('the text format', () => {
         param: '5',
         detail: "unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma",
       });
-      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator (like 1.5), got '1,5'");
+      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'");
     });
 
     it('are taken at their exact written value, however they are written', () => {
@@ -256,5 +256,14 @@ describe('the text format', () => {
     it('suggest the names an unknown name is the end of', () => {
       expect(problemOf('EURUSD,buy,lots=1').detail).toBe("unknown parameter 'lots'; did you mean vol_lots or pct_lots?");
     });
+  });
+});
+
+describe("TradingView's symbol forms", () => {
+  it('are taken as written, prefix and suffix kept, so the log shows what the sender sent', () => {
+    for (const symbol of ['BINANCE:BTCUSDT', 'OANDA:EURUSD', 'BTCUSDT.P', 'ES1!', 'BINANCE:BTCUSDT.P']) {
+      expect(signalOf(`${symbol},buy`).symbol).toBe(symbol);
+      expect(signalOf(JSON.stringify({ symbol, action: 'buy' }), 'json').symbol).toBe(symbol);
+    }
   });
 });

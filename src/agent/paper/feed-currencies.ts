@@ -1,4 +1,4 @@
-import { canonicalSymbol, createSymbolMap, type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
+import { catalogName, createSymbolMap, type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
 
 /**
  * The account currencies a paper feed can price: the quote currency of each instrument it
@@ -7,10 +7,10 @@ import { canonicalSymbol, createSymbolMap, type InstrumentsFile, resolveInstrume
  * is refused at start-up instead. Symbols are read through the symbol map, as the engine does.
  */
 export function feedCurrencies(symbols: Iterable<string>, instruments: InstrumentsFile): string[] {
-  const map = createSymbolMap(instruments.symbolMap);
+  const map = createSymbolMap(instruments.symbolMap, instruments.instruments);
   const found = new Set<string>();
   for (const symbol of symbols) {
-    const canonical = canonicalSymbol(map, symbol);
+    const canonical = catalogName(map, symbol);
     const spec = resolveInstrument(canonical, instruments.instruments);
     if (spec === null) continue;
     found.add(spec.quoteCurrency);

@@ -7,6 +7,7 @@ import {
   brokerSymbol,
   canonicalSymbol,
   createEngineState,
+  resolveSignalSymbol,
   summarize,
   type EngineState,
   type InstrumentsFile,
@@ -90,16 +91,40 @@ export class PaperAgent {
   async run(): Promise<void> {
     const { options } = this;
     const log = options.log;
+    const client = new AgentClient({
+      server: options.server,
+      token: options.token,
+      transport: options.transport,
+      log,
+      onStatus: (status) => {
+        if (status.transport !== null && client.agent) this.agentId = client.agent.id;
+        if (status.transport !== null) void this.publish();
+      },
+    });
+    this.client = client;
+    // The token first: a refused one must leave nothing on disk (no directory, no account file).
+    try {
+      this.agentId = (await client.identify()).id;
+    } catch (err) {
+      await client.close();
+      if (err instanceof AgentClosedError) return;
+      throw err;
+    }
     const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
     try {
-      createDirectory(dir, 0o700);
-    } catch (error) {
-      throw new Error(
-        `cannot create the paper account's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
-        { cause: error },
-      );
+      try {
+        createDirectory(dir, 0o700);
+      } catch (error) {
+        throw new Error(
+          `cannot create the paper account's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
+          { cause: error },
+        );
+      }
+      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), PAPER_AGENT);
+    } catch (err) {
+      await client.close();
+      throw err;
     }
-    this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), PAPER_AGENT);
     try {
       if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
       const file = path.join(dir, 'paper-account.json');
@@ -116,17 +141,6 @@ export class PaperAgent {
         { file, balance: this.state.balance, currency: this.state.config.currency, executed: this.executed.size, resumed: book !== null },
         'paper account ready',
       );
-      const client = new AgentClient({
-        server: options.server,
-        token: options.token,
-        transport: options.transport,
-        log,
-        onStatus: (status) => {
-          if (status.transport !== null && client.agent) this.agentId = client.agent.id;
-          if (status.transport !== null) void this.publish();
-        },
-      });
-      this.client = client;
       this.feed.start((tick) => this.onTick(tick));
       this.publishTimer = setInterval(() => void this.publish(), PUBLISH_EVERY_MS);
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
@@ -173,7 +187,7 @@ export class PaperAgent {
       defaultVolumeLots: options.defaultVolumeLots,
     });
     this.state = book ? this.resumeAccount(book, file, fresh.config) : fresh;
-    this.agentId = book?.agentId ?? null;
+    this.agentId ??= book?.agentId ?? null;
     for (const entry of book?.executed ?? []) this.executed.set(entry.id, entry);
     if (options.ticks !== null) {
       this.feed = new TickFileFeed(options.ticks, resumeAt, () => log.info({ file: options.ticks?.file }, 'the ticks file is played out; prices stay where they are'));
@@ -269,6 +283,8 @@ export class PaperAgent {
     if (now > Date.parse(signal.expiresAt)) {
       // Handed out in time but reached only now (a backlog): a late order is worse than none.
       outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    } else if (!this.priced(signal.signal.symbol)) {
+      outcome = { status: 'rejected', message: this.notInFeed(signal.signal.symbol), result: null };
     } else {
       try {
         const step = applySignal(this.state, signal.signal, now, { signalId: signal.id, text: renderSignalText(signal.signal) });
@@ -280,7 +296,9 @@ export class PaperAgent {
     }
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date(now).toISOString(), outcome, acked: false };
     this.executed.set(signal.id, entry);
-    log.info({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
+    // A rejection or failure is something the trader must see: not at the level of routine lines.
+    const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
+    log[level]({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
     try {
       await this.journal.save();
     } catch (err) {
@@ -291,6 +309,25 @@ export class PaperAgent {
     }
     await this.acknowledge(entry);
     void this.publish();
+  }
+
+  /** Whether the feed ever quotes the symbol (compared by canonical name, through the symbol map). */
+  private priced(symbol: string): boolean {
+    const map = this.state.config.symbolMap;
+    const wanted = resolveSignalSymbol(map, symbol);
+    // A symbol that does not resolve is the engine's to reject, with its reason.
+    if (!wanted.ok) return true;
+    // Compared as venue symbols: two tickers may name the one the feed quotes.
+    const venue = (name: string) => brokerSymbol(map, canonicalSymbol(map, name)).toUpperCase();
+    return this.feed.symbols.some((quoted) => venue(quoted) === venue(wanted.canonical));
+  }
+
+  /** Not "no price yet": the feed will never price it, so say what it does price. */
+  private notInFeed(symbol: string): string {
+    const map = this.state.config.symbolMap;
+    const quoted = [...new Set(this.feed.symbols.map((s) => canonicalSymbol(map, s)))].sort();
+    const wanted = resolveSignalSymbol(map, symbol);
+    return `${wanted.ok ? wanted.canonical : symbol} is not in the paper feed: ${this.feed.description} prices only ${quoted.join(', ')}; send one of those, or give --ticks a file with prices for it`;
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {

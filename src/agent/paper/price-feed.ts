@@ -4,6 +4,10 @@ import type { Tick } from '../../engine/index.js';
 export interface PriceFeed {
   start(onTick: (tick: Tick) => void): void;
   stop(): void;
+  /** Every symbol it ever quotes, as spelt in the feed; a symbol not among them will never have a price. */
+  readonly symbols: readonly string[];
+  /** What the feed is, for messages: `the built-in random walk`, `the ticks file /x/t.csv`. */
+  readonly description: string;
   /** What to keep on disk so a restarted agent continues the feed where it stopped. */
   position(): FeedPosition;
 }

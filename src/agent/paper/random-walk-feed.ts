@@ -14,6 +14,8 @@ export class RandomWalkFeed implements PriceFeed {
   private readonly random: SeededRandom;
   private readonly mids = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  readonly symbols = Object.keys(REFERENCE_PRICES);
+  readonly description = 'the built-in random walk';
 
   /**
    * `seed`: the generator state (a `--seed`, or the state kept on disk); `last`: the prices

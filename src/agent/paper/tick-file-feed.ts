@@ -22,6 +22,8 @@ export class TickFileFeed implements PriceFeed {
   private applied: number;
 
   private readonly ticks: readonly Tick[];
+  readonly symbols: readonly string[];
+  readonly description: string;
 
   /** `applied`: how many of the file's ticks were applied before a restart (of this same file). */
   constructor(
@@ -30,6 +32,8 @@ export class TickFileFeed implements PriceFeed {
     private readonly onEnd: () => void = () => {},
   ) {
     this.ticks = source.ticks;
+    this.symbols = [...new Set(source.ticks.map((t) => t.symbol))];
+    this.description = `the ticks file ${source.file}`;
     this.applied = Math.min(applied, source.ticks.length);
   }
 

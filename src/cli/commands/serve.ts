@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { recordPublicUrl } from '../../admin/recorded-public-url.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
+import { unreachablePublicUrl } from '../../config/unreachable-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { startService, type RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
@@ -55,6 +56,14 @@ export function registerServeCommand(program: Command): void {
       }
       clearTimeout(giveUp);
       logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
+      const unreachable = unreachablePublicUrl(publicUrl);
+      if (unreachable !== null) {
+        // Not fatal (a server behind a proxy may be set up this way for a while), but every
+        // inbound URL shown would be useless to the sender it is given to.
+        logger.warn({ publicUrl, host: config.host }, unreachable);
+        process.stderr.write(`signalgate: warning: ${unreachable}
+`);
+      }
 
       let draining = false;
       stop = (signal: string) => {
