@@ -182,7 +182,7 @@ function createForm(accounts, once, reload) {
       const agent = await api('POST', `/api/admin/accounts/${account.value}/agents`, { name: name.value });
       put(once, shownOnce(`Token for ${agent.name}`, agent.token));
       await reload();
-      notice(status, `Created ${agent.name} (${agent.id}). Start it with: signalgate agent --server <this server> --token <the token>`);
+      notice(status, `Created ${agent.name} (${agent.id}). Start it with: node dist/cli/main.js agent --server <this server's URL> --token <the token> --paper`);
       once.scrollIntoView({ block: 'nearest' });
     });
   });
