@@ -16,40 +16,38 @@ const MAY_IMPORT = {
   // The pure core: no I/O, so nothing outside itself but the error catalog (see PURE below).
   language: ['errors'],
   engine: ['language', 'errors'],
-  config: [],
+  config: ['security'],
   metering: [],
   security: ['store'],
   logging: ['security'],
   // The wire types shared by the server's delivery side and the agent.
   protocol: ['language', 'errors'],
   // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
-  store: ['protocol', 'inbound', 'language', 'errors'],
+  store: ['protocol', 'inbound', 'language', 'files', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http', 'language', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
   admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'errors'],
-  http: ['inbound', 'admin', 'dashboard', 'store', 'logging', 'config', 'language', 'errors'],
+  http: ['inbound', 'admin', 'dashboard', 'store', 'logging', 'config', 'security', 'language', 'errors'],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
   dashboard: ['admin', 'http', 'store', 'errors'],
   delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
-  agent: ['protocol', 'engine', 'language', 'process', 'errors'],
-  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process'],
+  agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
+  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files'],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
   bench: ['agent', 'engine'],
   // The lock file: not placed in the target layout yet.
   process: [],
+  // Durable file helpers (create a directory, replace a file atomically), for the store and the agents.
+  files: [],
 };
 
 /**
  * Imports the map forbids that today's code still makes. Each entry is a rule switched off until
  * the work it names lands; delete the entry to switch the rule on.
  */
-const PENDING = {
-  // TODO(agent-imports-protocol-only): the agent imports store/records and delivery/push-protocol
-  // until src/protocol/ holds the wire types; then delete this entry.
-  agent: ['store', 'delivery'],
-};
+const PENDING = {};
 
 /** Folders whose inner files nobody outside imports: their index.ts is their one face. */
 const FACED = ['language', 'engine'];

@@ -27,6 +27,11 @@ export class FieldReader {
     return Object.hasOwn(this.body, name);
   }
 
+  /** The field's value as sent, for a reader of its own; undefined when absent. */
+  given(name: string): unknown {
+    return this.has(name) ? this.body[name] : undefined;
+  }
+
   string(name: string, opts: { required: boolean; max: number; nullable?: boolean }): string | null | undefined {
     if (!this.has(name)) {
       if (opts.required) this.fail(name, `'${name}' is required`);

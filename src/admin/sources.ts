@@ -1,4 +1,5 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
+import { allowedIpsProblems, MAX_ALLOWED_IPS, TRADINGVIEW } from '../security/allowed-ips.js';
 import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
@@ -30,6 +31,25 @@ function readHmacSecret(fields: FieldReader): string | null | undefined {
   return secret;
 }
 
+/**
+ * `allowedIps`: a list of addresses, CIDR ranges and the word `tradingview`, each checked, every
+ * bad entry named; kept as written.
+ */
+function readAllowedIps(fields: FieldReader): string[] | undefined {
+  const value = fields.given('allowedIps');
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((entry): entry is string => typeof entry === 'string')) {
+    fields.fail(
+      'allowedIps',
+      `'allowedIps' must be a list of at most ${MAX_ALLOWED_IPS} strings: IPv4/IPv6 addresses, CIDR ranges or '${TRADINGVIEW}' ([] allows any address)`,
+    );
+    return undefined;
+  }
+  const problems = allowedIpsProblems(value);
+  for (const problem of problems) fields.fail('allowedIps', `'allowedIps': ${problem}`);
+  return problems.length === 0 ? value : undefined;
+}
+
 export async function createSource(store: Store, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
   const fields = new FieldReader(body);
   const accountId = fields.string('accountId', { required: true, max: 100 });
@@ -37,6 +57,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   const hmacSecret = readHmacSecret(fields);
   const agentIds = fields.stringList('agentIds', { max: MAX_ROUTED_AGENTS });
   const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
+  const allowedIps = readAllowedIps(fields);
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
   if ((await store.getAccount(accountId)) === null) {
@@ -53,6 +74,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     hmacSecret: hmacSecret ?? null,
     agentIds: agentIds ?? [],
     maxSignalAgeSeconds: maxAge ?? DEFAULT_MAX_SIGNAL_AGE_SECONDS,
+    allowedIps: allowedIps ?? [],
     createdAt: new Date(nowMillis).toISOString(),
     revision: 0,
   };
@@ -78,12 +100,14 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
   if (agentIds !== undefined) patch.agentIds = agentIds;
   const maxAge = fields.integer('maxSignalAgeSeconds', { required: false, min: 1, max: MAX_AGE_LIMIT });
   if (maxAge !== undefined) patch.maxSignalAgeSeconds = maxAge;
+  const allowedIps = readAllowedIps(fields);
+  if (allowedIps !== undefined) patch.allowedIps = allowedIps;
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
     return refuse({
       code: ErrorCode.INVALID_REQUEST,
-      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds and maxSignalAgeSeconds',
+      detail: 'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds and allowedIps',
     });
   }
   const current = await store.getSource(id);

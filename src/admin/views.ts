@@ -13,6 +13,7 @@ export function sourceView(source: Source, publicUrl: string) {
     hmac: source.hmacSecret !== null,
     agentIds: source.agentIds,
     maxSignalAgeSeconds: source.maxSignalAgeSeconds,
+    allowedIps: source.allowedIps,
     createdAt: source.createdAt,
   };
 }

@@ -1,6 +1,7 @@
-import type { HelloMessage } from '../delivery/push-protocol.js';
+import type { HelloMessage } from '../protocol/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
-import type { AckStatus, AgentSignal, Delivery } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AckStatus, Delivery } from '../protocol/delivery.js';
 import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
 import { AgentHttp, type AgentIdentity } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';

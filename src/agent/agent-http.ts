@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { ErrorCode } from '../errors/catalog.js';
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
 

@@ -1,5 +1,5 @@
 import type { ProblemBody } from '../errors/problem-body.js';
-import type { Delivery } from '../store/records.js';
+import type { Delivery } from '../protocol/delivery.js';
 import { ErrorCode } from '../errors/catalog.js';
 
 /** The server's answer to an ack or a state update, whichever transport carried it. */

@@ -1,4 +1,4 @@
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 
 /** How many signal ids are remembered to drop redeliveries of signals already handed over. */
 const REMEMBERED_IDS = 10_000;

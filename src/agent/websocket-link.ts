@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import { CLOSE_AGENT_CONNECTED, PUSH_PATH, type AgentMessage, type HelloMessage, type ResultMessage, type ServerMessage } from '../delivery/push-protocol.js';
-import type { AgentSignal } from '../store/records.js';
+import { CLOSE_AGENT_CONNECTED, PUSH_PATH, type AgentMessage, type HelloMessage, type ResultMessage, type ServerMessage } from '../protocol/push-protocol.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
 

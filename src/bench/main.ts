@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { makeBenchCertificate, type BenchCertificate } from './bench-certificate.js';
 import { spawnListening, stopProcess } from './bench-process.js';
 import { runLoad, type LoadResult } from './load.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
@@ -13,6 +16,8 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * signalgate on its durable embedded store, and on PostgreSQL when one is reachable, against a
  * bare node:http server, in one run, with the same mix and connection count. Rounds alternate
  * between the servers so drift on the machine hits all of them alike; medians are reported.
+ * `--https` adds the bare server and signalgate on SQLite served over HTTPS (a self-signed
+ * P-256 certificate), beside their plain HTTP rows.
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -20,6 +25,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
 const here = path.dirname(fileURLToPath(import.meta.url));
+const FLAGS = ['--https'];
+const unknownFlag = process.argv.slice(2).find((arg) => !FLAGS.includes(arg));
+if (unknownFlag !== undefined) {
+  process.stderr.write(`bench: unknown argument '${unknownFlag}'; the one flag is --https (adds HTTPS rows beside plain HTTP)\n`);
+  process.exit(2);
+}
+const WITH_HTTPS = process.argv.includes('--https');
 
 interface Target {
   name: string;
@@ -31,9 +43,17 @@ interface Target {
 async function main(): Promise<void> {
   const targets: Target[] = [];
   const results = new Map<string, LoadResult[]>();
+  const certDir = WITH_HTTPS ? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tls-')) : null;
   try {
     // Inside the try: a server that fails to start must not leave the others running.
-    targets.push(await bareTarget(), await signalgateTarget('signalgate (SQLite)', {}));
+    targets.push(await bareTarget(null), await signalgateTarget('signalgate (SQLite)', {}));
+    if (certDir !== null) {
+      const certificate = makeBenchCertificate(certDir);
+      targets.push(
+        await bareTarget(certificate),
+        await signalgateTarget('signalgate (SQLite, HTTPS)', { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile }, undefined, certificate),
+      );
+    }
     const pgSchema = await createPostgresSchema();
     if (pgSchema !== null) {
       targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
@@ -56,6 +76,7 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const target of targets) await target.stop();
+    if (certDir !== null) rmSync(certDir, { recursive: true, force: true });
   }
   report(results);
 }
@@ -67,14 +88,14 @@ function report(results: Map<string, LoadResult[]>): void {
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
   }));
-  const bare = rows[0]!;
+  const bareOf = (name: string) => rows.find((row) => row.name === (/https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
   process.stdout.write(
     `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
-      `| server | req/s | p50 ms | p99 ms | throughput vs bare |\n|---|---|---|---|---|\n`,
+      `| server | req/s | p50 ms | p99 ms | throughput vs bare (same transport) |\n|---|---|---|---|---|\n`,
   );
   for (const row of rows) {
     process.stdout.write(
-      `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.rps / bare.rps).toFixed(2)} |\n`,
+      `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.rps / bareOf(row.name).rps).toFixed(2)} |\n`,
     );
   }
 }
@@ -85,11 +106,12 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function bareTarget(): Promise<Target> {
+async function bareTarget(certificate: BenchCertificate | null): Promise<Target> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
-  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], {}, path.join(logDir, 'server.log'));
+  const env: Record<string, string> = certificate === null ? {} : { BENCH_TLS_CERT: certificate.certFile, BENCH_TLS_KEY: certificate.keyFile };
+  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], env, path.join(logDir, 'server.log'));
   return {
-    name: 'bare node:http',
+    name: certificate === null ? 'bare node:http' : 'bare node:https',
     url: proc.url,
     requests: signalMix('plain', 'signed', 'unused'),
     stop: async () => {
@@ -99,7 +121,12 @@ async function bareTarget(): Promise<Target> {
   };
 }
 
-async function signalgateTarget(name: string, env: Record<string, string>, cleanup?: () => Promise<void>): Promise<Target> {
+async function signalgateTarget(
+  name: string,
+  env: Record<string, string>,
+  cleanup?: () => Promise<void>,
+  certificate?: BenchCertificate,
+): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
   // The log sits beside the data, as an operator's would, and goes with it.
   const proc = await spawnListening(
@@ -109,13 +136,9 @@ async function signalgateTarget(name: string, env: Record<string, string>, clean
     path.join(dataDir, 'server.log'),
   );
   const admin = async (urlPath: string, body: unknown) => {
-    const res = await fetch(proc.url + urlPath, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { id: string; authKey: string };
+    const res = await postJson(proc.url + urlPath, body, certificate?.pem);
+    if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);
+    return JSON.parse(res.text) as { id: string; authKey: string };
   };
   const account = await admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
   const plain = await admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
@@ -131,6 +154,25 @@ async function signalgateTarget(name: string, env: Record<string, string>, clean
       await cleanup?.();
     },
   };
+}
+
+/** An admin POST; over HTTPS it trusts the benchmark's own certificate (`ca`), which fetch cannot be told to. */
+function postJson(url: string, body: unknown, ca: string | undefined): Promise<{ status: number; text: string }> {
+  const client = url.startsWith('https:') ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ca },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 async function createPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {

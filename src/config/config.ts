@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { addressEntryProblem } from '../security/address-list.js';
 
 /** Everything the service reads from its environment (CONTRACT §1). */
 export interface Config {
@@ -11,6 +12,19 @@ export interface Config {
   adminToken: string | null;
   publicUrl: string;
   logLevel: string;
+  /** SIGNALGATE_TLS_CERT and SIGNALGATE_TLS_KEY: HTTPS on PORT when set; plain HTTP when null. */
+  tls: TlsFiles | null;
+  /**
+   * SIGNALGATE_TRUST_PROXY: addresses and CIDR ranges of the reverse proxies whose
+   * X-Forwarded-For is believed; empty means the socket's address is the client's.
+   */
+  trustProxy: string[];
+}
+
+/** The PEM files HTTPS is served with, read at start and again on SIGHUP. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -25,7 +39,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `SIGNALGATE_DATABASE_URL must be a postgres:// or postgresql:// URL; unset it to use the embedded SQLite store`,
     );
   }
-  const publicUrl = publicUrlFromEnv(env) ?? `http://${hostForUrl(host)}:${port}`;
+  const tls = tlsFilesFromEnv(env);
+  const publicUrl = publicUrlFromEnv(env) ?? `${tls === null ? 'http' : 'https'}://${hostForUrl(host)}:${port}`;
   return {
     host,
     port,
@@ -34,7 +49,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
+    tls,
+    trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
   };
+}
+
+function tlsFilesFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
+  const certFile = nonEmpty(env.SIGNALGATE_TLS_CERT);
+  const keyFile = nonEmpty(env.SIGNALGATE_TLS_KEY);
+  if (certFile === null && keyFile === null) return null;
+  if (certFile === null || keyFile === null) {
+    const [missing, given] = certFile === null ? ['SIGNALGATE_TLS_CERT', 'SIGNALGATE_TLS_KEY'] : ['SIGNALGATE_TLS_KEY', 'SIGNALGATE_TLS_CERT'];
+    throw new ConfigError(`${given} is set but ${missing} is not; set both (PEM certificate and private key files) to serve HTTPS, or neither for plain HTTP`);
+  }
+  return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
+}
+
+function parseTrustProxy(value: string | undefined): string[] {
+  const raw = nonEmpty(value);
+  if (raw === null) return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const problem = entry === '' ? 'an entry is empty' : addressEntryProblem(entry);
+    if (problem !== null) {
+      throw new ConfigError(
+        `SIGNALGATE_TRUST_PROXY: ${problem}; give the comma-separated addresses or CIDR ranges of your reverse proxies, like 127.0.0.1,10.0.0.0/8`,
+      );
+    }
+  }
+  return entries;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
-import type { AckStatus } from '../store/records.js';
+import type { AckStatus } from '../protocol/delivery.js';
 import type { Ack, Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
 

@@ -1,4 +1,4 @@
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentSessionOpenError } from '../store/agent-session-open.js';
 import type { Store } from '../store/store.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';

@@ -9,7 +9,7 @@ import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js
 import type { AgentSessions } from './agent-sessions.js';
 import type { Agent } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
-import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from './push-protocol.js';
+import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
 
 /** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */

@@ -9,7 +9,7 @@ import { type AgentAnswer, failure } from './agent-answer.js';
 import type { AgentPresence } from './agent-presence.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
-import { CLOSE_INTERNAL_ERROR, CLOSE_TOKEN_REVOKED, type ResultMessage, type ServerMessage, TOKEN_REVOKED_REASON } from './push-protocol.js';
+import { CLOSE_INTERNAL_ERROR, CLOSE_TOKEN_REVOKED, type ResultMessage, type ServerMessage, TOKEN_REVOKED_REASON } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
 

@@ -30,4 +30,7 @@ export type { OrderKind, PendingOrder } from './pending-orders.js';
 export type { Position } from './positions.js';
 export { createEngineState, type EngineConfig, type EngineOptions, type EngineState } from './state.js';
 export { summarize } from './summary.js';
+// For the agent's venues: the lots each take-profit level closes, and the shape of a target level.
+export { floorToStep, partialCloseLots } from './lots.js';
+export type { TargetLevel } from './stops.js';
 export { brokerSymbol, canonicalSymbol, catalogName, createSymbolMap, resolveSignalSymbol, type SignalSymbol, type SymbolMap } from './symbol-map.js';

@@ -6,6 +6,7 @@
 export const ERROR_CATALOG = {
   // Inbound authentication and transport (CONTRACT §3, checks 1–5).
   INVALID_SOURCE_KEY: { status: 401, title: 'Unknown source key' },
+  IP_NOT_ALLOWED: { status: 403, title: 'Client address not allowed for this source' },
   SOURCE_INACTIVE: { status: 401, title: 'Source is inactive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   HMAC_MISMATCH: { status: 401, title: 'Signature check failed' },

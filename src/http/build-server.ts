@@ -1,8 +1,10 @@
 import http from 'node:http';
+import https from 'node:https';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
+import { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskPath } from '../logging/logger.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
@@ -13,6 +15,7 @@ import fastifyCookie from '@fastify/cookie';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
 import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
+import type { ClientAddressOf } from './client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
 import type { DrainState } from './drain-state.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
@@ -28,6 +31,10 @@ export interface ServerOptions {
   isAdminToken: (token: string) => boolean;
   /** Dashboard sign-ins (the dashboard at `/` and the admin API it calls). */
   sessions: DashboardSessions;
+  /** Where a request came from (SIGNALGATE_TRUST_PROXY decides whether X-Forwarded-For is believed). */
+  clientAddressOf: ClientAddressOf;
+  /** HTTPS with this certificate and key; plain HTTP when null. */
+  tls: { cert: Buffer; key: Buffer } | null;
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -41,16 +48,20 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // Requests that reach a draining server are refused before anything is recorded.
   const drain: DrainState = { closing: false };
   const accessLog = new InboundAccessLog(opts.logger);
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, drain });
+  const { clientAddressOf } = opts;
+  const wrongKeyLog = new WrongKeyLog(opts.logger);
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
-      const server = http.createServer((req, res) => {
+      const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
         connectionErrors.track(req, res);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);
-      });
+      };
+      // The same dispatch over TLS: the certificate can be replaced later with setSecureContext.
+      const server = opts.tls === null ? http.createServer(dispatch) : https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, dispatch);
       // Fastify's own defaults, which it sets only on servers it makes itself.
       server.keepAliveTimeout = 72_000;
       server.requestTimeout = 30_000;
@@ -71,7 +82,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
           ? { code: ErrorCode.NOT_FOUND, detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
           : { code: ErrorCode.INVALID_REQUEST, detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
       ]);
-      logAccess(request, reply, opts.isAdminToken);
+      logAccess(request, reply, opts.isAdminToken, clientAddressOf);
     },
   });
 
@@ -81,7 +92,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     drain.closing = true;
   });
   // onClose hooks run once the server has closed, so every inbound answer is out by then.
-  app.addHook('onClose', async () => accessLog.flush());
+  app.addHook('onClose', async () => {
+    accessLog.flush();
+    wrongKeyLog.close();
+  });
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
     reply.header('connection', 'close').header('retry-after', '1');
@@ -95,7 +109,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken));
+  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken, clientAddressOf));
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -143,9 +157,20 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
  * The access line every routed request gets (the inbound handler writes the same shape). The
  * admin token is masked wherever it stands in the path, as an operator may paste it there.
  */
-function logAccess(request: FastifyRequest, reply: FastifyReply, isAdminToken: (token: string) => boolean): void {
+function logAccess(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  isAdminToken: (token: string) => boolean,
+  clientAddressOf: ClientAddressOf,
+): void {
   request.log.info(
-    { method: request.method, url: maskPath(request.url, isAdminToken), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+    {
+      method: request.method,
+      url: maskPath(request.url, isAdminToken),
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+      clientAddress: clientAddressOf(request.raw),
+    },
     'request',
   );
 }

@@ -32,7 +32,7 @@ export async function answerInbound(store: Store, request: InboundRequest): Prom
   for (let check = 1; ; check++) {
     const source = await store.findSourceByAuthKey(request.authKey);
     if (source === null) {
-      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null };
+      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null, unknownKey: true };
     }
     const answer = await receiveSignal(store, request, source, newSignalId(request.receivedAtMillis), body);
     if (answer !== null) return answer;

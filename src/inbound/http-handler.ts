@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import type { Problem } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
 import type { InboundAccessLog } from '../logging/inbound-access-log.js';
+import type { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
+import type { ClientAddressOf } from '../http/client-address.js';
 import type { DrainState } from '../http/drain-state.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
@@ -20,18 +22,28 @@ import { MAX_BODY_BYTES } from './receive-signal.js';
  * the inbound lane. Nothing is answered before the store committed what the answer says, and
  * a request that may have been committed but cannot be answered gets no answer at all.
  */
-export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; accessLog: InboundAccessLog; drain: DrainState }) {
-  const { lane, logger, accessLog, drain } = opts;
+export function createInboundHandler(opts: {
+  lane: InboundLane;
+  logger: Logger;
+  accessLog: InboundAccessLog;
+  /** Where requests with a key no source has are counted, in place of an access line each. */
+  wrongKeyLog: WrongKeyLog;
+  drain: DrainState;
+  clientAddressOf: ClientAddressOf;
+}) {
+  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
-    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null) => {
+    const clientAddress = clientAddressOf(req);
+    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null, unknownKey = false) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
       if (drain.closing) headers.connection = 'close';
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
-      accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, signalId });
+      if (unknownKey) wrongKeyLog.record(clientAddress);
+      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, clientAddress, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
@@ -73,10 +85,11 @@ export function createInboundHandler(opts: { lane: InboundLane; logger: Logger; 
           querySecret: hasSecretQuery(req.url!),
         },
         idempotencyKey: header(req, 'idempotency-key'),
+        clientAddress,
       });
       const headers = { ...inbound.headers };
       if (tooLarge) headers.connection = 'close';
-      answer(inbound.status, headers, inbound.body, inbound.signalId);
+      answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey);
     }
   };
 }

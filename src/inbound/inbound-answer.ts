@@ -10,6 +10,8 @@ export interface InboundAnswer {
   headers: Record<string, string>;
   body: string;
   signalId: string | null;
+  /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
+  unknownKey: boolean;
 }
 
 /**
@@ -23,7 +25,7 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number): InboundAns
   const answer = recordAnswer(record, nowMillis);
   const headers = answer.headers;
   if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
-  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id };
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
 }
 
 function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {

@@ -12,4 +12,6 @@ export interface InboundRequest {
   bodyTooLarge: boolean;
   signature: SignatureHeaders;
   idempotencyKey: string | undefined;
+  /** Where the request came from (the socket's peer, or X-Forwarded-For from a trusted proxy), as the source's allowedIps judge it. */
+  clientAddress: string;
 }

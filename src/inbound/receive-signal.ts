@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
+import { isAllowedAddress } from '../security/allowed-ips.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
@@ -74,6 +75,17 @@ export async function receiveSignal(
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
 
+  if (!isAllowedAddress(source.allowedIps, request.clientAddress)) {
+    return reject(
+      [
+        {
+          code: ErrorCode.IP_NOT_ALLOWED,
+          detail: `this source takes requests only from the addresses in its allowedIps, and this one came from ${request.clientAddress.slice(0, 100)}; send from an allowed address, or an administrator can add it to the source's allowedIps`,
+        },
+      ],
+      403,
+    );
+  }
   if (!source.active) {
     return reject([{ code: ErrorCode.SOURCE_INACTIVE, detail: 'this source is deactivated; an administrator can activate it again' }], 401);
   }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config/config.js';
 import { LockFile, LockHeldError, type LockRole } from '../process/lock-file.js';
-import { createDirectory } from '../store/create-directory.js';
+import { createDirectory } from '../files/create-directory.js';
 import { StartupError, storeStartupError } from './startup-error.js';
 
 /**

@@ -1,16 +1,19 @@
 import type { FastifyInstance } from 'fastify';
+import type https from 'node:https';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
+import { clientAddressResolver } from '../http/client-address.js';
+import { readTlsCredentials, type TlsCredentials, TlsFilesError } from '../http/tls-credentials.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { lockDataDirectory } from './data-directory-lock.js';
-import { listenStartupError, storeStartupError } from './startup-error.js';
+import { listenStartupError, StartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -21,6 +24,13 @@ export interface RunningService {
   url: string;
   /** What inbound URLs are rendered with: SIGNALGATE_PUBLIC_URL, or `http://HOST:PORT` with the port it got. */
   publicUrl: string;
+  /**
+   * Reads SIGNALGATE_TLS_CERT and SIGNALGATE_TLS_KEY again (on SIGHUP) and serves new
+   * connections with them; open connections keep the certificate they began with. Files that
+   * cannot be served leave the current certificate in place and are logged as an error.
+   * Nothing to do without HTTPS.
+   */
+  reloadTls(): Promise<void>;
   /** Drains: stops accepting, finishes in-flight requests, closes the store. */
   close(): Promise<void>;
 }
@@ -67,6 +77,8 @@ async function startOnStore(
   storeOptions: { schema?: string },
   events: { onAdminTokenGenerated?: (token: string) => void },
 ): Promise<RunningService> {
+  const tls = config.tls === null ? null : await readTlsCredentials(config.tls).catch(tlsStartupError);
+  if (tls !== null) logCertificate(logger, tls, 'serving HTTPS');
   const backend = await openBackend({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
     throw storeStartupError(config, error);
   });
@@ -85,6 +97,8 @@ async function startOnStore(
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,
     sessions: new DashboardSessions(store, admin.digest),
+    clientAddressOf: clientAddressResolver(config.trustProxy),
+    tls,
     plugins: [deliveryPlugin({ store, logger })],
   });
   try {
@@ -102,8 +116,21 @@ async function startOnStore(
     app,
     store,
     inbound,
-    url: `http://${host}:${port}`,
+    url: `${tls === null ? 'http' : 'https'}://${host}:${port}`,
     publicUrl: listeningPublicUrl(config.publicUrl, port),
+    reloadTls: async () => {
+      if (config.tls === null) return;
+      let fresh: TlsCredentials;
+      try {
+        fresh = await readTlsCredentials(config.tls);
+      } catch (error) {
+        if (!(error instanceof TlsFilesError)) throw error;
+        logger.error(`certificate not reloaded, the previous one is still served: ${error.message}`);
+        return;
+      }
+      (app.server as https.Server).setSecureContext({ cert: fresh.cert, key: fresh.key });
+      logCertificate(logger, fresh, 'certificate reloaded');
+    },
     close: async () => {
       // A client holding a connection it never sends a request on would keep the drain open
       // for ever; in-flight requests get this long to finish before every socket is cut.
@@ -118,4 +145,15 @@ async function startOnStore(
       await store.close();
     },
   };
+}
+
+function tlsStartupError(error: unknown): never {
+  if (error instanceof TlsFilesError) throw new StartupError(error.message, { cause: error });
+  throw error;
+}
+
+function logCertificate(logger: Logger, tls: TlsCredentials, message: string): void {
+  const { summary } = tls;
+  if (summary.expired) logger.warn({ certificate: summary }, `${message}, but the certificate expired at ${summary.validTo}; replace it and send SIGHUP`);
+  else logger.info({ certificate: summary }, message);
 }

@@ -14,6 +14,7 @@ export function patchedSource(source: Source, patch: SourcePatch): Source {
     ...(patch.hmacSecret !== undefined && { hmacSecret: patch.hmacSecret }),
     ...(patch.agentIds !== undefined && { agentIds: [...patch.agentIds] }),
     ...(patch.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: patch.maxSignalAgeSeconds }),
+    ...(patch.allowedIps !== undefined && { allowedIps: [...patch.allowedIps] }),
     ...(patch.authKey !== undefined && { authKey: patch.authKey }),
   };
 }

@@ -1,5 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
+import type { Delivery } from '../protocol/delivery.js';
 
 /** Records the store keeps. Times are ISO 8601 strings in UTC with millisecond precision. */
 
@@ -28,6 +29,11 @@ export interface Source {
   /** Agents this source routes to; empty means every agent of the account. */
   agentIds: string[];
   maxSignalAgeSeconds: number;
+  /**
+   * Client addresses inbound requests are taken from: IPv4/IPv6 addresses, CIDR ranges and the
+   * word `tradingview`; empty means any address.
+   */
+  allowedIps: string[];
   createdAt: string;
   /**
    * How many changes the source has had (0 when created). An inbound request is committed only
@@ -50,30 +56,6 @@ export interface Agent {
 
 /** `queued`: accepted at the door (202). `rejected`: refused at the door with an error answer. */
 export type SignalStatus = 'queued' | 'rejected';
-
-export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired';
-
-export type AckStatus = 'executed' | 'rejected' | 'failed';
-
-export interface Delivery {
-  signalId: string;
-  agentId: string;
-  /** Position in the agent's queue: 1, 2, 3… in acceptance order. */
-  seq: number;
-  status: DeliveryStatus;
-  expiresAt: string;
-  deliveredAt: string | null;
-  /** How many times the signal was handed to the agent. */
-  attempts: number;
-  ackedAt: string | null;
-  message: string | null;
-  result: unknown;
-  /**
-   * Acknowledged when the delivery had already expired (at or after `expiresAt`): the agent
-   * may have acted on a late signal.
-   */
-  ackedAfterExpiry: boolean;
-}
 
 /** One entry of a source's signal log: every request that named a valid source key. */
 export interface SignalRecord {
@@ -100,16 +82,6 @@ export interface SignalRecord {
 
 export interface SignalWithDeliveries extends SignalRecord {
   deliveries: Delivery[];
-}
-
-/** A delivery as handed to an agent (CONTRACT §6). */
-export interface AgentSignal {
-  id: string;
-  seq: number;
-  sourceId: string;
-  receivedAt: string;
-  expiresAt: string;
-  signal: NormalizedSignal;
 }
 
 /** One signed-in dashboard: what the store keeps of it. */

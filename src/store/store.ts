@@ -1,18 +1,8 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  AckStatus,
-  DashboardSession,
-  Delivery,
-  SignalRecord,
-  SignalStatus,
-  SignalWithDeliveries,
-  Source,
-  Usage,
-} from './records.js';
+import type { Account, Agent, DashboardSession, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import type { AckStatus, Delivery } from '../protocol/delivery.js';
 
 /**
  * The one storage interface. The embedded SQLite store (default) and the PostgreSQL store
@@ -200,6 +190,7 @@ export interface SourcePatch {
   hmacSecret?: string | null;
   agentIds?: string[];
   maxSignalAgeSeconds?: number;
+  allowedIps?: string[];
   authKey?: string;
 }
 

@@ -132,6 +132,18 @@ describe('the admin CLI, refusing what the API refuses', () => {
     expect(shown).toEqual(source);
   });
 
+  it('sources create and update --allowed-ips: set, refused naming the bad entry, cleared with ""', async () => {
+    const account = JSON.parse((await cli('accounts', 'create', '--name', 'Allowlist desk', '--quota', '3')).stdout);
+    const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--allowed-ips', 'tradingview, 203.0.113.0/24')).stdout);
+    expect(source.allowedIps).toEqual(['tradingview', '203.0.113.0/24']);
+    const bad = await cli('sources', 'update', source.id, '--allowed-ips', '2001:db8::/129,198.51.100.1');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr)).toMatchObject({ code: 'INVALID_FIELD', param: 'allowedIps', detail: expect.stringContaining("'2001:db8::/129'") });
+    expect(JSON.parse((await cli('sources', 'show', source.id)).stdout).allowedIps).toEqual(['tradingview', '203.0.113.0/24']);
+    expect(JSON.parse((await cli('sources', 'update', source.id, '--allowed-ips', '198.51.100.1')).stdout).allowedIps).toEqual(['198.51.100.1']);
+    expect(JSON.parse((await cli('sources', 'update', source.id, '--allowed-ips', '')).stdout).allowedIps).toEqual([]);
+  });
+
   it('sources update with nothing to change is refused', async () => {
     const account = JSON.parse((await cli('accounts', 'create', '--name', 'Idle desk', '--quota', '3')).stdout);
     const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv')).stdout);

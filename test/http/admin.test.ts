@@ -70,6 +70,7 @@ describe('sources', () => {
       hmac: true,
       agentIds: [],
       maxSignalAgeSeconds: 120,
+      allowedIps: [],
       createdAt: expect.any(String),
     });
     expect(JSON.stringify(created.body)).not.toContain('very-secret-value');

@@ -52,6 +52,8 @@ describe.runIf(onSqlite)('starting the service', () => {
     [{ SIGNALGATE_LOG_LEVEL: 'verbose' }, 'SIGNALGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     [{ SIGNALGATE_PUBLIC_URL: 'ftp://signals.example.com' }, 'SIGNALGATE_PUBLIC_URL must be the http:// or https:// address'],
     [{ SIGNALGATE_PUBLIC_URL: 'not a url' }, 'SIGNALGATE_PUBLIC_URL must be'],
+    [{ SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' }, "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix"],
+    [{ SIGNALGATE_TRUST_PROXY: 'loopback' }, "SIGNALGATE_TRUST_PROXY: 'loopback' is not an IPv4 or IPv6 address"],
     [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
   ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {
     const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env });

@@ -14,22 +14,22 @@ function capturingLogger(level = 'info') {
 const timeless = (line: string) => line.replace(/"time":"[^"]*"/, '"time":"T"');
 
 const accesses: InboundAccess[] = [
-  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 3.25, signalId: 'sig_0mwsjedwk0000bc4ff84c' },
-  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 422, ms: 0.5, signalId: null },
-  { encodedKey: 'short', statusCode: 401, ms: 12, signalId: null },
-  { encodedKey: 'ключ-источника-1', statusCode: 202, ms: 1, signalId: 'sig_x' },
-  { encodedKey: 'a"b\\c-and-more', statusCode: 401, ms: 2.5, signalId: 'sig_y' },
-  { encodedKey: '%41%42%43%44%45', statusCode: 401, ms: 0, signalId: null },
-  { encodedKey: 'x\u0001yz-control', statusCode: 401, ms: 7.77, signalId: null },
-  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 4, signalId: 'sig_"odd"' },
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 3.25, clientAddress: '203.0.113.7', signalId: 'sig_0mwsjedwk0000bc4ff84c' },
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 422, ms: 0.5, clientAddress: '2001:db8::1', signalId: null },
+  { encodedKey: 'short', statusCode: 401, ms: 12, clientAddress: 'bad"address', signalId: null },
+  { encodedKey: 'ключ-источника-1', statusCode: 202, ms: 1, clientAddress: '10.0.0.1', signalId: 'sig_x' },
+  { encodedKey: 'a"b\\c-and-more', statusCode: 401, ms: 2.5, clientAddress: '127.0.0.1', signalId: 'sig_y' },
+  { encodedKey: '%41%42%43%44%45', statusCode: 401, ms: 0, clientAddress: '::1', signalId: null },
+  { encodedKey: 'x\u0001yz-control', statusCode: 401, ms: 7.77, clientAddress: '198.51.100.2', signalId: null },
+  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 4, clientAddress: '192.0.2.1', signalId: 'sig_"odd"' },
 ];
 
 /** What pino itself writes for the same access. */
 function pinoLines(level = 'info', child?: Record<string, string>): string[] {
   const { logger, lines } = capturingLogger(level);
   const log = child ? logger.child(child) : logger;
-  for (const { encodedKey, statusCode, ms, signalId } of accesses) {
-    log.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, signalId: signalId ?? undefined }, 'request');
+  for (const { encodedKey, statusCode, ms, clientAddress, signalId } of accesses) {
+    log.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, clientAddress, signalId: signalId ?? undefined }, 'request');
   }
   return lines.map(timeless);
 }

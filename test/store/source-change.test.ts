@@ -18,6 +18,7 @@ function inboundRequest(authKey: string): InboundRequest {
     body: Buffer.from('EURUSD,buy,vol=0.1'),
     bodyTooLarge: false,
     signature: { signature: undefined, secret: undefined, querySecret: false },
+    clientAddress: '127.0.0.1',
     idempotencyKey: undefined,
   };
 }

@@ -96,6 +96,7 @@ describe.each([
         hmacSecret: 's3cret',
         agentIds: [agents[1]!.id],
         maxSignalAgeSeconds: 30,
+        allowedIps: ['tradingview', '203.0.113.0/24', '2001:db8::1'],
       });
       const expected = {
         ...source,
@@ -104,6 +105,7 @@ describe.each([
         hmacSecret: 's3cret',
         agentIds: [agents[1]!.id],
         maxSignalAgeSeconds: 30,
+        allowedIps: ['tradingview', '203.0.113.0/24', '2001:db8::1'],
         revision: 1,
       };
       expect(patched).toEqual(expected);
@@ -115,6 +117,10 @@ describe.each([
       expect(rotated?.name).toBe('Renamed');
       expect(await store.findSourceByAuthKey(source.authKey)).toBeNull();
       expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(rotated);
+      expect(rotated?.allowedIps).toEqual(['tradingview', '203.0.113.0/24', '2001:db8::1']);
+      const anyAddress = await store.updateSource(source.id, { allowedIps: [] });
+      expect(anyAddress).toMatchObject({ allowedIps: [], revision: 3 });
+      expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(anyAddress);
       expect(await store.updateSource('no-such-source', { name: 'x' })).toBeNull();
     });
   });

@@ -84,6 +84,7 @@ export async function seed(
     active: true,
     hmacSecret: null,
     agentIds: (options.route ?? []).map((i) => agents[i]!.id),
+    allowedIps: [],
     maxSignalAgeSeconds: 120,
     createdAt: at(0),
     revision: 0,

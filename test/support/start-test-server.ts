@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Logger, pino } from 'pino';
+import type { Config } from '../../src/config/config.js';
 import { startService, type RunningService } from '../../src/service/start-service.js';
 import { adminRequest } from './admin-client.js';
 import { freshPostgresSchema } from './postgres.js';
@@ -18,7 +19,7 @@ export interface TestServer extends RunningService {
  * Starts the real service on a free loopback port, on a fresh SQLite directory or, when
  * SIGNALGATE_TEST_STORE=postgres, on a fresh PostgreSQL schema.
  */
-export async function startTestServer(opts: { logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { logger?: Logger; config?: Partial<Pick<Config, 'trustProxy'>> } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-test-'));
   const usePostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
   const pg = usePostgres ? await freshPostgresSchema() : null;
@@ -31,6 +32,9 @@ export async function startTestServer(opts: { logger?: Logger } = {}): Promise<T
       adminToken: TEST_ADMIN_TOKEN,
       publicUrl: 'http://signals.example.test',
       logLevel: opts.logger?.level ?? 'silent',
+      tls: null,
+      trustProxy: [],
+      ...opts.config,
     },
     opts.logger ?? pino({ level: 'silent' }),
     pg ? { schema: pg.schema } : {},

@@ -87,7 +87,8 @@ export function registerAdminCommands(program: Command): void {
     .option('--hmac-secret <secret>', 'require signed requests')
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
-    .action((o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number }) =>
+    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
+    .action((o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; allowedIps?: string[] }) =>
       run((store, publicUrl) =>
         createSource(
           store,
@@ -97,6 +98,7 @@ export function registerAdminCommands(program: Command): void {
             ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
             ...(o.agents !== undefined && { agentIds: o.agents }),
             ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+            ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
           },
           Date.now(),
           publicUrl,
@@ -125,10 +127,19 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret)').conflicts('hmacSecret'))
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
+    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview'; "" for any address`, entryList)
     .action(
       (
         id: string,
-        o: { name?: string; active?: boolean; hmacSecret?: string; clearHmacSecret?: boolean; agents?: string[]; maxAge?: number },
+        o: {
+          name?: string;
+          active?: boolean;
+          hmacSecret?: string;
+          clearHmacSecret?: boolean;
+          agents?: string[];
+          maxAge?: number;
+          allowedIps?: string[];
+        },
       ) =>
         run((store, url) =>
           updateSource(
@@ -141,6 +152,7 @@ export function registerAdminCommands(program: Command): void {
               ...(o.clearHmacSecret && { hmacSecret: null }),
               ...(o.agents !== undefined && { agentIds: o.agents }),
               ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+              ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
             },
             url,
           ),
@@ -200,6 +212,11 @@ function boolean(value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new InvalidArgumentError('expected true or false');
+}
+
+/** A comma-separated list where an empty entry is kept, so that the check names it; "" is the empty list. */
+function entryList(value: string): string[] {
+  return value.trim() === '' ? [] : value.split(',').map((v) => v.trim());
 }
 
 function idList(value: string): string[] {

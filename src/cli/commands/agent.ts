@@ -1,9 +1,11 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
-import { PaperAgent } from '../../agent/paper/paper-agent.js';
-import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/paper/paper-options.js';
-import { StoredAccountConflictError } from '../../agent/paper/stored-account-conflict.js';
+import { PaperAgent } from '../../agent/venues/paper/paper-agent.js';
+import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
+import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
+import { VenueRefusedError } from '../../agent/venue.js';
+import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../agent/venues/ccxt/ccxt-options.js';
 
 /**
  * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
@@ -13,10 +15,11 @@ import { createLogger, flushLogger } from '../../logging/logger.js';
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
-    .description('run an executing agent: receives its signals, executes them on a paper account, acknowledges them')
+    .description('run an executing agent: receives its signals, executes them on a venue (the paper account or an exchange), acknowledges them')
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
     .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
-    .option('--paper', 'execute on a simulated account (the built-in platform)')
+    .option('--venue <name>', 'where to execute: paper (a simulated account) or ccxt (a crypto exchange)')
+    .option('--paper', 'the short form of --venue paper')
     // No commander defaults: whether they were given decides the warning on a restart.
     .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
     .option('--currency <code>', `currency of a new paper account (default: ${DEFAULT_CURRENCY})`)
@@ -24,11 +27,28 @@ export function registerAgentCommand(program: Command): void {
     .option('--instruments <file>', 'JSON with instrument overrides and the symbol map')
     .option('--seed <n>', 'random-walk seed, for a reproducible price path')
     .option('--default-volume <lots>', 'lots for a signal without volume (default: the minimum lot)')
+    .option('--exchange <id>', 'ccxt: the CCXT exchange id (binance, binanceusdm, bybit, okx…)')
+    .option('--market <kind>', 'ccxt: spot or swap (default: swap)')
+    .option('--position-mode <mode>', 'ccxt: oneway or hedge, as the exchange account is set (default: oneway)')
+    .option('--sandbox', "ccxt: the exchange's test network")
+    .option('--dry-run', 'read the account and the markets, log and acknowledge what would be done, send no order')
+    .option('--credentials <file>', `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret})`)
+    .option('--proxy-url <url>', "ccxt: send the exchange's requests through this URL prefix (CCXT's proxyUrl)")
     .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
     // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
-    .action(async (flags: AgentFlags) => {
+    .action(async (flags: AgentFlags & CcxtFlags) => {
+      const venue = chooseVenue(flags);
+      if (!venue.ok) {
+        process.stderr.write(`signalgate agent: ${venue.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      if (venue.venue === 'ccxt') {
+        await runCcxtAgent(flags);
+        return;
+      }
       const read = readPaperSettings(flags, process.env);
       if (!read.ok) {
         process.stderr.write(`signalgate agent: ${read.message}\n`);
@@ -60,4 +80,82 @@ export function registerAgentCommand(program: Command): void {
         process.exit(unauthorized || conflict ? 2 : 1);
       }
     });
+}
+
+/** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
+function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' | 'ccxt' } | { ok: false; message: string } {
+  const venue = flags.venue?.trim().toLowerCase();
+  if (flags.paper && venue !== undefined && venue !== 'paper') {
+    return { ok: false, message: `--paper is the short form of --venue paper, so it cannot go with --venue ${flags.venue}: give one of them` };
+  }
+  const chosen = venue ?? (flags.paper ? 'paper' : undefined);
+  if (chosen === undefined) return { ok: false, message: 'choose where to execute: --venue paper (or --paper) or --venue ccxt --exchange ID' };
+  if (chosen === 'paper') return { ok: true, venue: 'paper' };
+  if (chosen === 'ccxt') return { ok: true, venue: 'ccxt' };
+  return { ok: false, message: `--venue must be paper or ccxt, got "${flags.venue}"` };
+}
+
+/** Paper-account flags that mean nothing on an exchange: refused rather than ignored. */
+const PAPER_ONLY = ['balance', 'currency', 'ticks', 'seed'] as const;
+
+/** `signalgate agent --venue ccxt`: the same exit codes as the paper agent; 2 also when the exchange refuses the keys. */
+async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
+  const fail = (message: string) => {
+    process.stderr.write(`signalgate agent: ${message}\n`);
+    process.exitCode = 2;
+  };
+  const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
+  if (paperOnly.length > 0) return fail(`${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the exchange has its own balance and prices`);
+  const common = readPaperSettings(flags, process.env);
+  if (!common.ok) return fail(common.message);
+  const read = readCcxtSettings(flags, process.env);
+  if (!read.ok) return fail(read.message);
+  const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+  for (const warning of read.settings.warnings) log.warn({}, warning);
+  // Loaded only for this venue: CCXT is large, and the server and the paper agent start without it.
+  const [{ CcxtVenue }, { VenueAgent }] = await Promise.all([import('../../agent/venues/ccxt/ccxt-venue.js'), import('../../agent/venue-agent.js')]);
+  let venue: InstanceType<typeof CcxtVenue>;
+  try {
+    venue = new CcxtVenue({ ...read.settings, transport: null });
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  const { settings } = common;
+  const pipSizes: Record<string, number> = {};
+  for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
+  const agent = new VenueAgent({
+    server: settings.server,
+    token: settings.token,
+    transport: settings.transport,
+    dataDir: settings.dataDir,
+    venue,
+    dryRun: read.settings.dryRun,
+    symbolMap: settings.instruments.symbolMap,
+    pipSizes,
+    defaultVolumeLots: settings.defaultVolumeLots,
+    manageEveryMs: 2000,
+    log,
+  });
+  log.info({ venue: venue.name, market: read.settings.market, positionMode: read.settings.positionMode, sandbox: read.settings.sandbox, dryRun: read.settings.dryRun, keys: read.settings.credentials ? 'given' : 'none' }, 'starting');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    void agent.stop();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    await agent.run();
+    log.info('stopped');
+    await flushLogger(log);
+    process.exit(0);
+  } catch (err) {
+    const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
+    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? 'the exchange refused the agent' : 'agent failed');
+    await flushLogger(log);
+    process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
+    process.exit(refused ? 2 : 1);
+  }
 }

@@ -13,7 +13,7 @@ const START_GRACE_MS = 5_000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL)')
+    .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL, SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY, SIGNALGATE_TRUST_PROXY)')
     .action(async () => {
       // A stop asked for while starting is honoured once the start is done (a generated admin
       // token is then shown, not lost): the service drains at once and exits 0, as a stop always
@@ -39,6 +39,11 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       const logger = createLogger(config.logLevel);
+      // SIGHUP reloads the certificate (renewed in place by certbot and the like); one that
+      // comes while starting finds the files read moments ago. Without HTTPS it keeps its
+      // default meaning, stopping the process.
+      let reloadTls = () => undefined as unknown;
+      if (config.tls !== null) process.on('SIGHUP', () => void reloadTls());
       const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch((error: unknown) => {
         if (!(error instanceof StartupError)) throw error;
         return failStart(logger, error);
@@ -56,6 +61,7 @@ export function registerServeCommand(program: Command): void {
       }
       clearTimeout(giveUp);
       logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
+      reloadTls = () => service.reloadTls().catch((err: unknown) => logger.error({ err }, 'certificate reload failed'));
       const unreachable = unreachablePublicUrl(publicUrl);
       if (unreachable !== null) {
         // Not fatal (a server behind a proxy may be set up this way for a while), but every

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AgentSignal } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Ack, AckOutcome, AgentSessionClaim } from '../store.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
 import { isoTime } from '../iso-time.js';

@@ -1,15 +1,8 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
-import type {
-  Account,
-  Agent,
-  AgentSignal,
-  Delivery,
-  DeliveryStatus,
-  SignalRecord,
-  SignalStatus,
-  Source,
-} from '../records.js';
+import type { Account, Agent, SignalRecord, SignalStatus, Source } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as node-postgres answers them: timestamptz as Date, json parsed, bytea as Buffer. */
 
@@ -29,6 +22,7 @@ export interface SourceRow {
   hmac_secret: string | null;
   agent_ids: string[];
   max_signal_age_seconds: number;
+  allowed_ips: string[];
   created_at: Date;
   revision: number;
 }
@@ -124,6 +118,7 @@ export function sourceOf(row: SourceRow): Source {
     hmacSecret: row.hmac_secret,
     agentIds: row.agent_ids,
     maxSignalAgeSeconds: row.max_signal_age_seconds,
+    allowedIps: row.allowed_ips,
     createdAt: iso(row.created_at),
     revision: row.revision,
   };

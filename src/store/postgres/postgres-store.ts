@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, AgentSignal, DashboardSession, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, DashboardSession, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
   Ack,

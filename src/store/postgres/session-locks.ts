@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { AgentSignal } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { AgentSessionClaim } from '../store.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 

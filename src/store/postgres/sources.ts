@@ -34,8 +34,8 @@ export class PostgresSources {
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                            max_signal_age_seconds, created_at, revision)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                            max_signal_age_seconds, allowed_ips, created_at, revision)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         source.id,
         source.accountId,
@@ -46,6 +46,7 @@ export class PostgresSources {
         source.hmacSecret,
         JSON.stringify(source.agentIds),
         source.maxSignalAgeSeconds,
+        JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
       ],
@@ -90,8 +91,8 @@ export class PostgresSources {
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
         `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
-                            agent_ids = $6, max_signal_age_seconds = $7, revision = $8
-          WHERE id = $9`,
+                            agent_ids = $6, max_signal_age_seconds = $7, allowed_ips = $8, revision = $9
+          WHERE id = $10`,
         [
           next.name,
           next.authKey,
@@ -100,6 +101,7 @@ export class PostgresSources {
           next.hmacSecret,
           JSON.stringify(next.agentIds),
           next.maxSignalAgeSeconds,
+          JSON.stringify(next.allowedIps),
           next.revision,
           id,
         ],

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AgentSignal } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import { isoTime } from '../iso-time.js';
 import { agentSignalOf, type AgentSignalRow } from './postgres-rows.js';
 

@@ -1,4 +1,5 @@
-import type { AgentSignal, SignalRecord } from '../records.js';
+import type { SignalRecord } from '../records.js';
+import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Ack, AckOutcome, AgentSessionClaim } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';

@@ -26,8 +26,8 @@ export class SqliteSources {
     this.connection
       .stmt(
         `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
-                              max_signal_age_seconds, created_at, revision)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                              max_signal_age_seconds, allowed_ips, created_at, revision)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         source.id,
@@ -39,6 +39,7 @@ export class SqliteSources {
         source.hmacSecret,
         JSON.stringify(source.agentIds),
         source.maxSignalAgeSeconds,
+        JSON.stringify(source.allowedIps),
         isoTime(source.createdAt),
         source.revision,
       );
@@ -86,7 +87,7 @@ export class SqliteSources {
         this.connection
           .stmt(
             `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
-                                max_signal_age_seconds = ?, revision = ?
+                                max_signal_age_seconds = ?, allowed_ips = ?, revision = ?
               WHERE id = ?`,
           )
           .run(
@@ -97,6 +98,7 @@ export class SqliteSources {
             next.hmacSecret,
             JSON.stringify(next.agentIds),
             next.maxSignalAgeSeconds,
+            JSON.stringify(next.allowedIps),
             next.revision,
             id,
           );

@@ -1,6 +1,6 @@
 import { ErrorCode } from '../errors/catalog.js';
 import type { ProblemBody } from '../errors/problem-body.js';
-import type { AgentSignal } from '../store/records.js';
+import type { AgentSignal } from './agent-signal.js';
 
 /**
  * The WebSocket protocol at `GET /api/agent/ws` (token in `Authorization: Bearer`). Every

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../engine/index.js';
-import type { TransportChoice } from '../agent-client.js';
+import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../../engine/index.js';
+import type { TransportChoice } from '../../agent-client.js';
 import { feedCurrencies, unpriceable } from './feed-currencies.js';
 import type { PaperAgentOptions } from './paper-agent.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
@@ -16,7 +16,9 @@ export const DEFAULT_CURRENCY = 'USD';
 export interface AgentFlags {
   server: string;
   token?: string;
+  /** `--paper`: the short form of `--venue paper`. */
   paper?: boolean;
+  venue?: string;
   /** Absent: not given (a new account gets DEFAULT_BALANCE; a stored one keeps its own). */
   balance?: string;
   currency?: string;
@@ -36,9 +38,6 @@ export function readPaperSettings(
   env: NodeJS.ProcessEnv,
 ): { ok: true; settings: PaperSettings } | { ok: false; message: string } {
   const fail = (message: string) => ({ ok: false as const, message });
-  if (!flags.paper) {
-    return fail('only the paper account is built in: add --paper (a connector to another platform uses the agent client library)');
-  }
   if (!/^https?:\/\/[^/]+/i.test(flags.server)) return fail(`--server must be an http:// or https:// URL, got "${flags.server}"`);
   const token = flags.token ?? env.SIGNALGATE_AGENT_TOKEN?.trim();
   if (!token) return fail('give the agent token with --token or SIGNALGATE_AGENT_TOKEN');

@@ -1,21 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import type { EngineState } from '../../engine/index.js';
-import type { AckStatus } from '../../store/records.js';
-import { writeFileAtomic } from './atomic-file.js';
+import type { EngineState } from '../../../engine/index.js';
+import { writeFileAtomic } from '../../../files/atomic-file.js';
+import type { ExecutedSignal } from '../../executed-signal.js';
 import type { FeedPosition } from './price-feed.js';
-
-/** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
-const KEPT_SETTLED = 256;
-
-/** A signal the paper account executed (or refused), and what was acknowledged for it. */
-export interface ExecutedSignal {
-  id: string;
-  seq: number;
-  executedAt: string;
-  outcome: { status: AckStatus; message: string | null; result: unknown };
-  /** The server settled the ack; until then it is sent again after a restart. */
-  acked: boolean;
-}
 
 /** The paper account on disk: the engine state and the signals it holds, in one file. */
 export interface PaperBook {
@@ -110,22 +97,4 @@ function isBook(value: unknown): value is PaperBook {
     Array.isArray(book.executed) &&
     (book.feed === null || typeof book.feed?.kind === 'string')
   );
-}
-
-/**
- * Forgets the oldest settled outcomes beyond the latest KEPT_SETTLED; unacknowledged ones are
- * always kept. A settled signal is not handed out again, so only a redelivery racing the ack
- * needs the memory.
- */
-export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
-  let excess = -KEPT_SETTLED;
-  for (const entry of executed.values()) if (entry.acked) excess += 1;
-  if (excess <= 0) return;
-  for (const [id, entry] of executed) {
-    if (excess <= 0) break;
-    if (entry.acked) {
-      executed.delete(id);
-      excess -= 1;
-    }
-  }
 }

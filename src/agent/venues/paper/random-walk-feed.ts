@@ -1,4 +1,4 @@
-import { defaultInstrument, type Quote, type Tick } from '../../engine/index.js';
+import { defaultInstrument, type Quote, type Tick } from '../../../engine/index.js';
 import type { FeedPosition, PriceFeed } from './price-feed.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
 import { SeededRandom } from './seeded-random.js';

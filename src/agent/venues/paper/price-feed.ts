@@ -1,4 +1,4 @@
-import type { Tick } from '../../engine/index.js';
+import type { Tick } from '../../../engine/index.js';
 
 /** A source of ticks for the paper account: started with a listener, stopped on shutdown. */
 export interface PriceFeed {

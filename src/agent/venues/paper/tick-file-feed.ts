@@ -1,4 +1,4 @@
-import type { Tick } from '../../engine/index.js';
+import type { Tick } from '../../../engine/index.js';
 import type { FeedPosition, PriceFeed } from './price-feed.js';
 
 /** The ticks of a `--ticks` file in time order, with what identifies the file across restarts. */

@@ -1,4 +1,4 @@
-import { catalogName, createSymbolMap, type InstrumentsFile, resolveInstrument } from '../../engine/index.js';
+import { catalogName, createSymbolMap, type InstrumentsFile, resolveInstrument } from '../../../engine/index.js';
 
 /**
  * The account currencies a paper feed can price: the quote currency of each instrument it

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import {
-  applySignal,
   applyTick,
   brokerSymbol,
   canonicalSymbol,
@@ -13,14 +12,18 @@ import {
   type InstrumentsFile,
   type Quote,
   type Tick,
-} from '../../engine/index.js';
-import { renderSignalText } from '../../language/index.js';
-import { LockFile, type LockRole } from '../../process/lock-file.js';
-import { createDirectory } from '../../store/create-directory.js';
-import { AgentClient, type AgentSignal, type TransportChoice } from '../agent-client.js';
-import { AgentClosedError } from '../agent-errors.js';
+} from '../../../engine/index.js';
+import { renderSignalText } from '../../../language/index.js';
+import { LockFile, type LockRole } from '../../../process/lock-file.js';
+import { createDirectory } from '../../../files/create-directory.js';
+import { AgentClient, type AgentSignal, type TransportChoice } from '../../agent-client.js';
+import { AgentClosedError } from '../../agent-errors.js';
+import { emptyLinks } from '../../venue-book.js';
+import { executeSignal } from '../../venue-execution.js';
 import { unpriceable } from './feed-currencies.js';
-import { type ExecutedSignal, forgetSettled, type PaperBook, PaperJournal } from './paper-journal.js';
+import { PaperVenue } from './paper-venue.js';
+import { type ExecutedSignal, forgetSettled } from '../../executed-signal.js';
+import { type PaperBook, PaperJournal } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
 import { RandomWalkFeed } from './random-walk-feed.js';
 import { StoredAccountConflictError } from './stored-account-conflict.js';
@@ -37,7 +40,7 @@ const PAPER_AGENT: LockRole = {
   name: 'agent',
   title: 'signalgate paper agent',
   place: 'on the same account',
-  runsAs: (args) => args.includes('agent') && args.includes('--paper'),
+  runsAs: (args) => args.includes('agent') && (args.includes('--paper') || args.includes('--venue=paper') || args.some((arg, i) => arg === '--venue' && args[i + 1] === 'paper')),
 };
 
 export interface PaperAgentOptions {
@@ -84,6 +87,8 @@ export class PaperAgent {
   private client: AgentClient | null = null;
   private publishTimer: NodeJS.Timeout | null = null;
   private fatal: Error | null = null;
+  /** The simulated account as the venue the engine's decisions are carried out on. */
+  private readonly venue = new PaperVenue(() => this.state);
 
   constructor(private readonly options: PaperAgentOptions) {}
 
@@ -287,9 +292,9 @@ export class PaperAgent {
       outcome = { status: 'rejected', message: this.notInFeed(signal.signal.symbol), result: null };
     } else {
       try {
-        const step = applySignal(this.state, signal.signal, now, { signalId: signal.id, text: renderSignalText(signal.signal) });
-        this.state = step.state;
-        outcome = { status: step.outcome.status, message: step.outcome.message, result: { events: step.events } };
+        const done = await executeSignal(this.venue, emptyLinks(this.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, now);
+        this.state = done.book.state;
+        outcome = done.outcome;
       } catch (err) {
         outcome = { status: 'failed', message: `the paper engine failed: ${(err as Error).message}`, result: null };
       }

@@ -1,0 +1,100 @@
+import type { InstrumentSpec, Quote } from '../engine/index.js';
+import type { AgentLog } from './agent-log.js';
+import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
+
+/**
+ * `--dry-run`: reads the real venue (account, instruments, quotes) and logs every order it
+ * would send instead of sending it. Market orders count as filled at the current quote, so the
+ * engine's decisions that follow (stops, targets) are what a real run would do.
+ */
+export class DryRunVenue implements Venue {
+  readonly name: string;
+  readonly netsPositions: boolean;
+
+  constructor(
+    private readonly real: Venue,
+    private readonly log: AgentLog,
+  ) {
+    this.name = `${real.name} (dry run)`;
+    this.netsPositions = real.netsPositions;
+  }
+
+  open(): Promise<VenueHoldings> {
+    return this.real.open();
+  }
+
+  account(): Promise<VenueAccount> {
+    return this.real.account();
+  }
+
+  funds(): Promise<VenueFunds> {
+    return this.real.funds();
+  }
+
+  instrument(symbol: string): InstrumentSpec | null {
+    return this.real.instrument(symbol);
+  }
+
+  findSymbol(signalSymbol: string): string | null {
+    return this.real.findSymbol?.(signalSymbol) ?? null;
+  }
+
+  quote(symbol: string): Promise<Quote> {
+    return this.real.quote(symbol);
+  }
+
+  async place(order: OrderRequest): Promise<VenueOrder> {
+    this.log.info({ dryRun: true, order }, 'dry run: would place an order');
+    if (order.kind !== 'market') return simulated(order.clientId, order, 'open', null);
+    const quote = await this.real.quote(order.symbol);
+    return simulated(order.clientId, order, 'filled', order.side === 'buy' ? quote.ask : quote.bid);
+  }
+
+  async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
+    this.log.info({ dryRun: true, position: position.id, stop: protection.stop, targets: protection.targets }, 'dry run: would place the stop and targets');
+    const side = position.side === 'buy' ? 'sell' : 'buy';
+    const orders: VenueOrder[] = [];
+    if (protection.stop !== null) {
+      orders.push({ ...simulated(`${protection.clientId}s`, { symbol: position.symbol, side, kind: 'market', volume: position.volume, price: protection.stop }, 'open', null), kind: 'stop_loss' });
+    }
+    protection.targets.forEach((target, i) => {
+      orders.push({ ...simulated(`${protection.clientId}t${i + 1}`, { symbol: position.symbol, side, kind: 'limit', volume: target.volume, price: target.price }, 'open', null), kind: 'take_profit' });
+    });
+    return orders;
+  }
+
+  async close(position: VenuePosition, volume: number, clientId: string): Promise<VenueOrder> {
+    this.log.info({ dryRun: true, position: position.id, volume }, 'dry run: would close');
+    const quote = await this.real.quote(position.symbol);
+    const side = position.side === 'buy' ? 'sell' : 'buy';
+    return simulated(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, 'filled', side === 'buy' ? quote.ask : quote.bid);
+  }
+
+  async cancel(order: VenueOrderRef): Promise<void> {
+    this.log.info({ dryRun: true, order }, 'dry run: would cancel');
+  }
+
+  async reports(): Promise<VenueReport[]> {
+    return [];
+  }
+
+  shutdown(): Promise<void> {
+    return this.real.shutdown();
+  }
+}
+
+function simulated(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, status: VenueOrder['status'], fill: number | null): VenueOrder {
+  return {
+    id: `dry-run-${clientId}`,
+    clientId,
+    symbol: order.symbol,
+    side: order.side,
+    kind: order.kind,
+    volume: order.volume,
+    price: order.price,
+    status,
+    filled: fill === null ? 0 : order.volume,
+    average: fill,
+    fills: [],
+  };
+}

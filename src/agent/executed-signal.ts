@@ -1,0 +1,32 @@
+import type { AckStatus } from '../protocol/delivery.js';
+
+/** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
+const KEPT_SETTLED = 256;
+
+/** A signal the agent executed (or refused), and what was acknowledged for it. */
+export interface ExecutedSignal {
+  id: string;
+  seq: number;
+  executedAt: string;
+  outcome: { status: AckStatus; message: string | null; result: unknown };
+  /** The server settled the ack; until then it is sent again after a restart. */
+  acked: boolean;
+}
+
+/**
+ * Forgets the oldest settled outcomes beyond the latest KEPT_SETTLED; unacknowledged ones are
+ * always kept. A settled signal is not handed out again, so only a redelivery racing the ack
+ * needs the memory.
+ */
+export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
+  let excess = -KEPT_SETTLED;
+  for (const entry of executed.values()) if (entry.acked) excess += 1;
+  if (excess <= 0) return;
+  for (const [id, entry] of executed) {
+    if (excess <= 0) break;
+    if (entry.acked) {
+      executed.delete(id);
+      excess -= 1;
+    }
+  }
+}

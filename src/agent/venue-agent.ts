@@ -1,0 +1,401 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride } from '../engine/index.js';
+import { createDirectory } from '../files/create-directory.js';
+import { renderSignalText } from '../language/index.js';
+import { LockFile, type LockRole } from '../process/lock-file.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
+import { AgentClient, type TransportChoice } from './agent-client.js';
+import { AgentClosedError } from './agent-errors.js';
+import { Backoff, sleep } from './backoff.js';
+import { DryRunVenue } from './dry-run-venue.js';
+import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
+import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
+import { emptyLinks, type VenueBook } from './venue-book.js';
+import { carryOutTick, executeSignal } from './venue-execution.js';
+import { VenueJournal } from './venue-journal.js';
+
+/** The published state is refreshed at least this often. */
+const PUBLISH_EVERY_MS = 10_000;
+
+export interface VenueAgentOptions {
+  server: string;
+  token: string;
+  transport: TransportChoice;
+  /** `SIGNALGATE_DATA_DIR`: the journal lives under `<dataDir>/agents/<token digest>/`. */
+  dataDir: string;
+  venue: Venue;
+  dryRun: boolean;
+  /** Signal symbol → venue symbol, from the instruments file; the venue finds the others itself. */
+  symbolMap: Readonly<Record<string, string>>;
+  /** Pip size per signal symbol, from the instruments file (the venue's instruments have pips of 1). */
+  pipSizes: Readonly<Record<string, number>>;
+  defaultVolumeLots: number | null;
+  /** How often the quotes of symbols with positions or orders are read for breakeven, trailing and fills. */
+  manageEveryMs: number;
+  log: Logger;
+}
+
+/**
+ * The agent on a venue other than the paper account: receives its signals, has the engine
+ * decide on its book, has the venue carry the decisions out, and acknowledges each signal with
+ * what the venue did (its order ids and fills). Restart-safe like the paper agent: the book
+ * and each signal's outcome are written in one atomic write before the ack; a signal executed
+ * but not written is executed again after a restart, and its client order ids make the venue
+ * answer the orders already placed instead of placing them twice.
+ *
+ * The venue unreachable: the signal is retried with backoff, the state says disconnected, and
+ * nothing is acknowledged until the venue answered.
+ */
+export class VenueAgent {
+  private book!: VenueBook;
+  private readonly executed = new Map<string, ExecutedSignal>();
+  /** Signals whose execution began and has no outcome yet (kept on disk). */
+  private readonly inFlight = new Set<string>();
+  private agentId: string | null = null;
+  private journal!: VenueJournal;
+  private lock: LockFile | null = null;
+  private client: AgentClient | null = null;
+  private readonly venue: Venue;
+  private connected = false;
+  private lastError: string | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private readonly stopping = new AbortController();
+  private managing = false;
+  private fatal: Error | null = null;
+
+  constructor(private readonly options: VenueAgentOptions) {
+    this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
+  }
+
+  /** Runs until `stop()` (resolves) or until the token is refused, the venue refuses the credentials or the disk fails (rejects). */
+  async run(): Promise<void> {
+    const { options } = this;
+    const log = options.log;
+    const client = new AgentClient({
+      server: options.server,
+      token: options.token,
+      transport: options.transport,
+      log,
+      onStatus: (status) => {
+        if (status.transport !== null && client.agent) this.agentId = client.agent.id;
+        if (status.transport !== null) void this.publish();
+      },
+    });
+    this.client = client;
+    // The token first: a refused one must leave nothing on disk.
+    try {
+      this.agentId = (await client.identify()).id;
+    } catch (err) {
+      await client.close();
+      if (err instanceof AgentClosedError) return;
+      throw err;
+    }
+    const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
+    const role: LockRole = {
+      name: 'agent',
+      title: `signalgate agent on ${options.venue.name}`,
+      place: 'with the same token',
+      runsAs: (args) => args.includes('agent') && args.some((arg) => arg === '--venue' || arg.startsWith('--venue=')),
+    };
+    try {
+      try {
+        createDirectory(dir, 0o700);
+      } catch (error) {
+        throw new Error(
+          `cannot create the agent's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
+          { cause: error },
+        );
+      }
+      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), role);
+    } catch (err) {
+      await client.close();
+      throw err;
+    }
+    try {
+      if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
+      const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
+      const file = path.join(dir, `venue-${safeName}${options.dryRun ? '-dry-run' : ''}.json`);
+      const stored = await VenueJournal.load(file);
+      this.book = stored?.book ?? emptyLinks(freshState(options));
+      this.agentId = stored?.agentId ?? this.agentId;
+      for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
+      for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
+      this.journal = new VenueJournal(file, () => ({
+        venue: options.venue.name,
+        agentId: this.agentId,
+        book: this.book,
+        executed: [...this.executed.values()],
+        inFlight: [...this.inFlight],
+      }));
+      const holdings = await this.untilReachable('connect', () => this.venue.open());
+      if (holdings === null) return;
+      this.reconcile(holdings);
+      await this.journal.save();
+      log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
+      void this.publish();
+      this.timers.push(setInterval(() => void this.publish(), PUBLISH_EVERY_MS));
+      this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
+      for await (const signal of client.signals()) {
+        await this.handle(signal);
+        if (this.fatal) break;
+      }
+    } finally {
+      await this.shutdown();
+    }
+    if (this.fatal) throw this.fatal;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.client?.close();
+  }
+
+  /**
+   * What the venue holds against the book after a time away: a position the book has but the
+   * venue no longer holds was closed there (its stop or a target): it leaves the book, and its
+   * leftover orders are cancelled. A pending order the venue no longer has left the book too
+   * (filled or cancelled there: said at warn, since a fill is then a position the book does not
+   * manage). Orders of this agent's making the book does not know (placed, then the agent
+   * stopped before writing) are reported; the signal comes again and its ids find them.
+   */
+  private reconcile(holdings: VenueHoldings): void {
+    const log = this.options.log;
+    const venueSide = new Set((holdings.positions ?? []).map((p) => `${p.symbol}:${p.side}`));
+    const state = this.book.state;
+    const positions = state.positions.filter((p) => {
+      if (holdings.positions === null || venueSide.has(`${p.symbol}:${p.side}`)) return true;
+      log.warn({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
+      delete this.book.protection[String(p.ticket)];
+      return false;
+    });
+    const openIds = new Set(holdings.orders.map((o) => o.id));
+    const orders = state.orders.filter((o) => {
+      const held = this.book.orders[String(o.ticket)];
+      if (held === undefined || openIds.has(held.id)) return true;
+      log.warn({ order: o.ticket, venueOrder: held.id, symbol: o.symbol }, 'the venue no longer has this pending order (filled or cancelled there while the agent was away); it leaves the book, and a position it opened is not managed');
+      delete this.book.orders[String(o.ticket)];
+      return false;
+    });
+    const known = new Set<string>([...Object.values(this.book.orders).map((o) => o.id), ...Object.values(this.book.protection).flatMap((p) => p.orders.map((o) => o.id))]);
+    const strangers = holdings.orders.filter((o) => !known.has(o.id));
+    if (strangers.length > 0) {
+      log.warn({ orders: strangers.map((o) => ({ id: o.id, clientId: o.clientId, symbol: o.symbol })) }, 'the venue has open orders of this agent that its book does not know; their signals are executed again when they come, and find them by their client ids');
+    }
+    this.book = { ...this.book, state: { ...state, positions, orders } };
+  }
+
+  private async handle(signal: AgentSignal): Promise<void> {
+    const log = this.options.log;
+    const known = this.executed.get(signal.id);
+    if (known) {
+      log.info({ signalId: signal.id, seq: signal.seq, status: known.outcome.status }, 'signal already executed; acknowledging it again');
+      await this.acknowledge(known);
+      return;
+    }
+    let outcome: ExecutedSignal['outcome'] | null;
+    if (Date.now() > Date.parse(signal.expiresAt)) {
+      outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    } else {
+      // Said on disk first: if the agent stops before the outcome is written, the next run
+      // knows the signal's orders may stand already.
+      let again = this.inFlight.has(signal.id);
+      if (!again) {
+        this.inFlight.add(signal.id);
+        await this.journal.save();
+      }
+      outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
+        try {
+          return await this.execute(signal, again);
+        } finally {
+          again = true; // a retry after a lost answer: the orders may stand
+        }
+      });
+      if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
+    }
+    const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
+    this.executed.set(signal.id, entry);
+    this.inFlight.delete(signal.id);
+    log.info({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
+    try {
+      await this.journal.save();
+    } catch (err) {
+      this.fatal = new Error(`could not write ${this.journal.file}: ${(err as Error).message}`);
+      return;
+    }
+    await this.acknowledge(entry);
+    void this.publish();
+  }
+
+  /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
+  private async execute(signal: AgentSignal, again: boolean): Promise<ExecutedSignal['outcome']> {
+    const venue = this.venue;
+    const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
+    const symbol = this.options.symbolMap[canonical] ?? this.book.state.config.symbolMap.toBroker[canonical] ?? venue.findSymbol?.(canonical) ?? null;
+    if (symbol === null) {
+      return { status: 'rejected', message: `${canonical} is not a market of ${venue.name}; map it to one in the instruments file ("symbolMap": {"${canonical}": "BTC/USDT:USDT"})`, result: null };
+    }
+    const spec = venue.instrument(symbol);
+    if (spec === null) return { status: 'rejected', message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`, result: null };
+    let quote;
+    let account;
+    try {
+      [quote, account] = await Promise.all([venue.quote(symbol), venue.funds()]);
+    } catch (error) {
+      if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`, result: null };
+      throw error;
+    }
+    const { symbol: _name, ...venueSpec } = spec;
+    const override: InstrumentOverride = { ...venueSpec, pipSize: this.options.pipSizes[canonical] ?? venueSpec.pipSize };
+    const state = this.book.state;
+    const mapping = { ...state.config.symbolMap.toBroker, [canonical]: symbol };
+    const instruments: Record<string, InstrumentOverride> = { ...state.config.instruments, [canonical]: override };
+    this.book = {
+      ...this.book,
+      state: {
+        ...state,
+        config: { ...state.config, currency: account.currency, symbolMap: createSymbolMap(mapping), instruments },
+        balance: account.balance,
+        quotes: { ...state.quotes, [symbol]: quote },
+      },
+    };
+    try {
+      const done = await executeSignal(venue, this.book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again);
+      this.book = done.book;
+      const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
+      return { status: done.outcome.status, message, result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result };
+    } catch (error) {
+      if (error instanceof VenueUnreachableError) throw error;
+      return { status: 'failed', message: `the agent failed on ${venue.name}: ${(error as Error).message}`, result: null };
+    }
+  }
+
+  /**
+   * Runs `action` until the venue answers: while it is unreachable, retries with backoff and
+   * publishes itself disconnected. Resolves null when the agent stops first.
+   */
+  private async untilReachable<T>(what: string, action: () => Promise<T>): Promise<T | null> {
+    const backoff = new Backoff(1000, 60_000);
+    for (;;) {
+      if (this.stopping.signal.aborted) return null;
+      try {
+        const result = await action();
+        if (!this.connected) {
+          this.connected = true;
+          this.lastError = null;
+          void this.publish();
+        }
+        return result;
+      } catch (error) {
+        if (!(error instanceof VenueUnreachableError)) throw error;
+        const wait = backoff.next();
+        this.options.log.warn({ venue: this.venue.name, err: error.message, retryInMs: wait }, `the venue is unreachable; will ${what} when it answers`);
+        this.connected = false;
+        this.lastError = error.message;
+        void this.publish();
+        await sleep(wait, this.stopping.signal);
+      }
+    }
+  }
+
+  /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
+  private async manage(): Promise<void> {
+    if (this.managing || this.stopping.signal.aborted) return;
+    this.managing = true;
+    try {
+      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
+      for (const symbol of symbols) {
+        const quote = await this.venue.quote(symbol);
+        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask });
+        if (step.events.length === 0) {
+          this.book = { ...this.book, state: step.state };
+          continue;
+        }
+        const done = await carryOutTick(this.venue, this.book, step);
+        this.book = done.book;
+        for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
+        for (const event of step.events) this.options.log.info({ event }, 'account event');
+        await this.journal.save();
+      }
+      if (!this.connected) {
+        this.connected = true;
+        void this.publish();
+      }
+    } catch (error) {
+      if (error instanceof VenueUnreachableError) {
+        this.connected = false;
+        this.lastError = error.message;
+      }
+      this.options.log.warn({ err: (error as Error).message }, 'managing the positions failed; trying again at the next quote');
+    } finally {
+      this.managing = false;
+    }
+  }
+
+  private async acknowledge(entry: ExecutedSignal): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const answer = await client.ack(entry.id, entry.outcome);
+      if (!answer.ok) this.options.log.warn({ signalId: entry.id, status: answer.status, problem: answer.problem }, 'the server refused the acknowledgement');
+      entry.acked = true;
+      forgetSettled(this.executed);
+    } catch (err) {
+      if (!(err instanceof AgentClosedError)) this.options.log.error({ signalId: entry.id, err: (err as Error).message }, 'acknowledgement failed');
+    }
+  }
+
+  private async publish(): Promise<void> {
+    const client = this.client;
+    if (!client || !this.book) return;
+    const state = this.book.state;
+    let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
+    if (this.connected) {
+      try {
+        const read = await this.venue.funds();
+        account = { balance: read.balance, equity: read.equity, currency: read.currency };
+      } catch (error) {
+        if (error instanceof VenueUnreachableError) {
+          this.connected = false;
+          this.lastError = error.message;
+        }
+      }
+    }
+    await client.publishState({
+      ...account,
+      venue: this.venue.name,
+      connected: this.connected,
+      ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
+      dryRun: this.options.dryRun,
+      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment })),
+      orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
+      updatedAt: new Date().toISOString(),
+    });
+  }
+
+  private async shutdown(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    await this.client?.close();
+    try {
+      if (this.journal) await this.journal.save();
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'could not write the journal on shutdown');
+    }
+    await this.venue.shutdown().catch(() => undefined);
+    this.lock?.release();
+  }
+}
+
+/** A book with nothing in it yet; currency and balance come from the venue with the first signal. */
+function freshState(options: VenueAgentOptions): EngineState {
+  return {
+    config: { currency: 'USDT', instruments: {}, symbolMap: createSymbolMap(options.symbolMap), defaultVolumeLots: options.defaultVolumeLots },
+    balance: 0,
+    quotes: {},
+    positions: [],
+    orders: [],
+    nextTicket: 1,
+  };
+}

@@ -1,0 +1,73 @@
+import {
+  partialCloseLots,
+  resolveInstrument,
+  canonicalSymbol,
+  type EngineState,
+  type InstrumentSpec,
+  type Position,
+} from '../engine/index.js';
+import { clientOrderId } from './client-order-id.js';
+import type { Protection, VenueOrderRef, VenuePosition } from './venue.js';
+
+/**
+ * The agent's book: the engine's state of the account (positions with their stops, targets,
+ * breakeven and trailing rules; pending orders) and, for each of them, the venue orders that
+ * carry it out. Plain JSON, so it is written to disk before a signal is acknowledged.
+ */
+export interface VenueBook {
+  state: EngineState;
+  /** Position ticket → the venue orders holding its stop and targets, and how often they were replaced. */
+  protection: Record<string, { revision: number; orders: VenueOrderRef[] }>;
+  /** Pending-order ticket → the venue's order. */
+  orders: Record<string, VenueOrderRef>;
+}
+
+export function emptyLinks(state: EngineState): VenueBook {
+  return { state, protection: {}, orders: {} };
+}
+
+export function specOf(state: EngineState, symbol: string): InstrumentSpec {
+  const spec = resolveInstrument(canonicalSymbol(state.config.symbolMap, symbol), state.config.instruments);
+  // Positions and orders exist only for instruments the engine knows.
+  if (spec === null) throw new Error(`no instrument for ${symbol}`);
+  return spec;
+}
+
+/** The venue's view of a book position: its symbol, side, lots and protecting orders. */
+export function venuePosition(book: VenueBook, position: Position): VenuePosition {
+  return {
+    id: `${position.symbol}:${position.side}`,
+    symbol: position.symbol,
+    side: position.side,
+    volume: position.volume,
+    price: position.price,
+    protection: book.protection[String(position.ticket)]?.orders ?? [],
+  };
+}
+
+/**
+ * The stop and the take-profit orders a position needs now: the targets not reached yet, each
+ * closing its share of the original volume floored to the lot step, the last one what remains
+ * (the engine's rule, so the venue closes what the engine would).
+ */
+export function protectionOf(book: VenueBook, position: Position, revision: number): Protection {
+  const spec = specOf(book.state, position.symbol);
+  const targets: Protection['targets'] = [];
+  let open = position.volume;
+  let share = position.tp.slice(0, position.tpNext).reduce((sum, level) => sum + level.pct, 0);
+  for (const level of position.tp.slice(position.tpNext)) {
+    if (open <= 0) break;
+    share += level.pct;
+    const lots = share >= 100 - 1e-9 ? open : partialCloseLots((position.originalVolume * level.pct) / 100, open, spec);
+    if (lots <= 0) continue;
+    targets.push({ price: level.price, volume: lots });
+    open = Math.max(0, open - lots);
+  }
+  const signalId = position.signalId ?? `position-${position.ticket}`;
+  return {
+    clientId: clientOrderId(signalId, `p${position.ticket}r${revision}`),
+    stop: position.sl,
+    targets,
+    replaces: book.protection[String(position.ticket)]?.orders ?? [],
+  };
+}

@@ -1,0 +1,264 @@
+import { applySignal, type EngineEvent, type EngineState, type Position, type StepResult } from '../engine/index.js';
+import type { NormalizedSignal } from '../language/index.js';
+import type { AckStatus } from '../protocol/delivery.js';
+import { clientOrderId } from './client-order-id.js';
+import { VenueRefusedError, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';
+import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
+
+/** What a signal came to: the acknowledgement's status, message and result. */
+export interface ExecutionOutcome {
+  status: AckStatus;
+  message: string;
+  /** `events`: what the engine decided; `orders`: the venue's orders that carried it out, with their ids and fills. */
+  result: { events: EngineEvent[]; orders: VenueOrder[] } | null;
+}
+
+/**
+ * Executes one signal: the engine decides on the book (sizing, stop and target prices, what
+ * to close or cancel), then the venue carries each decision out in order. A refusal of the
+ * first step leaves everything as it was (rejected, with the venue's reason); a refusal after
+ * some steps were carried out fails the signal and says what was done. A stop or target the
+ * venue refuses does not undo the position it was for: the outcome says it is unprotected.
+ * VenueUnreachableError propagates: the caller retries the whole signal, and the client order
+ * ids make the steps already carried out answer the orders they placed.
+ */
+export async function executeSignal(
+  venue: Venue,
+  book: VenueBook,
+  signal: { id: string; signal: NormalizedSignal; text: string },
+  now: number,
+  /** The signal may have been carried out in part before (a lost answer, a restart): each order is looked up first. */
+  again = false,
+): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
+  const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
+  if (step.outcome.status === 'rejected') {
+    return { book, outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } } };
+  }
+  const netted = venue.netsPositions ? nettedOpening(step) : null;
+  if (netted !== null) return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
+  const run = new Carrying(venue, book, step, signal.id, again);
+  try {
+    await run.all();
+  } catch (error) {
+    if (!(error instanceof VenueRefusedError)) throw error;
+    const refused = `${venue.name} refused ${run.current}: ${error.message}`;
+    if (run.done === 0) {
+      return { book, outcome: { status: 'rejected', message: refused, result: { events: step.events, orders: run.orders } } };
+    }
+    return {
+      // What was carried out stays in the book; the rest is dropped with the engine's plan.
+      book: run.partialBook(),
+      outcome: { status: 'failed', message: `${step.outcome.message}, but ${refused} after the first ${run.done} step(s) were carried out`, result: { events: step.events, orders: run.orders } },
+    };
+  }
+  const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
+  return { book: run.book(), outcome: { status: 'executed', message: step.outcome.message + notes, result: { events: step.events, orders: run.orders } } };
+}
+
+/**
+ * Carries out what the engine did on its own at a price (a pending entry reached, a stop or
+ * target reached, breakeven or trailing moved the stop): the venue holds the stops and targets
+ * already, so only a moved stop, a new position's protection and a closed position's leftover
+ * orders need it.
+ */
+export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResult): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
+  const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders } };
+  const orders: VenueOrder[] = [];
+  const warnings: string[] = [];
+  const protect = async (ticket: number) => {
+    const position = next.state.positions.find((p) => p.ticket === ticket);
+    if (!position) return;
+    const revision = (next.protection[String(ticket)]?.revision ?? -1) + 1;
+    const placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
+    orders.push(...placed);
+    next.protection[String(ticket)] = { revision, orders: placed.map(orderRef) };
+  };
+  let held: VenueHoldings | null = null;
+  for (const event of step.events) {
+    if (event.type === 'order_filled') {
+      delete next.orders[String(event.order)];
+      await protect(event.position);
+    } else if (event.type === 'sl_moved') {
+      await protect(event.position);
+    } else if (event.type === 'closed') {
+      // The book saw the stop or the last target reached at the prices it read. Only when the
+      // venue confirms the position is gone are its leftover orders cancelled: a stop cancelled
+      // on a position the venue still holds would leave it unprotected.
+      const was = book.state.positions.find((p) => p.ticket === event.position);
+      held ??= await venue.open();
+      const stillHeld = held.positions === null || (was !== undefined && held.positions.some((p) => p.symbol === was.symbol && p.side === was.side));
+      if (stillHeld) {
+        warnings.push(`position ${event.position} reached its ${event.reason === 'sl' ? 'stop' : 'last target'} at the prices the agent read, but the venue ${held.positions === null ? 'cannot say whether it still holds it' : 'still holds a position on that side'}: its stop and target orders stay on the venue`);
+      } else {
+        for (const order of next.protection[String(event.position)]?.orders ?? []) await venue.cancel(order);
+      }
+      delete next.protection[String(event.position)];
+    }
+  }
+  return { book: next, orders, warnings };
+}
+
+/**
+ * On a venue that nets positions per symbol, an opening against a position of the other side
+ * that stays open would reduce it instead of opening beside it, and the book would no longer
+ * match the venue: refused, saying how to do it.
+ */
+function nettedOpening(step: StepResult): string | null {
+  for (const event of step.events) {
+    if (event.type !== 'opened' && event.type !== 'order_placed') continue;
+    const symbol = event.symbol;
+    const other = step.state.positions.find((p) => p.symbol === symbol && p.side !== event.side);
+    if (other) {
+      return `the account keeps one net position per symbol (one-way mode) and position ${other.ticket} (${other.side} ${other.volume} ${symbol}) is open: a ${event.side} would reduce it rather than open beside it. Close it first (exop, or ${event.side === 'buy' ? 'closeshortbuy' : 'closelongsell'}) or switch the exchange account to hedge mode and run with --position-mode hedge`;
+    }
+  }
+  return null;
+}
+
+/** One signal's steps, carried out one by one; knows how far it got. */
+class Carrying {
+  readonly orders: VenueOrder[] = [];
+  readonly notes: string[] = [];
+  /** Steps carried out. */
+  done = 0;
+  /** The step being carried out, for the message of a refusal. */
+  current = 'the order';
+  private state: EngineState;
+  private readonly protection: VenueBook['protection'];
+  private readonly pending: VenueBook['orders'];
+  private closes = 0;
+  /** Tickets of positions and orders the steps carried out so far touched, for a partial book. */
+  private readonly touched = new Set<number>();
+
+  constructor(
+    private readonly venue: Venue,
+    private readonly before: VenueBook,
+    private readonly step: StepResult,
+    private readonly signalId: string,
+    private readonly again: boolean,
+  ) {
+    this.state = step.state;
+    this.protection = { ...before.protection };
+    this.pending = { ...before.orders };
+  }
+
+  async all(): Promise<void> {
+    for (const event of this.step.events) {
+      await this.carryOut(event);
+      this.done += 1;
+    }
+  }
+
+  book(): VenueBook {
+    return { state: this.state, protection: this.protection, orders: this.pending };
+  }
+
+  /** The book before the signal with the steps that were carried out applied. */
+  partialBook(): VenueBook {
+    const after = this.state;
+    const was = this.before.state;
+    const positions = [
+      ...was.positions.filter((p) => !this.touched.has(p.ticket)),
+      ...after.positions.filter((p) => this.touched.has(p.ticket)),
+    ].filter((p, i, all) => all.findIndex((q) => q.ticket === p.ticket) === i);
+    const orders = [
+      ...was.orders.filter((o) => !this.touched.has(o.ticket)),
+      ...after.orders.filter((o) => this.touched.has(o.ticket)),
+    ].filter((o, i, all) => all.findIndex((q) => q.ticket === o.ticket) === i);
+    const closed = new Set(this.step.events.filter((e) => e.type === 'closed' && this.touched.has(e.position)).map((e) => (e as { position: number }).position));
+    return {
+      state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
+      protection: this.protection,
+      orders: this.pending,
+    };
+  }
+
+  private async carryOut(event: EngineEvent): Promise<void> {
+    const venue = this.venue;
+    switch (event.type) {
+      case 'partial_close':
+      case 'closed': {
+        const position = this.before.state.positions.find((p) => p.ticket === event.position)!;
+        this.current = `closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol})`;
+        this.closes += 1;
+        const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`), this.again);
+        this.orders.push(order);
+        this.touched.add(position.ticket);
+        if (event.type === 'closed') {
+          for (const held of this.protection[String(position.ticket)]?.orders ?? []) await this.quietly(() => venue.cancel(held), 'cancel a closed position\'s stop or target');
+          delete this.protection[String(position.ticket)];
+        } else {
+          const rest = this.state.positions.find((p) => p.ticket === position.ticket);
+          if (rest) await this.protect(rest);
+        }
+        return;
+      }
+      case 'order_cancelled': {
+        const held = this.pending[String(event.order)];
+        this.current = `cancelling order ${event.order}`;
+        if (held) await venue.cancel(held);
+        delete this.pending[String(event.order)];
+        this.touched.add(event.order);
+        return;
+      }
+      case 'opened': {
+        this.current = `the ${event.side} market order of ${event.volume} ${event.symbol}`;
+        const position = this.state.positions.find((p) => p.ticket === event.position)!;
+        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
+        this.orders.push(order);
+        this.touched.add(position.ticket);
+        const filled = this.adoptFill(position, order);
+        if (filled.sl !== null || filled.tp.length > 0) await this.protect(filled);
+        return;
+      }
+      case 'order_placed': {
+        this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
+        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price, mayExist: this.again });
+        this.orders.push(order);
+        this.pending[String(event.order)] = orderRef(order);
+        this.touched.add(event.order);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The venue's fill replaces the engine's assumed one (price; lots when it filled fewer). */
+  private adoptFill(position: Position, order: VenueOrder): Position {
+    const price = order.average ?? position.price;
+    const volume = order.filled > 0 && order.filled < position.volume ? order.filled : position.volume;
+    if (price === position.price && volume === position.volume) return position;
+    if (price !== position.price) this.notes.push(`${this.venue.name} filled at ${price}`);
+    const adopted: Position = { ...position, price, volume, originalVolume: volume };
+    this.state = { ...this.state, positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)) };
+    return adopted;
+  }
+
+  private async protect(position: Position): Promise<void> {
+    const key = String(position.ticket);
+    const revision = (this.protection[key]?.revision ?? -1) + 1;
+    const book = { state: this.state, protection: this.protection, orders: this.pending };
+    try {
+      const placed = await this.venue.protect(venuePosition(book, position), { ...protectionOf(book, position, revision), mayExist: this.again });
+      this.orders.push(...placed);
+      this.protection[key] = { revision, orders: placed.map(orderRef) };
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      this.notes.push(`position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`);
+    }
+  }
+
+  private async quietly(action: () => Promise<void>, what: string): Promise<void> {
+    try {
+      await action();
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      this.notes.push(`could not ${what}: ${error.message}`);
+    }
+  }
+}
+
+function orderRef(order: VenueOrder): VenueOrderRef {
+  return order.trigger ? { id: order.id, symbol: order.symbol, trigger: true } : { id: order.id, symbol: order.symbol };
+}

@@ -1,0 +1,166 @@
+import type { InstrumentSpec, Quote, Side } from '../engine/index.js';
+
+/**
+ * Where the agent executes: the paper account, a crypto exchange through CCXT, a FIX broker.
+ * The engine decides (sizing, stop and take-profit prices and shares, breakeven, trailing); a
+ * venue carries the decisions out and reports what happened. Volumes are the engine's lots of
+ * the venue's instrument (see `instrument()`), prices the venue's. Symbols are the venue's own
+ * (after the agent's symbol map).
+ *
+ * Every method that talks to the venue throws VenueRefusedError when the venue refused the
+ * request (its reason becomes the signal's outcome) and VenueUnreachableError when it could not
+ * be reached (the agent retries with backoff and never acknowledges the signal meanwhile).
+ */
+export interface Venue {
+  /** `paper`, `ccxt:binanceusdm`…: for logs and the published state. */
+  readonly name: string;
+  /**
+   * The venue keeps one net position per symbol (an exchange account in one-way mode): an
+   * order against an open position reduces it instead of opening a position of its own.
+   */
+  readonly netsPositions: boolean;
+  /**
+   * Connects, loads the instruments and reads what the venue holds, before any signal is
+   * taken. Resolves with the positions and open orders this agent owns (client ids it made).
+   */
+  open(): Promise<VenueHoldings>;
+  /** Balance, equity, currency, positions and open orders, as the venue reports them. */
+  account(): Promise<VenueAccount>;
+  /** Balance, equity and currency only: what sizing needs before each signal, cheaper than the whole account. */
+  funds(): Promise<VenueFunds>;
+  /** The instrument as the venue defines it (tick, lot step, minimum, maximum, contract size); null: unknown. */
+  instrument(symbol: string): InstrumentSpec | null;
+  /**
+   * The venue symbol a signal symbol names when the symbol map does not say (CCXT: the market
+   * whose exchange id is `BTCUSDT`); null: none. Optional: venues without their own names skip it.
+   */
+  findSymbol?(signalSymbol: string): string | null;
+  /** The current bid and ask. */
+  quote(symbol: string): Promise<Quote>;
+  /** Places a market, limit or stop order. Placing a client id the venue already has answers that order. */
+  place(order: OrderRequest): Promise<VenueOrder>;
+  /**
+   * Attaches the stop and take-profit orders of a position, or moves them: what the position
+   * had before (`protection.replaces`) is cancelled once the new orders stand.
+   */
+  protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]>;
+  /** Closes `volume` lots of a position (all of it when equal to its volume) at the market. */
+  close(position: VenuePosition, volume: number, clientId: string, mayExist?: boolean): Promise<VenueOrder>;
+  /** Cancels an open order; an order that is no longer open is not an error. */
+  cancel(order: VenueOrderRef): Promise<void>;
+  /** Fills and closes the venue made on its own (a pending entry filled, a stop or target hit) since the last call. */
+  reports(): Promise<VenueReport[]>;
+  /** Releases connections. */
+  shutdown(): Promise<void>;
+}
+
+export type VenueOrderKind = 'market' | 'limit' | 'stop';
+
+export interface OrderRequest {
+  /** Derived from the signal id, so a retry or a restart cannot place it twice. */
+  clientId: string;
+  symbol: string;
+  side: Side;
+  kind: VenueOrderKind;
+  /** Lots. */
+  volume: number;
+  /** Limit or trigger price; null for market orders. */
+  price: number | null;
+  /**
+   * The order may have been placed already (the signal is executed again after a lost answer or
+   * a restart): the venue looks the client id up first, and answers the order it finds.
+   */
+  mayExist?: boolean;
+}
+
+/** A stop loss and take-profit levels, each a reduce-only order held by the venue. */
+export interface Protection {
+  /** Derived from the signal id and the step, e.g. `…-sl2`; each order adds its suffix. */
+  clientId: string;
+  stop: number | null;
+  /** Target prices with the lots each closes, nearest first. */
+  targets: { price: number; volume: number }[];
+  /** The venue orders of the protection being replaced (moving a stop). */
+  replaces: VenueOrderRef[];
+  /** As OrderRequest.mayExist. */
+  mayExist?: boolean;
+}
+
+export interface VenueOrderRef {
+  id: string;
+  symbol: string;
+  /** A conditional (trigger) order, which some exchanges keep and cancel apart from plain ones. */
+  trigger?: boolean;
+}
+
+export interface VenueFill {
+  price: number;
+  /** Lots. */
+  volume: number;
+  time: string | null;
+  fee: { cost: number; currency: string } | null;
+}
+
+/** An order as the venue reported it: what the acknowledgement's `result` carries. */
+export interface VenueOrder {
+  id: string;
+  clientId: string | null;
+  symbol: string;
+  side: Side;
+  kind: VenueOrderKind | 'stop_loss' | 'take_profit';
+  /** Lots ordered. */
+  volume: number;
+  /** Limit or trigger price; null for market orders. */
+  price: number | null;
+  status: 'open' | 'filled' | 'cancelled' | 'rejected';
+  /** Lots filled so far, and their average price (null when nothing filled). */
+  filled: number;
+  average: number | null;
+  fills: VenueFill[];
+  trigger?: boolean;
+}
+
+export interface VenuePosition {
+  /** The venue's id for the position, or the symbol and side where positions have none. */
+  id: string;
+  symbol: string;
+  side: Side;
+  /** Lots. */
+  volume: number;
+  price: number;
+  /** The stop and target orders protecting it. */
+  protection: VenueOrderRef[];
+}
+
+export interface VenueFunds {
+  balance: number;
+  equity: number;
+  currency: string;
+}
+
+export interface VenueAccount extends VenueFunds {
+  positions: VenuePosition[];
+  orders: VenueOrder[];
+}
+
+/** What the venue holds of this agent's making when the agent starts. */
+export interface VenueHoldings {
+  /** null: the venue has no positions to compare (a spot market holds coins, not positions). */
+  positions: VenuePosition[] | null;
+  orders: VenueOrder[];
+}
+
+/** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position. */
+export type VenueReport =
+  | { type: 'entry_filled'; order: VenueOrder }
+  | { type: 'position_reduced'; symbol: string; side: Side; volume: number; price: number | null; by: 'stop_loss' | 'take_profit' | 'venue'; order: VenueOrder | null };
+
+/** The venue refused a request; `message` is its reason, as it gave it. */
+export class VenueRefusedError extends Error {
+  override readonly name = 'VenueRefusedError';
+}
+
+/** The venue could not be reached (network, maintenance, rate limit): retry later. */
+export class VenueUnreachableError extends Error {
+  override readonly name = 'VenueUnreachableError';
+}

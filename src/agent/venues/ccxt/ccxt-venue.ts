@@ -1,0 +1,357 @@
+import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
+import type { InstrumentSpec, Quote, Side } from '../../../engine/index.js';
+import { isOwnClientOrderId } from '../../client-order-id.js';
+import {
+  VenueRefusedError,
+  VenueUnreachableError,
+  type OrderRequest,
+  type Protection,
+  type Venue,
+  type VenueAccount,
+  type VenueFunds,
+  type VenueHoldings,
+  type VenueOrder,
+  type VenueOrderRef,
+  type VenuePosition,
+  type VenueReport,
+} from '../../venue.js';
+import { instrumentOfMarket } from './ccxt-instrument.js';
+
+export type MarketKind = 'spot' | 'swap';
+export type PositionMode = 'oneway' | 'hedge';
+
+export interface CcxtCredentials {
+  apiKey: string;
+  secret: string;
+  /** Some exchanges (OKX, KuCoin) also want a passphrase. */
+  password?: string;
+}
+
+/** CCXT's transport: what `exchange.fetch` is given (after signing) and what it answers (the parsed body). */
+export type CcxtTransport = (url: string, method: string, headers: Record<string, string>, body: string | undefined) => Promise<unknown>;
+
+export interface CcxtVenueOptions {
+  /** CCXT's exchange id: binance, binanceusdm, bybit, okx… */
+  exchange: string;
+  market: MarketKind;
+  positionMode: PositionMode;
+  /** The exchange's test network, through CCXT's own sandbox switch. */
+  sandbox: boolean;
+  credentials: CcxtCredentials | null;
+  /** CCXT's proxyUrl: every request goes to this URL followed by the exchange's URL. */
+  proxyUrl: string | null;
+  /** More CCXT exchange options (tests give those CCXT's own recorded-traffic tests give). */
+  exchangeOptions?: Record<string, unknown>;
+  /** Markets to use instead of loading them from the exchange (tests with recorded markets). */
+  markets?: Record<string, unknown>;
+  /** Replaces CCXT's HTTP transport (recorded traffic in tests); null: CCXT's own. */
+  transport: CcxtTransport | null;
+}
+
+/**
+ * A crypto exchange through CCXT. Volumes are the engine's lots of the instrument built from the
+ * exchange's market (ccxt-instrument.ts): base-currency units on spot markets, contracts on
+ * swaps. Every order carries the agent's client order id. Stops are reduce-only stop-market
+ * orders and targets reduce-only limit orders, both held by the exchange (on spot, where
+ * nothing is reduce-only, plain sell or buy orders of the coins held). CCXT's rate limiter is on.
+ */
+export class CcxtVenue implements Venue {
+  readonly name: string;
+  readonly netsPositions: boolean;
+  private readonly exchange: Exchange;
+
+  constructor(private readonly options: CcxtVenueOptions) {
+    this.name = `ccxt:${options.exchange}`;
+    this.netsPositions = options.market === 'swap' && options.positionMode === 'oneway';
+    const Class = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
+    if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
+      throw new RangeError(`--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`);
+    }
+    this.exchange = new Class({
+      apiKey: options.credentials?.apiKey,
+      secret: options.credentials?.secret,
+      password: options.credentials?.password,
+      enableRateLimit: true,
+      ...(options.markets && { markets: options.markets }),
+      options: { defaultType: options.market, adjustForTimeDifference: false, ...options.exchangeOptions },
+    });
+    if (options.sandbox) this.exchange.setSandboxMode(true);
+    if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
+    if (options.transport !== null) {
+      const transport = options.transport;
+      this.exchange.fetch = (async (url: string, method = 'GET', headers?: Record<string, string>, body?: string) => transport(url, method, headers ?? {}, body)) as Exchange['fetch'];
+    }
+  }
+
+  /** The CCXT exchange, for tests that look at what it sent. */
+  get ccxt(): Exchange {
+    return this.exchange;
+  }
+
+  async open(): Promise<VenueHoldings> {
+    await this.call('load the markets', () => this.exchange.loadMarkets());
+    const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
+    return { positions: this.options.market === 'swap' ? positions : null, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
+  }
+
+  async account(): Promise<VenueAccount> {
+    const [balance, { positions, unrealized }, orders] = await Promise.all([this.balance(), this.positionsAndProfit(), this.openOrders()]);
+    return { ...balance, equity: balance.balance + unrealized, positions, orders };
+  }
+
+  async funds(): Promise<VenueFunds> {
+    const [balance, { unrealized }] = await Promise.all([this.balance(), this.positionsAndProfit()]);
+    return { ...balance, equity: balance.balance + unrealized };
+  }
+
+  /** The total balance in the account currency (free and held as margin or by open orders). */
+  private async balance(): Promise<{ balance: number; currency: string }> {
+    const currency = this.accountCurrency();
+    const balance = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
+    return { balance: Number((balance[currency] as { total?: number } | undefined)?.total ?? 0), currency };
+  }
+
+  /** The currency balances and profits are counted in: the settle currency of swaps, the quote currency of spot markets. */
+  accountCurrency(): string {
+    const markets = Object.values(this.exchange.markets ?? {}).filter((m) => m.type === this.options.market);
+    const counts = new Map<string, number>();
+    for (const m of markets) {
+      const currency = (this.options.market === 'swap' ? m.settle : m.quote) ?? '';
+      if (currency) counts.set(currency, (counts.get(currency) ?? 0) + 1);
+    }
+    // USDT where the exchange has it, otherwise its most common one.
+    if (counts.has('USDT')) return 'USDT';
+    return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'USDT';
+  }
+
+  instrument(symbol: string): InstrumentSpec | null {
+    const market = this.market(symbol);
+    return market === null ? null : instrumentOfMarket(market, 1);
+  }
+
+  /** The venue symbol for a signal symbol: a market of the chosen kind whose exchange id or unified symbol it is. */
+  findSymbol(signalSymbol: string): string | null {
+    const wanted = signalSymbol.toUpperCase();
+    for (const m of Object.values(this.exchange.markets ?? {})) {
+      if (m.type !== this.options.market) continue;
+      if (m.symbol.toUpperCase() === wanted || String(m.id).toUpperCase() === wanted) return m.symbol;
+    }
+    return null;
+  }
+
+  /** The best bid and ask of the order book: where a market order fills now (a ticker's may lag). */
+  async quote(symbol: string): Promise<Quote> {
+    const book = await this.call(`fetch the ${symbol} order book`, () => this.exchange.fetchOrderBook(symbol, 5));
+    const bid = book.bids[0]?.[0];
+    const ask = book.asks[0]?.[0];
+    if (typeof bid !== 'number' || typeof ask !== 'number' || !(bid > 0) || ask < bid) {
+      throw new VenueRefusedError(`${this.options.exchange} gave no usable bid and ask for ${symbol}`);
+    }
+    return { bid, ask };
+  }
+
+  async place(order: OrderRequest): Promise<VenueOrder> {
+    const params: Record<string, unknown> = { clientOrderId: order.clientId, ...this.opening() };
+    if (order.kind === 'stop') params.triggerPrice = order.price;
+    // A stop entry becomes a stop-market order: it fills once the price gets there.
+    const type = order.kind === 'limit' ? 'limit' : 'market';
+    const price = order.kind === 'limit' ? (order.price ?? undefined) : undefined;
+    const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
+      this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
+    );
+    return this.report(placed, order.kind, order);
+  }
+
+  async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
+    const side: Side = position.side === 'buy' ? 'sell' : 'buy';
+    const placed: VenueOrder[] = [];
+    if (protection.stop !== null) {
+      const clientId = `${protection.clientId}s`;
+      const params = { ...this.closing(), stopLossPrice: protection.stop, clientOrderId: clientId };
+      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
+        this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
+      );
+      placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }));
+    }
+    let k = 0;
+    for (const target of protection.targets) {
+      k += 1;
+      const clientId = `${protection.clientId}t${k}`;
+      const params = { ...this.closing(), clientOrderId: clientId };
+      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
+        this.exchange.createOrder(position.symbol, 'limit', side, target.volume, target.price, params),
+      );
+      placed.push(this.report(order, 'take_profit', { symbol: position.symbol, side, volume: target.volume, price: target.price }));
+    }
+    // The new orders stand: only now are the ones they replace cancelled.
+    for (const old of protection.replaces) await this.cancel(old);
+    return placed;
+  }
+
+  async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
+    const side: Side = position.side === 'buy' ? 'sell' : 'buy';
+    const params = { ...this.closing(), clientOrderId: clientId };
+    const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
+      this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
+    );
+    return this.report(order, 'market', { symbol: position.symbol, side, volume, price: null });
+  }
+
+  async cancel(order: VenueOrderRef): Promise<void> {
+    try {
+      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? { trigger: true } : {}));
+    } catch (error) {
+      // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
+      if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return;
+      throw error;
+    }
+  }
+
+  async reports(): Promise<VenueReport[]> {
+    // The agent follows fills through its book on each quote and reconciles on start.
+    return [];
+  }
+
+  async shutdown(): Promise<void> {
+    await this.exchange.close?.();
+  }
+
+  private market(symbol: string): Market | null {
+    const market = this.exchange.markets?.[symbol];
+    return market ?? null;
+  }
+
+  /** Calls without a symbol say which markets they mean: CCXT would otherwise take the exchange's default (Binance: spot). */
+  private kindParams(): Record<string, unknown> {
+    return this.options.market === 'swap' ? { type: 'swap', subType: 'linear' } : { type: 'spot' };
+  }
+
+  /** Opening orders in hedge mode open the position of their own side. */
+  private opening(): Record<string, unknown> {
+    return this.options.market === 'swap' && this.options.positionMode === 'hedge' ? { hedged: true } : {};
+  }
+
+  /** Closing orders only reduce (on contract markets); in hedge mode they name the position's side. */
+  private closing(): Record<string, unknown> {
+    if (this.options.market !== 'swap') return {};
+    // CCXT turns `hedged` into the exchange's own field (Binance positionSide, Bybit positionIdx).
+    return this.options.positionMode === 'hedge' ? { hedged: true, reduceOnly: true } : { reduceOnly: true };
+  }
+
+  /** The open positions (swap markets; none on spot) and their unrealized profit in the settle currency. */
+  private async positionsAndProfit(): Promise<{ positions: VenuePosition[]; unrealized: number }> {
+    if (this.options.market !== 'swap') return { positions: [], unrealized: 0 };
+    const open = (await this.call('fetch the positions', () => this.exchange.fetchPositions(undefined, this.kindParams()))).filter(
+      (p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string',
+    );
+    return {
+      positions: open.map((p) => ({
+        id: `${p.symbol}:${p.side === 'short' ? 'sell' : 'buy'}`,
+        symbol: p.symbol as string,
+        side: p.side === 'short' ? ('sell' as const) : ('buy' as const),
+        volume: Number(p.contracts ?? 0),
+        price: Number(p.entryPrice ?? 0),
+        protection: [],
+      })),
+      unrealized: open.reduce((sum, p) => sum + Number(p.unrealizedPnl ?? 0), 0),
+    };
+  }
+
+  private async openOrders(): Promise<VenueOrder[]> {
+    // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
+    // option acknowledges it: the agent asks once on start and for the published state.
+    this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
+    const orders = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()));
+    return orders.map((o) => this.report(o, kindOf(o), { symbol: o.symbol ?? '', side: o.side === 'sell' ? 'sell' : 'buy', volume: Number(o.amount ?? 0), price: o.triggerPrice ?? o.price ?? null }));
+  }
+
+  /**
+   * Places an order once. When it may exist already (the signal is executed again) its client
+   * id is looked up first: an exchange may accept a client id again once its order is filled,
+   * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
+   * a duplicate anyway, the existing order is fetched and answered.
+   */
+  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>): Promise<Order> {
+    if (mayExist) {
+      const found = await this.byClientId(clientId, symbol);
+      if (found !== null) return found;
+    }
+    try {
+      return await this.call('place the order', create);
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError) || !(error.cause instanceof ccxt.DuplicateOrderId)) throw error;
+      const found = await this.byClientId(clientId, symbol);
+      if (found === null) throw error;
+      return found;
+    }
+  }
+
+  /** The order with this client id, or null when the exchange has none. */
+  private async byClientId(clientId: string, symbol: string): Promise<Order | null> {
+    try {
+      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId }));
+    } catch (error) {
+      if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return null;
+      throw error;
+    }
+  }
+
+  /** Runs a CCXT call; its errors become the venue's two kinds (refused, unreachable). */
+  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      if (error instanceof ccxt.OperationFailed) {
+        throw new VenueUnreachableError(`${this.options.exchange} did not answer when asked to ${what}: ${(error as Error).message}`, { cause: error });
+      }
+      if (error instanceof ccxt.BaseError) throw new VenueRefusedError((error as Error).message, { cause: error });
+      throw error;
+    }
+  }
+
+  private report(order: Order, kind: VenueOrder['kind'], asked: { symbol: string; side: Side; volume: number; price: number | null }): VenueOrder {
+    const filled = Number(order.filled ?? 0);
+    const trades = (order.trades ?? []).filter((t) => typeof t.price === 'number');
+    return {
+      id: String(order.id),
+      clientId: order.clientOrderId ?? null,
+      symbol: order.symbol ?? asked.symbol,
+      side: (order.side as Side | undefined) ?? asked.side,
+      kind,
+      volume: Number(order.amount ?? asked.volume),
+      price: order.triggerPrice ?? order.price ?? asked.price,
+      status: statusOf(order.status),
+      filled,
+      average: typeof order.average === 'number' ? order.average : null,
+      fills: trades.map((t) => ({
+        price: Number(t.price),
+        volume: Number(t.amount ?? 0),
+        time: t.datetime ?? null,
+        fee: t.fee && typeof t.fee.cost === 'number' ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') } : null,
+      })),
+      // Stops are conditional orders, which some exchanges (Binance) keep and cancel apart.
+      ...(kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
+    };
+  }
+}
+
+function statusOf(status: string | undefined): VenueOrder['status'] {
+  switch (status) {
+    case 'closed':
+      return 'filled';
+    case 'canceled':
+    case 'expired':
+      return 'cancelled';
+    case 'rejected':
+      return 'rejected';
+    default:
+      return 'open';
+  }
+}
+
+function kindOf(order: Order): VenueOrder['kind'] {
+  if (order.stopLossPrice !== undefined && order.stopLossPrice !== null) return 'stop_loss';
+  if (order.takeProfitPrice !== undefined && order.takeProfitPrice !== null) return 'take_profit';
+  if (order.reduceOnly) return order.triggerPrice ? 'stop_loss' : 'take_profit';
+  return order.type === 'limit' ? 'limit' : order.triggerPrice ? 'stop' : 'market';
+}
