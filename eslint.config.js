@@ -24,20 +24,22 @@ const MAY_IMPORT = {
   protocol: ['language', 'errors'],
   // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
   store: ['protocol', 'inbound', 'language', 'files', 'errors'],
-  inbound: ['store', 'security', 'metering', 'logging', 'http', 'language', 'errors'],
+  inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
   admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'errors'],
-  http: ['inbound', 'admin', 'dashboard', 'store', 'logging', 'config', 'security', 'language', 'errors'],
+  http: ['inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'errors'],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
   dashboard: ['admin', 'http', 'store', 'errors'],
   delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
-  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files'],
+  // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
+  metrics: ['delivery', 'store', 'protocol'],
+  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
   bench: ['agent', 'engine'],
-  // The lock file: not placed in the target layout yet.
+  // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
   // Durable file helpers (create a directory, replace a file atomically), for the store and the agents.
   files: [],

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Pure modules run once; everything that stores or serves runs twice, once on the embedded
  * SQLite store and once on PostgreSQL (SIGNALGATE_TEST_DATABASE_URL, default the local server).
  */
-const serving = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/cli/admin*.test.ts'];
+const serving = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/cli/admin*.test.ts', 'test/cli/backup*.test.ts'];
 const pure = ['test/language/**/*.test.ts', 'test/engine/**/*.test.ts', 'test/cli/parse*.test.ts', 'test/cli/simulate*.test.ts', 'test/cli/documented-*.test.ts', 'test/venues/**/*.test.ts'];
 
 export default defineConfig({

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerAgentCommand } from './commands/agent.js';
+import { registerBackupCommand } from './commands/backup.js';
 import { registerParseCommand } from './commands/parse.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSimulateCommand } from './commands/simulate.js';
@@ -12,6 +13,7 @@ const program = new Command('signalgate')
 
 registerServeCommand(program);
 registerAdminCommands(program);
+registerBackupCommand(program);
 registerParseCommand(program);
 registerSimulateCommand(program);
 registerAgentCommand(program);

@@ -19,6 +19,8 @@ export interface Config {
    * X-Forwarded-For is believed; empty means the socket's address is the client's.
    */
   trustProxy: string[];
+  /** SIGNALGATE_METRICS_TOKEN: reads `GET /metrics` (as the admin token does) and nothing else. */
+  metricsToken?: string | null;
 }
 
 /** The PEM files HTTPS is served with, read at start and again on SIGHUP. */
@@ -51,6 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
     tls,
     trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
+    metricsToken: nonEmpty(env.SIGNALGATE_METRICS_TOKEN),
   };
 }
 

@@ -10,6 +10,7 @@ import type { InboundLane } from '../inbound/inbound-lane.js';
 import { createInboundHandler } from '../inbound/http-handler.js';
 import { inboundKeyOf } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
 import fastifyCookie from '@fastify/cookie';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
@@ -17,7 +18,9 @@ import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
 import type { ClientAddressOf } from './client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
+import { connectionTimeoutOptions } from './connection-timeouts.js';
 import type { DrainState } from './drain-state.js';
+import { healthRoutes } from './health-routes.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from './server-problems.js';
@@ -31,6 +34,10 @@ export interface ServerOptions {
   isAdminToken: (token: string) => boolean;
   /** Dashboard sign-ins (the dashboard at `/` and the admin API it calls). */
   sessions: DashboardSessions;
+  /** What `/metrics` serves; the inbound handler counts into it. */
+  metrics: ServiceMetrics;
+  /** SIGNALGATE_METRICS_TOKEN, which reads `/metrics` beside the admin token. */
+  metricsToken?: string | null;
   /** Where a request came from (SIGNALGATE_TRUST_PROXY decides whether X-Forwarded-For is believed). */
   clientAddressOf: ClientAddressOf;
   /** HTTPS with this certificate and key; plain HTTP when null. */
@@ -50,7 +57,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const accessLog = new InboundAccessLog(opts.logger);
   const { clientAddressOf } = opts;
   const wrongKeyLog = new WrongKeyLog(opts.logger);
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf });
+  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({
     serverFactory: (route) => {
@@ -61,10 +68,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
         else inbound(req, res, key);
       };
       // The same dispatch over TLS: the certificate can be replaced later with setSecureContext.
-      const server = opts.tls === null ? http.createServer(dispatch) : https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, dispatch);
-      // Fastify's own defaults, which it sets only on servers it makes itself.
-      server.keepAliveTimeout = 72_000;
-      server.requestTimeout = 30_000;
+      const server =
+        opts.tls === null
+          ? http.createServer(connectionTimeoutOptions(), dispatch)
+          : https.createServer({ ...connectionTimeoutOptions(), cert: opts.tls.cert, key: opts.tls.key }, dispatch);
       return server;
     },
     loggerInstance: opts.logger as FastifyBaseLogger,
@@ -134,17 +141,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  app.get('/healthz', async (_request, reply) => {
-    const failure = opts.inbound.failure;
-    if (failure !== null) {
-      return reply
-        .code(503)
-        .send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be received (${failure.message}); restart the service` });
-    }
-    const unreachable = await opts.store.reachabilityProblem();
-    if (unreachable === null) return { status: 'ok', store: opts.store.kind };
-    return reply.code(503).send({ status: 'failing', store: opts.store.kind, detail: `inbound signals cannot be stored: ${unreachable}` });
-  });
+  await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
   await app.register(inboundOtherMethodsRoute);
   await app.register(fastifyCookie);
   await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions });

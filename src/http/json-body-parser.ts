@@ -1,18 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import { repeatedJsonKey, repeatedKeyDetail } from './repeated-json-key.js';
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * JSON request bodies as Fastify reads them (prototype-poisoning keys refused), except that a
  * top-level key given twice is refused too: `JSON.parse` keeps the last one silently, so
  * `{"monthlySignalQuota":10,"monthlySignalQuota":1000}` or an ack naming two statuses would pass
- * as whichever came last. With `emptyIsNoBody`, an empty body reads as no body at all (for a
+ * as whichever came last. A body that is not valid UTF-8 is refused, as on the inbound endpoint. With `emptyIsNoBody`, an empty body reads as no body at all (for a
  * route that takes none), rather than being refused.
  */
 export function useStrictJsonBodies(app: FastifyInstance, opts: { emptyIsNoBody?: boolean } = {}): void {
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body.toString();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      // Decoded leniently, each bad byte would be stored as U+FFFD: a name or secret the sender never wrote.
+      return done(Object.assign(new Error('the body is not valid UTF-8; send JSON encoded as UTF-8'), { statusCode: 400 }), undefined);
+    }
     if (opts.emptyIsNoBody && text.length === 0) return done(null, undefined);
     json(req, text, (error, parsed) => {
       if (error) return done(error, undefined);

@@ -8,6 +8,7 @@ import { maskedInboundPath } from '../logging/logger.js';
 import type { ClientAddressOf } from '../http/client-address.js';
 import type { DrainState } from '../http/drain-state.js';
 import { REQUEST_FAILED, SHUTTING_DOWN } from '../http/server-problems.js';
+import type { InboundMeter } from '../metrics/inbound-meter.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import type { InboundLane } from './inbound-lane.js';
 import { decodedKey } from './inbound-url.js';
@@ -30,8 +31,10 @@ export function createInboundHandler(opts: {
   wrongKeyLog: WrongKeyLog;
   drain: DrainState;
   clientAddressOf: ClientAddressOf;
+  /** Counts each answer for GET /metrics. */
+  meter: InboundMeter;
 }) {
-  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf } = opts;
+  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter } = opts;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
@@ -42,8 +45,10 @@ export function createInboundHandler(opts: {
       headers['content-length'] = String(Buffer.byteLength(body));
       res.writeHead(status, headers);
       res.end(body);
+      const ms = performance.now() - startedAt;
+      meter.record(status, ms);
       if (unknownKey) wrongKeyLog.record(clientAddress);
-      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round((performance.now() - startedAt) * 100) / 100, clientAddress, signalId });
+      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round(ms * 100) / 100, clientAddress, signalId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);

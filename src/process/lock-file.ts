@@ -1,15 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, statSync, truncateSync } from 'node:fs';
+import Database from 'better-sqlite3';
 
-/** What the lock file holds: the owner's pid, when that process started, and a token of its own. */
-interface LockOwner {
-  pid: number;
-  /** Start time of the process in clock ticks since boot (Linux /proc/<pid>/stat); null elsewhere. */
-  startTime: string | null;
-  token: string;
-}
-
-/** Who takes a lock file, for its messages and for judging a lock that names no start time. */
+/** Who takes a lock file, for its messages and for judging a lock left by an earlier version. */
 export interface LockRole {
   /** A noun for the owner: 'agent', 'server'. */
   name: string;
@@ -23,64 +15,54 @@ export interface LockRole {
 
 /**
  * One process of a role per directory (one paper agent per account, one server per SQLite data
- * directory). The lock file names its owner; a lock left by a process that no longer runs
- * (killed) is taken over.
+ * directory), guarded by a lock the kernel holds for the process and drops the moment it dies,
+ * so a supervisor can restart a killed process at once, and a second live one is refused.
  *
- * A pid alone is not enough: after a crash and a reboot, or just a while, the pid may belong
- * to an unrelated process, and the lock would block the directory for good. So the owner is the
- * pid together with the process's start time (the pair never repeats); a lock without it (an
- * older agent's) counts as held only when that pid runs as the role. Where /proc is missing
- * (not Linux), a running pid counts as the owner and the message says how to clear the lock.
+ * The lock is SQLite's own: the file is a tiny SQLite database held in exclusive locking mode,
+ * which keeps a POSIX record lock (fcntl) on it for as long as the connection is open. That
+ * needs no native module beyond the better-sqlite3 the store already uses. The file stays in
+ * place after release; only the kernel's lock on it counts, never its presence. (It is never
+ * deleted: a process could still hold the lock on a deleted file while another took a new one.)
  */
 export class LockFile {
   private constructor(
-    private readonly file: string,
-    private readonly token: string,
-    /** Why a lock found in place was taken over, for the log; null when there was none. */
+    private readonly db: Database.Database,
+    /** Why a lock left by an earlier signalgate version was taken over, for the log; else null. */
     readonly tookOver: string | null,
   ) {}
 
   static acquire(file: string, role: LockRole): LockFile {
-    const owner: LockOwner = { pid: process.pid, startTime: startTimeOf(process.pid), token: randomBytes(16).toString('hex') };
     let tookOver: string | null = null;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (;;) {
+      const db = new Database(file, { timeout: 0 });
       try {
-        const fd = openSync(file, 'wx', 0o600);
-        try {
-          writeSync(fd, JSON.stringify(owner));
-        } finally {
-          closeSync(fd);
+        db.pragma('locking_mode = EXCLUSIVE');
+        // Kept after COMMIT in exclusive locking mode, until the connection closes.
+        db.exec('BEGIN EXCLUSIVE');
+        // A fresh (empty) file gets one write, so it is a database whose lock SQLite takes.
+        if (db.pragma('user_version', { simple: true }) === 0) db.pragma('user_version = 1');
+        db.exec('COMMIT');
+        return new LockFile(db, tookOver);
+      } catch (error) {
+        db.close();
+        const code = (error as { code?: string }).code;
+        if (code === 'SQLITE_BUSY') {
+          const pid = holderOf(file);
+          throw new LockHeldError(pid, `another ${role.name}${pid === null ? '' : ` (pid ${pid})`} is running on ${file}; stop it first`);
         }
-        return new LockFile(file, owner.token, tookOver);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const text = readLock(file);
-        if (text === null) continue; // removed meanwhile: try again
-        const stale = staleReason(text, role);
-        if (stale === null) {
-          const pid = readOwner(text)?.pid;
-          throw new LockHeldError(
-            pid ?? null,
-            `another ${role.name} (pid ${pid}) is running on ${file}; stop it first (if no ${role.name} runs there, delete ${file})`,
-          );
-        }
-        // Removed only if it still holds what was judged stale, so a lock another agent
-        // took meanwhile is not deleted from under it.
-        if (readLock(file) === text) rmSync(file, { force: true });
-        tookOver = stale;
+        if (code !== 'SQLITE_NOTADB' || tookOver !== null) throw error;
+        tookOver = takeOverEarlierLock(file, role);
       }
     }
-    throw new LockHeldError(null, `could not take the lock ${file}; another ${role.name} may be starting ${role.place}`);
   }
 
-  /** Removes the lock, unless another process took it over meanwhile. */
+  /** Gives the lock back (closing the connection drops the kernel's lock). */
   release(): void {
-    const text = readLock(this.file);
-    if (text !== null && readOwner(text)?.token === this.token) rmSync(this.file, { force: true });
+    if (this.db.open) this.db.close();
   }
 }
 
-/** The lock is held by a process that runs: `pid` names it when the lock file says. */
+/** The lock is held by a process that runs: `pid` names it when it is known. */
 export class LockHeldError extends Error {
   constructor(
     readonly pid: number | null,
@@ -91,40 +73,47 @@ export class LockHeldError extends Error {
   }
 }
 
-function readLock(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+/**
+ * Earlier signalgate versions wrote the owner's pid (as JSON, or bare) into the same file. Such a lock counts
+ * as held while that pid runs as the role; otherwise the file is emptied in place (never
+ * deleted, see above) and taken. Answers why it was taken over.
+ */
+function takeOverEarlierLock(file: string, role: LockRole): string {
+  const text = readFileSync(file, 'utf8').trim();
+  const match = /^\d+$/.test(text) ? text : /"pid"\s*:\s*(\d+)/.exec(text)?.[1];
+  const pid = match === undefined ? null : Number(match);
+  if (pid !== null && pid !== process.pid && isRunning(pid) && runsAs(pid, role)) {
+    throw new LockHeldError(
+      pid,
+      `another ${role.name} (pid ${pid}, an earlier signalgate version) is running on ${file}; stop it first (if no ${role.title} runs there, delete ${file})`,
+    );
   }
+  truncateSync(file, 0);
+  return pid === null
+    ? `${file} held something other than a lock (an earlier version's, unreadable)`
+    : `${file} was an earlier version's lock, and its pid ${pid} no longer runs a ${role.title}`;
 }
 
-/** The owner named by a lock: JSON, or a bare pid from an agent before start times were kept. */
-function readOwner(text: string): Partial<LockOwner> | null {
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return { pid: Number(trimmed), startTime: null };
+/**
+ * The pid holding a POSIX lock on `file`, from the kernel's list of locks (Linux), or null
+ * where that list is not to be had. Only for the message: the lock itself decides.
+ */
+function holderOf(file: string): number | null {
+  let locks: string;
+  let inode: number;
   try {
-    const value = JSON.parse(trimmed) as Partial<LockOwner> | null;
-    return typeof value === 'object' && value !== null && Number.isInteger(value.pid) ? value : null;
+    inode = statSync(file).ino;
+    locks = readFileSync('/proc/locks', 'utf8');
   } catch {
     return null;
   }
-}
-
-/** Why the lock's owner is gone (a sentence), or null when it still runs. */
-function staleReason(text: string, role: LockRole): string | null {
-  const owner = readOwner(text);
-  if (owner === null || owner.pid === undefined || owner.pid <= 0) return `the lock file was unreadable (${role.name === 'agent' ? 'an' : 'a'} ${role.name} died while writing it)`;
-  const pid = owner.pid;
-  if (pid === process.pid) return `the lock named this very process (pid ${pid})`;
-  if (!isRunning(pid)) return `its ${role.name} (pid ${pid}) no longer runs`;
-  const startTime = startTimeOf(pid);
-  if (startTime === null) return null; // no /proc: a running pid is all there is to go by
-  if (owner.startTime) {
-    return owner.startTime === startTime ? null : `pid ${pid} now belongs to another process (it started later than the ${role.name} that took the lock)`;
+  // e.g. `3: POSIX  ADVISORY  WRITE 16288 fe:00:2146913 1073741824 1073742335`
+  for (const line of locks.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] !== 'POSIX' || fields[3] !== 'WRITE') continue;
+    if (Number(fields[5]?.split(':')[2]) === inode) return Number(fields[4]);
   }
-  return runsAs(pid, role) ? null : `pid ${pid} now belongs to a process that is not a ${role.title}`;
+  return null;
 }
 
 function isRunning(pid: number): boolean {
@@ -136,21 +125,21 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** Field 22 of /proc/<pid>/stat, counted after the command name (which may hold spaces and parentheses). */
-function startTimeOf(pid: number): string | null {
-  let stat: string;
+/** Whether the process's command line is the role's (true where /proc is missing: the pid runs). */
+function runsAs(pid: number, role: LockRole): boolean {
+  let cmdline: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return null;
+    return !existsProc();
   }
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  return role.runsAs(cmdline.split('\0'));
 }
 
-/** Whether the process's command line is the role's. */
-function runsAs(pid: number, role: LockRole): boolean {
+function existsProc(): boolean {
   try {
-    return role.runsAs(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'));
+    statSync('/proc/self');
+    return true;
   } catch {
     return false;
   }

@@ -5,7 +5,8 @@ import { createDirectory } from '../files/create-directory.js';
 import { StartupError, storeStartupError } from './startup-error.js';
 
 /**
- * One server per SQLite data directory. Each server keeps its agents' WebSocket sessions in
+ * One server per SQLite data directory, guarded by a lock the kernel drops when the server dies
+ * (so a killed server can be restarted at once). Each server keeps its agents' WebSocket sessions in
  * memory, so two on one file would each take a session for the same agent and both hand out
  * its signals (on PostgreSQL, instances share that through the database).
  */
@@ -28,9 +29,9 @@ export function lockDataDirectory(config: Config): LockFile {
     return LockFile.acquire(file, SERVER);
   } catch (error) {
     if (!(error instanceof LockHeldError)) throw storeStartupError(config, error);
-    const who = error.pid === null ? 'another signalgate server is starting' : `another signalgate server (pid ${error.pid}) serves`;
+    const who = error.pid === null ? 'another signalgate server' : `another signalgate server (pid ${error.pid})`;
     throw new StartupError(
-      `${who} SIGNALGATE_DATA_DIR=${config.dataDir}; stop it, or give this server a data directory of its own (if no server runs there, delete ${file})`,
+      `${who} serves SIGNALGATE_DATA_DIR=${config.dataDir}; stop it, or give this server a data directory of its own`,
       { cause: error },
     );
   }

@@ -10,6 +10,7 @@ import { clientAddressResolver } from '../http/client-address.js';
 import { readTlsCredentials, type TlsCredentials, TlsFilesError } from '../http/tls-credentials.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { lockDataDirectory } from './data-directory-lock.js';
@@ -90,9 +91,13 @@ async function startOnStore(
   const inbound = await backend.startInboundLane({
     onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
   });
+  const metrics = new ServiceMetrics(store);
+  metrics.deliveries.watch(store);
   const app = await buildServer({
     store,
     inbound,
+    metrics,
+    metricsToken: config.metricsToken ?? null,
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,

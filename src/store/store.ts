@@ -107,6 +107,11 @@ export interface Store {
 
   // Delivery to agents.
   /**
+   * Every agent with how many of its deliveries are not yet final (`queued`, or `delivered`
+   * and not acknowledged), agents with none included: the metrics' queue depth.
+   */
+  countOpenDeliveries(): Promise<AgentQueueDepth[]>;
+  /**
    * The agent's unacknowledged deliveries, oldest (lowest seq) first, at most `limit`.
    * Unacknowledged deliveries whose `expiresAt` is at or before `now` are marked `expired`
    * and left out (a late market order is worse than none); the rest are marked `delivered`
@@ -141,6 +146,18 @@ export interface Store {
    * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
    */
   reachabilityProblem(): Promise<string | null>;
+
+  /**
+   * Writes a consistent copy of the whole store to `file` (which must not exist) while the
+   * server may be writing: `signalgate backup`. Throws `BackupError` saying why it cannot, or,
+   * on PostgreSQL, which of PostgreSQL's own tools to use instead.
+   */
+  backup(file: string): Promise<void>;
+}
+
+export interface AgentQueueDepth {
+  agentId: string;
+  open: number;
 }
 
 /** A page request of a list, in the signal log's paging style. */

@@ -179,14 +179,14 @@ describe('a paper agent restarted with other flags than its stored account', () 
     expect(restarted.lines().find((l) => l.msg === 'paper account ready')).toMatchObject({ balance: 10000, currency: 'USD', resumed: true });
   });
 
-  it('takes over a lock whose pid now belongs to an unrelated process, and still refuses a live agent', async () => {
+  it('takes over an earlier version\'s lock whose pid now belongs to an unrelated process, and still refuses a live agent', async () => {
     const { agent } = await newAgent();
     const dir = bed.stateDir();
     const decoy = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     decoys.push(decoy);
     const lock = path.join(accountDir(dir, agent.token), 'agent.lock');
     mkdirSync(path.dirname(lock), { recursive: true });
-    // What an agent killed before left: its pid, since given to another process.
+    // What an agent of an earlier version killed before left: its pid, since given to another process.
     writeFileSync(lock, String(decoy.pid));
     const first = bed.startAgent(bed.server.url, agent.token, dir);
     expect(await startUp(first)).toBe('connected');
@@ -197,20 +197,22 @@ describe('a paper agent restarted with other flags than its stored account', () 
     expect(second.stderr).toContain(`another agent (pid ${first.child.pid}) is running`);
   });
 
-  it('takes over the lock of a killed agent whose pid went to another process that looks like an agent', async () => {
+  it('is started again at once after SIGKILL, round after round, while a second live agent is refused', async () => {
     const { agent } = await newAgent();
     const dir = bed.stateDir();
-    const killed = bed.startAgent(bed.server.url, agent.token, dir);
-    await killed.connected();
-    await killed.kill();
-    const decoy = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'agent', '--paper'], { stdio: 'ignore' });
-    decoys.push(decoy);
-    const lock = path.join(accountDir(dir, agent.token), 'agent.lock');
-    const owner = JSON.parse(readFileSync(lock, 'utf8'));
-    // Only the pid is reused; the start time recorded with it is the killed agent's.
-    writeFileSync(lock, JSON.stringify({ ...owner, pid: decoy.pid }));
-    const next = bed.startAgent(bed.server.url, agent.token, dir);
-    expect(await startUp(next)).toBe('connected');
+    for (let round = 0; round < 5; round++) {
+      const running = bed.startAgent(bed.server.url, agent.token, dir);
+      const started = Date.now();
+      expect(await startUp(running)).toBe('connected');
+      expect(Date.now() - started, `round ${round}: connected after`).toBeLessThan(5_000);
+      expect(running.lines().some((l) => l.msg.startsWith('took over'))).toBe(false);
+      if (round === 0) {
+        const rival = bed.startAgent(bed.server.url, agent.token, dir);
+        expect(await startUp(rival)).toBe(1);
+        expect(rival.stderr).toContain(`another agent (pid ${running.child.pid}) is running`);
+      }
+      await running.kill();
+    }
   });
 
   it('names a damaged paper-account.json and says what to do (exit 1)', async () => {

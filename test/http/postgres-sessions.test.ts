@@ -99,21 +99,23 @@ async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void
   };
 }
 
-describe.runIf(onPostgres)('GET /healthz with PostgreSQL out of reach', () => {
-  it('answers 503 failing while the database cannot be reached, and ok again once it can', async () => {
+describe.runIf(onPostgres)('GET /readyz and /healthz with PostgreSQL out of reach', () => {
+  it('readiness answers 503 failing while the database cannot be reached, and ready again once it can; liveness stays 200', async () => {
     const schema = await freshPostgresSchema('health');
     const relay = await relayTo(new URL(TEST_DATABASE_URL));
     const url = new URL(schema.urlWithSchema);
     url.host = `127.0.0.1:${relay.port}`;
     const server = await spawnServer({ SIGNALGATE_DATABASE_URL: url.toString(), SIGNALGATE_ADMIN_TOKEN: ADMIN });
     try {
-      expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok', store: 'postgres' });
+      expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ready', store: 'postgres' });
       await relay.cut();
-      const down = await fetch(`${server.url}/healthz`);
+      const down = await fetch(`${server.url}/readyz`);
       expect(down.status).toBe(503);
       expect(await down.json()).toMatchObject({ status: 'failing', store: 'postgres', detail: expect.stringContaining('PostgreSQL') });
+      // The process still serves: a supervisor must not restart it for the database's outage.
+      expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok', store: 'postgres' });
       await relay.restore();
-      const up = await fetch(`${server.url}/healthz`);
+      const up = await fetch(`${server.url}/readyz`);
       expect(up.status).toBe(200);
     } finally {
       server.child.kill('SIGKILL');

@@ -192,9 +192,11 @@ describe('the service as a process', () => {
       stop = true;
       await Promise.all(senders);
 
-      const health = await fetch(`${server.url}/healthz`);
-      expect(health.status).toBe(503);
-      expect(await health.json()).toMatchObject({ status: 'failing', store: 'sqlite' });
+      for (const probe of ['/healthz', '/readyz']) {
+        const health = await fetch(`${server.url}${probe}`);
+        expect(health.status).toBe(503);
+        expect(await health.json()).toMatchObject({ status: 'failing', store: 'sqlite' });
+      }
       const fatal = server
         .stdout()
         .split('\n')

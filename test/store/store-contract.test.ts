@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors/catalog.js';
+import { BackupError } from '../../src/store/backup-error.js';
 import type { Agent } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import {
@@ -20,7 +25,7 @@ import {
 describe.each([
   { name: 'sqlite', harness: () => sqliteHarness() },
   { name: 'postgres', harness: () => postgresHarness('contract') },
-])('$name store', ({ harness: makeHarness }) => {
+])('$name store', ({ name, harness: makeHarness }) => {
   let harness: StoreHarness;
   let store: Store;
 
@@ -32,6 +37,32 @@ describe.each([
   afterAll(async () => {
     await store?.close();
     await harness?.dispose();
+  });
+
+  describe('backup', () => {
+    it('writes a copy that holds what was committed (SQLite), or names pg_dump (PostgreSQL), and never overwrites a file', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-contract-backup-'));
+      try {
+        const seeded = await seed(store, { agents: 1 });
+        const outcome = await store.ingest(request(seeded));
+        const file = path.join(dir, 'copy.db');
+        if (name === 'postgres') {
+          await expect(store.backup(file)).rejects.toThrow(/pg_dump/);
+          expect(existsSync(file)).toBe(false);
+          return;
+        }
+        await store.backup(file);
+        const copy = new Database(file, { readonly: true });
+        try {
+          expect(copy.prepare('SELECT id FROM signals WHERE id = ?').get(outcome.record.id)).toEqual({ id: outcome.record.id });
+        } finally {
+          copy.close();
+        }
+        await expect(store.backup(file)).rejects.toThrow(BackupError);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 
   describe('settings', () => {
@@ -459,6 +490,18 @@ describe.each([
         seeded.agents[0]!.id,
       ]);
       expect(await store.takeDeliveries(stranger.agents[0]!.id, at(2000), 10)).toEqual([]);
+    });
+
+    it('counts each agent’s deliveries not yet final, agents with none included', async () => {
+      const seeded = await seed(store, { agents: 2, route: [0] });
+      for (let i = 0; i < 3; i++) await store.ingest(request(seeded));
+      const depthOf = async (agentId: string) => (await store.countOpenDeliveries()).find((d) => d.agentId === agentId)?.open;
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(3);
+      expect(await depthOf(seeded.agents[1]!.id)).toBe(0);
+      const [first] = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 1);
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(3); // handed out, not yet acknowledged
+      await store.ackDelivery(seeded.agents[0]!.id, first!.id, { status: 'executed', message: null, result: null }, at(2001));
+      expect(await depthOf(seeded.agents[0]!.id)).toBe(2);
     });
 
     it('numbers each agent’s deliveries 1, 2, 3… in acceptance order', async () => {

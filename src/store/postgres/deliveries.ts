@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentSessionClaim } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
 import { isoTime } from '../iso-time.js';
 import { deliveryOf, jsonParam, textParam, type DeliveryRow } from './postgres-rows.js';
@@ -19,6 +19,15 @@ export class PostgresDeliveries {
     /** The schema the tables are in: part of every session lock's key. */
     private readonly scope: () => string,
   ) {}
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    const { rows } = await this.pool.query<{ agent_id: string; open: string }>(
+      `SELECT a.id AS agent_id,
+         (SELECT count(*) FROM deliveries d WHERE d.agent_id = a.id AND d.status IN ('queued', 'delivered')) AS open
+       FROM agents a ORDER BY a.id`,
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, open: Number(row.open) }));
+  }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     const signals = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);

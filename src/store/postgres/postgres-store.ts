@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { BackupError } from '../backup-error.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
 import type { Account, Agent, DashboardSession, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
@@ -8,6 +9,7 @@ import type {
   Ack,
   AckOutcome,
   AgentFilter,
+  AgentQueueDepth,
   AgentSessionClaim,
   DayCount,
   DeleteAgentOutcome,
@@ -144,6 +146,13 @@ export class PostgresStore implements Store {
   }
 
   /** A round trip on a pooled connection, given a few seconds (a dead host may never answer). */
+  async backup(): Promise<void> {
+    throw new BackupError(
+      'signalgate backup copies the embedded SQLite store; this service uses PostgreSQL (SIGNALGATE_DATABASE_URL), which is backed up with its own tools: ' +
+        'pg_dump --format=custom --file=signalgate.dump "$SIGNALGATE_DATABASE_URL" (consistent while the server runs), restored with pg_restore',
+    );
+  }
+
   async reachabilityProblem(): Promise<string | null> {
     if (this.closed) return 'the store is closed';
     let timer: NodeJS.Timeout | undefined;
@@ -297,6 +306,10 @@ export class PostgresStore implements Store {
   }
 
   // Delivery to agents.
+
+  countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    return this.deliveries.countOpenDeliveries();
+  }
 
   takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return this.deliveries.takeDeliveries(agentId, now, limit);

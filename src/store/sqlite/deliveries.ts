@@ -1,6 +1,6 @@
 import type { SignalRecord } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentSessionClaim } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
@@ -8,6 +8,16 @@ import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type Delivery
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
 export class SqliteDeliveries {
   constructor(private readonly connection: SqliteConnection) {}
+
+  countOpenDeliveries(): AgentQueueDepth[] {
+    return this.connection
+      .stmt(
+        `SELECT a.id AS agentId,
+           (SELECT count(*) FROM deliveries d WHERE d.agent_id = a.id AND d.status IN ('queued', 'delivered')) AS open
+         FROM agents a ORDER BY a.id`,
+      )
+      .all() as AgentQueueDepth[];
+  }
 
   /** One delivery per routed agent, each at the agent's next queue position (inside the ingest's transaction). */
   queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {

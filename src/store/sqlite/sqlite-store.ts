@@ -8,6 +8,7 @@ import type {
   Ack,
   AckOutcome,
   AgentFilter,
+  AgentQueueDepth,
   AgentSessionClaim,
   DayCount,
   DeleteAgentOutcome,
@@ -22,6 +23,7 @@ import type {
   Store,
 } from '../store.js';
 import { SqliteAccounts } from './accounts.js';
+import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDashboardSessions } from './dashboard-sessions.js';
@@ -117,6 +119,10 @@ export class SqliteStore implements Store {
   }
 
   /** The file is opened once and stays open; a failing inbound thread is reported by the lane. */
+  async backup(file: string): Promise<void> {
+    copySqliteDatabase(this.connection.db, file);
+  }
+
   async reachabilityProblem(): Promise<string | null> {
     return this.closed ? 'the store is closed' : null;
   }
@@ -261,6 +267,10 @@ export class SqliteStore implements Store {
   }
 
   // Delivery to agents.
+
+  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+    return this.deliveries.countOpenDeliveries();
+  }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return this.deliveries.takeDeliveries(agentId, now, limit);
