@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -26,15 +27,19 @@ const MAY_IMPORT = {
   // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
   store: ['protocol', 'inbound', 'language', 'files', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'openapi', 'errors'],
-  admin: ['store', 'security', 'metering', 'config', 'openapi', 'errors'],
-  http: ['inbound', 'admin', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
+  // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
+  admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors'],
+  http: ['inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
+  // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
+  dashboard: ['admin', 'http', 'store', 'openapi', 'errors'],
   delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'openapi', 'errors'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
   metrics: ['delivery', 'store', 'protocol'],
-  service: ['http', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
-  cli: ['service', 'admin', 'agent', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
+  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
+  // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
+  cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
   bench: ['agent', 'engine'],
   // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
@@ -145,6 +150,11 @@ export default tseslint.config(
     // dependency-cruiser reads its configuration as CommonJS.
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
+  {
+    // The dashboard's modules run in the browser.
+    files: ['web/**/*.js'],
+    languageOptions: { globals: globals.browser },
   },
   {
     // Tests read answers as parsed JSON and assert on their shape.

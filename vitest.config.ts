@@ -16,6 +16,8 @@ export default defineConfig({
       { extends: true, test: { name: 'core', include: [...pure, 'test/store/**/*.test.ts', 'test/logging/**/*.test.ts', 'test/security/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', include: serving, env: { SIGNALGATE_TEST_STORE: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: serving, env: { SIGNALGATE_TEST_STORE: 'postgres' } } },
+      // The dashboard in Debian's Chromium: the flows once, on the embedded store.
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], env: { SIGNALGATE_TEST_STORE: 'sqlite' } } },
     ],
   },
 });

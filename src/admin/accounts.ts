@@ -1,3 +1,5 @@
+import type { Problem } from '../errors/catalog.js';
+import { unknownNames } from '../errors/unknown-names.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import { newId } from '../security/random-secrets.js';
 import type { AccountPatch, Store } from '../store/store.js';
@@ -5,6 +7,7 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { textField, wholeNumberField } from './field-schemas.js';
 import { objectSchema } from '../openapi/index.js';
+import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
 import { accountView } from './views.js';
 import { ErrorCode } from '../errors/catalog.js';
 
@@ -65,4 +68,55 @@ export async function accountUsage(store: Store, accountId: string, nowMillis: n
     ok: true as const,
     value: { period, used: usage.used, limit: usage.limit, resetsAt: periodEnd(period).toISOString() },
   };
+}
+
+/** `GET /api/admin/accounts`: a page of accounts, newest first. */
+export async function listAccounts(store: Store, query: ListQuery) {
+  const read = readListQuery(query, []);
+  if (!read.ok) return read;
+  const { limit, before } = read.value;
+  if (before !== undefined && (await store.getAccount(before)) === null) return refuse<never>(unknownCursor('account', before));
+  const page = await store.listAccounts({ limit, ...(before !== undefined && { before }) });
+  return { ok: true as const, value: { accounts: page.items.map(accountView), next: page.next } };
+}
+
+export const DEFAULT_USAGE_DAYS = 30;
+export const MAX_USAGE_DAYS = 366;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * `GET /api/admin/accounts/{id}/usage/daily?days=30`: the signals the account's log holds per
+ * UTC day, accepted and rejected apart, for the last `days` days up to today, every day listed
+ * (0 when none). Accepted signals are the ones charged to the quota.
+ */
+export async function dailyUsage(store: Store, accountId: string, query: ListQuery, nowMillis: number) {
+  const problems: Problem[] = [];
+  const unknown = unknownNames(
+    Object.keys(query).filter((name) => query[name] !== undefined),
+    ['days'],
+    'query parameter',
+  );
+  problems.push(...unknown);
+  let days = DEFAULT_USAGE_DAYS;
+  const given = query.days;
+  if (given !== undefined) {
+    days = Number(given);
+    if (typeof given !== 'string' || !/^\d+$/.test(given) || days < 1 || days > MAX_USAGE_DAYS) {
+      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'days', detail: `days must be a whole number from 1 to ${MAX_USAGE_DAYS}` });
+    }
+  }
+  if (problems.length > 0) return refuse<never>(...problems);
+  if ((await store.getAccount(accountId)) === null) return notFound<never>('account', accountId);
+  const today = Math.floor(nowMillis / DAY_MS) * DAY_MS;
+  const dayOf = (millis: number) => new Date(millis).toISOString().slice(0, 10);
+  const from = dayOf(today - (days - 1) * DAY_MS);
+  const to = dayOf(today);
+  const counted = new Map((await store.countSignalsPerDay(accountId, from, to)).map((d) => [d.day, d]));
+  const list = [];
+  for (let i = days - 1; i >= 0; i -= 1) {
+    const day = dayOf(today - i * DAY_MS);
+    const count = counted.get(day);
+    list.push({ date: day, accepted: count?.accepted ?? 0, rejected: count?.rejected ?? 0 });
+  }
+  return { ok: true as const, value: { accountId, from, to, days: list } };
 }

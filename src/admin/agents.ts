@@ -1,3 +1,4 @@
+import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { digestToken } from '../security/secret-digest.js';
 import { newAgentToken, newId } from '../security/random-secrets.js';
 import type { Store } from '../store/store.js';
@@ -5,6 +6,8 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { textField } from './field-schemas.js';
 import { objectSchema } from '../openapi/index.js';
+import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
+import { noFields } from './no-fields.js';
 import { agentView } from './views.js';
 
 /** The body of `POST /api/admin/accounts/{id}/agents`. */
@@ -39,4 +42,52 @@ export async function createAgent(
 export async function showAgent(store: Store, agentId: string): Promise<AdminResult<ReturnType<typeof agentView>>> {
   const agent = await store.getAgent(agentId);
   return agent === null ? notFound('agent', agentId) : { ok: true, value: agentView(agent) };
+}
+
+/** `GET /api/admin/agents[?accountId=]`: a page of agents, newest first. */
+export async function listAgents(store: Store, query: ListQuery) {
+  const read = readListQuery(query, ['accountId']);
+  if (!read.ok) return read;
+  const { limit, before, accountId } = read.value;
+  const problems: Problem[] = [];
+  if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
+    problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
+  }
+  if (before !== undefined && (await store.getAgent(before)) === null) problems.push(unknownCursor('agent', before));
+  if (problems.length > 0) return refuse<never>(...problems);
+  const page = await store.listAgents({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
+  return { ok: true as const, value: { agents: page.items.map(agentView), next: page.next } };
+}
+
+/**
+ * `POST /api/admin/agents/{id}/rotate-token`: a new token, shown in this answer only. The old
+ * one is refused from this commit on; open connections on it are closed by the delivery side.
+ */
+export async function rotateAgentToken(
+  store: Store,
+  agentId: string,
+  body: unknown,
+): Promise<AdminResult<ReturnType<typeof agentView> & { token: string }>> {
+  const bodyProblems = noFields(body, 'rotate-token');
+  if (bodyProblems.length > 0) return refuse(...bodyProblems);
+  const token = newAgentToken();
+  const agent = await store.rotateAgentToken(agentId, digestToken(token));
+  return agent === null ? notFound('agent', agentId) : { ok: true, value: { ...agentView(agent), token } };
+}
+
+/**
+ * `DELETE /api/admin/agents/{id}`: the agent, its token and its deliveries go; what it had not
+ * taken yet is never handed out. Refused while a source routes to it by id.
+ */
+export async function deleteAgent(store: Store, agentId: string): Promise<AdminResult<null>> {
+  const outcome = await store.deleteAgent(agentId);
+  if (outcome.kind === 'not_found') return notFound('agent', agentId);
+  if (outcome.kind === 'routed') {
+    return refuse({
+      code: ErrorCode.AGENT_ROUTED,
+      param: 'id',
+      detail: `source(s) ${outcome.sourceIds.join(', ')} route to this agent by id; take it out of their agentIds first (removing it for them would route their signals to every agent of the account)`,
+    });
+  }
+  return { ok: true, value: null };
 }

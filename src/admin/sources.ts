@@ -6,6 +6,7 @@ import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { booleanField, idListField, textField, wholeNumberField } from './field-schemas.js';
 import { type JsonSchema, objectSchema } from '../openapi/index.js';
+import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
 import { sourceView } from './views.js';
 
 export const DEFAULT_MAX_SIGNAL_AGE_SECONDS = 120;
@@ -211,4 +212,28 @@ async function checkAgents(store: Store, accountId: string, agentIds: string[]):
     }
   }
   return problems;
+}
+
+/** `GET /api/admin/sources[?accountId=]`: a page of sources, newest first. */
+export async function listSources(store: Store, query: ListQuery, publicUrl: string) {
+  const read = readListQuery(query, ['accountId']);
+  if (!read.ok) return read;
+  const { limit, before, accountId } = read.value;
+  const problems: Problem[] = [];
+  if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
+    problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
+  }
+  if (before !== undefined && (await store.getSource(before)) === null) problems.push(unknownCursor('source', before));
+  if (problems.length > 0) return refuse<never>(...problems);
+  const page = await store.listSources({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
+  return { ok: true as const, value: { sources: page.items.map((source) => sourceView(source, publicUrl)), next: page.next } };
+}
+
+/**
+ * `DELETE /api/admin/sources/{id}`: the source, its key, its signal log and the deliveries of its
+ * signals go in one commit; a delivery still queued is never handed out. Deactivating instead
+ * keeps the log.
+ */
+export async function deleteSource(store: Store, id: string): Promise<AdminResult<null>> {
+  return (await store.deleteSource(id)) ? { ok: true, value: null } : notFound('source', id);
 }

@@ -160,7 +160,10 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       // signals to a second process.
       if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       const [signals] = await Promise.all([
-        longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id)),
+        longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id), async () => {
+          const current = await store.getAgent(agent.id);
+          return current !== null && current.tokenHash === agent.tokenHash;
+        }),
         presence.seen(agent.id),
       ]);
       if (gone.signal.aborted) {

@@ -22,6 +22,8 @@ export async function longPoll(
   waitMs: number,
   abort: AbortSignal,
   superseded: () => boolean,
+  /** Whether the token the poll came with still belongs to the agent (checked after each wait). */
+  stillAuthorized: () => Promise<boolean> = async () => true,
 ): Promise<AgentSignal[] | null> {
   const deadline = Date.now() + waitMs;
   const latch = new WakeLatch();
@@ -51,6 +53,8 @@ export async function longPoll(
       if (!(await latch.wait(left)) || board.closing || abort.aborted) {
         return superseded() ? null : [];
       }
+      // The token was rotated or the agent deleted during the wait: the next poll gets the 401.
+      if (!(await stillAuthorized())) return [];
     }
   } finally {
     abort.removeEventListener('abort', onAbort);

@@ -9,7 +9,7 @@ import { type AgentAnswer, failure } from './agent-answer.js';
 import type { AgentPresence } from './agent-presence.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
-import { CLOSE_INTERNAL_ERROR, type ResultMessage, type ServerMessage } from '../protocol/push-protocol.js';
+import { CLOSE_INTERNAL_ERROR, CLOSE_TOKEN_REVOKED, type ResultMessage, type ServerMessage, TOKEN_REVOKED_REASON } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { STORE_UNAVAILABLE } from '../http/server-problems.js';
@@ -59,7 +59,12 @@ export class PushSession {
         .then(() => this.receive(data, isBinary))
         .catch((err: unknown) => deps.logger.error({ err, agentId: agent.id }, 'agent message failed'));
     });
-    ws.on('pong', () => void deps.presence.seen(agent.id));
+    ws.on('pong', () => {
+      void deps.presence.seen(agent.id);
+      // Also every ping: a rotation by a process that could not wake this one (the CLI on the
+      // embedded store) closes the connection within a heartbeat.
+      void this.closeIfRevoked().catch((err: unknown) => deps.logger.warn({ err, agentId: agent.id }, 'could not check the agent token'));
+    });
     ws.on('close', () => this.unwatch());
     void this.pump();
   }
@@ -75,6 +80,8 @@ export class PushSession {
       do {
         this.pumpAgain = false;
         if (this.ws.readyState !== WebSocket.OPEN) return;
+        // Rotating the token or deleting the agent wakes this pump: nothing more goes out on the old token.
+        if (await this.closeIfRevoked()) return;
         // Only what this connection has not had yet comes back, so a full window costs a read.
         const handOut = await this.claim.takeDeliveries(new Date().toISOString(), DELIVERY_BATCH);
         this.windowFull = handOut.full;
@@ -88,6 +95,15 @@ export class PushSession {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Closes the connection (4401) when the agent's token is no longer the one it connected with. */
+  private async closeIfRevoked(): Promise<boolean> {
+    const current = await this.deps.store.getAgent(this.agent.id);
+    if (current !== null && current.tokenHash === this.agent.tokenHash) return false;
+    this.deps.logger.info({ agentId: this.agent.id }, 'closing the agent connection: its token was rotated or the agent deleted');
+    this.ws.close(CLOSE_TOKEN_REVOKED, TOKEN_REVOKED_REASON);
+    return true;
   }
 
   private async receive(data: RawData, isBinary: boolean): Promise<void> {

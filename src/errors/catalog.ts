@@ -26,6 +26,7 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused with a different request' },
   // Admin and agent APIs.
   UNAUTHORIZED: { status: 401, title: 'Missing or wrong bearer token' },
+  CROSS_ORIGIN: { status: 403, title: 'Cross-origin request refused' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   INVALID_REQUEST: { status: 400, title: 'Invalid request' },
@@ -34,6 +35,7 @@ export const ERROR_CATALOG = {
   SIGNAL_EXPIRED: { status: 409, title: 'Signal expired before delivery' },
   SIGNAL_NOT_DELIVERED: { status: 409, title: 'Signal not delivered yet' },
   AGENT_CONNECTED: { status: 409, title: 'Agent already connected elsewhere' },
+  AGENT_ROUTED: { status: 409, title: 'Agent is routed to by a source' },
   // Server side.
   SHUTTING_DOWN: { status: 503, title: 'Server is shutting down' },
   STORE_UNAVAILABLE: { status: 503, title: 'Store unavailable' },

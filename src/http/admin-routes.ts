@@ -1,14 +1,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, showAccount, UPDATE_ACCOUNT_BODY, updateAccount } from '../admin/accounts.js';
+import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, dailyUsage, listAccounts, showAccount, UPDATE_ACCOUNT_BODY, updateAccount } from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
-import { CREATE_AGENT_BODY, createAgent, showAgent } from '../admin/agents.js';
+import { CREATE_AGENT_BODY, createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../admin/agents.js';
+import { type ListQuery, MAX_LIST_PAGE, DEFAULT_LIST_PAGE } from '../admin/list-query.js';
 import { listSignals, SIGNAL_QUERY, type SignalQuery, showSignal } from '../admin/signals.js';
-import { CREATE_SOURCE_BODY, createSource, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
+import { CREATE_SOURCE_BODY, createSource, deleteSource, listSources, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
 import { ACCOUNT_VIEW, AGENT_VIEW, SOURCE_VIEW } from '../admin/views.js';
 import { type JsonSchema, objectSchema, type ObjectSchema, type RouteDescription } from '../openapi/index.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import type { Store } from '../store/store.js';
-import { bearerToken } from './bearer-token.js';
+import { CHECK_BODY, checkSignal } from '../admin/check-signal.js';
+import { checkAdminAccess } from '../dashboard/admin-access.js';
+import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
+import { SignalStreams } from '../dashboard/signal-stream.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 import { ErrorCode } from '../errors/catalog.js';
@@ -20,6 +24,8 @@ export interface AdminRouteOptions {
   publicUrl: string;
   /** Whether a presented bearer token is the admin token. */
   isAdminToken: (token: string) => boolean;
+  /** Dashboard sign-ins, which the admin API takes in place of the bearer token. */
+  sessions: DashboardSessions;
 }
 
 /** The admin API of CONTRACT §2, behind the admin bearer token. */
@@ -35,23 +41,51 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     return rendered;
   };
 
+  const access = { isAdminToken: opts.isAdminToken, sessions: opts.sessions, publicUrl: opts.publicUrl };
+  const streams = new SignalStreams(store);
+  app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onRequest', async (request, reply) => {
-    const token = bearerToken(request);
-    if (token === null || !opts.isAdminToken(token)) {
-      return sendProblem(reply, [
-        { code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' },
-      ]);
-    }
+    const refused = await checkAdminAccess(request, reply, access);
+    if (refused !== undefined) return refused;
     // A route without a query in its description takes none: `?limit=5` on a show is refused,
     // not ignored. (Routes with one check their own, in their reader.)
-    if (request.routeOptions.config.api?.query === undefined) {
+    if (request.routeOptions.config.api?.query === undefined && request.routeOptions.url !== SIGNAL_STREAM) {
       const unknown = unknownNames(Object.keys(request.query as object), [], 'query parameter');
       if (unknown.length > 0) return sendProblem(reply, unknown);
     }
   });
 
   type Id = { Params: { id: string } };
+  type List = { Querystring: ListQuery };
   const described = (api: RouteDescription) => ({ config: { api } });
+  app.get<List>('/api/admin/accounts', described(admin('A page of the accounts, newest first', { query: LIST_QUERY, found: page('accounts', ACCOUNT_VIEW) })), async (req, reply) =>
+    answer(reply, await listAccounts(store, req.query)),
+  );
+  app.get<List>(
+    '/api/admin/sources',
+    described(admin('A page of the sources (of one account, or all), newest first', { query: ACCOUNT_LIST_QUERY, found: page('sources', SOURCE_VIEW) })),
+    async (req, reply) => answer(reply, await listSources(store, req.query, publicUrl())),
+  );
+  app.get<List>(
+    '/api/admin/agents',
+    described(admin('A page of the agents (of one account, or all), newest first', { query: ACCOUNT_LIST_QUERY, found: page('agents', AGENT_VIEW) })),
+    async (req, reply) => answer(reply, await listAgents(store, req.query)),
+  );
+  app.get<Id & List>(
+    '/api/admin/accounts/:id/usage/daily',
+    described(admin("The account's signals per day, accepted and rejected apart", { query: DAILY_USAGE_QUERY, found: DAILY_USAGE })),
+    async (req, reply) => answer(reply, await dailyUsage(store, req.params.id, req.query, Date.now())),
+  );
+  app.delete<Id>(
+    '/api/admin/sources/:id',
+    described(admin('Delete a source', { answers: { 204: { description: 'Deleted' } }, })),
+    async (req, reply) => answer(reply, await deleteSource(store, req.params.id), 204),
+  );
+  app.delete<Id>(
+    '/api/admin/agents/:id',
+    described(admin('Delete an agent', { answers: { 204: { description: 'Deleted' } }, extraProblems: [ErrorCode.AGENT_ROUTED] })),
+    async (req, reply) => answer(reply, await deleteAgent(store, req.params.id), 204),
+  );
   app.post(
     '/api/admin/accounts',
     described(admin('Create an account', { body: CREATE_ACCOUNT_BODY, answers: { 201: { description: 'The account', schema: ACCOUNT_VIEW } } })),
@@ -102,11 +136,30 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
       ),
       async (req, reply) => answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
     );
+    scope.post<Id>(
+      '/api/admin/agents/:id/rotate-token',
+      described(
+        admin("Give the agent a new token; the old one stops working at once", {
+          body: NO_FIELDS_BODY,
+          optionalBody: true,
+          answers: { 200: { description: 'The agent with its new token, shown only here', schema: NEW_AGENT } },
+        }),
+      ),
+      async (req, reply) => answer(reply, await rotateAgentToken(store, req.params.id, req.body)),
+    );
   });
   app.get<{ Querystring: SignalQuery }>(
     '/api/admin/signals',
     described(admin('A page of the signal log, newest first', { query: SIGNAL_QUERY, found: SIGNAL_PAGE })),
     async (req, reply) => answer(reply, await listSignals(store, req.query)),
+  );
+  app.get<{ Querystring: SignalQuery }>(SIGNAL_STREAM, async (req, reply) => streams.serve(req, reply));
+  app.post(
+    '/api/admin/check',
+    described(
+      admin('Check a signal as the inbound endpoint would judge it, storing nothing', { body: CHECK_BODY, found: CHECK_ANSWER }),
+    ),
+    async (req, reply) => answer(reply, checkSignal(req.body)),
   );
   app.get<Id>('/api/admin/signals/:id', described(admin('Show a signal with its deliveries', { found: SIGNAL })), async (req, reply) =>
     answer(reply, await showSignal(store, req.params.id)),
@@ -138,13 +191,61 @@ const SIGNAL_PAGE = objectSchema(
   ['signals', 'next'],
 );
 
+/** The live log: server-sent events, so undescribed; it takes the log's filters and checks them itself. */
+const SIGNAL_STREAM = '/api/admin/signals/stream';
+
+/** The query of the record lists; readListQuery checks requests against the same names. */
+const LIST_FIELDS: Record<string, JsonSchema> = {
+  limit: { type: 'integer', minimum: 1, maximum: MAX_LIST_PAGE, default: DEFAULT_LIST_PAGE, description: 'records per page' },
+  before: { type: 'string', minLength: 1, description: "the previous page's next: the page of records older than it" },
+};
+const LIST_QUERY = objectSchema(LIST_FIELDS);
+const ACCOUNT_LIST_QUERY = objectSchema({
+  accountId: { type: 'string', minLength: 1, description: "only this account's records", examples: ['acc_0123'] },
+  ...LIST_FIELDS,
+});
+const DAILY_USAGE_QUERY = objectSchema({
+  days: { type: 'integer', minimum: 1, description: 'how many days back, today included' },
+});
+const DAILY_USAGE = objectSchema(
+  {
+    accountId: { type: 'string' },
+    from: { type: 'string', format: 'date' },
+    to: { type: 'string', format: 'date' },
+    days: {
+      type: 'array',
+      items: objectSchema({ day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' } }, ['day', 'accepted', 'rejected']),
+    },
+  },
+  ['accountId', 'from', 'to', 'days'],
+);
+/** A page of one kind of record, newest first. */
+function page(name: string, item: JsonSchema): ObjectSchema {
+  return objectSchema(
+    { [name]: { type: 'array', items: item }, next: { type: ['string', 'null'], description: 'pass as before for the following page' } },
+    [name, 'next'],
+  );
+}
+const NO_FIELDS_BODY = objectSchema({}, [], 'no fields: send no body, or {}');
+const CHECK_ANSWER: JsonSchema = {
+  type: 'object',
+  description: 'valid with the format and the normalized signal, or not valid with the HTTP status, code and problems the endpoint would answer',
+};
+
 /**
  * An admin route's description: the admin token, the problems every admin route may answer,
  * and its own body or query schema (the one its reader checks requests with).
  */
 function admin(
   summary: string,
-  opts: { body?: ObjectSchema; optionalBody?: boolean; query?: ObjectSchema; found?: JsonSchema; answers?: RouteDescription['answers'] },
+  opts: {
+    body?: ObjectSchema;
+    optionalBody?: boolean;
+    query?: ObjectSchema;
+    found?: JsonSchema;
+    answers?: RouteDescription['answers'];
+    extraProblems?: ErrorCode[];
+  },
 ): RouteDescription {
   return {
     summary,
@@ -158,11 +259,13 @@ function admin(
       ErrorCode.NOT_FOUND,
       ...(opts.body === undefined && opts.query === undefined ? [] : [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_FIELD]),
       ...(opts.body === undefined ? [] : [ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE]),
+      ...(opts.extraProblems ?? []),
     ],
   };
 }
 
 function answer<T>(reply: FastifyReply, result: AdminResult<T>, status = 200): FastifyReply {
   if (!result.ok) return sendProblem(reply, result.problems);
+  if (status === 204) return reply.code(204).send();
   return reply.code(status).send(result.value);
 }

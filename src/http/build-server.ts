@@ -13,6 +13,9 @@ import { inboundKeyOf, inboundRoutePath } from '../inbound/inbound-url.js';
 import { inboundOtherMethodsRoute } from '../inbound/other-methods-route.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
+import fastifyCookie from '@fastify/cookie';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
 import { apiDescriptionRoutes } from './api-description-routes.js';
 import { RouteCatalog } from './route-catalog.js';
@@ -33,6 +36,8 @@ export interface ServerOptions {
   logger: Logger;
   publicUrl: string;
   isAdminToken: (token: string) => boolean;
+  /** Dashboard sign-ins (the dashboard at `/` and the admin API it calls). */
+  sessions: DashboardSessions;
   /** What `/metrics` serves; the inbound handler counts into it. */
   metrics: ServiceMetrics;
   /** SIGNALGATE_METRICS_TOKEN, which reads `/metrics` beside the admin token. */
@@ -153,7 +158,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
   await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
-  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken });
+  await app.register(fastifyCookie);
+  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions });
+  await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

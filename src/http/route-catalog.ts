@@ -8,6 +8,11 @@ import type { DescribedRoute, RouteDescription } from '../openapi/index.js';
 export const UNDESCRIBED_ROUTES: ReadonlyArray<{ url: string; why: string }> = [
   // Prometheus text for scrapers, documented in docs/operations.md, not a JSON API.
   { url: '/metrics', why: 'Prometheus exposition format' },
+  // The dashboard's page and its static modules and styles (docs/dashboard.md).
+  { url: '/', why: "the dashboard's HTML page" },
+  { url: '/dashboard/*', why: "the dashboard's scripts, styles and vendored chart library, served as files" },
+  // Server-sent events, which OpenAPI cannot describe; docs/dashboard.md does.
+  { url: '/api/admin/signals/stream', why: 'the live signal log as a text/event-stream' },
 ];
 
 interface SeenRoute {

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
-import { parseSignal } from '../language/index.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import { isAllowedAddress } from '../security/allowed-ips.js';
 import type { Source } from '../store/records.js';
 import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
-import { decideFormat } from './body-format.js';
 import type { InboundRequest } from './inbound-request.js';
+import { judgeBody } from './judge-body.js';
 import { verifySignature } from './verify-signature.js';
 
 /** The largest body accepted (CONTRACT §3, check 3). */
@@ -120,20 +119,12 @@ export async function receiveSignal(
       400,
     );
   }
-  const format = decideFormat(request.contentType, request.contentEncoding, body);
-  if (!format.ok) return reject([{ code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, detail: format.detail, param: format.param }], 415, true);
-  if (text === null) {
-    return reject([{ code: ErrorCode.PARSE_ERROR, detail: 'the body is not valid UTF-8; send the signal as UTF-8 text' }], 400, true);
-  }
-  const parsed = parseSignal(text, format.format);
-  if (!parsed.ok) {
-    const first = parsed.problems[0];
-    return reject(parsed.problems, first?.code === ErrorCode.PARSE_ERROR ? 400 : 422, true);
-  }
+  const judged = judgeBody(request.contentType, request.contentEncoding, body, text);
+  if (!judged.ok) return reject(judged.problems, judged.httpStatus, true);
   return record(
     {
       kind: 'accept',
-      signal: parsed.signal,
+      signal: judged.signal,
       expiresAt: new Date(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000).toISOString(),
       quotaExhausted: quotaExhaustedProblem(period),
     },

@@ -19,6 +19,12 @@ export const CLOSE_INTERNAL_ERROR = 1011;
  * as a standby, since the session is free again once the other connection closes.
  */
 export const CLOSE_AGENT_CONNECTED = 4409;
+/**
+ * The agent's token was rotated or the agent deleted while this connection was open: nothing
+ * more is pushed on it. 4401 mirrors HTTP 401; reconnecting with the old token is refused.
+ */
+export const CLOSE_TOKEN_REVOKED = 4401;
+export const TOKEN_REVOKED_REASON = `${ErrorCode.UNAUTHORIZED}: this agent token was rotated or the agent deleted; start the agent with its new token`;
 /** At most 123 bytes: the WebSocket close frame's limit. */
 export const AGENT_CONNECTED_REASON = `${ErrorCode.AGENT_CONNECTED}: another connection for this agent is open; stop that process. Retry after it closes or misses a ping`;
 

@@ -3,6 +3,7 @@ import type https from 'node:https';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
+import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { buildServer } from '../http/build-server.js';
 import { clientAddressResolver } from '../http/client-address.js';
@@ -101,6 +102,7 @@ async function startOnStore(
     logger,
     publicUrl: config.publicUrl,
     isAdminToken: admin.isAdminToken,
+    sessions: new DashboardSessions(store, admin.digest),
     clientAddressOf: clientAddressResolver(config.trustProxy),
     tls,
     plugins: [deliveryPlugin({ store, logger })],

@@ -118,3 +118,13 @@ export interface ExpiredDelivery {
   /** When it was found expired. */
   expiredAt: string;
 }
+
+/** One signed-in dashboard: what the store keeps of it. */
+export interface DashboardSession {
+  /** SHA-256 hex of the cookie's session id: a leaked row signs no one in. */
+  idDigest: string;
+  /** SHA-256 hex of the admin token signed in with: a changed admin token ends the session. */
+  adminTokenDigest: string;
+  createdAt: string;
+  expiresAt: string;
+}

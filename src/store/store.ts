@@ -1,6 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Account, Agent, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
@@ -35,12 +35,32 @@ export interface Store {
   updateAccount(id: string, patch: AccountPatch): Promise<Account | null>;
   /** Usage of the account in `period` (`YYYY-MM`); `used` is 0 when nothing was charged yet. Null when no such account. */
   getUsage(accountId: string, period: string): Promise<Usage | null>;
+  /** Accounts, newest first, a page at a time (`before`: the last id of the previous page). */
+  listAccounts(page: PageRequest): Promise<RecordPage<Account>>;
+  /**
+   * How many signals the account's log holds per UTC day from `fromDay` to `toDay`
+   * (`YYYY-MM-DD`, both included), accepted and rejected apart; days without any are left out.
+   */
+  countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]>;
 
   // Agents.
   createAgent(agent: Agent): Promise<void>;
   getAgent(id: string): Promise<Agent | null>;
   findAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
-  listAgents(accountId: string): Promise<Agent[]>;
+  /** Agents (of one account, or all), newest first, a page at a time. */
+  listAgents(filter: AgentFilter): Promise<RecordPage<Agent>>;
+  /**
+   * Gives the agent a new token digest; null when no such agent. The old token is refused from
+   * this commit on, and the agent's watchers of deliveries (every process) are woken, so open
+   * sessions on the old token see the change and close.
+   */
+  rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null>;
+  /**
+   * Removes the agent with its deliveries (so nothing queued for it is ever handed out), unless
+   * a source routes to it by id: removing it from that list would widen the source's routing to
+   * every agent of the account. Wakes its watchers as `rotateAgentToken` does.
+   */
+  deleteAgent(agentId: string): Promise<DeleteAgentOutcome>;
   /** Records the agent's latest account snapshot and that it was seen at `now`. */
   saveAgentState(agentId: string, state: unknown, now: string): Promise<void>;
   touchAgent(agentId: string, now: string): Promise<void>;
@@ -55,6 +75,21 @@ export interface Store {
    * acknowledged): each then expires at its signal's receivedAt plus the new age.
    */
   updateSource(id: string, patch: SourcePatch): Promise<Source | null>;
+  /** Sources (of one account, or all), newest first, a page at a time. */
+  listSources(filter: SourceFilter): Promise<RecordPage<Source>>;
+  /**
+   * Removes the source, its signal log (with the deliveries of its signals, so none still
+   * queued is handed out) and its idempotency keys; false when no such source. Its key is
+   * refused from this commit on.
+   */
+  deleteSource(id: string): Promise<boolean>;
+
+  // Dashboard sign-ins.
+  /** Records the session, and removes the sessions that expired at or before its createdAt. */
+  createDashboardSession(session: DashboardSession): Promise<void>;
+  getDashboardSession(idDigest: string): Promise<DashboardSession | null>;
+  /** Ends the session; true when there was one. */
+  deleteDashboardSession(idDigest: string): Promise<boolean>;
 
   // The inbound hot path.
   /**
@@ -141,6 +176,42 @@ export interface AgentQueueDepth {
   agentId: string;
   open: number;
 }
+
+/** A page request of a list, in the signal log's paging style. */
+export interface PageRequest {
+  limit: number;
+  /** Only records older (createdAt, then id) than the record with this id. */
+  before?: string;
+}
+
+/** One page of a list, newest first. */
+export interface RecordPage<T> {
+  items: T[];
+  /** The id to pass as `before` for the following page; null when there is none. */
+  next: string | null;
+}
+
+export interface SourceFilter extends PageRequest {
+  accountId?: string;
+}
+
+export interface AgentFilter extends PageRequest {
+  accountId?: string;
+}
+
+/** Signals logged on one UTC day. */
+export interface DayCount {
+  /** `YYYY-MM-DD`. */
+  day: string;
+  accepted: number;
+  rejected: number;
+}
+
+export type DeleteAgentOutcome =
+  | { kind: 'deleted' }
+  | { kind: 'not_found' }
+  /** Sources that route to the agent by id: take it out of their agentIds first. */
+  | { kind: 'routed'; sourceIds: string[] };
 
 export interface AccountPatch {
   name?: string;

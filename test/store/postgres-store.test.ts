@@ -35,6 +35,7 @@ describe('PostgreSQL store', () => {
       expect(tables.map((t) => t.table_name)).toEqual([
         'accounts',
         'agents',
+        'dashboard_sessions',
         'deliveries',
         'idempotency_keys',
         'schema_migrations',

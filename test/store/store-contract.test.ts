@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors/catalog.js';
 import type { NormalizedSignal } from '../../src/language/index.js';
 import { BackupError } from '../../src/store/backup-error.js';
-import type { ExpiredDelivery, SignalStatus } from '../../src/store/records.js';
+import type { Agent, ExpiredDelivery, SignalStatus } from '../../src/store/records.js';
 import type { IngestRequest, SignalFilter, Store } from '../../src/store/store.js';
 import {
   accept,
@@ -106,8 +106,8 @@ describe.each([
       expect(await store.getAgent(first.id)).toEqual(first);
       expect(await store.findAgentByTokenHash(second.tokenHash)).toEqual(second);
       expect(await store.findAgentByTokenHash('unknown')).toBeNull();
-      expect((await store.listAgents(accountId)).map((a) => a.id)).toEqual([first.id, second.id]);
-      expect(await store.listAgents('no-such-account')).toEqual([]);
+      expect((await store.listAgents({ accountId, limit: 10 })).items.map((a) => a.id)).toEqual([second.id, first.id]);
+      expect(await store.listAgents({ accountId: 'no-such-account', limit: 10 })).toEqual({ items: [], next: null });
 
       const state = { balance: 10_000.5, currency: 'USD', positions: [{ symbol: 'EURUSD', volume: 0.1 }] };
       await store.saveAgentState(first.id, state, at(5000));
@@ -1113,6 +1113,157 @@ describe.each([
       });
       await later;
       expect(heard).toHaveLength(1);
+    });
+  });
+  describe('lists, deletion, token rotation, daily counts, dashboard sessions', () => {
+    it('lists accounts newest first (createdAt, then id), a page at a time', async () => {
+      // Later than every other test's accounts, so they come first in the list of all.
+      const ids = ['acc-list-a', 'acc-list-b', 'acc-list-c', 'acc-list-d'].map((id) => `${id}-${randomUUID()}`);
+      const created = [at(9e11), at(9e11), at(9e11 + 1), at(9e11 + 2)];
+      for (const [i, id] of ids.entries()) await store.createAccount({ id, name: id, monthlySignalQuota: 5, createdAt: created[i]! });
+      // Two share a createdAt: the id decides.
+      const sameTime = [ids[0]!, ids[1]!].sort().reverse();
+      const newestFirst = [ids[3]!, ids[2]!, ...sameTime];
+      const page1 = await store.listAccounts({ limit: 3 });
+      expect(page1.items.map((a) => a.id)).toEqual(newestFirst.slice(0, 3));
+      expect(page1.items[0]).toEqual({ id: ids[3], name: ids[3], monthlySignalQuota: 5, createdAt: created[3] });
+      expect(page1.next).toBe(newestFirst[2]);
+      const page2 = await store.listAccounts({ limit: 1, before: page1.next! });
+      expect(page2.items.map((a) => a.id)).toEqual([newestFirst[3]]);
+      expect((await store.listAccounts({ limit: 4 })).next).toBe(newestFirst[3]);
+      expect(await store.listAccounts({ limit: 3, before: 'acc-unknown' })).toEqual({ items: [], next: null });
+    });
+
+    it("lists sources and agents of one account or all, newest first, a page at a time", async () => {
+      const seeded = await seed(store, { agents: 3 });
+      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, authKey: `key-${randomUUID()}`, createdAt: at(10) };
+      await store.createSource(second);
+      const sources = await store.listSources({ accountId: seeded.accountId, limit: 1 });
+      expect(sources.items).toEqual([second]);
+      expect(sources.next).toBe(second.id);
+      expect(await store.listSources({ accountId: seeded.accountId, limit: 5, before: second.id })).toEqual({ items: [seeded.source], next: null });
+      expect(await store.listSources({ accountId: 'no-such-account', limit: 5 })).toEqual({ items: [], next: null });
+      expect((await store.listSources({ limit: 1000 })).items.map((s) => s.id)).toEqual(expect.arrayContaining([second.id, seeded.source.id]));
+
+      const agents = await store.listAgents({ accountId: seeded.accountId, limit: 2 });
+      expect(agents.items).toEqual([seeded.agents[2], seeded.agents[1]]);
+      expect(agents.next).toBe(seeded.agents[1]!.id);
+      expect(await store.listAgents({ accountId: seeded.accountId, limit: 2, before: agents.next! })).toEqual({ items: [seeded.agents[0]], next: null });
+      expect((await store.listAgents({ limit: 1000 })).items.map((a) => a.id)).toEqual(expect.arrayContaining(seeded.agents.map((a) => a.id)));
+    });
+
+    it("counts an account's signals per UTC day, accepted and rejected apart, within the days asked", async () => {
+      const seeded = await seed(store, { quota: 1000 });
+      const other = await seed(store, { quota: 1000 });
+      const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+      const day = 86_400_000;
+      // T0 is 12:00 UTC: -12 h is the day's first millisecond, +12 h - 1 its last.
+      const times = [-12 * 3600_000, 12 * 3600_000 - 1, day, day, 3 * day];
+      for (const [i, t] of times.entries()) {
+        await store.ingest(request(seeded, { receivedAt: at(t), verdict: i === 1 || i === 3 ? reject : accept() }));
+      }
+      await store.ingest(request(other, { receivedAt: at(0) }));
+      const d = (offset: number) => at(offset * day).slice(0, 10);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(2))).toEqual([
+        { day: d(0), accepted: 1, rejected: 1 },
+        { day: d(1), accepted: 1, rejected: 1 },
+      ]);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(3), d(3))).toEqual([{ day: d(3), accepted: 1, rejected: 0 }]);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(-5), d(-1))).toEqual([]);
+    });
+
+    it('rotates an agent token: the old digest finds nothing from then on, and its watchers are woken', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agent = seeded.agents[0]!;
+      const woken: string[][] = [];
+      const stop = store.watchDeliveries((ids) => woken.push(ids));
+      try {
+        const rotated = await store.rotateAgentToken(agent.id, 'new-digest-' + randomUUID());
+        expect(rotated).toEqual({ ...agent, tokenHash: rotated!.tokenHash });
+        expect(await store.findAgentByTokenHash(agent.tokenHash)).toBeNull();
+        expect(await store.findAgentByTokenHash(rotated!.tokenHash)).toEqual(rotated);
+        await expect.poll(() => woken.some((ids) => ids.includes(agent.id))).toBe(true);
+      } finally {
+        stop();
+      }
+      expect(await store.rotateAgentToken('no-such-agent', 'x')).toBeNull();
+    });
+
+    it('deletes an agent with its deliveries, never handing them out, unless a source routes to it by id', async () => {
+      const seeded = await seed(store, { agents: 2, route: [0] });
+      const everyAgent = { ...seeded.source, id: `src-all-${randomUUID()}`, authKey: `key-${randomUUID()}`, agentIds: [] };
+      await store.createSource(everyAgent);
+      const [routed, other] = seeded.agents as [Agent, Agent];
+      expect(await store.deleteAgent(routed.id)).toEqual({ kind: 'routed', sourceIds: [seeded.source.id] });
+      expect(await store.getAgent(routed.id)).toEqual(routed);
+
+      const signal = request({ ...seeded, source: everyAgent });
+      await store.ingest(signal);
+      expect((await store.getSignal(signal.id))!.deliveries.map((d) => d.agentId).sort()).toEqual([routed.id, other.id].sort());
+      expect(await store.deleteAgent(other.id)).toEqual({ kind: 'deleted' });
+      expect(await store.getAgent(other.id)).toBeNull();
+      expect(await store.findAgentByTokenHash(other.tokenHash)).toBeNull();
+      expect(await store.takeDeliveries(other.id, at(2000), 10)).toEqual([]);
+      // The signal stays in the log, with the deliveries of the agents that remain.
+      expect((await store.getSignal(signal.id))!.deliveries.map((d) => d.agentId)).toEqual([routed.id]);
+      // A later signal of the account goes to the agents that remain.
+      const later = request({ ...seeded, source: (await store.getSource(everyAgent.id))! });
+      await store.ingest(later);
+      expect((await store.getSignal(later.id))!.deliveries.map((d) => d.agentId)).toEqual([routed.id]);
+      expect(await store.deleteAgent(other.id)).toEqual({ kind: 'not_found' });
+    });
+
+    it('deletes a source with its log, idempotency keys and the deliveries of its signals', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const kept = await seed(store, { agents: 1 });
+      const first = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
+      await store.ingest(first);
+      await store.ingest(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'x' }] } }));
+      const other = request(kept);
+      await store.ingest(other);
+
+      expect(await store.deleteSource(seeded.source.id)).toBe(true);
+      expect(await store.getSource(seeded.source.id)).toBeNull();
+      expect(await store.findSourceByAuthKey(seeded.source.authKey)).toBeNull();
+      expect(await store.getSignal(first.id)).toBeNull();
+      expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
+      expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);
+      expect(await store.deleteSource(seeded.source.id)).toBe(false);
+      // Another source's log is untouched.
+      expect((await store.getSignal(other.id))!.deliveries).toHaveLength(1);
+      expect(await store.getAgent(seeded.agents[0]!.id)).toEqual(seeded.agents[0]);
+    });
+
+    it('filters the signal log by symbol, newest first, a page at a time', async () => {
+      const seeded = await seed(store, { quota: 1000 });
+      const gold = `XAU${randomUUID().slice(0, 8).toUpperCase()}`;
+      const made: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const symbol = i % 2 === 0 ? gold : 'EURUSD';
+        // A comment with an escaped NUL must not keep the symbol from being read.
+        const r = request(seeded, { receivedAt: at(700_000 + i), verdict: accept({ ...BUY, symbol, ...(i === 4 && { comment: 'a\u0000b' }) }) });
+        await store.ingest(r);
+        if (symbol === gold) made.push(r.id);
+      }
+      const newestFirst = made.reverse();
+      const page = await store.listSignals({ symbol: gold, limit: 2 });
+      expect(page.signals.map((s) => s.id)).toEqual(newestFirst.slice(0, 2));
+      expect((await store.listSignals({ symbol: gold, limit: 2, before: page.next! })).signals.map((s) => s.id)).toEqual(newestFirst.slice(2));
+      expect((await store.listSignals({ symbol: gold, sourceId: seeded.source.id, status: 'accepted', limit: 10 })).signals).toHaveLength(3);
+      expect((await store.listSignals({ symbol: gold.toLowerCase(), limit: 10 })).signals).toEqual([]);
+    });
+
+    it('keeps dashboard sessions until deleted, and removes expired ones when the next is created', async () => {
+      const session = { idDigest: `d-${randomUUID()}`, adminTokenDigest: 'admin', createdAt: at(0), expiresAt: at(1000) };
+      await store.createDashboardSession(session);
+      expect(await store.getDashboardSession(session.idDigest)).toEqual(session);
+      const later = { idDigest: `d-${randomUUID()}`, adminTokenDigest: 'admin', createdAt: at(1000), expiresAt: at(5000) };
+      await store.createDashboardSession(later);
+      expect(await store.getDashboardSession(session.idDigest)).toBeNull();
+      expect(await store.getDashboardSession(later.idDigest)).toEqual(later);
+      expect(await store.deleteDashboardSession(later.idDigest)).toBe(true);
+      expect(await store.deleteDashboardSession(later.idDigest)).toBe(false);
+      expect(await store.getDashboardSession(later.idDigest)).toBeNull();
     });
   });
 });

@@ -1,10 +1,10 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { accountUsage, createAccount, showAccount, updateAccount } from '../../admin/accounts.js';
+import { accountUsage, createAccount, dailyUsage, listAccounts, showAccount, updateAccount } from '../../admin/accounts.js';
 import type { AdminResult } from '../../admin/admin-result.js';
-import { createAgent, showAgent } from '../../admin/agents.js';
+import { createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../../admin/agents.js';
 import { cliPublicUrl } from '../../admin/recorded-public-url.js';
 import { listSignals, showSignal } from '../../admin/signals.js';
-import { createSource, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
+import { createSource, deleteSource, listSources, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
 import { loadConfig } from '../../config/config.js';
 import { problemBody } from '../../errors/problem-body.js';
 import { storeStartupError } from '../../service/startup-error.js';
@@ -26,6 +26,12 @@ export function registerAdminCommands(program: Command): void {
     );
   accounts.command('show <accountId>').action((id: string) => run((store) => showAccount(store, id)));
   accounts
+    .command('list')
+    .description('accounts, newest first, a page at a time (pass the answer\'s next as --before for the following page)')
+    .option('--limit <n>', 'accounts per page (default 50, at most 500)')
+    .option('--before <accountId>')
+    .action((o: { limit?: string; before?: string }) => run((store) => listAccounts(store, { limit: o.limit, before: o.before })));
+  accounts
     .command('update <accountId>')
     .description('rename the account or change its monthly quota (a new quota holds at once, for this month too)')
     .option('--name <name>', 'account name')
@@ -42,6 +48,11 @@ export function registerAdminCommands(program: Command): void {
     .command('usage <accountId>')
     .description("this month's usage")
     .action((id: string) => run((store) => accountUsage(store, id, Date.now())));
+  accounts
+    .command('daily-usage <accountId>')
+    .description('signals per UTC day (accepted and rejected) for the last --days days, today included')
+    .option('--days <n>', 'how many days (default 30, at most 366)')
+    .action((id: string, o: { days?: string }) => run((store) => dailyUsage(store, id, { days: o.days }, Date.now())));
 
   const agents = program.command('agents').description('executing agents');
   agents
@@ -50,6 +61,23 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>')
     .action((o: { account: string; name: string }) => run((store) => createAgent(store, o.account, { name: o.name }, Date.now())));
   agents.command('show <agentId>').action((id: string) => run((store) => showAgent(store, id)));
+  agents
+    .command('list')
+    .description('agents, newest first, a page at a time')
+    .option('--account <accountId>', "only this account's agents")
+    .option('--limit <n>', 'agents per page (default 50, at most 500)')
+    .option('--before <agentId>')
+    .action((o: { account?: string; limit?: string; before?: string }) =>
+      run((store) => listAgents(store, { accountId: o.account, limit: o.limit, before: o.before })),
+    );
+  agents
+    .command('rotate-token <agentId>')
+    .description('give the agent a new token (printed once); the old one is refused at once and its connections close')
+    .action((id: string) => run((store) => rotateAgentToken(store, id, undefined)));
+  agents
+    .command('delete <agentId>')
+    .description('remove the agent, its token and its deliveries (nothing queued for it is ever handed out); refused while a source routes to it by id')
+    .action((id: string) => run(async (store) => deleted(id, await deleteAgent(store, id))));
 
   const sources = program.command('sources').description('inbound signal sources');
   sources
@@ -81,6 +109,19 @@ export function registerAdminCommands(program: Command): void {
       ),
     );
   sources.command('show <sourceId>').action((id: string) => run((store, url) => showSource(store, id, url)));
+  sources
+    .command('list')
+    .description('sources, newest first, a page at a time')
+    .option('--account <accountId>', "only this account's sources")
+    .option('--limit <n>', 'sources per page (default 50, at most 500)')
+    .option('--before <sourceId>')
+    .action((o: { account?: string; limit?: string; before?: string }) =>
+      run((store, url) => listSources(store, { accountId: o.account, limit: o.limit, before: o.before }, url)),
+    );
+  sources
+    .command('delete <sourceId>')
+    .description('remove the source with its signal log and the deliveries of its signals (deactivate it instead to keep the log)')
+    .action((id: string) => run(async (store) => deleted(id, await deleteSource(store, id))));
   sources
     .command('update <sourceId>')
     .option('--name <name>')
@@ -171,6 +212,11 @@ async function run<T>(operation: (store: Store, publicUrl: string) => Promise<Ad
   } finally {
     await store.close();
   }
+}
+
+/** What a delete prints: the id it removed. */
+function deleted(id: string, result: AdminResult<null>): AdminResult<{ deleted: string }> {
+  return result.ok ? { ok: true, value: { deleted: id } } : result;
 }
 
 function wholeNumber(value: string): number {

@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ErrorCode, type Problem } from '../../errors/catalog.js';
-import { type ParseOutcome, parseSignal, type SignalFormat } from '../../language/index.js';
+import { type BodyVerdict, judgeBody } from '../../inbound/judge-body.js';
+import type { ParseOutcome, SignalFormat } from '../../language/index.js';
 
 /**
  * `signalgate parse [signal]`: checks one signal exactly as the inbound endpoint would and
@@ -21,10 +22,12 @@ export function registerParseCommand(program: Command): void {
     .option('--json', 'print problems as JSON {code, param, detail, errors} on stdout instead of text on stderr')
     .action(async (argument: string | undefined, options: { format: SignalFormat | 'auto'; json?: boolean }) => {
       const body = argument ?? (await readStdin());
+      // Judged as the inbound endpoint judges a body: --format auto is a request without a
+      // Content-Type, text and json are text/plain and application/json.
       const outcome: ParseOutcome =
         body === undefined
           ? { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
-          : parseSignal(body, options.format === 'auto' ? sniffFormat(body) : options.format);
+          : parseOutcome(judgeBody(CONTENT_TYPES[options.format], undefined, Buffer.from(body, 'utf8'), body));
       if (outcome.ok) {
         process.stdout.write(`${JSON.stringify(outcome.signal, null, 2)}\n`);
         return;
@@ -47,9 +50,10 @@ function namesFile(argument: string): boolean {
   }
 }
 
-/** JSON when the first non-blank character (after a byte order mark) is `{`, otherwise text. */
-function sniffFormat(body: string): SignalFormat {
-  return /^\uFEFF?\s*\{/.test(body) ? 'json' : 'text';
+const CONTENT_TYPES: Record<SignalFormat | 'auto', string | undefined> = { auto: undefined, text: 'text/plain', json: 'application/json' };
+
+function parseOutcome(verdict: BodyVerdict): ParseOutcome {
+  return verdict.ok ? { ok: true, signal: verdict.signal } : { ok: false, problems: verdict.problems };
 }
 
 /** The whole of stdin as UTF-8; undefined when the bytes are not UTF-8. */

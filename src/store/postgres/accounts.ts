@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { Account } from '../records.js';
-import type { AccountPatch } from '../store.js';
+import type { AccountPatch, PageRequest, RecordPage } from '../store.js';
+import { recordPage } from '../record-page.js';
+import { newestFirst } from './newest-first.js';
 import { isoTime } from '../iso-time.js';
 import { accountOf, type AccountRow } from './postgres-rows.js';
 
@@ -32,5 +34,9 @@ export class PostgresAccounts {
       [patch.name ?? null, patch.monthlySignalQuota ?? null, id],
     );
     return rows[0] ? accountOf(rows[0]) : null;
+  }
+
+  async listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
+    return recordPage(page, (await newestFirst<AccountRow>(this.pool, 'accounts', page)).map(accountOf));
   }
 }

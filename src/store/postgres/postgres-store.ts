@@ -2,23 +2,30 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentFilter,
   AgentQueueDepth,
   AgentSessionClaim,
+  DayCount,
+  DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  PageRequest,
+  RecordPage,
   SignalFilter,
   SignalPage,
+  SourceFilter,
   SourcePatch,
   Store,
 } from '../store.js';
 import { PostgresAccounts } from './accounts.js';
 import { PostgresAgents } from './agents.js';
+import { PostgresDashboardSessions } from './dashboard-sessions.js';
 import { agentsWithQueuedDeliveries, PostgresDeliveries } from './deliveries.js';
 import { DeliveryChannel } from './delivery-channel.js';
 import { PostgresIngest } from './ingest.js';
@@ -86,6 +93,7 @@ export class PostgresStore implements Store {
   private readonly deliveries: PostgresDeliveries;
   private readonly ingests: PostgresIngest;
   private readonly retention: PostgresRetention;
+  private readonly dashboardSessions: PostgresDashboardSessions;
 
   constructor(
     connectionString: string,
@@ -115,7 +123,8 @@ export class PostgresStore implements Store {
     this.settings = new PostgresSettings(this.pool);
     this.accounts = new PostgresAccounts(this.pool);
     this.usage = new PostgresUsage(this.pool);
-    this.agents = new PostgresAgents(this.pool);
+    this.agents = new PostgresAgents(this.pool, { scope, instance: this.instance });
+    this.dashboardSessions = new PostgresDashboardSessions(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);
@@ -211,6 +220,14 @@ export class PostgresStore implements Store {
     return this.usage.getUsage(accountId, period);
   }
 
+  listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
+    return this.accounts.listAccounts(page);
+  }
+
+  countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    return this.signals.countSignalsPerDay(accountId, fromDay, toDay);
+  }
+
   // Agents.
 
   createAgent(agent: Agent): Promise<void> {
@@ -225,8 +242,21 @@ export class PostgresStore implements Store {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
-  listAgents(accountId: string): Promise<Agent[]> {
-    return this.agents.listAgents(accountId);
+  listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+    return this.agents.listAgents(filter);
+  }
+
+  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
+    const agent = await this.agents.rotateAgentToken(agentId, tokenHash);
+    // This instance's open sessions look again and close: the old token takes nothing more.
+    if (agent !== null) this.listeners.notify([agentId]);
+    return agent;
+  }
+
+  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
+    const outcome = await this.agents.deleteAgent(agentId);
+    if (outcome.kind === 'deleted') this.listeners.notify([agentId]);
+    return outcome;
   }
 
   saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
@@ -253,6 +283,28 @@ export class PostgresStore implements Store {
 
   updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
     return this.sources.updateSource(id, patch);
+  }
+
+  listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+    return this.sources.listSources(filter);
+  }
+
+  deleteSource(id: string): Promise<boolean> {
+    return this.sources.deleteSource(id);
+  }
+
+  // Dashboard sign-ins.
+
+  createDashboardSession(session: DashboardSession): Promise<void> {
+    return this.dashboardSessions.createDashboardSession(session);
+  }
+
+  getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
+    return this.dashboardSessions.getDashboardSession(idDigest);
+  }
+
+  deleteDashboardSession(idDigest: string): Promise<boolean> {
+    return this.dashboardSessions.deleteDashboardSession(idDigest);
   }
 
   // The inbound hot path.

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
-import type { SignalFilter, SignalPage } from '../store.js';
+import type { DayCount, SignalFilter, SignalPage } from '../store.js';
+import { dayAfter } from '../day-after.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
 import { deliveryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
@@ -18,6 +19,20 @@ export class PostgresSignals {
     const { sql, params } = signalListQuery(filter);
     const { rows } = await this.pool.query<SignalRow>(sql, params);
     return signalPage(filter, await this.withOutcomes(rows.map(signalOf)));
+  }
+
+  /** Counted from the index signals_account_days alone. */
+  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    const { rows } = await this.pool.query<DayCount>(
+      `SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              count(*) FILTER (WHERE status = 'queued' AND duplicate_of IS NULL)::integer AS accepted,
+              count(*) FILTER (WHERE status = 'rejected')::integer AS rejected
+         FROM signals
+        WHERE account_id = $1 AND received_at >= $2::timestamptz AND received_at < $3::timestamptz
+        GROUP BY day ORDER BY day`,
+      [accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`],
+    );
+    return rows;
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {

@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { Source } from '../records.js';
-import type { SourcePatch } from '../store.js';
+import type { RecordPage, SourceFilter, SourcePatch } from '../store.js';
+import { recordPage } from '../record-page.js';
+import { newestFirst } from './newest-first.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
@@ -116,6 +118,27 @@ export class PostgresSources {
         );
       }
       return next;
+    });
+  }
+
+  async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+    return recordPage(filter, (await newestFirst<SourceRow>(this.pool, 'sources', filter)).map(sourceOf));
+  }
+
+  /**
+   * Removes the source with its idempotency keys, its signal log and the deliveries of its
+   * signals, in one commit: its key finds nothing from then on, and nothing it queued is handed
+   * out. The source's row is locked first, so a request being committed on it finishes before.
+   */
+  async deleteSource(id: string): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [id]);
+      if (rows.length === 0) return false;
+      await client.query('DELETE FROM idempotency_keys WHERE source_id = $1', [id]);
+      await client.query('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = $1)', [id]);
+      await client.query('DELETE FROM signals WHERE source_id = $1', [id]);
+      await client.query('DELETE FROM sources WHERE id = $1', [id]);
+      return true;
     });
   }
 }

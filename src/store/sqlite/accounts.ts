@@ -1,5 +1,7 @@
 import type { Account } from '../records.js';
-import type { AccountPatch } from '../store.js';
+import type { AccountPatch, PageRequest, RecordPage } from '../store.js';
+import { recordPage } from '../record-page.js';
+import { newestFirst } from './newest-first.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
 import { accountOf, type AccountRow } from './sqlite-rows.js';
@@ -28,5 +30,9 @@ export class SqliteAccounts {
       )
       .get(patch.name ?? null, patch.monthlySignalQuota ?? null, id) as AccountRow | undefined;
     return row ? accountOf(row) : null;
+  }
+
+  listAccounts(page: PageRequest): RecordPage<Account> {
+    return recordPage(page, newestFirst<AccountRow>(this.connection, 'accounts', page).map(accountOf));
   }
 }

@@ -1,6 +1,9 @@
 import type { Agent } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
+import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
+import { recordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
+import { newestFirst } from './newest-first.js';
 import { agentOf, jsonText, type AgentRow } from './sqlite-rows.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
@@ -36,11 +39,37 @@ export class SqliteAgents {
     return row ? agentOf(row) : null;
   }
 
-  listAgents(accountId: string): Agent[] {
-    const rows = this.connection
-      .stmt('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id')
-      .all(accountId) as AgentRow[];
-    return rows.map(agentOf);
+  listAgents(filter: AgentFilter): RecordPage<Agent> {
+    return recordPage(filter, newestFirst<AgentRow>(this.connection, 'agents', filter).map(agentOf));
+  }
+
+  /** The old digest finds nothing from this commit on. */
+  rotateAgentToken(agentId: string, tokenHash: string): Agent | null {
+    const row = this.connection.stmt('UPDATE agents SET token_hash = ? WHERE id = ? RETURNING *').get(tokenHash, agentId) as AgentRow | undefined;
+    return row ? agentOf(row) : null;
+  }
+
+  /**
+   * Removes the agent and its deliveries in one commit, unless a source routes to it by id.
+   * Every source of the account moves to a new revision, so a request checked against one of
+   * them before this commit is checked again and routed to the agents that remain.
+   */
+  deleteAgent(agentId: string): DeleteAgentOutcome {
+    return this.connection.db
+      .transaction((): DeleteAgentOutcome => {
+        const agent = this.connection.stmt('SELECT account_id FROM agents WHERE id = ?').get(agentId) as { account_id: string } | undefined;
+        if (!agent) return { kind: 'not_found' };
+        const routed = this.connection
+          .stmt('SELECT id FROM sources WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(sources.agent_ids) WHERE value = ?) ORDER BY id')
+          .pluck()
+          .all(agent.account_id, agentId) as string[];
+        if (routed.length > 0) return { kind: 'routed', sourceIds: routed };
+        this.connection.stmt('UPDATE sources SET revision = revision + 1 WHERE account_id = ?').run(agent.account_id);
+        this.connection.stmt('DELETE FROM deliveries WHERE agent_id = ?').run(agentId);
+        this.connection.stmt('DELETE FROM agents WHERE id = ?').run(agentId);
+        return { kind: 'deleted' };
+      })
+      .immediate();
   }
 
   saveAgentState(agentId: string, state: unknown, now: string): void {

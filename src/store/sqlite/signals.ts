@@ -1,5 +1,6 @@
 import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
-import type { SignalFilter, SignalPage } from '../store.js';
+import type { DayCount, SignalFilter, SignalPage } from '../store.js';
+import { dayAfter } from '../day-after.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
 import type { SqliteConnection } from './connection.js';
@@ -23,6 +24,23 @@ export class SqliteSignals {
     const rows = this.connection.stmt(sql).all(...params) as SignalRow[];
     return signalPage(filter, this.withOutcomes(rows.map(signalOf)));
   }
+
+  /** Found through the index signals_account_days; duplicates count as neither accepted nor rejected. */
+  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    await this.whenDurable();
+    // Times are kept as 'YYYY-MM-DDTHH:MM:SS.sssZ': the day is the first ten characters.
+    return this.connection
+      .stmt(
+        `SELECT substr(received_at, 1, 10) AS day,
+                sum(CASE WHEN status = 'queued' AND duplicate_of IS NULL THEN 1 ELSE 0 END) AS accepted,
+                sum(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END) AS rejected
+           FROM signals
+          WHERE account_id = ? AND received_at >= ? AND received_at < ?
+          GROUP BY day ORDER BY day`,
+      )
+      .all(accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`) as DayCount[];
+  }
+
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
     await this.whenDurable();
     const signal = this.readSignal(id);

@@ -1,9 +1,11 @@
 import type { Source } from '../records.js';
-import type { SourcePatch } from '../store.js';
+import type { RecordPage, SourceFilter, SourcePatch } from '../store.js';
+import { recordPage } from '../record-page.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
 import type { SqliteConnection } from './connection.js';
+import { newestFirst } from './newest-first.js';
 import { sourceOf, type SourceRow } from './sqlite-rows.js';
 
 /** Signal sources, their keys and routing: the `sources` table. */
@@ -117,6 +119,28 @@ export class SqliteSources {
             .run(next.maxSignalAgeSeconds, id);
         }
         return next;
+      })
+      .immediate();
+  }
+
+  listSources(filter: SourceFilter): RecordPage<Source> {
+    return recordPage(filter, newestFirst<SourceRow>(this.connection, 'sources', filter).map(sourceOf));
+  }
+
+  /**
+   * Removes the source with its idempotency keys, its signal log and the deliveries of its
+   * signals, in one commit: its key finds nothing from then on, and nothing it queued is handed out.
+   */
+  deleteSource(id: string): boolean {
+    this.cache.clear();
+    return this.connection.db
+      .transaction((): boolean => {
+        if (this.connection.stmt('SELECT 1 FROM sources WHERE id = ?').get(id) === undefined) return false;
+        this.connection.stmt('DELETE FROM idempotency_keys WHERE source_id = ?').run(id);
+        this.connection.stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)').run(id);
+        this.connection.stmt('DELETE FROM signals WHERE source_id = ?').run(id);
+        this.connection.stmt('DELETE FROM sources WHERE id = ?').run(id);
+        return true;
       })
       .immediate();
   }

@@ -2,18 +2,24 @@ import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
   Ack,
   AckOutcome,
+  AgentFilter,
   AgentQueueDepth,
   AgentSessionClaim,
+  DayCount,
+  DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  PageRequest,
+  RecordPage,
   SignalFilter,
   SignalPage,
+  SourceFilter,
   SourcePatch,
   Store,
 } from '../store.js';
@@ -21,6 +27,7 @@ import { SqliteAccounts } from './accounts.js';
 import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
+import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
@@ -73,6 +80,7 @@ export class SqliteStore implements Store {
   private readonly deliveries: SqliteDeliveries;
   private readonly ingests: SqliteIngest;
   private readonly retention: SqliteRetention;
+  private readonly dashboardSessions: SqliteDashboardSessions;
   private closed = false;
 
   constructor(
@@ -89,6 +97,7 @@ export class SqliteStore implements Store {
     this.signals = new SqliteSignals(this.connection, whenDurable);
     this.deliveries = new SqliteDeliveries(this.connection, (expired) => this.expiryListeners.notify(expired));
     this.retention = new SqliteRetention(this.connection);
+    this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.ingests = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
@@ -174,6 +183,14 @@ export class SqliteStore implements Store {
     return this.usage.getUsage(accountId, period);
   }
 
+  async listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
+    return this.accounts.listAccounts(page);
+  }
+
+  countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+    return this.signals.countSignalsPerDay(accountId, fromDay, toDay);
+  }
+
   // Agents.
 
   async createAgent(agent: Agent): Promise<void> {
@@ -188,8 +205,24 @@ export class SqliteStore implements Store {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
-  async listAgents(accountId: string): Promise<Agent[]> {
-    return this.agents.listAgents(accountId);
+  async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+    return this.agents.listAgents(filter);
+  }
+
+  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
+    const agent = this.agents.rotateAgentToken(agentId, tokenHash);
+    // Its open sessions look again and close: the old token takes nothing more.
+    if (agent !== null) this.listeners.notify([agentId]);
+    return agent;
+  }
+
+  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
+    const outcome = this.agents.deleteAgent(agentId);
+    if (outcome.kind === 'deleted') {
+      this.sources.forgetCached();
+      this.listeners.notify([agentId]);
+    }
+    return outcome;
   }
 
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
@@ -216,6 +249,28 @@ export class SqliteStore implements Store {
 
   async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
     return this.sources.updateSource(id, patch);
+  }
+
+  async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+    return this.sources.listSources(filter);
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    return this.sources.deleteSource(id);
+  }
+
+  // Dashboard sign-ins.
+
+  async createDashboardSession(session: DashboardSession): Promise<void> {
+    this.dashboardSessions.createDashboardSession(session);
+  }
+
+  async getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
+    return this.dashboardSessions.getDashboardSession(idDigest);
+  }
+
+  async deleteDashboardSession(idDigest: string): Promise<boolean> {
+    return this.dashboardSessions.deleteDashboardSession(idDigest);
   }
 
   // The inbound hot path.

@@ -1,0 +1,34 @@
+import { ErrorCode } from '../errors/catalog.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken } from '../http/bearer-token.js';
+import { sendProblem } from '../http/send-problem.js';
+import { crossOrigin } from './dashboard-routes.js';
+import { SESSION_COOKIE, type DashboardSessions } from './dashboard-sessions.js';
+import { sameOriginOrSafe } from './same-origin.js';
+
+export interface AdminAccessOptions {
+  isAdminToken: (token: string) => boolean;
+  sessions: DashboardSessions;
+  publicUrl: string;
+}
+
+/**
+ * Who may call the admin API: a client presenting the admin token as a bearer token, or the
+ * dashboard signed in (its session cookie), whose state-changing requests must also come from
+ * the dashboard's own origin. Answers the refusal, or undefined to let the request through.
+ */
+export async function checkAdminAccess(request: FastifyRequest, reply: FastifyReply, opts: AdminAccessOptions): Promise<FastifyReply | undefined> {
+  const token = bearerToken(request);
+  if (token !== null) {
+    if (opts.isAdminToken(token)) return undefined;
+    return unauthorized(reply);
+  }
+  const session = await opts.sessions.find(request.cookies[SESSION_COOKIE], Date.now());
+  if (session === null) return unauthorized(reply);
+  if (!sameOriginOrSafe(request, opts.publicUrl)) return crossOrigin(reply);
+  return undefined;
+}
+
+function unauthorized(reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' }]);
+}

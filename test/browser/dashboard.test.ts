@@ -1,0 +1,237 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { useAgentTestBed } from '../agent/support/agent-test-bed.js';
+import { TEST_ADMIN_TOKEN } from '../support/start-test-server.js';
+import { type Browser, DESKTOP, openBrowser, PHONE } from './support/chromium.js';
+
+/** Screenshots land where docs/dashboard.md shows them. */
+const IMAGES = path.resolve('docs/images');
+
+/**
+ * The operator's dashboard in Debian's Chromium against a real server, a real paper agent
+ * process and real HTTP signals: one operator's session from sign-in to sign-out. The steps
+ * build on each other, so they run in order.
+ */
+describe('the dashboard in a browser', () => {
+  const bed = useAgentTestBed();
+  let browser: Browser;
+  let page: Page;
+  let inboundPath = '';
+  let agentToken = '';
+
+  beforeAll(async () => {
+    browser = await openBrowser();
+    page = browser.page;
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const shot = async (name: string, size = DESKTOP) => {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: path.join(IMAGES, `dashboard-${name}-${size === PHONE ? 'phone' : 'desktop'}.png`), fullPage: size === PHONE });
+    await page.setViewportSize(DESKTOP);
+  };
+  const go = async (view: string) => {
+    await page.goto(`${bed.server.url}/#${view}`);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+  };
+  const post = (urlPath: string, body: string) =>
+    fetch(bed.server.url + urlPath, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+
+  it('is served with a strict Content-Security-Policy and signs in with the admin token only', async () => {
+    const answer = await page.goto(`${bed.server.url}/`);
+    const csp = answer!.headers()['content-security-policy']!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    const token = page.getByLabel('Admin token');
+    expect(await token.getAttribute('type')).toBe('password');
+    await shot('sign-in');
+
+    await token.fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the admin token');
+
+    await token.fill(TEST_ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+
+    const [cookie, ...others] = await browser.context.cookies();
+    expect(others).toEqual([]);
+    expect(cookie).toMatchObject({ name: 'signalgate_session', httpOnly: true, sameSite: 'Strict' });
+    expect(cookie!.value).not.toContain(TEST_ADMIN_TOKEN);
+    // The token is in no URL and no browser storage.
+    expect(page.url()).not.toContain(TEST_ADMIN_TOKEN);
+    const stored = await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })');
+    expect(stored).toBe('{}{}');
+  });
+
+  it('creates an account', async () => {
+    await go('accounts');
+    await page.getByLabel('Name').fill('Main desk');
+    await page.getByLabel('Monthly signal quota').last().fill('1000');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Main desk' }).waitFor();
+  });
+
+  it('creates an agent and shows its token once', async () => {
+    await go('agents');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const once = page.getByRole('region', { name: /^Token for paper/ });
+    agentToken = await once.getByLabel('Token', { exact: true }).inputValue();
+    expect(agentToken).toMatch(/^sga_/);
+    await page.getByRole('article').filter({ hasText: 'paper' }).waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await expect.poll(() => page.content()).not.toContain(agentToken);
+    await page.reload();
+    await page.getByRole('article').first().waitFor();
+    expect(await page.content()).not.toContain(agentToken);
+  });
+
+  it('creates a source and copies its inbound URL', async () => {
+    await go('sources');
+    await page.getByRole('button', { name: 'Create source' }).click();
+    const card = page.getByRole('article').filter({ hasText: 'TradingView' });
+    const url = await card.getByLabel('Inbound URL', { exact: true }).inputValue();
+    expect(url).toMatch(/^http:\/\/signals\.example\.test\/api\/inbound\/[\w-]+$/);
+    await card.getByRole('button', { name: 'Copy Inbound URL' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(url);
+    expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toContain('{{ticker}}');
+    inboundPath = new URL(url).pathname;
+  });
+
+  it('shows a signal sent over HTTP within seconds, without a reload, and what the paper agent made of it', async () => {
+    const agent = bed.startAgent(bed.server.url, agentToken, bed.stateDir(), ['--seed', '1']);
+    await agent.connected();
+    await go('signals');
+    await page.locator('.live', { hasText: 'live' }).waitFor();
+
+    const accepted = await post(inboundPath, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
+    expect(accepted.status).toBe(202);
+    const id = ((await accepted.json()) as { id: string }).id;
+    const row = page.locator(`[data-signal="${id}"]`);
+    await row.waitFor({ timeout: 5000 });
+    expect(await row.locator('summary').textContent()).toContain('EURUSD buy');
+    await agent.waitForHandled(1);
+
+    await row.locator('summary').click();
+    await row.getByText('Normalized').waitFor();
+    expect(await row.locator('pre').nth(1).textContent()).toMatch(/"sl": {\s*"type": "pips",\s*"value": 20/);
+    // Opened before the agent answered? Opening again reads the entry anew.
+    await expect
+      .poll(async () => {
+        const text = (await row.locator('table').textContent()) ?? '';
+        if (!text.includes('executed')) {
+          await row.locator('summary').click();
+          await row.locator('summary').click();
+        }
+        return text;
+      }, { timeout: 10_000 })
+      .toMatch(/executed.*opened buy 0\.1 EURUSD/);
+  });
+
+  it("shows a rejected signal's reason with its did-you-mean", async () => {
+    const refused = await post(inboundPath, 'EURUSD,buy,vol=0.1,sl_pip=20');
+    expect(refused.status).toBe(422);
+    const id = ((await refused.json()) as { signalId?: string; id?: string }).signalId;
+    const row = id ? page.locator(`[data-signal="${id}"]`) : page.locator('details.signal').filter({ hasText: 'UNKNOWN_PARAMETER' });
+    await row.first().waitFor({ timeout: 5000 });
+    await row.first().locator('summary').click();
+    await row.first().getByText("did you mean sl_pips").waitFor();
+    await shot('signals');
+    await shot('signals', PHONE);
+  });
+
+  it("shows the agent's balance, equity and open positions from its state", async () => {
+    await go('agents');
+    const card = page.getByRole('article').filter({ hasText: 'paper' });
+    await card.getByText('connected').waitFor();
+    // The paper agent publishes its account after each signal and every 5 s.
+    await card.getByRole('table').filter({ hasText: 'Open positions (1)' }).waitFor({ timeout: 15_000 });
+    expect(await card.getByRole('table').textContent()).toMatch(/EURUSD\s*buy\s*0\.1/);
+    await card.getByText('Balance').waitFor();
+    await shot('agents');
+    await shot('agents', PHONE);
+  });
+
+  it('deactivates and activates a source, and rotates its key after a confirmation', async () => {
+    await go('sources');
+    const card = page.getByRole('article').filter({ hasText: 'TradingView' });
+    await card.getByRole('button', { name: 'Deactivate' }).click();
+    await card.getByText('inactive').waitFor();
+    expect((await post(inboundPath, 'EURUSD,buy,vol=0.1')).status).toBe(401);
+    await card.getByRole('button', { name: 'Activate' }).click();
+    await card.getByText('active', { exact: true }).waitFor();
+
+    // Cancelled: nothing changes.
+    await card.getByRole('button', { name: 'Rotate key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect(new URL(await card.getByLabel('Inbound URL', { exact: true }).inputValue()).pathname).toBe(inboundPath);
+
+    await card.getByRole('button', { name: 'Rotate key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
+    await card.getByText('Key rotated').waitFor();
+    const rotated = new URL(await card.getByLabel('Inbound URL', { exact: true }).inputValue()).pathname;
+    expect(rotated).not.toBe(inboundPath);
+    expect((await post(inboundPath, 'EURUSD,buy,vol=0.1')).status).toBe(401);
+    expect((await post(rotated, 'EURUSD,closebuy')).status).toBe(202);
+    await shot('sources');
+    await shot('sources', PHONE);
+  });
+
+  it('rotates the agent token after a confirmation: the old one is refused at once', async () => {
+    await go('agents');
+    const card = page.getByRole('article').filter({ hasText: 'paper' });
+    await card.getByRole('button', { name: 'Rotate token' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate token' }).click();
+    const fresh = await page.getByRole('region', { name: /^New token for paper/ }).getByLabel('Token', { exact: true }).inputValue();
+    expect(fresh).toMatch(/^sga_/);
+    expect(fresh).not.toBe(agentToken);
+    const poll = (token: string) => fetch(`${bed.server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await poll(agentToken)).status).toBe(401);
+    expect((await poll(fresh)).status).not.toBe(401);
+  });
+
+  it("shows the account's usage this month and its signals per day", async () => {
+    await go('accounts');
+    const card = page.getByRole('article').filter({ hasText: 'Main desk' });
+    await card.getByText(/Usage \d{4}-\d{2}: 2 of 1000 signals/).waitFor();
+    await card.locator('canvas').first().waitFor();
+    await shot('accounts');
+  });
+
+  it("judges a signal as the inbound endpoint does, with the did-you-mean, and stores nothing", async () => {
+    await go('checker');
+    await page.getByLabel('Signal', { exact: true }).fill('EURUSD,buy,vol=0.1,sl_pip=20');
+    await page.getByText("unknown parameter 'sl_pip'; did you mean sl_pips?").waitFor();
+    await shot('checker');
+    await page.getByLabel('Signal', { exact: true }).fill('{"symbol":"EURUSD","action":"buy","vol":0.1,"sl_pips":20}');
+    await page.getByText('Valid (json)').waitFor();
+    await shot('checker', PHONE);
+  });
+
+  it('is reachable by keyboard: the sections and the sign-out are tab stops', async () => {
+    await go('accounts');
+    await page.reload();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate('document.activeElement?.textContent');
+    expect(focused).toBe('Accounts');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Sources' }).waitFor();
+  });
+
+  it('signs out: the session ends on the server too', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    expect(await browser.context.cookies()).toEqual([]);
+    const after = await page.evaluate("fetch('/api/admin/accounts').then((r) => r.status)");
+    expect(after).toBe(401);
+    // No script or style was refused by the policy on the way.
+    expect(browser.errors.filter((e) => /Content Security Policy|Refused to/.test(e))).toEqual([]);
+  });
+});

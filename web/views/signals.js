@@ -1,0 +1,211 @@
+import { api, listAll } from '../api.js';
+import { field, h, put, when } from '../dom.js';
+import { attempt, problemList } from '../ui.js';
+
+const OUTCOMES = ['executed', 'rejected', 'failed', 'expired', 'queued', 'delivered'];
+
+export function signalsView(body) {
+  const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'All sources'));
+  const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), h('option', { value: 'accepted' }, 'accepted'), h('option', { value: 'rejected' }, 'rejected'), h('option', { value: 'duplicate' }, 'duplicate'));
+  const outcome = h('select', { name: 'outcome' }, h('option', { value: '' }, 'Any outcome'), OUTCOMES.map((o) => h('option', { value: o }, o)));
+  const outcomeField = field('Outcome', outcome);
+  outcomeField.hidden = true;
+  const symbol = h('input', { type: 'search', name: 'symbol', maxlength: '40', spellcheck: 'false', autocapitalize: 'characters' });
+  const live = h('span', { class: 'live', role: 'status', 'aria-live': 'polite' }, 'connecting…');
+  const problems = h('div');
+  const list = h('ol', { class: 'log', 'aria-label': 'Signals, newest first' });
+  const older = h('div');
+  const sourceNames = new Map();
+  let stream = null;
+
+  const query = () => {
+    const q = new URLSearchParams();
+    if (source.value) q.set('sourceId', source.value);
+    if (status.value) q.set('status', status.value);
+    if (outcome.value) q.set('outcome', outcome.value);
+    if (symbol.value.trim()) q.set('symbol', symbol.value.trim());
+    return q;
+  };
+
+  const rows = new Map();
+  const upsert = (signal, atTop) => {
+    const existing = rows.get(signal.id);
+    const row = signalRow(signal, sourceNames);
+    rows.set(signal.id, row);
+    if (existing) existing.el.replaceWith(row.el);
+    else if (atTop) list.prepend(row.el);
+    else list.append(row.el);
+    if (existing?.el.open) row.open();
+  };
+
+  const showOlderButton = (next) =>
+    put(older, next ? h('button', { type: 'button', class: 'secondary', onclick: () => loadOlder(next) }, 'Older signals') : null);
+
+  const loadOlder = async (before) => {
+    const q = query();
+    q.set('limit', '50');
+    q.set('before', before);
+    const page = await attempt(problems, () => api('GET', `/api/admin/signals?${q}`));
+    if (!page) return;
+    for (const s of page.signals) upsert(s, false);
+    showOlderButton(page.next);
+  };
+
+  const connect = () => {
+    stream?.close();
+    put(problems);
+    const q = query();
+    q.set('limit', '50');
+    stream = new EventSource(`/api/admin/signals/stream?${q}`);
+    stream.addEventListener('open', () => put(live, h('span', { class: 'dot' }), ' live'));
+    stream.addEventListener('error', () => {
+      put(live, 'reconnecting…');
+      // A refused filter answers with a problem, not a stream: show why, stop retrying.
+      if (stream.readyState === EventSource.CLOSED) explainRefusal();
+    });
+    stream.addEventListener('page', (e) => {
+      const signals = JSON.parse(e.data);
+      // Servers whose log carries per-agent outcome counts filter by them too.
+      if (signals.some((s) => Object.hasOwn(s, 'outcome'))) outcomeField.hidden = false;
+      rows.clear();
+      put(list);
+      if (signals.length === 0) list.append(h('li', { class: 'empty' }, 'No signals match.'));
+      for (const s of signals) upsert(s, false);
+      showOlderButton(signals.length === 50 ? signals[49].id : null);
+    });
+    stream.addEventListener('signal', (e) => {
+      list.querySelector('.empty')?.remove();
+      upsert(JSON.parse(e.data), true);
+    });
+    stream.addEventListener('problem', (e) => {
+      put(problems, problemList({ problems: JSON.parse(e.data) }));
+      stream.close();
+    });
+  };
+
+  const explainRefusal = () => {
+    const q = query();
+    attempt(problems, () => api('GET', `/api/admin/signals?${q}&limit=1`));
+  };
+
+  for (const control of [source, status, outcome]) control.addEventListener('change', connect);
+  let typing = null;
+  symbol.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(connect, 400);
+  });
+
+  put(
+    body,
+    h(
+      'form',
+      { class: 'row filters wrap', role: 'search', onsubmit: (e) => { e.preventDefault(); connect(); } },
+      field('Source', source),
+      field('Status', status),
+      outcomeField,
+      field('Symbol', symbol),
+      live,
+    ),
+    problems,
+    list,
+    older,
+  );
+  listAll('/api/admin/sources', 'sources')
+    .then((sources) => {
+      for (const s of sources) {
+        sourceNames.set(s.id, s.name);
+        source.append(h('option', { value: s.id }, `${s.name} (${s.id})`));
+      }
+    })
+    .catch(() => undefined)
+    .finally(connect);
+  return () => stream?.close();
+}
+
+/** A compact line per signal; opening it reads the whole entry with its per-agent outcomes. */
+function signalRow(signal, sourceNames) {
+  const accepted = signal.status !== 'rejected';
+  const what = signal.signal ? `${signal.signal.symbol} ${signal.signal.action}` : excerpt(signal.rawBody);
+  const detail = h('div', { class: 'detail' }, 'Loading…');
+  const summary = h(
+    'summary',
+    null,
+    h('time', { datetime: signal.receivedAt }, when(signal.receivedAt)),
+    h('span', { class: 'what mono' }, what),
+    h('span', { class: `badge ${accepted ? 'ok' : 'bad'}` }, accepted ? `${signal.httpStatus} ${signal.status}` : `${signal.httpStatus} ${signal.code ?? 'rejected'}`),
+    outcomeBadges(signal.outcome),
+    h('span', { class: 'muted src' }, sourceNames.get(signal.sourceId) ?? signal.sourceId),
+  );
+  const el = h('details', { class: 'signal', 'data-signal': signal.id }, summary, detail);
+  let loaded = false;
+  const open = () => {
+    el.open = true;
+  };
+  el.addEventListener('toggle', async () => {
+    if (!el.open || loaded) return;
+    loaded = true;
+    try {
+      put(detail, signalDetail(await api('GET', `/api/admin/signals/${signal.id}`)));
+    } catch (error) {
+      loaded = false;
+      put(detail, problemList(error));
+    }
+  });
+  return { el: h('li', null, el), open };
+}
+
+function outcomeBadges(outcome) {
+  if (!outcome || typeof outcome !== 'object') return null;
+  const parts = Object.entries(outcome).filter(([, n]) => typeof n === 'number' && n > 0);
+  if (parts.length === 0) return null;
+  return h('span', { class: 'outcome' }, parts.map(([name, n]) => h('span', { class: `badge ${name}` }, `${n} ${name}`)));
+}
+
+function signalDetail(record) {
+  return h(
+    'div',
+    { class: 'grid2' },
+    h('section', null, h('h3', null, 'Raw body'), h('pre', { class: 'mono' }, record.rawBody), h('p', { class: 'muted' }, `${record.contentType ?? 'no Content-Type'} · ${record.id}`)),
+    record.signal
+      ? h('section', null, h('h3', null, 'Normalized'), h('pre', { class: 'mono' }, JSON.stringify(record.signal, null, 2)))
+      : h('section', null, h('h3', null, 'Why it was refused'), problemList({ problems: record.errors ?? [{ code: record.code, param: record.param ?? undefined, detail: record.detail }] })),
+    record.signal
+      ? h(
+          'section',
+          { class: 'wide' },
+          h('h3', null, 'Per agent'),
+          record.deliveries.length === 0
+            ? h('p', { class: 'muted' }, 'No agent was routed.')
+            : h(
+                'div',
+                { class: 'scroll' },
+                h(
+                  'table',
+                  null,
+                  h('thead', null, h('tr', null, ['Agent', 'Outcome', 'Message', 'Attempts', 'Acknowledged'].map((x) => h('th', { scope: 'col' }, x)))),
+                  h(
+                    'tbody',
+                    null,
+                    record.deliveries.map((d) =>
+                      h(
+                        'tr',
+                        null,
+                        h('td', { class: 'mono' }, d.agentId),
+                        h('td', null, h('span', { class: `badge ${d.status}` }, d.status), d.ackedAfterExpiry ? ' (after expiry)' : ''),
+                        h('td', null, d.message ?? ''),
+                        h('td', null, String(d.attempts)),
+                        h('td', null, d.ackedAt ? when(d.ackedAt) : '–'),
+                      ),
+                    ),
+                  ),
+                ),
+              ),
+        )
+      : null,
+  );
+}
+
+function excerpt(text) {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line || '(empty body)';
+}
