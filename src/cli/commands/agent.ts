@@ -1,10 +1,11 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
 import { PaperAgent } from '../../agent/venues/paper/paper-agent.js';
-import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
+import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, type PaperSettings, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
-import { VenueRefusedError } from '../../agent/venue.js';
+import { type Venue, VenueRefusedError } from '../../agent/venue.js';
+import type { Logger } from 'pino';
 import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../agent/venues/ccxt/ccxt-options.js';
 import { FIX_CREDENTIAL_VARIABLES, readFixConfig } from '../../agent/venues/fix/fix-config.js';
 
@@ -120,7 +121,7 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
   for (const warning of read.settings.warnings) log.warn({}, warning);
   // Loaded only for this venue: CCXT is large, and the server and the paper agent start without it.
-  const [{ CcxtVenue }, { VenueAgent }] = await Promise.all([import('../../agent/venues/ccxt/ccxt-venue.js'), import('../../agent/venue-agent.js')]);
+  const { CcxtVenue } = await import('../../agent/venues/ccxt/ccxt-venue.js');
   let venue: InstanceType<typeof CcxtVenue>;
   try {
     venue = new CcxtVenue({ ...read.settings, transport: null });
@@ -128,43 +129,8 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
     return fail((error as Error).message);
   }
   const { settings } = common;
-  const pipSizes: Record<string, number> = {};
-  for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
-  const agent = new VenueAgent({
-    server: settings.server,
-    token: settings.token,
-    transport: settings.transport,
-    dataDir: settings.dataDir,
-    venue,
-    dryRun: read.settings.dryRun,
-    symbolMap: settings.instruments.symbolMap,
-    pipSizes,
-    defaultVolumeLots: settings.defaultVolumeLots,
-    manageEveryMs: 2000,
-    log,
-  });
   log.info({ venue: venue.name, market: read.settings.market, positionMode: read.settings.positionMode, sandbox: read.settings.sandbox, dryRun: read.settings.dryRun, keys: read.settings.credentials ? 'given' : 'none' }, 'starting');
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    void agent.stop();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  try {
-    await agent.run();
-    log.info('stopped');
-    await flushLogger(log);
-    process.exit(0);
-  } catch (err) {
-    const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
-    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? 'the exchange refused the agent' : 'agent failed');
-    await flushLogger(log);
-    process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
-    process.exit(refused ? 2 : 1);
-  }
+  await runOnVenue(venue, settings, read.settings.dryRun, log, 'exchange');
 }
 
 /** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
@@ -186,15 +152,25 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
   for (const warning of read.value.warnings) log.warn({}, warning);
   const { settings } = common;
   // Loaded only for this venue: the FIX engine loads its dictionary, which the others never need.
-  const [{ FixVenue }, { VenueAgent }, { createHash }, path] = await Promise.all([
+  const [{ FixVenue }, { createHash }, path] = await Promise.all([
     import('../../agent/venues/fix/fix-venue.js'),
-    import('../../agent/venue-agent.js'),
     import('node:crypto'),
     import('node:path'),
   ]);
   // Beside the agent's journal, one folder per token: sequence numbers belong to one agent.
   const storeDir = path.join(settings.dataDir, 'fix', createHash('sha256').update(settings.token).digest('hex').slice(0, 16));
   const venue = new FixVenue({ config: read.value.config, credentials: read.value.credentials, storeDir, log });
+  const { trade, quote, dialect } = read.value.config;
+  log.info({ venue: venue.name, dialect, trade: `${trade.host}:${trade.port}`, quote: quote ? `${quote.host}:${quote.port}` : null, credentials: read.value.credentials ? 'given' : 'none' }, 'starting');
+  await runOnVenue(venue, settings, false, log, 'broker');
+}
+
+/**
+ * Runs the venue agent until SIGTERM or SIGINT and exits: 0 when stopped, 2 when the server
+ * refuses the token or the venue refuses the agent, 1 on any other failure.
+ */
+async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker'): Promise<void> {
+  const { VenueAgent } = await import('../../agent/venue-agent.js');
   const pipSizes: Record<string, number> = {};
   for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
   const agent = new VenueAgent({
@@ -203,15 +179,13 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
     transport: settings.transport,
     dataDir: settings.dataDir,
     venue,
-    dryRun: false,
+    dryRun,
     symbolMap: settings.instruments.symbolMap,
     pipSizes,
     defaultVolumeLots: settings.defaultVolumeLots,
     manageEveryMs: 2000,
     log,
   });
-  const { trade, quote, dialect } = read.value.config;
-  log.info({ venue: venue.name, dialect, trade: `${trade.host}:${trade.port}`, quote: quote ? `${quote.host}:${quote.port}` : null, credentials: read.value.credentials ? 'given' : 'none' }, 'starting');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -228,7 +202,7 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
     process.exit(0);
   } catch (err) {
     const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
-    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? 'the broker refused the agent' : 'agent failed');
+    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? `the ${counterparty} refused the agent` : 'agent failed');
     await flushLogger(log);
     process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
     process.exit(refused ? 2 : 1);
