@@ -172,8 +172,12 @@ export class CcxtVenue implements Venue {
     if (protection.stop !== null) {
       const clientId = `${protection.clientId}s`;
       const params = { ...this.closing(), stopLossPrice: protection.stop, clientOrderId: clientId };
-      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
-        this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
+      const order = await this.idempotent(
+        clientId,
+        position.symbol,
+        protection.mayExist === true,
+        () => this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
+        true,
       );
       placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }));
     }
@@ -275,25 +279,28 @@ export class CcxtVenue implements Venue {
    * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
    * a duplicate anyway, the existing order is fetched and answered.
    */
-  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>): Promise<Order> {
+  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>, trigger = false): Promise<Order> {
     if (mayExist) {
-      const found = await this.byClientId(clientId, symbol);
+      const found = await this.byClientId(clientId, symbol, trigger);
       if (found !== null) return found;
     }
     try {
       return await this.call('place the order', create);
     } catch (error) {
       if (!(error instanceof VenueRefusedError) || !(error.cause instanceof ccxt.DuplicateOrderId)) throw error;
-      const found = await this.byClientId(clientId, symbol);
+      const found = await this.byClientId(clientId, symbol, trigger);
       if (found === null) throw error;
       return found;
     }
   }
 
-  /** The order with this client id, or null when the exchange has none. */
-  private async byClientId(clientId: string, symbol: string): Promise<Order | null> {
+  /**
+   * The order with this client id, or null when the exchange has none. `trigger`: a conditional
+   * order (a stop), which some exchanges keep apart (Binance USDⓈ-M: the algo-order endpoint).
+   */
+  private async byClientId(clientId: string, symbol: string, trigger = false): Promise<Order | null> {
     try {
-      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId }));
+      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId, ...(trigger && { trigger: true }) }));
     } catch (error) {
       if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return null;
       throw error;
