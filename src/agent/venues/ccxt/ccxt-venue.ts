@@ -207,7 +207,7 @@ export class CcxtVenue implements Venue {
 
   async cancel(order: VenueOrderRef): Promise<void> {
     try {
-      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? { trigger: true } : {}));
+      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}));
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return;
@@ -232,6 +232,16 @@ export class CcxtVenue implements Venue {
   /** Calls without a symbol say which markets they mean: CCXT would otherwise take the exchange's default (Binance: spot). */
   private kindParams(): Record<string, unknown> {
     return this.options.market === 'swap' ? { type: 'swap', subType: 'linear' } : { type: 'spot' };
+  }
+
+  /**
+   * What tells CCXT that a cancel is of a conditional order. Binance keeps those apart (its
+   * algo-order endpoint); Bybit cancels them on the plain endpoint for contracts, where CCXT
+   * would pass `trigger` through to Bybit as an unknown field.
+   */
+  private conditional(symbol: string): Record<string, unknown> {
+    if (this.exchange.id === 'bybit' && this.market(symbol)?.contract === true) return {};
+    return { trigger: true };
   }
 
   /** Opening orders in hedge mode open the position of their own side. */
