@@ -1,5 +1,5 @@
 import ccxt from 'ccxt';
-import { paramsOf, responseRecord, type SentRequest } from './ccxt-records.js';
+import { fixture, paramsOf, responseRecord, type SentRequest } from './ccxt-records.js';
 
 /**
  * Binance USDⓈ-M answered from CCXT's recorded responses (test/fixtures/ccxt), keeping the
@@ -31,7 +31,12 @@ export class RecordedBinance {
   hang: ((request: SentRequest) => boolean) | null = null;
   readonly algo = new Map<number, AlgoOrder>();
   readonly cancelled: number[] = [];
+  /** Resting (limit) orders, by id. */
+  readonly resting = new Map<number, Record<string, unknown>>();
+  /** Set: new orders are refused with this error (as Binance answered it). */
+  refuse: Error | null = null;
   private nextAlgoId = 3358;
+  private nextOrderId = 4087922044;
   private hanging: Array<(error: Error) => void> = [];
 
   answer = (request: SentRequest): unknown => {
@@ -54,9 +59,43 @@ export class RecordedBinance {
         return [];
       case 'GET /fapi/v1/openAlgoOrders':
         return [...this.algo.values()].filter((o) => o.algoStatus === 'NEW').map((o) => this.algoAnswer(o));
-      case 'POST /fapi/v1/order':
-        // The recorded filled market order (0.01 BTC at 47279.4).
-        return (responseRecord(RESPONSES, 'fetchOrders', 'fetch portfolio margin orders') as unknown[])[0];
+      case 'GET /sapi/v1/capital/config/getall':
+        // The coins' networks and fees, which CCXT loads with the markets when it has keys: not
+        // among the records, and nothing the agent uses; an empty list.
+        return [];
+      case 'GET /fapi/v1/leverageBracket':
+        // The margin tiers CCXT reads before the positions (for their maintenance margin): not
+        // among the records, and nothing the agent uses; none (the in-process tests give CCXT
+        // the same empty set as an option).
+        return [];
+      case 'GET /api/v3/exchangeInfo':
+        return this.exchangeInfo('spot');
+      case 'GET /fapi/v1/exchangeInfo':
+        return this.exchangeInfo('linear');
+      case 'GET /dapi/v1/exchangeInfo':
+        return this.exchangeInfo('inverse');
+      case 'POST /fapi/v1/order': {
+        if (this.refuse) throw this.refuse;
+        const orderId = this.nextOrderId++;
+        const own = { orderId, clientOrderId: params.newClientOrderId, side: params.side, origQty: params.quantity, reduceOnly: params.reduceOnly === 'true' };
+        if (params.type === 'MARKET') {
+          // The recorded filled market order (filled at 47279.4), for the lots asked.
+          const filled = (responseRecord(RESPONSES, 'fetchOrders', 'fetch portfolio margin orders') as Record<string, unknown>[])[0]!;
+          return { ...filled, ...own, executedQty: params.quantity, positionSide: 'BOTH' };
+        }
+        // The recorded resting limit order, at the price asked.
+        const resting = (responseRecord(RESPONSES, 'createOrders', 'create swap orders') as Record<string, unknown>[])[0]!;
+        const answer = { ...resting, ...own, price: params.price };
+        this.resting.set(orderId, answer);
+        return answer;
+      }
+      case 'DELETE /fapi/v1/order': {
+        const found = this.resting.get(Number(params.orderId));
+        if (!found) throw new ccxt.OrderNotFound('binance {"code":-2011,"msg":"Unknown order sent."}');
+        this.resting.delete(Number(params.orderId));
+        this.cancelled.push(Number(params.orderId));
+        return { ...found, status: 'CANCELED' };
+      }
       case 'POST /fapi/v1/algoOrder': {
         const order: AlgoOrder = {
           algoId: this.nextAlgoId++,
@@ -99,6 +138,19 @@ export class RecordedBinance {
   /** Fails the requests left hanging (the agent that sent them is gone). */
   release(): void {
     for (const reject of this.hanging.splice(0)) reject(new ccxt.NetworkError('connection closed'));
+  }
+
+  /**
+   * The exchange's market list of a kind: the `info` of each market in CCXT's recorded markets
+   * (binance-markets.json), which is the exchange's own description of the market, in the
+   * exchangeInfo envelope.
+   */
+  private exchangeInfo(kind: 'spot' | 'linear' | 'inverse'): unknown {
+    const markets = fixture<Record<string, { type: string; linear?: boolean; inverse?: boolean; info: unknown }>>('binance-markets.json');
+    const symbols = Object.values(markets)
+      .filter((m) => (kind === 'spot' ? m.type === 'spot' : m.type === 'swap' && (kind === 'linear' ? m.linear === true : m.inverse === true)))
+      .map((m) => m.info);
+    return { timezone: 'UTC', serverTime: 1763458576201, rateLimits: [], exchangeFilters: [], symbols };
   }
 
   private book(): unknown {

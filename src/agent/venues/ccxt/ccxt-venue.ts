@@ -77,7 +77,7 @@ export class CcxtVenue implements Venue {
       password: options.credentials?.password,
       enableRateLimit: true,
       ...(options.markets && { markets: options.markets }),
-      options: { defaultType: options.market, adjustForTimeDifference: false, ...options.exchangeOptions },
+      options: { defaultType: options.market, adjustForTimeDifference: false, ...onlyWhatIsTraded(options.exchange, options.market), ...options.exchangeOptions },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
@@ -354,6 +354,16 @@ export class CcxtVenue implements Venue {
       ...(kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
     };
   }
+}
+
+/**
+ * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the margin pairs, before
+ * anything else: four heavy requests, and margin permissions, for markets the agent never
+ * trades. It loads only the kind it trades (USDⓈ-M for swap; inverse markets are refused anyway).
+ */
+function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
+  if (exchange !== 'binance') return {};
+  return { fetchMarkets: { types: [market === 'swap' ? 'linear' : 'spot'] }, fetchMargins: false };
 }
 
 function statusOf(status: string | undefined): VenueOrder['status'] {
