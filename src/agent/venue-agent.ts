@@ -137,6 +137,7 @@ export class VenueAgent {
         const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
         if (finished === null) return;
         this.book = finished.book;
+        for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
         log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
       }
       await this.journal.save();
@@ -312,12 +313,19 @@ export class VenueAgent {
     if (this.managing || this.stopping.signal.aborted) return;
     this.managing = true;
     try {
+      const waiting = new Set<string>();
       if (hasUnfinishedMoves(this.book)) {
-        this.book = (await finishMoves(this.venue, this.book)).book;
+        const finished = await finishMoves(this.venue, this.book);
+        this.book = finished.book;
         await this.journal.save();
+        for (const { symbol, reason } of finished.refused) {
+          this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
+          waiting.add(symbol);
+        }
       }
       const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
       for (const symbol of symbols) {
+        if (waiting.has(symbol)) continue;
         const quote = await this.venue.quote(symbol);
         const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask });
         if (step.events.length === 0) {

@@ -116,10 +116,14 @@ export async function carryOutTick(
  * failed, between deciding and the venue's answer): the new revision's orders are looked up by
  * their client ids and placed only when missing, then the orders they replace are cancelled (an
  * order already gone is no error). So the position ends with exactly one stop, at the new level.
+ * A move the venue refuses stays written down (the old stop, placed first, still stands) and is
+ * tried again; `refused` names its symbol, whose quotes must wait for it: a later move of the
+ * same position would reuse its client ids.
  */
-export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[] }> {
+export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: { symbol: string; reason: string }[] }> {
   const next: VenueBook = { ...book, protection: { ...book.protection } };
   const orders: VenueOrder[] = [];
+  const refused: { symbol: string; reason: string }[] = [];
   for (const [key, entry] of Object.entries(book.protection)) {
     if (entry.moving === undefined) continue;
     const position = book.state.positions.find((p) => String(p.ticket) === key);
@@ -127,11 +131,16 @@ export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book
       delete next.protection[key];
       continue;
     }
-    const placed = await venue.protect(venuePosition(next, position), { ...protectionOf(next, position, entry.moving), mayExist: true });
-    orders.push(...placed);
-    next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
+    try {
+      const placed = await venue.protect(venuePosition(next, position), { ...protectionOf(next, position, entry.moving), mayExist: true });
+      orders.push(...placed);
+      next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      refused.push({ symbol: position.symbol, reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}` });
+    }
   }
-  return { book: next, orders };
+  return { book: next, orders, refused };
 }
 
 /** Whether a stop move was written down and not finished. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import ccxt from 'ccxt';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
@@ -128,6 +129,22 @@ describe('breakeven and trailing move the stop Binance holds', () => {
       expect(shape.strip).toEqual(shape.want);
       expect(shape.got.algoId).toBe(algoId);
     }
+  });
+
+  it('a moved stop the exchange refuses leaves the old stop standing and is tried again until it goes through, then the old one is cancelled once', async () => {
+    const { exchange, first, signal, state } = await openLong('binance-moves-refused');
+    await waitUntil(async () => (await state())?.positions?.[0]?.sl === 41000, 'the stop in the published state');
+    exchange.refuseStops = new ccxt.OrderImmediatelyFillable('binance {"code":-2021,"msg":"Order would immediately trigger."}');
+    exchange.shift = 5200;
+    await waitUntil(() => stopRequests(first.sent).filter((r) => r.method === 'POST').length >= 3, 'the moved stop tried twice');
+    expect(exchange.openStops().map((o) => o.triggerPrice)).toEqual(['41000']);
+    expect(exchange.cancelled).toEqual([]);
+
+    exchange.refuseStops = null;
+    await waitUntil(() => exchange.cancelled.length === 1, 'the old stop cancelled');
+    expect(exchange.openStops().map((o) => [o.clientAlgoId, o.triggerPrice])).toEqual([[`${clientOrderId(signal, 'p1r1')}s`, '47279.4']]);
+    expect(exchange.cancelled).toEqual([3358]);
+    await waitUntil(async () => (await state())?.positions?.[0]?.sl === 47279.4, 'the breakeven stop in the published state');
   });
 
   it('a restart between placing the new stop and cancelling the old one leaves exactly one stop, at the new level', async () => {

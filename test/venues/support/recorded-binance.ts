@@ -35,6 +35,8 @@ export class RecordedBinance {
   readonly resting = new Map<number, Record<string, unknown>>();
   /** Set: new orders are refused with this error (as Binance answered it). */
   refuse: Error | null = null;
+  /** Set: new stop (conditional) orders are refused with this error. */
+  refuseStops: Error | null = null;
   private nextAlgoId = 3358;
   private nextOrderId = 4087922044;
   private hanging: Array<(error: Error) => void> = [];
@@ -97,6 +99,7 @@ export class RecordedBinance {
         return { ...found, status: 'CANCELED' };
       }
       case 'POST /fapi/v1/algoOrder': {
+        if (this.refuseStops) throw this.refuseStops;
         const order: AlgoOrder = {
           algoId: this.nextAlgoId++,
           clientAlgoId: params.clientAlgoId!,
