@@ -14,6 +14,7 @@ import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal } from './venue-execution.js';
+import { applyReports } from './venue-reports.js';
 import { VenueJournal } from './venue-journal.js';
 
 /** The published state is refreshed at least this often. */
@@ -305,6 +306,7 @@ export class VenueAgent {
     if (this.managing || this.stopping.signal.aborted) return;
     this.managing = true;
     try {
+      await this.takeReports();
       const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
       for (const symbol of symbols) {
         const quote = await this.venue.quote(symbol);
@@ -332,6 +334,24 @@ export class VenueAgent {
     } finally {
       this.managing = false;
     }
+  }
+
+  /**
+   * What the venue did on its own (a pending order filled, a stop or target filled) goes into
+   * the book, the log and the published state. The signals concerned were acknowledged when
+   * their orders stood: those fills are not their outcome, which a signal has once.
+   */
+  private async takeReports(): Promise<void> {
+    const reports = await this.venue.reports();
+    if (reports.length === 0) return;
+    const log = this.options.log;
+    for (const report of reports) log.info({ report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report }, 'venue report');
+    const done = await applyReports(this.venue, this.book, reports, Date.now());
+    this.book = done.book;
+    for (const warning of done.warnings) log.warn(warning);
+    for (const event of done.events) log.info({ event }, 'account event');
+    await this.journal.save();
+    void this.publish();
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {

@@ -124,6 +124,8 @@ export interface VenueOrder {
   average: number | null;
   fills: VenueFill[];
   trigger?: boolean;
+  /** The venue's id of the position this order opened or closes, where the venue names positions (cTrader's PosMaintRptID). */
+  positionId?: string;
 }
 
 export interface VenuePosition {

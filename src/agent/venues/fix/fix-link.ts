@@ -80,6 +80,8 @@ export class FixLink {
     private readonly storeDir: string,
     private readonly log: Logger,
     private readonly listener: FixLinkListener,
+    /** jspurefix's name of a dictionary or the absolute path of one (the dialect's). */
+    private readonly dictionary = 'qf44',
   ) {}
 
   get loggedOn(): boolean {
@@ -168,7 +170,7 @@ export class FixLink {
         reconnectSeconds: 0,
         tcp: { host: c.host, port: c.port, ...(c.tls && { tls: { rejectUnauthorized: true, timeout: 10_000 } }) },
         protocol: 'ascii',
-        dictionary: 'qf44',
+        dictionary: this.dictionary,
       },
       Name: this.name,
       Username: this.credentials?.username ?? '',

@@ -17,6 +17,7 @@ import {
   type VenueReport,
 } from '../../venue.js';
 import type { FixConfig, FixCredentials } from './fix-config.js';
+import { ctraderDictionary } from './fix-dictionary.js';
 import { FixLink, type FixMessage } from './fix-link.js';
 
 /** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
@@ -31,7 +32,7 @@ export interface FixVenueOptions {
   log: Logger;
 }
 
-interface TrackedOrder extends VenueOrder {
+interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
   /** cTrader's position id (721) the order opened or closes, when the broker gives one. */
   positionId: string | null;
 }
@@ -72,8 +73,9 @@ export class FixVenue implements Venue {
       },
       lost: () => undefined,
     });
-    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'));
-    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote')) : this.trade;
+    const dictionary = config.dialect === 'ctrader' ? ctraderDictionary(options.storeDir) : 'qf44';
+    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'), dictionary);
+    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote'), dictionary) : this.trade;
   }
 
   async open(): Promise<VenueHoldings> {
@@ -304,7 +306,8 @@ export class FixVenue implements Venue {
   }
 
   private executionReport(m: FixMessage): void {
-    const clientId = String(m.ClOrdID ?? '');
+    // A cancel's report carries the cancel request's ClOrdID and the order's in OrigClOrdID.
+    const clientId = m.OrigClOrdID !== undefined && !this.orders.has(String(m.ClOrdID ?? '')) ? String(m.OrigClOrdID) : String(m.ClOrdID ?? '');
     // A resent report (PossDup after a gap fill) is applied once. Keyed with the order: some
     // engines number their ExecIDs afresh after a restart.
     const execId = m.ExecID === undefined ? '' : `${clientId}|${String(m.ExecID)}`;
@@ -459,8 +462,8 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId: _positionId, ...rest } = order;
-  return { ...rest, fills: [...rest.fills] };
+  const { positionId, ...rest } = order;
+  return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
 /** A position id the broker gave (cTrader's PosMaintRptID), not our `symbol:side` stand-in. */
