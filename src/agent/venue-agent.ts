@@ -165,11 +165,15 @@ export class VenueAgent {
   private reconcile(holdings: VenueHoldings): void {
     const log = this.options.log;
     const venueSide = new Set((holdings.positions ?? []).map((p) => `${p.symbol}:${p.side}`));
+    // Where the venue names positions (cTrader's 721), by their ids: two on the same side are told apart.
+    const venueIds = new Set((holdings.positions ?? []).map((p) => p.id));
     const state = this.book.state;
     const positions = state.positions.filter((p) => {
-      if (holdings.positions === null || venueSide.has(`${p.symbol}:${p.side}`)) return true;
-      log.warn({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
+      const id = this.book.positions?.[String(p.ticket)];
+      if (holdings.positions === null || (id !== undefined ? venueIds.has(id) : venueSide.has(`${p.symbol}:${p.side}`))) return true;
+      log.warn({ position: p.ticket, venuePosition: id, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
       delete this.book.protection[String(p.ticket)];
+      delete this.book.positions?.[String(p.ticket)];
       return false;
     });
     const openIds = new Set(holdings.orders.map((o) => o.id));

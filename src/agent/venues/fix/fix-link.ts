@@ -50,7 +50,10 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
 const SOH = String.fromCharCode(1);
 const PASSWORD = new RegExp(`(^|[${SOH}|^])554=[^${SOH}|^]*`, 'g');
 const SEQ_NUM = new RegExp(`(?:^|[${SOH}|])34=(\\d+)`);
-const CL_ORD_ID = new RegExp(`(?:^|[${SOH}|])11=([^${SOH}|]+)`);
+const tagValue = (tag: number) => new RegExp(`(?:^|[${SOH}|])${tag}=([^${SOH}|]+)`);
+const CL_ORD_ID = tagValue(11);
+/** The field that names each request we send (ClOrdID, PosReqID, MassStatusReqID): a session Reject names only its sequence number. */
+const REQUEST_KEY: Record<string, RegExp> = { D: CL_ORD_ID, F: CL_ORD_ID, H: CL_ORD_ID, AN: tagValue(710), AF: tagValue(584) };
 
 /** The logon password (554) never reaches a log line. */
 export function redact(text: string): string {
@@ -69,7 +72,7 @@ export class FixLink {
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private waiters: Array<() => void> = [];
-  /** Our outbound sequence number → the ClOrdID it carried: a session Reject names only the former. */
+  /** Our outbound sequence number → the id of the request it carried: a session Reject names only the former. */
   private readonly sentOrders = new Map<number, string>();
   lastError: string | null = 'not logged on yet';
 
@@ -118,7 +121,7 @@ export class FixLink {
     return true;
   }
 
-  /** The ClOrdID of the order our message `seq` carried. */
+  /** The id of the request (ClOrdID, PosReqID, MassStatusReqID) our message `seq` carried. */
   orderOfSeq(seq: number): string | undefined {
     return this.sentOrders.get(seq);
   }
@@ -202,11 +205,11 @@ export class FixLink {
   }
 
   sessionEncoded(msgType: string, text: string): void {
-    if (msgType === 'D' || msgType === 'F') {
-      const seq = SEQ_NUM.exec(text)?.[1];
-      const id = CL_ORD_ID.exec(text)?.[1];
-      if (seq && id) this.sentOrders.set(Number(seq), id);
-    }
+    const key = REQUEST_KEY[msgType];
+    if (key === undefined) return;
+    const seq = SEQ_NUM.exec(text)?.[1];
+    const id = key.exec(text)?.[1];
+    if (seq && id) this.sentOrders.set(Number(seq), id);
   }
 
   sessionReceived(msgType: string, message: FixMessage): void {

@@ -104,10 +104,9 @@ export class FixVenue implements Venue {
 
   instrument(symbol: string): InstrumentSpec | null {
     for (const [canonical, spec] of Object.entries(this.options.config.instruments)) {
-      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: 1, digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
+      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: pipSizeOf(canonical, spec.digits), digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
     }
-    const known = defaultInstrument(symbol);
-    return known ? { ...known, pipSize: 1 } : null;
+    return defaultInstrument(symbol);
   }
 
   findSymbol(signalSymbol: string): string | null {
@@ -358,7 +357,10 @@ export class FixVenue implements Venue {
     const id = `pos${Date.now().toString(36)}`;
     const positions: VenuePosition[] = [];
     let expected = -1;
-    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, TransactTime: new Date() }, (type, m) => {
+    // Account, AccountType and ClearingBusinessDate are required by FIX 4.4 (cTrader ignores them).
+    const account = this.options.credentials?.username ?? this.options.config.trade.senderCompId;
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, Account: account, AccountType: 1, ClearingBusinessDate: today, TransactTime: new Date() }, (type, m) => {
       if (type !== 'AP' || m.PosReqID !== id) return false;
       expected = Number(m.TotalNumPosReports ?? 0);
       if (m.PosReqResult !== undefined && m.PosReqResult !== '0' && m.PosReqResult !== 0) return true;
@@ -469,6 +471,17 @@ function publicOrder(order: TrackedOrder): VenueOrder {
 /** A position id the broker gave (cTrader's PosMaintRptID), not our `symbol:side` stand-in. */
 function isBrokerPositionId(position: VenuePosition): boolean {
   return position.id !== '' && position.id !== `${position.symbol}:${position.side}`;
+}
+
+/**
+ * Signals speak in pips: the engine's catalog knows the pip of the usual symbols; otherwise
+ * forex's rule (a pip is the fourth decimal, the second for yen pairs: one digit less than the
+ * broker quotes with 5 or 3 digits). An `--instruments` file's pipSize still wins.
+ */
+function pipSizeOf(canonical: string, digits: number): number {
+  const known = defaultInstrument(canonical);
+  if (known) return known.pipSize;
+  return Number((10 ** -(digits === 5 || digits === 3 ? digits - 1 : digits)).toFixed(digits));
 }
 
 function rejectText(m: FixMessage): string {
