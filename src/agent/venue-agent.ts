@@ -393,6 +393,7 @@ export class VenueAgent {
       connected: this.connected,
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
+      ...this.venue.status?.(),
       positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
       updatedAt: new Date().toISOString(),

@@ -21,7 +21,11 @@ export interface FixLinkListener {
 
 /** jspurefix's own lines: session events at info (resend, gap fill, logon…), the rest at debug; never the password. */
 class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
-  constructor(private readonly log: Logger) {
+  constructor(
+    private readonly log: Logger,
+    /** Resends, gap fills, sequence resets and rejects, for the published state. */
+    private readonly sessionEvent: (text: string) => void,
+  ) {
     super();
   }
 
@@ -34,6 +38,7 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
         const text = redact(message);
         if (/^\[\d+\]|^0: Heartbeat/.test(text) || !event.test(text)) log.debug(fields, text);
         else log.info(fields, text);
+        if (STATE_EVENT.test(text)) this.sessionEvent(text);
       },
       warning: (message) => log.warn(fields, redact(message)),
       debug: (message) => log.debug(fields, redact(message)),
@@ -45,6 +50,11 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
     return { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
   }
 }
+
+/** jspurefix's lines worth a place in the published state: the sequence number repairs and refusals. */
+const STATE_EVENT = /resend|gap ?fill|sequence ?reset|seqreset|reject|too low|too high/i;
+/** How many session events the published state keeps per session. */
+const KEPT_EVENTS = 20;
 
 /** FIX's field delimiter (SOH); jspurefix's log lines show it as | or ^. */
 const SOH = String.fromCharCode(1);
@@ -75,6 +85,8 @@ export class FixLink {
   /** Our outbound sequence number → the id of the request it carried: a session Reject names only the former. */
   private readonly sentOrders = new Map<number, string>();
   lastError: string | null = 'not logged on yet';
+  /** The latest session events (logon, logout, lost, resend, gap fill, sequence reset, reject), oldest first. */
+  readonly events: { at: string; event: string }[] = [];
 
   constructor(
     readonly name: 'trade' | 'quote',
@@ -132,6 +144,7 @@ export class FixLink {
     const session = this.session;
     if (session) {
       this.log.info({ fix: this.name }, 'FIX logout');
+      this.note('logout');
       session.logout();
     }
     this.launcher?.stop();
@@ -153,13 +166,14 @@ export class FixLink {
       if (Date.now() - started > 60_000) backoff.reset();
       const delay = backoff.next();
       this.log.warn({ fix: this.name, reason: this.lastError, retryInMs: delay }, 'FIX session down; reconnecting');
+      this.note(`reconnecting in ${delay} ms`);
       await sleep(delay, abort);
     }
   }
 
   private async connectOnce(): Promise<void> {
     this.log.info({ fix: this.name, host: this.config.host, port: this.config.port, tls: this.config.tls, senderCompId: this.config.senderCompId, targetCompId: this.config.targetCompId }, 'FIX connecting');
-    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name })), (config) => new LinkSession(config, this));
+    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)), (config) => new LinkSession(config, this));
     this.launcher = launcher;
     await launcher.run();
   }
@@ -194,6 +208,7 @@ export class FixLink {
     this.session = session;
     this.lastError = null;
     this.log.info({ fix: this.name }, 'FIX logged on');
+    this.note('logged on');
     for (const wake of this.waiters.splice(0)) wake();
     this.listener.loggedOn();
   }
@@ -216,9 +231,15 @@ export class FixLink {
     this.listener.received(msgType, message);
   }
 
+  private note(event: string): void {
+    this.events.push({ at: new Date().toISOString(), event: redact(event) });
+    if (this.events.length > KEPT_EVENTS) this.events.splice(0, this.events.length - KEPT_EVENTS);
+  }
+
   private dropped(reason: string): void {
     this.session = null;
     this.log.warn({ fix: this.name, reason }, 'FIX session lost');
+    this.note(`lost: ${reason}`);
     this.listener.lost(reason);
   }
 }

@@ -208,6 +208,11 @@ export class FixVenue implements Venue {
     return this.pendingReports.splice(0);
   }
 
+  status(): Record<string, unknown> {
+    const of = (link: FixLink) => ({ loggedOn: link.loggedOn, ...(link.lastError !== null && !link.loggedOn && { lastError: link.lastError }), events: [...link.events] });
+    return { fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) } };
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([this.trade.stop(), this.quotes === this.trade ? Promise.resolve() : this.quotes.stop()]);
   }
