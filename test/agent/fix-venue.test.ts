@@ -71,6 +71,8 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     agent = start();
     await agent.waitForLog((l) => l.msg === 'FIX logged on' && l.fix === 'trade', 'the trade session logged on', 40_000);
     await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    // The quote session logs on beside the trade session; the venue is ready without it.
+    await waitUntil(() => quotes.logons.length > 0, 'the quote session logon', 40_000);
     expect(quotes.logons.at(-1)).toEqual(CREDENTIALS);
     expect(JSON.stringify(agent.lines())).not.toContain(CREDENTIALS.password);
   });
