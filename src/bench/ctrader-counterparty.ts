@@ -270,7 +270,21 @@ export class CTraderCounterparty {
   }
 
   private launch(subId: 'TRADE' | 'QUOTE', port: number, dictionary: string): void {
-    const broker = this;
+    // The session classes below are jspurefix's to construct: they reach the broker through these.
+    const onTrade = (type: string, m: Fields) => this.onTrade(type, m);
+    const quoteAnswer = (session: { push(type: string, body: Fields): void }, type: string, m: Fields) => this.quoteAnswer(session, type, m);
+    const sessions = {
+      ready: (session: { push(type: string, body: Fields): void }) => {
+        if (subId === 'TRADE') this.tradeSession = session;
+      },
+      stopped: (session: unknown) => {
+        if (subId === 'TRADE' && this.tradeSession === session) this.tradeSession = null;
+      },
+      logon: (user: string, password: string) => {
+        this.logons.push({ session: subId, user, password });
+        return user === this.options.credentials.user && password === this.options.credentials.password;
+      },
+    };
     const description = {
       application: { type: 'acceptor', name: `ctrader-${subId}`, reconnectSeconds: 0, tcp: { host: '127.0.0.1', port }, protocol: 'ascii', dictionary },
       Name: subId,
@@ -302,18 +316,17 @@ export class CTraderCounterparty {
       }
       protected onApplicationMsg(msgType: string, view: MsgView): void {
         const message = view.toObject() as Fields;
-        if (subId === 'TRADE') broker.onTrade(msgType, message);
-        else broker.quoteAnswer(this, msgType, message);
+        if (subId === 'TRADE') onTrade(msgType, message);
+        else quoteAnswer(this, msgType, message);
       }
       protected onReady(): void {
-        if (subId === 'TRADE') broker.tradeSession = this;
+        sessions.ready(this);
       }
       protected onStopped(): void {
-        if (subId === 'TRADE' && broker.tradeSession === this) broker.tradeSession = null;
+        sessions.stopped(this);
       }
       protected onLogon(_view: MsgView, user: string, password: string): boolean {
-        broker.logons.push({ session: subId, user, password });
-        return user === broker.options.credentials.user && password === broker.options.credentials.password;
+        return sessions.logon(user, password);
       }
       protected onEncoded(): void {}
       protected onDecoded(): void {}
