@@ -64,6 +64,8 @@ export class VenueAgent {
   private timers: NodeJS.Timeout[] = [];
   private readonly stopping = new AbortController();
   private managing = false;
+  /** A signal is being carried out: management passes wait (both change the book across awaits). */
+  private executing = false;
   private fatal: Error | null = null;
 
   constructor(private readonly options: VenueAgentOptions) {
@@ -211,13 +213,21 @@ export class VenueAgent {
         this.inFlight.add(signal.id);
         await this.journal.save();
       }
-      outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
-        try {
-          return await this.execute(signal, again);
-        } finally {
-          again = true; // a retry after a lost answer: the orders may stand
-        }
-      });
+      // One writer of the book at a time: a management pass (quotes, the venue's reports) in
+      // progress finishes first, and none starts until the signal is carried out.
+      this.executing = true;
+      try {
+        while (this.managing && !this.stopping.signal.aborted) await sleep(20, this.stopping.signal);
+        outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
+          try {
+            return await this.execute(signal, again);
+          } finally {
+            again = true; // a retry after a lost answer: the orders may stand
+          }
+        });
+      } finally {
+        this.executing = false;
+      }
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
     }
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
@@ -307,7 +317,7 @@ export class VenueAgent {
 
   /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
   private async manage(): Promise<void> {
-    if (this.managing || this.stopping.signal.aborted) return;
+    if (this.managing || this.executing || this.stopping.signal.aborted) return;
     this.managing = true;
     try {
       await this.takeReports();
