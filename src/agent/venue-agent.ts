@@ -14,6 +14,7 @@ import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
+import { applyReports } from './venue-reports.js';
 import { VenueJournal } from './venue-journal.js';
 
 /** The published state is refreshed at least this often. */
@@ -63,6 +64,8 @@ export class VenueAgent {
   private timers: NodeJS.Timeout[] = [];
   private readonly stopping = new AbortController();
   private managing = false;
+  /** A signal is being carried out: management passes wait (both change the book across awaits). */
+  private executing = false;
   private fatal: Error | null = null;
 
   constructor(private readonly options: VenueAgentOptions) {
@@ -172,11 +175,15 @@ export class VenueAgent {
   private reconcile(holdings: VenueHoldings): void {
     const log = this.options.log;
     const venueSide = new Set((holdings.positions ?? []).map((p) => `${p.symbol}:${p.side}`));
+    // Where the venue names positions (cTrader's 721), by their ids: two on the same side are told apart.
+    const venueIds = new Set((holdings.positions ?? []).map((p) => p.id));
     const state = this.book.state;
     const positions = state.positions.filter((p) => {
-      if (holdings.positions === null || venueSide.has(`${p.symbol}:${p.side}`)) return true;
-      log.warn({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
+      const id = this.book.positions?.[String(p.ticket)];
+      if (holdings.positions === null || (id !== undefined ? venueIds.has(id) : venueSide.has(`${p.symbol}:${p.side}`))) return true;
+      log.warn({ position: p.ticket, venuePosition: id, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
       delete this.book.protection[String(p.ticket)];
+      delete this.book.positions?.[String(p.ticket)];
       return false;
     });
     const openIds = new Set(holdings.orders.map((o) => o.id));
@@ -214,13 +221,21 @@ export class VenueAgent {
         this.inFlight.add(signal.id);
         await this.journal.save();
       }
-      outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
-        try {
-          return await this.execute(signal, again);
-        } finally {
-          again = true; // a retry after a lost answer: the orders may stand
-        }
-      });
+      // One writer of the book at a time: a management pass (quotes, the venue's reports) in
+      // progress finishes first, and none starts until the signal is carried out.
+      this.executing = true;
+      try {
+        while (this.managing && !this.stopping.signal.aborted) await sleep(20, this.stopping.signal);
+        outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
+          try {
+            return await this.execute(signal, again);
+          } finally {
+            again = true; // a retry after a lost answer: the orders may stand
+          }
+        });
+      } finally {
+        this.executing = false;
+      }
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
     }
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
@@ -310,9 +325,11 @@ export class VenueAgent {
 
   /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
   private async manage(): Promise<void> {
-    if (this.managing || this.stopping.signal.aborted) return;
+    if (this.managing || this.executing || this.stopping.signal.aborted) return;
     this.managing = true;
     try {
+      // The venue's own fills first: a stop the broker filled closes its position, and a move for it is then dropped.
+      await this.takeReports();
       const waiting = new Set<string>();
       if (hasUnfinishedMoves(this.book)) {
         const finished = await finishMoves(this.venue, this.book);
@@ -357,6 +374,24 @@ export class VenueAgent {
     }
   }
 
+  /**
+   * What the venue did on its own (a pending order filled, a stop or target filled) goes into
+   * the book, the log and the published state. The signals concerned were acknowledged when
+   * their orders stood: those fills are not their outcome, which a signal has once.
+   */
+  private async takeReports(): Promise<void> {
+    const reports = await this.venue.reports();
+    if (reports.length === 0) return;
+    const log = this.options.log;
+    for (const report of reports) log.info({ report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report }, 'venue report');
+    const done = await applyReports(this.venue, this.book, reports, Date.now());
+    this.book = done.book;
+    for (const warning of done.warnings) log.warn(warning);
+    for (const event of done.events) log.info({ event }, 'account event');
+    await this.journal.save();
+    void this.publish();
+  }
+
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
     const client = this.client;
     if (!client) return;
@@ -392,6 +427,7 @@ export class VenueAgent {
       connected: this.connected,
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
+      ...this.venue.status?.(),
       positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
       updatedAt: new Date().toISOString(),

@@ -25,6 +25,8 @@ export interface VenueBook {
   protection: Record<string, { revision: number; orders: VenueOrderRef[]; moving?: number }>;
   /** Pending-order ticket → the venue's order. */
   orders: Record<string, VenueOrderRef>;
+  /** Position ticket → the venue's id of that position, where the venue names positions. */
+  positions?: Record<string, string>;
 }
 
 export function emptyLinks(state: EngineState): VenueBook {
@@ -41,7 +43,7 @@ export function specOf(state: EngineState, symbol: string): InstrumentSpec {
 /** The venue's view of a book position: its symbol, side, lots and protecting orders. */
 export function venuePosition(book: VenueBook, position: Position): VenuePosition {
   return {
-    id: `${position.symbol}:${position.side}`,
+    id: book.positions?.[String(position.ticket)] ?? `${position.symbol}:${position.side}`,
     symbol: position.symbol,
     side: position.side,
     volume: position.volume,

@@ -70,7 +70,7 @@ export async function carryOutTick(
   /** Writes the book down before a stop is moved (the journal), so a restart in the middle finishes the move. */
   intend: (book: VenueBook) => Promise<void> = async () => undefined,
 ): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
-  const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders } };
+  const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders }, positions: { ...book.positions } };
   const orders: VenueOrder[] = [];
   const warnings: string[] = [];
   const protect = async (ticket: number, moving: boolean) => {
@@ -196,6 +196,7 @@ class Carrying {
   private state: EngineState;
   private readonly protection: VenueBook['protection'];
   private readonly pending: VenueBook['orders'];
+  private readonly positionIds: Record<string, string>;
   private closes = 0;
   /** Tickets of positions and orders the steps carried out so far touched, for a partial book. */
   private readonly touched = new Set<number>();
@@ -210,6 +211,7 @@ class Carrying {
     this.state = step.state;
     this.protection = { ...before.protection };
     this.pending = { ...before.orders };
+    this.positionIds = { ...before.positions };
   }
 
   async all(): Promise<void> {
@@ -220,7 +222,7 @@ class Carrying {
   }
 
   book(): VenueBook {
-    return { state: this.state, protection: this.protection, orders: this.pending };
+    return { state: this.state, protection: this.protection, orders: this.pending, positions: this.positionIds };
   }
 
   /** The book before the signal with the steps that were carried out applied. */
@@ -240,6 +242,7 @@ class Carrying {
       state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
       protection: this.protection,
       orders: this.pending,
+      positions: this.positionIds,
     };
   }
 
@@ -277,6 +280,7 @@ class Carrying {
         const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
         this.orders.push(order);
         this.touched.add(position.ticket);
+        if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
         const filled = this.adoptFill(position, order);
         if (filled.sl !== null || filled.tp.length > 0) await this.protect(filled);
         return;
@@ -308,7 +312,7 @@ class Carrying {
   private async protect(position: Position): Promise<void> {
     const key = String(position.ticket);
     const revision = (this.protection[key]?.revision ?? -1) + 1;
-    const book = { state: this.state, protection: this.protection, orders: this.pending };
+    const book = { state: this.state, protection: this.protection, orders: this.pending, positions: this.positionIds };
     try {
       const placed = await this.venue.protect(venuePosition(book, position), { ...protectionOf(book, position, revision), mayExist: this.again });
       this.orders.push(...placed);

@@ -56,6 +56,8 @@ export interface Venue {
   cancel(order: VenueOrderRef): Promise<void>;
   /** Fills and closes the venue made on its own (a pending entry filled, a stop or target hit) since the last call. */
   reports(): Promise<VenueReport[]>;
+  /** What the venue says of its connections (FIX: each session's state and latest events), for the published state. Optional. */
+  status?(): Record<string, unknown>;
   /** Releases connections. */
   shutdown(): Promise<void>;
 }
@@ -124,6 +126,8 @@ export interface VenueOrder {
   average: number | null;
   fills: VenueFill[];
   trigger?: boolean;
+  /** The venue's id of the position this order opened or closes, where the venue names positions (cTrader's PosMaintRptID). */
+  positionId?: string;
 }
 
 export interface VenuePosition {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { compareWithBaseline } from './baseline.js';
 import { runBurst } from './burst.js';
 import { runEqualCpu } from './equal-cpu.js';
+import { runFixRoundTrip } from './fix-round-trip.js';
 import { summariseProfiles } from './profile-summary.js';
 import { runSoak } from './soak.js';
 import { runThroughput } from './throughput.js';
@@ -15,11 +16,13 @@ import { runThroughput } from './throughput.js';
 const USAGE =
   'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
-  '--soak (300 signals/s with an agent), --soak-seconds N (default 60)';
+  '--soak (300 signals/s with an agent), --soak-seconds N (default 60), ' +
+  '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200)';
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
 let soakSeconds = 60;
+let fixSignals = 200;
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
   if (arg === '--soak-seconds') {
@@ -28,7 +31,13 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak'].includes(arg)) {
+  } else if (arg === '--fix-signals') {
+    fixSignals = Number(args[++i]);
+    if (!Number.isInteger(fixSignals) || fixSignals < 1) {
+      process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
+      process.exit(2);
+    }
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -68,6 +77,11 @@ if (flags.has('--soak')) {
   figures.set('soak p99', row.p99);
   figures.set('soak max', row.max);
   figures.set('soak longest stall', row.stall);
+}
+if (flags.has('--fix')) {
+  const row = await runFixRoundTrip(fixSignals);
+  figures.set('fix hand-off p99', row.handoffP99);
+  figures.set('fix round trip p99', row.roundTripP99);
 }
 if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);

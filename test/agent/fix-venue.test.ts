@@ -25,6 +25,7 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
   let quotes: QuoteBroker;
   let configFile: string;
   let token: string;
+  let agentId: string;
   let authKey: string;
   let agent: AgentProcess | null = null;
 
@@ -54,6 +55,7 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     );
     const { accountId, agents } = await accountWithAgents(server, ['fix']);
     token = agents[0]!.token;
+    agentId = agents[0]!.id;
     authKey = (await sourceFor(server, accountId)).authKey;
   }, 60_000);
 
@@ -69,6 +71,8 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     agent = start();
     await agent.waitForLog((l) => l.msg === 'FIX logged on' && l.fix === 'trade', 'the trade session logged on', 40_000);
     await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    // The quote session logs on beside the trade session; the venue is ready without it.
+    await waitUntil(() => quotes.logons.length > 0, 'the quote session logon', 40_000);
     expect(quotes.logons.at(-1)).toEqual(CREDENTIALS);
     expect(JSON.stringify(agent.lines())).not.toContain(CREDENTIALS.password);
   });
@@ -121,5 +125,50 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     expect((await deliveriesOf(server, meanwhile))[0].status).toBe('delivered');
     await executor.run();
     await waitUntil(async () => (await deliveriesOf(server, meanwhile))[0].status === 'executed', 'the ack once the executor is back', 60_000);
+  }, 120_000);
+
+  it('a sequence gap either way is closed by resend requests and gap fills: the session stays up, orders flow, and each event is in the log and the state', async () => {
+    const stopped = await agent!.stop();
+    expect(stopped.code).toBe(0);
+    const storeDir = path.join(dir, 'agent', 'fix');
+    const seqFile = path.join(storeDir, readdirSync(storeDir, { recursive: true }).map(String).find((f) => f.includes('trade') && f.endsWith('.seqnums'))!);
+    const [sent, received] = readFileSync(seqFile, 'utf8').split(':').map((n) => Number(n.trim()));
+    expect(received).toBeGreaterThan(3);
+    // Our next number 5 past what the executor expects (it asks us to resend 5 messages we never
+    // sent: we fill the gap), and our expected one back at 2 (we ask the executor to resend what
+    // it sent since: its ExecutionReports come again as PossDup and must change nothing).
+    const pad = (n: number) => String(n).padStart(20, ' ');
+    writeFileSync(seqFile, `${pad(sent! + 5)} : ${pad(2)}`);
+    const ordersFile = path.join(storeDir, readdirSync(storeDir, { recursive: true }).map(String).find((f) => f.endsWith('orders.json'))!);
+    const fillsBefore = (JSON.parse(readFileSync(ordersFile, 'utf8')) as { orders: { fills: unknown[] }[] }).orders.map((o) => o.fills.length);
+    const executorFrom = executor.output.length;
+    agent = start();
+    await agent.waitForLog((l) => l.msg === 'FIX logged on' && l.fix === 'trade', 'the trade session logged on', 40_000);
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.04,entry_price=1.08');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack after the gaps', 30_000);
+    expect((await deliveriesOf(server, signal))[0].result.orders[0]).toMatchObject({ status: 'filled', average: 1.08 });
+
+    const SOH = String.fromCharCode(1);
+    const exchanged = executor.output.slice(executorFrom).replaceAll(SOH, '|');
+    // The executor asked us to resend from where it was, and we answered with a gap fill (123=Y).
+    const messages = exchanged.split(/(?=8=FIX\.4\.4\|)/);
+    const from = (sender: string, type: string) => messages.filter((m) => m.includes(`|35=${type}|`) && m.includes(`|49=${sender}|`));
+    expect(from('EXECUTOR', '2').some((m) => m.includes(`|7=${sent}|`))).toBe(true);
+    expect(from(AGENT_COMP_ID, '4').some((m) => m.includes('|123=Y|'))).toBe(true);
+    // We asked the executor to resend from 2; it resent its ExecutionReports as PossDup (43=Y).
+    expect(from(AGENT_COMP_ID, '2').some((m) => m.includes('|7=2|'))).toBe(true);
+    expect(from('EXECUTOR', '8').some((m) => m.includes('|43=Y|'))).toBe(true);
+    // The resent ExecutionReports (PossDup) were applied once.
+    const fillsAfter = (JSON.parse(readFileSync(ordersFile, 'utf8')) as { orders: { fills: unknown[] }[] }).orders.map((o) => o.fills.length);
+    expect(fillsAfter.slice(0, fillsBefore.length)).toEqual(fillsBefore);
+    expect(agent.lines().some((l) => l.msg === 'FIX session lost')).toBe(false);
+    const logged = agent.lines().filter((l) => l.fixSession === 'trade' && l.level === 30).map((l) => l.msg);
+    expect(logged.some((m) => /resend/i.test(m))).toBe(true);
+    expect(logged.some((m) => /gap ?fill|sequence ?reset/i.test(m))).toBe(true);
+    const state = async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
+    await waitUntil(async () => ((await state())?.fixSessions?.trade?.events ?? []).some((e: { event: string }) => /resend/i.test(e.event)), 'the resend in the published state', 20_000);
+    const trade = (await state()).fixSessions.trade;
+    expect(trade.loggedOn).toBe(true);
+    expect(trade.events.map((e: { event: string }) => e.event)).toContain('logged on');
   }, 120_000);
 });

@@ -21,7 +21,11 @@ export interface FixLinkListener {
 
 /** jspurefix's own lines: session events at info (resend, gap fill, logon…), the rest at debug; never the password. */
 class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
-  constructor(private readonly log: Logger) {
+  constructor(
+    private readonly log: Logger,
+    /** Resends, gap fills, sequence resets and rejects, for the published state. */
+    private readonly sessionEvent: (text: string) => void,
+  ) {
     super();
   }
 
@@ -34,6 +38,7 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
         const text = redact(message);
         if (/^\[\d+\]|^0: Heartbeat/.test(text) || !event.test(text)) log.debug(fields, text);
         else log.info(fields, text);
+        if (STATE_EVENT.test(text)) this.sessionEvent(text);
       },
       warning: (message) => log.warn(fields, redact(message)),
       debug: (message) => log.debug(fields, redact(message)),
@@ -46,11 +51,19 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
   }
 }
 
+/** jspurefix's lines worth a place in the published state: the sequence number repairs and refusals. */
+const STATE_EVENT = /resend|gap ?fill|sequence ?reset|seqreset|reject|too low|too high/i;
+/** How many session events the published state keeps per session. */
+const KEPT_EVENTS = 20;
+
 /** FIX's field delimiter (SOH); jspurefix's log lines show it as | or ^. */
 const SOH = String.fromCharCode(1);
 const PASSWORD = new RegExp(`(^|[${SOH}|^])554=[^${SOH}|^]*`, 'g');
 const SEQ_NUM = new RegExp(`(?:^|[${SOH}|])34=(\\d+)`);
-const CL_ORD_ID = new RegExp(`(?:^|[${SOH}|])11=([^${SOH}|]+)`);
+const tagValue = (tag: number) => new RegExp(`(?:^|[${SOH}|])${tag}=([^${SOH}|]+)`);
+const CL_ORD_ID = tagValue(11);
+/** The field that names each request we send (ClOrdID, PosReqID, MassStatusReqID): a session Reject names only its sequence number. */
+const REQUEST_KEY: Record<string, RegExp> = { D: CL_ORD_ID, F: CL_ORD_ID, H: CL_ORD_ID, AN: tagValue(710), AF: tagValue(584) };
 
 /** The logon password (554) never reaches a log line. */
 export function redact(text: string): string {
@@ -69,9 +82,11 @@ export class FixLink {
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private waiters: Array<() => void> = [];
-  /** Our outbound sequence number → the ClOrdID it carried: a session Reject names only the former. */
+  /** Our outbound sequence number → the id of the request it carried: a session Reject names only the former. */
   private readonly sentOrders = new Map<number, string>();
   lastError: string | null = 'not logged on yet';
+  /** The latest session events (logon, logout, lost, resend, gap fill, sequence reset, reject), oldest first. */
+  readonly events: { at: string; event: string }[] = [];
 
   constructor(
     readonly name: 'trade' | 'quote',
@@ -80,6 +95,8 @@ export class FixLink {
     private readonly storeDir: string,
     private readonly log: Logger,
     private readonly listener: FixLinkListener,
+    /** jspurefix's name of a dictionary or the absolute path of one (the dialect's). */
+    private readonly dictionary = 'qf44',
   ) {}
 
   get loggedOn(): boolean {
@@ -116,7 +133,7 @@ export class FixLink {
     return true;
   }
 
-  /** The ClOrdID of the order our message `seq` carried. */
+  /** The id of the request (ClOrdID, PosReqID, MassStatusReqID) our message `seq` carried. */
   orderOfSeq(seq: number): string | undefined {
     return this.sentOrders.get(seq);
   }
@@ -127,6 +144,7 @@ export class FixLink {
     const session = this.session;
     if (session) {
       this.log.info({ fix: this.name }, 'FIX logout');
+      this.note('logout');
       session.logout();
     }
     this.launcher?.stop();
@@ -148,13 +166,14 @@ export class FixLink {
       if (Date.now() - started > 60_000) backoff.reset();
       const delay = backoff.next();
       this.log.warn({ fix: this.name, reason: this.lastError, retryInMs: delay }, 'FIX session down; reconnecting');
+      this.note(`reconnecting in ${delay} ms`);
       await sleep(delay, abort);
     }
   }
 
   private async connectOnce(): Promise<void> {
     this.log.info({ fix: this.name, host: this.config.host, port: this.config.port, tls: this.config.tls, senderCompId: this.config.senderCompId, targetCompId: this.config.targetCompId }, 'FIX connecting');
-    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name })), (config) => new LinkSession(config, this));
+    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)), (config) => new LinkSession(config, this));
     this.launcher = launcher;
     await launcher.run();
   }
@@ -168,7 +187,7 @@ export class FixLink {
         reconnectSeconds: 0,
         tcp: { host: c.host, port: c.port, ...(c.tls && { tls: { rejectUnauthorized: true, timeout: 10_000 } }) },
         protocol: 'ascii',
-        dictionary: 'qf44',
+        dictionary: this.dictionary,
       },
       Name: this.name,
       Username: this.credentials?.username ?? '',
@@ -189,6 +208,7 @@ export class FixLink {
     this.session = session;
     this.lastError = null;
     this.log.info({ fix: this.name }, 'FIX logged on');
+    this.note('logged on');
     for (const wake of this.waiters.splice(0)) wake();
     this.listener.loggedOn();
   }
@@ -200,20 +220,26 @@ export class FixLink {
   }
 
   sessionEncoded(msgType: string, text: string): void {
-    if (msgType === 'D' || msgType === 'F') {
-      const seq = SEQ_NUM.exec(text)?.[1];
-      const id = CL_ORD_ID.exec(text)?.[1];
-      if (seq && id) this.sentOrders.set(Number(seq), id);
-    }
+    const key = REQUEST_KEY[msgType];
+    if (key === undefined) return;
+    const seq = SEQ_NUM.exec(text)?.[1];
+    const id = key.exec(text)?.[1];
+    if (seq && id) this.sentOrders.set(Number(seq), id);
   }
 
   sessionReceived(msgType: string, message: FixMessage): void {
     this.listener.received(msgType, message);
   }
 
+  private note(event: string): void {
+    this.events.push({ at: new Date().toISOString(), event: redact(event) });
+    if (this.events.length > KEPT_EVENTS) this.events.splice(0, this.events.length - KEPT_EVENTS);
+  }
+
   private dropped(reason: string): void {
     this.session = null;
     this.log.warn({ fix: this.name, reason }, 'FIX session lost');
+    this.note(`lost: ${reason}`);
     this.listener.lost(reason);
   }
 }

@@ -17,6 +17,7 @@ import {
   type VenueReport,
 } from '../../venue.js';
 import type { FixConfig, FixCredentials } from './fix-config.js';
+import { ctraderDictionary } from './fix-dictionary.js';
 import { FixLink, type FixMessage } from './fix-link.js';
 
 /** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
@@ -31,7 +32,7 @@ export interface FixVenueOptions {
   log: Logger;
 }
 
-interface TrackedOrder extends VenueOrder {
+interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
   /** cTrader's position id (721) the order opened or closes, when the broker gives one. */
   positionId: string | null;
 }
@@ -72,8 +73,9 @@ export class FixVenue implements Venue {
       },
       lost: () => undefined,
     });
-    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'));
-    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote')) : this.trade;
+    const dictionary = config.dialect === 'ctrader' ? ctraderDictionary(options.storeDir) : 'qf44';
+    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'), dictionary);
+    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote'), dictionary) : this.trade;
   }
 
   async open(): Promise<VenueHoldings> {
@@ -102,10 +104,9 @@ export class FixVenue implements Venue {
 
   instrument(symbol: string): InstrumentSpec | null {
     for (const [canonical, spec] of Object.entries(this.options.config.instruments)) {
-      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: 1, digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
+      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: pipSizeOf(canonical, spec.digits), digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
     }
-    const known = defaultInstrument(symbol);
-    return known ? { ...known, pipSize: 1 } : null;
+    return defaultInstrument(symbol);
   }
 
   findSymbol(signalSymbol: string): string | null {
@@ -207,6 +208,11 @@ export class FixVenue implements Venue {
     return this.pendingReports.splice(0);
   }
 
+  status(): Record<string, unknown> {
+    const of = (link: FixLink) => ({ loggedOn: link.loggedOn, ...(link.lastError !== null && !link.loggedOn && { lastError: link.lastError }), events: [...link.events] });
+    return { fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) } };
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([this.trade.stop(), this.quotes === this.trade ? Promise.resolve() : this.quotes.stop()]);
   }
@@ -304,7 +310,8 @@ export class FixVenue implements Venue {
   }
 
   private executionReport(m: FixMessage): void {
-    const clientId = String(m.ClOrdID ?? '');
+    // A cancel's report carries the cancel request's ClOrdID and the order's in OrigClOrdID.
+    const clientId = m.OrigClOrdID !== undefined && !this.orders.has(String(m.ClOrdID ?? '')) ? String(m.OrigClOrdID) : String(m.ClOrdID ?? '');
     // A resent report (PossDup after a gap fill) is applied once. Keyed with the order: some
     // engines number their ExecIDs afresh after a restart.
     const execId = m.ExecID === undefined ? '' : `${clientId}|${String(m.ExecID)}`;
@@ -355,7 +362,10 @@ export class FixVenue implements Venue {
     const id = `pos${Date.now().toString(36)}`;
     const positions: VenuePosition[] = [];
     let expected = -1;
-    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, TransactTime: new Date() }, (type, m) => {
+    // Account, AccountType and ClearingBusinessDate are required by FIX 4.4 (cTrader ignores them).
+    const account = this.options.credentials?.username ?? this.options.config.trade.senderCompId;
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, Account: account, AccountType: 1, ClearingBusinessDate: today, TransactTime: new Date() }, (type, m) => {
       if (type !== 'AP' || m.PosReqID !== id) return false;
       expected = Number(m.TotalNumPosReports ?? 0);
       if (m.PosReqResult !== undefined && m.PosReqResult !== '0' && m.PosReqResult !== 0) return true;
@@ -459,13 +469,24 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId: _positionId, ...rest } = order;
-  return { ...rest, fills: [...rest.fills] };
+  const { positionId, ...rest } = order;
+  return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
 /** A position id the broker gave (cTrader's PosMaintRptID), not our `symbol:side` stand-in. */
 function isBrokerPositionId(position: VenuePosition): boolean {
   return position.id !== '' && position.id !== `${position.symbol}:${position.side}`;
+}
+
+/**
+ * Signals speak in pips: the engine's catalog knows the pip of the usual symbols; otherwise
+ * forex's rule (a pip is the fourth decimal, the second for yen pairs: one digit less than the
+ * broker quotes with 5 or 3 digits). An `--instruments` file's pipSize still wins.
+ */
+function pipSizeOf(canonical: string, digits: number): number {
+  const known = defaultInstrument(canonical);
+  if (known) return known.pipSize;
+  return Number((10 ** -(digits === 5 || digits === 3 ? digits - 1 : digits)).toFixed(digits));
 }
 
 function rejectText(m: FixMessage): string {

@@ -1,0 +1,80 @@
+import { applyFill, type EngineEvent, type Position } from '../engine/index.js';
+import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
+import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
+
+/**
+ * Applies what the venue did on its own (its reports: a pending entry filled, a stop or a
+ * target filled) to the book at the venue's prices and lots, then has the venue carry out what
+ * follows: a filled entry gets its stop and targets; a position a target reduced gets them
+ * again for what is left (a stop for the whole of the old volume would open the other side on
+ * a venue whose orders are not tied to the position); a closed position's leftover orders are
+ * cancelled. The book changes first, so a refused follow-up only leaves a warning.
+ */
+export async function applyReports(venue: Venue, book: VenueBook, reports: VenueReport[], now: number): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[] }> {
+  let next: VenueBook = { state: book.state, protection: { ...book.protection }, orders: { ...book.orders }, positions: { ...book.positions } };
+  const events: EngineEvent[] = [];
+  const warnings: string[] = [];
+  const quietly = async (what: string, action: () => Promise<void>) => {
+    try {
+      await action();
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      warnings.push(`${venue.name} refused to ${what}: ${error.message}`);
+    }
+  };
+  const protect = async (position: Position, replaces: VenueOrderRef[]) => {
+    const key = String(position.ticket);
+    const revision = (next.protection[key]?.revision ?? -1) + 1;
+    const protection = { ...protectionOf(next, position, revision), replaces };
+    if (protection.stop === null && protection.targets.length === 0) return;
+    await quietly(`protect position ${position.ticket}; it is NOT protected`, async () => {
+      const placed = await venue.protect(venuePosition(next, position), protection);
+      next.protection[key] = { revision, orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })) };
+    });
+  };
+
+  for (const report of reports) {
+    if (report.type === 'entry_filled') {
+      const ticket = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
+      if (ticket === undefined) {
+        warnings.push(`${venue.name} filled order ${report.order.id} (${report.order.clientId ?? 'no client id'}), which the book does not hold; the position it opened is not managed`);
+        continue;
+      }
+      const step = applyFill(next.state, { type: 'order_filled', order: Number(ticket), price: report.order.average ?? report.order.price ?? 0, volume: report.order.filled > 0 ? report.order.filled : null }, now);
+      delete next.orders[ticket];
+      next = { ...next, state: step.state };
+      events.push(...step.events);
+      const opened = step.events.find((e) => e.type === 'opened');
+      const position = opened ? next.state.positions.find((p) => p.ticket === opened.position) : undefined;
+      if (!position) continue;
+      if (report.order.positionId !== undefined) next.positions![String(position.ticket)] = report.order.positionId;
+      await protect(position, []);
+      continue;
+    }
+    const filledId = report.order?.id;
+    const byOrder = filledId === undefined ? undefined : Object.entries(next.protection).find(([, held]) => held.orders.some((o) => o.id === filledId))?.[0];
+    const byId = report.order?.positionId === undefined ? undefined : Object.entries(next.positions ?? {}).find(([, id]) => id === report.order!.positionId)?.[0];
+    const position =
+      next.state.positions.find((p) => String(p.ticket) === (byOrder ?? byId)) ??
+      next.state.positions.find((p) => p.symbol === report.symbol && p.side === report.side);
+    if (!position) {
+      warnings.push(`${venue.name} closed ${report.volume} lots of a ${report.side} ${report.symbol} position the book does not hold`);
+      continue;
+    }
+    const key = String(position.ticket);
+    const price = report.price ?? position.price;
+    const step = applyFill(next.state, { type: 'position_closed', position: position.ticket, volume: report.volume, price, reason: report.by === 'take_profit' ? 'tp' : 'sl' }, now);
+    next = { ...next, state: step.state };
+    events.push(...step.events);
+    const leftover = (next.protection[key]?.orders ?? []).filter((o) => o.id !== filledId);
+    const rest = next.state.positions.find((p) => p.ticket === position.ticket);
+    if (rest) {
+      await protect(rest, leftover);
+      continue;
+    }
+    for (const order of leftover) await quietly(`cancel order ${order.id} of the closed position ${key}`, () => venue.cancel(order));
+    delete next.protection[key];
+    delete next.positions![key];
+  }
+  return { book: next, events, warnings };
+}

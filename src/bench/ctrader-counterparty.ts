@@ -1,0 +1,346 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import jspurefix from 'jspurefix';
+import type { IJsFixConfig, MsgView } from 'jspurefix';
+import { ctraderDictionary } from '../agent/venues/fix/fix-dictionary.js';
+
+type Fields = Record<string, unknown>;
+
+export interface CounterpartyQuote {
+  bid: number;
+  ask: number;
+}
+
+/** A position of the account: cTrader's hedged accounts hold one per opening order. */
+export interface BrokerPosition {
+  id: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  /** Units (lots × contract size). */
+  units: number;
+  price: number;
+}
+
+/** An order resting at the broker: a pending entry, or a stop or limit protecting a position (721). */
+export interface RestingOrder {
+  id: string;
+  clOrdId: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  kind: 'limit' | 'stop';
+  units: number;
+  price: number;
+  positionId: string | null;
+}
+
+export interface CounterpartyOptions {
+  tradePort: number;
+  quotePort: number;
+  /** The agent's SenderCompID. */
+  agentCompId: string;
+  credentials: { user: string; password: string };
+  /** Symbol (cTrader's numeric ids or names) → the quote; change it with `setPrice`. */
+  prices: Record<string, CounterpartyQuote>;
+  /** Called with every application message the trade session receives, as it arrives. */
+  onMessage?: (type: string, message: Fields) => void;
+}
+
+/**
+ * A broker on jspurefix's acceptor side that plays cTrader's FIX 4.4 rules (TargetCompID
+ * cServer, QUOTE and TRADE sessions named by sub ids, Logon with 553/554 and 141=Y, symbols by
+ * id, hedged positions named by PosMaintRptID 721). What it does with each message:
+ *
+ * - NewOrderSingle market (40=1): filled at once and whole at the current quote (buy at the
+ *   ask, sell at the bid): an ExecutionReport new (150=0) then filled (150=F) carrying the
+ *   position's id (721). Without 721 it opens a new position; with 721 it reduces that one.
+ * - NewOrderSingle limit (40=2) or stop (40=3): accepted (150=0) and held; filled at the market
+ *   once the quote reaches it (limit buy: ask ≤ price; stop buy: ask ≥ price; mirrored for
+ *   sells). With 721 it protects that position: its fill reduces the position, and when the
+ *   position is gone the broker cancels the orders tied to it (150=4, unsolicited).
+ * - Unknown symbol, zero quantity, a limit or stop without its price, a 721 naming no
+ *   position: ExecutionReport rejected (150=8) with the reason in 58.
+ * - OrderCancelRequest (35=F): ExecutionReport cancelled (150=4, ClOrdID of the request,
+ *   OrigClOrdID of the order); an order it does not hold: OrderCancelReject (35=9, 102=1).
+ * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
+ *   727 their count; none: one PositionReport with 728=2 (no positions).
+ * - OrderMassStatusRequest (35=AF): an ExecutionReport (150=I) per held order, the last with
+ *   912=Y; none: one with 911=0.
+ * - OrderStatusRequest (35=H): an ExecutionReport (150=I) of the order, 39=8 when unknown.
+ * - MarketDataRequest (35=V) on the quote session: a snapshot (35=W) of bid and offer; an
+ *   unknown symbol: MarketDataRequestReject (35=Y). It does not stream later changes.
+ */
+export class CTraderCounterparty {
+  readonly logons: { session: string; user: string; password: string }[] = [];
+  readonly received: { type: string; message: Fields }[] = [];
+  readonly positions = new Map<string, BrokerPosition>();
+  readonly resting = new Map<string, RestingOrder>();
+  private readonly launchers: { stop(): void; run(): Promise<boolean> }[] = [];
+  private tradeSession: { push(type: string, body: Fields): void } | null = null;
+  private seq = 0;
+  private readonly dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
+
+  constructor(readonly options: CounterpartyOptions) {}
+
+  start(): void {
+    const dictionary = ctraderDictionary(this.dir);
+    this.launch('TRADE', this.options.tradePort, dictionary);
+    this.launch('QUOTE', this.options.quotePort, dictionary);
+  }
+
+  stop(): void {
+    for (const launcher of this.launchers.splice(0)) launcher.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  get loggedOn(): boolean {
+    return this.tradeSession !== null;
+  }
+
+  /** A new quote: held orders it reaches fill at it. */
+  setPrice(symbol: string, bid: number, ask: number): void {
+    this.options.prices[symbol] = { bid, ask };
+    for (const order of [...this.resting.values()]) {
+      if (order.symbol !== symbol || !this.resting.has(order.id)) continue;
+      const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;
+      if (reached) this.fill(order, order.side === 'buy' ? ask : bid);
+    }
+  }
+
+  /** Closes a position as the platform would (a trader's click, a stop-out), with its orders. */
+  closePosition(id: string): void {
+    this.positions.delete(id);
+    this.cancelTied(id);
+  }
+
+  // --- what the trade session answers ---
+
+  private onTrade(type: string, m: Fields): void {
+    this.received.push({ type, message: m });
+    this.options.onMessage?.(type, m);
+    if (type === 'D') return this.newOrder(m);
+    if (type === 'F') return this.cancelRequest(m);
+    if (type === 'AN') return this.positionRequest(m);
+    if (type === 'AF') return this.massStatus(m);
+    if (type === 'H') return this.statusRequest(m);
+  }
+
+  private newOrder(m: Fields): void {
+    const symbol = String((m.Instrument as Fields | undefined)?.Symbol ?? '');
+    const side = m.Side === '2' ? 'sell' : 'buy';
+    const units = Number((m.OrderQtyData as Fields | undefined)?.OrderQty ?? 0);
+    const kind = m.OrdType === '1' ? 'market' : m.OrdType === '2' ? 'limit' : m.OrdType === '3' ? 'stop' : null;
+    const price = kind === 'limit' ? Number(m.Price) : kind === 'stop' ? Number(m.StopPx) : null;
+    const positionId = m.PosMaintRptID === undefined ? null : String(m.PosMaintRptID);
+    const clOrdId = String(m.ClOrdID ?? '');
+    const id = String(++this.seq);
+    const order: RestingOrder = { id, clOrdId, symbol, side, kind: kind === 'stop' ? 'stop' : 'limit', units, price: price ?? 0, positionId };
+    const refuse = (text: string) => this.push('8', { ...this.report(order, '8', '8'), OrdType: m.OrdType, Text: text });
+    if (!this.options.prices[symbol]) return refuse(`TRADING_BAD_SYMBOL: unknown symbol ${symbol}`);
+    if (kind === null) return refuse(`TRADING_BAD_ORDER_TYPE: OrdType ${String(m.OrdType)} is not market, limit or stop`);
+    if (!(units > 0)) return refuse('TRADING_BAD_VOLUME: the order quantity must be positive');
+    if (price !== null && !(price > 0)) return refuse('TRADING_BAD_PRICES: a limit or stop order needs its price');
+    if (positionId !== null) {
+      const position = this.positions.get(positionId);
+      if (!position) return refuse(`POSITION_NOT_FOUND: position ${positionId} is not open`);
+      if (position.side === side) return refuse(`TRADING_BAD_SIDE: an order naming position ${positionId} must be of the other side`);
+    }
+    this.push('8', { ...this.report(order, '0', '0'), OrdType: m.OrdType });
+    if (kind === 'market') {
+      const quote = this.options.prices[symbol]!;
+      this.fill({ ...order, kind: 'limit' }, side === 'buy' ? quote.ask : quote.bid, '1');
+      return;
+    }
+    this.resting.set(id, order);
+    const quote = this.options.prices[symbol]!;
+    this.setPrice(symbol, quote.bid, quote.ask);
+  }
+
+  private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
+    this.resting.delete(order.id);
+    let positionId = order.positionId;
+    if (positionId === null) {
+      positionId = `${1000 + ++this.seq}`;
+      this.positions.set(positionId, { id: positionId, symbol: order.symbol, side: order.side, units: order.units, price });
+    } else {
+      const position = this.positions.get(positionId);
+      if (position) {
+        position.units = Math.max(0, position.units - order.units);
+        if (position.units === 0) this.positions.delete(positionId);
+      }
+    }
+    this.push('8', { ...this.report(order, 'F', '2'), OrdType: ordType, LastQty: order.units, LastPx: price, CumQty: order.units, LeavesQty: 0, AvgPx: price, PosMaintRptID: positionId });
+    if (!this.positions.has(positionId)) this.cancelTied(positionId);
+  }
+
+  /** The orders protecting a position that is gone are cancelled by the broker. */
+  private cancelTied(positionId: string): void {
+    for (const order of [...this.resting.values()]) {
+      if (order.positionId !== positionId) continue;
+      this.resting.delete(order.id);
+      this.push('8', { ...this.report(order, '4', '4'), Text: `position ${positionId} closed` });
+    }
+  }
+
+  private cancelRequest(m: Fields): void {
+    const orig = String(m.OrigClOrdID ?? '');
+    const order = [...this.resting.values()].find((o) => o.clOrdId === orig || o.id === String(m.OrderID ?? ''));
+    if (!order) {
+      this.push('9', { OrderID: String(m.OrderID ?? 'NONE'), ClOrdID: m.ClOrdID, OrigClOrdID: orig, OrdStatus: '8', CxlRejResponseTo: '1', CxlRejReason: '1', Text: `ORDER_NOT_FOUND: no open order ${orig}` });
+      return;
+    }
+    this.resting.delete(order.id);
+    this.push('8', { ...this.report(order, '4', '4'), ClOrdID: m.ClOrdID, OrigClOrdID: order.clOrdId });
+  }
+
+  private positionRequest(m: Fields): void {
+    const all = [...this.positions.values()];
+    if (all.length === 0) {
+      this.push('AP', { PosReqID: m.PosReqID, PosMaintRptID: '0', TotalNumPosReports: 0, PosReqResult: 2, Text: 'no open positions' });
+      return;
+    }
+    for (const p of all) {
+      this.push('AP', {
+        PosReqID: m.PosReqID,
+        PosMaintRptID: p.id,
+        TotalNumPosReports: all.length,
+        PosReqResult: 0,
+        Instrument: { Symbol: p.symbol },
+        PositionQty: { NoPositions: [{ LongQty: p.side === 'buy' ? p.units : 0, ShortQty: p.side === 'sell' ? p.units : 0 }] },
+        SettlPrice: p.price,
+      });
+    }
+  }
+
+  private massStatus(m: Fields): void {
+    const all = [...this.resting.values()];
+    if (all.length === 0) {
+      this.push('8', { MassStatusReqID: m.MassStatusReqID, TotNumReports: 0, LastRptRequested: true, ExecID: `x${++this.seq}`, ExecType: 'I', OrdStatus: '8', OrderID: 'NONE' });
+      return;
+    }
+    all.forEach((order, i) => {
+      this.push('8', { ...this.report(order, 'I', '0'), OrdType: order.kind === 'stop' ? '3' : '2', MassStatusReqID: m.MassStatusReqID, TotNumReports: all.length, ...(i === all.length - 1 && { LastRptRequested: true }) });
+    });
+  }
+
+  private statusRequest(m: Fields): void {
+    const order = [...this.resting.values()].find((o) => o.clOrdId === m.ClOrdID);
+    if (order) this.push('8', { ...this.report(order, 'I', '0'), OrdType: order.kind === 'stop' ? '3' : '2' });
+    else this.push('8', { ClOrdID: m.ClOrdID, OrderID: 'NONE', ExecID: `x${++this.seq}`, ExecType: 'I', OrdStatus: '8', Text: 'ORDER_NOT_FOUND' });
+  }
+
+  private report(order: RestingOrder, execType: string, status: string): Fields {
+    return {
+      OrderID: order.id,
+      ClOrdID: order.clOrdId,
+      ExecID: `x${++this.seq}`,
+      ExecType: execType,
+      OrdStatus: status,
+      Instrument: { Symbol: order.symbol },
+      Side: order.side === 'buy' ? '1' : '2',
+      OrderQtyData: { OrderQty: order.units },
+      ...(order.kind === 'limit' ? { Price: order.price } : { StopPx: order.price }),
+      LeavesQty: status === '0' ? order.units : 0,
+      CumQty: 0,
+      AvgPx: 0,
+      TransactTime: new Date(),
+      ...(order.positionId !== null && { PosMaintRptID: order.positionId }),
+    };
+  }
+
+  private push(type: string, body: Fields): void {
+    this.tradeSession?.push(type, body);
+  }
+
+  // --- the sessions ---
+
+  private quoteAnswer(session: { push(type: string, body: Fields): void }, type: string, m: Fields): void {
+    if (type !== 'V') return;
+    const request = m as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+    for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
+      const symbol = related.Instrument?.Symbol ?? '';
+      const price = this.options.prices[symbol];
+      if (!price) {
+        session.push('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
+        continue;
+      }
+      session.push('W', { MDReqID: request.MDReqID, Instrument: { Symbol: symbol }, MDFullGrp: { NoMDEntries: [{ MDEntryType: '0', MDEntryPx: price.bid }, { MDEntryType: '1', MDEntryPx: price.ask }] } });
+    }
+  }
+
+  private launch(subId: 'TRADE' | 'QUOTE', port: number, dictionary: string): void {
+    // The session classes below are jspurefix's to construct: they reach the broker through these.
+    const onTrade = (type: string, m: Fields) => this.onTrade(type, m);
+    const quoteAnswer = (session: { push(type: string, body: Fields): void }, type: string, m: Fields) => this.quoteAnswer(session, type, m);
+    const sessions = {
+      ready: (session: { push(type: string, body: Fields): void }) => {
+        if (subId === 'TRADE') this.tradeSession = session;
+      },
+      stopped: (session: unknown) => {
+        if (subId === 'TRADE' && this.tradeSession === session) this.tradeSession = null;
+      },
+      logon: (user: string, password: string) => {
+        this.logons.push({ session: subId, user, password });
+        return user === this.options.credentials.user && password === this.options.credentials.password;
+      },
+    };
+    const description = {
+      application: { type: 'acceptor', name: `ctrader-${subId}`, reconnectSeconds: 0, tcp: { host: '127.0.0.1', port }, protocol: 'ascii', dictionary },
+      Name: subId,
+      Username: '',
+      Password: '',
+      SenderCompId: 'cServer',
+      TargetCompID: this.options.agentCompId,
+      SenderSubID: subId,
+      TargetSubID: subId,
+      ResetSeqNumFlag: true,
+      HeartBtInt: 30,
+      BeginString: 'FIX.4.4',
+    };
+    const quiet = { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
+    class Logs extends jspurefix.JsFixLoggerFactory {
+      logger() {
+        return quiet;
+      }
+      plain() {
+        return quiet;
+      }
+    }
+    class Session extends jspurefix.AsciiSession {
+      constructor(config: IJsFixConfig) {
+        super(config);
+      }
+      push(type: string, body: Fields): void {
+        this.send(type, body);
+      }
+      protected onApplicationMsg(msgType: string, view: MsgView): void {
+        const message = view.toObject() as Fields;
+        if (subId === 'TRADE') onTrade(msgType, message);
+        else quoteAnswer(this, msgType, message);
+      }
+      protected onReady(): void {
+        sessions.ready(this);
+      }
+      protected onStopped(): void {
+        sessions.stopped(this);
+      }
+      protected onLogon(_view: MsgView, user: string, password: string): boolean {
+        return sessions.logon(user, password);
+      }
+      protected onEncoded(): void {}
+      protected onDecoded(): void {}
+    }
+    class Launcher extends jspurefix.SessionLauncher {
+      constructor() {
+        super(null, description as never, new Logs());
+      }
+      protected override makeFactory() {
+        return { makeSession: (config: IJsFixConfig) => new Session(config) };
+      }
+    }
+    const launcher = new Launcher();
+    this.launchers.push(launcher);
+    void launcher.run().catch(() => undefined);
+  }
+}

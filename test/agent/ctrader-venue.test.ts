@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { AgentProcess } from './support/agent-process.js';
+import { freePort } from './support/fix-counterparties.js';
+
+/**
+ * The whole path to a cTrader-style FIX 4.4 broker: a signal posted to the server reaches
+ * `signalgate agent --venue fix` (a real process) with `dialect: "ctrader"`, which trades with a
+ * counterparty on jspurefix's acceptor side playing cTrader's rules (market orders filled at
+ * the quote, hedged positions named by PosMaintRptID 721, stops and targets held by the broker
+ * and tied to the position, PositionReports, cancels). What the broker does on its own (a
+ * pending order filled, a stop filled) reaches the agent's book and its published state.
+ */
+const AGENT_COMP_ID = 'demo.broker.4242';
+const CREDENTIALS = { user: '4242', password: 'pw-ctrader-554' };
+const EURUSD = '1';
+
+describe('an agent on a cTrader-style FIX 4.4 broker', () => {
+  let server: TestServer;
+  let dir: string;
+  let broker: CTraderCounterparty;
+  let configFile: string;
+  let token: string;
+  let agentId: string;
+  let authKey: string;
+  let agent: AgentProcess | null = null;
+
+  const start = () =>
+    AgentProcess.startVenue(server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
+      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
+      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
+    });
+  const state = async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
+  const settled = async (signal: string, status = 'executed') => {
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === status, `the ${status} ack of ${signal}`, 30_000);
+    return (await deliveriesOf(server, signal))[0];
+  };
+  const sent = (type: string) => broker.received.filter((r) => r.type === type).map((r) => r.message);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
+    server = await startTestServer();
+    broker = new CTraderCounterparty({
+      tradePort: await freePort(),
+      quotePort: await freePort(),
+      agentCompId: AGENT_COMP_ID,
+      credentials: CREDENTIALS,
+      prices: { [EURUSD]: { bid: 1.105, ask: 1.1052 } },
+    });
+    broker.start();
+    configFile = path.join(dir, 'fix.json');
+    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', heartbeatSeconds: 30 });
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        dialect: 'ctrader',
+        trade: session(broker.options.tradePort),
+        quote: session(broker.options.quotePort),
+        account: { currency: 'USD', balance: 10000 },
+        instruments: { EURUSD: { brokerSymbol: EURUSD, digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+      }),
+    );
+    const { accountId, agents } = await accountWithAgents(server, ['ctrader']);
+    token = agents[0]!.token;
+    agentId = agents[0]!.id;
+    authKey = (await sourceFor(server, accountId)).authKey;
+  }, 60_000);
+
+  afterAll(async () => {
+    await agent?.kill();
+    broker?.stop();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('logs on to both sessions and reconciles from PositionReports before taking signals', async () => {
+    agent = start();
+    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    expect(broker.logons.map((l) => l.session).sort()).toEqual(['QUOTE', 'TRADE']);
+    expect(sent('AN')).toHaveLength(1);
+    expect(sent('AF')).toHaveLength(1);
+  });
+
+  it('a market order is filled at the quote; its stop and target are held by the broker, tied to the position (721)', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
+    const delivery = await settled(signal);
+    const [position] = [...broker.positions.values()];
+    expect(position).toMatchObject({ symbol: EURUSD, side: 'buy', units: 10000, price: 1.1052 });
+    expect(delivery.result.orders).toMatchObject([
+      { clientId: clientOrderId(signal, 'o'), kind: 'market', side: 'buy', volume: 0.1, status: 'filled', average: 1.1052, positionId: position!.id },
+      { kind: 'stop_loss', side: 'sell', volume: 0.1, price: 1.1032, status: 'open' },
+      { kind: 'take_profit', side: 'sell', volume: 0.1, price: 1.1092, status: 'open' },
+    ]);
+    expect([...broker.resting.values()].map((o) => [o.kind, o.side, o.price, o.units, o.positionId])).toEqual([
+      ['stop', 'sell', 1.1032, 10000, position!.id],
+      ['limit', 'sell', 1.1092, 10000, position!.id],
+    ]);
+    await waitUntil(async () => (await state())?.positions?.length === 1, 'the position in the published state');
+    expect((await state()).positions[0]).toMatchObject({ symbol: EURUSD, side: 'buy', volume: 0.1, price: 1.1052, sl: 1.1032 });
+  });
+
+  it('the broker fills the stop: the position closes in the agent\'s book and state, and the broker cancels the target', async () => {
+    broker.setPrice(EURUSD, 1.1029, 1.1031);
+    expect(broker.positions.size).toBe(0);
+    expect(broker.resting.size).toBe(0);
+    await agent!.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'closed' && l.event.reason === 'sl', 'the close by the broker\'s stop');
+    const closed = agent!.lines().find((l) => l.msg === 'account event' && l.event?.type === 'closed')!;
+    expect(closed.event).toMatchObject({ volume: 0.1, price: 1.1029 });
+    expect(agent!.lines().some((l) => l.msg === 'venue report' && l.report?.by === 'stop_loss')).toBe(true);
+    await waitUntil(async () => (await state())?.positions?.length === 0, 'no position in the published state');
+    broker.setPrice(EURUSD, 1.105, 1.1052);
+  });
+
+  it('a pending order the broker fills later becomes a position in the book and state, protected by the broker', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const delivery = await settled(signal);
+    expect(delivery.message).toBe('placed buy limit 0.05 1 at 1.104 (order 2)');
+    await waitUntil(async () => (await state())?.orders?.length === 1, 'the pending order in the published state');
+    broker.setPrice(EURUSD, 1.1037, 1.1039);
+    const [position] = [...broker.positions.values()];
+    expect(position).toMatchObject({ side: 'buy', units: 5000, price: 1.1039 });
+    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    expect((await state()).positions[0]).toMatchObject({ volume: 0.05, price: 1.1039, sl: 1.101 });
+    await waitUntil(async () => broker.resting.size === 2, 'the stop and target at the broker');
+    expect([...broker.resting.values()].map((o) => [o.kind, o.price, o.units, o.positionId])).toEqual([
+      ['stop', 1.101, 5000, position!.id],
+      ['limit', 1.109, 5000, position!.id],
+    ]);
+    // The signal's outcome was settled when its order stood; the fill is the book's news.
+    expect((await deliveriesOf(server, signal))[0].message).toBe(delivery.message);
+    broker.setPrice(EURUSD, 1.105, 1.1052);
+  });
+
+  it('a cancel signal cancels a pending order with OrderCancelRequest, answered by an ExecutionReport 150=4', async () => {
+    const placed = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.02,entry_price=1.09');
+    await settled(placed);
+    await waitUntil(async () => (await state())?.orders?.length === 1, 'the pending order in the published state');
+    const cancel = await postSignal(server.url, authKey, 'EURUSD,cancellong');
+    const delivery = await settled(cancel);
+    expect(delivery.message).toContain('cancelled');
+    expect(sent('F').map((m) => m.OrigClOrdID)).toEqual([clientOrderId(placed, 'o')]);
+    expect([...broker.resting.values()].some((o) => o.clOrdId === clientOrderId(placed, 'o'))).toBe(false);
+    await waitUntil(async () => (await state())?.orders?.length === 0, 'no pending order in the published state');
+  });
+
+  it('on restart, positions are reconciled from PositionReports by their ids: one closed at the broker meanwhile leaves the book', async () => {
+    const second = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.03');
+    await settled(second);
+    await waitUntil(async () => (await state())?.positions?.length === 2, 'two positions in the published state');
+    const stopped = await agent!.stop();
+    expect(stopped.code).toBe(0);
+    // Closed on the platform while the agent was away: the one the limit order opened.
+    const limitPosition = [...broker.positions.values()].find((p) => p.units === 5000)!;
+    broker.closePosition(limitPosition.id);
+    agent = start();
+    await agent.waitForLog((l) => l.msg === 'the venue no longer holds this position (closed there while the agent was away); it leaves the book', 'the reconciled book', 40_000);
+    const ready = await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    expect(ready.positions).toBe(1);
+    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.connected === true, 'one position in the published state');
+    expect((await state()).positions[0]).toMatchObject({ volume: 0.03, price: 1.1052 });
+  }, 90_000);
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { applyFill } from '../../src/engine/index.js';
+import { lots, pips, price, sig, simulation } from './simulation.js';
+
+describe("fills the venue made on its own, applied at the venue's price and lots", () => {
+  it('a pending order filled by the venue becomes a position at the fill price, keeping its stop and targets', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buylimit', { volume: lots(0.5), entry: price(1.104), sl: pips(30), tp: [{ type: 'pips', value: 50, pct: 100 }] }));
+    const step = applyFill(sim.state, { type: 'order_filled', order: 1, price: 1.1039, volume: null }, 10);
+    expect(step.state.orders).toEqual([]);
+    expect(step.state.positions).toMatchObject([{ ticket: 2, side: 'buy', volume: 0.5, price: 1.1039, sl: 1.101, tp: [{ price: 1.109 }] }]);
+    expect(step.events.map((e) => e.type)).toEqual(['order_filled', 'opened']);
+  });
+
+  it("a target filled by the venue closes its share and moves to the next level; a stop closes the rest at the stop's fill price", () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: [{ type: 'pips', value: 20, pct: 50 }, { type: 'pips', value: 40, pct: 50 }] }));
+    const first = applyFill(sim.state, { type: 'position_closed', position: 1, volume: 0.5, price: 1.1072, reason: 'tp' }, 10);
+    expect(first.state.positions).toMatchObject([{ ticket: 1, volume: 0.5, tpNext: 1 }]);
+    expect(first.events).toMatchObject([{ type: 'partial_close', position: 1, volume: 0.5, price: 1.1072, profit: 100 }]);
+    const second = applyFill(first.state, { type: 'position_closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl' }, 11);
+    expect(second.state.positions).toEqual([]);
+    expect(second.events).toMatchObject([{ type: 'closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl', profit: -115 }]);
+  });
+
+  it('an order or position the book no longer holds changes nothing', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    const before = sim.state;
+    expect(applyFill(before, { type: 'order_filled', order: 7, price: 1.1, volume: null }, 1)).toEqual({ state: before, events: [] });
+    expect(applyFill(before, { type: 'position_closed', position: 7, volume: 1, price: 1.1, reason: 'sl' }, 1)).toEqual({ state: before, events: [] });
+  });
+});
