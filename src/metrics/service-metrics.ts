@@ -31,7 +31,7 @@ export class ServiceMetrics {
     registry.registerMetric(inboundDurationHistogram(inbound));
     new Counter({
       name: 'signalgate_deliveries_total',
-      help: 'Deliveries by the status they reached in this process: delivered (handed to the agent), executed, rejected, failed (acknowledged).',
+      help: 'Deliveries by the status they reached in this process: delivered (handed to the agent), executed, rejected, failed (acknowledged), expired (past its deadline before it was handed out or acknowledged).',
       labelNames: ['status'],
       registers: [registry],
       collect() {

@@ -28,6 +28,7 @@ import { PostgresAgents } from './agents.js';
 import { PostgresDashboardSessions } from './dashboard-sessions.js';
 import { agentsWithQueuedDeliveries, PostgresDeliveries } from './deliveries.js';
 import { DeliveryChannel } from './delivery-channel.js';
+import { expireDueDeliveries } from './expire-deliveries.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
@@ -351,6 +352,12 @@ export class PostgresStore implements Store {
 
   watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
     return this.expiryListeners.add(listener);
+  }
+
+  async expireDeliveries(now: string, limit: number): Promise<number> {
+    const expired = await expireDueDeliveries(this.pool, now, limit);
+    if (expired.length > 0) this.expiryListeners.notify(expired);
+    return expired.length;
   }
 
   /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */
