@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,12 +55,12 @@ interface Posted {
 }
 
 /** One inbound POST, timed; a connection closed unanswered (outcome unknown) is recorded as such. */
-async function post(url: string, authKey: string, text: string): Promise<Posted> {
+async function post(url: string, authKey: string, text: string, idempotencyKey?: string): Promise<Posted> {
   const started = Date.now();
   try {
     const res = await fetch(`${url}/api/inbound/${authKey}`, {
       method: 'POST',
-      headers: { 'content-type': 'text/plain' },
+      headers: { 'content-type': 'text/plain', ...(idempotencyKey !== undefined && { 'idempotency-key': idempotencyKey }) },
       body: text,
       signal: AbortSignal.timeout(10_000),
     });
@@ -108,24 +108,54 @@ function asPostgres(command: string, args: string[]): void {
   execFileSync(file, fileArgs, { stdio: 'pipe', timeout: 60_000 });
 }
 
+/** This test's own PostgreSQL instance, from the machine's binaries, on its own port and directory. */
+async function ownPostgres(): Promise<{ dir: string; port: number; start: () => void; stop: () => void; pids: () => number[] }> {
+  const bin = postgresBin();
+  if (bin === null) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql: install the postgresql package');
+  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-pg-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '--no-sync']);
+  const pgCtl = (...args: string[]) => asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, ...args]);
+  const start = () => pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start');
+  /** The postmaster of this instance (by its own data directory) and its children. */
+  const pids = (): number[] => {
+    if (!existsSync(path.join(data, 'postmaster.pid'))) return [];
+    const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((name) => {
+        try {
+          // Field 4 of /proc/PID/stat, after the parenthesised command name, is the parent's pid.
+          const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [postmaster, ...children];
+  };
+  start();
+  cleanups.push(() => {
+    for (const pid of pids()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone already
+      }
+    }
+    // Only this test's instance, by its own data directory.
+    spawnSync('runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+  });
+  return { dir, port, start, stop: () => pgCtl('-m', 'fast', '-w', 'stop'), pids };
+}
+
 describe('PostgreSQL stopped under a running server', () => {
   it('answers 503 STORE_UNAVAILABLE with Retry-After within 3 s, resumes when it is back, loses nothing, and the agent reconnects', async () => {
-    const bin = postgresBin();
-    if (bin === null) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql: install the postgresql package');
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-pg-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
-    const data = path.join(dir, 'data');
-    const port = await freePort();
-    asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '--no-sync']);
-    const pgCtl = (...args: string[]) => asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, ...args]);
-    const startPostgres = () =>
-      pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start');
-    startPostgres();
-    cleanups.push(() => {
-      // Only this test's instance, by its own data directory.
-      spawnSync('runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
-    });
+    const { dir, port, start: startPostgres, stop: stopPostgres } = await ownPostgres();
 
     const server = await spawnServer({
       SIGNALGATE_DATA_DIR: path.join(dir, 'server'),
@@ -155,7 +185,7 @@ describe('PostgreSQL stopped under a running server', () => {
     try {
       await until(async () => (results.filter((r) => r.status === 202).length >= 20 ? true : null), '20 accepted signals');
 
-      pgCtl('-m', 'fast', '-w', 'stop');
+      stopPostgres();
       const stoppedAt = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 3000));
 
@@ -202,6 +232,81 @@ describe('PostgreSQL stopped under a running server', () => {
       return accepted.every((id) => handled.has(id)) ? true : null;
     }, 'the agent to handle every accepted signal', 60_000);
     expect(agentProcess.lines().filter((l) => l.msg === 'connected').length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('PostgreSQL that accepts connections and stops answering (its processes stopped)', () => {
+  it('answers within 3 s, never 202 for what is not stored, resumes by itself after SIGCONT, and loses nothing acknowledged', async () => {
+    const { dir, port, pids } = await ownPostgres();
+    const server = await spawnServer({
+      SIGNALGATE_DATA_DIR: path.join(dir, 'server'),
+      SIGNALGATE_ADMIN_TOKEN: ADMIN,
+      SIGNALGATE_DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    });
+    cleanups.push(() => killServer(server));
+    const { source } = await seed(server.url);
+
+    // Four senders, one signal after another each, every one with its own Idempotency-Key.
+    const results: Array<Posted & { at: number; key: string; text: string }> = [];
+    let sending = true;
+    let n = 0;
+    const senders = Array.from({ length: 4 }, async () => {
+      while (sending) {
+        const at = Date.now();
+        const i = n++;
+        const key = `hang-${i}`;
+        const text = `EURUSD,buy,vol=0.01,comment=h${i}`;
+        const result = await post(server.url, source.authKey, text, key);
+        results.push({ ...result, at, key, text });
+        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    });
+    const signalAll = (signal: NodeJS.Signals, order: number[]) => {
+      for (const pid of order) process.kill(pid, signal);
+    };
+    let frozen: number[] = [];
+    try {
+      await until(async () => (results.filter((r) => r.status === 202).length >= 20 ? true : null), '20 accepted signals');
+
+      // The postmaster first, so it starts no new backend, then every backend.
+      frozen = pids();
+      expect(frozen.length).toBeGreaterThan(1);
+      signalAll('SIGSTOP', frozen);
+      const stoppedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+
+      const during = results.filter((r) => r.at >= stoppedAt);
+      expect(during.length).toBeGreaterThan(8);
+      for (const r of during) {
+        // Answered in time: 503 with Retry-After, or, for a call that was under way when the
+        // server froze (it may yet commit), the connection closed unanswered.
+        expect(r.ms).toBeLessThan(ANSWER_WITHIN_MS);
+        if (r.status !== 'unanswered') expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
+      }
+      expect(during.filter((r) => r.status === 503).length).toBeGreaterThan(4);
+      // Fewer unanswered than calls that can be under way at once (four senders).
+      expect(during.filter((r) => r.status === 'unanswered').length).toBeLessThanOrEqual(4);
+      expect((await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(10_000) })).status).toBe(503);
+
+      signalAll('SIGCONT', [...frozen].reverse());
+      frozen = [];
+      await until(async () => (results.some((r) => r.at > Date.now() - 1000 && r.status === 202) ? true : null), 'service to resume by itself');
+    } finally {
+      if (frozen.length > 0) signalAll('SIGCONT', [...frozen].reverse());
+      sending = false;
+      await Promise.all(senders);
+    }
+
+    // Every 202 is in the log. A request closed unanswered, sent again with its key, is answered
+    // 202 once: as the signal it was stored as, when the frozen call did commit.
+    const logged = await loggedSignalIds(server.url, ADMIN, source.id);
+    for (const r of results.filter((r) => r.status === 202)) expect(logged.has(r.id!)).toBe(true);
+    for (const r of results.filter((r) => r.status === 'unanswered')) {
+      const again = await post(server.url, source.authKey, r.text, r.key);
+      expect(again.status).toBe(202);
+      expect((await post(server.url, source.authKey, r.text, r.key)).id).toBe(again.id);
+    }
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 });
 
