@@ -388,4 +388,77 @@ describe('the disk under SQLite full', () => {
       db.close();
     }
   });
+
+  it('under a steady stream of signals as the disk fills: 503 while full, 202 again once freed, every 202 stored', async (context) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-stream-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
+    if (mount.status !== 0) {
+      context.skip(`cannot mount a small tmpfs to fill (needs root): ${(mount.stderr || mount.error?.message || '').trim()}`);
+      return;
+    }
+    cleanups.push(() => {
+      spawnSync('umount', ['-l', dir]);
+    });
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN });
+    cleanups.push(() => killServer(server));
+    const { source } = await seed(server.url);
+
+    const results: Array<Posted & { at: number }> = [];
+    let sending = true;
+    let n = 0;
+    const senders = Array.from({ length: 6 }, async () => {
+      while (sending) {
+        const at = Date.now();
+        const result = await post(server.url, source.authKey, `EURUSD,buy,vol=0.01,comment=s${n++}`);
+        results.push({ ...result, at });
+        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const filler = path.join(dir, 'filler');
+    try {
+      await until(async () => (results.filter((r) => r.status === 202).length >= 30 ? true : null), '30 accepted signals');
+      // Fill the filesystem to the last byte while the senders go on.
+      const fd = openSync(filler, 'w');
+      const chunk = Buffer.alloc(16 * 1024, 1);
+      try {
+        for (let size = chunk.length; size > 0; ) {
+          try {
+            writeSync(fd, chunk, 0, size);
+          } catch {
+            size = Math.floor(size / 2);
+          }
+        }
+      } finally {
+        closeSync(fd);
+      }
+      const fullAt = Date.now();
+      await until(async () => (results.filter((r) => r.at > fullAt && r.status === 503).length >= 10 ? true : null), 'refusals for lack of space', 60_000);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+
+      rmSync(filler);
+      const freedAt = Date.now();
+      await until(async () => (results.filter((r) => r.at > freedAt && r.status === 202).length >= 10 ? true : null), 'service to resume after space was freed');
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+    }
+
+    // Only 202 or 503 STORE_UNAVAILABLE with Retry-After, each in time; never a 500, never unanswered.
+    for (const r of results) {
+      expect(r.ms).toBeLessThan(ANSWER_WITHIN_MS);
+      if (r.status !== 202) expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
+    }
+    const logged = await loggedSignalIds(server.url, ADMIN, source.id);
+    for (const r of results.filter((r) => r.status === 202)) expect(logged.has(r.id!)).toBe(true);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+    const db = new Database(path.join(dir, 'signalgate.db'), { readonly: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      db.close();
+    }
+  });
 });
