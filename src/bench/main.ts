@@ -5,6 +5,7 @@ import { compareWithBaseline } from './baseline.js';
 import { runBurst } from './burst.js';
 import { runEqualCpu } from './equal-cpu.js';
 import { summariseProfiles } from './profile-summary.js';
+import { runSlowClients } from './slow-clients.js';
 import { runSoak } from './soak.js';
 import { runThroughput } from './throughput.js';
 
@@ -15,7 +16,7 @@ import { runThroughput } from './throughput.js';
 const USAGE =
   'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
-  '--soak (300 signals/s with an agent), --soak-seconds N (default 60)';
+  '--soak (300 signals/s with an agent), --soak-seconds N (default 60), --slow-clients (the load alone and beside 200 connections sending one byte a second)';
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -28,7 +29,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--slow-clients'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -68,6 +69,11 @@ if (flags.has('--soak')) {
   figures.set('soak p99', row.p99);
   figures.set('soak max', row.max);
   figures.set('soak longest stall', row.stall);
+}
+if (flags.has('--slow-clients')) {
+  const [quiet, slow] = await runSlowClients();
+  figures.set('slow clients req/s ratio', slow!.rps / quiet!.rps);
+  figures.set('slow clients p99', slow!.p99);
 }
 if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);
