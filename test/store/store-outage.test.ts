@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -389,7 +389,10 @@ describe('the disk under SQLite full', () => {
     }
   });
 
-  it('under a steady stream of signals as the disk fills: 503 while full, 202 again once freed, every 202 stored', async (context) => {
+  it.for([
+    { fault: 'SQLite finds no room when it writes' },
+    { fault: 'the WAL sync fails with ENOSPC (as on thin-provisioned storage)' },
+  ])('under a steady stream of signals as the disk fills ($fault): 503 while full, 202 again once freed, every 202 stored', async ({ fault }, context) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-stream-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
@@ -400,7 +403,8 @@ describe('the disk under SQLite full', () => {
     cleanups.push(() => {
       spawnSync('umount', ['-l', dir]);
     });
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN });
+    const nodeArgs = fault.startsWith('the WAL sync') ? ['--import', path.resolve('test/fixtures/sync-fails-when-full.mjs')] : [];
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN }, nodeArgs);
     cleanups.push(() => killServer(server));
     const { source } = await seed(server.url);
 
@@ -418,10 +422,17 @@ describe('the disk under SQLite full', () => {
     const filler = path.join(dir, 'filler');
     try {
       await until(async () => (results.filter((r) => r.status === 202).length >= 30 ? true : null), '30 accepted signals');
-      // Fill the filesystem to the last byte while the senders go on.
+      // Fill the filesystem to the last byte while the senders go on: first to 1 MiB free, where
+      // (with the fixture) syncs fail though writes still find room, for a second; then the rest.
       const fd = openSync(filler, 'w');
       const chunk = Buffer.alloc(16 * 1024, 1);
+      const free = () => {
+        const { bavail, bsize } = statfsSync(dir);
+        return bavail * bsize;
+      };
       try {
+        while (free() > 1024 * 1024) writeSync(fd, chunk);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
         for (let size = chunk.length; size > 0; ) {
           try {
             writeSync(fd, chunk, 0, size);
@@ -444,11 +455,16 @@ describe('the disk under SQLite full', () => {
       await Promise.all(senders);
     }
 
-    // Only 202 or 503 STORE_UNAVAILABLE with Retry-After, each in time; never a 500, never unanswered.
+    // Only 202 or 503 STORE_UNAVAILABLE with Retry-After, each in time; never a 500. A batch
+    // committed whose sync failed may or may not be on disk: its connections close unanswered,
+    // and only then (at most the six senders' requests).
     for (const r of results) {
       expect(r.ms).toBeLessThan(ANSWER_WITHIN_MS);
-      if (r.status !== 202) expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
+      if (r.status !== 202 && r.status !== 'unanswered') expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
     }
+    expect(results.filter((r) => r.status === 'unanswered').length).toBeLessThanOrEqual(fault.startsWith('the WAL sync') ? 6 : 0);
+    // The fault did happen: the log names the failed sync.
+    if (fault.startsWith('the WAL sync')) expect(server.stdout()).toContain('ENOSPC: no space left on device, fdatasync');
     const logged = await loggedSignalIds(server.url, ADMIN, source.id);
     for (const r of results.filter((r) => r.status === 202)) expect(logged.has(r.id!)).toBe(true);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
