@@ -405,7 +405,8 @@ describe('the disk under SQLite full', () => {
       spawnSync('umount', ['-l', dir]);
     });
     const nodeArgs = fault.startsWith('the WAL sync') ? ['--import', path.resolve('test/fixtures/sync-fails-when-full.mjs')] : [];
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN }, nodeArgs);
+    // On the inbound thread, whose syncs the fixture fails.
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: 'on' }, nodeArgs);
     cleanups.push(() => killServer(server));
     const { source } = await seed(server.url);
 
