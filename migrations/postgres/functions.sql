@@ -31,6 +31,9 @@
 -- duplicate guard (both null when it is off): an accept item whose body digest equals that of a
 -- signal accepted on the source at or after `duplicate_since` is logged as its duplicate.
 -- `symbol` is the normalized signal's (accept only), kept in its own column for the log's filter.
+-- An instance of a release before that field (a rolling upgrade) sends no `symbol`: it is then read
+-- from the normalized JSON text (written without spaces; a symbol holds no quote or backslash),
+-- so the symbol filter finds its signals too.
 --
 -- Answers a JSON array, in item order, of
 --   {n, ok: true, kind: 'recorded', charged, used, limit, agents}   -- a new log entry
@@ -174,7 +177,8 @@ BEGIN
                                quota_used, quota_limit, duplicate_of, symbol)
           VALUES (it.id, it.source_id, it.account_id, it.received_at, 'queued', 202, NULL, NULL, NULL, NULL,
                   it.content_type, decode(it.raw_body, 'base64'), it.normalized::json, it.idempotency_key,
-                  NULL, NULL, NULL, v_repeated, it.symbol);
+                  NULL, NULL, NULL, v_repeated,
+                  COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"')));
           IF it.idempotency_key IS NOT NULL THEN
             -- The key answers the original from now on, as this request was answered.
             UPDATE idempotency_keys SET signal_id = v_repeated
@@ -218,7 +222,7 @@ BEGIN
               it.idempotency_key,
               CASE WHEN v_charged THEN it.period END, v_used, v_limit,
               CASE WHEN v_charged THEN it.body_digest END,
-              CASE WHEN v_charged THEN it.symbol END);
+              CASE WHEN v_charged THEN COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"')) END);
 
       IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
         -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
@@ -336,4 +340,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 2';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 3';

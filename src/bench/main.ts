@@ -6,6 +6,7 @@ import { runBurst } from './burst.js';
 import { runEqualCpu } from './equal-cpu.js';
 import { runFixRoundTrip } from './fix-round-trip.js';
 import { summariseProfiles } from './profile-summary.js';
+import { runSlowClients } from './slow-clients.js';
 import { runSoak } from './soak.js';
 import { runThroughput } from './throughput.js';
 
@@ -16,7 +17,7 @@ import { runThroughput } from './throughput.js';
 const USAGE =
   'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
-  '--soak (300 signals/s with an agent), --soak-seconds N (default 60), ' +
+  '--soak (300 signals/s with an agent), --soak-seconds N (default 60), --slow-clients (the load alone and beside 200 connections sending one byte a second), ' +
   '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200)';
 
 const args = process.argv.slice(2);
@@ -37,7 +38,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -82,6 +83,11 @@ if (flags.has('--fix')) {
   const row = await runFixRoundTrip(fixSignals);
   figures.set('fix hand-off p99', row.handoffP99);
   figures.set('fix round trip p99', row.roundTripP99);
+}
+if (flags.has('--slow-clients')) {
+  const [quiet, slow] = await runSlowClients();
+  figures.set('slow clients req/s ratio', slow!.rps / quiet!.rps);
+  figures.set('slow clients p99', slow!.p99);
 }
 if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);

@@ -61,6 +61,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const accessLog = new InboundAccessLog(opts.logger);
   const { clientAddressOf } = opts;
   const wrongKeyLog = new WrongKeyLog(opts.logger);
+  opts.metrics.countWrongKeys(() => wrongKeyLog.total);
   const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const app = Fastify({

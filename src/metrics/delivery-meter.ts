@@ -23,7 +23,7 @@ export class DeliveryMeter {
    */
   private startingSessionTake = false;
 
-  /** Makes `store` report its hand-outs and acknowledgements here (replaces three of its methods on the instance). */
+  /** Makes `store` report its hand-outs and acknowledgements here (replaces three of its methods on the instance, and watches its expiries). */
   watch(store: Store): void {
     const take = store.takeDeliveries.bind(store);
     store.takeDeliveries = async (agentId, now, limit) => {
@@ -39,6 +39,8 @@ export class DeliveryMeter {
       if (outcome.kind === 'acked') this.add(outcome.delivery.status, 1);
       return outcome;
     };
+    // Expired by a hand-out or by the expiry sweep: the store tells its expiry watchers of both.
+    store.watchExpiries((expired) => this.add('expired', expired.length));
     const claim = store.claimAgentSession.bind(store);
     store.claimAgentSession = async (agentId) => {
       const held = await claim(agentId);

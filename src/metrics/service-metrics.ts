@@ -12,6 +12,8 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly inbound = new InboundMeter();
   readonly deliveries = new DeliveryMeter();
+  /** Inbound requests with a key no source has, since the start: the HTTP edge's aggregated log counts them. */
+  private wrongKeys: () => number = () => 0;
 
   constructor(store: Store) {
     const { registry, inbound, deliveries } = this;
@@ -29,9 +31,19 @@ export class ServiceMetrics {
       },
     });
     registry.registerMetric(inboundDurationHistogram(inbound));
+    const wrongKeys = () => this.wrongKeys();
+    new Counter({
+      name: 'signalgate_inbound_wrong_keys_total',
+      help: 'Inbound requests whose source key no source has (answered 401): logged per client address once a minute, never a line each.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(wrongKeys());
+      },
+    });
     new Counter({
       name: 'signalgate_deliveries_total',
-      help: 'Deliveries by the status they reached in this process: delivered (handed to the agent), executed, rejected, failed (acknowledged).',
+      help: 'Deliveries by the status they reached in this process: delivered (handed to the agent), executed, rejected, failed (acknowledged), expired (past its deadline before it was handed out or acknowledged).',
       labelNames: ['status'],
       registers: [registry],
       collect() {
@@ -58,6 +70,11 @@ export class ServiceMetrics {
         this.set(deliveries.connectedAgents());
       },
     });
+  }
+
+  /** Where `signalgate_inbound_wrong_keys_total` is read from when scraped. */
+  countWrongKeys(total: () => number): void {
+    this.wrongKeys = total;
   }
 
   /** The Prometheus text exposition and its content type. */

@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
+import { startExpirySweeper } from '../delivery/expiry-sweeper.js';
 import { buildServer } from '../http/build-server.js';
 import { clientAddressResolver } from '../http/client-address.js';
 import { readTlsCredentials, type TlsCredentials, TlsFilesError } from '../http/tls-credentials.js';
@@ -116,6 +117,7 @@ async function startOnStore(
     throw listenStartupError(config, error);
   }
   const retention = startRetention(store, logger, { retentionMs: config.retentionMs });
+  const expirySweeper = startExpirySweeper(store, logger);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -139,6 +141,8 @@ async function startOnStore(
       logCertificate(logger, fresh, 'certificate reloaded');
     },
     close: async () => {
+      // First, while the delivery plugin still logs what it expires.
+      await expirySweeper.stop();
       // A client holding a connection it never sends a request on would keep the drain open
       // for ever; in-flight requests get this long to finish before every socket is cut.
       const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_DEADLINE_MS);

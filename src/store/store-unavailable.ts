@@ -28,6 +28,9 @@ const NO_CONNECTION_MESSAGES = [
   'Connection terminated',
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
+  // A statement the server did not answer within its timeout. The ingest call never gets here
+  // (its outcome is unknown: it may yet commit); for the others a retry is safe.
+  'Query read timeout',
 ];
 
 /**

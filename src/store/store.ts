@@ -138,6 +138,14 @@ export interface Store {
    */
   watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void;
   /**
+   * The expiry sweep: marks at most `limit` queued deliveries whose `expiresAt` is at or before
+   * `now` expired, oldest deadline first, and tells the expiry watchers of them after the commit;
+   * answers how many. A delivery already handed out is left to its agent (it may still
+   * acknowledge it). Several processes may sweep one database at once: each delivery is expired,
+   * and reported, by exactly one of them.
+   */
+  expireDeliveries(now: string, limit: number): Promise<number>;
+  /**
    * Claims the agent's WebSocket push session for this process, against every other process on
    * the same database; null while another holds it. A store that one process serves (SQLite)
    * always grants it: that process keeps its own sessions apart.

@@ -88,6 +88,7 @@ describe('health, readiness and metrics', () => {
       expect(sample(text, 'signalgate_inbound_requests_total{code="202"}')).toBe(3);
       expect(sample(text, 'signalgate_inbound_requests_total{code="422"}')).toBe(1);
       expect(sample(text, 'signalgate_inbound_requests_total{code="401"}')).toBe(1);
+      expect(sample(text, 'signalgate_inbound_wrong_keys_total')).toBe(1);
       expect(text).toContain('# TYPE signalgate_inbound_duration_seconds histogram');
       expect(sample(text, 'signalgate_inbound_duration_seconds_count')).toBe(5);
       expect(sample(text, 'signalgate_inbound_duration_seconds_bucket{le="+Inf"}')).toBe(5);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startLoggedTestServer } from '../support/logged-test-server.js';
 import { post, seedSource } from '../support/seed-source.js';
+import { TEST_ADMIN_TOKEN } from '../support/start-test-server.js';
 
 describe('a client sending wrong source keys', () => {
   it('is logged as one line per client address with its count, not a line per request, and its valid keys are answered as ever', async () => {
@@ -18,6 +19,9 @@ describe('a client sending wrong source keys', () => {
       // A valid key from the same address as a flood of wrong ones is not held up or refused.
       const valid = await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'content-type': 'text/plain', 'x-forwarded-for': '203.0.113.1' });
       expect(valid.status).toBe(202);
+      // Counted for monitoring too, at once (the log line waits for its minute).
+      const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).text();
+      expect(metrics).toMatch(/^signalgate_inbound_wrong_keys_total 50$/m);
 
       await server.stop();
       stopped = true;

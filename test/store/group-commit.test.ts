@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import type { ItemResult } from '../../src/store/item-result.js';
-import { GroupCommit } from '../../src/store/sqlite/group-commit.js';
+import { GroupCommit, RECOVER_EVERY_MS } from '../../src/store/sqlite/group-commit.js';
+import { isStoreUnavailable } from '../../src/store/store-unavailable.js';
 
 /** A disk whose syncs finish when the test says so. */
 function controlledDisk() {
@@ -79,13 +80,44 @@ describe('group commit', () => {
     // The batch committed and may be on disk or not: neither stored nor refused.
     await expect(first).rejects.toThrow(OutcomeUnknownError);
     await expect(first).rejects.toThrow('EIO');
-    // Queued behind it, never committed: a plain failure.
+    // Queued behind it, never committed: refused as unavailable (a retry is safe).
     await expect(queued).rejects.not.toThrow(OutcomeUnknownError);
     await expect(queued).rejects.toThrow('EIO');
     await expect(group.submit(3)).rejects.not.toThrow(OutcomeUnknownError);
     await expect(group.submit(3)).rejects.toThrow('EIO');
     await expect(group.whenDurable()).rejects.toThrow('EIO');
     expect(disk.pending).toHaveLength(1);
+  });
+
+  it('after a failed sync, refuses as unavailable until a recovery (a synced checkpoint) succeeds, then commits again', async () => {
+    const disk = controlledDisk();
+    let full = true;
+    let recoveries = 0;
+    const group = new GroupCommit<number, number>(committedAsSent, disk.sync, () => {
+      recoveries++;
+      if (full) throw new Error('SQLITE_FULL: database or disk is full');
+    });
+    const first = group.submit(1);
+    await turn();
+    disk.pending[0]!.reject(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
+    await expect(first).rejects.toThrow(OutcomeUnknownError);
+    const refused = await group.submit(2).catch((error: unknown) => error);
+    expect(isStoreUnavailable(refused)).toBe(true);
+    expect(String(refused)).toContain('ENOSPC');
+    const pause = () => new Promise((resolve) => setTimeout(resolve, RECOVER_EVERY_MS + 100));
+    await pause();
+    expect(isStoreUnavailable(await group.submit(3).catch((error: unknown) => error))).toBe(true);
+    expect(recoveries).toBe(1);
+    // Space freed: the next item after a second recovers and is committed and synced as ever.
+    full = false;
+    await pause();
+    const fourth = group.submit(4);
+    await turn();
+    expect(recoveries).toBe(2);
+    expect(disk.pending).toHaveLength(2);
+    disk.pending[1]!.resolve();
+    await expect(fourth).resolves.toBe(4);
+    await expect(group.whenDurable()).resolves.toBeUndefined();
   });
 
   it('fails only the batch whose transaction threw, and goes on with the next', async () => {

@@ -117,6 +117,13 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
     return rows[0]!.r;
   });
   expect(answers).toEqual([expect.objectContaining({ n: 0, ok: true, kind: 'recorded', charged: true })]);
+  // One of the release before 007 also sends no symbol (nor the duplicate guard's fields): the
+  // symbol filter still finds what it ingested.
+  const beforeSymbols = request(seeded);
+  const { source_revision: _r, symbol: _s, body_digest: _b, duplicate_since: _d, ...oldest } = ingestItem(beforeSymbols, 0);
+  await withClient(schema, (client) => client.query('SELECT signalgate_ingest($1, $2, $3, false)', [JSON.stringify([oldest]), schema, 'an-older-instance']));
+  const found = await store.listSignals({ sourceId: seeded.source.id, symbol: 'EURUSD', limit: 100 });
+  expect(found.signals.map((signal) => signal.id)).toContain(beforeSymbols.id);
 }
 
 describe('PostgreSQL migrations', () => {
@@ -159,6 +166,29 @@ describe('PostgreSQL migrations', () => {
       }
     },
   );
+
+  it('fills in the symbol of signals stored without one during the rolling upgrade to 007', async () => {
+    const target = await freshPostgresSchema('mig_symbol');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    try {
+      await store.migrate();
+      const seeded = await seed(store, { agents: 1 });
+      const stored = request(seeded);
+      await store.ingest(stored);
+      // As the previous release's instances left their rows, before this fix was migrated.
+      await withClient(target.schema, async (client) => {
+        await client.query('UPDATE signals SET symbol = NULL WHERE id = $1', [stored.id]);
+        await client.query("DELETE FROM schema_migrations WHERE name = 'symbol_backfill'");
+      });
+      const bySymbol = async () => (await store.listSignals({ symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id);
+      expect(await bySymbol()).not.toContain(stored.id);
+      await store.migrate();
+      expect(await bySymbol()).toContain(stored.id);
+    } finally {
+      await store.close();
+      await target.drop();
+    }
+  });
 
   it('leaves functions of a higher revision, as a newer release defined them, in place', async () => {
     const target = await freshPostgresSchema('mig_newer');

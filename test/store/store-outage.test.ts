@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,12 +55,12 @@ interface Posted {
 }
 
 /** One inbound POST, timed; a connection closed unanswered (outcome unknown) is recorded as such. */
-async function post(url: string, authKey: string, text: string): Promise<Posted> {
+async function post(url: string, authKey: string, text: string, idempotencyKey?: string): Promise<Posted> {
   const started = Date.now();
   try {
     const res = await fetch(`${url}/api/inbound/${authKey}`, {
       method: 'POST',
-      headers: { 'content-type': 'text/plain' },
+      headers: { 'content-type': 'text/plain', ...(idempotencyKey !== undefined && { 'idempotency-key': idempotencyKey }) },
       body: text,
       signal: AbortSignal.timeout(10_000),
     });
@@ -108,24 +108,54 @@ function asPostgres(command: string, args: string[]): void {
   execFileSync(file, fileArgs, { stdio: 'pipe', timeout: 60_000 });
 }
 
+/** This test's own PostgreSQL instance, from the machine's binaries, on its own port and directory. */
+async function ownPostgres(): Promise<{ dir: string; port: number; start: () => void; stop: () => void; pids: () => number[] }> {
+  const bin = postgresBin();
+  if (bin === null) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql: install the postgresql package');
+  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-pg-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '--no-sync']);
+  const pgCtl = (...args: string[]) => asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, ...args]);
+  const start = () => pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start');
+  /** The postmaster of this instance (by its own data directory) and its children. */
+  const pids = (): number[] => {
+    if (!existsSync(path.join(data, 'postmaster.pid'))) return [];
+    const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((name) => {
+        try {
+          // Field 4 of /proc/PID/stat, after the parenthesised command name, is the parent's pid.
+          const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [postmaster, ...children];
+  };
+  start();
+  cleanups.push(() => {
+    for (const pid of pids()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone already
+      }
+    }
+    // Only this test's instance, by its own data directory.
+    spawnSync('runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+  });
+  return { dir, port, start, stop: () => pgCtl('-m', 'fast', '-w', 'stop'), pids };
+}
+
 describe('PostgreSQL stopped under a running server', () => {
   it('answers 503 STORE_UNAVAILABLE with Retry-After within 3 s, resumes when it is back, loses nothing, and the agent reconnects', async () => {
-    const bin = postgresBin();
-    if (bin === null) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql: install the postgresql package');
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-pg-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
-    const data = path.join(dir, 'data');
-    const port = await freePort();
-    asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '--no-sync']);
-    const pgCtl = (...args: string[]) => asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, ...args]);
-    const startPostgres = () =>
-      pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start');
-    startPostgres();
-    cleanups.push(() => {
-      // Only this test's instance, by its own data directory.
-      spawnSync('runuser', ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
-    });
+    const { dir, port, start: startPostgres, stop: stopPostgres } = await ownPostgres();
 
     const server = await spawnServer({
       SIGNALGATE_DATA_DIR: path.join(dir, 'server'),
@@ -155,7 +185,7 @@ describe('PostgreSQL stopped under a running server', () => {
     try {
       await until(async () => (results.filter((r) => r.status === 202).length >= 20 ? true : null), '20 accepted signals');
 
-      pgCtl('-m', 'fast', '-w', 'stop');
+      stopPostgres();
       const stoppedAt = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 3000));
 
@@ -202,6 +232,81 @@ describe('PostgreSQL stopped under a running server', () => {
       return accepted.every((id) => handled.has(id)) ? true : null;
     }, 'the agent to handle every accepted signal', 60_000);
     expect(agentProcess.lines().filter((l) => l.msg === 'connected').length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('PostgreSQL that accepts connections and stops answering (its processes stopped)', () => {
+  it('answers within 3 s, never 202 for what is not stored, resumes by itself after SIGCONT, and loses nothing acknowledged', async () => {
+    const { dir, port, pids } = await ownPostgres();
+    const server = await spawnServer({
+      SIGNALGATE_DATA_DIR: path.join(dir, 'server'),
+      SIGNALGATE_ADMIN_TOKEN: ADMIN,
+      SIGNALGATE_DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    });
+    cleanups.push(() => killServer(server));
+    const { source } = await seed(server.url);
+
+    // Four senders, one signal after another each, every one with its own Idempotency-Key.
+    const results: Array<Posted & { at: number; key: string; text: string }> = [];
+    let sending = true;
+    let n = 0;
+    const senders = Array.from({ length: 4 }, async () => {
+      while (sending) {
+        const at = Date.now();
+        const i = n++;
+        const key = `hang-${i}`;
+        const text = `EURUSD,buy,vol=0.01,comment=h${i}`;
+        const result = await post(server.url, source.authKey, text, key);
+        results.push({ ...result, at, key, text });
+        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    });
+    const signalAll = (signal: NodeJS.Signals, order: number[]) => {
+      for (const pid of order) process.kill(pid, signal);
+    };
+    let frozen: number[] = [];
+    try {
+      await until(async () => (results.filter((r) => r.status === 202).length >= 20 ? true : null), '20 accepted signals');
+
+      // The postmaster first, so it starts no new backend, then every backend.
+      frozen = pids();
+      expect(frozen.length).toBeGreaterThan(1);
+      signalAll('SIGSTOP', frozen);
+      const stoppedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+
+      const during = results.filter((r) => r.at >= stoppedAt);
+      expect(during.length).toBeGreaterThan(8);
+      for (const r of during) {
+        // Answered in time: 503 with Retry-After, or, for a call that was under way when the
+        // server froze (it may yet commit), the connection closed unanswered.
+        expect(r.ms).toBeLessThan(ANSWER_WITHIN_MS);
+        if (r.status !== 'unanswered') expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
+      }
+      expect(during.filter((r) => r.status === 503).length).toBeGreaterThan(4);
+      // Fewer unanswered than calls that can be under way at once (four senders).
+      expect(during.filter((r) => r.status === 'unanswered').length).toBeLessThanOrEqual(4);
+      expect((await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(10_000) })).status).toBe(503);
+
+      signalAll('SIGCONT', [...frozen].reverse());
+      frozen = [];
+      await until(async () => (results.some((r) => r.at > Date.now() - 1000 && r.status === 202) ? true : null), 'service to resume by itself');
+    } finally {
+      if (frozen.length > 0) signalAll('SIGCONT', [...frozen].reverse());
+      sending = false;
+      await Promise.all(senders);
+    }
+
+    // Every 202 is in the log. A request closed unanswered, sent again with its key, is answered
+    // 202 once: as the signal it was stored as, when the frozen call did commit.
+    const logged = await loggedSignalIds(server.url, ADMIN, source.id);
+    for (const r of results.filter((r) => r.status === 202)) expect(logged.has(r.id!)).toBe(true);
+    for (const r of results.filter((r) => r.status === 'unanswered')) {
+      const again = await post(server.url, source.authKey, r.text, r.key);
+      expect(again.status).toBe(202);
+      expect((await post(server.url, source.authKey, r.text, r.key)).id).toBe(again.id);
+    }
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 });
 
@@ -275,6 +380,96 @@ describe('the disk under SQLite full', () => {
 
     const logged = await loggedSignalIds(server.url, ADMIN, source.id);
     for (const id of accepted) expect(logged.has(id)).toBe(true);
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+    const db = new Database(path.join(dir, 'signalgate.db'), { readonly: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      db.close();
+    }
+  });
+
+  it.for([
+    { fault: 'SQLite finds no room when it writes' },
+    { fault: 'the WAL sync fails with ENOSPC (as on thin-provisioned storage)' },
+  ])('under a steady stream of signals as the disk fills ($fault): 503 while full, 202 again once freed, every 202 stored', async ({ fault }, context) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-stream-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
+    if (mount.status !== 0) {
+      context.skip(`cannot mount a small tmpfs to fill (needs root): ${(mount.stderr || mount.error?.message || '').trim()}`);
+      return;
+    }
+    cleanups.push(() => {
+      spawnSync('umount', ['-l', dir]);
+    });
+    const nodeArgs = fault.startsWith('the WAL sync') ? ['--import', path.resolve('test/fixtures/sync-fails-when-full.mjs')] : [];
+    // On the inbound thread, whose syncs the fixture fails.
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: 'on' }, nodeArgs);
+    cleanups.push(() => killServer(server));
+    const { source } = await seed(server.url);
+
+    const results: Array<Posted & { at: number }> = [];
+    let sending = true;
+    let n = 0;
+    const senders = Array.from({ length: 6 }, async () => {
+      while (sending) {
+        const at = Date.now();
+        const result = await post(server.url, source.authKey, `EURUSD,buy,vol=0.01,comment=s${n++}`);
+        results.push({ ...result, at });
+        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const filler = path.join(dir, 'filler');
+    try {
+      await until(async () => (results.filter((r) => r.status === 202).length >= 30 ? true : null), '30 accepted signals');
+      // Fill the filesystem to the last byte while the senders go on: first to 1 MiB free, where
+      // (with the fixture) syncs fail though writes still find room, for a second; then the rest.
+      const fd = openSync(filler, 'w');
+      const chunk = Buffer.alloc(16 * 1024, 1);
+      const free = () => {
+        const { bavail, bsize } = statfsSync(dir);
+        return bavail * bsize;
+      };
+      try {
+        while (free() > 1024 * 1024) writeSync(fd, chunk);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        for (let size = chunk.length; size > 0; ) {
+          try {
+            writeSync(fd, chunk, 0, size);
+          } catch {
+            size = Math.floor(size / 2);
+          }
+        }
+      } finally {
+        closeSync(fd);
+      }
+      const fullAt = Date.now();
+      await until(async () => (results.filter((r) => r.at > fullAt && r.status === 503).length >= 10 ? true : null), 'refusals for lack of space', 60_000);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+
+      rmSync(filler);
+      const freedAt = Date.now();
+      await until(async () => (results.filter((r) => r.at > freedAt && r.status === 202).length >= 10 ? true : null), 'service to resume after space was freed');
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+    }
+
+    // Only 202 or 503 STORE_UNAVAILABLE with Retry-After, each in time; never a 500. A batch
+    // committed whose sync failed may or may not be on disk: its connections close unanswered,
+    // and only then (at most the six senders' requests).
+    for (const r of results) {
+      expect(r.ms).toBeLessThan(ANSWER_WITHIN_MS);
+      if (r.status !== 202 && r.status !== 'unanswered') expect(r).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE', retryAfter: expect.stringMatching(/^\d+$/) });
+    }
+    expect(results.filter((r) => r.status === 'unanswered').length).toBeLessThanOrEqual(fault.startsWith('the WAL sync') ? 6 : 0);
+    // The fault did happen: the log names the failed sync.
+    if (fault.startsWith('the WAL sync')) expect(server.stdout()).toContain('ENOSPC: no space left on device, fdatasync');
+    const logged = await loggedSignalIds(server.url, ADMIN, source.id);
+    for (const r of results.filter((r) => r.status === 202)) expect(logged.has(r.id!)).toBe(true);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
     const db = new Database(path.join(dir, 'signalgate.db'), { readonly: true });

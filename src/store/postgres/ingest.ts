@@ -6,6 +6,7 @@ import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { ingestDone, ingestItem, type IngestAnswer, type IngestItem } from './ingest-call.js';
 import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
+import { INBOUND_ANSWER_TIMEOUT_MS } from './unanswering-server.js';
 
 /**
  * Items per ingest batch. When a batch is resent isolated, each item is a subtransaction; above
@@ -140,11 +141,14 @@ export class PostgresIngest {
     const client = await this.pool.connect();
     let result: pg.QueryResult<{ r: IngestAnswer[] }>;
     try {
+      // Unanswered within the timeout (the server stopped answering), the call may yet commit:
+      // the outcome is unknown, as for a connection lost mid-call.
       result = await client.query<{ r: IngestAnswer[] }>({
         name: isolate ? 'signalgate-ingest-isolated' : 'signalgate-ingest',
         text: `SELECT signalgate_ingest($1, $2, $3, ${isolate}) AS r`,
         values: [batch, this.options.scope(), this.options.instance],
-      });
+        query_timeout: INBOUND_ANSWER_TIMEOUT_MS,
+      } as pg.QueryConfig);
     } catch (error) {
       const refused = error instanceof pg.DatabaseError && error.code !== undefined && !/^(08|57)/.test(error.code);
       // A connection that failed is not handed out again.

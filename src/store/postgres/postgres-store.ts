@@ -28,6 +28,7 @@ import { PostgresAgents } from './agents.js';
 import { PostgresDashboardSessions } from './dashboard-sessions.js';
 import { agentsWithQueuedDeliveries, PostgresDeliveries } from './deliveries.js';
 import { DeliveryChannel } from './delivery-channel.js';
+import { expireDueDeliveries } from './expire-deliveries.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
@@ -35,6 +36,7 @@ import { PostgresRetention } from './retention.js';
 import { PostgresSettings } from './settings.js';
 import { PostgresSignals } from './signals.js';
 import { PostgresSources } from './sources.js';
+import { ANSWER_TIMEOUT_MS, UnansweringServerGuard } from './unanswering-server.js';
 import { PostgresUsage } from './usage.js';
 
 export interface PostgresStoreOptions {
@@ -77,6 +79,7 @@ export class PostgresStore implements Store {
   /** Tells this instance's notifications from other instances'. */
   readonly instance = randomUUID();
   private readonly pool: pg.Pool;
+  private readonly answerGuard: UnansweringServerGuard;
   private readonly clientConfig: pg.ClientConfig;
   private readonly listeners = new DeliveryListeners();
   private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
@@ -113,7 +116,15 @@ export class PostgresStore implements Store {
     // A host that accepts connections and never answers would otherwise hold a start, or a
     // request, for ever; a request waiting longer than this for a connection (new or pooled)
     // is answered 503 STORE_UNAVAILABLE, in time for a webhook sender that gives up after 3 s.
-    this.pool = new pg.Pool({ ...this.clientConfig, max: maxConnections, application_name: 'signalgate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    this.pool = new pg.Pool({
+      ...this.clientConfig,
+      max: maxConnections,
+      application_name: 'signalgate',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A server that accepts and never answers: no statement waits for ever.
+      query_timeout: ANSWER_TIMEOUT_MS,
+    });
+    this.answerGuard = new UnansweringServerGuard(this.pool, this.clientConfig);
     // An idle connection that dies (server restart) is dropped by the pool; without a
     // listener its error would crash the process.
     this.pool.on('error', () => undefined);
@@ -160,6 +171,7 @@ export class PostgresStore implements Store {
     await this.channel?.stop();
     this.channel = null;
     await this.sessionLocks.close();
+    await this.answerGuard.close();
     await this.pool.end();
   }
 
@@ -351,6 +363,12 @@ export class PostgresStore implements Store {
 
   watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
     return this.expiryListeners.add(listener);
+  }
+
+  async expireDeliveries(now: string, limit: number): Promise<number> {
+    const expired = await expireDueDeliveries(this.pool, now, limit);
+    if (expired.length > 0) this.expiryListeners.notify(expired);
+    return expired.length;
   }
 
   /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */

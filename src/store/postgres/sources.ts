@@ -10,6 +10,7 @@ import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { sourceOf, type SourceRow } from './postgres-rows.js';
 import { inTransaction } from './transaction.js';
+import { INBOUND_ANSWER_TIMEOUT_MS } from './unanswering-server.js';
 
 /** Signal sources, their keys and routing: the `sources` table. */
 export class PostgresSources {
@@ -73,7 +74,9 @@ export class PostgresSources {
       name: 'signalgate-find-sources',
       text: 'SELECT * FROM sources WHERE auth_key_hash = ANY ($1::text[])',
       values: [[...new Set(hashes)]],
-    });
+      // On the inbound path: a silent server is answered 503 in time for the sender.
+      query_timeout: INBOUND_ANSWER_TIMEOUT_MS,
+    } as pg.QueryConfig);
     const found = new Map(rows.map((row) => [row.auth_key_hash, row]));
     return hashes.map((hash) => {
       const row = found.get(hash);

@@ -1,5 +1,9 @@
 import type { ItemResult } from '../item-result.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
+import { StoreUnavailableError } from '../store-unavailable.js';
+
+/** How often, at most, a failed group commit tries to recover. */
+export const RECOVER_EVERY_MS = 1000;
 
 interface Waiting<I, O> {
   item: I;
@@ -16,24 +20,29 @@ interface Waiting<I, O> {
  * earlier batches was on disk before that item is answered.
  *
  * If `commitBatch` throws, the transaction did not commit and every item of the batch fails with
- * that error. If `makeDurable` fails, committed data may not be on disk: the batch's items fail
- * with `OutcomeUnknownError` (committed, so not refused either), everything after them with the
- * error itself, and so does everything later, for good; nothing it wrote is answered as stored.
+ * that error. If `makeDurable` fails (a full disk at fdatasync, an I/O error), committed data may
+ * not be on disk: the batch's items fail with `OutcomeUnknownError` (committed, so not refused
+ * either), and everything after them with `StoreUnavailableError` (never committed: a retry is
+ * safe), until `recover` succeeds: it must make everything committed so far durable by another
+ * way (a checkpoint into the database file, synced), since the kernel may have dropped what the
+ * failed sync was to write. It is tried at most once a second, when an item arrives. Without
+ * `recover`, the failure is for good. Nothing written is ever answered as stored unsynced.
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   /** Settles once the last committed batch is durable and its items are settled. */
   private syncing: Promise<void> | null = null;
-  private failure: { error: unknown } | null = null;
+  private failure: { error: StoreUnavailableError; triedAt: number } | null = null;
 
   constructor(
     private readonly commitBatch: (items: I[]) => ItemResult<O>[],
     private readonly makeDurable: () => Promise<void>,
+    private readonly recover?: () => void,
   ) {}
 
   submit(item: I): Promise<O> {
-    if (this.failure) return Promise.reject(this.failure.error);
+    if (this.failure && !this.recovered()) return Promise.reject(this.failure.error);
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       this.schedule();
@@ -101,13 +110,31 @@ export class GroupCommit<I, O> {
       },
       (error: unknown) => {
         this.syncing = null;
-        this.failure = { error };
+        const cause = error instanceof Error ? error.message : String(error);
+        this.failure = {
+          error: new StoreUnavailableError(`the disk could not make the store's log durable (${cause}); nothing is stored until it can`, { cause: error }),
+          triedAt: Date.now(),
+        };
         // The batch committed, and may or may not be on disk: it is neither stored nor refused.
         const unknown = new OutcomeUnknownError(error);
         for (const waiting of batch) waiting.reject(unknown);
-        for (const waiting of this.queue) waiting.reject(error);
+        for (const waiting of this.queue) waiting.reject(this.failure.error);
         this.queue = [];
       },
     );
+  }
+
+  /** Whether the failure is over: `recover` succeeded now (tried at most once a second). */
+  private recovered(): boolean {
+    const failure = this.failure!;
+    if (this.recover === undefined || Date.now() - failure.triedAt < RECOVER_EVERY_MS) return false;
+    failure.triedAt = Date.now();
+    try {
+      this.recover();
+    } catch {
+      return false;
+    }
+    this.failure = null;
+    return true;
   }
 }

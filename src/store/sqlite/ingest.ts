@@ -76,7 +76,20 @@ export class SqliteIngest {
     this.ingests = new GroupCommit(
       (requests) => this.commit(requests),
       () => this.makeDurable(),
+      () => this.recoverDurability(),
     );
+  }
+
+  /**
+   * After a failed WAL sync: what was committed may be in memory only (the kernel may drop pages
+   * a failed write-back could not write, and a later sync would not see them as dirty). A full
+   * checkpoint copies every committed page into the database file and syncs it (this connection
+   * runs under FULL), then empties the log; only when all of that succeeded is the store's state
+   * on disk again. Throws otherwise (the disk still full, a reader in the way).
+   */
+  private recoverDurability(): void {
+    const [result] = this.connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    if (result === undefined || result.busy !== 0) throw new Error('the checkpoint could not complete');
   }
 
   /** How many transactions have committed ingests: fewer than ingests when grouping works. */

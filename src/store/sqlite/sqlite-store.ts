@@ -29,6 +29,7 @@ import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
+import { expireDueDeliveries } from './expire-deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
 import { SqliteRetention } from './retention.js';
@@ -323,6 +324,12 @@ export class SqliteStore implements Store {
 
   watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
     return this.expiryListeners.add(listener);
+  }
+
+  async expireDeliveries(now: string, limit: number): Promise<number> {
+    const expired = expireDueDeliveries(this.connection, now, limit);
+    if (expired.length > 0) this.expiryListeners.notify(expired);
+    return expired.length;
   }
 
   // Retention.
