@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
 import type { DayCount, SignalFilter, SignalPage } from '../store.js';
 import { dayAfter } from '../day-after.js';
+import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
 import { deliveryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
@@ -16,6 +17,7 @@ export class PostgresSignals {
   constructor(private readonly pool: pg.Pool) {}
 
   async listSignals(filter: SignalFilter): Promise<SignalPage> {
+    if (signalFilterIsEmpty(filter)) return signalPage(filter, []);
     const { sql, params } = signalListQuery(filter);
     const { rows } = await this.pool.query<SignalRow>(sql, params);
     return signalPage(filter, await this.withOutcomes(rows.map(signalOf)));

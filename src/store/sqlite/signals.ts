@@ -1,6 +1,7 @@
 import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
 import type { DayCount, SignalFilter, SignalPage } from '../store.js';
 import { dayAfter } from '../day-after.js';
+import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
 import type { SqliteConnection } from './connection.js';
@@ -20,6 +21,7 @@ export class SqliteSignals {
 
   async listSignals(filter: SignalFilter): Promise<SignalPage> {
     await this.whenDurable();
+    if (signalFilterIsEmpty(filter)) return signalPage(filter, []);
     const { sql, params } = signalListQuery(filter);
     const rows = this.connection.stmt(sql).all(...params) as SignalRow[];
     return signalPage(filter, this.withOutcomes(rows.map(signalOf)));
