@@ -8,6 +8,19 @@ import type { SqliteConnection } from './connection.js';
 import { deliveryOf, jsonText, signalOf, type DeliveryRow, type SignalRow } from './sqlite-rows.js';
 
 /**
+ * Signals per day of an account (the dashboard's chart), counted from the index
+ * signals_account_days alone (exported for the test that reads its plan): parameters are the
+ * account, the first instant and the instant after the last day. Times are kept as
+ * 'YYYY-MM-DDTHH:MM:SS.sssZ': the day is the first ten characters.
+ */
+export const SIGNALS_PER_DAY_SQL = `SELECT substr(received_at, 1, 10) AS day,
+         sum(CASE WHEN status = 'queued' AND duplicate_of IS NULL THEN 1 ELSE 0 END) AS accepted,
+         sum(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END) AS rejected
+    FROM signals
+   WHERE account_id = ? AND received_at >= ? AND received_at < ?
+   GROUP BY day ORDER BY day`;
+
+/**
  * The signal log: the `signals` table. Entries are written by the ingest only (`ingest.ts`).
  * Each filter of the log has an index in log order (migrations/sqlite/005): a page reads about
  * as many rows as it shows, whatever the log's size.
@@ -30,16 +43,8 @@ export class SqliteSignals {
   /** Found through the index signals_account_days; duplicates count as neither accepted nor rejected. */
   async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
     await this.whenDurable();
-    // Times are kept as 'YYYY-MM-DDTHH:MM:SS.sssZ': the day is the first ten characters.
     return this.connection
-      .stmt(
-        `SELECT substr(received_at, 1, 10) AS day,
-                sum(CASE WHEN status = 'queued' AND duplicate_of IS NULL THEN 1 ELSE 0 END) AS accepted,
-                sum(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END) AS rejected
-           FROM signals
-          WHERE account_id = ? AND received_at >= ? AND received_at < ?
-          GROUP BY day ORDER BY day`,
-      )
+      .stmt(SIGNALS_PER_DAY_SQL)
       .all(accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`) as DayCount[];
   }
 
@@ -130,8 +135,18 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     where.push("json_extract(s.normalized, '$.symbol') = ?");
     params.push(filter.symbol);
   }
+  // With a source, the outcome is checked on each of the source's signals in log order: the
+  // deliveries carry no source, and walking all deliveries in that status for one source's
+  // would read the whole table's share of them.
+  const bySignal = filter.outcome === undefined || filter.sourceId !== undefined;
+  if (filter.outcome !== undefined && bySignal) {
+    // The unary + keeps SQLite on the deliveries' primary key (the signal's one or two rows)
+    // rather than the outcome index, which would read every delivery in that status.
+    where.push('EXISTS (SELECT 1 FROM deliveries d WHERE d.signal_id = s.id AND +d.status = ?)');
+    params.push(filter.outcome);
+  }
   let sql: string;
-  if (filter.outcome === undefined) {
+  if (bySignal) {
     if (filter.before !== undefined) {
       // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
       where.push('(s.received_at, s.id) < (SELECT received_at, id FROM signals WHERE id = ?)');
@@ -147,7 +162,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
       `NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.signal_id = d.signal_id AND o.status = d.status AND o.agent_id < d.agent_id)`,
       ...where,
     ];
-    params.unshift(filter.outcome);
+    params.unshift(filter.outcome!);
     if (filter.before !== undefined) {
       conditions.push('(d.received_at, d.signal_id) < (SELECT received_at, id FROM signals WHERE id = ?)');
       params.push(filter.before);
