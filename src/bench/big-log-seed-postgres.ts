@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ErrorCode } from '../errors/catalog.js';
 import { accountCount, SPAN_MS, SYMBOLS } from './big-log-shape.js';
 
 const CHUNK = 500_000;
@@ -25,7 +26,7 @@ function generated(n: number, endMillis: number): string {
  * Writes the big log (big-log-shape.ts) into a PostgreSQL schema the server has already
  * migrated: `INSERT … SELECT` over `generate_series`, 500,000 signals a statement, with the
  * foreign-key triggers off for the session (the rows are consistent by construction), then
- * ANALYZE, as autovacuum would have done on a store that grew to this size.
+ * VACUUM ANALYZE, as autovacuum would have done on a store that grew to this size.
  */
 export async function seedPostgres(url: string, n: number, endMillis: number, progress: (done: number) => void): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -53,10 +54,10 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
         `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
                               content_type, raw_body, normalized, symbol, quota_period, quota_used, quota_limit, duplicate_of)
          SELECT id, src, acc, at, CASE WHEN st = 'rejected' THEN 'rejected' ELSE 'queued' END, CASE WHEN st = 'rejected' THEN 422 ELSE 202 END,
-                CASE WHEN st = 'rejected' THEN 'UNKNOWN_ACTION' END,
+                CASE WHEN st = 'rejected' THEN '${ErrorCode.UNKNOWN_ACTION}' END,
                 CASE WHEN st = 'rejected' THEN 'unknown action ''' || act || 'x''; did you mean ' || act || '?' END,
                 CASE WHEN st = 'rejected' THEN 'action' END,
-                CASE WHEN st = 'rejected' THEN json_build_array(json_build_object('code', 'UNKNOWN_ACTION', 'param', 'action',
+                CASE WHEN st = 'rejected' THEN json_build_array(json_build_object('code', '${ErrorCode.UNKNOWN_ACTION}', 'param', 'action',
                   'detail', 'unknown action ''' || act || 'x''; did you mean ' || act || '?')) END,
                 'text/plain',
                 convert_to(CASE WHEN st = 'rejected' THEN sym || ',' || act || 'x,vol=0.1' ELSE sym || ',' || act || ',vol=0.1,sl_pips=20,tp_pips=40' END, 'UTF8'),
@@ -89,7 +90,7 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
     await client.query(`INSERT INTO usage (account_id, period, used)
                           SELECT account_id, quota_period, count(*) FROM signals WHERE quota_period IS NOT NULL AND duplicate_of IS NULL
                            GROUP BY account_id, quota_period`);
-    await client.query('ANALYZE');
+    await client.query('VACUUM ANALYZE');
   } finally {
     await client.end();
   }

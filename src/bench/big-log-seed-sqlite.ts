@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { ErrorCode } from '../errors/catalog.js';
 import { accountCount, accountId, agentId, agentsOf, seedDeliveryStatus, seedSignal, signalId, sourceId, sourcesPerAccount, SPAN_MS } from './big-log-shape.js';
 
 const CHUNK = 200_000;
@@ -50,8 +51,8 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
         const body = `${s.symbol},${s.action},vol=0.1,sl_pips=20,tp_pips=40`;
         if (s.status === 'rejected') {
           const detail = `unknown action '${s.action}x'; did you mean ${s.action}?`;
-          signal.run(s.id, sourceId(s.account, s.source), accountId(s.account), at, 'rejected', 422, 'UNKNOWN_ACTION', detail, 'action',
-            JSON.stringify([{ code: 'UNKNOWN_ACTION', param: 'action', detail }]), `${s.symbol},${s.action}x,vol=0.1`, null, null, null, null, null);
+          signal.run(s.id, sourceId(s.account, s.source), accountId(s.account), at, 'rejected', 422, ErrorCode.UNKNOWN_ACTION, detail, 'action',
+            JSON.stringify([{ code: ErrorCode.UNKNOWN_ACTION, param: 'action', detail }]), `${s.symbol},${s.action}x,vol=0.1`, null, null, null, null, null);
           continue;
         }
         const normalized = `{"symbol":"${s.symbol}","action":"${s.action}","volume":{"type":"lots","value":0.1},"sl":{"type":"pips","value":20},"tp":[{"type":"pips","value":40,"pct":100}]}`;

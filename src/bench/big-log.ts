@@ -16,7 +16,8 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * (`BENCH_BIG_LOG_SIGNALS`, default 10,000,000, shaped as big-log-shape.ts says), retention on
  * (90 d), per store: ingest against an empty store in alternating rounds, every admin list and
  * filter page the API and dashboard offer (p50/p99 over `BENCH_BIG_LOG_REQUESTS` requests each,
- * one at a time), and the server's resident memory before and after. Seeding 10 M signals takes
+ * one at a time), and the server's resident memory before and after; `BENCH_BIG_LOG_STORES`
+ * (default `sqlite,postgres`) picks the stores. Seeding 10 M signals takes
  * minutes, so the seeded store is kept between runs, keyed by the count and the schema's last
  * migration: SQLite under `BENCH_BIG_LOG_DIR` (default `<tmpdir>/signalgate-bench-big-log`),
  * PostgreSQL as the schema `bench_big_log_<n>_m<migration>` of the benchmark's database.
@@ -29,6 +30,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RETENTION = { SIGNALGATE_RETENTION: '90d' };
+const STORES = (process.env.BENCH_BIG_LOG_STORES ?? 'sqlite,postgres').split(',');
 
 export interface BigLogRow {
   store: string;
@@ -50,7 +52,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
   const pages: BigLogRow[] = [];
   const ingest: BigLogIngest[] = [];
   const memory: string[] = [];
-  for (const store of ['SQLite', 'PostgreSQL'] as const) {
+  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) => STORES.includes(name.toLowerCase()))) {
     const big = store === 'SQLite' ? await sqliteCache() : await postgresCache();
     if (big === null) {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL rows\n`);
