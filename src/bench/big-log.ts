@@ -52,7 +52,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
   const pages: BigLogRow[] = [];
   const ingest: BigLogIngest[] = [];
   const memory: string[] = [];
-  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) => STORES.includes(name.toLowerCase()))) {
+  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) => STORES.includes(name === 'SQLite' ? 'sqlite' : 'postgres'))) {
     const big = store === 'SQLite' ? await sqliteCache() : await postgresCache();
     if (big === null) {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL rows\n`);
