@@ -101,7 +101,11 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
   if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
   if (filter.symbol !== undefined) where.push(`s.symbol = ${param(filter.symbol)}`);
   if (filter.outcome !== undefined && bySignal) {
-    where.push(`EXISTS (SELECT 1 FROM deliveries d WHERE d.signal_id = s.id AND d.status = ${param(filter.outcome)})`);
+    // The delivery carries its signal's received_at: the whole key of deliveries_outcome_log,
+    // so the check reads that index alone.
+    where.push(
+      `EXISTS (SELECT 1 FROM deliveries d WHERE d.status = ${param(filter.outcome)} AND d.received_at = s.received_at AND d.signal_id = s.id)`,
+    );
   }
   let sql: string;
   if (bySignal) {
@@ -111,6 +115,11 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     }
     sql = `SELECT s.* FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY s.received_at DESC, s.id DESC LIMIT ${param(rowsToRead(filter))}`;
+    if (filter.outcome !== undefined) {
+      // The ids first, from the source's index alone, then the page's rows: walking the index
+      // with each row fetched read every skipped signal from the table (1 s cold on 1 M signals).
+      sql = `SELECT * FROM signals WHERE id IN (${sql.replace('SELECT s.*', 'SELECT s.id')}) ORDER BY received_at DESC, id DESC`;
+    }
   } else {
     // Driven by the deliveries in that status, in log order; a signal with several of them
     // is represented by the one of its lowest agent id, so it is listed once.
