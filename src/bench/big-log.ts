@@ -63,7 +63,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
     try {
       const bigServer = await startSignalgate({ ...RETENTION, ...big.env }, {}, { dataDir: big.dataDir });
       servers.push(bigServer);
-      const emptyServer = await startSignalgate({ ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) }, {}, { cleanup: emptySchema?.drop });
+      const emptyServer = await startSignalgate({ ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) }, {});
       servers.push(emptyServer);
       const rssStart = rss(bigServer.pid);
       const bigMix = await ingestMix(bigServer);
@@ -96,6 +96,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
       memory.push(`| ${store} | ${mb(rssStart)} | ${mb(rssIngest)} | ${mb(rss(bigServer.pid))} |`);
     } finally {
       for (const server of servers) await server.stop();
+      await emptySchema?.drop(); // also when a server failed to start
     }
   }
   report(pages, ingest, memory);
