@@ -15,6 +15,8 @@ export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgr
 export interface BenchServer {
   url: string;
   dataDir: string;
+  /** The server process's id (its memory is read from /proc). */
+  pid: number;
   /** An admin POST that must answer 201. */
   admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
   /** An admin GET's body; it must answer 200. */
@@ -25,10 +27,13 @@ export interface BenchServer {
 export async function startSignalgate(
   env: Record<string, string>,
   placement: Placement = {},
-  options: { ca?: string; cleanup?: () => Promise<void> } = {},
+  options: { ca?: string; cleanup?: () => Promise<void>; dataDir?: string } = {},
 ): Promise<BenchServer> {
   const adminToken = `bench-${randomBytes(8).toString('hex')}`;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
+  // A data directory given is kept (the big-log benchmark's cached store); a fresh one goes.
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
+  // The listening line is looked for in the log: an earlier run's must not be found.
+  rmSync(path.join(dataDir, 'server.log'), { force: true });
   // The log sits beside the data, as an operator's would, and goes with it.
   const proc = await spawnListening(
     path.join(here, '..', 'cli', 'main.js'),
@@ -40,6 +45,7 @@ export async function startSignalgate(
   return {
     url: proc.url,
     dataDir,
+    pid: proc.child.pid!,
     admin: async <T>(urlPath: string, body: unknown) => {
       const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
       if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);
@@ -53,7 +59,7 @@ export async function startSignalgate(
     },
     stop: async () => {
       await stopProcess(proc.child);
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
       await options.cleanup?.();
     },
   };

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compareWithBaseline } from './baseline.js';
+import { runBigLog } from './big-log.js';
 import { runBurst } from './burst.js';
 import { runEqualCpu } from './equal-cpu.js';
 import { runFixRoundTrip } from './fix-round-trip.js';
@@ -18,7 +19,8 @@ const USAGE =
   'flags: --https (HTTPS rows beside plain HTTP), --retention (ingest with pruning beside ingest without), --equal-cpu (server and wrk pinned to one core each), ' +
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
   '--soak (300 signals/s with an agent), --soak-seconds N (default 60), --slow-clients (the load alone and beside 200 connections sending one byte a second), ' +
-  '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200)';
+  '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200), ' +
+  '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached)';
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -38,7 +40,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -88,6 +90,13 @@ if (flags.has('--slow-clients')) {
   const [quiet, slow] = await runSlowClients();
   figures.set('slow clients req/s ratio', slow!.rps / quiet!.rps);
   figures.set('slow clients p99', slow!.p99);
+}
+if (flags.has('--big-log')) {
+  const { pages, ingest } = await runBigLog();
+  for (const row of ingest) figures.set(`big-log ${row.store} ingest vs empty`, row.big / row.empty);
+  for (const store of new Set(pages.map((p) => p.store))) {
+    figures.set(`big-log ${store} worst page p99`, Math.max(...pages.filter((p) => p.store === store).map((p) => p.p99)));
+  }
 }
 if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);

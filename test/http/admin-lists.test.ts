@@ -83,6 +83,32 @@ describe('the signal log filtered by symbol', () => {
   });
 });
 
+describe('the signal log filtered by two things at once', () => {
+  it('answers nothing, without reading the log, only where no signal can match: a rejected one has no symbol, and only accepted ones have outcomes', async () => {
+    const { accountId } = await accountWithAgents(server, ['box']);
+    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Guarded', duplicateWindowSeconds: 60 });
+    const source = { id: made.body.id as string, authKey: made.body.authKey as string };
+    const gold = await postSignal(server.url, source.authKey, 'XAUUSD,buy,vol=0.1');
+    await postSignal(server.url, source.authKey, 'XAUUSD,buy,vol=0.1'); // answered as the first: a duplicate
+    await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'XAUUSD,buyy,vol=0.1' });
+    const ids = async (query: string) => {
+      const listed = await server.admin('GET', `/api/admin/signals?sourceId=${source.id}&${query}`);
+      expect(listed.status).toBe(200);
+      return listed.body.signals.map((s: any) => s.id);
+    };
+    const duplicates = await ids('status=duplicate');
+    expect(duplicates).toHaveLength(1);
+    expect(duplicates[0]).not.toBe(gold);
+    expect(await ids('status=duplicate&symbol=XAUUSD')).toEqual(duplicates);
+    expect(await ids('status=accepted&symbol=XAUUSD')).toEqual([gold]);
+    expect(await ids('status=accepted&outcome=queued')).toEqual([gold]);
+    expect(await ids('status=rejected')).toHaveLength(1);
+    expect(await ids('status=rejected&symbol=XAUUSD')).toEqual([]);
+    expect(await ids('status=duplicate&outcome=queued')).toEqual([]);
+    expect(await ids('status=rejected&outcome=queued')).toEqual([]);
+  });
+});
+
 describe('deleting a source', () => {
   it('removes it with its log: its key is refused at once and its queued deliveries are never handed out', async () => {
     const { accountId, agents } = await accountWithAgents(server, ['box']);

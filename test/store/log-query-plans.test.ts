@@ -5,15 +5,16 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
-import { signalListQuery as postgresQuery } from '../../src/store/postgres/signals.js';
-import { signalListQuery as sqliteQuery } from '../../src/store/sqlite/signals.js';
+import { SIGNALS_PER_DAY_SQL as POSTGRES_PER_DAY, signalListQuery as postgresQuery } from '../../src/store/postgres/signals.js';
+import { SIGNALS_PER_DAY_SQL as SQLITE_PER_DAY, signalListQuery as sqliteQuery } from '../../src/store/sqlite/signals.js';
 import { SQLITE_FILE_NAME } from '../../src/store/sqlite/sqlite-store.js';
 import type { SignalFilter } from '../../src/store/store.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
 
 /**
- * Every filter of the signal log, alone and with a cursor, is served by an index in log order:
- * a page reads about as many rows as it shows, never the whole table (read from the plans).
+ * Every filter of the signal log, alone and with a cursor, and a source's log filtered by
+ * status, symbol or outcome, is served by an index in log order: a page reads about as many
+ * rows as it shows, never the whole table nor another source's rows (read from the plans).
  */
 const FILTERS: Partial<SignalFilter>[] = [
   {},
@@ -26,6 +27,12 @@ const FILTERS: Partial<SignalFilter>[] = [
   { outcome: 'failed' },
   { outcome: 'expired', sourceId: 'src-1' },
   { outcome: 'rejected', symbol: 'SYM3' },
+  { sourceId: 'src-1', status: 'rejected' },
+  { sourceId: 'src-1', status: 'accepted' },
+  { sourceId: 'src-1', status: 'duplicate' },
+  { sourceId: 'src-1', symbol: 'SYM7' },
+  { sourceId: 'src-1', status: 'accepted', symbol: 'SYM7' },
+  { sourceId: 'src-1', outcome: 'failed' },
 ];
 /** Filters few signals match: walking the whole log's index for them would read most of it. */
 function rare(filter: Partial<SignalFilter>): boolean {
@@ -35,11 +42,19 @@ function rare(filter: Partial<SignalFilter>): boolean {
 /** The indexes that may serve each filter alone (docs/stores.md). */
 function servingIndexes(filter: Partial<SignalFilter>): string[] | null {
   const index = servingIndex(filter);
-  return index === null ? null : rare(filter) ? [index] : [index, 'signals_log'];
+  if (index === null) return null;
+  // A source's accepted signals may as well be read from its whole log: nearly all are accepted.
+  if (filter.sourceId !== undefined && filterCount(filter) > 1) return filter.status === 'accepted' && filter.symbol === undefined ? [index, 'signals_source_log'] : [index];
+  return rare(filter) ? [index] : [index, 'signals_log'];
 }
 
-/** The index made for each filter alone (docs/stores.md). */
+/** The index made for each filter alone, and for a source's log filtered (docs/stores.md). */
 function servingIndex(filter: Partial<SignalFilter>): string | null {
+  if (filter.sourceId !== undefined && filterCount(filter) > 1) {
+    if (filter.outcome !== undefined) return 'signals_source_log';
+    if (filter.symbol !== undefined) return 'signals_source_symbol_log';
+    return filter.status === 'duplicate' ? 'signals_source_duplicate_log' : 'signals_source_status_log';
+  }
   if (filterCount(filter) > 1) return null;
   if (filter.outcome !== undefined) return 'deliveries_outcome_log';
   if (filter.status === 'duplicate') return 'signals_duplicate_log';
@@ -80,6 +95,20 @@ describe('signal log query plans', () => {
       if (indexes !== null) {
         expect(plan.some((line) => indexes.some((name) => line.includes(`INDEX ${name} `) || line.endsWith(`INDEX ${name}`))), plan.join('\n')).toBe(true);
       }
+      if (filter.outcome !== undefined && filter.sourceId !== undefined) {
+        // Each of the source's signals is checked by its own deliveries, not every delivery in that status.
+        expect(plan.filter((line) => line.includes('deliveries_outcome_log')), plan.join('\n')).toEqual([]);
+        expect(plan.some((line) => /^SEARCH d EXISTS USING PRIMARY KEY/.test(line)), plan.join('\n')).toBe(true);
+      }
+    });
+
+    it('counts signals per day of an account as ranges of its indexes, reading no row', () => {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQLITE_PER_DAY}`).all({ account: 'acc', from: '2030-01-01', to: '2030-01-30' }) as { detail: string }[])
+        .map((row) => row.detail);
+      // Three counts of index ranges per day, none reading the table.
+      expect(plan.filter((line) => /^(SCAN|SEARCH) signals\b/.test(line) && !/USING COVERING INDEX signals_account_(duplicate_)?days /.test(line)), plan.join('\n')).toEqual([]);
+      expect(plan.filter((line) => line.includes('COVERING INDEX signals_account_days ')), plan.join('\n')).toHaveLength(2);
+      expect(plan.filter((line) => line.includes('COVERING INDEX signals_account_duplicate_days ')), plan.join('\n')).toHaveLength(1);
     });
   });
 
@@ -91,14 +120,15 @@ describe('signal log query plans', () => {
       const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
       await store.close();
       pool = new pg.Pool({ connectionString: schema.urlWithSchema, max: 1 });
-      // A log of 200,000 signals on two sources: most accepted and executed, a few of each other kind.
+      // A log of 200,000 signals on 199 sources of two accounts: most accepted and executed, a few of each other kind.
       await pool.query(`
         INSERT INTO accounts VALUES ('acc', 'a', 1000000, now());
+        INSERT INTO accounts VALUES ('acc-2', 'b', 1000000, now());
         INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, max_signal_age_seconds, created_at)
-          VALUES ('src-1', 'acc', 's1', 'k1', 'h1', true, 120, now()), ('src-2', 'acc', 's2', 'k2', 'h2', true, 120, now());
+          SELECT 'src-' || n, 'acc', 's' || n, 'k' || n, 'h' || n, true, 120, now() FROM generate_series(0, 198) AS n;
         INSERT INTO agents (id, account_id, name, token_hash, created_at) VALUES ('agt', 'acc', 'a', 't', now());
         INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, raw_body, normalized, symbol, duplicate_of)
-          SELECT 'sig-' || lpad(i::text, 7, '0'), CASE WHEN i % 2 = 0 THEN 'src-1' ELSE 'src-2' END, 'acc',
+          SELECT 'sig-' || lpad(i::text, 7, '0'), 'src-' || ((i / 7) % 199), CASE WHEN i % 10 = 0 THEN 'acc' ELSE 'acc-2' END,
                  '2030-01-01'::timestamptz + i * interval '1 second',
                  CASE WHEN i % 50 = 0 THEN 'rejected' ELSE 'queued' END, 202, 'x'::bytea,
                  json_build_object('symbol', 'SYM' || (i % 20)), 'SYM' || (i % 20),
@@ -109,8 +139,9 @@ describe('signal log query plans', () => {
                  CASE WHEN right(id, 3) = '777' THEN 'failed' WHEN right(id, 2) = '13' THEN 'expired'
                       WHEN right(id, 2) = '42' THEN 'rejected' ELSE 'executed' END,
                  received_at + interval '2 minutes', received_at
-            FROM signals WHERE status = 'queued' AND duplicate_of IS NULL;
-        ANALYZE;`);
+            FROM signals WHERE status = 'queued' AND duplicate_of IS NULL;`);
+      // As autovacuum would: statistics, and the visibility map that lets a count read the index alone.
+      await pool.query('VACUUM ANALYZE');
     }, 120_000);
     afterAll(async () => {
       await pool?.end();
@@ -125,8 +156,26 @@ describe('signal log query plans', () => {
       expect(nodes.filter((node) => node['Node Type'] === 'Seq Scan'), text).toEqual([]);
       // A filter alone is read through its index, or (when most signals match it) by walking
       // the log's index in order; the planner may sort the few matches of a rare outcome.
-      const indexes = servingIndexes(filter);
+      // With a source and an outcome, the planner weighs the source's signals against the
+      // deliveries in that status by their statistics: either is read through an index.
+      const indexes = filter.outcome !== undefined && filter.sourceId !== undefined ? null : servingIndexes(filter);
       if (indexes !== null) expect(nodes.some((node) => indexes.includes(node['Index Name'] ?? '')), text).toBe(true);
+    });
+
+    it('counts signals per day of an account as ranges of its indexes, reading no row', async () => {
+      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${POSTGRES_PER_DAY}`, [
+        'acc',
+        '2030-01-01T00:00:00.000Z',
+        '2030-01-31T00:00:00.000Z',
+      ]);
+      const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
+      const text = JSON.stringify(nodes.map((node) => [node['Node Type'], node['Relation Name'], node['Index Name']]));
+      const signalReads = nodes.filter((node) => node['Relation Name'] === 'signals');
+      expect(signalReads.map((node) => [node['Node Type'], node['Index Name']]), text).toEqual([
+        ['Index Only Scan', 'signals_account_days'],
+        ['Index Only Scan', 'signals_account_duplicate_days'],
+        ['Index Only Scan', 'signals_account_days'],
+      ]);
     });
   });
 });
