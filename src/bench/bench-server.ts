@@ -15,6 +15,8 @@ export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgr
 export interface BenchServer {
   url: string;
   dataDir: string;
+  /** The server process's id (for strace or perf beside a run). */
+  pid: number;
   /** An admin POST that must answer 201. */
   admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
   /** An admin GET's body; it must answer 200. */
@@ -40,6 +42,7 @@ export async function startSignalgate(
   return {
     url: proc.url,
     dataDir,
+    pid: proc.child.pid!,
     admin: async <T>(urlPath: string, body: unknown) => {
       const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
       if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);

@@ -6,7 +6,7 @@ import { acceptedVerdict, duplicateVerdict, ingestRecord, rejectedVerdict, type 
 import { isoTime } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
 import { SourceChangedError } from '../source-changed.js';
-import type { SqliteConnection } from './connection.js';
+import { isBusy, type SqliteConnection } from './connection.js';
 import type { SqliteDeliveries } from './deliveries.js';
 import { GroupCommit } from './group-commit.js';
 import { IngestBatch } from './ingest-batch.js';
@@ -76,6 +76,8 @@ export class SqliteIngest {
     this.ingests = new GroupCommit(
       (requests) => this.commit(requests),
       () => this.makeDurable(),
+      // The event loop's agent writes hold the write lock too: the batch waits a turn, not a sleep.
+      { isBusy, retryForMs: connection.busyTimeoutMs },
     );
   }
 
@@ -108,17 +110,21 @@ export class SqliteIngest {
    */
   private commit(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
     const walSync = this.connection.walSync;
-    let done: ItemResult<IngestDone>[];
-    if (walSync) this.connection.stmt('PRAGMA synchronous = NORMAL').run();
-    try {
+    let done: ItemResult<IngestDone>[] = [];
+    this.connection.withoutWaiting(() => {
+      if (walSync) this.connection.stmt('PRAGMA synchronous = NORMAL').run();
       try {
-        done = this.batch.immediate(requests);
-      } catch {
-        done = this.batchInSavepoints.immediate(requests);
+        try {
+          done = this.batch.immediate(requests);
+        } catch (error) {
+          // The write lock is held elsewhere: nothing ran, and the batch is tried again later.
+          if (isBusy(error)) throw error;
+          done = this.batchInSavepoints.immediate(requests);
+        }
+      } finally {
+        if (walSync) this.connection.stmt('PRAGMA synchronous = FULL').run();
       }
-    } finally {
-      if (walSync) this.connection.stmt('PRAGMA synchronous = FULL').run();
-    }
+    });
     this.committedTransactions++;
     for (const result of done) if (result.ok) for (const id of result.value.agentIds) this.agentsToTell.add(id);
     return done.map((result) => (result.ok ? { ok: true, value: result.value.outcome } : result));
