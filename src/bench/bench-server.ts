@@ -17,6 +17,7 @@ export interface BenchServer {
   dataDir: string;
   /** The server process's id (for strace or perf beside a run). */
   pid: number;
+  adminToken: string;
   /** An admin POST that must answer 201. */
   admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
   /** An admin GET's body; it must answer 200. */
@@ -27,9 +28,10 @@ export interface BenchServer {
 export async function startSignalgate(
   env: Record<string, string>,
   placement: Placement = {},
-  options: { ca?: string; cleanup?: () => Promise<void> } = {},
+  options: { ca?: string; cleanup?: () => Promise<void>; adminToken?: string } = {},
 ): Promise<BenchServer> {
-  const adminToken = `bench-${randomBytes(8).toString('hex')}`;
+  // Instances on one database share one admin token.
+  const adminToken = options.adminToken ?? `bench-${randomBytes(8).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
   // The log sits beside the data, as an operator's would, and goes with it.
   const proc = await spawnListening(
@@ -43,6 +45,7 @@ export async function startSignalgate(
     url: proc.url,
     dataDir,
     pid: proc.child.pid!,
+    adminToken,
     admin: async <T>(urlPath: string, body: unknown) => {
       const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
       if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);

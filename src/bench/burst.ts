@@ -30,7 +30,7 @@ export interface BurstRow {
 }
 
 /** Which rows to run (BENCH_BURST_STORES, BENCH_BURST_TRANSPORTS: comma-separated), all by default. */
-const STORES = (process.env.BENCH_BURST_STORES ?? 'sqlite,postgres').split(',') as BenchStore[];
+const STORES = (process.env.BENCH_BURST_STORES ?? 'sqlite,postgres,postgres-2').split(',') as BenchStore[];
 const TRANSPORTS = (process.env.BENCH_BURST_TRANSPORTS ?? 'websocket,long-poll').split(',') as BenchTransport[];
 
 export async function runBurst(): Promise<BurstRow[]> {

@@ -67,18 +67,30 @@ export class SqliteDeliveries {
           )
           .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
       ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
-      const rows = this.connection
-        .stmt(
-          `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
-             FROM deliveries d JOIN signals s ON s.id = d.signal_id
-            WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
-            ORDER BY d.seq LIMIT ?`,
-        )
-        .all(agentId, window) as AgentSignalRow[];
-      const fresh = rows.filter((row) => row.seq > after);
-      const full = window > 0 && rows.length >= window;
+      // What the session already holds is only counted (from the index), not read again with its
+      // signal: an agent that acknowledges behind the pushes would otherwise have its whole
+      // window re-read at every hand-out.
+      const held =
+        after > 0
+          ? (this.connection
+              .stmt(`SELECT count(*) FROM deliveries WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq <= ?`)
+              .pluck()
+              .get(agentId, after) as number)
+          : 0;
+      const fresh =
+        window > held
+          ? (this.connection
+              .stmt(
+                `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+                   FROM deliveries d JOIN signals s ON s.id = d.signal_id
+                  WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered') AND d.seq > ?
+                  ORDER BY d.seq LIMIT ?`,
+              )
+              .all(agentId, after, window - held) as AgentSignalRow[])
+          : [];
+      const full = window > 0 && held + fresh.length >= window;
       if (fresh.length === 0) return { signals: [], full };
-      // The rows are the first pending ones by seq, so the seq range names exactly them.
+      // The rows are the first pending ones after `after` by seq, so the seq range names exactly them.
       this.connection
         .stmt(
           `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
