@@ -116,6 +116,11 @@ export class SqliteStore implements Store {
     return this.ingests.transactions;
   }
 
+  /** How many transactions have committed agents' writes (hand-outs, acks, presence). */
+  get agentWriteTransactions(): number {
+    return this.agentWrites.transactions;
+  }
+
   /** A pragma's value in force on this connection (journal_mode, synchronous, …). */
   pragma(name: string): unknown {
     return this.connection.db.pragma(name, { simple: true });

@@ -21,6 +21,7 @@ type GroupTransaction = Database.Transaction<(writes: GroupedWrite[]) => ItemRes
  */
 export class SqliteWriteGroup {
   private readonly group: GroupCommit<GroupedWrite, unknown>;
+  private committedTransactions = 0;
 
   constructor(private readonly connection: SqliteConnection) {
     const db = connection.db;
@@ -44,6 +45,11 @@ export class SqliteWriteGroup {
       // The inbound thread's batches hold the write lock too: the group waits a turn, not a sleep.
       { isBusy, retryForMs: connection.busyTimeoutMs },
     );
+  }
+
+  /** How many transactions have committed agent writes: fewer than writes when grouping works. */
+  get transactions(): number {
+    return this.committedTransactions;
   }
 
   /** Runs `write` in the next group's transaction; resolves with its answer once that is on disk. */
@@ -73,10 +79,14 @@ export class SqliteWriteGroup {
       if (walSync) this.connection.stmt('PRAGMA synchronous = NORMAL').run();
       try {
         try {
-          return together.immediate(writes);
+          const done = together.immediate(writes);
+          this.committedTransactions++;
+          return done;
         } catch (error) {
           if (isBusy(error)) throw error;
-          return apart.immediate(writes);
+          const done = apart.immediate(writes);
+          this.committedTransactions++;
+          return done;
         }
       } finally {
         if (walSync) this.connection.stmt('PRAGMA synchronous = FULL').run();
