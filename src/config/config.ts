@@ -24,7 +24,16 @@ export interface Config {
   trustProxy: string[];
   /** SIGNALGATE_METRICS_TOKEN: reads `GET /metrics` (as the admin token does) and nothing else. */
   metricsToken?: string | null;
+  /**
+   * SIGNALGATE_INBOUND_THREAD: whether the embedded store checks and commits inbound signals on a
+   * thread of their own (`on`), on the event loop (`off`), or by the CPUs the process may use
+   * (`auto`, the default: the thread only with more than one). PostgreSQL ignores it.
+   */
+  inboundThread?: InboundThreadSetting;
 }
+
+/** The same values as the store's setting of that name (config does not import the store). */
+export type InboundThreadSetting = 'auto' | 'on' | 'off';
 
 /** The PEM files HTTPS is served with, read at start and again on SIGHUP. */
 export interface TlsFiles {
@@ -58,7 +67,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tls,
     trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
     metricsToken: nonEmpty(env.SIGNALGATE_METRICS_TOKEN),
+    inboundThread: parseInboundThread(env.SIGNALGATE_INBOUND_THREAD),
   };
+}
+
+const INBOUND_THREAD_SETTINGS: InboundThreadSetting[] = ['auto', 'on', 'off'];
+
+function parseInboundThread(value: string | undefined): InboundThreadSetting {
+  const setting = (nonEmpty(value) ?? 'auto').toLowerCase();
+  if (!INBOUND_THREAD_SETTINGS.includes(setting as InboundThreadSetting)) {
+    throw new ConfigError(
+      `SIGNALGATE_INBOUND_THREAD must be auto (a thread of its own only with more than one CPU), on or off, got '${value}'; leave it unset for auto`,
+    );
+  }
+  return setting as InboundThreadSetting;
 }
 
 function tlsFilesFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {

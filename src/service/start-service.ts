@@ -81,7 +81,7 @@ async function startOnStore(
 ): Promise<RunningService> {
   const tls = config.tls === null ? null : await readTlsCredentials(config.tls).catch(tlsStartupError);
   if (tls !== null) logCertificate(logger, tls, 'serving HTTPS');
-  const backend = await openBackend({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, ...storeOptions }).catch((error: unknown) => {
+  const backend = await openBackend({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, inboundThread: config.inboundThread, ...storeOptions }).catch((error: unknown) => {
     throw storeStartupError(config, error);
   });
   const { store } = backend;

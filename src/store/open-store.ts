@@ -1,3 +1,4 @@
+import type { InboundThreadSetting } from './inbound-thread-choice.js';
 import type { Store } from './store.js';
 import type { StoreBackend } from './store-backend.js';
 import { postgresBackend } from './postgres/postgres-backend.js';
@@ -10,6 +11,8 @@ export interface OpenStoreOptions {
   databaseUrl?: string | null;
   /** PostgreSQL only: keep the tables in this schema (tests isolate themselves this way). */
   schema?: string;
+  /** SQLite only: where inbound requests are checked and committed (`SIGNALGATE_INBOUND_THREAD`). */
+  inboundThread?: InboundThreadSetting;
 }
 
 /** The store the configuration selects, migrated and ready. */
@@ -21,7 +24,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 export async function openBackend(options: OpenStoreOptions): Promise<StoreBackend> {
   const backend = options.databaseUrl
     ? postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : sqliteBackend({ dataDir: options.dataDir });
+    : sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread });
   try {
     await backend.store.migrate();
   } catch (error) {

@@ -55,6 +55,7 @@ describe.runIf(onSqlite)('starting the service', () => {
     [{ SIGNALGATE_RETENTION: '90 days' }, "SIGNALGATE_RETENTION must be a duration like 90d, 12h, 30m or 45s (a whole number above 0 and one unit: s, m, h or d), got '90 days'"],
     [{ SIGNALGATE_RETENTION: '0d' }, 'SIGNALGATE_RETENTION must be a duration'],
     [{ SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' }, "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix"],
+    [{ SIGNALGATE_INBOUND_THREAD: 'yes' }, "SIGNALGATE_INBOUND_THREAD must be auto (a thread of its own only with more than one CPU), on or off, got 'yes'"],
     [{ SIGNALGATE_TRUST_PROXY: 'loopback' }, "SIGNALGATE_TRUST_PROXY: 'loopback' is not an IPv4 or IPv6 address"],
     [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
   ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {

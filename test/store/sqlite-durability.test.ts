@@ -14,17 +14,18 @@ afterEach(async () => {
 });
 
 /**
- * The ingest batch commits under `synchronous = NORMAL` on the inbound thread and its WAL is
+ * The ingest batch commits under `synchronous = NORMAL` (on the inbound thread, or on the event
+ * loop with SIGNALGATE_INBOUND_THREAD=off, the choice with one CPU) and its WAL is
  * fdatasync-ed on the thread pool afterwards. What must hold is what a power cut would test:
  * the 202 for a signal leaves the process only after the WAL write that holds the signal is
  * on disk. strace shows the server's own system calls in order across its threads, so the
  * test reads that order rather than trusting the code.
  */
 describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
-  it('writes the 202 for a signal only after the WAL write holding it is fdatasync-ed', async () => {
+  it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s writes the 202 for a signal only after the WAL write holding it is fdatasync-ed', async (inboundThread) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-durable-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN });
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread });
     cleanups.push(async () => {
       server.child.kill('SIGKILL');
       await server.exited;

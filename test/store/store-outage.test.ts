@@ -206,7 +206,8 @@ describe('PostgreSQL stopped under a running server', () => {
 });
 
 describe('the disk under SQLite full', () => {
-  it('answers 503 STORE_UNAVAILABLE with Retry-After, says so in health, resumes when space is freed, database intact', async (context) => {
+  // Inbound requests committed on the inbound thread, and on the event loop (the choice with one CPU).
+  it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s answers 503 STORE_UNAVAILABLE with Retry-After, says so in health, resumes when space is freed, database intact', async (inboundThread, context) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-disk-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
@@ -218,7 +219,7 @@ describe('the disk under SQLite full', () => {
       spawnSync('umount', ['-l', dir]);
     });
 
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN });
+    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread });
     cleanups.push(() => killServer(server));
     const { source } = await seed(server.url);
     const accepted: string[] = [];
