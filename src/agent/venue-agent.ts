@@ -13,7 +13,7 @@ import { DryRunVenue } from './dry-run-venue.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
-import { carryOutTick, executeSignal } from './venue-execution.js';
+import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { VenueJournal } from './venue-journal.js';
 
 /** The published state is refreshed at least this often. */
@@ -132,6 +132,14 @@ export class VenueAgent {
       const holdings = await this.untilReachable('connect', () => this.venue.open());
       if (holdings === null) return;
       this.reconcile(holdings);
+      // A stop move the last run decided and did not see through: finished before any signal.
+      if (hasUnfinishedMoves(this.book)) {
+        const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
+        if (finished === null) return;
+        this.book = finished.book;
+        for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
+        log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
+      }
       await this.journal.save();
       log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
       void this.publish();
@@ -305,19 +313,34 @@ export class VenueAgent {
     if (this.managing || this.stopping.signal.aborted) return;
     this.managing = true;
     try {
+      const waiting = new Set<string>();
+      if (hasUnfinishedMoves(this.book)) {
+        const finished = await finishMoves(this.venue, this.book);
+        this.book = finished.book;
+        await this.journal.save();
+        for (const { symbol, reason } of finished.refused) {
+          this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
+          waiting.add(symbol);
+        }
+      }
       const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
       for (const symbol of symbols) {
+        if (waiting.has(symbol)) continue;
         const quote = await this.venue.quote(symbol);
         const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask });
         if (step.events.length === 0) {
           this.book = { ...this.book, state: step.state };
           continue;
         }
-        const done = await carryOutTick(this.venue, this.book, step);
+        const done = await carryOutTick(this.venue, this.book, step, async (intent) => {
+          this.book = intent;
+          await this.journal.save();
+        });
         this.book = done.book;
         for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
         for (const event of step.events) this.options.log.info({ event }, 'account event');
         await this.journal.save();
+        void this.publish();
       }
       if (!this.connected) {
         this.connected = true;

@@ -16,8 +16,13 @@ import type { Protection, VenueOrderRef, VenuePosition } from './venue.js';
  */
 export interface VenueBook {
   state: EngineState;
-  /** Position ticket → the venue orders holding its stop and targets, and how often they were replaced. */
-  protection: Record<string, { revision: number; orders: VenueOrderRef[] }>;
+  /**
+   * Position ticket → the venue orders holding its stop and targets, and how often they were
+   * replaced. `moving`: a replacement (breakeven, trailing) was decided and written down before
+   * the venue was asked: its orders (that revision's client ids) may stand already and `orders`
+   * may not be cancelled yet; it is finished before anything else (see finishMoves).
+   */
+  protection: Record<string, { revision: number; orders: VenueOrderRef[]; moving?: number }>;
   /** Pending-order ticket → the venue's order. */
   orders: Record<string, VenueOrderRef>;
 }

@@ -63,25 +63,36 @@ export async function executeSignal(
  * already, so only a moved stop, a new position's protection and a closed position's leftover
  * orders need it.
  */
-export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResult): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
+export async function carryOutTick(
+  venue: Venue,
+  book: VenueBook,
+  step: StepResult,
+  /** Writes the book down before a stop is moved (the journal), so a restart in the middle finishes the move. */
+  intend: (book: VenueBook) => Promise<void> = async () => undefined,
+): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
   const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders } };
   const orders: VenueOrder[] = [];
   const warnings: string[] = [];
-  const protect = async (ticket: number) => {
+  const protect = async (ticket: number, moving: boolean) => {
     const position = next.state.positions.find((p) => p.ticket === ticket);
     if (!position) return;
-    const revision = (next.protection[String(ticket)]?.revision ?? -1) + 1;
+    const key = String(ticket);
+    const revision = (next.protection[key]?.revision ?? -1) + 1;
+    if (moving && next.protection[key]) {
+      next.protection[key] = { ...next.protection[key], moving: revision };
+      await intend(next);
+    }
     const placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
     orders.push(...placed);
-    next.protection[String(ticket)] = { revision, orders: placed.map(orderRef) };
+    next.protection[key] = { revision, orders: placed.map(orderRef) };
   };
   let held: VenueHoldings | null = null;
   for (const event of step.events) {
     if (event.type === 'order_filled') {
       delete next.orders[String(event.order)];
-      await protect(event.position);
+      await protect(event.position, false);
     } else if (event.type === 'sl_moved') {
-      await protect(event.position);
+      await protect(event.position, true);
     } else if (event.type === 'closed') {
       // The book saw the stop or the last target reached at the prices it read. Only when the
       // venue confirms the position is gone are its leftover orders cancelled: a stop cancelled
@@ -98,6 +109,43 @@ export async function carryOutTick(venue: Venue, book: VenueBook, step: StepResu
     }
   }
   return { book: next, orders, warnings };
+}
+
+/**
+ * Finishes the stop moves written down but not known to be done (the agent stopped, or the venue
+ * failed, between deciding and the venue's answer): the new revision's orders are looked up by
+ * their client ids and placed only when missing, then the orders they replace are cancelled (an
+ * order already gone is no error). So the position ends with exactly one stop, at the new level.
+ * A move the venue refuses stays written down (the old stop, placed first, still stands) and is
+ * tried again; `refused` names its symbol, whose quotes must wait for it: a later move of the
+ * same position would reuse its client ids.
+ */
+export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: { symbol: string; reason: string }[] }> {
+  const next: VenueBook = { ...book, protection: { ...book.protection } };
+  const orders: VenueOrder[] = [];
+  const refused: { symbol: string; reason: string }[] = [];
+  for (const [key, entry] of Object.entries(book.protection)) {
+    if (entry.moving === undefined) continue;
+    const position = book.state.positions.find((p) => String(p.ticket) === key);
+    if (!position) {
+      delete next.protection[key];
+      continue;
+    }
+    try {
+      const placed = await venue.protect(venuePosition(next, position), { ...protectionOf(next, position, entry.moving), mayExist: true });
+      orders.push(...placed);
+      next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      refused.push({ symbol: position.symbol, reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}` });
+    }
+  }
+  return { book: next, orders, refused };
+}
+
+/** Whether a stop move was written down and not finished. */
+export function hasUnfinishedMoves(book: VenueBook): boolean {
+  return Object.values(book.protection).some((entry) => entry.moving !== undefined);
 }
 
 /**

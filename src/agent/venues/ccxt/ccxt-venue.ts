@@ -77,7 +77,7 @@ export class CcxtVenue implements Venue {
       password: options.credentials?.password,
       enableRateLimit: true,
       ...(options.markets && { markets: options.markets }),
-      options: { defaultType: options.market, adjustForTimeDifference: false, ...options.exchangeOptions },
+      options: { defaultType: options.market, adjustForTimeDifference: false, ...onlyWhatIsTraded(options.exchange, options.market), ...options.exchangeOptions },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
@@ -172,8 +172,12 @@ export class CcxtVenue implements Venue {
     if (protection.stop !== null) {
       const clientId = `${protection.clientId}s`;
       const params = { ...this.closing(), stopLossPrice: protection.stop, clientOrderId: clientId };
-      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
-        this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
+      const order = await this.idempotent(
+        clientId,
+        position.symbol,
+        protection.mayExist === true,
+        () => this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
+        true,
       );
       placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }));
     }
@@ -203,7 +207,7 @@ export class CcxtVenue implements Venue {
 
   async cancel(order: VenueOrderRef): Promise<void> {
     try {
-      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? { trigger: true } : {}));
+      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}));
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return;
@@ -228,6 +232,16 @@ export class CcxtVenue implements Venue {
   /** Calls without a symbol say which markets they mean: CCXT would otherwise take the exchange's default (Binance: spot). */
   private kindParams(): Record<string, unknown> {
     return this.options.market === 'swap' ? { type: 'swap', subType: 'linear' } : { type: 'spot' };
+  }
+
+  /**
+   * What tells CCXT that a cancel is of a conditional order. Binance keeps those apart (its
+   * algo-order endpoint); Bybit cancels them on the plain endpoint for contracts, where CCXT
+   * would pass `trigger` through to Bybit as an unknown field.
+   */
+  private conditional(symbol: string): Record<string, unknown> {
+    if (this.exchange.id === 'bybit' && this.market(symbol)?.contract === true) return {};
+    return { trigger: true };
   }
 
   /** Opening orders in hedge mode open the position of their own side. */
@@ -275,25 +289,28 @@ export class CcxtVenue implements Venue {
    * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
    * a duplicate anyway, the existing order is fetched and answered.
    */
-  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>): Promise<Order> {
+  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>, trigger = false): Promise<Order> {
     if (mayExist) {
-      const found = await this.byClientId(clientId, symbol);
+      const found = await this.byClientId(clientId, symbol, trigger);
       if (found !== null) return found;
     }
     try {
       return await this.call('place the order', create);
     } catch (error) {
       if (!(error instanceof VenueRefusedError) || !(error.cause instanceof ccxt.DuplicateOrderId)) throw error;
-      const found = await this.byClientId(clientId, symbol);
+      const found = await this.byClientId(clientId, symbol, trigger);
       if (found === null) throw error;
       return found;
     }
   }
 
-  /** The order with this client id, or null when the exchange has none. */
-  private async byClientId(clientId: string, symbol: string): Promise<Order | null> {
+  /**
+   * The order with this client id, or null when the exchange has none. `trigger`: a conditional
+   * order (a stop), which some exchanges keep apart (Binance USDⓈ-M: the algo-order endpoint).
+   */
+  private async byClientId(clientId: string, symbol: string, trigger = false): Promise<Order | null> {
     try {
-      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId }));
+      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId, ...(trigger && { trigger: true }) }));
     } catch (error) {
       if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return null;
       throw error;
@@ -337,6 +354,16 @@ export class CcxtVenue implements Venue {
       ...(kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
     };
   }
+}
+
+/**
+ * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the margin pairs, before
+ * anything else: four heavy requests, and margin permissions, for markets the agent never
+ * trades. It loads only the kind it trades (USDⓈ-M for swap; inverse markets are refused anyway).
+ */
+function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
+  if (exchange !== 'binance') return {};
+  return { fetchMarkets: { types: [market === 'swap' ? 'linear' : 'spot'] }, fetchMargins: false };
 }
 
 function statusOf(status: string | undefined): VenueOrder['status'] {
