@@ -12,8 +12,11 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const DRAIN_MS = 15_000;
 /** The senders' kept-alive connections (BENCH_SENDER_CONNECTIONS). */
 const SENDER_CONNECTIONS = Number(process.env.BENCH_SENDER_CONNECTIONS ?? 200);
+/** Extra node flags for the server (BENCH_SERVER_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
-export type BenchStore = 'sqlite' | 'postgres';
+/** `postgres-2`: two instances on one PostgreSQL database, agents and senders split between them. */
+export type BenchStore = 'sqlite' | 'postgres' | 'postgres-2';
 export type BenchTransport = 'websocket' | 'long-poll';
 
 export interface AgentLoadRun {
@@ -40,14 +43,22 @@ export async function runAgentLoad(
   sourcesPerAgent: number,
   buildSchedule: (sourceKeys: string[]) => Scheduled[],
 ): Promise<AgentLoadRun | null> {
-  let server: BenchServer;
-  if (store === 'postgres') {
+  const servers: BenchServer[] = [];
+  if (store === 'sqlite') {
+    servers.push(await startSignalgate({}, { nodeArgs: SERVER_NODE_ARGS }));
+  } else {
     const schema = await createPostgresSchema();
     if (schema === null) return null;
-    server = await startSignalgate({ SIGNALGATE_DATABASE_URL: schema.url }, {}, { cleanup: schema.drop });
-  } else {
-    server = await startSignalgate({});
+    const env = { SIGNALGATE_DATABASE_URL: schema.url };
+    const first = await startSignalgate(env, { nodeArgs: SERVER_NODE_ARGS }, { cleanup: store === 'postgres' ? schema.drop : undefined });
+    servers.push(first);
+    if (store === 'postgres-2') {
+      // Started once the first has migrated; the schema goes with the last one stopped.
+      servers.push(await startSignalgate(env, { nodeArgs: SERVER_NODE_ARGS }, { cleanup: schema.drop, adminToken: first.adminToken }));
+    }
   }
+  const server = servers[0]!;
+  if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: server pids ${servers.map((s) => s.pid).join(' ')}\n`);
   const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-agents-'));
   let agentsProcess: ChildProcess | null = null;
   try {
@@ -65,9 +76,10 @@ export async function runAgentLoad(
     const interleaved = Array.from({ length: sourceKeys.length }, (_, i) => sourceKeys[(i % agents) * sourcesPerAgent + Math.floor(i / agents)]!);
     const configFile = path.join(dir, 'agents.json');
     const resultsFile = path.join(dir, 'arrivals.json');
-    writeFileSync(configFile, JSON.stringify({ server: server.url, tokens, transport, resultsFile }));
+    writeFileSync(configFile, JSON.stringify({ servers: servers.map((s) => s.url), tokens, transport, resultsFile }));
     const child = spawn(process.execPath, [path.join(here, 'bench-agents.js'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     agentsProcess = child;
+    if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: agents pid ${child.pid}\n`);
     let held = 0;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the ${agents} agents did not all connect by ${transport} within 60 s`)), 60_000);
@@ -87,18 +99,33 @@ export async function runAgentLoad(
       child.once('exit', (code) => reject(new Error(`the agents process exited with ${code}`)));
     });
     await server.adminGet('/metrics');
-    const { startAt, answers } = await sendOnSchedule(server.url, buildSchedule(interleaved), SENDER_CONNECTIONS);
+    const pids = () => [servers.map((s) => s.pid), [child.pid!], [process.pid]];
+    const cpuOf = () => pids().map((group) => group.reduce((sum, pid) => sum + cpuMillis(pid), 0));
+    const cpuBefore = cpuOf();
+    const monotonicStart = process.hrtime.bigint() / 1000n;
+    const { startAt, answers } = await sendOnSchedule(
+      servers.map((s) => s.url),
+      buildSchedule(interleaved),
+      SENDER_CONNECTIONS,
+    );
+    const answeredAt = Date.now();
     const metrics = await server.adminGet('/metrics');
     const accepted = answers.filter((a) => a.id !== null).length;
     const deadline = Date.now() + DRAIN_MS;
     while (Date.now() < deadline && held < accepted) await sleep(100);
+    if (process.env.BENCH_SHOW_PIDS) {
+      const cpu = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
+      // Monotonic µs, the clock of a V8 CPU profile's samples: the window to read a profile in.
+      process.stderr.write(`bench: CPU ms from the start to all held: server ${cpu[0]}, agents ${cpu[1]}, sender ${cpu[2]}; monotonic µs ${monotonicStart}-${process.hrtime.bigint() / 1000n}\n`);
+      process.stderr.write(`bench: schedule start ${new Date(startAt).toISOString()}, last answer ${new Date(answeredAt).toISOString()}, all held by ${new Date().toISOString()}\n`);
+    }
     await stopProcess(child);
     agentsProcess = null;
     const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; ackFailures: number };
     return { startAt, answers, arrivals: results.arrivals, ackFailures: results.ackFailures, metrics };
   } finally {
     if (agentsProcess !== null) await stopProcess(agentsProcess);
-    await server.stop();
+    for (const s of servers) await s.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -112,6 +139,13 @@ async function provisionTenant(server: BenchServer, n: number, sources: number):
     keys.push(source.authKey);
   }
   return { token: agent.token, keys };
+}
+
+/** User and system CPU a process (all its threads) has used, ms, from /proc (Linux). */
+function cpuMillis(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 function sleep(ms: number): Promise<void> {

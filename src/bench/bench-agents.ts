@@ -8,10 +8,11 @@ import { AgentClient, type TransportChoice } from '../agent/agent-client.js';
  * signals and acknowledging them at once. Prints `{"ready":N}` once every client is connected
  * on the transport, then `{"held":N}` every 250 ms; on SIGTERM writes `{signalId: epoch ms the client handed it over}` to the
  * results file and exits. `node dist/bench/bench-agents.js CONFIG.json`, where the config is
- * `{ server, tokens, transport, resultsFile }`.
+ * `{ servers, tokens, transport, resultsFile }`.
  */
 interface Config {
-  server: string;
+  /** Agent i connects to servers[i % servers.length]. */
+  servers: string[];
   tokens: string[];
   transport: Exclude<TransportChoice, 'auto'>;
   resultsFile: string;
@@ -21,7 +22,9 @@ const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Config;
 const arrivals: Record<string, number> = {};
 let acked = 0;
 let ackFailures = 0;
-const clients = config.tokens.map((token) => new AgentClient({ server: config.server, token, transport: config.transport }));
+const clients = config.tokens.map(
+  (token, i) => new AgentClient({ server: config.servers[i % config.servers.length]!, token, transport: config.transport }),
+);
 const consumers = clients.map(async (client) => {
   for await (const signal of client.signals()) {
     // One clock for every process on the machine: the epoch, to the microsecond.

@@ -15,8 +15,9 @@ export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgr
 export interface BenchServer {
   url: string;
   dataDir: string;
-  /** The server process's id (its memory is read from /proc). */
+  /** The server process's id (its memory is read from /proc; strace or perf beside a run). */
   pid: number;
+  adminToken: string;
   /** An admin POST that must answer 201. */
   admin: <T = { id: string; authKey: string; token: string }>(urlPath: string, body: unknown) => Promise<T>;
   /** An admin GET's body; it must answer 200. */
@@ -27,9 +28,10 @@ export interface BenchServer {
 export async function startSignalgate(
   env: Record<string, string>,
   placement: Placement = {},
-  options: { ca?: string; cleanup?: () => Promise<void>; dataDir?: string } = {},
+  options: { ca?: string; cleanup?: () => Promise<void>; dataDir?: string; adminToken?: string } = {},
 ): Promise<BenchServer> {
-  const adminToken = `bench-${randomBytes(8).toString('hex')}`;
+  // Instances on one database share one admin token.
+  const adminToken = options.adminToken ?? `bench-${randomBytes(8).toString('hex')}`;
   // A data directory given is kept (the big-log benchmark's cached store); a fresh one goes.
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
   // The listening line is looked for in the log: an earlier run's must not be found.
@@ -46,6 +48,7 @@ export async function startSignalgate(
     url: proc.url,
     dataDir,
     pid: proc.child.pid!,
+    adminToken,
     admin: async <T>(urlPath: string, body: unknown) => {
       const res = await postJson(proc.url + urlPath, adminToken, body, options.ca);
       if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${res.text}`);

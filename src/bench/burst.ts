@@ -29,10 +29,14 @@ export interface BurstRow {
   notHeld: number;
 }
 
+/** Which rows to run (BENCH_BURST_STORES, BENCH_BURST_TRANSPORTS: comma-separated), all by default. */
+const STORES = (process.env.BENCH_BURST_STORES ?? 'sqlite,postgres,postgres-2').split(',') as BenchStore[];
+const TRANSPORTS = (process.env.BENCH_BURST_TRANSPORTS ?? 'websocket,long-poll').split(',') as BenchTransport[];
+
 export async function runBurst(): Promise<BurstRow[]> {
   const rows: BurstRow[] = [];
-  for (const store of ['sqlite', 'postgres'] as const) {
-    for (const transport of ['websocket', 'long-poll'] as const) {
+  for (const store of STORES) {
+    for (const transport of TRANSPORTS) {
       const run = await runAgentLoad(store, transport, AGENTS, SOURCES_PER_AGENT, (keys) =>
         Array.from({ length: SIGNALS }, (_, i) => ({
           at: (i * WINDOW_MS) / SIGNALS,

@@ -31,15 +31,19 @@ export function now(): number {
  * a second overflow the server's accept queue, and the kernel's SYN retries (1 s, 3 s, 7 s)
  * would then dominate every figure (seen in the first runs).
  */
-export async function sendOnSchedule(baseUrl: string, schedule: Scheduled[], connections: number): Promise<{ startAt: number; answers: Answer[] }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+export async function sendOnSchedule(baseUrls: string[], schedule: Scheduled[], connections: number): Promise<{ startAt: number; answers: Answer[] }> {
+  // Request i goes to baseUrls[i % n], each server with its share of the connections.
+  const perServer = Math.max(1, Math.floor(connections / baseUrls.length));
+  const agents = baseUrls.map(() => new http.Agent({ keepAlive: true, maxSockets: perServer }));
   await Promise.all(
-    Array.from(
-      { length: connections },
-      () =>
-        new Promise<void>((resolve, reject) => {
-          http.get(`${baseUrl}/healthz`, { agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
-        }),
+    baseUrls.flatMap((baseUrl, s) =>
+      Array.from(
+        { length: perServer },
+        () =>
+          new Promise<void>((resolve, reject) => {
+            http.get(`${baseUrl}/healthz`, { agent: agents[s] }, (res) => res.resume().on('end', resolve)).on('error', reject);
+          }),
+      ),
     ),
   );
   const startAt = now() + 100;
@@ -49,7 +53,7 @@ export async function sendOnSchedule(baseUrl: string, schedule: Scheduled[], con
   return await new Promise((resolve) => {
     const finish = () => {
       if (--pending === 0) {
-        agent.destroy();
+        for (const agent of agents) agent.destroy();
         resolve({ startAt, answers });
       }
     };
@@ -57,9 +61,10 @@ export async function sendOnSchedule(baseUrl: string, schedule: Scheduled[], con
       const item = schedule[index]!;
       const answer: Answer = { scheduledAt: startAt + item.at, answeredAt: NaN, status: 0, id: null };
       answers[index] = answer;
-      const req = http.request(`${baseUrl}${item.path}`, {
+      const server = index % baseUrls.length;
+      const req = http.request(`${baseUrls[server]}${item.path}`, {
         method: 'POST',
-        agent,
+        agent: agents[server],
         headers: { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(item.body) },
       });
       req.on('response', (res) => {

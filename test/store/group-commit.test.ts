@@ -93,9 +93,11 @@ describe('group commit', () => {
     const disk = controlledDisk();
     let full = true;
     let recoveries = 0;
-    const group = new GroupCommit<number, number>(committedAsSent, disk.sync, () => {
-      recoveries++;
-      if (full) throw new Error('SQLITE_FULL: database or disk is full');
+    const group = new GroupCommit<number, number>(committedAsSent, disk.sync, {
+      recover: () => {
+        recoveries++;
+        if (full) throw new Error('SQLITE_FULL: database or disk is full');
+      },
     });
     const first = group.submit(1);
     await turn();
@@ -156,5 +158,37 @@ describe('group commit', () => {
     disk.pending[0]!.resolve();
     await draining;
     await expect(item).resolves.toBe(7);
+  });
+
+  it('tries a batch that found the write lock held again on a later turn, and fails it once the retry time ran out', async () => {
+    const busy = Object.assign(new Error('database is locked'), { busy: true });
+    const isBusy = (error: unknown) => (error as { busy?: boolean }).busy === true;
+    let lockedFor = 3;
+    const tries: number[][] = [];
+    const group = new GroupCommit<number, number>(
+      (items) => {
+        tries.push(items);
+        if (lockedFor-- > 0) throw busy;
+        return committedAsSent(items);
+      },
+      async () => undefined,
+      { busy: { isBusy, retryForMs: 60_000 } },
+    );
+    const first = group.submit(1);
+    await turn();
+    const second = group.submit(2);
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    // The batch kept its place at the head, with what came meanwhile behind it.
+    expect(tries[0]).toEqual([1]);
+    expect(tries[tries.length - 1]).toEqual([1, 2]);
+
+    const never = new GroupCommit<number, number>(
+      () => {
+        throw busy;
+      },
+      async () => undefined,
+      { busy: { isBusy, retryForMs: 20 } },
+    );
+    await expect(never.submit(3)).rejects.toBe(busy);
   });
 });

@@ -155,6 +155,77 @@ describe('SQLite store', () => {
     }
   });
 
+  it("commits the agents' writes of one event-loop turn (presence, hand-outs, acks) in one transaction", async () => {
+    const store = await open();
+    try {
+      const seeded = await seed(store, { agents: 3, route: [0, 1, 2] });
+      const { record } = await store.ingest(request(seeded));
+      const before = store.agentWriteTransactions;
+      const now = new Date().toISOString();
+      const [taken] = await Promise.all([
+        Promise.all(seeded.agents.map((agent) => store.takeDeliveries(agent.id, now, 10))),
+        Promise.all(seeded.agents.map((agent) => store.touchAgent(agent.id, now))),
+      ]);
+      expect(taken.map((signals) => signals.map((s) => s.id))).toEqual([[record.id], [record.id], [record.id]]);
+      expect(store.agentWriteTransactions).toBe(before + 1);
+      const acks = await Promise.all(seeded.agents.map((agent) => store.ackDelivery(agent.id, record.id, { status: 'executed', message: null, result: null }, now)));
+      expect(acks.map((a) => a.kind)).toEqual(['acked', 'acked', 'acked']);
+      expect(store.agentWriteTransactions).toBe(before + 2);
+      expect((await store.getSignal(record.id))!.deliveries.map((d) => d.status)).toEqual(['executed', 'executed', 'executed']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps serving while another connection holds the write lock: an agent write waits for it a turn at a time, then commits', async () => {
+    const store = await open();
+    const other = new Database(join(dataDir, SQLITE_FILE_NAME));
+    try {
+      const seeded = await seed(store, { agents: 1 });
+      const agentId = seeded.agents[0]!.id;
+      other.exec('BEGIN IMMEDIATE');
+      const touched = store.touchAgent(agentId, '2026-11-25T12:00:00.000Z');
+      let settled = false;
+      void touched.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // In SQLite's busy handler the call would hold this thread until the lock came free or the
+      // busy timeout ran out (and then fail): here the event loop goes on, reads included.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settled).toBe(false);
+      expect((await store.getAgent(agentId))!.lastSeenAt).toBeNull();
+      other.exec('COMMIT');
+      await touched;
+      expect((await store.getAgent(agentId))!.lastSeenAt).toBe('2026-11-25T12:00:00.000Z');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it("drops its cache of sources when another connection changes a source, among that connection's acks and hand-outs", async () => {
+    const server = await open();
+    const cli = await open();
+    try {
+      const seeded = await seed(cli, { agents: 1, route: [0] });
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
+      const { record } = await cli.ingest(request(seeded));
+      await cli.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10);
+      await turn();
+      expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
+      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' });
+      await cli.ackDelivery(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
+      await turn();
+      expect(await server.findSourceByAuthKey(seeded.source.authKey)).toBeNull();
+      expect((await server.findSourceByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);
+    } finally {
+      await cli.close();
+      await server.close();
+    }
+  });
+
   it('finds its migrations beside the module, for both dialects', () => {
     expect(existsSync(migrationDirectory('sqlite'))).toBe(true);
     expect(existsSync(migrationDirectory('postgres'))).toBe(true);

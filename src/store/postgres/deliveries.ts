@@ -3,8 +3,8 @@ import type { ExpiredDelivery } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
-import { isoTime } from '../iso-time.js';
-import { deliveryOf, jsonParam, textParam, type DeliveryRow } from './postgres-rows.js';
+import { deliveryOf, type DeliveryRow } from './postgres-rows.js';
+import { GroupedAcks } from './grouped-acks.js';
 import type { SessionLocks } from './session-locks.js';
 import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
 
@@ -14,6 +14,8 @@ import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
  * through its lock (`session-locks.ts`).
  */
 export class PostgresDeliveries {
+  private readonly acks: GroupedAcks;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly sessionLocks: SessionLocks,
@@ -21,7 +23,9 @@ export class PostgresDeliveries {
     private readonly scope: () => string,
     /** Told, after the commit, of the deliveries a poll's hand-out marked expired. */
     private readonly onExpired: (expired: ExpiredDelivery[]) => void,
-  ) {}
+  ) {
+    this.acks = new GroupedAcks(pool);
+  }
 
   async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
     const { rows } = await this.pool.query<{ agent_id: string; open: string }>(
@@ -53,16 +57,10 @@ export class PostgresDeliveries {
   }
 
   async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
-    // Conditional update first: of two racing acks exactly one matches; the other classifies below.
-    const { rows: updated } = await this.pool.query<DeliveryRow>(
-      `UPDATE deliveries SET status = $3, acked_at = $4, message = $5, result = $6,
-                             acked_after_expiry = (status = 'expired' OR expires_at <= $4)
-        WHERE signal_id = $1 AND agent_id = $2
-          AND (status = 'delivered' OR (status = 'expired' AND delivered_at IS NOT NULL))
-       RETURNING *`,
-      [signalId, agentId, ack.status, isoTime(now), textParam(ack.message), jsonParam(ack.result)],
-    );
-    if (updated[0]) return { kind: 'acked', delivery: deliveryOf(updated[0]) };
+    // Conditional update first (grouped with the other acks of this turn): of two racing acks
+    // exactly one matches; the other classifies below.
+    const updated = await this.acks.apply(agentId, signalId, ack, now);
+    if (updated) return { kind: 'acked', delivery: deliveryOf(updated) };
     const { rows } = await this.pool.query<DeliveryRow>(
       'SELECT * FROM deliveries WHERE signal_id = $1 AND agent_id = $2',
       [signalId, agentId],

@@ -12,7 +12,11 @@ export class SqliteConnection {
   readonly walSync: WalSync | null;
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(path: string, busyTimeoutMs: number) {
+  constructor(
+    path: string,
+    /** How long a write waits for the write lock held by another connection. */
+    readonly busyTimeoutMs: number,
+  ) {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
     // every commit so an answered 202 survives a power cut, not only a process crash. Ingest
@@ -23,6 +27,20 @@ export class SqliteConnection {
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
     liftMallocTrimThreshold(this.db);
+  }
+
+  /**
+   * Runs `write` without waiting for the write lock: held by another connection, the write
+   * fails at once with SQLITE_BUSY (`isBusy`), for the caller to try again later rather than
+   * sleep on this thread.
+   */
+  withoutWaiting<T>(write: () => T): T {
+    this.stmt('PRAGMA busy_timeout = 0').get();
+    try {
+      return write();
+    } finally {
+      this.stmt(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(this.busyTimeoutMs))}`).get();
+    }
   }
 
   stmt(sql: string): Database.Statement {
@@ -39,4 +57,9 @@ export class SqliteConnection {
     this.db.close();
     this.walSync?.close();
   }
+}
+
+/** The write lock was held by another connection (a write run `withoutWaiting`). */
+export function isBusy(error: unknown): boolean {
+  return error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'));
 }

@@ -4,11 +4,14 @@ import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOu
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
+import type { SqliteWriteGroup } from './write-group.js';
 
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
 export class SqliteDeliveries {
   constructor(
     private readonly connection: SqliteConnection,
+    /** Hand-outs and acks are group-committed with the other agent writes of their turn. */
+    private readonly writes: SqliteWriteGroup,
     /** Told, after the commit, of the deliveries a hand-out marked expired. */
     private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {}
@@ -38,11 +41,11 @@ export class SqliteDeliveries {
   }
 
   /**
-   * Needs no wait for ingests: it writes, so its COMMIT runs under FULL, and that fsync of the
-   * WAL also covers any ingest batch it read from; nothing leaves here before it is on disk.
+   * Needs no wait for ingests: it writes, so it settles only after its group's sync of the WAL,
+   * which also covers any ingest batch it read from; nothing leaves here before it is on disk.
    */
-  takeDeliveries(agentId: string, now: string, limit: number): AgentSignal[] {
-    return this.handOut(agentId, now, limit, 0).signals;
+  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+    return (await this.handOut(agentId, now, limit, 0)).signals;
   }
 
   /**
@@ -50,42 +53,52 @@ export class SqliteDeliveries {
    * after seq `after`: a push session passes the last seq it handed out, so what it already
    * holds is neither rewritten nor answered again.
    */
-  private handOut(agentId: string, now: string, limit: number, after: number): SessionHandOut {
+  private async handOut(agentId: string, now: string, limit: number, after: number): Promise<SessionHandOut> {
     const at = isoTime(now);
     const window = Math.max(0, Math.floor(limit));
     let expired: ExpiredDelivery[] = [];
-    const handOut = this.connection.db
-      .transaction((): SessionHandOut => {
-        expired = (
-          this.connection
-            .stmt(
-              `UPDATE deliveries SET status = 'expired'
-                WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
-               RETURNING signal_id, received_at, expires_at`,
-            )
-            .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
-        ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
-        const rows = this.connection
-          .stmt(
-            `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
-               FROM deliveries d JOIN signals s ON s.id = d.signal_id
-              WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered')
-              ORDER BY d.seq LIMIT ?`,
-          )
-          .all(agentId, window) as AgentSignalRow[];
-        const fresh = rows.filter((row) => row.seq > after);
-        const full = window > 0 && rows.length >= window;
-        if (fresh.length === 0) return { signals: [], full };
-        // The rows are the first pending ones by seq, so the seq range names exactly them.
+    const handOut = await this.writes.run((): SessionHandOut => {
+      expired = (
         this.connection
           .stmt(
-            `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
-              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
+            `UPDATE deliveries SET status = 'expired'
+              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
+             RETURNING signal_id, received_at, expires_at`,
           )
-          .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
-        return { signals: fresh.map(agentSignalOf), full };
-      })
-      .immediate();
+          .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
+      ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
+      // What the session already holds is only counted (from the index), not read again with its
+      // signal: an agent that acknowledges behind the pushes would otherwise have its whole
+      // window re-read at every hand-out.
+      const held =
+        after > 0
+          ? (this.connection
+              .stmt(`SELECT count(*) FROM deliveries WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq <= ?`)
+              .pluck()
+              .get(agentId, after) as number)
+          : 0;
+      const fresh =
+        window > held
+          ? (this.connection
+              .stmt(
+                `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+                   FROM deliveries d JOIN signals s ON s.id = d.signal_id
+                  WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered') AND d.seq > ?
+                  ORDER BY d.seq LIMIT ?`,
+              )
+              .all(agentId, after, window - held) as AgentSignalRow[])
+          : [];
+      const full = window > 0 && held + fresh.length >= window;
+      if (fresh.length === 0) return { signals: [], full };
+      // The rows are the first pending ones after `after` by seq, so the seq range names exactly them.
+      this.connection
+        .stmt(
+          `UPDATE deliveries SET status = 'delivered', delivered_at = COALESCE(delivered_at, ?), attempts = attempts + 1
+            WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
+        )
+        .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
+      return { signals: fresh.map(agentSignalOf), full };
+    });
     if (expired.length > 0) this.onExpired(expired);
     return handOut;
   }
@@ -98,7 +111,7 @@ export class SqliteDeliveries {
     return {
       takeDeliveries: async (now, limit) => {
         if (released) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const handOut = this.handOut(agentId, now, limit, handedUpTo);
+        const handOut = await this.handOut(agentId, now, limit, handedUpTo);
         const last = handOut.signals[handOut.signals.length - 1];
         if (last) handedUpTo = last.seq;
         return handOut;
@@ -110,29 +123,28 @@ export class SqliteDeliveries {
     };
   }
 
-  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): AckOutcome {
+  /** Answers once the acknowledgement is on disk, grouped with the other agent writes of its turn. */
+  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
     const at = isoTime(now);
-    return this.connection.db
-      .transaction((): AckOutcome => {
-        const row = this.connection
-          .stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?')
-          .get(signalId, agentId) as DeliveryRow | undefined;
-        if (!row) return { kind: 'not_found' };
-        const delivery = deliveryOf(row);
-        if (row.status === 'executed' || row.status === 'rejected' || row.status === 'failed') {
-          return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
-        }
-        if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
-        if (row.status === 'queued') return { kind: row.expires_at <= at ? 'expired' : 'not_delivered', delivery };
-        const afterExpiry = row.status === 'expired' || row.expires_at <= at;
-        const updated = this.connection
-          .stmt(
-            `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
-              WHERE signal_id = ? AND agent_id = ? RETURNING *`,
-          )
-          .get(ack.status, at, ack.message, jsonText(ack.result), afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
-        return { kind: 'acked', delivery: deliveryOf(updated) };
-      })
-      .immediate();
+    return this.writes.run((): AckOutcome => {
+      const row = this.connection
+        .stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?')
+        .get(signalId, agentId) as DeliveryRow | undefined;
+      if (!row) return { kind: 'not_found' };
+      const delivery = deliveryOf(row);
+      if (row.status === 'executed' || row.status === 'rejected' || row.status === 'failed') {
+        return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
+      }
+      if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+      if (row.status === 'queued') return { kind: row.expires_at <= at ? 'expired' : 'not_delivered', delivery };
+      const afterExpiry = row.status === 'expired' || row.expires_at <= at;
+      const updated = this.connection
+        .stmt(
+          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
+            WHERE signal_id = ? AND agent_id = ? RETURNING *`,
+        )
+        .get(ack.status, at, ack.message, jsonText(ack.result), afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
+      return { kind: 'acked', delivery: deliveryOf(updated) };
+    });
   }
 }

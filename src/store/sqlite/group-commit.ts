@@ -12,6 +12,21 @@ interface Waiting<I, O> {
 }
 
 /**
+ * When `commitBatch` found the write lock held by another connection (`isBusy`), the batch is
+ * tried again on a later turn, for up to `retryForMs`, instead of the connection's busy handler
+ * sleeping on the thread: that handler sleeps 1, 2, 5 … up to 100 ms at a time whatever the
+ * holder does, and on the event loop every sleep stops all serving.
+ */
+export interface BusyRetry {
+  isBusy: (error: unknown) => boolean;
+  retryForMs: number;
+}
+
+/** A retry's first tries come on the next turn; later ones this many ms apart. */
+const RETRY_SOON = 3;
+const RETRY_EVERY_MS = 1;
+
+/**
  * Group commit in two steps. Items submitted during one event-loop turn are handed to
  * `commitBatch` together on the next `setImmediate`: one transaction, whose COMMIT does not wait
  * for the disk. `makeDurable` then waits for the disk off the event loop, and only when it
@@ -30,7 +45,9 @@ interface Waiting<I, O> {
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
-  private scheduled: NodeJS.Immediate | null = null;
+  private scheduled: { cancel: () => void } | null = null;
+  /** Since when the batch at the head has found the write lock held, and how often. */
+  private busySince: { at: number; tries: number } | null = null;
   /** Settles once the last committed batch is durable and its items are settled. */
   private syncing: Promise<void> | null = null;
   private failure: { error: StoreUnavailableError; triedAt: number } | null = null;
@@ -38,7 +55,7 @@ export class GroupCommit<I, O> {
   constructor(
     private readonly commitBatch: (items: I[]) => ItemResult<O>[],
     private readonly makeDurable: () => Promise<void>,
-    private readonly recover?: () => void,
+    private readonly options: { recover?: () => void; busy?: BusyRetry } = {},
   ) {}
 
   submit(item: I): Promise<O> {
@@ -66,19 +83,43 @@ export class GroupCommit<I, O> {
   async drain(): Promise<void> {
     while (this.syncing !== null || this.queue.length > 0) {
       if (this.syncing !== null) await this.syncing;
-      else this.commitQueued();
+      else {
+        this.commitQueued();
+        // The write lock was held: the batch waits for its retry.
+        if (this.syncing === null && this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
+      }
     }
   }
 
   private schedule(): void {
     if (this.syncing === null && this.scheduled === null && this.queue.length > 0) {
-      this.scheduled = setImmediate(() => this.commitQueued());
+      const immediate = setImmediate(() => this.commitQueued());
+      this.scheduled = { cancel: () => clearImmediate(immediate) };
     }
+  }
+
+  /** Puts the batch back at the head of the queue for a later try; false once retrying has run out. */
+  private retryLater(batch: Waiting<I, O>[], error: unknown): boolean {
+    const busy = this.options.busy;
+    if (busy === undefined || !busy.isBusy(error)) return false;
+    const now = Date.now();
+    this.busySince ??= { at: now, tries: 0 };
+    if (now - this.busySince.at >= busy.retryForMs) return false;
+    this.busySince.tries++;
+    this.queue = batch.concat(this.queue);
+    if (this.busySince.tries <= RETRY_SOON) {
+      const immediate = setImmediate(() => this.commitQueued());
+      this.scheduled = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(() => this.commitQueued(), RETRY_EVERY_MS);
+      this.scheduled = { cancel: () => clearTimeout(timer) };
+    }
+    return true;
   }
 
   private commitQueued(): void {
     if (this.scheduled) {
-      clearImmediate(this.scheduled);
+      this.scheduled.cancel();
       this.scheduled = null;
     }
     const batch = this.queue;
@@ -92,10 +133,13 @@ export class GroupCommit<I, O> {
     try {
       results = this.commitBatch(batch.map((waiting) => waiting.item));
     } catch (error) {
+      if (this.retryLater(batch, error)) return;
+      this.busySince = null;
       for (const waiting of batch) waiting.reject(error);
       this.schedule();
       return;
     }
+    this.busySince = null;
     this.syncing = this.makeDurable().then(
       () => {
         this.syncing = null;
@@ -127,10 +171,11 @@ export class GroupCommit<I, O> {
   /** Whether the failure is over: `recover` succeeded now (tried at most once a second). */
   private recovered(): boolean {
     const failure = this.failure!;
-    if (this.recover === undefined || Date.now() - failure.triedAt < RECOVER_EVERY_MS) return false;
+    const recover = this.options.recover;
+    if (recover === undefined || Date.now() - failure.triedAt < RECOVER_EVERY_MS) return false;
     failure.triedAt = Date.now();
     try {
-      this.recover();
+      recover();
     } catch {
       return false;
     }

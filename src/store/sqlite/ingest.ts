@@ -6,8 +6,9 @@ import { acceptedVerdict, duplicateVerdict, ingestRecord, rejectedVerdict, type 
 import { isoTime } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
 import { SourceChangedError } from '../source-changed.js';
-import type { SqliteConnection } from './connection.js';
+import { isBusy, type SqliteConnection } from './connection.js';
 import type { SqliteDeliveries } from './deliveries.js';
+import { checkpointDurably } from './checkpoint-durably.js';
 import { GroupCommit } from './group-commit.js';
 import { IngestBatch } from './ingest-batch.js';
 import type { SqliteSignals } from './signals.js';
@@ -76,20 +77,12 @@ export class SqliteIngest {
     this.ingests = new GroupCommit(
       (requests) => this.commit(requests),
       () => this.makeDurable(),
-      () => this.recoverDurability(),
+      {
+        recover: () => checkpointDurably(this.connection),
+        // The event loop's agent writes hold the write lock too: the batch waits a turn, not a sleep.
+        busy: { isBusy, retryForMs: connection.busyTimeoutMs },
+      },
     );
-  }
-
-  /**
-   * After a failed WAL sync: what was committed may be in memory only (the kernel may drop pages
-   * a failed write-back could not write, and a later sync would not see them as dirty). A full
-   * checkpoint copies every committed page into the database file and syncs it (this connection
-   * runs under FULL), then empties the log; only when all of that succeeded is the store's state
-   * on disk again. Throws otherwise (the disk still full, a reader in the way).
-   */
-  private recoverDurability(): void {
-    const [result] = this.connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-    if (result === undefined || result.busy !== 0) throw new Error('the checkpoint could not complete');
   }
 
   /** How many transactions have committed ingests: fewer than ingests when grouping works. */
@@ -121,17 +114,21 @@ export class SqliteIngest {
    */
   private commit(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
     const walSync = this.connection.walSync;
-    let done: ItemResult<IngestDone>[];
-    if (walSync) this.connection.stmt('PRAGMA synchronous = NORMAL').run();
-    try {
+    let done: ItemResult<IngestDone>[] = [];
+    this.connection.withoutWaiting(() => {
+      if (walSync) this.connection.stmt('PRAGMA synchronous = NORMAL').run();
       try {
-        done = this.batch.immediate(requests);
-      } catch {
-        done = this.batchInSavepoints.immediate(requests);
+        try {
+          done = this.batch.immediate(requests);
+        } catch (error) {
+          // The write lock is held elsewhere: nothing ran, and the batch is tried again later.
+          if (isBusy(error)) throw error;
+          done = this.batchInSavepoints.immediate(requests);
+        }
+      } finally {
+        if (walSync) this.connection.stmt('PRAGMA synchronous = FULL').run();
       }
-    } finally {
-      if (walSync) this.connection.stmt('PRAGMA synchronous = FULL').run();
-    }
+    });
     this.committedTransactions++;
     for (const result of done) if (result.ok) for (const id of result.value.agentIds) this.agentsToTell.add(id);
     return done.map((result) => (result.ok ? { ok: true, value: result.value.outcome } : result));

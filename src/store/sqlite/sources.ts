@@ -12,6 +12,7 @@ import { sourceOf, type SourceRow } from './sqlite-rows.js';
 export class SqliteSources {
   private readonly cache = new Map<string, Source>();
   private cacheVersion = -1;
+  private cacheGeneration = -1;
   private cacheChecked = false;
 
   constructor(private readonly connection: SqliteConnection) {}
@@ -53,8 +54,11 @@ export class SqliteSources {
 
   /**
    * Every inbound request starts here, so found sources are cached. The cache is dropped on this
-   * connection's own source writes and whenever `data_version` says another connection (the
-   * CLI) committed, so a rotated key or deactivated source stops working at once.
+   * connection's own source writes and whenever another connection (the event loop's, the CLI)
+   * changed a source, so a rotated key or deactivated source stops working at once. Another
+   * connection's commit moves `data_version`; only then is the sources' generation (moved by
+   * triggers on every change to `sources`) read, since most such commits are agents' acks and
+   * hand-outs, which leave the sources as they were.
    */
   findSourceByAuthKey(authKey: string): Source | null {
     if (!this.cacheChecked) {
@@ -63,8 +67,12 @@ export class SqliteSources {
       setImmediate(() => (this.cacheChecked = false));
       const version = this.connection.stmt('PRAGMA data_version').pluck().get() as number;
       if (version !== this.cacheVersion) {
-        this.cache.clear();
         this.cacheVersion = version;
+        const generation = this.connection.stmt('SELECT generation FROM source_generation WHERE id = 1').pluck().get() as number;
+        if (generation !== this.cacheGeneration) {
+          this.cache.clear();
+          this.cacheGeneration = generation;
+        }
       }
     }
     const cached = this.cache.get(authKey);

@@ -37,6 +37,7 @@ import { SqliteSettings } from './settings.js';
 import { SqliteSignals } from './signals.js';
 import { SqliteSources } from './sources.js';
 import { SqliteUsage } from './usage.js';
+import { SqliteWriteGroup } from './write-group.js';
 
 export const SQLITE_FILE_NAME = 'signalgate.db';
 
@@ -80,6 +81,7 @@ export class SqliteStore implements Store {
   private readonly signals: SqliteSignals;
   private readonly deliveries: SqliteDeliveries;
   private readonly ingests: SqliteIngest;
+  private readonly agentWrites: SqliteWriteGroup;
   private readonly retention: SqliteRetention;
   private readonly dashboardSessions: SqliteDashboardSessions;
   private closed = false;
@@ -89,14 +91,18 @@ export class SqliteStore implements Store {
     busyTimeoutMs: number,
   ) {
     this.connection = new SqliteConnection(path, busyTimeoutMs);
-    const whenDurable = () => this.ingests.whenDurable();
+    this.agentWrites = new SqliteWriteGroup(this.connection);
+    // Reads of the log and usage never show a commit still waiting for the disk.
+    const whenDurable = async () => {
+      await Promise.all([this.ingests.whenDurable(), this.agentWrites.whenDurable()]);
+    };
     this.settings = new SqliteSettings(this.connection);
     this.accounts = new SqliteAccounts(this.connection);
     this.usage = new SqliteUsage(this.connection, whenDurable);
     this.agents = new SqliteAgents(this.connection);
     this.sources = new SqliteSources(this.connection);
     this.signals = new SqliteSignals(this.connection, whenDurable);
-    this.deliveries = new SqliteDeliveries(this.connection, (expired) => this.expiryListeners.notify(expired));
+    this.deliveries = new SqliteDeliveries(this.connection, this.agentWrites, (expired) => this.expiryListeners.notify(expired));
     this.retention = new SqliteRetention(this.connection);
     this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.ingests = new SqliteIngest(
@@ -109,6 +115,11 @@ export class SqliteStore implements Store {
   /** How many transactions have committed ingests: fewer than ingests when grouping works. */
   get ingestTransactions(): number {
     return this.ingests.transactions;
+  }
+
+  /** How many transactions have committed agents' writes (hand-outs, acks, presence). */
+  get agentWriteTransactions(): number {
+    return this.agentWrites.transactions;
   }
 
   /** A pragma's value in force on this connection (journal_mode, synchronous, …). */
@@ -124,7 +135,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     try {
-      await this.ingests.drain();
+      await Promise.all([this.ingests.drain(), this.agentWrites.drain()]);
     } finally {
       this.connection.close();
     }
@@ -227,11 +238,11 @@ export class SqliteStore implements Store {
   }
 
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
-    this.agents.saveAgentState(agentId, state, now);
+    await this.agentWrites.run(() => this.agents.saveAgentState(agentId, state, now));
   }
 
   async touchAgent(agentId: string, now: string): Promise<void> {
-    this.agents.touchAgent(agentId, now);
+    await this.agentWrites.run(() => this.agents.touchAgent(agentId, now));
   }
 
   // Sources.
@@ -297,7 +308,7 @@ export class SqliteStore implements Store {
     return this.deliveries.countOpenDeliveries();
   }
 
-  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+  takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return this.deliveries.takeDeliveries(agentId, now, limit);
   }
 
@@ -310,7 +321,7 @@ export class SqliteStore implements Store {
     return false;
   }
 
-  async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
+  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
     return this.deliveries.ackDelivery(agentId, signalId, ack, now);
   }
 
