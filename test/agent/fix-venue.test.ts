@@ -88,6 +88,18 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     expect(executor.output.includes(`38=10000${String.fromCharCode(1)}`) || executor.output.includes('38=10000|')).toBe(true);
   });
 
+  it('after a logon and an order, no file under the data directory holds the password, nor does the log', () => {
+    const files = readdirSync(path.join(dir, 'agent'), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    // The FIX store (sequence numbers and the sent order) is among them: the check reads real files.
+    expect(files.some((entry) => entry.name.endsWith('.body'))).toBe(true);
+    for (const entry of files) {
+      const file = path.join(entry.parentPath, entry.name);
+      expect(readFileSync(file, 'latin1'), file).not.toContain(CREDENTIALS.password);
+    }
+    expect(agent!.stdout).not.toContain(CREDENTIALS.password);
+    expect(agent!.stderr).not.toContain(CREDENTIALS.password);
+  });
+
   it("a market order is rejected by the executor, and the signal's outcome is its reason", async () => {
     const signal = await postSignal(server.url, authKey, 'EURUSD,sell,vol=0.2');
     await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'rejected', 'the ack of the refused market order', 30_000);

@@ -61,6 +61,11 @@ export class AgentProcess {
     return this.err;
   }
 
+  /** Everything the agent wrote to stdout (its log), JSON or not. */
+  get stdout(): string {
+    return this.out;
+  }
+
   lines(): LogLine[] {
     return this.parsed;
   }

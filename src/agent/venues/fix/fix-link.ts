@@ -4,6 +4,7 @@ import jspurefix from 'jspurefix';
 import type { IJsFixConfig, IJsFixLogger, ISessionDescription, JsFixLogFields, MsgView } from 'jspurefix';
 import type { Logger } from 'pino';
 import { Backoff, sleep } from '../../backoff.js';
+import { ApplicationMessageStoreFactory } from './application-message-store.js';
 import type { FixCredentials, FixSessionConfig } from './fix-config.js';
 
 /** A FIX message as jspurefix decodes it against the FIX 4.4 dictionary: fields by name. */
@@ -173,7 +174,12 @@ export class FixLink {
 
   private async connectOnce(): Promise<void> {
     this.log.info({ fix: this.name, host: this.config.host, port: this.config.port, tls: this.config.tls, senderCompId: this.config.senderCompId, targetCompId: this.config.targetCompId }, 'FIX connecting');
-    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)), (config) => new LinkSession(config, this));
+    const storeFactory = new ApplicationMessageStoreFactory(this.storeDir);
+    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)), (config) => {
+      // Our store, not the description's: it never writes the Logon (and its password) to disk.
+      config.sessionStoreFactory = storeFactory;
+      return new LinkSession(config, this);
+    });
     this.launcher = launcher;
     await launcher.run();
   }

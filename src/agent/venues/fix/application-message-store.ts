@@ -1,0 +1,29 @@
+import jspurefix from 'jspurefix';
+import type { IFixMsgStoreRecord, IFixSessionStore, IFixSessionStoreFactory, SessionId } from 'jspurefix';
+
+/**
+ * Session-level message types (Heartbeat, TestRequest, ResendRequest, Reject, SequenceReset,
+ * Logout, Logon): never resent — a ResendRequest covering them is answered with a gap fill.
+ */
+const ADMIN_TYPES = new Set(['0', '1', '2', '3', '4', '5', 'A']);
+
+/**
+ * jspurefix's file store (sequence numbers and sent messages on disk, so both survive a restart)
+ * keeping application messages only: the Logon carries the broker password (554), which must
+ * never reach disk, and no admin message is ever resent.
+ */
+class ApplicationMessageFileStore extends jspurefix.FileSessionStore {
+  override async put(record: IFixMsgStoreRecord): Promise<void> {
+    if (ADMIN_TYPES.has(record.msgType)) return;
+    await super.put(record);
+  }
+}
+
+/** The store factory a FIX session uses: application messages and sequence numbers under `directory`. */
+export class ApplicationMessageStoreFactory implements IFixSessionStoreFactory {
+  constructor(private readonly directory: string) {}
+
+  create(sessionId: SessionId): IFixSessionStore {
+    return new ApplicationMessageFileStore(sessionId, new jspurefix.FileSessionStreamProvider(sessionId, this.directory), true);
+  }
+}
