@@ -191,4 +191,47 @@ describe('group commit', () => {
     );
     await expect(never.submit(3)).rejects.toBe(busy);
   });
+  it('with overlapping syncs, commits the next batch while the previous one syncs, and answers in commit order', async () => {
+    const disk = controlledDisk();
+    const batches: number[][] = [];
+    const group = new GroupCommit<number, number>(
+      (items) => {
+        batches.push(items);
+        return committedAsSent(items);
+      },
+      disk.sync,
+      { overlapSyncs: true },
+    );
+    const settled: number[] = [];
+    const first = group.submit(1).then((value) => settled.push(value));
+    await turn();
+    const second = group.submit(2).then((value) => settled.push(value));
+    await turn();
+    // Both committed, each waiting for its own sync.
+    expect(batches).toEqual([[1], [2]]);
+    expect(disk.pending).toHaveLength(2);
+    // The later sync finishing first answers nothing before the earlier batch is durable.
+    disk.pending[1]!.resolve();
+    await turn();
+    expect(settled).toEqual([]);
+    disk.pending[0]!.resolve();
+    await Promise.all([first, second]);
+    expect(settled).toEqual([1, 2]);
+  });
+
+  it('with overlapping syncs, a failed earlier sync leaves the batches committed after it of unknown outcome', async () => {
+    const disk = controlledDisk();
+    const group = new GroupCommit<number, number>(committedAsSent, disk.sync, { overlapSyncs: true });
+    const first = group.submit(1);
+    await turn();
+    const second = group.submit(2);
+    await turn();
+    expect(disk.pending).toHaveLength(2);
+    disk.pending[1]!.resolve();
+    disk.pending[0]!.reject(new Error('EIO: fdatasync'));
+    await expect(first).rejects.toThrow(OutcomeUnknownError);
+    await expect(second).rejects.toThrow(OutcomeUnknownError);
+    const after = await group.submit(3).catch((error: unknown) => error);
+    expect(isStoreUnavailable(after)).toBe(true);
+  });
 });

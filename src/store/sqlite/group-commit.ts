@@ -42,6 +42,11 @@ const RETRY_EVERY_MS = 1;
  * way (a checkpoint into the database file, synced), since the kernel may have dropped what the
  * failed sync was to write. It is tried at most once a second, when an item arrives. Without
  * `recover`, the failure is for good. Nothing written is ever answered as stored unsynced.
+ *
+ * With `overlapSyncs`, the next batch commits while the previous one's sync is still under way,
+ * and is settled only after that one and its own: a sync covers everything written to the log
+ * before it, so what the batch read is on disk when it is answered, and a writer that waits for
+ * each answer (an agent acknowledging signal after signal) waits for one sync instead of two.
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
@@ -55,7 +60,7 @@ export class GroupCommit<I, O> {
   constructor(
     private readonly commitBatch: (items: I[]) => ItemResult<O>[],
     private readonly makeDurable: () => Promise<void>,
-    private readonly options: { recover?: () => void; busy?: BusyRetry } = {},
+    private readonly options: { recover?: () => void; busy?: BusyRetry; overlapSyncs?: boolean } = {},
   ) {}
 
   submit(item: I): Promise<O> {
@@ -92,7 +97,7 @@ export class GroupCommit<I, O> {
   }
 
   private schedule(): void {
-    if (this.syncing === null && this.scheduled === null && this.queue.length > 0) {
+    if ((this.syncing === null || this.options.overlapSyncs === true) && this.scheduled === null && this.queue.length > 0) {
       const immediate = setImmediate(() => this.commitQueued());
       this.scheduled = { cancel: () => clearImmediate(immediate) };
     }
@@ -140,9 +145,18 @@ export class GroupCommit<I, O> {
       return;
     }
     this.busySince = null;
-    this.syncing = this.makeDurable().then(
-      () => {
-        this.syncing = null;
+    const previous = this.syncing;
+    const settled: Promise<void> = this.makeDurable().then(
+      async () => {
+        // With overlapping syncs, batches settle in commit order, each after the ones before it.
+        if (previous !== null) await previous;
+        if (this.syncing === settled) this.syncing = null;
+        if (this.failure !== null) {
+          // A sync before this batch's failed: what it wrote may be gone, and this batch read it.
+          const unknown = new OutcomeUnknownError(this.failure.error);
+          for (const waiting of batch) waiting.reject(unknown);
+          return;
+        }
         batch.forEach((waiting, i) => {
           const result = results[i];
           // Committed with its batch, yet without a result: it may have been stored.
@@ -152,10 +166,11 @@ export class GroupCommit<I, O> {
         });
         this.schedule();
       },
-      (error: unknown) => {
-        this.syncing = null;
+      async (error: unknown) => {
+        if (previous !== null) await previous;
+        if (this.syncing === settled) this.syncing = null;
         const cause = error instanceof Error ? error.message : String(error);
-        this.failure = {
+        this.failure ??= {
           error: new StoreUnavailableError(`the disk could not make the store's log durable (${cause}); nothing is stored until it can`, { cause: error }),
           triedAt: Date.now(),
         };
@@ -166,6 +181,7 @@ export class GroupCommit<I, O> {
         this.queue = [];
       },
     );
+    this.syncing = settled;
   }
 
   /** Whether the failure is over: `recover` succeeded now (tried at most once a second). */

@@ -48,6 +48,7 @@ export class SqliteWriteGroup {
         recover: () => checkpointDurably(connection),
         // The inbound thread's batches hold the write lock too: the group waits a turn, not a sleep.
         busy: { isBusy, retryForMs: connection.busyTimeoutMs },
+        overlapSyncs: true,
       },
     );
   }
