@@ -69,7 +69,10 @@ export interface CounterpartyOptions {
  *   912=Y; none: one with 911=0.
  * - OrderStatusRequest (35=H): an ExecutionReport (150=I) of the order, 39=8 when unknown.
  * - MarketDataRequest (35=V) on the quote session: a snapshot (35=W) of bid and offer; an
- *   unknown symbol: MarketDataRequestReject (35=Y). It does not stream later changes.
+ *   unknown symbol: MarketDataRequestReject (35=Y). With `streamQuotes` on, a subscription
+ *   (263=1) also gets a W at each new quote (`setPrice`), as cTrader sends spot prices, until
+ *   263=2 or the session ends. Off by default: then a fill reaches the agent only as the
+ *   broker's report, never also through the engine reading the same quote first.
  */
 export class CTraderCounterparty {
   readonly logons: { session: string; user: string; password: string }[] = [];
@@ -78,6 +81,10 @@ export class CTraderCounterparty {
   readonly resting = new Map<string, RestingOrder>();
   private readonly launchers: { stop(): void; run(): Promise<boolean> }[] = [];
   private tradeSession: { push(type: string, body: Fields): void } | null = null;
+  /** Live MarketDataRequests: the quote session, its MDReqID and the symbol. */
+  /** Whether subscribers get each new quote (see the class comment). */
+  streamQuotes = false;
+  private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
   private seq = 0;
   private readonly dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
 
@@ -98,9 +105,15 @@ export class CTraderCounterparty {
     return this.tradeSession !== null;
   }
 
-  /** A new quote: held orders it reaches fill at it. */
+  /** A new quote: held orders it reaches fill at it, and it is streamed to subscribers (`streamQuotes`). */
   setPrice(symbol: string, bid: number, ask: number): void {
     this.options.prices[symbol] = { bid, ask };
+    // The broker's fills go out before the quote that caused them, as a broker's would.
+    this.reach(symbol, bid, ask);
+    if (this.streamQuotes) for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
+  }
+
+  private reach(symbol: string, bid: number, ask: number): void {
     for (const order of [...this.resting.values()]) {
       if (order.symbol !== symbol || !this.resting.has(order.id)) continue;
       const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;
@@ -154,7 +167,7 @@ export class CTraderCounterparty {
     }
     this.resting.set(id, order);
     const quote = this.options.prices[symbol]!;
-    this.setPrice(symbol, quote.bid, quote.ask);
+    this.reach(symbol, quote.bid, quote.ask);
   }
 
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
@@ -257,16 +270,30 @@ export class CTraderCounterparty {
 
   private quoteAnswer(session: { push(type: string, body: Fields): void }, type: string, m: Fields): void {
     if (type !== 'V') return;
-    const request = m as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+    const request = m as { MDReqID: string; SubscriptionRequestType?: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+    const live = (s: (typeof this.subscriptions)[number]) => s.session === session && s.reqId === request.MDReqID;
+    if (String(request.SubscriptionRequestType) === '2') {
+      this.dropSubscriptions(live);
+      return;
+    }
     for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
       const symbol = related.Instrument?.Symbol ?? '';
-      const price = this.options.prices[symbol];
-      if (!price) {
+      if (!this.options.prices[symbol]) {
         session.push('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
         continue;
       }
-      session.push('W', { MDReqID: request.MDReqID, Instrument: { Symbol: symbol }, MDFullGrp: { NoMDEntries: [{ MDEntryType: '0', MDEntryPx: price.bid }, { MDEntryType: '1', MDEntryPx: price.ask }] } });
+      this.snapshot(session, request.MDReqID, symbol);
+      if (String(request.SubscriptionRequestType) === '1' && !this.subscriptions.some((s) => live(s) && s.symbol === symbol)) this.subscriptions.push({ session, reqId: request.MDReqID, symbol });
     }
+  }
+
+  private snapshot(session: { push(type: string, body: Fields): void }, reqId: string, symbol: string): void {
+    const price = this.options.prices[symbol]!;
+    session.push('W', { MDReqID: reqId, Instrument: { Symbol: symbol }, MDFullGrp: { NoMDEntries: [{ MDEntryType: '0', MDEntryPx: price.bid }, { MDEntryType: '1', MDEntryPx: price.ask }] } });
+  }
+
+  private dropSubscriptions(which: (s: (typeof this.subscriptions)[number]) => boolean): void {
+    for (let i = this.subscriptions.length - 1; i >= 0; i--) if (which(this.subscriptions[i]!)) this.subscriptions.splice(i, 1);
   }
 
   private launch(subId: 'TRADE' | 'QUOTE', port: number, dictionary: string): void {
@@ -279,6 +306,7 @@ export class CTraderCounterparty {
       },
       stopped: (session: unknown) => {
         if (subId === 'TRADE' && this.tradeSession === session) this.tradeSession = null;
+        this.dropSubscriptions((s) => s.session === session);
       },
       logon: (user: string, password: string) => {
         this.logons.push({ session: subId, user, password });

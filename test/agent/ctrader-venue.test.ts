@@ -16,6 +16,8 @@ import { freePort } from './support/fix-counterparties.js';
  * the quote, hedged positions named by PosMaintRptID 721, stops and targets held by the broker
  * and tied to the position, PositionReports, cancels). What the broker does on its own (a
  * pending order filled, a stop filled) reaches the agent's book and its published state.
+ * Breakeven and trailing read the quotes the broker streams on the MarketDataRequest
+ * subscription and move the stop the broker holds.
  */
 const AGENT_COMP_ID = 'demo.broker.4242';
 const CREDENTIALS = { user: '4242', password: 'pw-ctrader-554' };
@@ -164,5 +166,58 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     expect(ready.positions).toBe(1);
     await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.connected === true, 'one position in the published state');
     expect((await state()).positions[0]).toMatchObject({ volume: 0.03, price: 1.1052 });
+  }, 90_000);
+
+  it('breakeven then trailing, at the quotes the broker streams on the MarketDataRequest subscription, move the broker-held stop: the new one placed (721), then the old one cancelled', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.04,sl_pips=20,tp_pips=60,be_trigger=10,trail_trigger=20,trail_distance=15');
+    const delivery = await settled(signal);
+    const position = [...broker.positions.values()].find((p) => p.units === 4000)!;
+    expect(position).toMatchObject({ side: 'buy', price: 1.1052 });
+    const firstStop = delivery.result.orders[1];
+    expect(firstStop).toMatchObject({ kind: 'stop_loss', price: 1.1032, status: 'open' });
+    // The stop and target of revision n of this position: `…p<ticket>r<n>s` and `…r<n>t1`.
+    const revision = (n: number, order: 's' | 't1') => String(firstStop.clientId).replace(/r0s$/, `r${n}${order}`);
+    const held = () => [...broker.resting.values()].filter((o) => o.positionId === position.id).map((o) => [o.kind, o.side, o.price, o.units, o.clOrdId]);
+    expect(held()).toEqual([
+      ['stop', 'sell', 1.1032, 4000, revision(0, 's')],
+      ['limit', 'sell', 1.1112, 4000, revision(0, 't1')],
+    ]);
+    const ours = async () => ((await state())?.positions ?? []).find((p: { volume: number }) => p.volume === 0.04);
+    await waitUntil(async () => (await ours())?.sl === 1.1032, 'the stop in the published state');
+    const placedBefore = sent('D').length;
+    const cancelsBefore = sent('F').length;
+
+    // From here the broker streams each new quote (35=W) to the agent's subscription.
+    broker.streamQuotes = true;
+    // Bid 1.1063: 11 pips in profit, past be_trigger=10: the stop goes to the entry, 1.1052.
+    broker.setPrice(EURUSD, 1.1063, 1.1065);
+    await waitUntil(async () => (await ours())?.sl === 1.1052, 'the breakeven stop in the published state');
+    await waitUntil(() => held().length === 2, 'the old stop and target cancelled at the broker');
+    expect(held()).toEqual([
+      ['stop', 'sell', 1.1052, 4000, revision(1, 's')],
+      ['limit', 'sell', 1.1112, 4000, revision(1, 't1')],
+    ]);
+    const moved = sent('D').slice(placedBefore);
+    expect(moved.map((m) => [m.ClOrdID, m.OrdType, m.StopPx ?? m.Price, m.PosMaintRptID])).toEqual([
+      [revision(1, 's'), '3', 1.1052, position.id],
+      [revision(1, 't1'), '2', 1.1112, position.id],
+    ]);
+    expect(sent('F').slice(cancelsBefore).map((m) => m.OrigClOrdID)).toEqual([revision(0, 's'), revision(0, 't1')]);
+    expect(broker.positions.get(position.id)).toMatchObject({ units: 4000 });
+
+    // Bid 1.1082: 30 pips in profit, past trail_trigger=20: the stop trails 15 pips behind, 1.1067.
+    broker.setPrice(EURUSD, 1.1082, 1.1084);
+    await waitUntil(async () => (await ours())?.sl === 1.1067, 'the trailing stop in the published state');
+    await waitUntil(() => held().length === 2, 'the breakeven stop and its target cancelled at the broker');
+    expect(held()).toEqual([
+      ['stop', 'sell', 1.1067, 4000, revision(2, 's')],
+      ['limit', 'sell', 1.1112, 4000, revision(2, 't1')],
+    ]);
+    expect(sent('F').slice(cancelsBefore).map((m) => m.OrigClOrdID)).toEqual([revision(0, 's'), revision(0, 't1'), revision(1, 's'), revision(1, 't1')]);
+    // Exactly one stop works at the broker for the position, and the trailed stop does its job.
+    expect([...broker.resting.values()].filter((o) => o.kind === 'stop' && o.positionId === position.id)).toHaveLength(1);
+    broker.setPrice(EURUSD, 1.1066, 1.1068);
+    expect(broker.positions.has(position.id)).toBe(false);
+    await waitUntil(async () => (await ours()) === undefined, 'the stopped position gone from the published state');
   }, 90_000);
 });
