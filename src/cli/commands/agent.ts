@@ -64,28 +64,13 @@ export function registerAgentCommand(program: Command): void {
       }
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
       const agent = new PaperAgent({ ...read.settings, log });
-      let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        log.info({ signal }, 'stopping');
-        void agent.stop();
-      };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
-      try {
-        await agent.run();
-        log.info('stopped');
-        await flushLogger(log);
-        process.exit(0);
-      } catch (err) {
-        const unauthorized = err instanceof AgentUnauthorizedError;
-        const conflict = err instanceof StoredAccountConflictError;
-        log.error({ err: (err as Error).message }, unauthorized ? 'the server refused the agent token' : conflict ? 'the flags contradict the stored account' : 'agent failed');
-        await flushLogger(log);
-        process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
-        process.exit(unauthorized || conflict ? 2 : 1);
-      }
+      await runUntilStopped(agent, log, (err) =>
+        err instanceof AgentUnauthorizedError
+          ? 'the server refused the agent token'
+          : err instanceof StoredAccountConflictError
+            ? 'the flags contradict the stored account'
+            : null,
+      );
     });
 }
 
@@ -186,6 +171,20 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
     manageEveryMs: 2000,
     log,
   });
+  await runUntilStopped(agent, log, (err) =>
+    err instanceof AgentUnauthorizedError
+      ? 'the server refused the agent token'
+      : err instanceof VenueRefusedError
+        ? `the ${counterparty} refused the agent`
+        : null,
+  );
+}
+
+/**
+ * Runs an agent until SIGTERM or SIGINT (exit 0) or until it fails. `refusal` names a failure the
+ * operator must fix before starting again (exit 2); any other failure exits 1.
+ */
+async function runUntilStopped(agent: { run(): Promise<void>; stop(): Promise<void> }, log: Logger, refusal: (err: unknown) => string | null): Promise<void> {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -201,10 +200,10 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
     await flushLogger(log);
     process.exit(0);
   } catch (err) {
-    const refused = err instanceof AgentUnauthorizedError || err instanceof VenueRefusedError;
-    log.error({ err: (err as Error).message }, err instanceof AgentUnauthorizedError ? 'the server refused the agent token' : err instanceof VenueRefusedError ? `the ${counterparty} refused the agent` : 'agent failed');
+    const refused = refusal(err);
+    log.error({ err: (err as Error).message }, refused ?? 'agent failed');
     await flushLogger(log);
     process.stderr.write(`signalgate agent: ${(err as Error).message}\n`);
-    process.exit(refused ? 2 : 1);
+    process.exit(refused !== null ? 2 : 1);
   }
 }
