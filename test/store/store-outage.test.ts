@@ -94,6 +94,32 @@ async function until<T>(probe: () => Promise<T | null>, what: string, timeoutMs 
 }
 
 /** The machine's PostgreSQL binaries, newest first. */
+/**
+ * `count` senders posting one signal after another each until `stop()`, each result kept with the
+ * time it was sent; after an answer other than 202 a sender pauses `pauseMs`.
+ */
+function steadySenders(url: string, authKey: string, count: number, pauseMs: number, signal: (i: number) => { text: string; key?: string }) {
+  const results: Array<Posted & { at: number; text: string; key?: string }> = [];
+  let sending = true;
+  let n = 0;
+  const senders = Array.from({ length: count }, async () => {
+    while (sending) {
+      const at = Date.now();
+      const { text, key } = signal(n++);
+      const result = await post(url, authKey, text, key);
+      results.push({ ...result, at, text, key });
+      if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  });
+  return {
+    results,
+    stop: async () => {
+      sending = false;
+      await Promise.all(senders);
+    },
+  };
+}
+
 function postgresBin(): string | null {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
@@ -171,17 +197,8 @@ describe('PostgreSQL stopped under a running server', () => {
     await agentProcess.connected('websocket');
 
     // Traffic throughout: four senders, one signal after another each.
-    const results: Array<Posted & { at: number }> = [];
-    let sending = true;
-    let n = 0;
-    const senders = Array.from({ length: 4 }, async () => {
-      while (sending) {
-        const at = Date.now();
-        const result = await post(server.url, source.authKey, `EURUSD,buy,vol=0.01,comment=n${n++}`);
-        results.push({ ...result, at });
-        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    });
+    const traffic = steadySenders(server.url, source.authKey, 4, 50, (i) => ({ text: `EURUSD,buy,vol=0.01,comment=n${i}` }));
+    const { results } = traffic;
     try {
       await until(async () => (results.filter((r) => r.status === 202).length >= 20 ? true : null), '20 accepted signals');
 
@@ -212,11 +229,10 @@ describe('PostgreSQL stopped under a running server', () => {
         const r = await post(server.url, source.authKey, 'EURUSD,sell,vol=0.01,comment=back');
         return r.status === 202 ? r : null;
       }, 'service to resume');
-      results.push({ ...back, at: Date.now() });
+      results.push({ ...back, at: Date.now(), text: 'EURUSD,sell,vol=0.01,comment=back' });
       await until(async () => (results.filter((r) => r.at > Date.now() - 1000 && r.status === 202).length > 0 ? true : null), 'traffic to be accepted again');
     } finally {
-      sending = false;
-      await Promise.all(senders);
+      await traffic.stop();
     }
 
     const accepted = results.filter((r) => r.status === 202).map((r) => r.id!);
@@ -247,20 +263,8 @@ describe('PostgreSQL that accepts connections and stops answering (its processes
     const { source } = await seed(server.url);
 
     // Four senders, one signal after another each, every one with its own Idempotency-Key.
-    const results: Array<Posted & { at: number; key: string; text: string }> = [];
-    let sending = true;
-    let n = 0;
-    const senders = Array.from({ length: 4 }, async () => {
-      while (sending) {
-        const at = Date.now();
-        const i = n++;
-        const key = `hang-${i}`;
-        const text = `EURUSD,buy,vol=0.01,comment=h${i}`;
-        const result = await post(server.url, source.authKey, text, key);
-        results.push({ ...result, at, key, text });
-        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    });
+    const traffic = steadySenders(server.url, source.authKey, 4, 50, (i) => ({ text: `EURUSD,buy,vol=0.01,comment=h${i}`, key: `hang-${i}` }));
+    const { results } = traffic;
     const signalAll = (signal: NodeJS.Signals, order: number[]) => {
       for (const pid of order) process.kill(pid, signal);
     };
@@ -293,8 +297,7 @@ describe('PostgreSQL that accepts connections and stops answering (its processes
       await until(async () => (results.some((r) => r.at > Date.now() - 1000 && r.status === 202) ? true : null), 'service to resume by itself');
     } finally {
       if (frozen.length > 0) signalAll('SIGCONT', [...frozen].reverse());
-      sending = false;
-      await Promise.all(senders);
+      await traffic.stop();
     }
 
     // Every 202 is in the log. A request closed unanswered, sent again with its key, is answered
@@ -410,17 +413,8 @@ describe('the disk under SQLite full', () => {
     cleanups.push(() => killServer(server));
     const { source } = await seed(server.url);
 
-    const results: Array<Posted & { at: number }> = [];
-    let sending = true;
-    let n = 0;
-    const senders = Array.from({ length: 6 }, async () => {
-      while (sending) {
-        const at = Date.now();
-        const result = await post(server.url, source.authKey, `EURUSD,buy,vol=0.01,comment=s${n++}`);
-        results.push({ ...result, at });
-        if (result.status !== 202) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    });
+    const traffic = steadySenders(server.url, source.authKey, 6, 20, (i) => ({ text: `EURUSD,buy,vol=0.01,comment=s${i}` }));
+    const { results } = traffic;
     const filler = path.join(dir, 'filler');
     try {
       await until(async () => (results.filter((r) => r.status === 202).length >= 30 ? true : null), '30 accepted signals');
@@ -453,8 +447,7 @@ describe('the disk under SQLite full', () => {
       const freedAt = Date.now();
       await until(async () => (results.filter((r) => r.at > freedAt && r.status === 202).length >= 10 ? true : null), 'service to resume after space was freed');
     } finally {
-      sending = false;
-      await Promise.all(senders);
+      await traffic.stop();
     }
 
     // Only 202 or 503 STORE_UNAVAILABLE with Retry-After, each in time; never a 500. A batch
