@@ -86,25 +86,11 @@ export interface HandOut extends SessionHandOut {
 }
 
 /**
- * Marks the agent's first `limit` pending deliveries after seq `after` delivered and answers
- * them by seq, with whether the first `limit` pending filled the window; null, changing
- * nothing, when `as` is 'poll' and a push session of the agent is open.
- */
-export async function takeDeliveriesOn(
-  db: pg.Pool | pg.PoolClient | pg.Client,
-  as: 'poll' | 'session',
-  scope: string,
-  agentId: string,
-  now: string,
-  limit: number,
-  after = 0,
-): Promise<HandOut | null> {
-  return (await takeDeliveriesFor(db, as, scope, [{ agentId, limit, after }], now)).get(agentId) ?? null;
-}
-
-/**
- * `takeDeliveriesOn` for several agents in one statement (one transaction unless `db` is in
- * one). Each agent appears once; pass them sorted by id (the order rows are locked in).
+ * Marks each agent's first `limit` pending deliveries after seq `after` delivered and answers
+ * them by seq, with whether the first `limit` pending filled the window; null for an agent,
+ * changing nothing of it, when `as` is 'poll' and a push session of the agent is open. One
+ * statement for all (one transaction unless `db` is in one). Each agent appears once; pass
+ * them sorted by id (the order their rows are locked in).
  */
 export async function takeDeliveriesFor(
   db: pg.Pool | pg.PoolClient | pg.Client,
