@@ -141,14 +141,19 @@ export class PostgresAgents {
 
   /**
    * Presence is advisory and must never hold up an ingest, which locks the agents' rows to
-   * number their deliveries: the write skips a row locked at that moment and tries again a few
-   * turns later, then gives up (the agent's next request writes it).
+   * number their deliveries: the write skips a row locked at that moment. The caller (whose
+   * answer waits for this) waits for the first try only; a skipped write is tried again a few
+   * turns later in the background, then left for the agent's next request.
    */
   async touchAgent(agentId: string, now: string): Promise<void> {
-    for (let attempt = 1; attempt <= TOUCH_ATTEMPTS; attempt++) {
-      if (await this.touches.submit({ agentId, now: isoTime(now) })) return;
-      await new Promise((resolve) => setTimeout(resolve, TOUCH_RETRY_MS));
-    }
+    const touch = { agentId, now: isoTime(now) };
+    if (await this.touches.submit(touch)) return;
+    void (async () => {
+      for (let attempt = 2; attempt <= TOUCH_ATTEMPTS; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, TOUCH_RETRY_MS));
+        if (await this.touches.submit(touch)) return;
+      }
+    })().catch(() => undefined);
   }
 
   /** One UPDATE for the turn's presence writes; an agent seen twice keeps the later time. Answers whether each was written. */
