@@ -12,7 +12,8 @@ import { openSqliteStore } from './sqlite-store.js';
  * connection, with the same group commit and the WAL sync on libuv's thread pool.
  */
 export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting }): StoreBackend {
-  const store = openSqliteStore({ dataDir: options.dataDir });
+  // The server's store checkpoints the WAL on a thread of its own, for its inbound thread too.
+  const store = openSqliteStore({ dataDir: options.dataDir, checkpoints: 'thread' });
   return {
     store,
     startInboundLane: async (events) =>
