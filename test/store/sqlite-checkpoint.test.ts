@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
 import { SQLITE_FILE_NAME, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { at, request, seed, sqliteHarness, type StoreHarness } from './store-harness.js';
@@ -11,7 +12,7 @@ afterEach(async () => {
 });
 
 /**
- * The server's SQLite store copies the WAL into the database file on a thread of its own: no
+ * The server's SQLite store (a CLI command's keeps SQLite's automatic checkpoint) copies the WAL into the database file on a thread of its own: no
  * COMMIT of a request runs a checkpoint (SQLite's automatic one is off on its connection), and
  * yet what is committed reaches the database file while the store stays open, so the WAL does
  * not grow without end.
@@ -20,7 +21,8 @@ describe('SQLite checkpoints off the request path', () => {
   it('turns the checkpoint at COMMIT off and copies committed signals into the database file while open', async () => {
     const harness: StoreHarness & { dataDir: string } = await sqliteHarness();
     cleanups.push(() => harness.dispose());
-    const store: Store = await harness.open();
+    // As the server opens it.
+    const store: Store = await openStore({ dataDir: harness.dataDir, checkpointThread: true });
     cleanups.push(() => store.close());
     expect((store as SqliteStore).pragma('wal_autocheckpoint')).toBe(0);
 

@@ -34,6 +34,8 @@ export class CheckpointThread {
 
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
+      // Waiting for its exit must keep the process alive until it has closed its connection.
+      this.worker.ref();
       this.worker.once('exit', () => resolve());
       this.worker.postMessage('close');
     });
