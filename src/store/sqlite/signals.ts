@@ -15,8 +15,8 @@ import { deliveryOf, jsonText, signalOf, type DeliveryRow, type SignalRow } from
  * row is read). SQLite counts a range without looking at its rows, where grouping rows by day
  * evaluated each one (47 ms for an account's 50,000 signals of a month against 2 ms). An
  * account has few sources and a source never changes account, so accepted and rejected entries
- * need no index by account (one fewer for every insert to maintain). Times are kept as 'YYYY-MM-DDTHH:MM:SS.sssZ', so a
- * day's rows lie between 'YYYY-MM-DDT' and the next day's.
+ * need no index by account (one fewer for every insert to maintain). Times are kept as
+ * 'YYYY-MM-DDTHH:MM:SS.sssZ', so a day's rows lie between 'YYYY-MM-DDT' and the next day's.
  */
 export const SIGNALS_PER_DAY_SQL = `WITH RECURSIVE days (day) AS (SELECT @from UNION ALL SELECT date(day, '+1 day') FROM days WHERE day < @to),
   counts AS MATERIALIZED (
