@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { brokerSymbol, canonicalSymbol, resolveInstrument, resolveSignalSymbol, summarize, type EngineState, type InstrumentSpec, type Quote, type Tick } from '../../../engine/index.js';
+import { assumedOrder } from '../../assumed-order.js';
 import type { SimulatedBook, SimulatedVenue } from '../../simulated-venue.js';
 import { VenueRefusedError, type OrderRequest, type Protection, type VenueAccount, type VenueHoldings, type VenueOrder, type VenueOrderRef, type VenuePosition, type VenueReport } from '../../venue.js';
 import { PAPER_JOURNAL, type PaperBook } from './paper-journal.js';
@@ -89,9 +90,9 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {
-    if (order.kind !== 'market') return this.order(order.clientId, order, 'open', null);
+    if (order.kind !== 'market') return paperOrder(order.clientId, order, null);
     const quote = await this.quote(order.symbol);
-    return this.order(order.clientId, order, 'filled', order.side === 'buy' ? quote.ask : quote.bid);
+    return paperOrder(order.clientId, order, order.side === 'buy' ? quote.ask : quote.bid);
   }
 
   async protect(_position: VenuePosition, _protection: Protection): Promise<VenueOrder[]> {
@@ -102,7 +103,7 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
   async close(position: VenuePosition, volume: number, clientId: string): Promise<VenueOrder> {
     const quote = await this.quote(position.symbol);
     const side = position.side === 'buy' ? 'sell' : 'buy';
-    return this.order(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, 'filled', side === 'buy' ? quote.ask : quote.bid);
+    return paperOrder(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, side === 'buy' ? quote.ask : quote.bid);
   }
 
   async cancel(_order: VenueOrderRef): Promise<void> {}
@@ -114,20 +115,9 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
   async shutdown(): Promise<void> {
     this.feed?.stop();
   }
+}
 
-  private order(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, status: VenueOrder['status'], fill: number | null): VenueOrder {
-    return {
-      id: `paper-${clientId}`,
-      clientId,
-      symbol: order.symbol,
-      side: order.side,
-      kind: order.kind,
-      volume: order.volume,
-      price: order.price,
-      status,
-      filled: fill === null ? 0 : order.volume,
-      average: fill,
-      fills: fill === null ? [] : [{ price: fill, volume: order.volume, time: null, fee: null }],
-    };
-  }
+/** Orders fill at the simulated quote, and that fill is the account's own. */
+function paperOrder(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, fill: number | null): VenueOrder {
+  return assumedOrder(`paper-${clientId}`, clientId, order, fill, true);
 }
