@@ -1,6 +1,5 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
-import { PaperVenue } from '../../agent/venues/paper/paper-venue.js';
 import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, type PaperSettings, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
@@ -63,6 +62,7 @@ export function registerAgentCommand(program: Command): void {
         return;
       }
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+      const { PaperVenue } = await import('../../agent/venues/paper/paper-venue.js');
       await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account');
     });
 }
