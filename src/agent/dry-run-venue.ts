@@ -11,6 +11,8 @@ export class DryRunVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
   readonly oneExitOrder: boolean;
+  /** Nothing is placed, so the venue fills nothing: pending entries fill at the quotes, as on paper. */
+  readonly entryFills = 'engine';
 
   constructor(
     private readonly real: Venue,

@@ -33,7 +33,7 @@ export interface VenueAgentOptions {
   /** Pip size per signal symbol, from the instruments file (the venue's instruments have pips of 1). */
   pipSizes: Readonly<Record<string, number>>;
   defaultVolumeLots: number | null;
-  /** How often the quotes of symbols with positions or orders are read for breakeven, trailing and fills. */
+  /** How often the venue's reports are taken and the quotes of symbols with positions (and, where the engine fills them, pending entries) read. */
   manageEveryMs: number;
   log: Logger;
 }
@@ -323,7 +323,11 @@ export class VenueAgent {
     }
   }
 
-  /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
+  /**
+   * Takes the venue's reports, then reads the quotes of symbols the book holds and carries out
+   * what the engine does at them: breakeven, trailing, and pending entries filled where the
+   * engine fills them (`Venue.entryFills`).
+   */
   private async manage(): Promise<void> {
     if (this.managing || this.executing || this.stopping.signal.aborted) return;
     this.managing = true;
@@ -340,11 +344,14 @@ export class VenueAgent {
           waiting.add(symbol);
         }
       }
-      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
+      // A symbol with pending entries only needs quotes where the engine fills them.
+      const entries = this.venue.entryFills === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
+      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
       for (const symbol of symbols) {
         if (waiting.has(symbol)) continue;
         const quote = await this.venue.quote(symbol);
-        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask });
+        // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
+        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.entryFills);
         if (step.events.length === 0) {
           this.book = { ...this.book, state: step.state };
           continue;

@@ -71,8 +71,8 @@ export interface CounterpartyOptions {
  * - MarketDataRequest (35=V) on the quote session: a snapshot (35=W) of bid and offer; an
  *   unknown symbol: MarketDataRequestReject (35=Y). With `streamQuotes` on, a subscription
  *   (263=1) also gets a W at each new quote (`setPrice`), as cTrader sends spot prices, until
- *   263=2 or the session ends. Off by default: then a fill reaches the agent only as the
- *   broker's report, never also through the engine reading the same quote first.
+ *   263=2 or the session ends. Off by default. `streamQuoteOnly` streams a quote whose fills
+ *   lag behind it (they come with the next `setPrice`).
  */
 export class CTraderCounterparty {
   readonly logons: { session: string; user: string; password: string }[] = [];
@@ -86,6 +86,8 @@ export class CTraderCounterparty {
   streamQuotes = false;
   private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
   private seq = 0;
+  /** Symbols whose last quote was streamed with its fills held back (`streamQuoteOnly`). */
+  private readonly fillsHeld = new Set<string>();
   private readonly dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
 
   constructor(readonly options: CounterpartyOptions) {}
@@ -108,12 +110,26 @@ export class CTraderCounterparty {
   /** A new quote: held orders it reaches fill at it, and it is streamed to subscribers (`streamQuotes`). */
   setPrice(symbol: string, bid: number, ask: number): void {
     this.options.prices[symbol] = { bid, ask };
+    this.fillsHeld.delete(symbol);
     // The broker's fills go out before the quote that caused them, as a broker's would.
     this.reach(symbol, bid, ask);
     if (this.streamQuotes) for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
   }
 
+  /**
+   * A new quote streamed to subscribers ahead of the fills it causes, as a broker's price feed
+   * may run ahead of its trade reports (or touch a price too briefly for an order's turn): held
+   * orders it reaches are not filled now (nor when another order arrives meanwhile), but at the
+   * next `setPrice` that reaches them. Market orders still fill at it.
+   */
+  streamQuoteOnly(symbol: string, bid: number, ask: number): void {
+    this.options.prices[symbol] = { bid, ask };
+    this.fillsHeld.add(symbol);
+    for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
+  }
+
   private reach(symbol: string, bid: number, ask: number): void {
+    if (this.fillsHeld.has(symbol)) return;
     for (const order of [...this.resting.values()]) {
       if (order.symbol !== symbol || !this.resting.has(order.id)) continue;
       const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;

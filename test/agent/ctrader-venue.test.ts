@@ -220,4 +220,49 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     expect(broker.positions.has(position.id)).toBe(false);
     await waitUntil(async () => (await ours()) === undefined, 'the stopped position gone from the published state');
   }, 90_000);
+
+  it('a streamed quote crossing a pending entry leaves it pending until the broker reports its fill; then it is protected, tied to the position (721)', async () => {
+    broker.streamQuotes = true;
+    broker.setPrice(EURUSD, 1.1066, 1.1068);
+    // A position whose breakeven shows when the agent has applied a quote.
+    const market = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.06,sl_pips=20,be_trigger=10');
+    await settled(market);
+    const marketPosition = [...broker.positions.values()].find((p) => p.units === 6000)!;
+    expect(marketPosition).toMatchObject({ side: 'buy', price: 1.1068 });
+    const limit = await postSignal(server.url, authKey, 'EURUSD,selllimit,vol=0.05,entry_price=1.108,sl_pips=30,tp_pips=50');
+    expect((await settled(limit)).message).toMatch(/^placed sell limit 0.05 1 at 1.108 /);
+    const entryId = clientOrderId(limit, 'o');
+    const pendingOrders = async () => ((await state())?.orders ?? []).filter((o: { volume: number }) => o.volume === 0.05);
+    await waitUntil(async () => (await pendingOrders()).length === 1, 'the sell limit in the published state');
+    const placedBefore = sent('D').length;
+    const fillEvents = () => agent!.lines().filter((l) => l.msg === 'account event' && l.event?.type === 'order_filled').length;
+    const fillEventsBefore = fillEvents();
+
+    // Bid 1.1081 reaches the sell limit (1.108) and puts the buy 13 pips in profit; the broker's fill lags behind.
+    broker.streamQuoteOnly(EURUSD, 1.1081, 1.1083);
+    const marketOurs = async () => ((await state())?.positions ?? []).find((p: { volume: number }) => p.volume === 0.06);
+    await waitUntil(async () => (await marketOurs())?.sl === 1.1068, 'the breakeven the streamed quote caused, in the published state');
+    // The same quote left the entry pending: no position of the agent's own making, no stop or target for it.
+    expect(await pendingOrders()).toMatchObject([{ side: 'sell', kind: 'limit', price: 1.108 }]);
+    expect(((await state()).positions ?? []).some((p: { volume: number }) => p.volume === 0.05)).toBe(false);
+    expect(fillEvents()).toBe(fillEventsBefore);
+    const sinceQuote = sent('D').slice(placedBefore);
+    expect(sinceQuote.every((m) => m.PosMaintRptID === marketPosition.id)).toBe(true);
+    expect([...broker.resting.values()].some((o) => o.clOrdId === entryId)).toBe(true);
+
+    // The broker fills the order: its report makes the position, and the stop and target name it.
+    broker.setPrice(EURUSD, 1.1081, 1.1083);
+    const filled = [...broker.positions.values()].find((p) => p.units === 5000 && p.side === 'sell')!;
+    expect(filled).toMatchObject({ price: 1.1081 });
+    await waitUntil(async () => (await pendingOrders()).length === 0 && ((await state())?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05), 'the filled entry as a position in the published state');
+    expect(((await state()).positions as { volume: number }[]).find((p) => p.volume === 0.05)).toMatchObject({ side: 'sell', price: 1.1081, sl: 1.111 });
+    await waitUntil(() => [...broker.resting.values()].filter((o) => o.positionId === filled.id).length === 2, 'the stop and target at the broker');
+    expect([...broker.resting.values()].filter((o) => o.positionId === filled.id).map((o) => [o.kind, o.side, o.price, o.units])).toEqual([
+      ['stop', 'buy', 1.111, 5000],
+      ['limit', 'buy', 1.103, 5000],
+    ]);
+    // Nothing was placed without naming its position.
+    expect(sent('D').slice(placedBefore).every((m) => m.PosMaintRptID !== undefined)).toBe(true);
+    expect(agent!.lines().filter((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId)).toHaveLength(1);
+  }, 90_000);
 });

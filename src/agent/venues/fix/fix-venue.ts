@@ -50,6 +50,8 @@ type Answer = { order: TrackedOrder } | { refused: string };
 export class FixVenue implements Venue {
   readonly name: string;
   readonly netsPositions = false;
+  /** The broker fills its own orders; its ExecutionReport (with cTrader's position id, 721) makes the position. */
+  readonly entryFills = 'venue';
   private readonly trade: FixLink;
   private readonly quotes: FixLink;
   private readonly orders = new Map<string, TrackedOrder>();
@@ -341,6 +343,8 @@ export class FixVenue implements Venue {
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
         waiter.resolve({ order });
+        // A pending entry whose first answer is its fill: the position comes from this report too.
+        if ((order.kind === 'limit' || order.kind === 'stop') && order.status === 'filled') this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
       }
       return;
     }

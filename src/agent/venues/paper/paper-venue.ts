@@ -10,6 +10,8 @@ import { VenueRefusedError, type OrderRequest, type Protection, type Venue, type
 export class PaperVenue implements Venue {
   readonly name = 'paper';
   readonly netsPositions = false;
+  /** The simulation is the market. */
+  readonly entryFills = 'engine';
 
   constructor(private readonly simulated: () => EngineState) {}
 
