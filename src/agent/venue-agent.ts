@@ -67,6 +67,8 @@ export class VenueAgent {
   /** A signal is being carried out: management passes wait (both change the book across awaits). */
   private executing = false;
   private fatal: Error | null = null;
+  /** Position ticket → why the venue refused its stop's last move (the old stop still stands), for the published state. */
+  private readonly refusedMoves = new Map<number, string>();
 
   constructor(private readonly options: VenueAgentOptions) {
     this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
@@ -140,7 +142,10 @@ export class VenueAgent {
         const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
         if (finished === null) return;
         this.book = finished.book;
-        for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
+        for (const { position, reason } of finished.refused) {
+          log.warn(`${reason}; trying again at the next quote`);
+          this.refusedMoves.set(position, reason);
+        }
         log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
       }
       await this.journal.save();
@@ -339,10 +344,12 @@ export class VenueAgent {
         const finished = await finishMoves(this.venue, this.book);
         this.book = finished.book;
         await this.journal.save();
-        for (const { symbol, reason } of finished.refused) {
+        for (const { position, symbol, reason } of finished.refused) {
           this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
+          this.refusedMoves.set(position, reason);
           waiting.add(symbol);
         }
+        void this.publish();
       }
       // A symbol with pending entries only needs quotes where the engine fills them.
       const entries = this.venue.entryFills === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
@@ -362,6 +369,7 @@ export class VenueAgent {
         });
         this.book = done.book;
         for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
+        for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
         for (const event of step.events) this.options.log.info({ event }, 'account event');
         await this.journal.save();
         void this.publish();
@@ -435,10 +443,23 @@ export class VenueAgent {
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
-      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment })),
+      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(p.ticket, p.sl) })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
       updatedAt: new Date().toISOString(),
     });
+  }
+
+  /**
+   * A stop move decided and not yet seen through: `sl` is where the stop is going, and until the
+   * venue has the new stop the previous one protects the position. `refused`: the venue's reason
+   * for refusing the move, which is tried again at each management pass.
+   */
+  private stopMove(ticket: number, sl: number | null): { stopMove?: { to: number | null; refused: string | null } } {
+    if (this.book.protection[String(ticket)]?.moving === undefined) {
+      this.refusedMoves.delete(ticket);
+      return {};
+    }
+    return { stopMove: { to: sl, refused: this.refusedMoves.get(ticket) ?? null } };
   }
 
   private async shutdown(): Promise<void> {

@@ -63,6 +63,8 @@ export interface CounterpartyOptions {
  *   position: ExecutionReport rejected (150=8) with the reason in 58.
  * - OrderCancelRequest (35=F): ExecutionReport cancelled (150=4, ClOrdID of the request,
  *   OrigClOrdID of the order); an order it does not hold: OrderCancelReject (35=9, 102=1).
+ *   With `holdCancels` on, no answer and nothing done (a stalled broker).
+ * - With `refuseStops` set, a stop order naming a position is rejected (150=8) with that text.
  * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
  *   727 their count; none: one PositionReport with 728=2 (no positions).
  * - OrderMassStatusRequest (35=AF): an ExecutionReport (150=I) per held order, the last with
@@ -84,6 +86,10 @@ export class CTraderCounterparty {
   /** Live MarketDataRequests: the quote session, its MDReqID and the symbol. */
   /** Whether subscribers get each new quote (see the class comment). */
   streamQuotes = false;
+  /** OrderCancelRequests go unanswered and change nothing (a broker that stalls), while true. */
+  holdCancels = false;
+  /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
+  refuseStops: string | null = null;
   private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
   private seq = 0;
   /** Symbols whose last quote was streamed with its fills held back (`streamQuoteOnly`). */
@@ -149,7 +155,7 @@ export class CTraderCounterparty {
     this.received.push({ type, message: m });
     this.options.onMessage?.(type, m);
     if (type === 'D') return this.newOrder(m);
-    if (type === 'F') return this.cancelRequest(m);
+    if (type === 'F') return this.holdCancels ? undefined : this.cancelRequest(m);
     if (type === 'AN') return this.positionRequest(m);
     if (type === 'AF') return this.massStatus(m);
     if (type === 'H') return this.statusRequest(m);
@@ -174,6 +180,7 @@ export class CTraderCounterparty {
       const position = this.positions.get(positionId);
       if (!position) return refuse(`POSITION_NOT_FOUND: position ${positionId} is not open`);
       if (position.side === side) return refuse(`TRADING_BAD_SIDE: an order naming position ${positionId} must be of the other side`);
+      if (kind === 'stop' && this.refuseStops !== null) return refuse(this.refuseStops);
     }
     this.push('8', { ...this.report(order, '0', '0'), OrdType: m.OrdType });
     if (kind === 'market') {

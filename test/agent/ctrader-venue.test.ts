@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { AgentProcess } from './support/agent-process.js';
-import { freePort } from './support/fix-counterparties.js';
+import type { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
+import type { TestServer } from '../support/start-test-server.js';
+import { deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { AgentProcess } from './support/agent-process.js';
+import { EURUSD, useCTraderBed } from './support/ctrader-bed.js';
 
 /**
  * The whole path to a cTrader-style FIX 4.4 broker: a signal posted to the server reaches
@@ -19,66 +16,16 @@ import { freePort } from './support/fix-counterparties.js';
  * Breakeven and trailing read the quotes the broker streams on the MarketDataRequest
  * subscription and move the stop the broker holds.
  */
-const AGENT_COMP_ID = 'demo.broker.4242';
-const CREDENTIALS = { user: '4242', password: 'pw-ctrader-554' };
-const EURUSD = '1';
-
 describe('an agent on a cTrader-style FIX 4.4 broker', () => {
-  let server: TestServer;
-  let dir: string;
-  let broker: CTraderCounterparty;
-  let configFile: string;
-  let token: string;
-  let agentId: string;
-  let authKey: string;
+  const bed = useCTraderBed();
   let agent: AgentProcess | null = null;
+  let broker: CTraderCounterparty;
+  let server: TestServer;
+  let authKey: string;
+  const { start, state, settled, sent } = bed;
 
-  const start = () =>
-    AgentProcess.startVenue(server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
-      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
-      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
-    });
-  const state = async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
-  const settled = async (signal: string, status = 'executed') => {
-    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === status, `the ${status} ack of ${signal}`, 30_000);
-    return (await deliveriesOf(server, signal))[0];
-  };
-  const sent = (type: string) => broker.received.filter((r) => r.type === type).map((r) => r.message);
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
-    server = await startTestServer();
-    broker = new CTraderCounterparty({
-      tradePort: await freePort(),
-      quotePort: await freePort(),
-      agentCompId: AGENT_COMP_ID,
-      credentials: CREDENTIALS,
-      prices: { [EURUSD]: { bid: 1.105, ask: 1.1052 } },
-    });
-    broker.start();
-    configFile = path.join(dir, 'fix.json');
-    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', heartbeatSeconds: 30 });
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        dialect: 'ctrader',
-        trade: session(broker.options.tradePort),
-        quote: session(broker.options.quotePort),
-        account: { currency: 'USD', balance: 10000 },
-        instruments: { EURUSD: { brokerSymbol: EURUSD, digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
-      }),
-    );
-    const { accountId, agents } = await accountWithAgents(server, ['ctrader']);
-    token = agents[0]!.token;
-    agentId = agents[0]!.id;
-    authKey = (await sourceFor(server, accountId)).authKey;
-  }, 60_000);
-
-  afterAll(async () => {
-    await agent?.kill();
-    broker?.stop();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+  beforeAll(() => {
+    ({ broker, server, authKey } = bed);
   });
 
   it('logs on to both sessions and reconciles from PositionReports before taking signals', async () => {
