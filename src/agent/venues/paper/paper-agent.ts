@@ -353,7 +353,7 @@ export class PaperAgent {
   private onTick(tick: Tick): void {
     let events;
     try {
-      ({ state: this.state, events } = applyTick(this.state, tick));
+      ({ state: this.state, events } = applyTick(this.state, tick, this.venue.entryFills));
     } catch (err) {
       this.options.log.warn({ tick, err: (err as Error).message }, 'tick ignored');
       return;
