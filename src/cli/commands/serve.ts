@@ -4,7 +4,7 @@ import { recordPublicUrl } from '../../admin/recorded-public-url.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
 import { unreachablePublicUrl } from '../../config/unreachable-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
-import { startService, type RunningService } from '../../service/start-service.js';
+import type { RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
 
 /** How long a SIGTERM that arrives during start-up waits for the start to finish. */
@@ -44,6 +44,8 @@ export function registerServeCommand(program: Command): void {
       // default meaning, stopping the process.
       let reloadTls = () => undefined as unknown;
       if (config.tls !== null) process.on('SIGHUP', () => void reloadTls());
+      // Loaded here, not at the top: every other command would otherwise load the whole HTTP server.
+      const { startService } = await import('../../service/start-service.js');
       const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch((error: unknown) => {
         if (!(error instanceof StartupError)) throw error;
         return failStart(logger, error);
