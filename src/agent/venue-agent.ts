@@ -331,7 +331,7 @@ export class VenueAgent {
   /**
    * Takes the venue's reports, then reads the quotes of symbols the book holds and carries out
    * what the engine does at them: breakeven, trailing, and pending entries filled where the
-   * engine fills them (`Venue.entryFills`).
+   * engine fills them (`Venue.fills`).
    */
   private async manage(): Promise<void> {
     if (this.managing || this.executing || this.stopping.signal.aborted) return;
@@ -352,13 +352,13 @@ export class VenueAgent {
         void this.publish();
       }
       // A symbol with pending entries only needs quotes where the engine fills them.
-      const entries = this.venue.entryFills === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
+      const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
       const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
       for (const symbol of symbols) {
         if (waiting.has(symbol)) continue;
         const quote = await this.venue.quote(symbol);
         // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
-        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.entryFills);
+        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
         if (step.events.length === 0) {
           this.book = { ...this.book, state: step.state };
           continue;

@@ -210,6 +210,43 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     ]);
     // Nothing was placed without naming its position.
     expect(sent('D').slice(placedBefore).every((m) => m.PosMaintRptID !== undefined)).toBe(true);
+    // The log reaches the test through a pipe, behind the published state.
+    await agent!.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
     expect(agent!.lines().filter((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId)).toHaveLength(1);
+  }, 90_000);
+
+  it('a streamed quote reaching a target closes nothing until the broker reports the target filled; its lots are closed once', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp1_pips=10,pct1=50,tp2_pips=30,pct2=50,be_trigger=10');
+    await settled(signal);
+    const position = [...broker.positions.values()].find((p) => p.units === 10000 && p.side === 'buy')!;
+    expect(position.price).toBe(1.1083);
+    const held = () => [...broker.resting.values()].filter((o) => o.positionId === position.id).map((o) => [o.kind, o.price, o.units]);
+    expect(held()).toEqual([
+      ['stop', 1.1063, 10000],
+      ['limit', 1.1093, 5000],
+      ['limit', 1.1113, 5000],
+    ]);
+    const ours = async () => ((await state())?.positions ?? []).find((p: { price: number; side: string }) => p.price === 1.1083 && p.side === 'buy');
+    await waitUntil(async () => (await ours())?.sl === 1.1063, 'the position in the published state');
+
+    // Bid 1.1094: past the first target (1.1093) and 11 pips in profit; the broker's fill lags behind.
+    broker.streamQuoteOnly(EURUSD, 1.1094, 1.1096);
+    await waitUntil(async () => (await ours())?.sl === 1.1083, 'the breakeven the streamed quote caused, in the published state');
+    expect((await ours()).volume).toBe(0.1);
+    await waitUntil(() => held().length === 3 && held()[0]![1] === 1.1083, 'the stop moved at the broker');
+
+    // The broker fills the first target: the book closes its 0.05 lots, once, and protects the rest.
+    broker.setPrice(EURUSD, 1.1094, 1.1096);
+    expect(broker.positions.get(position.id)).toMatchObject({ units: 5000 });
+    // The filled target leaves the broker at once; then the agent places the rest's stop and target and cancels the old ones.
+    await waitUntil(() => held().length === 2 && held()[0]![2] === 5000, 'the rest protected at the broker');
+    expect(held()).toEqual([
+      ['stop', 1.1083, 5000],
+      ['limit', 1.1113, 5000],
+    ]);
+    await waitUntil(async () => (await ours())?.volume === 0.05, 'the reduced position in the published state');
+    await agent!.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'partial_close' && l.event.price === 1.1094, 'the target\'s close in the log');
+    const closes = agent!.lines().filter((l) => l.msg === 'account event' && (l.event?.type === 'partial_close' || l.event?.type === 'closed') && l.event.price === 1.1094);
+    expect(closes.map((l) => [l.event.type, l.event.volume])).toEqual([['partial_close', 0.05]]);
   }, 90_000);
 });

@@ -1,5 +1,5 @@
 import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
-import type { InstrumentSpec, Quote, Side } from '../../../engine/index.js';
+import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
 import {
   VenueRefusedError,
@@ -59,8 +59,12 @@ export class CcxtVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
   readonly oneExitOrder: boolean;
-  /** The exchange fills its own limit and stop orders; `reports()` asks after each pending entry. */
-  readonly entryFills = 'venue';
+  /**
+   * The exchange fills its own limit and stop entries; `reports()` asks after each pending one.
+   * Stops and targets are seen reached at the agent's quotes, and the exchange is then asked
+   * whether it still holds the position (reports() does not follow them).
+   */
+  readonly fills: FillRules = { entries: 'venue', exits: 'engine' };
   private readonly exchange: Exchange;
   /** Pending entries placed (or found on start) and not yet filled or gone, by exchange order id. */
   private readonly entries = new Map<string, VenueOrder>();

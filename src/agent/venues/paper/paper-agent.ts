@@ -353,7 +353,7 @@ export class PaperAgent {
   private onTick(tick: Tick): void {
     let events;
     try {
-      ({ state: this.state, events } = applyTick(this.state, tick, this.venue.entryFills));
+      ({ state: this.state, events } = applyTick(this.state, tick, this.venue.fills));
     } catch (err) {
       this.options.log.warn({ tick, err: (err as Error).message }, 'tick ignored');
       return;

@@ -1,4 +1,4 @@
-import { canonicalSymbol, resolveInstrument, summarize, type EngineState, type InstrumentSpec, type Quote } from '../../../engine/index.js';
+import { ENGINE_FILLS, canonicalSymbol, resolveInstrument, summarize, type EngineState, type InstrumentSpec, type Quote } from '../../../engine/index.js';
 import { VenueRefusedError, type OrderRequest, type Protection, type Venue, type VenueAccount, type VenueHoldings, type VenueOrder, type VenueOrderRef, type VenuePosition, type VenueReport } from '../../venue.js';
 
 /**
@@ -11,7 +11,7 @@ export class PaperVenue implements Venue {
   readonly name = 'paper';
   readonly netsPositions = false;
   /** The simulation is the market. */
-  readonly entryFills = 'engine';
+  readonly fills = ENGINE_FILLS;
 
   constructor(private readonly simulated: () => EngineState) {}
 
