@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { stopProcess } from './bench-process.js';
 import { type BenchServer, createPostgresSchema, startSignalgate } from './bench-server.js';
 import { type Answer, type Scheduled, sendOnSchedule } from './open-loop.js';
+import { cpuMillis } from './process-cpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** How long after the last answer the agents get to take the rest. */
@@ -139,13 +140,6 @@ async function provisionTenant(server: BenchServer, n: number, sources: number):
     keys.push(source.authKey);
   }
   return { token: agent.token, keys };
-}
-
-/** User and system CPU a process (all its threads) has used, ms, from /proc (Linux). */
-function cpuMillis(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 function sleep(ms: number): Promise<void> {

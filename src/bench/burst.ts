@@ -49,6 +49,12 @@ export async function runBurst(): Promise<BurstRow[]> {
         break;
       }
       const row = summarise(store, transport, run);
+      if (row.failed > 0) {
+        // What the failures were (status 0: no answer), so a run's failures can be told apart.
+        const statuses = new Map<number, number>();
+        for (const a of run.answers) if (a.status !== 202) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+        process.stdout.write(`burst ${store} ${transport}: failed by status ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}\n`);
+      }
       process.stdout.write(`burst ${store} ${transport}: answer p99 ${row.answerP99.toFixed(0)} ms, hand-off p99 ${row.handoffP99.toFixed(0)} ms\n`);
       rows.push(row);
     }

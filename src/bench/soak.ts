@@ -68,8 +68,25 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
       `| ${row.sent} | ${row.failed} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${row.max.toFixed(0)} (${(row.maxAt / 1000).toFixed(1)}) | ` +
       `${row.stall.toFixed(0)} (${(row.stallAt / 1000).toFixed(1)}) | ${row.handoffP99.toFixed(1)} |\n`,
   );
+  process.stdout.write(handoffWindows(ok, run.arrivals, startedAt));
   process.stdout.write(eventLoopReport(run.metrics));
   return row;
+}
+
+/** Hand-off per 2-second window of the schedule, median / max ms: when in the run the agent fell behind. */
+function handoffWindows(ok: { id: string | null; scheduledAt: number; answeredAt: number }[], arrivals: Record<string, number>, startedAt: number): string {
+  const windows: number[][] = [];
+  for (const a of ok) {
+    const heldAt = arrivals[a.id!];
+    if (heldAt === undefined) continue;
+    const w = Math.floor((a.scheduledAt - startedAt) / 2000);
+    (windows[w] ??= []).push(heldAt - a.answeredAt);
+  }
+  const cells = windows.map((list, w) => {
+    const sorted = (list ?? []).sort((x, y) => x - y);
+    return `${w * 2}s ${percentile(sorted, 0.5).toFixed(1)}/${(sorted[sorted.length - 1] ?? NaN).toFixed(0)}`;
+  });
+  return `hand-off by 2 s window (median/max ms): ${cells.join(', ')}\n`;
 }
 
 /**

@@ -161,8 +161,9 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       const [signals] = await Promise.all([
         longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id), async () => {
-          const current = await store.getAgent(agent.id);
-          return current !== null && current.tokenHash === agent.tokenHash;
+          // By digest, like the request's own lookup, which the store batches per turn.
+          const current = await store.findAgentByTokenHash(agent.tokenHash);
+          return current !== null && current.id === agent.id;
         }),
         presence.seen(agent.id),
       ]);

@@ -106,8 +106,10 @@ export class PushSession {
 
   /** Closes the connection (4401) when the agent's token is no longer the one it connected with. */
   private async closeIfRevoked(): Promise<boolean> {
-    const current = await this.deps.store.getAgent(this.agent.id);
-    if (current !== null && current.tokenHash === this.agent.tokenHash) return false;
+    // By the token's digest, as every agent request is looked up: the store answers those of a
+    // turn together (PostgreSQL), where a read by id would be a query of its own per wake-up.
+    const current = await this.deps.store.findAgentByTokenHash(this.agent.tokenHash);
+    if (current !== null && current.id === this.agent.id) return false;
     this.deps.logger.info({ agentId: this.agent.id }, 'closing the agent connection: its token was rotated or the agent deleted');
     this.ws.close(CLOSE_TOKEN_REVOKED, TOKEN_REVOKED_REASON);
     return true;

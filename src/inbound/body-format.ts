@@ -2,6 +2,15 @@ import type { SignalFormat } from '../language/index.js';
 
 export type FormatDecision = { ok: true; format: SignalFormat } | { ok: false; detail: string; param: 'Content-Type' | 'Content-Encoding' };
 
+const JSON_FORMAT: FormatDecision = Object.freeze({ ok: true, format: 'json' });
+const TEXT_FORMAT: FormatDecision = Object.freeze({ ok: true, format: 'text' });
+const EXACT_TYPES = new Map<string, FormatDecision>([
+  ['application/json', JSON_FORMAT],
+  ['application/json; charset=utf-8', JSON_FORMAT],
+  ['text/plain', TEXT_FORMAT],
+  ['text/plain; charset=utf-8', TEXT_FORMAT],
+]);
+
 /**
  * Picks the signal format from the Content-Type (CONTRACT §3): JSON types are JSON, text/plain
  * is text, and a missing type or the form type `curl -d` sends is decided by the first
@@ -18,6 +27,9 @@ export function decideFormat(contentType: string | undefined, contentEncoding: s
     };
   }
   if (contentType === undefined || contentType.trim() === '') return { ok: true, format: sniff(body) };
+  // What nearly every sender writes, decided without taking the header apart.
+  const exact = EXACT_TYPES.get(contentType);
+  if (exact !== undefined) return exact;
   const [rawType = '', ...params] = contentType.split(';');
   const type = rawType.trim().toLowerCase();
   const charset = params

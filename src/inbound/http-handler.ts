@@ -40,7 +40,7 @@ export function createInboundHandler(opts: {
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
-    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null, unknownKey = false) => {
+    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null, unknownKey = false, noAgentsSourceId?: string) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
       if (drain.closing) headers.connection = 'close';
@@ -50,7 +50,7 @@ export function createInboundHandler(opts: {
       const ms = performance.now() - startedAt;
       meter.record(status, ms);
       if (unknownKey) wrongKeyLog.record(clientAddress);
-      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round(ms * 100) / 100, clientAddress, signalId });
+      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round(ms * 100) / 100, clientAddress, signalId, noAgentsSourceId });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
@@ -107,14 +107,10 @@ export function createInboundHandler(opts: {
       });
       const headers = { ...inbound.headers };
       if (tooLarge) headers.connection = 'close';
-      answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey);
       const notice = inbound.notice;
-      if (notice?.kind === 'no_agents') {
-        logger.warn(
-          { signalId: notice.signalId, sourceId: notice.sourceId },
-          'signal accepted with no agent to deliver it to: nobody will execute it; create an agent in its account, or route the source to one',
-        );
-      } else if (notice?.kind === 'duplicate') {
+      // The warning of a signal nobody will execute goes out with its access line, as cheaply.
+      answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey, notice?.kind === 'no_agents' ? notice.sourceId : undefined);
+      if (notice?.kind === 'duplicate') {
         logger.info(
           { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },
           `duplicate of ${notice.duplicateOf} (same body within the source's duplicate window): answered as it, not charged or delivered again`,

@@ -7,6 +7,7 @@ import { SourceChangedError } from '../store/source-changed.js';
 import type { IngestVerdict, Store } from '../store/store.js';
 import { answerFor, type InboundAnswer } from './inbound-answer.js';
 import type { InboundRequest } from './inbound-request.js';
+import { InstantText } from './instant-text.js';
 import { judgeBody } from './judge-body.js';
 import { verifySignature } from './verify-signature.js';
 
@@ -17,6 +18,11 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const IDEMPOTENCY_KEY_FORM = /^[\x21-\x7e]{1,255}$/;
+
+const receivedText = new InstantText();
+const idempotencySinceText = new InstantText();
+const expiresText = new InstantText();
+const duplicateSinceText = new InstantText();
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
@@ -36,7 +42,7 @@ export async function receiveSignal(
   signalId: string,
   body: Buffer,
 ): Promise<InboundAnswer | null> {
-  const receivedAt = new Date(request.receivedAtMillis).toISOString();
+  const receivedAt = receivedText.of(request.receivedAtMillis);
   const period = periodOf(request.receivedAtMillis);
 
   // Decoded once: strictly, for parsing; leniently (replacement characters) only for the log
@@ -63,13 +69,13 @@ export async function receiveSignal(
         rawBody: text ?? lenientUtf8.decode(body),
         idempotencyKey: key,
         requestHash: key === null ? null : requestHash(request.contentType, body),
-        idempotencySince: new Date(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS).toISOString(),
+        idempotencySince: idempotencySinceText.of(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS),
         // Only a source with the guard on pays for the digest; it is compared inside the commit.
         duplicateCheck:
           verdict.kind === 'accept' && source.duplicateWindowSeconds > 0
             ? {
                 bodyDigest: createHash('sha256').update(body).digest('hex'),
-                since: new Date(request.receivedAtMillis - source.duplicateWindowSeconds * 1000).toISOString(),
+                since: duplicateSinceText.of(request.receivedAtMillis - source.duplicateWindowSeconds * 1000),
               }
             : null,
         verdict,
@@ -125,7 +131,7 @@ export async function receiveSignal(
     {
       kind: 'accept',
       signal: judged.signal,
-      expiresAt: new Date(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000).toISOString(),
+      expiresAt: expiresText.of(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000),
       quotaExhausted: quotaExhaustedProblem(period),
     },
     true,

@@ -45,11 +45,26 @@ export function commaMayGroupThousands(text: string): boolean {
  */
 export function readExactDecimal(text: string): DecimalReading {
   const value = Number(text);
+  // Fifteen significant digits or fewer always come back from a double as the same value (its
+  // 15.95 decimal digits of precision), so the digit by digit comparison below can only agree:
+  // most numbers in signals take this path, which costs no regular expression or allocation.
+  if (text.length <= MAX_ALWAYS_EXACT_LENGTH && hasNoExponent(text) && Number.isFinite(value)) return { ok: true, value: value === 0 ? 0 : value };
   if (!Number.isFinite(value)) return { ok: false, reason: 'too_large' };
   // -0 and 0 are the same amount; keep one of them so equal signals compare equal.
   const amount = value === 0 ? 0 : value;
   if (!sameDecimalValue(text, String(amount))) return { ok: false, reason: 'inexact', value: amount };
   return { ok: true, value: amount };
+}
+
+/** A decimal this long has at most 15 digits, whatever its sign and point. */
+const MAX_ALWAYS_EXACT_LENGTH = 15;
+
+function hasNoExponent(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x65 || code === 0x45) return false;
+  }
+  return true;
 }
 
 /** Whether two decimals (exponents allowed) denote the same value, compared digit by digit, not as doubles. */

@@ -1,8 +1,23 @@
 /** Monthly quota periods are calendar months in UTC. */
 
+// The last period asked for and the instants it spans: every request asks, and a month is long.
+let periodFrom = 0;
+let periodUntil = -1;
+let lastPeriod = '';
+
 export function periodOf(timeMillis: number): string {
+  if (timeMillis >= periodFrom && timeMillis < periodUntil) return lastPeriod;
   const d = new Date(timeMillis);
-  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  const year = d.getUTCFullYear();
+  const month = d.getUTCMonth();
+  const period = `${year}-${String(month + 1).padStart(2, '0')}`;
+  // Date.UTC reads years 0-99 as 1900-1999; such a time is only ever computed, not cached.
+  if (year >= 100) {
+    periodFrom = Date.UTC(year, month, 1);
+    periodUntil = Date.UTC(year, month + 1, 1);
+    lastPeriod = period;
+  }
+  return period;
 }
 
 /** The instant the period after `period` starts: when the quota resets. */

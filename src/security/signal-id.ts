@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 const instanceTag = randomBytes(4).toString('hex');
 let lastMillis = 0;
 let counter = 0;
+let timePart = '';
 
 /**
  * Signal ids sort in acceptance order within one process (time, then a counter), so the
@@ -14,10 +15,12 @@ export function newSignalId(nowMillis: number): string {
   if (nowMillis > lastMillis) {
     lastMillis = nowMillis;
     counter = 0;
+    // Written once per millisecond: the requests of a busy one share it.
+    timePart = `sig_${lastMillis.toString(36).padStart(9, '0')}`;
   } else {
     counter += 1;
+    if (timePart === '') timePart = `sig_${lastMillis.toString(36).padStart(9, '0')}`;
   }
-  const time = lastMillis.toString(36).padStart(9, '0');
   const seq = counter.toString(36).padStart(4, '0');
-  return `sig_${time}${seq}${instanceTag}`;
+  return `${timePart}${seq}${instanceTag}`;
 }

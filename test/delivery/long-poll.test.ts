@@ -59,6 +59,44 @@ describe('GET /api/agent/signals (long-poll)', () => {
     await ackAll(res.body.signals);
   });
 
+  it('hands each of many agents polling at the same moment its own queue, in order, and after the acks nothing again', async () => {
+    // Two accounts of four agents, each source routed to one agent: the polls of one moment are
+    // answered together (on PostgreSQL, one statement for all of them).
+    const agents: TestAgent[] = [];
+    const keys: string[] = [];
+    for (const prefix of ['a', 'b']) {
+      const account = await accountWithAgents(server, [1, 2, 3, 4].map((n) => `${prefix}${n}`));
+      for (const each of account.agents) {
+        agents.push(each);
+        keys.push((await sourceFor(server, account.accountId, { agentIds: [each.id] })).authKey);
+      }
+    }
+    const pollOf = (who: TestAgent, query = '') => agentRequest(server.url, who.token, 'GET', `/api/agent/signals${query}`);
+    const waiting = agents.map((who) => pollOf(who, '?wait=20'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const expected = await Promise.all(keys.map(async (key, i) => [await postSignal(server.url, key, i % 2 === 0 ? 'EURUSD,buy' : 'GBPUSD,sell')]));
+    const first = await Promise.all(waiting);
+    first.forEach((res, i) => expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual(expected[i]));
+    for (let round = 0; round < 3; round++) {
+      for (const [i, key] of keys.entries()) expected[i]!.push(await postSignal(server.url, key, 'USDJPY,buy'));
+    }
+    const all = await Promise.all(agents.map((who) => pollOf(who)));
+    all.forEach((res, i) => expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual(expected[i]));
+    await Promise.all(
+      agents.map(async (who, i) => {
+        for (const id of expected[i]!) {
+          expect((await agentRequest(server.url, who.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
+        }
+      }),
+    );
+    const after = await Promise.all(agents.map((who) => pollOf(who)));
+    for (const res of after) expect(res.body.signals).toEqual([]);
+    for (const who of agents) {
+      const record = await server.admin('GET', `/api/admin/agents/${who.id}`);
+      expect(record.body.lastSeenAt).not.toBeNull();
+    }
+  });
+
   it('answers an empty list when the wait runs out', async () => {
     const res = await poll('?wait=0.2');
     expect(res.status).toBe(200);

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { InboundAccessLog, type InboundAccess } from '../../src/logging/inbound-access-log.js';
+import { InboundAccessLog, NO_AGENTS_MESSAGE, type InboundAccess } from '../../src/logging/inbound-access-log.js';
 import { createLogger, maskedInboundPath } from '../../src/logging/logger.js';
 
 /** A logger like the server's, writing into an array of lines. */
@@ -77,5 +77,31 @@ describe('inbound access log', () => {
     expect(lines.map(timeless)).toEqual([...pinoLines().slice(0, 2), expect.stringContaining('"msg":"stopped"')]);
     log.flush();
     expect(lines).toHaveLength(3);
+  });
+
+  it('follows the access line of a signal no agent will get with the warning pino writes for it, at the warn level too', async () => {
+    const noAgents: InboundAccess[] = [
+      { ...accesses[0]!, noAgentsSourceId: 'src_0mwsjedwk0000' },
+      accesses[1]!,
+      { ...accesses[7]!, noAgentsSourceId: 'src_"quoted"' },
+    ];
+    const expected = (level: string) => {
+      const { logger, lines } = capturingLogger(level);
+      for (const access of noAgents) {
+        const { encodedKey, statusCode, ms, clientAddress, signalId, noAgentsSourceId } = access;
+        logger.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, clientAddress, signalId: signalId ?? undefined }, 'request');
+        if (noAgentsSourceId !== undefined) logger.warn({ signalId, sourceId: noAgentsSourceId }, NO_AGENTS_MESSAGE);
+      }
+      return lines.map(timeless);
+    };
+    for (const level of ['info', 'warn']) {
+      const { logger, lines } = capturingLogger(level);
+      const log = new InboundAccessLog(logger);
+      for (const access of noAgents) log.record(access);
+      await nextTurn();
+      expect(lines.map(timeless)).toEqual(expected(level));
+    }
+    expect(expected('warn')).toHaveLength(2);
+    expect(JSON.parse(expected('info')[1]!)).toMatchObject({ level: 40, signalId: accesses[0]!.signalId, sourceId: 'src_0mwsjedwk0000', msg: NO_AGENTS_MESSAGE });
   });
 });

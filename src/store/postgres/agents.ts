@@ -6,15 +6,37 @@ import { recordPage } from '../record-page.js';
 import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
 import { agentOf, jsonParam, type AgentRow } from './postgres-rows.js';
+import type { ItemResult } from '../item-result.js';
+import { Batches } from './batches.js';
 import { inTransaction } from './transaction.js';
 
-/** Executing agents, their tokens and last reported state: the `agents` table. */
+/** At most this many token lookups, or presence writes, go to the database in one statement. */
+const MAX_AGENT_BATCH = 500;
+/** A presence write that finds the agent's row locked (an ingest numbering its deliveries) tries again this often, this many times. */
+const TOUCH_ATTEMPTS = 5;
+const TOUCH_RETRY_MS = 20;
+
+/**
+ * Executing agents, their tokens and last reported state: the `agents` table. What the agents
+ * themselves cause (the token lookup of each request, presence, state) runs on the delivery
+ * pool (`deliveryPool`), the rest on the main pool. Token lookups and presence writes of one
+ * event-loop turn share one statement each: in a burst, 200 agents acknowledging 5,000 signals
+ * by HTTP made 7,000 lookups and 4,000 presence writes, each a query (the writes a commit) of
+ * its own.
+ */
 export class PostgresAgents {
+  private readonly lookups: Batches<string, Agent | null>;
+  private readonly touches: Batches<{ agentId: string; now: string }, boolean>;
+
   constructor(
     private readonly pool: pg.Pool,
+    private readonly deliveryPool: pg.Pool,
     /** Whose notifications these are: the schema and this instance (see delivery-channel.ts). */
     private readonly notices: { scope: () => string; instance: string },
-  ) {}
+  ) {
+    this.lookups = new Batches((hashes) => this.lookUp(hashes), { maxBatch: MAX_AGENT_BATCH, maxInFlight: 1 });
+    this.touches = new Batches((touches) => this.touch(touches), { maxBatch: MAX_AGENT_BATCH, maxInFlight: 1 });
+  }
 
   async createAgent(agent: Agent): Promise<void> {
     await this.pool.query(
@@ -37,9 +59,22 @@ export class PostgresAgents {
     return rows[0] ? agentOf(rows[0]) : null;
   }
 
-  async findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
-    const { rows } = await this.pool.query<AgentRow>('SELECT * FROM agents WHERE token_hash = $1', [tokenHash]);
-    return rows[0] ? agentOf(rows[0]) : null;
+  /** Reads the database every time (nothing is cached, so a rotated token stops at once); the lookups of a turn share one query. */
+  findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+    return this.lookups.submit(tokenHash);
+  }
+
+  private async lookUp(hashes: string[]): Promise<ItemResult<Agent | null>[]> {
+    const { rows } = await this.deliveryPool.query<AgentRow>({
+      name: 'signalgate-find-agents',
+      text: 'SELECT * FROM agents WHERE token_hash = ANY ($1::text[])',
+      values: [[...new Set(hashes)]],
+    });
+    const found = new Map(rows.map((row) => [row.token_hash, row]));
+    return hashes.map((hash) => {
+      const row = found.get(hash);
+      return { ok: true, value: row ? agentOf(row) : null };
+    });
   }
 
   async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
@@ -97,15 +132,49 @@ export class PostgresAgents {
   }
 
   async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
-    await this.pool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
+    await this.deliveryPool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
       jsonParam(state),
       isoTime(now),
       agentId,
     ]);
   }
 
+  /**
+   * Presence is advisory and must never hold up an ingest, which locks the agents' rows to
+   * number their deliveries: the write skips a row locked at that moment. The caller (whose
+   * answer waits for this) waits for the first try only; a skipped write is tried again a few
+   * turns later in the background, then left for the agent's next request.
+   */
   async touchAgent(agentId: string, now: string): Promise<void> {
-    await this.pool.query('UPDATE agents SET last_seen_at = $1 WHERE id = $2', [isoTime(now), agentId]);
+    const touch = { agentId, now: isoTime(now) };
+    if (await this.touches.submit(touch)) return;
+    void (async () => {
+      for (let attempt = 2; attempt <= TOUCH_ATTEMPTS; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, TOUCH_RETRY_MS));
+        if (await this.touches.submit(touch)) return;
+      }
+    })().catch(() => undefined);
+  }
+
+  /** One UPDATE for the turn's presence writes; an agent seen twice keeps the later time. Answers whether each was written. */
+  private async touch(touches: { agentId: string; now: string }[]): Promise<ItemResult<boolean>[]> {
+    const latest = new Map<string, string>();
+    for (const { agentId, now } of touches) {
+      const seen = latest.get(agentId);
+      if (seen === undefined || Date.parse(now) > Date.parse(seen)) latest.set(agentId, now);
+    }
+    const { rows } = await this.deliveryPool.query<{ id: string }>({
+      name: 'signalgate-touch-agents',
+      text: `WITH t AS (SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t (id, seen_at)),
+                  free AS (SELECT g.id FROM agents g JOIN t ON t.id = g.id FOR NO KEY UPDATE OF g SKIP LOCKED)
+             UPDATE agents a SET last_seen_at = t.seen_at
+               FROM t JOIN free ON free.id = t.id
+              WHERE a.id = t.id
+             RETURNING a.id`,
+      values: [[...latest.keys()], [...latest.values()]],
+    });
+    const written = new Set(rows.map((row) => row.id));
+    return touches.map((touch) => ({ ok: true, value: written.has(touch.agentId) }));
   }
 }
 

@@ -6,7 +6,19 @@ import { AgentSessionOpenError } from '../agent-session-open.js';
 import { deliveryOf, type DeliveryRow } from './postgres-rows.js';
 import { GroupedAcks } from './grouped-acks.js';
 import type { SessionLocks } from './session-locks.js';
-import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
+import type { ItemResult } from '../item-result.js';
+import { Batches } from './batches.js';
+import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
+import { type HandOut, sessionLockKeySql, takeDeliveriesFor } from './take-deliveries.js';
+
+interface PollTake {
+  agentId: string;
+  now: string;
+  limit: number;
+}
+
+/** At most this many agents' polls in one hand-out statement. */
+const MAX_POLL_BATCH = 200;
 
 /**
  * Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. Queued by
@@ -15,6 +27,11 @@ import { sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
  */
 export class PostgresDeliveries {
   private readonly acks: GroupedAcks;
+  /**
+   * The polls' hand-outs of one event-loop turn in one statement (one COMMIT), one batch in
+   * flight at a time; a second poll of an agent already in flight waits for the next batch.
+   */
+  private readonly pollTakes: Batches<PollTake, HandOut | null>;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -25,6 +42,11 @@ export class PostgresDeliveries {
     private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {
     this.acks = new GroupedAcks(pool);
+    this.pollTakes = new Batches((takes) => this.handOutToPolls(takes), {
+      maxBatch: MAX_POLL_BATCH,
+      maxInFlight: 1,
+      keyOf: (take) => take.agentId,
+    });
   }
 
   async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
@@ -37,10 +59,38 @@ export class PostgresDeliveries {
   }
 
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    const handOut = await takeDeliveriesOn(this.pool, 'poll', this.scope(), agentId, now, limit);
+    const handOut = await this.pollTakes.submit({ agentId, now, limit });
     if (handOut === null) throw new AgentSessionOpenError(agentId);
-    if (handOut.expired.length > 0) this.onExpired(handOut.expired);
     return handOut.signals;
+  }
+
+  /**
+   * One statement for the batch's agents, sorted by id (the order their rows are locked in), at
+   * the latest of their times. Two polls of one agent in the batch (a token shared by two
+   * processes) share one hand-out, as two polls one after the other would both get the same
+   * unacknowledged signals. A deadlock rolled the statement back, so it is run again.
+   */
+  private async handOutToPolls(takes: PollTake[]): Promise<ItemResult<HandOut | null>[]> {
+    const limits = new Map<string, number>();
+    let now = takes[0]!.now;
+    for (const take of takes) {
+      limits.set(take.agentId, Math.max(limits.get(take.agentId) ?? 0, take.limit));
+      if (Date.parse(take.now) > Date.parse(now)) now = take.now;
+    }
+    const requests = [...limits.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([agentId, limit]) => ({ agentId, limit, after: 0 }));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const handOuts = await takeDeliveriesFor(this.pool, 'poll', this.scope(), requests, now);
+        const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
+        if (expired.length > 0) this.onExpired(expired);
+        return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
+      } catch (error) {
+        if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
+        throw error;
+      }
+    }
   }
 
   claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ExpiredDelivery } from '../records.js';
 import type { AgentSessionClaim, SessionHandOut } from '../store.js';
-import { type HandOut, sessionLockKeySql, takeDeliveriesOn } from './take-deliveries.js';
+import { type HandOut, type HandOutRequest, sessionLockKeySql, takeDeliveriesFor } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
 const CLAIM_ATTEMPTS = 10;
@@ -62,7 +62,10 @@ export class SessionLocks {
   }
 }
 
-type HandOutTask = (client: pg.Client) => Promise<HandOut | null>;
+interface HandOutTask extends HandOutRequest {
+  scope: string;
+  now: string;
+}
 
 class LockConnection {
   private broken = false;
@@ -115,7 +118,7 @@ class LockConnection {
       takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
         const after = handedUpTo;
-        const handOut = await this.handOut((client) => takeDeliveriesOn(client, 'session', scope, agentId, now, limit, after));
+        const handOut = await this.handOut({ agentId, limit, after, scope, now });
         if (handOut === null) return { signals: [], full: false };
         if (handOut.expired.length > 0) onExpired(handOut.expired);
         const last = handOut.signals[handOut.signals.length - 1];
@@ -140,9 +143,10 @@ class LockConnection {
   /**
    * Every session hands out on this one connection, one statement at a time: with each its own
    * COMMIT (a WAL flush), 200 sessions in a burst queued behind one another's flushes (hand-off
-   * p99 4.3 s). The hand-outs that queue while one group runs go together as the next group, in
-   * one transaction with one COMMIT. Their rows are disjoint (one agent each, one session per
-   * agent). If the group fails, each is run again alone, so only a failing one fails.
+   * p99 4.3 s), and then, in one transaction, behind one another's round trips. The hand-outs
+   * that queue while one runs go together as the next, one statement for all their agents
+   * (disjoint rows: one session per agent), sorted by agent id. If it fails, each is run again
+   * alone, so only a failing one fails.
    */
   private handOut(task: HandOutTask): Promise<HandOut | null> {
     return new Promise((resolve, reject) => {
@@ -158,21 +162,24 @@ class LockConnection {
         const group = this.handOuts;
         this.handOuts = [];
         if (group.length > 1) {
-          // Queued on the connection in this order at once, so nothing else runs inside the transaction.
-          const begin = this.client.query('BEGIN');
-          const runs = group.map((item) => item.task(this.client));
-          const commit = this.client.query('COMMIT');
-          const settled = await Promise.allSettled([begin, ...runs, commit]);
-          const committed = settled.every((result) => result.status === 'fulfilled') && (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>).value.command === 'COMMIT';
-          if (committed) {
-            group.forEach((item, i) => item.resolve((settled[i + 1] as PromiseFulfilledResult<HandOut | null>).value));
-            continue;
+          const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+          const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
+          const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
+          const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
+          if (distinct && oneScope) {
+            try {
+              const handOuts = await takeDeliveriesFor(this.client, 'session', tasks[0]!.scope, tasks, now);
+              for (const item of group) item.resolve(handOuts.get(item.task.agentId) ?? null);
+              continue;
+            } catch {
+              // Run each alone below.
+            }
           }
-          await this.client.query('ROLLBACK').catch(() => undefined);
         }
         for (const item of group) {
           try {
-            item.resolve(await item.task(this.client));
+            const { agentId, scope, now } = item.task;
+            item.resolve((await takeDeliveriesFor(this.client, 'session', scope, [item.task], now)).get(agentId) ?? null);
           } catch (error) {
             item.reject(error);
           }

@@ -14,47 +14,71 @@ export function sessionLockKeySql(agentIdParam: string, scopeParam: string): str
 }
 
 /**
- * One statement: the expiring and the handing-out CTEs touch disjoint rows (expires_at on either
- * side of now), so they need not see each other's effects. `gate` is evaluated once (a volatile
- * CTE used more than once is materialised); when it is false nothing is expired or handed out.
- * Of the first `$3` pending deliveries (`picked`), only those after seq `$5` are handed out: a
- * push session passes the last seq it handed out, so what it holds is not rewritten.
+ * One statement hands out for several agents (`$1`, each with its window `$2` and the last seq
+ * it already holds `$5`): in a burst, 200 agents each polling after every ack made thousands of
+ * hand-outs, each a statement and a COMMIT of its own. Per agent, as before: `gate` is evaluated
+ * once (the `req` CTE is materialised); when it is false nothing of that agent is expired or
+ * handed out. The expiring and the handing-out CTEs touch disjoint rows (expires_at on either
+ * side of now), so they need not see each other's effects. Of the agent's first `lim` pending
+ * deliveries (`picked`), only those after its `after` are handed out: a push session passes the
+ * last seq it handed out, so what it holds is not rewritten. Agents are locked in the order
+ * given, which callers keep sorted, so two such statements do not deadlock on each other.
  */
 function handOutSql(gate: string): string {
-  return `WITH gate AS (SELECT ${gate} AS open), expired AS (
-       UPDATE deliveries SET status = 'expired'
-        WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at <= $2 AND (SELECT open FROM gate)
-       RETURNING signal_id, received_at, expires_at
+  return `WITH req AS MATERIALIZED (
+       SELECT r.agent_id, r.lim, r.after, ${gate} AS open
+         FROM unnest($1::text[], $2::int[], $5::int[]) WITH ORDINALITY AS r (agent_id, lim, after, n)
+        ORDER BY r.n
+     ), expired AS (
+       UPDATE deliveries d SET status = 'expired'
+         FROM req
+        WHERE req.open AND d.agent_id = req.agent_id AND d.status IN ('queued', 'delivered') AND d.expires_at <= $4
+       RETURNING d.agent_id, d.signal_id, d.received_at, d.expires_at
      ), picked AS (
-       SELECT signal_id, seq FROM deliveries
-        WHERE agent_id = $1 AND status IN ('queued', 'delivered') AND expires_at > $2 AND (SELECT open FROM gate)
-        ORDER BY seq LIMIT $3
-        FOR UPDATE
+       SELECT p.agent_id, p.signal_id, p.seq, req.after
+         FROM req CROSS JOIN LATERAL (
+           SELECT agent_id, signal_id, seq FROM deliveries
+            WHERE agent_id = req.agent_id AND status IN ('queued', 'delivered') AND expires_at > $4 AND req.open
+            ORDER BY seq LIMIT req.lim
+            FOR UPDATE
+         ) p
      ), handed AS (
        UPDATE deliveries d
-          SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $2), attempts = d.attempts + 1
+          SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $4), attempts = d.attempts + 1
          FROM picked JOIN signals s ON s.id = picked.signal_id
-        WHERE d.agent_id = $1 AND d.signal_id = picked.signal_id AND picked.seq > $5
-       RETURNING d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+        WHERE d.agent_id = picked.agent_id AND d.signal_id = picked.signal_id AND picked.seq > picked.after
+       RETURNING d.agent_id, d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+     ), counts AS (
+       SELECT agent_id, count(*)::int AS picked FROM picked GROUP BY agent_id
+     ), lapsed AS (
+       SELECT agent_id, json_agg(json_build_object('signal_id', signal_id, 'received_at', received_at, 'expires_at', expires_at)) AS expired
+         FROM expired GROUP BY agent_id
      )
-     SELECT gate.open,
-            (SELECT count(*)::int FROM picked) AS picked,
-            (SELECT json_agg(json_build_object('signal_id', signal_id, 'received_at', received_at, 'expires_at', expires_at))
-               FROM expired) AS expired,
-            handed.*
-       FROM gate LEFT JOIN handed ON true`;
+     SELECT req.agent_id AS for_agent, req.open, COALESCE(counts.picked, 0) AS picked, lapsed.expired,
+            handed.signal_id, handed.seq, handed.expires_at, handed.source_id, handed.received_at, handed.normalized
+       FROM req
+       LEFT JOIN counts ON counts.agent_id = req.agent_id
+       LEFT JOIN lapsed ON lapsed.agent_id = req.agent_id
+       LEFT JOIN handed ON handed.agent_id = req.agent_id`;
 }
 
 /** A poll's hand-out: refused (null) while a push session of the agent holds its lock anywhere. */
-const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySql('$1', '$4')})`);
+const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySql('r.agent_id', '$3')})`);
 /**
- * A session's hand-out, on the connection that holds the session's lock: its gate is always
- * open (the schema, `$4`, is bound for both statements and never null).
+ * Sessions' hand-outs, on the connection that holds the sessions' locks: the gate is always
+ * open (the schema, `$3`, is bound for both statements and never null).
  */
-const SESSION_SQL = handOutSql('$4::text IS NOT NULL');
+const SESSION_SQL = handOutSql('$3::text IS NOT NULL');
 
 type ExpiredJson = { signal_id: string; received_at: string | null; expires_at: string };
-type HandOutRow = { open: boolean; picked: number; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);
+type HandOutRow = { for_agent: string; open: boolean; picked: number; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);
+
+/** One agent's part of a hand-out: its window, and the last seq it already holds (0 for a poll). */
+export interface HandOutRequest {
+  agentId: string;
+  limit: number;
+  after: number;
+}
 
 /** What one hand-out did: the deliveries handed out, by seq, whether the window is full, and those it found expired. */
 export interface HandOut extends SessionHandOut {
@@ -62,41 +86,60 @@ export interface HandOut extends SessionHandOut {
 }
 
 /**
- * Marks the agent's first `limit` pending deliveries after seq `after` delivered and answers
- * them by seq, with whether the first `limit` pending filled the window; null, changing
- * nothing, when `as` is 'poll' and a push session of the agent is open.
+ * Marks each agent's first `limit` pending deliveries after seq `after` delivered and answers
+ * them by seq, with whether the first `limit` pending filled the window; null for an agent,
+ * changing nothing of it, when `as` is 'poll' and a push session of the agent is open. One
+ * statement for all (one transaction unless `db` is in one). Each agent appears once; pass
+ * them sorted by id (the order their rows are locked in).
  */
-export async function takeDeliveriesOn(
+export async function takeDeliveriesFor(
   db: pg.Pool | pg.PoolClient | pg.Client,
   as: 'poll' | 'session',
   scope: string,
-  agentId: string,
+  requests: readonly HandOutRequest[],
   now: string,
-  limit: number,
-  after = 0,
-): Promise<HandOut | null> {
-  const window = Math.max(0, Math.floor(limit));
-  const { rows } = await db.query<HandOutRow>(as === 'poll' ? POLL_SQL : SESSION_SQL, [
-    agentId,
-    isoTime(now),
-    window,
-    scope,
-    after,
-  ]);
-  if (!rows[0]?.open) return null;
+): Promise<Map<string, HandOut | null>> {
   const at = isoTime(now);
-  return {
-    signals: rows
-      .filter((row): row is HandOutRow & AgentSignalRow => row.signal_id !== null)
-      .sort((a, b) => a.seq - b.seq)
-      .map(agentSignalOf),
-    full: window > 0 && rows[0].picked >= window,
-    expired: (rows[0].expired ?? []).map((row) => ({
-      signalId: row.signal_id,
-      agentId,
-      receivedAt: row.received_at === null ? '' : isoTime(row.received_at),
-      expiresAt: isoTime(row.expires_at),
-      expiredAt: at,
-    })),
-  };
+  const { rows } = await db.query<HandOutRow>({
+    name: as === 'poll' ? 'signalgate-hand-out-poll' : 'signalgate-hand-out-session',
+    text: as === 'poll' ? POLL_SQL : SESSION_SQL,
+    values: [
+      requests.map((r) => r.agentId),
+      requests.map((r) => Math.max(0, Math.floor(r.limit))),
+      scope,
+      at,
+      requests.map((r) => r.after),
+    ],
+  });
+  const byAgent = new Map<string, HandOutRow[]>();
+  for (const row of rows) {
+    const list = byAgent.get(row.for_agent);
+    if (list) list.push(row);
+    else byAgent.set(row.for_agent, [row]);
+  }
+  const answers = new Map<string, HandOut | null>();
+  for (const request of requests) {
+    const agentRows = byAgent.get(request.agentId);
+    const first = agentRows?.[0];
+    if (!agentRows || !first?.open) {
+      answers.set(request.agentId, null);
+      continue;
+    }
+    const window = Math.max(0, Math.floor(request.limit));
+    answers.set(request.agentId, {
+      signals: agentRows
+        .filter((row): row is HandOutRow & AgentSignalRow => row.signal_id !== null)
+        .sort((a, b) => a.seq - b.seq)
+        .map(agentSignalOf),
+      full: window > 0 && first.picked >= window,
+      expired: (first.expired ?? []).map((row) => ({
+        signalId: row.signal_id,
+        agentId: request.agentId,
+        receivedAt: row.received_at === null ? '' : isoTime(row.received_at),
+        expiresAt: isoTime(row.expires_at),
+        expiredAt: at,
+      })),
+    });
+  }
+  return answers;
 }
