@@ -9,6 +9,7 @@ import { runFixRoundTrip } from './fix-round-trip.js';
 import { summariseProfiles } from './profile-summary.js';
 import { runSlowClients } from './slow-clients.js';
 import { runSoak } from './soak.js';
+import { runStoreIngest } from './store-ingest.js';
 import { runThroughput } from './throughput.js';
 
 /**
@@ -20,7 +21,8 @@ const USAGE =
   '--profile (with --equal-cpu: CPU profile of the SQLite server), --burst (5,000 signals in one second, 200 agents), ' +
   '--soak (300 signals/s with an agent), --soak-seconds N (default 60), --slow-clients (the load alone and beside 200 connections sending one byte a second), ' +
   '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200), ' +
-  '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached)';
+  '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached), ' +
+  '--store-ingest (the store\'s ingest alone, no HTTP, on an empty and a big store, the log\'s indexes now and before)';
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -40,7 +42,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log', '--store-ingest'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -91,6 +93,7 @@ if (flags.has('--slow-clients')) {
   figures.set('slow clients req/s ratio', slow!.rps / quiet!.rps);
   figures.set('slow clients p99', slow!.p99);
 }
+if (flags.has('--store-ingest')) await runStoreIngest();
 if (flags.has('--big-log')) {
   const { pages, ingest } = await runBigLog();
   for (const row of ingest) figures.set(`big-log ${row.store} ingest vs empty`, row.big / row.empty);

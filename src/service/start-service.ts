@@ -82,7 +82,14 @@ async function startOnStore(
 ): Promise<RunningService> {
   const tls = config.tls === null ? null : await readTlsCredentials(config.tls).catch(tlsStartupError);
   if (tls !== null) logCertificate(logger, tls, 'serving HTTPS');
-  const backend = await openBackend({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, inboundThread: config.inboundThread, ...storeOptions }).catch((error: unknown) => {
+  const backend = await openBackend({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    inboundThread: config.inboundThread,
+    // No request waits for a WAL checkpoint: the store runs them on a thread of their own.
+    checkpointThread: true,
+    ...storeOptions,
+  }).catch((error: unknown) => {
     throw storeStartupError(config, error);
   });
   const { store } = backend;

@@ -13,6 +13,11 @@ export interface OpenStoreOptions {
   schema?: string;
   /** SQLite only: where inbound requests are checked and committed (`SIGNALGATE_INBOUND_THREAD`). */
   inboundThread?: InboundThreadSetting;
+  /**
+   * SQLite only: checkpoint the WAL on a thread of the store's own rather than at the COMMIT
+   * that fills it (the server; a short-lived CLI command keeps SQLite's automatic checkpoint).
+   */
+  checkpointThread?: boolean;
 }
 
 /** The store the configuration selects, migrated and ready. */
@@ -24,7 +29,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 export async function openBackend(options: OpenStoreOptions): Promise<StoreBackend> {
   const backend = options.databaseUrl
     ? postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread });
+    : sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread, checkpointThread: options.checkpointThread ?? false });
   try {
     await backend.store.migrate();
   } catch (error) {

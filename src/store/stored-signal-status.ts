@@ -12,7 +12,10 @@ export function signalStatusOf(stored: string, duplicateOf: string | null): Sign
 
 /**
  * The conditions on a `signals` row (columns unqualified) that select `status`; each is served
- * by an index in log order (`signals_status_log`, `signals_duplicate_log`).
+ * in log order: rejected and duplicate entries (a small share) by their partial indexes
+ * (`signals_rejected_log`, `signals_duplicate_log`), accepted ones (nearly all) by the log's own
+ * index, checking each row. The literals matter: a partial index serves only a query that
+ * names its condition.
  */
 export function storedSignalStatus(status: SignalStatus): string[] {
   switch (status) {

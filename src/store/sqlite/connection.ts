@@ -16,6 +16,11 @@ export class SqliteConnection {
     path: string,
     /** How long a write waits for the write lock held by another connection. */
     readonly busyTimeoutMs: number,
+    /**
+     * Whether a COMMIT that leaves the WAL over 1,000 pages checkpoints it then (SQLite's
+     * default), or never (a checkpoint thread of the process does it: checkpoint-thread.ts).
+     */
+    checkpointOnCommit = true,
   ) {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
@@ -26,6 +31,7 @@ export class SqliteConnection {
     this.walSync = journalMode === 'wal' ? new WalSync(path) : null;
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
+    if (!checkpointOnCommit) this.checkpointOnCommit(false);
     liftMallocTrimThreshold(this.db);
   }
 
@@ -41,6 +47,11 @@ export class SqliteConnection {
     } finally {
       this.stmt(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(this.busyTimeoutMs))}`).get();
     }
+  }
+
+  /** Turns SQLite's automatic checkpoint at COMMIT on (1,000 pages, its default) or off. */
+  checkpointOnCommit(on: boolean): void {
+    this.db.pragma(`wal_autocheckpoint = ${on ? 1000 : 0}`);
   }
 
   stmt(sql: string): Database.Statement {

@@ -14,7 +14,8 @@ import { openSqliteStore } from './sqlite-store.js';
  */
 const port = parentPort!;
 const { dataDir } = workerData as InboundThreadData;
-const store = openSqliteStore({ dataDir });
+// The event loop's store runs the checkpoints: no commit of this thread waits for one.
+const store = openSqliteStore({ dataDir, checkpoints: 'elsewhere' });
 
 type Answers = Extract<FromInboundThread, { kind: 'answers' }>['items'];
 let answers: Answers = [];

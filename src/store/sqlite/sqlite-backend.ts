@@ -11,8 +11,9 @@ import { openSqliteStore } from './sqlite-store.js';
  * With one CPU they are checked and committed on the event loop, against this store's own
  * connection, with the same group commit and the WAL sync on libuv's thread pool.
  */
-export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting }): StoreBackend {
-  const store = openSqliteStore({ dataDir: options.dataDir });
+export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting; checkpointThread?: boolean }): StoreBackend {
+  // The server's store checkpoints the WAL on a thread of its own, for its inbound thread too.
+  const store = openSqliteStore({ dataDir: options.dataDir, checkpoints: options.checkpointThread ? 'thread' : 'on-commit' });
   return {
     store,
     startInboundLane: async (events) =>

@@ -26,6 +26,7 @@ import type {
 import { SqliteAccounts } from './accounts.js';
 import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
+import { CheckpointThread } from './checkpoint-thread.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
@@ -52,12 +53,26 @@ export interface SqliteStoreOptions {
   dataDir: string;
   /** How long a write waits for another process (e.g. the CLI) to release the file. */
   busyTimeoutMs?: number;
+  /**
+   * Who copies the WAL into the database file. 'on-commit' (the default; the CLI, a store
+   * opened alone): SQLite's automatic checkpoint, run by the COMMIT that leaves the WAL over
+   * 1,000 pages. 'thread' (the server's store): a checkpoint thread of this store, every
+   * `CHECKPOINT_EVERY_MS`, so no request waits for a checkpoint. 'elsewhere' (the inbound
+   * thread): never on this connection; the process's 'thread' store does it.
+   */
+  checkpoints?: 'on-commit' | 'thread' | 'elsewhere';
 }
+
+/**
+ * How often the checkpoint thread copies the WAL into the database file. A few hundred
+ * milliseconds of commits are a few MB of WAL at the most this store takes.
+ */
+const CHECKPOINT_EVERY_MS = 250;
 
 /** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   createDirectory(options.dataDir);
-  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000);
+  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000, options.checkpoints ?? 'on-commit');
 }
 
 /**
@@ -84,13 +99,21 @@ export class SqliteStore implements Store {
   private readonly agentWrites: SqliteWriteGroup;
   private readonly retention: SqliteRetention;
   private readonly dashboardSessions: SqliteDashboardSessions;
+  private readonly checkpointThread: CheckpointThread | null = null;
   private closed = false;
 
   constructor(
     readonly path: string,
     busyTimeoutMs: number,
+    checkpoints: 'on-commit' | 'thread' | 'elsewhere' = 'on-commit',
   ) {
-    this.connection = new SqliteConnection(path, busyTimeoutMs);
+    this.connection = new SqliteConnection(path, busyTimeoutMs, checkpoints === 'on-commit');
+    if (checkpoints === 'thread' && this.connection.walSync) {
+      this.checkpointThread = CheckpointThread.start({ path, intervalMs: CHECKPOINT_EVERY_MS, busyTimeoutMs }, () => {
+        // Without the thread the WAL would only grow: this connection's commits checkpoint again.
+        if (!this.closed) this.connection.checkpointOnCommit(true);
+      });
+    }
     this.agentWrites = new SqliteWriteGroup(this.connection);
     // Reads of the log and usage never show a commit still waiting for the disk.
     const whenDurable = async () => {
@@ -137,6 +160,7 @@ export class SqliteStore implements Store {
     try {
       await Promise.all([this.ingests.drain(), this.agentWrites.drain()]);
     } finally {
+      await this.checkpointThread?.close();
       this.connection.close();
     }
   }
