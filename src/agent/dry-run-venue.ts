@@ -1,4 +1,4 @@
-import type { InstrumentSpec, Quote } from '../engine/index.js';
+import { ENGINE_FILLS, type InstrumentSpec, type Quote } from '../engine/index.js';
 import type { AgentLog } from './agent-log.js';
 import { assumedOrder } from './assumed-order.js';
 import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
@@ -12,6 +12,8 @@ export class DryRunVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
   readonly oneExitOrder: boolean;
+  /** Nothing is placed, so the venue fills nothing: entries and exits fill at the quotes, as on paper. */
+  readonly fills = ENGINE_FILLS;
 
   constructor(
     private readonly real: Venue,

@@ -47,7 +47,7 @@ export interface VenueAgentOptions {
   /** Pip size per signal symbol, from the instruments file (the venue's instruments have pips of 1). */
   pipSizes: Readonly<Record<string, number>>;
   defaultVolumeLots: number | null;
-  /** How often the quotes of symbols with positions or orders are read for breakeven, trailing and fills. */
+  /** How often the venue's reports are taken and the quotes of symbols with positions (and, where the engine fills them, pending entries) read. */
   manageEveryMs: number;
   log: Logger;
 }
@@ -85,6 +85,8 @@ export class VenueAgent {
   /** A signal is being carried out: management passes wait (both change the book across awaits). */
   private executing = false;
   private fatal: Error | null = null;
+  /** Position ticket → why the venue refused its stop's last move (the old stop still stands), for the published state. */
+  private readonly refusedMoves = new Map<number, string>();
 
   constructor(private readonly options: VenueAgentOptions) {
     this.simulated = isSimulated(options.venue) ? options.venue : null;
@@ -183,7 +185,10 @@ export class VenueAgent {
       const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
       if (finished === null) return false;
       this.book = finished.book;
-      for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
+      for (const { position, reason } of finished.refused) {
+        log.warn(`${reason}; trying again at the next quote`);
+        this.refusedMoves.set(position, reason);
+      }
       log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
     }
     await this.journal.save();
@@ -397,7 +402,7 @@ export class VenueAgent {
     const log = this.options.log;
     let step;
     try {
-      step = applyTick(this.book.state, tick);
+      step = applyTick(this.book.state, tick, this.venue.fills);
     } catch (err) {
       log.warn({ tick, err: (err as Error).message }, 'tick ignored');
       return;
@@ -409,7 +414,11 @@ export class VenueAgent {
     void this.publish();
   }
 
-  /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
+  /**
+   * Takes the venue's reports, then reads the quotes of symbols the book holds and carries out
+   * what the engine does at them: breakeven, trailing, and pending entries filled where the
+   * engine fills them (`Venue.fills`).
+   */
   private async manage(): Promise<void> {
     if (this.managing || this.executing || this.stopping.signal.aborted) return;
     this.managing = true;
@@ -421,16 +430,21 @@ export class VenueAgent {
         const finished = await finishMoves(this.venue, this.book);
         this.book = finished.book;
         await this.journal.save();
-        for (const { symbol, reason } of finished.refused) {
+        for (const { position, symbol, reason } of finished.refused) {
           this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
+          this.refusedMoves.set(position, reason);
           waiting.add(symbol);
         }
+        void this.publish();
       }
-      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...this.book.state.orders.map((o) => o.symbol)]);
+      // A symbol with pending entries only needs quotes where the engine fills them.
+      const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
+      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
       for (const symbol of symbols) {
         if (waiting.has(symbol)) continue;
         const quote = await this.venue.quote(symbol);
-        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask });
+        // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
+        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
         if (step.events.length === 0) {
           this.book = { ...this.book, state: step.state };
           continue;
@@ -441,6 +455,7 @@ export class VenueAgent {
         });
         this.book = done.book;
         for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
+        for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
         for (const event of step.events) this.options.log.info({ event }, 'account event');
         await this.journal.save();
         void this.publish();
@@ -518,10 +533,23 @@ export class VenueAgent {
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
-      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment })),
+      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(p.ticket, p.sl) })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
       updatedAt: new Date().toISOString(),
     });
+  }
+
+  /**
+   * A stop move decided and not yet seen through: `sl` is where the stop is going, and until the
+   * venue has the new stop the previous one protects the position. `refused`: the venue's reason
+   * for refusing the move, which is tried again at each management pass.
+   */
+  private stopMove(ticket: number, sl: number | null): { stopMove?: { to: number | null; refused: string | null } } {
+    if (this.book.protection[String(ticket)]?.moving === undefined) {
+      this.refusedMoves.delete(ticket);
+      return {};
+    }
+    return { stopMove: { to: sl, refused: this.refusedMoves.get(ticket) ?? null } };
   }
 
   private async shutdown(): Promise<void> {

@@ -61,7 +61,9 @@ export async function executeSignal(
  * Carries out what the engine did on its own at a price (a pending entry reached, a stop or
  * target reached, breakeven or trailing moved the stop): the venue holds the stops and targets
  * already, so only a moved stop, a new position's protection and a closed position's leftover
- * orders need it.
+ * orders need it. A moved stop the venue refuses leaves the old one standing (the new one is
+ * placed first): the move stays written down, is named in `refused`, and finishMoves tries it
+ * again.
  */
 export async function carryOutTick(
   venue: Venue,
@@ -69,10 +71,11 @@ export async function carryOutTick(
   step: StepResult,
   /** Writes the book down before a stop is moved (the journal), so a restart in the middle finishes the move. */
   intend: (book: VenueBook) => Promise<void> = async () => undefined,
-): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[] }> {
+): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[]; refused: RefusedMove[] }> {
   const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders }, positions: { ...book.positions } };
   const orders: VenueOrder[] = [];
   const warnings: string[] = [];
+  const refused: RefusedMove[] = [];
   const protect = async (ticket: number, moving: boolean) => {
     const position = next.state.positions.find((p) => p.ticket === ticket);
     if (!position) return;
@@ -82,7 +85,16 @@ export async function carryOutTick(
       next.protection[key] = { ...next.protection[key], moving: revision };
       await intend(next);
     }
-    const placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
+    let placed: VenueOrder[];
+    try {
+      placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError) || !moving || next.protection[key]?.moving === undefined) throw error;
+      const move = refusedMove(venue, position, error);
+      refused.push(move);
+      warnings.push(`${move.reason}; the previous stop stays at the venue, and the move is tried again`);
+      return;
+    }
     orders.push(...placed);
     next.protection[key] = { revision, orders: placed.map(orderRef) };
   };
@@ -108,7 +120,18 @@ export async function carryOutTick(
       delete next.protection[String(event.position)];
     }
   }
-  return { book: next, orders, warnings };
+  return { book: next, orders, warnings, refused };
+}
+
+/** A stop move the venue refused: the position, and the venue's reason in a sentence. */
+export interface RefusedMove {
+  position: number;
+  symbol: string;
+  reason: string;
+}
+
+function refusedMove(venue: Venue, position: Position, error: VenueRefusedError): RefusedMove {
+  return { position: position.ticket, symbol: position.symbol, reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}` };
 }
 
 /**
@@ -120,10 +143,10 @@ export async function carryOutTick(
  * tried again; `refused` names its symbol, whose quotes must wait for it: a later move of the
  * same position would reuse its client ids.
  */
-export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: { symbol: string; reason: string }[] }> {
+export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: RefusedMove[] }> {
   const next: VenueBook = { ...book, protection: { ...book.protection } };
   const orders: VenueOrder[] = [];
-  const refused: { symbol: string; reason: string }[] = [];
+  const refused: RefusedMove[] = [];
   for (const [key, entry] of Object.entries(book.protection)) {
     if (entry.moving === undefined) continue;
     const position = book.state.positions.find((p) => String(p.ticket) === key);
@@ -137,7 +160,7 @@ export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book
       next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
-      refused.push({ symbol: position.symbol, reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}` });
+      refused.push(refusedMove(venue, position, error));
     }
   }
   return { book: next, orders, refused };

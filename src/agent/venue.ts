@@ -1,4 +1,4 @@
-import type { InstrumentSpec, Quote, Side } from '../engine/index.js';
+import type { FillRules, InstrumentSpec, Quote, Side } from '../engine/index.js';
 
 /**
  * Where the agent executes: the paper account, a crypto exchange through CCXT, a FIX broker.
@@ -25,6 +25,16 @@ export interface Venue {
    * so a signal asking for both is refused before anything is sent. Absent: false.
    */
   readonly oneExitOrder?: boolean;
+  /**
+   * Who fills the pending entries (limit and stop orders) and the positions' stops and targets
+   * this venue holds. `venue`: the broker or exchange fills its own orders and says so through
+   * `reports()`; the agent's quotes leave them alone, so a quote crossing an entry's price never
+   * makes a position the venue has not reported (with the venue's price, lots and position id),
+   * and a quote reaching a target never closes lots the venue's report closes again. `engine`:
+   * the account is a simulation (paper, dry run), or (exits on CCXT) the venue reports no such
+   * fills and the agent sees them at its quotes, then asks the venue what it still holds.
+   */
+  readonly fills: FillRules;
   /**
    * Connects, loads the instruments and reads what the venue holds, before any signal is
    * taken. Resolves with the positions and open orders this agent owns (client ids it made).
@@ -54,7 +64,10 @@ export interface Venue {
   close(position: VenuePosition, volume: number, clientId: string, mayExist?: boolean): Promise<VenueOrder>;
   /** Cancels an open order; an order that is no longer open is not an error. */
   cancel(order: VenueOrderRef): Promise<void>;
-  /** Fills and closes the venue made on its own (a pending entry filled, a stop or target hit) since the last call. */
+  /**
+   * Fills and closes the venue made on its own (a pending entry filled, a stop or target hit)
+   * since the last call. Where `fills` says `venue`, the only way such a fill reaches the book.
+   */
   reports(): Promise<VenueReport[]>;
   /** What the venue says of its connections (FIX: each session's state and latest events), for the published state. Optional. */
   status?(): Record<string, unknown>;

@@ -62,6 +62,8 @@ export interface CounterpartyOptions {
  *   position: ExecutionReport rejected (150=8) with the reason in 58.
  * - OrderCancelRequest (35=F): ExecutionReport cancelled (150=4, ClOrdID of the request,
  *   OrigClOrdID of the order); an order it does not hold: OrderCancelReject (35=9, 102=1).
+ *   With `holdCancels` on, no answer and nothing done (a stalled broker).
+ * - With `refuseStops` set, a stop order naming a position is rejected (150=8) with that text.
  * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
  *   727 their count; none: one PositionReport with 728=2 (no positions).
  * - OrderMassStatusRequest (35=AF): an ExecutionReport (150=I) per held order, the last with
@@ -70,8 +72,8 @@ export interface CounterpartyOptions {
  * - MarketDataRequest (35=V) on the quote session: a snapshot (35=W) of bid and offer; an
  *   unknown symbol: MarketDataRequestReject (35=Y). With `streamQuotes` on, a subscription
  *   (263=1) also gets a W at each new quote (`setPrice`), as cTrader sends spot prices, until
- *   263=2 or the session ends. Off by default: then a fill reaches the agent only as the
- *   broker's report, never also through the engine reading the same quote first.
+ *   263=2 or the session ends. Off by default. `streamQuoteOnly` streams a quote whose fills
+ *   lag behind it (they come with the next `setPrice`).
  */
 export class CTraderCounterparty {
   readonly logons: { session: string; user: string; password: string }[] = [];
@@ -83,8 +85,14 @@ export class CTraderCounterparty {
   /** Live MarketDataRequests: the quote session, its MDReqID and the symbol. */
   /** Whether subscribers get each new quote (see the class comment). */
   streamQuotes = false;
+  /** OrderCancelRequests go unanswered and change nothing (a broker that stalls), while true. */
+  holdCancels = false;
+  /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
+  refuseStops: string | null = null;
   private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
   private seq = 0;
+  /** Symbols whose last quote was streamed with its fills held back (`streamQuoteOnly`). */
+  private readonly fillsHeld = new Set<string>();
   private readonly dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
 
   constructor(readonly options: CounterpartyOptions) {}
@@ -107,12 +115,26 @@ export class CTraderCounterparty {
   /** A new quote: held orders it reaches fill at it, and it is streamed to subscribers (`streamQuotes`). */
   setPrice(symbol: string, bid: number, ask: number): void {
     this.options.prices[symbol] = { bid, ask };
+    this.fillsHeld.delete(symbol);
     // The broker's fills go out before the quote that caused them, as a broker's would.
     this.reach(symbol, bid, ask);
     if (this.streamQuotes) for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
   }
 
+  /**
+   * A new quote streamed to subscribers ahead of the fills it causes, as a broker's price feed
+   * may run ahead of its trade reports (or touch a price too briefly for an order's turn): held
+   * orders it reaches are not filled now (nor when another order arrives meanwhile), but at the
+   * next `setPrice` that reaches them. Market orders still fill at it.
+   */
+  streamQuoteOnly(symbol: string, bid: number, ask: number): void {
+    this.options.prices[symbol] = { bid, ask };
+    this.fillsHeld.add(symbol);
+    for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
+  }
+
   private reach(symbol: string, bid: number, ask: number): void {
+    if (this.fillsHeld.has(symbol)) return;
     for (const order of [...this.resting.values()]) {
       if (order.symbol !== symbol || !this.resting.has(order.id)) continue;
       const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;
@@ -132,7 +154,7 @@ export class CTraderCounterparty {
     this.received.push({ type, message: m });
     this.options.onMessage?.(type, m);
     if (type === 'D') return this.newOrder(m);
-    if (type === 'F') return this.cancelRequest(m);
+    if (type === 'F') return this.holdCancels ? undefined : this.cancelRequest(m);
     if (type === 'AN') return this.positionRequest(m);
     if (type === 'AF') return this.massStatus(m);
     if (type === 'H') return this.statusRequest(m);
@@ -157,6 +179,7 @@ export class CTraderCounterparty {
       const position = this.positions.get(positionId);
       if (!position) return refuse(`POSITION_NOT_FOUND: position ${positionId} is not open`);
       if (position.side === side) return refuse(`TRADING_BAD_SIDE: an order naming position ${positionId} must be of the other side`);
+      if (kind === 'stop' && this.refuseStops !== null) return refuse(this.refuseStops);
     }
     this.push('8', { ...this.report(order, '0', '0'), OrdType: m.OrdType });
     if (kind === 'market') {

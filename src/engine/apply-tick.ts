@@ -1,8 +1,10 @@
 /**
  * A tick: the new quote replaces the symbol's last one; then the symbol's pending orders
- * whose entry it reaches fill (oldest first), and every open position on the symbol, those
- * just filled included, is managed (stop, targets, breakeven, trailing; see management.ts).
+ * whose entry it reaches fill (oldest first) where the engine fills entries (fill-rules.ts),
+ * and every open position on the symbol, those just filled included, is managed (stop and
+ * targets where the engine fills exits, breakeven, trailing; see management.ts).
  */
+import { ENGINE_FILLS, type FillRules } from './fill-rules.js';
 import type { EngineEvent } from './events.js';
 import { closeLedger, instrumentOf, openLedger, takeTicket, type Ledger } from './ledger.js';
 import { managePosition } from './management.js';
@@ -27,8 +29,11 @@ export interface StepResult {
   readonly events: EngineEvent[];
 }
 
-/** Throws a RangeError for a tick no feed should produce (non-positive, or bid above ask). */
-export function applyTick(state: EngineState, tick: Tick): StepResult {
+/**
+ * Throws a RangeError for a tick no feed should produce (non-positive, or bid above ask).
+ * `fills`: who fills entries and exits; what the venue fills, the tick leaves alone.
+ */
+export function applyTick(state: EngineState, tick: Tick, fills: FillRules = ENGINE_FILLS): StepResult {
   const { bid, ask } = tick;
   if (!(Number.isFinite(bid) && Number.isFinite(ask) && bid > 0 && ask >= bid)) {
     throw new RangeError(`a tick needs 0 < bid ≤ ask, got bid ${bid} and ask ${ask} for ${tick.symbol}`);
@@ -44,10 +49,10 @@ export function applyTick(state: EngineState, tick: Tick): StepResult {
   // Orders and positions only exist for instruments the catalog knows.
   if (spec === null) throw new Error(`no instrument for ${symbol}`);
   const ledger = openLedger({ ...state, quotes }, tick.time);
-  let changed = fillOrders(ledger, symbol, quote);
+  let changed = fills.entries === 'engine' && fillOrders(ledger, symbol, quote);
   const kept: Position[] = [];
   for (const position of ledger.positions) {
-    const after = position.symbol === symbol ? managePosition(ledger, position, quote, spec) : position;
+    const after = position.symbol === symbol ? managePosition(ledger, position, quote, spec, fills.exits) : position;
     if (after !== position) changed = true;
     if (after !== null) kept.push(after);
   }

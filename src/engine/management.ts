@@ -8,10 +8,12 @@
  * 3. breakeven: once profit reaches `trigger` pips, the stop moves to entry ± `offset`, once.
  * 4. trailing: once profit reaches `trigger` pips, the stop follows the closing price at
  *    `distance` pips, only forward and only by at least `step` pips.
- * A stop never moves backward.
+ * A stop never moves backward. Where the venue fills exits (fill-rules.ts), steps 1 and 2 are
+ * the venue's: its reports close the position, the tick only moves the stop.
  */
 import { closeLots } from './closing.js';
 import { powerOfTen, roundTo } from './decimals.js';
+import type { Filler } from './fill-rules.js';
 import type { InstrumentSpec } from './instruments.js';
 import type { Ledger } from './ledger.js';
 import { partialCloseLots } from './lots.js';
@@ -25,16 +27,16 @@ const PIP_TOLERANCE = 1e-7;
 const PCT_TOLERANCE = 1e-9;
 
 /** Applies one tick to one position; answers the position as it stands after, or null when closed. */
-export function managePosition(ledger: Ledger, position: Position, quote: Quote, spec: InstrumentSpec): Position | null {
+export function managePosition(ledger: Ledger, position: Position, quote: Quote, spec: InstrumentSpec, exits: Filler = 'engine'): Position | null {
   const price = closePrice(position.side, quote);
   const dir = direction(position.side);
 
-  if (position.sl !== null && dir * (price - position.sl) <= 0) {
+  if (exits === 'engine' && position.sl !== null && dir * (price - position.sl) <= 0) {
     return closeLots(ledger, position, position.volume, price, 'sl', spec);
   }
 
   let p: Position | null = position;
-  while (p !== null && p.tpNext < p.tp.length) {
+  while (exits === 'engine' && p !== null && p.tpNext < p.tp.length) {
     const level = p.tp[p.tpNext]!;
     if (dir * (price - level.price) < 0) break;
     const reachedShare: number = p.tp.slice(0, p.tpNext + 1).reduce((sum, l) => sum + l.pct, 0);

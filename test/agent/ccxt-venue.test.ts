@@ -39,9 +39,23 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
 
   /** The recorded exchange: each path answers its recorded response; `down` makes it unreachable; `refuse` refuses orders. */
   function recordedExchange() {
-    const control = { down: false, refuse: null as Error | null, loseAnswers: 0, placed: null as unknown, openOrders: [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')] as unknown[] };
+    const control = {
+      down: false,
+      refuse: null as Error | null,
+      loseAnswers: 0,
+      placed: null as unknown,
+      openOrders: [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')] as unknown[],
+      /** The best bid and ask the order book answers instead of the recorded ones. */
+      top: null as { bid: string; ask: string } | null,
+      /** The exchange has filled the placed order at this average price (looking it up says FILLED). */
+      filledAt: null as string | null,
+    };
+    const orderBook = () => {
+      const recorded = responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') as { bids: string[][]; asks: string[][] };
+      return control.top === null ? recorded : { ...recorded, bids: [[control.top.bid, '1.000']], asks: [[control.top.ask, '1.000']] };
+    };
     const routes: Record<string, () => unknown> = {
-      'GET /fapi/v1/depth': () => responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook'),
+      'GET /fapi/v1/depth': orderBook,
       'GET /fapi/v2/balance': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
       'GET /fapi/v2/account': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
       'GET /fapi/v3/account': () => responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
@@ -61,7 +75,9 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       // Looking an order up by client id: the one placed, or Binance's "Order does not exist.".
       'GET /fapi/v1/order': () => {
         if (control.placed === null) throw new ccxt.OrderNotFound('binance {"code":-2013,"msg":"Order does not exist."}');
-        return control.placed;
+        if (control.filledAt === null) return control.placed;
+        const placed = control.placed as { origQty: string };
+        return { ...placed, status: 'FILLED', executedQty: placed.origQty, cumQty: placed.origQty, avgPrice: control.filledAt };
       },
     };
     const answer = (request: SentRequest) => {
@@ -73,7 +89,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     return { control, answer };
   }
 
-  async function startAgent(token: string, answer: (request: SentRequest) => unknown, options: { dir?: string; dryRun?: boolean; symbolMap?: Record<string, string> } = {}) {
+  async function startAgent(token: string, answer: (request: SentRequest) => unknown, options: { dir?: string; dryRun?: boolean; symbolMap?: Record<string, string>; manageEveryMs?: number } = {}) {
     const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-ccxt-'));
     if (!dirs.includes(dir)) dirs.push(dir);
     const { venue, sent } = recordedVenue({ exchange: 'binance', market: 'swap', markets: fixture('binance-markets.json'), exchangeOptions: { leverageBrackets: {} } }, answer);
@@ -87,7 +103,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       symbolMap: options.symbolMap ?? {},
       pipSizes: {},
       defaultVolumeLots: null,
-      manageEveryMs: 60_000,
+      manageEveryMs: options.manageEveryMs ?? 60_000,
       log: pino({ level: 'silent' }),
     });
     const running = agent.run();
@@ -165,6 +181,38 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     expect(delivery.message).toBe('dry run, nothing sent: placed sell limit 0.2 BTC/USDT:USDT at 110001 (order 1)');
     expect(delivery.result).toMatchObject({ dryRun: true, orders: [{ id: `dry-run-${clientOrderId(signal, 'o')}`, status: 'open' }] });
     expect(sent.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('a book crossing the sell limit leaves it pending: it becomes a position, with its target, when the exchange says it filled', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-entry-fill']);
+    const source = await sourceFor(server, accountId);
+    const exchange = recordedExchange();
+    const { sent } = await startAgent(testAgent!.token, exchange.answer, { manageEveryMs: 200 });
+    const state = async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state;
+    const signal = await postSignal(server.url, source.authKey, 'BTCUSDT,selllimit,vol=0.2,entry_price=110001,tp_price=105000');
+    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === 'executed', 'the ack of the sell limit');
+    await waitUntil(async () => (await state())?.orders?.length === 1, 'the pending order in the published state');
+    const lookups = () => sent.filter((r) => r.method === 'GET' && new URL(r.url).pathname === '/fapi/v1/order').length;
+    const placements = () => sent.filter((r) => r.method === 'POST' && new URL(r.url).pathname === '/fapi/v1/order');
+
+    // The book's bid is past the entry, but the exchange has not filled the order (yet).
+    exchange.control.top = { bid: '110050.00', ask: '110060.00' };
+    const seen = lookups();
+    await waitUntil(() => lookups() >= seen + 3, 'management passes asking the exchange after the order');
+    expect((await state()).orders).toMatchObject([{ side: 'sell', kind: 'limit', price: 110001 }]);
+    expect((await state()).positions).toEqual([]);
+    expect(placements()).toHaveLength(1);
+
+    // The exchange fills it: the position is the exchange's fill, and its target goes out reduce-only.
+    exchange.control.filledAt = '110003.50';
+    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    expect((await state()).positions[0]).toMatchObject({ side: 'sell', volume: 0.2, price: 110003.5 });
+    await waitUntil(() => placements().length === 2, 'the target placed');
+    expect(paramsOf(placements()[1]!.url, placements()[1]!.body, 'urlencoded')).toMatchObject({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.2', price: '105000', reduceOnly: 'true' });
+    // Reported once: the order is no longer asked after.
+    const after = lookups();
+    await waitUntil(() => sent.filter((r) => r.method === 'GET' && new URL(r.url).pathname === '/fapi/v1/depth').length >= 3, 'more management passes');
+    expect(lookups()).toBe(after);
   });
 
   it('on restart, a pending order the exchange no longer has leaves the book', async () => {

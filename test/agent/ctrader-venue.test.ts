@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { AgentProcess } from './support/agent-process.js';
-import { freePort } from './support/fix-counterparties.js';
+import type { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
+import type { TestServer } from '../support/start-test-server.js';
+import { deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { AgentProcess } from './support/agent-process.js';
+import { EURUSD, useCTraderBed } from './support/ctrader-bed.js';
 
 /**
  * The whole path to a cTrader-style FIX 4.4 broker: a signal posted to the server reaches
@@ -19,66 +16,16 @@ import { freePort } from './support/fix-counterparties.js';
  * Breakeven and trailing read the quotes the broker streams on the MarketDataRequest
  * subscription and move the stop the broker holds.
  */
-const AGENT_COMP_ID = 'demo.broker.4242';
-const CREDENTIALS = { user: '4242', password: 'pw-ctrader-554' };
-const EURUSD = '1';
-
 describe('an agent on a cTrader-style FIX 4.4 broker', () => {
-  let server: TestServer;
-  let dir: string;
-  let broker: CTraderCounterparty;
-  let configFile: string;
-  let token: string;
-  let agentId: string;
-  let authKey: string;
+  const bed = useCTraderBed();
   let agent: AgentProcess | null = null;
+  let broker: CTraderCounterparty;
+  let server: TestServer;
+  let authKey: string;
+  const { start, state, settled, sent } = bed;
 
-  const start = () =>
-    AgentProcess.startVenue(server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
-      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
-      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
-    });
-  const state = async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
-  const settled = async (signal: string, status = 'executed') => {
-    await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === status, `the ${status} ack of ${signal}`, 30_000);
-    return (await deliveriesOf(server, signal))[0];
-  };
-  const sent = (type: string) => broker.received.filter((r) => r.type === type).map((r) => r.message);
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-ctrader-'));
-    server = await startTestServer();
-    broker = new CTraderCounterparty({
-      tradePort: await freePort(),
-      quotePort: await freePort(),
-      agentCompId: AGENT_COMP_ID,
-      credentials: CREDENTIALS,
-      prices: { [EURUSD]: { bid: 1.105, ask: 1.1052 } },
-    });
-    broker.start();
-    configFile = path.join(dir, 'fix.json');
-    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', heartbeatSeconds: 30 });
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        dialect: 'ctrader',
-        trade: session(broker.options.tradePort),
-        quote: session(broker.options.quotePort),
-        account: { currency: 'USD', balance: 10000 },
-        instruments: { EURUSD: { brokerSymbol: EURUSD, digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
-      }),
-    );
-    const { accountId, agents } = await accountWithAgents(server, ['ctrader']);
-    token = agents[0]!.token;
-    agentId = agents[0]!.id;
-    authKey = (await sourceFor(server, accountId)).authKey;
-  }, 60_000);
-
-  afterAll(async () => {
-    await agent?.kill();
-    broker?.stop();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+  beforeAll(() => {
+    ({ broker, server, authKey } = bed);
   });
 
   it('logs on to both sessions and reconciles from PositionReports before taking signals', async () => {
@@ -219,5 +166,87 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1066, 1.1068);
     expect(broker.positions.has(position.id)).toBe(false);
     await waitUntil(async () => (await ours()) === undefined, 'the stopped position gone from the published state');
+  }, 90_000);
+
+  it('a streamed quote crossing a pending entry leaves it pending until the broker reports its fill; then it is protected, tied to the position (721)', async () => {
+    broker.streamQuotes = true;
+    broker.setPrice(EURUSD, 1.1066, 1.1068);
+    // A position whose breakeven shows when the agent has applied a quote.
+    const market = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.06,sl_pips=20,be_trigger=10');
+    await settled(market);
+    const marketPosition = [...broker.positions.values()].find((p) => p.units === 6000)!;
+    expect(marketPosition).toMatchObject({ side: 'buy', price: 1.1068 });
+    const limit = await postSignal(server.url, authKey, 'EURUSD,selllimit,vol=0.05,entry_price=1.108,sl_pips=30,tp_pips=50');
+    expect((await settled(limit)).message).toMatch(/^placed sell limit 0.05 1 at 1.108 /);
+    const entryId = clientOrderId(limit, 'o');
+    const pendingOrders = async () => ((await state())?.orders ?? []).filter((o: { volume: number }) => o.volume === 0.05);
+    await waitUntil(async () => (await pendingOrders()).length === 1, 'the sell limit in the published state');
+    const placedBefore = sent('D').length;
+    const fillEvents = () => agent!.lines().filter((l) => l.msg === 'account event' && l.event?.type === 'order_filled').length;
+    const fillEventsBefore = fillEvents();
+
+    // Bid 1.1081 reaches the sell limit (1.108) and puts the buy 13 pips in profit; the broker's fill lags behind.
+    broker.streamQuoteOnly(EURUSD, 1.1081, 1.1083);
+    const marketOurs = async () => ((await state())?.positions ?? []).find((p: { volume: number }) => p.volume === 0.06);
+    await waitUntil(async () => (await marketOurs())?.sl === 1.1068, 'the breakeven the streamed quote caused, in the published state');
+    // The same quote left the entry pending: no position of the agent's own making, no stop or target for it.
+    expect(await pendingOrders()).toMatchObject([{ side: 'sell', kind: 'limit', price: 1.108 }]);
+    expect(((await state()).positions ?? []).some((p: { volume: number }) => p.volume === 0.05)).toBe(false);
+    expect(fillEvents()).toBe(fillEventsBefore);
+    const sinceQuote = sent('D').slice(placedBefore);
+    expect(sinceQuote.every((m) => m.PosMaintRptID === marketPosition.id)).toBe(true);
+    expect([...broker.resting.values()].some((o) => o.clOrdId === entryId)).toBe(true);
+
+    // The broker fills the order: its report makes the position, and the stop and target name it.
+    broker.setPrice(EURUSD, 1.1081, 1.1083);
+    const filled = [...broker.positions.values()].find((p) => p.units === 5000 && p.side === 'sell')!;
+    expect(filled).toMatchObject({ price: 1.1081 });
+    await waitUntil(async () => (await pendingOrders()).length === 0 && ((await state())?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05), 'the filled entry as a position in the published state');
+    expect(((await state()).positions as { volume: number }[]).find((p) => p.volume === 0.05)).toMatchObject({ side: 'sell', price: 1.1081, sl: 1.111 });
+    await waitUntil(() => [...broker.resting.values()].filter((o) => o.positionId === filled.id).length === 2, 'the stop and target at the broker');
+    expect([...broker.resting.values()].filter((o) => o.positionId === filled.id).map((o) => [o.kind, o.side, o.price, o.units])).toEqual([
+      ['stop', 'buy', 1.111, 5000],
+      ['limit', 'buy', 1.103, 5000],
+    ]);
+    // Nothing was placed without naming its position.
+    expect(sent('D').slice(placedBefore).every((m) => m.PosMaintRptID !== undefined)).toBe(true);
+    // The log reaches the test through a pipe, behind the published state.
+    await agent!.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
+    expect(agent!.lines().filter((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId)).toHaveLength(1);
+  }, 90_000);
+
+  it('a streamed quote reaching a target closes nothing until the broker reports the target filled; its lots are closed once', async () => {
+    const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp1_pips=10,pct1=50,tp2_pips=30,pct2=50,be_trigger=10');
+    await settled(signal);
+    const position = [...broker.positions.values()].find((p) => p.units === 10000 && p.side === 'buy')!;
+    expect(position.price).toBe(1.1083);
+    const held = () => [...broker.resting.values()].filter((o) => o.positionId === position.id).map((o) => [o.kind, o.price, o.units]);
+    expect(held()).toEqual([
+      ['stop', 1.1063, 10000],
+      ['limit', 1.1093, 5000],
+      ['limit', 1.1113, 5000],
+    ]);
+    const ours = async () => ((await state())?.positions ?? []).find((p: { price: number; side: string }) => p.price === 1.1083 && p.side === 'buy');
+    await waitUntil(async () => (await ours())?.sl === 1.1063, 'the position in the published state');
+
+    // Bid 1.1094: past the first target (1.1093) and 11 pips in profit; the broker's fill lags behind.
+    broker.streamQuoteOnly(EURUSD, 1.1094, 1.1096);
+    await waitUntil(async () => (await ours())?.sl === 1.1083, 'the breakeven the streamed quote caused, in the published state');
+    expect((await ours()).volume).toBe(0.1);
+    await waitUntil(() => held().length === 3 && held()[0]![1] === 1.1083, 'the stop moved at the broker');
+
+    // The broker fills the first target: the book closes its 0.05 lots, once, and protects the rest.
+    broker.setPrice(EURUSD, 1.1094, 1.1096);
+    expect(broker.positions.get(position.id)).toMatchObject({ units: 5000 });
+    // The filled target leaves the broker at once; then the agent places the rest's stop and target and cancels the old ones.
+    await waitUntil(() => held().length === 2 && held()[0]![2] === 5000, 'the rest protected at the broker');
+    expect(held()).toEqual([
+      ['stop', 1.1083, 5000],
+      ['limit', 1.1113, 5000],
+    ]);
+    await waitUntil(async () => (await ours())?.volume === 0.05, 'the reduced position in the published state');
+    await agent!.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'partial_close' && l.event.price === 1.1094, 'the target\'s close in the log');
+    const closes = agent!.lines().filter((l) => l.msg === 'account event' && (l.event?.type === 'partial_close' || l.event?.type === 'closed') && l.event.price === 1.1094);
+    expect(closes.map((l) => [l.event.type, l.event.volume])).toEqual([['partial_close', 0.05]]);
   }, 90_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyFill } from '../../src/engine/index.js';
+import { applyFill, applyTick } from '../../src/engine/index.js';
 import { lots, pips, price, sig, simulation } from './simulation.js';
 
 describe("fills the venue made on its own, applied at the venue's price and lots", () => {
@@ -11,6 +11,38 @@ describe("fills the venue made on its own, applied at the venue's price and lots
     expect(step.state.orders).toEqual([]);
     expect(step.state.positions).toMatchObject([{ ticket: 2, side: 'buy', volume: 0.5, price: 1.1039, sl: 1.101, tp: [{ price: 1.109 }] }]);
     expect(step.events.map((e) => e.type)).toEqual(['order_filled', 'opened']);
+  });
+
+  it('where the venue fills entries, a tick crossing a pending entry leaves it pending and still manages the open positions', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20), breakeven: { trigger: 10, offset: 0 } }));
+    sim.signal(sig('EURUSD', 'selllimit', { volume: lots(0.5), entry: price(1.106), sl: pips(30) }));
+    // Bid 1.1063 reaches the sell limit (1.106) and puts the buy 11 pips in profit.
+    const venue = applyTick(sim.state, { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 }, { entries: 'venue', exits: 'engine' });
+    expect(venue.state.orders).toMatchObject([{ ticket: 2, side: 'sell', kind: 'limit', price: 1.106 }]);
+    expect(venue.state.positions).toMatchObject([{ ticket: 1, side: 'buy', sl: 1.1052 }]);
+    expect(venue.events.map((e) => e.type)).toEqual(['sl_moved']);
+    expect(venue.state.quotes.EURUSD).toEqual({ bid: 1.1063, ask: 1.1065 });
+    // Where the engine fills them (the default), the same tick fills it.
+    const engine = applyTick(sim.state, { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 });
+    expect(engine.state.orders).toEqual([]);
+    expect(engine.events.map((e) => e.type)).toEqual(['order_filled', 'opened', 'sl_moved']);
+  });
+
+  it('where the venue fills exits, a tick past the stop or a target closes nothing, and breakeven still moves the stop', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20), tp: [{ type: 'pips', value: 10, pct: 50 }, { type: 'pips', value: 30, pct: 50 }], breakeven: { trigger: 10, offset: 0 } }));
+    const rules = { entries: 'venue', exits: 'venue' } as const;
+    // Bid 1.1063: past the first target (1.1062) and 11 pips in profit.
+    const up = applyTick(sim.state, { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 }, rules);
+    expect(up.state.positions).toMatchObject([{ ticket: 1, volume: 0.1, tpNext: 0, sl: 1.1052 }]);
+    expect(up.events.map((e) => e.type)).toEqual(['sl_moved']);
+    // Bid 1.1040: below the stop; the venue's report closes it, not the tick.
+    const down = applyTick(up.state, { time: 11, symbol: 'EURUSD', bid: 1.104, ask: 1.1042 }, rules);
+    expect(down.state.positions).toMatchObject([{ ticket: 1, volume: 0.1 }]);
+    expect(down.events).toEqual([]);
   });
 
   it("a target filled by the venue closes its share and moves to the next level; a stop closes the rest at the stop's fill price", () => {

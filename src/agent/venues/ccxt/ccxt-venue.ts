@@ -1,5 +1,5 @@
 import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
-import type { InstrumentSpec, Quote, Side } from '../../../engine/index.js';
+import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
 import {
   VenueRefusedError,
@@ -59,7 +59,17 @@ export class CcxtVenue implements Venue {
   readonly name: string;
   readonly netsPositions: boolean;
   readonly oneExitOrder: boolean;
+  /**
+   * The exchange fills its own limit and stop entries; `reports()` asks after each pending one.
+   * Stops and targets are seen reached at the agent's quotes, and the exchange is then asked
+   * whether it still holds the position (reports() does not follow them).
+   */
+  readonly fills: FillRules = { entries: 'venue', exits: 'engine' };
   private readonly exchange: Exchange;
+  /** Pending entries placed (or found on start) and not yet filled or gone, by exchange order id. */
+  private readonly entries = new Map<string, VenueOrder>();
+  /** Entries the exchange filled already when it answered the placement: reported at the next call. */
+  private readonly filledAtOnce: VenueReport[] = [];
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
@@ -95,7 +105,9 @@ export class CcxtVenue implements Venue {
   async open(): Promise<VenueHoldings> {
     await this.call('load the markets', () => this.exchange.loadMarkets());
     const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
-    return { positions: this.options.market === 'swap' ? positions : null, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
+    const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
+    for (const order of own) if (order.kind === 'limit' || order.kind === 'stop') this.entries.set(order.id, order);
+    return { positions: this.options.market === 'swap' ? positions : null, orders: own };
   }
 
   async account(): Promise<VenueAccount> {
@@ -163,7 +175,9 @@ export class CcxtVenue implements Venue {
     const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
       this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
     );
-    return this.report(placed, order.kind, order);
+    const reported = this.report(placed, order.kind, order);
+    if (order.kind !== 'market') this.follow(reported);
+    return reported;
   }
 
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
@@ -206,6 +220,7 @@ export class CcxtVenue implements Venue {
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
+    this.entries.delete(order.id);
     try {
       await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}));
     } catch (error) {
@@ -215,9 +230,38 @@ export class CcxtVenue implements Venue {
     }
   }
 
+  /**
+   * Pending entries the exchange filled: each entry still followed is fetched (one request per
+   * pending entry per call). A filled one is reported with the exchange's price and amount; one
+   * cancelled after a partial fill is reported for what filled; one cancelled, expired or
+   * unknown to the exchange is no longer followed. Stops and targets are not asked after here:
+   * the agent sees them reached at its quotes and asks the exchange whether the position is gone.
+   */
   async reports(): Promise<VenueReport[]> {
-    // The agent follows fills through its book on each quote and reconciles on start.
-    return [];
+    const reports = this.filledAtOnce.splice(0);
+    for (const entry of [...this.entries.values()]) {
+      let order: Order;
+      try {
+        order = await this.call(`fetch order ${entry.id}`, () => this.exchange.fetchOrder(entry.id, entry.symbol, entry.trigger ? this.conditional(entry.symbol) : {}));
+      } catch (error) {
+        if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) {
+          this.entries.delete(entry.id);
+          continue;
+        }
+        throw error;
+      }
+      const now = this.report(order, entry.kind, entry);
+      if (now.status === 'open') continue;
+      this.entries.delete(entry.id);
+      if (now.filled > 0) reports.push({ type: 'entry_filled', order: now });
+    }
+    return reports;
+  }
+
+  /** An entry just placed: followed until the exchange fills or drops it (already filled: reported next). */
+  private follow(order: VenueOrder): void {
+    if (order.status === 'open') this.entries.set(order.id, order);
+    else if (order.filled > 0) this.filledAtOnce.push({ type: 'entry_filled', order });
   }
 
   async shutdown(): Promise<void> {

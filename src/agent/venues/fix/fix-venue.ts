@@ -1,7 +1,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { defaultInstrument, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
+import { defaultInstrument, type FillRules, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
 import {
   VenueRefusedError,
   VenueUnreachableError,
@@ -50,6 +50,11 @@ type Answer = { order: TrackedOrder } | { refused: string };
 export class FixVenue implements Venue {
   readonly name: string;
   readonly netsPositions = false;
+  /**
+   * The broker fills its own orders and says so by ExecutionReport: an entry's report (with
+   * cTrader's position id, 721) makes the position; a stop's or target's report closes its lots.
+   */
+  readonly fills: FillRules = { entries: 'venue', exits: 'venue' };
   private readonly trade: FixLink;
   private readonly quotes: FixLink;
   private readonly orders = new Map<string, TrackedOrder>();
@@ -341,6 +346,8 @@ export class FixVenue implements Venue {
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
         waiter.resolve({ order });
+        // A pending entry whose first answer is its fill: the position comes from this report too.
+        if ((order.kind === 'limit' || order.kind === 'stop') && order.status === 'filled') this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
       }
       return;
     }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { brokerSymbol, canonicalSymbol, resolveInstrument, resolveSignalSymbol, summarize, type EngineState, type InstrumentSpec, type Quote, type Tick } from '../../../engine/index.js';
+import { brokerSymbol, canonicalSymbol, ENGINE_FILLS, resolveInstrument, resolveSignalSymbol, summarize, type EngineState, type InstrumentSpec, type Quote, type Tick } from '../../../engine/index.js';
 import { assumedOrder } from '../../assumed-order.js';
 import type { SimulatedBook, SimulatedVenue } from '../../simulated-venue.js';
 import { VenueRefusedError, type OrderRequest, type Protection, type VenueAccount, type VenueHoldings, type VenueOrder, type VenueOrderRef, type VenuePosition, type VenueReport } from '../../venue.js';
@@ -24,6 +24,8 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
     throw new Error('the paper account is not restored yet');
   };
   private feed: PriceFeed | null = null;
+  /** The simulation is the market. */
+  readonly fills = ENGINE_FILLS;
 
   constructor(
     private readonly settings: PaperAccountSettings,
