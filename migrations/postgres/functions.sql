@@ -13,11 +13,11 @@
 --
 -- The inbound hot path as one server-side call. `signalgate_ingest` records a batch of inbound
 -- requests, in the order given, each in the store's ingest rules: check the source's revision,
--- claim the idempotency key (or answer from the request holding it), charge the quota with one
--- conditional upsert, insert the signal, release the key on a 429, queue the deliveries. It
--- runs as one statement, so the whole batch is one (implicit) transaction and one round trip;
--- row locks (the account's usage row above all) are held for the function's run and the
--- COMMIT, not across client round trips.
+-- claim the idempotency key (or answer from the request holding it), charge the quota (the
+-- account's usage row locked at its first charge, counted here, written once per batch), insert
+-- the signal, release the key on a 429, queue the deliveries. It runs as one statement, so the
+-- whole batch is one (implicit) transaction and one round trip; row locks (the account's usage
+-- row above all) are held for the function's run and the COMMIT, not across client round trips.
 --
 -- items: a JSON array of objects with the fields of the type `signalgate_ingest_item`; `n` is the
 -- item's position, answered back. `raw_body` is base64; `normalized` and `errors` are JSON texts
