@@ -1,5 +1,6 @@
 import type { InstrumentSpec, Quote } from '../engine/index.js';
 import type { AgentLog } from './agent-log.js';
+import { assumedOrder } from './assumed-order.js';
 import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
 
 /**
@@ -47,9 +48,9 @@ export class DryRunVenue implements Venue {
 
   async place(order: OrderRequest): Promise<VenueOrder> {
     this.log.info({ dryRun: true, order }, 'dry run: would place an order');
-    if (order.kind !== 'market') return simulated(order.clientId, order, 'open', null);
+    if (order.kind !== 'market') return simulated(order.clientId, order, null);
     const quote = await this.real.quote(order.symbol);
-    return simulated(order.clientId, order, 'filled', order.side === 'buy' ? quote.ask : quote.bid);
+    return simulated(order.clientId, order, order.side === 'buy' ? quote.ask : quote.bid);
   }
 
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
@@ -57,10 +58,10 @@ export class DryRunVenue implements Venue {
     const side = position.side === 'buy' ? 'sell' : 'buy';
     const orders: VenueOrder[] = [];
     if (protection.stop !== null) {
-      orders.push({ ...simulated(`${protection.clientId}s`, { symbol: position.symbol, side, kind: 'market', volume: position.volume, price: protection.stop }, 'open', null), kind: 'stop_loss' });
+      orders.push({ ...simulated(`${protection.clientId}s`, { symbol: position.symbol, side, kind: 'market', volume: position.volume, price: protection.stop }, null), kind: 'stop_loss' });
     }
     protection.targets.forEach((target, i) => {
-      orders.push({ ...simulated(`${protection.clientId}t${i + 1}`, { symbol: position.symbol, side, kind: 'limit', volume: target.volume, price: target.price }, 'open', null), kind: 'take_profit' });
+      orders.push({ ...simulated(`${protection.clientId}t${i + 1}`, { symbol: position.symbol, side, kind: 'limit', volume: target.volume, price: target.price }, null), kind: 'take_profit' });
     });
     return orders;
   }
@@ -69,7 +70,7 @@ export class DryRunVenue implements Venue {
     this.log.info({ dryRun: true, position: position.id, volume }, 'dry run: would close');
     const quote = await this.real.quote(position.symbol);
     const side = position.side === 'buy' ? 'sell' : 'buy';
-    return simulated(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, 'filled', side === 'buy' ? quote.ask : quote.bid);
+    return simulated(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, side === 'buy' ? quote.ask : quote.bid);
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
@@ -85,18 +86,7 @@ export class DryRunVenue implements Venue {
   }
 }
 
-function simulated(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, status: VenueOrder['status'], fill: number | null): VenueOrder {
-  return {
-    id: `dry-run-${clientId}`,
-    clientId,
-    symbol: order.symbol,
-    side: order.side,
-    kind: order.kind,
-    volume: order.volume,
-    price: order.price,
-    status,
-    filled: fill === null ? 0 : order.volume,
-    average: fill,
-    fills: [],
-  };
+/** Nothing was filled anywhere: a market order counts as filled at the quote, with no fills listed. */
+function simulated(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, fill: number | null): VenueOrder {
+  return assumedOrder(`dry-run-${clientId}`, clientId, order, fill, false);
 }

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride } from '../engine/index.js';
+import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride, type Tick } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
 import { renderSignalText } from '../language/index.js';
 import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
+import { AgentJournal, type JournalRecord } from './agent-journal.js';
 import { AgentClosedError } from './agent-errors.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
@@ -15,10 +16,23 @@ import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHolding
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
-import { VenueJournal } from './venue-journal.js';
+import { VENUE_JOURNAL, type VenueJournalFile } from './venue-journal.js';
+import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 
-/** The published state is refreshed at least this often. */
+/** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 const PUBLISH_EVERY_MS = 10_000;
+/** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
+const PUBLISH_SIMULATED_EVERY_MS = 5000;
+
+/**
+ * One agent per token directory: two processes executing into the same book would each
+ * overwrite the other's. `--paper` is the short form of `--venue paper`.
+ */
+const AGENT: Omit<LockRole, 'title'> = {
+  name: 'agent',
+  place: 'with the same token',
+  runsAs: (args) => args.includes('agent') && args.some((arg) => arg === '--paper' || arg === '--venue' || arg.startsWith('--venue=')),
+};
 
 export interface VenueAgentOptions {
   server: string;
@@ -39,12 +53,14 @@ export interface VenueAgentOptions {
 }
 
 /**
- * The agent on a venue other than the paper account: receives its signals, has the engine
- * decide on its book, has the venue carry the decisions out, and acknowledges each signal with
- * what the venue did (its order ids and fills). Restart-safe like the paper agent: the book
- * and each signal's outcome are written in one atomic write before the ack; a signal executed
- * but not written is executed again after a restart, and its client order ids make the venue
- * answer the orders already placed instead of placing them twice.
+ * The executing agent, on any venue (the paper account among them): receives its signals, has
+ * the engine decide on its book, has the venue carry the decisions out, and acknowledges each
+ * signal with what the venue did (its order ids and fills). Restart-safe: the book and each
+ * signal's outcome are written in one atomic write before the ack, so a redelivered signal is
+ * either found executed (acked again with the stored outcome) or absent together with its
+ * effect. On a venue elsewhere, a signal executed but not written is executed again after a
+ * restart, and its client order ids make the venue answer the orders already placed instead of
+ * placing them twice; a simulated venue (paper) is the book itself, so it has nothing to look up.
  *
  * The venue unreachable: the signal is retried with backoff, the state says disconnected, and
  * nothing is acknowledged until the venue answered.
@@ -55,10 +71,12 @@ export class VenueAgent {
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
   private agentId: string | null = null;
-  private journal!: VenueJournal;
+  private journal!: AgentJournal<JournalRecord>;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
+  /** The venue when it is the engine's own simulation (paper); null for a venue elsewhere. */
+  private readonly simulated: SimulatedVenue | null;
   private connected = false;
   private lastError: string | null = null;
   private timers: NodeJS.Timeout[] = [];
@@ -69,6 +87,9 @@ export class VenueAgent {
   private fatal: Error | null = null;
 
   constructor(private readonly options: VenueAgentOptions) {
+    this.simulated = isSimulated(options.venue) ? options.venue : null;
+    // A simulated account sends nothing anywhere: there is nothing for a dry run to hold back.
+    if (this.simulated && options.dryRun) throw new Error(`the ${this.simulated.accountName} has no dry run`);
     this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
   }
 
@@ -96,58 +117,32 @@ export class VenueAgent {
       throw err;
     }
     const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
-    const role: LockRole = {
-      name: 'agent',
-      title: `signalgate agent on ${options.venue.name}`,
-      place: 'with the same token',
-      runsAs: (args) => args.includes('agent') && args.some((arg) => arg === '--venue' || arg.startsWith('--venue=')),
-    };
+    const sim = this.simulated;
     try {
       try {
         createDirectory(dir, 0o700);
       } catch (error) {
         throw new Error(
-          `cannot create the agent's directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
+          `cannot create ${sim ? `the ${sim.accountName}'s` : "the agent's"} directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
           { cause: error },
         );
       }
-      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), role);
+      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), { ...AGENT, title: sim ? `signalgate ${sim.name} agent` : `signalgate agent on ${options.venue.name}` });
     } catch (err) {
       await client.close();
       throw err;
     }
     try {
       if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
-      const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
-      const file = path.join(dir, `venue-${safeName}${options.dryRun ? '-dry-run' : ''}.json`);
-      const stored = await VenueJournal.load(file);
-      this.book = stored?.book ?? emptyLinks(freshState(options));
-      this.agentId = stored?.agentId ?? this.agentId;
-      for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
-      for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
-      this.journal = new VenueJournal(file, () => ({
-        venue: options.venue.name,
-        agentId: this.agentId,
-        book: this.book,
-        executed: [...this.executed.values()],
-        inFlight: [...this.inFlight],
-      }));
-      const holdings = await this.untilReachable('connect', () => this.venue.open());
-      if (holdings === null) return;
-      this.reconcile(holdings);
-      // A stop move the last run decided and did not see through: finished before any signal.
-      if (hasUnfinishedMoves(this.book)) {
-        const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
-        if (finished === null) return;
-        this.book = finished.book;
-        for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
-        log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
-      }
-      await this.journal.save();
-      log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
+      const ready = sim ? await this.openSimulated(sim, dir) : await this.openVenue(dir);
+      if (!ready) return;
       void this.publish();
-      this.timers.push(setInterval(() => void this.publish(), PUBLISH_EVERY_MS));
-      this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      this.timers.push(setInterval(() => void this.publish(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
+      // A simulated venue's feed brings its ticks; a venue elsewhere has its quotes read.
+      if (sim) sim.start((tick) => this.onTick(tick));
+      else this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
+      // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
       for await (const signal of client.signals()) {
         await this.handle(signal);
@@ -157,6 +152,57 @@ export class VenueAgent {
       await this.shutdown();
     }
     if (this.fatal) throw this.fatal;
+  }
+
+  /**
+   * Takes up the book from the venue's journal (or a new one), reconciles it with what the venue
+   * holds, and finishes stop moves the last run began. False: the agent stopped meanwhile.
+   */
+  private async openVenue(dir: string): Promise<boolean> {
+    const { options } = this;
+    const log = options.log;
+    const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
+    const file = path.join(dir, `venue-${safeName}${options.dryRun ? '-dry-run' : ''}.json`);
+    const stored = await AgentJournal.load(file, VENUE_JOURNAL);
+    this.book = stored?.book ?? emptyLinks(freshState(options));
+    this.agentId ??= stored?.agentId ?? null;
+    for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
+    for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
+    this.journal = new AgentJournal<VenueJournalFile>(file, () => ({
+      venue: options.venue.name,
+      agentId: this.agentId,
+      book: this.book,
+      executed: [...this.executed.values()],
+      inFlight: [...this.inFlight],
+    }));
+    const holdings = await this.untilReachable('connect', () => this.venue.open());
+    if (holdings === null) return false;
+    this.reconcile(holdings);
+    // A stop move the last run decided and did not see through: finished before any signal.
+    if (hasUnfinishedMoves(this.book)) {
+      const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
+      if (finished === null) return false;
+      this.book = finished.book;
+      for (const { reason } of finished.refused) log.warn(`${reason}; trying again at the next quote`);
+      log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
+    }
+    await this.journal.save();
+    log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
+    return true;
+  }
+
+  /** Takes up the simulated account from its file (or a new one): there is nothing elsewhere to reconcile. */
+  private async openSimulated(sim: SimulatedVenue, dir: string): Promise<boolean> {
+    const file = path.join(dir, sim.journal.name);
+    const stored = await AgentJournal.load(file, sim.journal.format);
+    const restored = sim.restore(stored, file, () => this.book.state);
+    this.book = emptyLinks(restored.state);
+    this.agentId ??= restored.agentId;
+    for (const entry of restored.executed) this.executed.set(entry.id, entry);
+    this.journal = new AgentJournal(file, () => sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }));
+    const { state } = this.book;
+    this.options.log.info({ file, balance: state.balance, currency: state.config.currency, executed: this.executed.size, resumed: stored !== null }, `${sim.accountName} ready`);
+    return true;
   }
 
   async stop(): Promise<void> {
@@ -211,8 +257,15 @@ export class VenueAgent {
       return;
     }
     let outcome: ExecutedSignal['outcome'] | null;
+    const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
     if (Date.now() > Date.parse(signal.expiresAt)) {
+      // Handed out in time but reached only now (a backlog): a late order is worse than none.
       outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    } else if (unpriced !== null) {
+      outcome = { status: 'rejected', message: unpriced, result: null };
+    } else if (this.simulated) {
+      // The account is the book: nothing stands elsewhere that a restart would have to look up.
+      outcome = await this.simulate(signal);
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
       // knows the signal's orders may stand already.
@@ -241,15 +294,31 @@ export class VenueAgent {
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
-    log.info({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
+    // A rejection or failure is something the trader must see: not at the level of routine lines.
+    const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
+    log[level]({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
     try {
       await this.journal.save();
     } catch (err) {
-      this.fatal = new Error(`could not write ${this.journal.file}: ${(err as Error).message}`);
+      // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
+      // server hands the signal out again and a restarted agent executes it on the stored book.
+      this.fatal = new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
       return;
     }
     await this.acknowledge(entry);
     void this.publish();
+  }
+
+  /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
+  private async simulate(signal: AgentSignal): Promise<ExecutedSignal['outcome']> {
+    try {
+      // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
+      const done = await executeSignal(this.venue, emptyLinks(this.book.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now());
+      this.book = emptyLinks(done.book.state);
+      return done.outcome;
+    } catch (err) {
+      return { status: 'failed', message: `the ${this.venue.name} engine failed: ${(err as Error).message}`, result: null };
+    }
   }
 
   /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
@@ -321,6 +390,23 @@ export class VenueAgent {
         await sleep(wait, this.stopping.signal);
       }
     }
+  }
+
+  /** A tick of the simulated account's feed: the engine fills, stops and moves on the book itself. */
+  private onTick(tick: Tick): void {
+    const log = this.options.log;
+    let step;
+    try {
+      step = applyTick(this.book.state, tick);
+    } catch (err) {
+      log.warn({ tick, err: (err as Error).message }, 'tick ignored');
+      return;
+    }
+    this.book = { ...this.book, state: step.state };
+    if (step.events.length === 0) return;
+    for (const event of step.events) log.info({ event }, 'account event');
+    this.journal.save().catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
+    void this.publish();
   }
 
   /** Reads the quotes of symbols the book holds and carries out what the engine does at them (fills, breakeven, trailing). */
@@ -408,6 +494,10 @@ export class VenueAgent {
   private async publish(): Promise<void> {
     const client = this.client;
     if (!client || !this.book) return;
+    if (this.simulated) {
+      await client.publishState(this.simulated.published(Date.now()));
+      return;
+    }
     const state = this.book.state;
     let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
     if (this.connected) {
@@ -436,14 +526,21 @@ export class VenueAgent {
 
   private async shutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
+    // The feed first: no tick changes the simulated account after its last write.
+    if (this.simulated) await this.venue.shutdown().catch(() => undefined);
     await this.client?.close();
     try {
       if (this.journal) await this.journal.save();
     } catch (err) {
-      this.options.log.error({ err: (err as Error).message }, 'could not write the journal on shutdown');
+      this.options.log.error({ err: (err as Error).message }, `could not write ${this.simulated ? this.journalName() : 'the journal'} on shutdown`);
     }
-    await this.venue.shutdown().catch(() => undefined);
+    if (!this.simulated) await this.venue.shutdown().catch(() => undefined);
     this.lock?.release();
+  }
+
+  /** The journal as messages name it: the simulated account, or the file. */
+  private journalName(): string {
+    return this.simulated ? `the ${this.simulated.accountName}` : this.journal.file;
   }
 }
 

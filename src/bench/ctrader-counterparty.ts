@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import jspurefix from 'jspurefix';
-import type { IJsFixConfig, MsgView } from 'jspurefix';
 import { ctraderDictionary } from '../agent/venues/fix/fix-dictionary.js';
+import { launchFixAcceptor } from './fix-acceptor.js';
 
 type Fields = Record<string, unknown>;
 
@@ -79,7 +78,7 @@ export class CTraderCounterparty {
   readonly received: { type: string; message: Fields }[] = [];
   readonly positions = new Map<string, BrokerPosition>();
   readonly resting = new Map<string, RestingOrder>();
-  private readonly launchers: { stop(): void; run(): Promise<boolean> }[] = [];
+  private readonly launchers: { stop(): void }[] = [];
   private tradeSession: { push(type: string, body: Fields): void } | null = null;
   /** Live MarketDataRequests: the quote session, its MDReqID and the symbol. */
   /** Whether subscribers get each new quote (see the class comment). */
@@ -297,7 +296,7 @@ export class CTraderCounterparty {
   }
 
   private launch(subId: 'TRADE' | 'QUOTE', port: number, dictionary: string): void {
-    // The session classes below are jspurefix's to construct: they reach the broker through these.
+    // jspurefix constructs the sessions (see fix-acceptor.ts): they reach the broker through these.
     const onTrade = (type: string, m: Fields) => this.onTrade(type, m);
     const quoteAnswer = (session: { push(type: string, body: Fields): void }, type: string, m: Fields) => this.quoteAnswer(session, type, m);
     const sessions = {
@@ -313,62 +312,18 @@ export class CTraderCounterparty {
         return user === this.options.credentials.user && password === this.options.credentials.password;
       },
     };
-    const description = {
-      application: { type: 'acceptor', name: `ctrader-${subId}`, reconnectSeconds: 0, tcp: { host: '127.0.0.1', port }, protocol: 'ascii', dictionary },
-      Name: subId,
-      Username: '',
-      Password: '',
-      SenderCompId: 'cServer',
-      TargetCompID: this.options.agentCompId,
-      SenderSubID: subId,
-      TargetSubID: subId,
-      ResetSeqNumFlag: true,
-      HeartBtInt: 30,
-      BeginString: 'FIX.4.4',
-    };
-    const quiet = { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
-    class Logs extends jspurefix.JsFixLoggerFactory {
-      logger() {
-        return quiet;
-      }
-      plain() {
-        return quiet;
-      }
-    }
-    class Session extends jspurefix.AsciiSession {
-      constructor(config: IJsFixConfig) {
-        super(config);
-      }
-      push(type: string, body: Fields): void {
-        this.send(type, body);
-      }
-      protected onApplicationMsg(msgType: string, view: MsgView): void {
-        const message = view.toObject() as Fields;
-        if (subId === 'TRADE') onTrade(msgType, message);
-        else quoteAnswer(this, msgType, message);
-      }
-      protected onReady(): void {
-        sessions.ready(this);
-      }
-      protected onStopped(): void {
-        sessions.stopped(this);
-      }
-      protected onLogon(_view: MsgView, user: string, password: string): boolean {
-        return sessions.logon(user, password);
-      }
-      protected onEncoded(): void {}
-      protected onDecoded(): void {}
-    }
-    class Launcher extends jspurefix.SessionLauncher {
-      constructor() {
-        super(null, description as never, new Logs());
-      }
-      protected override makeFactory() {
-        return { makeSession: (config: IJsFixConfig) => new Session(config) };
-      }
-    }
-    const launcher = new Launcher();
+    const launcher = launchFixAcceptor(
+      { name: `ctrader-${subId}`, port, dictionary, senderCompId: 'cServer', targetCompId: this.options.agentCompId, subId },
+      {
+        message: (session, type, message) => {
+          if (subId === 'TRADE') onTrade(type, message);
+          else quoteAnswer(session, type, message);
+        },
+        ready: sessions.ready,
+        stopped: sessions.stopped,
+        logon: sessions.logon,
+      },
+    );
     this.launchers.push(launcher);
-    void launcher.run().catch(() => undefined);
   }
 }

@@ -1,8 +1,6 @@
 import type { InboundThreadSetting } from './inbound-thread-choice.js';
 import type { Store } from './store.js';
 import type { StoreBackend } from './store-backend.js';
-import { postgresBackend } from './postgres/postgres-backend.js';
-import { sqliteBackend } from './sqlite/sqlite-backend.js';
 
 export interface OpenStoreOptions {
   /** Where the embedded SQLite file lives (`<dataDir>/signalgate.db`). */
@@ -27,9 +25,10 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 
 /** The backend the configuration selects: its store, migrated and ready, and what goes with it. */
 export async function openBackend(options: OpenStoreOptions): Promise<StoreBackend> {
+  // Only the selected store's driver is loaded: a command starts faster without the other.
   const backend = options.databaseUrl
-    ? postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread, checkpointThread: options.checkpointThread ?? false });
+    ? (await import('./postgres/postgres-backend.js')).postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
+    : (await import('./sqlite/sqlite-backend.js')).sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread, checkpointThread: options.checkpointThread ?? false });
   try {
     await backend.store.migrate();
   } catch (error) {

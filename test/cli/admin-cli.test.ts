@@ -1,46 +1,19 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshPostgresSchema } from '../support/postgres.js';
-import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { CLI_ADMIN_TOKEN, freshCliStore, runCli } from '../support/cli-store.js';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
-const run = promisify(execFile);
 let env: Record<string, string>;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  env = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: 'cli-admin-token-0123456789', SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' };
-  if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
-    const pg = await freshPostgresSchema();
-    cleanups.push(() => pg.drop());
-    env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
-  }
+  env = await freshCliStore(cleanups, { SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
 });
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return cliIn(env, ...args);
-}
-
-/** Runs the CLI with `extra` over this process's environment, without any SIGNALGATE_PUBLIC_URL, HOST or PORT of its own. */
-async function cliIn(extra: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const base = { ...process.env };
-  for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
-  try {
-    // Killed after a while, so a CLI that hangs fails the test instead of stalling it.
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...extra }, timeout: 20_000, killSignal: 'SIGKILL' });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  return runCli(env, ...args);
 }
 
 describe('the admin CLI', () => {
@@ -120,7 +93,7 @@ describe('the admin CLI', () => {
 
   it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
     const started = Date.now();
-    const failed = await cliIn({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any');
+    const failed = await runCli({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any');
     expect(failed.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(failed.stderr).toContain('signalgate: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
@@ -201,21 +174,14 @@ describe('the admin CLI, refusing what the API refuses', () => {
 describe('the admin CLI beside a server that has no SIGNALGATE_PUBLIC_URL', () => {
   let plain: Record<string, string>;
   beforeAll(async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-url-'));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    plain = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: 'cli-admin-token-0123456789' };
-    if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
-      const pg = await freshPostgresSchema();
-      cleanups.push(() => pg.drop());
-      plain.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
-    }
+    plain = await freshCliStore(cleanups);
   });
 
   it('prints the inbound URL the server renders, and a raised quota applies at once', async () => {
-    const account = JSON.parse((await cliIn(plain, 'accounts', 'create', '--name', 'URL desk', '--quota', '1')).stdout);
+    const account = JSON.parse((await runCli(plain, 'accounts', 'create', '--name', 'URL desk', '--quota', '1')).stdout);
     const server = await spawnServer(plain);
     try {
-      const admin = { authorization: 'Bearer cli-admin-token-0123456789', 'content-type': 'application/json' };
+      const admin = { authorization: `Bearer ${CLI_ADMIN_TOKEN}`, 'content-type': 'application/json' };
       const created = await fetch(`${server.url}/api/admin/sources`, {
         method: 'POST',
         headers: admin,
@@ -224,22 +190,22 @@ describe('the admin CLI beside a server that has no SIGNALGATE_PUBLIC_URL', () =
       const apiSource = (await created.json()) as { id: string; authKey: string; inboundUrl: string };
       // The URL the API renders is one a sender can reach: the port the server got.
       expect(apiSource.inboundUrl).toBe(`${server.url}/api/inbound/${apiSource.authKey}`);
-      const shown = JSON.parse((await cliIn(plain, 'sources', 'show', apiSource.id)).stdout);
+      const shown = JSON.parse((await runCli(plain, 'sources', 'show', apiSource.id)).stdout);
       expect(shown).toEqual(apiSource);
-      const rotated = JSON.parse((await cliIn(plain, 'sources', 'rotate-key', apiSource.id)).stdout);
+      const rotated = JSON.parse((await runCli(plain, 'sources', 'rotate-key', apiSource.id)).stdout);
       expect(rotated.inboundUrl).toBe(`${server.url}/api/inbound/${rotated.authKey}`);
-      const cliCreated = JSON.parse((await cliIn(plain, 'sources', 'create', '--account', account.id, '--name', 'bot')).stdout);
+      const cliCreated = JSON.parse((await runCli(plain, 'sources', 'create', '--account', account.id, '--name', 'bot')).stdout);
       expect(cliCreated.inboundUrl).toBe(`${server.url}/api/inbound/${cliCreated.authKey}`);
       // The operator's own SIGNALGATE_PUBLIC_URL still wins for the CLI.
       const own = JSON.parse(
-        (await cliIn({ ...plain, SIGNALGATE_PUBLIC_URL: 'https://own.example.test/' }, 'sources', 'show', apiSource.id)).stdout,
+        (await runCli({ ...plain, SIGNALGATE_PUBLIC_URL: 'https://own.example.test/' }, 'sources', 'show', apiSource.id)).stdout,
       );
       expect(own.inboundUrl).toBe(`https://own.example.test/api/inbound/${rotated.authKey}`);
 
       const send = () => fetch(rotated.inboundUrl, { method: 'POST', body: 'EURUSD,buy' });
       expect((await send()).status).toBe(202);
       expect((await send()).status).toBe(429);
-      const raised = await cliIn(plain, 'accounts', 'update', account.id, '--quota', '2');
+      const raised = await runCli(plain, 'accounts', 'update', account.id, '--quota', '2');
       expect(JSON.parse(raised.stdout)).toMatchObject({ id: account.id, monthlySignalQuota: 2 });
       const accepted = await send();
       expect(accepted.status).toBe(202);

@@ -1,39 +1,17 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshPostgresSchema } from '../support/postgres.js';
-import { CLI } from '../support/spawn-server.js';
+import { freshCliStore, runCli } from '../support/cli-store.js';
 
-const run = promisify(execFile);
 let env: Record<string, string>;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-'));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  env = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: 'cli-admin-token-0123456789', SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' };
-  if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
-    const pg = await freshPostgresSchema();
-    cleanups.push(() => pg.drop());
-    env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
-  }
+  env = await freshCliStore(cleanups, { SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
 });
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000, killSignal: 'SIGKILL' });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(env, ...args);
 
 const json = async (...args: string[]) => {
   const answer = await cli(...args);

@@ -5,11 +5,9 @@ import { createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } fro
 import { cliPublicUrl } from '../../admin/recorded-public-url.js';
 import { listSignals, showSignal } from '../../admin/signals.js';
 import { createSource, deleteSource, listSources, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
-import { loadConfig } from '../../config/config.js';
 import { problemBody } from '../../errors/problem-body.js';
-import { storeStartupError } from '../../service/startup-error.js';
-import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
+import { withStore } from './with-store.js';
 
 /**
  * The admin operations as CLI subcommands, working directly on the store the server uses
@@ -191,17 +189,7 @@ export function registerAdminCommands(program: Command): void {
 }
 
 async function run<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>): Promise<void> {
-  const config = loadConfig();
-  let store: Store;
-  try {
-    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  } catch (error) {
-    // The sentence `serve` would stop with, naming the setting, not a driver's stack trace.
-    process.stderr.write(`signalgate: ${storeStartupError(config, error).message}\n`);
-    process.exitCode = 1;
-    return;
-  }
-  try {
+  await withStore(async (store, config) => {
     const result = await operation(store, await cliPublicUrl(store, config));
     if (result.ok) {
       process.stdout.write(`${JSON.stringify(result.value, null, 2)}\n`);
@@ -209,9 +197,7 @@ async function run<T>(operation: (store: Store, publicUrl: string) => Promise<Ad
       process.stderr.write(`${JSON.stringify(problemBody(result.problems), null, 2)}\n`);
       process.exitCode = 1;
     }
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** What a delete prints: the id it removed. */

@@ -1,6 +1,5 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
-import { PaperAgent } from '../../agent/venues/paper/paper-agent.js';
 import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, type PaperSettings, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
@@ -10,7 +9,7 @@ import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../ag
 import { FIX_CREDENTIAL_VARIABLES, readFixConfig } from '../../agent/venues/fix/fix-config.js';
 
 /**
- * `signalgate agent --paper`: the paper-trading agent (CONTRACT §7). Exit codes: 0 after
+ * `signalgate agent --venue NAME` (`--paper` for `--venue paper`): the executing agent. Exit codes: 0 after
  * SIGTERM/SIGINT, 1 on a failure (disk), 2 on bad flags (commander's own errors included),
  * flags that contradict the stored account, or a token the server refuses.
  */
@@ -63,14 +62,8 @@ export function registerAgentCommand(program: Command): void {
         return;
       }
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
-      const agent = new PaperAgent({ ...read.settings, log });
-      await runUntilStopped(agent, log, (err) =>
-        err instanceof AgentUnauthorizedError
-          ? 'the server refused the agent token'
-          : err instanceof StoredAccountConflictError
-            ? 'the flags contradict the stored account'
-            : null,
-      );
+      const { PaperVenue } = await import('../../agent/venues/paper/paper-venue.js');
+      await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account');
     });
 }
 
@@ -152,9 +145,10 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
 
 /**
  * Runs the venue agent until SIGTERM or SIGINT and exits: 0 when stopped, 2 when the server
- * refuses the token or the venue refuses the agent, 1 on any other failure.
+ * refuses the token, the venue refuses the agent or the flags contradict the stored paper
+ * account, 1 on any other failure.
  */
-async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker'): Promise<void> {
+async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker' | 'paper account'): Promise<void> {
   const { VenueAgent } = await import('../../agent/venue-agent.js');
   const pipSizes: Record<string, number> = {};
   for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
@@ -176,7 +170,9 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
       ? 'the server refused the agent token'
       : err instanceof VenueRefusedError
         ? `the ${counterparty} refused the agent`
-        : null,
+        : err instanceof StoredAccountConflictError
+          ? 'the flags contradict the stored account'
+          : null,
   );
 }
 

@@ -97,9 +97,17 @@ export class GroupCommit<I, O> {
   }
 
   private schedule(): void {
-    if ((this.syncing === null || this.options.overlapSyncs === true) && this.scheduled === null && this.queue.length > 0) {
+    if ((this.syncing === null || this.options.overlapSyncs === true) && this.scheduled === null && this.queue.length > 0) this.commitAfter(0);
+  }
+
+  /** Commits the queue on the event loop's next turn (0), or after `ms`. */
+  private commitAfter(ms: number): void {
+    if (ms === 0) {
       const immediate = setImmediate(() => this.commitQueued());
       this.scheduled = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(() => this.commitQueued(), ms);
+      this.scheduled = { cancel: () => clearTimeout(timer) };
     }
   }
 
@@ -112,13 +120,7 @@ export class GroupCommit<I, O> {
     if (now - this.busySince.at >= busy.retryForMs) return false;
     this.busySince.tries++;
     this.queue = batch.concat(this.queue);
-    if (this.busySince.tries <= RETRY_SOON) {
-      const immediate = setImmediate(() => this.commitQueued());
-      this.scheduled = { cancel: () => clearImmediate(immediate) };
-    } else {
-      const timer = setTimeout(() => this.commitQueued(), RETRY_EVERY_MS);
-      this.scheduled = { cancel: () => clearTimeout(timer) };
-    }
+    this.commitAfter(this.busySince.tries <= RETRY_SOON ? 0 : RETRY_EVERY_MS);
     return true;
   }
 

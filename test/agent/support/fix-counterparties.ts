@@ -4,8 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import jspurefix from 'jspurefix';
-import type { IJsFixConfig, MsgView } from 'jspurefix';
+import { launchFixAcceptor } from '../../../src/bench/fix-acceptor.js';
 
 const EXECUTOR_GZ = '/usr/share/doc/libquickfix-doc/examples/executor/C++/.libs/executor.gz';
 
@@ -109,7 +108,7 @@ export class QuickFixExecutor {
  */
 export class QuoteBroker {
   readonly logons: { user: string; password: string }[] = [];
-  private launcher: { stop(): void; run(): Promise<boolean> } | null = null;
+  private launcher: { stop(): void } | null = null;
 
   constructor(
     readonly port: number,
@@ -121,74 +120,37 @@ export class QuoteBroker {
 
   start(): void {
     const { prices, logons, credentials } = this;
-    const description = {
-      application: { type: 'acceptor', name: 'broker-quote', reconnectSeconds: 0, tcp: { host: '127.0.0.1', port: this.port }, protocol: 'ascii', dictionary: 'qf44' },
-      Name: 'quote',
-      Username: '',
-      Password: '',
-      SenderCompId: this.compId,
-      TargetCompID: this.agentCompId,
-      SenderSubID: 'QUOTE',
-      TargetSubID: 'QUOTE',
-      ResetSeqNumFlag: true,
-      HeartBtInt: 30,
-      BeginString: 'FIX.4.4',
-    };
-    const quiet = { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
-    class Logs extends jspurefix.JsFixLoggerFactory {
-      logger() {
-        return quiet;
-      }
-      plain() {
-        return quiet;
-      }
-    }
-    class Session extends jspurefix.AsciiSession {
-      constructor(config: IJsFixConfig) {
-        super(config);
-      }
-      protected onApplicationMsg(msgType: string, view: MsgView): void {
-        if (msgType !== 'V') return;
-        const request = view.toObject() as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
-        for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
-          const symbol = related.Instrument?.Symbol ?? '';
-          const price = prices[symbol];
-          if (!price) {
-            this.send('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
-            continue;
+    this.launcher = launchFixAcceptor(
+      { name: 'broker-quote', port: this.port, dictionary: 'qf44', senderCompId: this.compId, targetCompId: this.agentCompId, subId: 'QUOTE' },
+      {
+        message: (session, msgType, message) => {
+          if (msgType !== 'V') return;
+          const request = message as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+          for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
+            const symbol = related.Instrument?.Symbol ?? '';
+            const price = prices[symbol];
+            if (!price) {
+              session.push('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
+              continue;
+            }
+            session.push('W', {
+              MDReqID: request.MDReqID,
+              Instrument: { Symbol: symbol },
+              MDFullGrp: {
+                NoMDEntries: [
+                  { MDEntryType: '0', MDEntryPx: price.bid },
+                  { MDEntryType: '1', MDEntryPx: price.ask },
+                ],
+              },
+            });
           }
-          this.send('W', {
-            MDReqID: request.MDReqID,
-            Instrument: { Symbol: symbol },
-            MDFullGrp: {
-              NoMDEntries: [
-                { MDEntryType: '0', MDEntryPx: price.bid },
-                { MDEntryType: '1', MDEntryPx: price.ask },
-              ],
-            },
-          });
-        }
-      }
-      protected onReady(): void {}
-      protected onStopped(): void {}
-      protected onLogon(_view: MsgView, user: string, password: string): boolean {
-        logons.push({ user, password });
-        return user === credentials.user && password === credentials.password;
-      }
-      protected onEncoded(): void {}
-      protected onDecoded(): void {}
-    }
-    class Launcher extends jspurefix.SessionLauncher {
-      constructor() {
-        super(null, description as never, new Logs());
-      }
-      protected override makeFactory() {
-        return { makeSession: (config: IJsFixConfig) => new Session(config) };
-      }
-    }
-    const launcher = new Launcher();
-    this.launcher = launcher;
-    void launcher.run().catch(() => undefined);
+        },
+        logon: (user, password) => {
+          logons.push({ user, password });
+          return user === credentials.user && password === credentials.password;
+        },
+      },
+    );
   }
 
   async ready(): Promise<void> {

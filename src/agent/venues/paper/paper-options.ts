@@ -4,8 +4,8 @@ import path from 'node:path';
 import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../../engine/index.js';
 import type { TransportChoice } from '../../agent-client.js';
 import { feedCurrencies, unpriceable } from './feed-currencies.js';
-import type { PaperAgentOptions } from './paper-agent.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
+import type { PaperAccountSettings } from './resume-account.js';
 import type { TicksFile } from './tick-file-feed.js';
 
 /** A new paper account's balance and currency when the flags do not give them. */
@@ -29,8 +29,14 @@ export interface AgentFlags {
   defaultVolume?: string;
 }
 
-/** What the flags and environment decide; the CLI adds the logger to make the agent's options. */
-export type PaperSettings = Omit<PaperAgentOptions, 'log'>;
+/** What the flags and environment decide: where the agent connects and keeps its data, and the paper account. */
+export interface PaperSettings extends PaperAccountSettings {
+  server: string;
+  token: string;
+  transport: TransportChoice;
+  /** `SIGNALGATE_DATA_DIR`: the agent's files live under `<dataDir>/agents/<token digest>/`. */
+  dataDir: string;
+}
 
 /** Checks the flags and reads the files they name; a problem is one sentence naming the flag or file:line. */
 export function readPaperSettings(

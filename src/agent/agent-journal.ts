@@ -1,0 +1,73 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../files/atomic-file.js';
+
+/** What every journal file carries besides its venue's content. */
+export interface JournalRecord {
+  version: 1;
+  savedAt: string;
+}
+
+/** One kind of journal file: how messages name it, what the operator can do about it, what it must hold. */
+export interface JournalFormat<T extends JournalRecord> {
+  /** 'a paper account', 'a venue journal'. */
+  kind: string;
+  /** What to do with a damaged or unreadable file: the agent never starts over on its own. */
+  remedy: string;
+  accepts(value: unknown): value is T;
+}
+
+/**
+ * An agent's book and the signals it executed, in one file replaced atomically: a restart finds a
+ * signal's effect on the book exactly when it finds the signal listed as executed, so it never
+ * executes one twice nor loses one it acknowledged.
+ */
+export class AgentJournal<T extends JournalRecord> {
+  private current: Promise<void> | null = null;
+  private pending: Promise<void> | null = null;
+
+  constructor(
+    readonly file: string,
+    private readonly snapshot: () => Omit<T, keyof JournalRecord>,
+  ) {}
+
+  /** The stored file, or null when there is none yet. */
+  static async load<T extends JournalRecord>(file: string, format: JournalFormat<T>): Promise<T | null> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`${file} is damaged (${(err as Error).message}); ${format.remedy}`);
+    }
+    if (!format.accepts(parsed)) throw new Error(`${file} is not ${format.kind} this version can read; ${format.remedy}`);
+    return parsed;
+  }
+
+  /**
+   * Resolves once a write that began after this call is durable, so everything changed
+   * before the call is on disk. Calls made while a write waits to start share it.
+   */
+  save(): Promise<void> {
+    if (this.pending) return this.pending;
+    const previous = this.current ?? Promise.resolve();
+    const next: Promise<void> = previous
+      .catch(() => undefined)
+      .then(async () => {
+        this.pending = null;
+        this.current = next;
+        try {
+          await writeFileAtomic(this.file, JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }));
+        } finally {
+          if (this.current === next) this.current = null;
+        }
+      });
+    this.pending = next;
+    return next;
+  }
+}

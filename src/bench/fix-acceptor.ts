@@ -1,0 +1,98 @@
+import 'reflect-metadata';
+import jspurefix from 'jspurefix';
+import type { IJsFixConfig, MsgView } from 'jspurefix';
+
+export type FixFields = Record<string, unknown>;
+
+/** A counterparty's side of one session: what it sends back. */
+export interface AcceptorSession {
+  push(type: string, body: FixFields): void;
+}
+
+/**
+ * What a counterparty does on its sessions. jspurefix constructs the session classes itself,
+ * so they reach the counterparty through these.
+ */
+export interface AcceptorHandlers {
+  /** An application message from the agent (not a session-level one). */
+  message(session: AcceptorSession, type: string, body: FixFields): void;
+  /** Whether the Logon's username (553) and password (554) are accepted. */
+  logon(user: string, password: string): boolean;
+  ready?(session: AcceptorSession): void;
+  stopped?(session: AcceptorSession): void;
+}
+
+export interface AcceptorOptions {
+  /** For jspurefix's session naming only. */
+  name: string;
+  port: number;
+  /** `qf44`, or the path of a dictionary file. */
+  dictionary: string;
+  senderCompId: string;
+  targetCompId: string;
+  /** SenderSubID and TargetSubID (cTrader's QUOTE or TRADE). */
+  subId: string;
+}
+
+/**
+ * Listens on 127.0.0.1:`port` as the acceptor of one FIX 4.4 session with jspurefix (sequence
+ * numbers reset at each Logon, its own logging silenced), answering as `handlers` say. Stop it
+ * with the returned `stop()`.
+ */
+export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHandlers): { stop(): void } {
+  const description = {
+    application: { type: 'acceptor', name: options.name, reconnectSeconds: 0, tcp: { host: '127.0.0.1', port: options.port }, protocol: 'ascii', dictionary: options.dictionary },
+    Name: options.subId,
+    Username: '',
+    Password: '',
+    SenderCompId: options.senderCompId,
+    TargetCompID: options.targetCompId,
+    SenderSubID: options.subId,
+    TargetSubID: options.subId,
+    ResetSeqNumFlag: true,
+    HeartBtInt: 30,
+    BeginString: 'FIX.4.4',
+  };
+  const quiet = { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
+  class Logs extends jspurefix.JsFixLoggerFactory {
+    logger() {
+      return quiet;
+    }
+    plain() {
+      return quiet;
+    }
+  }
+  class Session extends jspurefix.AsciiSession {
+    constructor(config: IJsFixConfig) {
+      super(config);
+    }
+    push(type: string, body: FixFields): void {
+      this.send(type, body);
+    }
+    protected onApplicationMsg(msgType: string, view: MsgView): void {
+      handlers.message(this, msgType, view.toObject() as FixFields);
+    }
+    protected onReady(): void {
+      handlers.ready?.(this);
+    }
+    protected onStopped(): void {
+      handlers.stopped?.(this);
+    }
+    protected onLogon(_view: MsgView, user: string, password: string): boolean {
+      return handlers.logon(user, password);
+    }
+    protected onEncoded(): void {}
+    protected onDecoded(): void {}
+  }
+  class Launcher extends jspurefix.SessionLauncher {
+    constructor() {
+      super(null, description as never, new Logs());
+    }
+    protected override makeFactory() {
+      return { makeSession: (config: IJsFixConfig) => new Session(config) };
+    }
+  }
+  const launcher = new Launcher();
+  void launcher.run().catch(() => undefined);
+  return launcher;
+}

@@ -1,0 +1,41 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freshPostgresSchema } from './postgres.js';
+import { CLI } from './spawn-server.js';
+
+const run = promisify(execFile);
+
+export const CLI_ADMIN_TOKEN = 'cli-admin-token-0123456789';
+
+/**
+ * The environment of CLI runs on a store of their own: a fresh data directory and, on the
+ * postgres project, a fresh schema. Each is removed by the function it pushes on `cleanups`.
+ */
+export async function freshCliStore(cleanups: Array<() => Promise<void> | void>, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: CLI_ADMIN_TOKEN, ...extra };
+  if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
+    const pg = await freshPostgresSchema();
+    cleanups.push(() => pg.drop());
+    env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
+  }
+  return env;
+}
+
+/** Runs `signalgate ARGS` with `env` over this process's environment, less what would point it elsewhere. */
+export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
+  try {
+    // Killed after a while, so a CLI that hangs fails the test instead of stalling it.
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...env }, timeout: 20_000, killSignal: 'SIGKILL' });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
