@@ -13,11 +13,11 @@
 --
 -- The inbound hot path as one server-side call. `signalgate_ingest` records a batch of inbound
 -- requests, in the order given, each in the store's ingest rules: check the source's revision,
--- claim the idempotency key (or answer from the request holding it), charge the quota with one
--- conditional upsert, insert the signal, release the key on a 429, queue the deliveries. It
--- runs as one statement, so the whole batch is one (implicit) transaction and one round trip;
--- row locks (the account's usage row above all) are held for the function's run and the
--- COMMIT, not across client round trips.
+-- claim the idempotency key (or answer from the request holding it), charge the quota (the
+-- account's usage row locked at its first charge, counted here, written once per batch), insert
+-- the signal, release the key on a 429, queue the deliveries. It runs as one statement, so the
+-- whole batch is one (implicit) transaction and one round trip; row locks (the account's usage
+-- row above all) are held for the function's run and the COMMIT, not across client round trips.
 --
 -- items: a JSON array of objects with the fields of the type `signalgate_ingest_item`; `n` is the
 -- item's position, answered back. `raw_body` is base64; `normalized` and `errors` are JSON texts
@@ -79,6 +79,19 @@ DECLARE
   v_outcome json;
   v_claims integer;
   v_repeated text;
+  -- Sources this call has read (and key-share locked), by position: a later item of the same
+  -- source reuses the row, which no change can alter while the lock is held.
+  v_src_ids text[] := '{}';
+  v_src_accounts text[] := '{}';
+  v_src_agents json[] := '{}';
+  v_src_revisions integer[] := '{}';
+  -- Usage rows this call has locked, by position (account, period): the count and limit read
+  -- under the lock, and how many this call charged, written once at the end.
+  v_use_accounts text[] := '{}';
+  v_use_periods text[] := '{}';
+  v_use_used integer[] := '{}';
+  v_use_limits integer[] := '{}';
+  v_use_charged integer[] := '{}';
 BEGIN
   outcomes := '{}';
   agents := '{}';
@@ -88,12 +101,24 @@ BEGIN
     BEGIN
       -- The key-share lock waits for a change of the source in progress (it takes FOR UPDATE)
       -- and then reads the changed row; once held, it keeps any change waiting until COMMIT.
-      SELECT s.account_id, s.agent_ids, s.revision INTO v_source FROM sources s WHERE s.id = it.source_id
-         FOR KEY SHARE;
-      IF NOT FOUND THEN
-        v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0002',
-                                       'message', format('no source %s', it.source_id));
-        EXIT item;
+      -- Read once per source per call: the lock is held to COMMIT, so the row read first is the
+      -- row every later item of the source would read.
+      v_at := array_position(v_src_ids, it.source_id);
+      IF v_at IS NULL THEN
+        SELECT s.account_id, s.agent_ids, s.revision INTO v_source FROM sources s WHERE s.id = it.source_id
+           FOR KEY SHARE;
+        IF NOT FOUND THEN
+          v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0002',
+                                         'message', format('no source %s', it.source_id));
+          EXIT item;
+        END IF;
+        v_src_ids := v_src_ids || it.source_id;
+        v_src_accounts := v_src_accounts || v_source.account_id;
+        v_src_agents := v_src_agents || v_source.agent_ids;
+        v_src_revisions := v_src_revisions || v_source.revision;
+      ELSE
+        SELECT v_src_accounts[v_at] AS account_id, v_src_agents[v_at] AS agent_ids, v_src_revisions[v_at] AS revision
+          INTO v_source;
       END IF;
       IF v_source.account_id IS DISTINCT FROM it.account_id THEN
         v_outcome := json_build_object('n', it.n, 'ok', false, 'state', 'P0001',
@@ -195,16 +220,51 @@ BEGIN
       v_used := NULL;
       v_limit := NULL;
       IF it.accept THEN
-        -- One conditional statement, as late as possible: the row is created or bumped only
-        -- while under the quota. Concurrent charges queue on the usage row and each re-checks
-        -- the bound on the latest count.
-        INSERT INTO usage AS u (account_id, period, used)
-        SELECT a.id, it.period, 1 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
-        ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
-         WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
-        RETURNING u.used, (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)
-             INTO v_used, v_limit;
-        v_charged := FOUND;
+        -- The account's usage row is locked (FOR UPDATE) at its first charge in this call, as
+        -- late as possible, and held to COMMIT: concurrent ingests, of any instance and of the
+        -- previous revision's per-signal upsert, queue on it and read the count this call leaves.
+        -- While it is held the count is kept here, each charge checked against the limit read
+        -- under the lock, and the row is written once, at the end.
+        v_at := NULL;
+        FOR i IN 1 .. cardinality(v_use_accounts) LOOP
+          IF v_use_accounts[i] = it.account_id AND v_use_periods[i] = it.period THEN
+            v_at := i;
+            EXIT;
+          END IF;
+        END LOOP;
+        IF v_at IS NULL THEN
+          SELECT u.used INTO v_used FROM usage u WHERE u.account_id = it.account_id AND u.period = it.period
+             FOR UPDATE;
+          IF NOT FOUND THEN
+            -- The month's first charge: the row is created (a concurrent creator makes this wait
+            -- for its end) and locked. An account without a quota gets none, and is refused.
+            INSERT INTO usage (account_id, period, used)
+            SELECT a.id, it.period, 0 FROM accounts a WHERE a.id = it.account_id AND a.monthly_signal_quota > 0
+            ON CONFLICT (account_id, period) DO NOTHING;
+            SELECT u.used INTO v_used FROM usage u WHERE u.account_id = it.account_id AND u.period = it.period
+               FOR UPDATE;
+          END IF;
+          IF FOUND THEN
+            SELECT a.monthly_signal_quota INTO v_limit FROM accounts a WHERE a.id = it.account_id;
+            IF FOUND THEN
+              v_use_accounts := v_use_accounts || it.account_id;
+              v_use_periods := v_use_periods || it.period;
+              v_use_used := v_use_used || v_used;
+              v_use_limits := v_use_limits || v_limit;
+              v_use_charged := v_use_charged || 0;
+              v_at := cardinality(v_use_accounts);
+            END IF;
+          END IF;
+        END IF;
+        v_used := NULL;
+        v_limit := NULL;
+        IF v_at IS NOT NULL AND v_use_used[v_at] < v_use_limits[v_at] THEN
+          v_use_used[v_at] := v_use_used[v_at] + 1;
+          v_use_charged[v_at] := v_use_charged[v_at] + 1;
+          v_used := v_use_used[v_at];
+          v_limit := v_use_limits[v_at];
+          v_charged := true;
+        END IF;
       END IF;
 
       INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
@@ -273,6 +333,11 @@ BEGIN
     END;
     outcomes := outcomes || v_outcome;
   END LOOP;
+  IF cardinality(v_use_accounts) > 0 THEN
+    UPDATE usage u SET used = u.used + c.charged
+      FROM unnest(v_use_accounts, v_use_periods, v_use_charged) AS c(account_id, period, charged)
+     WHERE u.account_id = c.account_id AND u.period = c.period AND c.charged > 0;
+  END IF;
   IF cardinality(v_seq_agents) > 0 THEN
     UPDATE agents a SET last_seq = n.last_seq
       FROM unnest(v_seq_agents, v_seq_last) AS n(id, last_seq)
@@ -340,4 +405,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 3';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 4';

@@ -29,6 +29,12 @@ const REQUESTS = Number(process.env.BENCH_STORE_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_STORE_ROUNDS ?? 7);
 const IN_FLIGHT = Number(process.env.BENCH_STORE_IN_FLIGHT ?? 50);
 const STORES = (process.env.BENCH_STORE_STORES ?? 'sqlite,postgres').split(',');
+/**
+ * A functions.sql of another build (say `git show HEAD~1:migrations/postgres/functions.sql`): the
+ * PostgreSQL variants are then the empty and big stores with today's functions and with those
+ * ("functions before"), to compare a change of the ingest function.
+ */
+const PG_FUNCTIONS_BEFORE = process.env.BENCH_STORE_PG_FUNCTIONS_BEFORE;
 
 /** The indexes of the signal log before SQLite's 011 and PostgreSQL's 013 (the same on both). */
 const BEFORE = [
@@ -205,8 +211,9 @@ async function postgresVariants(): Promise<Variant[] | null> {
   const tag = `${process.pid}_${Date.now().toString(36)}`;
   const variants: Variant[] = [];
   try {
-    for (const name of ['empty', 'empty, before', 'big', 'big, before']) {
-      const schema = `bench_store_${name.replace(', ', '_')}_${tag}`;
+    const names = PG_FUNCTIONS_BEFORE === undefined ? ['empty', 'empty, before', 'big', 'big, before'] : ['empty', 'empty, functions before', 'big', 'big, functions before'];
+    for (const name of names) {
+      const schema = `bench_store_${name.replaceAll(/[, ]+/g, '_')}_${tag}`;
       await admin.query(`CREATE SCHEMA ${schema}`);
       const url = new URL(BENCH_PG_URL);
       url.searchParams.set('options', `-c search_path=${schema}`);
@@ -220,7 +227,12 @@ async function postgresVariants(): Promise<Variant[] | null> {
       } else {
         await seedTenants(store);
       }
-      if (name.endsWith('before')) for (const sql of BEFORE) await admin.query(sql.replace(/ON signals|INDEX signals_rejected_log/, (m) => (m === 'ON signals' ? `ON ${schema}.signals` : `INDEX ${schema}.signals_rejected_log`)));
+      if (name.endsWith('functions before')) {
+        const functions = new pg.Client({ connectionString: url.toString() });
+        await functions.connect();
+        await functions.query(readFileSync(PG_FUNCTIONS_BEFORE!, 'utf8'));
+        await functions.end();
+      } else if (name.endsWith('before')) for (const sql of BEFORE) await admin.query(sql.replace(/ON signals|INDEX signals_rejected_log/, (m) => (m === 'ON signals' ? `ON ${schema}.signals` : `INDEX ${schema}.signals_rejected_log`)));
       await admin.query(`ANALYZE ${schema}.signals`);
       const opened = store;
       variants.push({

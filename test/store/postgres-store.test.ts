@@ -148,6 +148,46 @@ describe('PostgreSQL store', () => {
       }
     });
 
+    it('keeps the quota exact beside a charge of the previous functions revision still in flight (a rolling upgrade)', async () => {
+      const seeded = await seed(a, { quota: 4, agents: 1 });
+      await a.ingest(request(seeded));
+      // An instance of the previous build mid-batch: revision 3's per-signal upsert, twice, not yet committed.
+      const old = new pg.Client({ connectionString: target.urlWithSchema });
+      await old.connect();
+      try {
+        await old.query('BEGIN');
+        for (let i = 0; i < 2; i++) {
+          await old.query(
+            `INSERT INTO usage AS u (account_id, period, used)
+             SELECT a.id, $2, 1 FROM accounts a WHERE a.id = $1 AND a.monthly_signal_quota > 0
+             ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + 1
+              WHERE u.used < (SELECT monthly_signal_quota FROM accounts WHERE id = u.account_id)`,
+            [seeded.accountId, PERIOD],
+          );
+        }
+        const holder = (await old.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        // One turn of this build: one batch, which must wait for the old one's COMMIT and count from it.
+        const batch = Promise.all([request(seeded), request(seeded)].map((r) => b.ingest(r)));
+        let waiting = false;
+        for (let tries = 0; tries < 400 && !waiting; tries++) {
+          // Asked outside the open transaction, which sees one snapshot of the activity.
+          const rows = await query('SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [holder]);
+          waiting = rows.length > 0;
+          if (!waiting) await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(waiting).toBe(true);
+        await old.query('COMMIT');
+        const outcomes = await batch;
+        expect(outcomes.map((o) => [o.record.status, o.record.httpStatus, o.record.quota?.used ?? null])).toEqual([
+          ['accepted', 202, 4],
+          ['rejected', 429, null],
+        ]);
+        expect(await a.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 4, limit: 4 });
+      } finally {
+        await old.end();
+      }
+    });
+
     describe('when one request of a batch fails in the database', () => {
       const flaky = async (sql: string) => query(sql.replaceAll('$schema', `"${target.schema}"`));
 

@@ -304,6 +304,39 @@ describe.each([
       const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 500);
       expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     });
+
+    it('accepts the signals of one turn within the quota in order and refuses the rest, per account', async () => {
+      const seeded = await seed(store, { quota: 4, agents: 1 });
+      const other = await seed(store, { quota: 2, agents: 1 });
+      const before = await store.ingest(request(seeded));
+      // One turn: both stores commit it together, the two accounts' signals interleaved, one a rejection.
+      const requests = [
+        request(seeded),
+        request(other),
+        request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'No symbol given.' }] } }),
+        request(seeded),
+        request(other),
+        request(seeded),
+        request(other),
+        request(seeded),
+      ];
+      const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
+      expect(outcomes.map((o) => [o.record.status, o.record.httpStatus, o.record.quota?.used ?? null])).toEqual([
+        ['accepted', 202, 2],
+        ['accepted', 202, 1],
+        ['rejected', 422, null],
+        ['accepted', 202, 3],
+        ['accepted', 202, 2],
+        ['accepted', 202, 4],
+        ['rejected', 429, null],
+        ['rejected', 429, null],
+      ]);
+      expect(outcomes[7]!.record).toMatchObject({ code: 'QUOTA_SIGNALS_IN', quota: null, outcome: null });
+      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 4, limit: 4 });
+      expect(await store.getUsage(other.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
+      const delivered = await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+      expect(delivered.map((d) => [d.id, d.seq])).toEqual([before.record.id, requests[0]!.id, requests[3]!.id, requests[5]!.id].map((id, i) => [id, i + 1]));
+    });
   });
 
   describe('idempotency keys', () => {
