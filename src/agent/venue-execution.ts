@@ -327,6 +327,7 @@ class Carrying {
     const volume = order.filled > 0 && order.filled < position.volume ? order.filled : position.volume;
     if (price === position.price && volume === position.volume) return position;
     if (price !== position.price) this.notes.push(`${this.venue.name} filled at ${price}`);
+    if (volume !== position.volume) this.notes.push(`${this.venue.name} filled ${volume} of ${position.volume} lots`);
     const adopted: Position = { ...position, price, volume, originalVolume: volume };
     this.state = { ...this.state, positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)) };
     return adopted;

@@ -32,6 +32,11 @@ export interface RestingOrder {
   units: number;
   price: number;
   positionId: string | null;
+  /** Units filled so far, and their average price. */
+  cumUnits: number;
+  avgPx: number;
+  /** The position this (opening) order made at its first fill: later fills add to it. */
+  opened: string | null;
 }
 
 export interface CounterpartyOptions {
@@ -63,6 +68,7 @@ export interface CounterpartyOptions {
  * - OrderCancelRequest (35=F): ExecutionReport cancelled (150=4, ClOrdID of the request,
  *   OrigClOrdID of the order); an order it does not hold: OrderCancelReject (35=9, 102=1).
  *   With `holdCancels` on, no answer and nothing done (a stalled broker).
+ * - With `partialFill` set, an opening order fills in two parts (see the field).
  * - With `refuseStops` set, a stop order naming a position is rejected (150=8) with that text.
  * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
  *   727 their count; none: one PositionReport with 728=2 (no positions).
@@ -87,6 +93,13 @@ export class CTraderCounterparty {
   streamQuotes = false;
   /** OrderCancelRequests go unanswered and change nothing (a broker that stalls), while true. */
   holdCancels = false;
+  /**
+   * While set, an opening order (no 721) fills in two parts: first `units` (150=F, 39=1, 151 the
+   * rest), then for a market order the rest at `restPrice` (or the same price) or, with `rest`
+   * 'cancel', the rest cancelled (150=4, 14 the part); a pending order keeps its rest resting,
+   * never filled, until cancelled.
+   */
+  partialFill: { units: number; rest: 'fill' | 'cancel'; restPrice?: number } | null = null;
   /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
   refuseStops: string | null = null;
   private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
@@ -136,7 +149,8 @@ export class CTraderCounterparty {
   private reach(symbol: string, bid: number, ask: number): void {
     if (this.fillsHeld.has(symbol)) return;
     for (const order of [...this.resting.values()]) {
-      if (order.symbol !== symbol || !this.resting.has(order.id)) continue;
+      // A partly filled entry's rest waits for its cancel (`partialFill`).
+      if (order.symbol !== symbol || !this.resting.has(order.id) || order.cumUnits > 0) continue;
       const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;
       if (reached) this.fill(order, order.side === 'buy' ? ask : bid);
     }
@@ -169,7 +183,7 @@ export class CTraderCounterparty {
     const positionId = m.PosMaintRptID === undefined ? null : String(m.PosMaintRptID);
     const clOrdId = String(m.ClOrdID ?? '');
     const id = String(++this.seq);
-    const order: RestingOrder = { id, clOrdId, symbol, side, kind: kind === 'stop' ? 'stop' : 'limit', units, price: price ?? 0, positionId };
+    const order: RestingOrder = { id, clOrdId, symbol, side, kind: kind === 'stop' ? 'stop' : 'limit', units, price: price ?? 0, positionId, cumUnits: 0, avgPx: 0, opened: null };
     const refuse = (text: string) => this.push('8', { ...this.report(order, '8', '8'), OrdType: m.OrdType, Text: text });
     if (!this.options.prices[symbol]) return refuse(`TRADING_BAD_SYMBOL: unknown symbol ${symbol}`);
     if (kind === null) return refuse(`TRADING_BAD_ORDER_TYPE: OrdType ${String(m.OrdType)} is not market, limit or stop`);
@@ -193,20 +207,38 @@ export class CTraderCounterparty {
   }
 
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
-    this.resting.delete(order.id);
-    let positionId = order.positionId;
+    const split = this.partialFill !== null && order.positionId === null && order.cumUnits === 0 && this.partialFill.units < order.units;
+    const units = split ? this.partialFill!.units : order.units - order.cumUnits;
+    let positionId = order.positionId ?? order.opened;
     if (positionId === null) {
       positionId = `${1000 + ++this.seq}`;
-      this.positions.set(positionId, { id: positionId, symbol: order.symbol, side: order.side, units: order.units, price });
+      order.opened = positionId;
+      this.positions.set(positionId, { id: positionId, symbol: order.symbol, side: order.side, units, price });
+    } else if (positionId === order.opened) {
+      const position = this.positions.get(positionId);
+      if (position) {
+        position.price = round((position.price * position.units + price * units) / (position.units + units));
+        position.units += units;
+      }
     } else {
       const position = this.positions.get(positionId);
       if (position) {
-        position.units = Math.max(0, position.units - order.units);
+        position.units = Math.max(0, position.units - units);
         if (position.units === 0) this.positions.delete(positionId);
       }
     }
-    this.push('8', { ...this.report(order, 'F', '2'), OrdType: ordType, LastQty: order.units, LastPx: price, CumQty: order.units, LeavesQty: 0, AvgPx: price, PosMaintRptID: positionId });
+    order.avgPx = round((order.avgPx * order.cumUnits + price * units) / (order.cumUnits + units));
+    order.cumUnits += units;
+    const leaves = order.units - order.cumUnits;
+    if (leaves > 0) this.resting.set(order.id, order);
+    else this.resting.delete(order.id);
+    this.push('8', { ...this.report(order, 'F', leaves > 0 ? '1' : '2'), OrdType: ordType, LastQty: units, LastPx: price, PosMaintRptID: positionId });
     if (!this.positions.has(positionId)) this.cancelTied(positionId);
+    if (leaves === 0 || ordType !== '1') return;
+    // A market order's rest: filled, or cancelled.
+    if (this.partialFill!.rest === 'fill') return this.fill(order, this.partialFill!.restPrice ?? price, ordType);
+    this.resting.delete(order.id);
+    this.push('8', { ...this.report(order, '4', '4'), OrdType: ordType, Text: 'the rest of the order found no liquidity', PosMaintRptID: positionId });
   }
 
   /** The orders protecting a position that is gone are cancelled by the broker. */
@@ -276,9 +308,9 @@ export class CTraderCounterparty {
       Side: order.side === 'buy' ? '1' : '2',
       OrderQtyData: { OrderQty: order.units },
       ...(order.kind === 'limit' ? { Price: order.price } : { StopPx: order.price }),
-      LeavesQty: status === '0' ? order.units : 0,
-      CumQty: 0,
-      AvgPx: 0,
+      LeavesQty: status === '0' || status === '1' ? order.units - order.cumUnits : 0,
+      CumQty: order.cumUnits,
+      AvgPx: order.avgPx,
       TransactTime: new Date(),
       ...(order.positionId !== null && { PosMaintRptID: order.positionId }),
     };
@@ -349,4 +381,8 @@ export class CTraderCounterparty {
     );
     this.launchers.push(launcher);
   }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e8) / 1e8;
 }

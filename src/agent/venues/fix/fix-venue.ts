@@ -35,6 +35,8 @@ export interface FixVenueOptions {
 interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
   /** cTrader's position id (721) the order opened or closes, when the broker gives one. */
   positionId: string | null;
+  /** A pending entry's lots already reported as its position (set at its first partial fill). */
+  reported?: number;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -347,16 +349,44 @@ export class FixVenue implements Venue {
         this.waiting.delete(clientId);
         waiter.resolve({ order });
         // A pending entry whose first answer is its fill: the position comes from this report too.
-        if ((order.kind === 'limit' || order.kind === 'stop') && order.status === 'filled') this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+        if ((order.kind === 'limit' || order.kind === 'stop') && order.filled > 0) this.entryFilled(order);
       }
       return;
     }
     // Nobody waits for it: the broker did it on its own (a pending entry, a stop or a target filled).
     if (order.filled <= wasFilled) return;
     if (order.kind === 'limit' || order.kind === 'stop') {
-      if (order.status === 'filled') this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+      this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
       this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? order.price), by: order.kind, order: publicOrder(order) });
+    }
+  }
+
+  /**
+   * A pending entry the broker filled, whole or in part. Partly: its filled lots are the entry
+   * at once (the book gets the position, the broker its stop and targets for exactly those
+   * lots) and the rest is cancelled, so no lots sit at the broker unknown and unprotected while
+   * the rest waits. Lots the broker fills after that (its fill crossing the cancel) are not the
+   * book's: an error says so.
+   */
+  private entryFilled(order: TrackedOrder): void {
+    if (order.reported === undefined) {
+      if (order.status !== 'filled' && order.status !== 'open' && order.status !== 'cancelled') return;
+      order.reported = order.filled;
+      this.saveRecord();
+      this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+      if (order.status === 'open') {
+        this.options.log.warn({ order: publicOrder(order) }, `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`);
+        this.cancel({ id: order.id, symbol: order.symbol }).catch((error: unknown) => {
+          this.options.log.error({ err: error, order: order.clientId }, `the rest of partly filled order ${order.clientId} could not be cancelled; the broker may still fill it`);
+        });
+      }
+      return;
+    }
+    if (order.filled > order.reported) {
+      this.options.log.error({ order: publicOrder(order) }, `the broker filled ${round(order.filled - order.reported)} more lots of order ${order.clientId} after its rest was cancelled; those lots are NOT in the book nor protected: close them at the broker`);
+      order.reported = order.filled;
+      this.saveRecord();
     }
   }
 
@@ -476,7 +506,7 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, ...rest } = order;
+  const { positionId, reported: _reported, ...rest } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
