@@ -14,8 +14,9 @@ import { openSqliteStore } from './sqlite-store.js';
  */
 const port = parentPort!;
 const { dataDir } = workerData as InboundThreadData;
-// The event loop's store runs the checkpoints: no commit of this thread waits for one.
-const store = openSqliteStore({ dataDir, checkpoints: 'elsewhere' });
+// This thread commits the inbound signals, so its commits run the checkpoints (SQLite's own, at
+// 1,000 pages): nothing else would while signals arrive and no agent writes.
+const store = openSqliteStore({ dataDir });
 
 type Answers = Extract<FromInboundThread, { kind: 'answers' }>['items'];
 let answers: Answers = [];

@@ -54,13 +54,12 @@ export interface SqliteStoreOptions {
   /** How long a write waits for another process (e.g. the CLI) to release the file. */
   busyTimeoutMs?: number;
   /**
-   * Who copies the WAL into the database file. 'on-commit' (the default; the CLI, a store
-   * opened alone): SQLite's automatic checkpoint, run by the COMMIT that leaves the WAL over
-   * 1,000 pages. 'thread' (the server's store): a checkpoint thread of this store, every
-   * `CHECKPOINT_EVERY_MS`, so no request waits for a checkpoint. 'elsewhere' (the inbound
-   * thread): never on this connection; the process's 'thread' store does it.
+   * Who copies the WAL into the database file. 'on-commit' (the default, and the server's):
+   * SQLite's automatic checkpoint, run by the COMMIT that leaves the WAL over 1,000 pages.
+   * 'thread' (measured by the store-ingest benchmark, not used by the server): a checkpoint
+   * thread of this store, every `CHECKPOINT_EVERY_MS`, so no request waits for a checkpoint.
    */
-  checkpoints?: 'on-commit' | 'thread' | 'elsewhere';
+  checkpoints?: 'on-commit' | 'thread';
 }
 
 /**
@@ -105,7 +104,7 @@ export class SqliteStore implements Store {
   constructor(
     readonly path: string,
     busyTimeoutMs: number,
-    checkpoints: 'on-commit' | 'thread' | 'elsewhere' = 'on-commit',
+    checkpoints: 'on-commit' | 'thread' = 'on-commit',
   ) {
     this.connection = new SqliteConnection(path, busyTimeoutMs, checkpoints === 'on-commit');
     if (checkpoints === 'thread' && this.connection.walSync) {
