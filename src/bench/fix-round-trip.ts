@@ -8,7 +8,7 @@ import { clientOrderId } from '../agent/client-order-id.js';
 import { spawnListening, stopProcess } from './bench-process.js';
 import { CTraderCounterparty } from './ctrader-counterparty.js';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from './free-port.js';
 
 const WARM_UP = 20;
 /** A signal without its outcome within this long fails the run instead of hanging it. */
@@ -141,13 +141,3 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}

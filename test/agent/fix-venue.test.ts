@@ -6,7 +6,8 @@ import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort, QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
+import { freePort } from '../../src/bench/free-port.js';
+import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
 
 /**
  * The whole path to a FIX 4.4 broker: a signal posted to the server reaches

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { AgentProcess } from './support/agent-process.js';
+import { freePort } from '../../src/bench/free-port.js';
 
 const ADMIN = 'reconnect-test-admin-token-0123';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -14,13 +14,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 async function admin(url: string, method: string, urlPath: string, body?: unknown) {
   const res = await fetch(url + urlPath, {

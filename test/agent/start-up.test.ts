@@ -3,16 +3,10 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
+import { freePort } from '../../src/bench/free-port.js';
 
 const WARN = 40;
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A TCP forwarder on `port` to the server: the server "comes up" at that address when it starts. */
 async function forward(port: number, target: string): Promise<net.Server> {

@@ -1,26 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDebianPackage } from '../support/debian-package.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { freePort } from '../../src/bench/free-port.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
 const ADMIN = 'proxy-test-admin-token-0123456789';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A request to caddy at https://localhost:PORT that trusts caddy's own root only, sent from

@@ -6,7 +6,7 @@ import { CTraderCounterparty } from '../../../src/bench/ctrader-counterparty.js'
 import { startTestServer, type TestServer } from '../../support/start-test-server.js';
 import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../../delivery/support/delivery-setup.js';
 import { AgentProcess } from './agent-process.js';
-import { freePort } from './fix-counterparties.js';
+import { freePort } from '../../../src/bench/free-port.js';
 
 export const AGENT_COMP_ID = 'demo.broker.4242';
 export const CREDENTIALS = { user: '4242', password: 'pw-ctrader-554' };

@@ -5,20 +5,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { launchFixAcceptor } from '../../../src/bench/fix-acceptor.js';
+import { freePort } from '../../../src/bench/free-port.js';
 
 const EXECUTOR_GZ = '/usr/share/doc/libquickfix-doc/examples/executor/C++/.libs/executor.gz';
 
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function listening(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
