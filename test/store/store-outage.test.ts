@@ -1,6 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { freePort } from '../../src/bench/free-port.js';
 
 /**
  * The store goes away under a running server: its own PostgreSQL instance stopped (never the
@@ -28,13 +28,6 @@ afterAll(async () => {
   }
 });
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 async function admin(url: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(url + urlPath, {
@@ -313,19 +306,36 @@ describe('PostgreSQL that accepts connections and stops answering (its processes
   });
 });
 
+/** An 8 MiB tmpfs of the test's own to fill (mounting needs root: the test is skipped, saying so, without it). */
+function smallDisk(prefix: string, context: { skip: (note: string) => void }): string | null {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
+  if (mount.status !== 0) {
+    context.skip(`cannot mount a small tmpfs to fill (needs root): ${(mount.stderr || mount.error?.message || '').trim()}`);
+    return null;
+  }
+  cleanups.push(() => {
+    spawnSync('umount', ['-l', dir]);
+  });
+  return dir;
+}
+
+/** SQLite's own check of the whole file finds nothing wrong. */
+function expectIntact(file: string): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+  } finally {
+    db.close();
+  }
+}
+
 describe('the disk under SQLite full', () => {
   // Inbound requests committed on the inbound thread, and on the event loop (the choice with one CPU).
   it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s answers 503 STORE_UNAVAILABLE with Retry-After, says so in health, resumes when space is freed, database intact', async (inboundThread, context) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-disk-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
-    if (mount.status !== 0) {
-      context.skip(`cannot mount a small tmpfs to fill (needs root): ${(mount.stderr || mount.error?.message || '').trim()}`);
-      return;
-    }
-    cleanups.push(() => {
-      spawnSync('umount', ['-l', dir]);
-    });
+    const dir = smallDisk('signalgate-outage-disk-', context);
+    if (dir === null) return;
 
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread });
     cleanups.push(() => killServer(server));
@@ -387,28 +397,15 @@ describe('the disk under SQLite full', () => {
     for (const id of accepted) expect(logged.has(id)).toBe(true);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
-    const db = new Database(path.join(dir, 'signalgate.db'), { readonly: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
+    expectIntact(path.join(dir, 'signalgate.db'));
   });
 
   it.for([
     { fault: 'SQLite finds no room when it writes' },
     { fault: 'the WAL sync fails with ENOSPC (as on thin-provisioned storage)' },
   ])('under a steady stream of signals as the disk fills ($fault): 503 while full, 202 again once freed, every 202 stored', async ({ fault }, context) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-outage-stream-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { encoding: 'utf8' });
-    if (mount.status !== 0) {
-      context.skip(`cannot mount a small tmpfs to fill (needs root): ${(mount.stderr || mount.error?.message || '').trim()}`);
-      return;
-    }
-    cleanups.push(() => {
-      spawnSync('umount', ['-l', dir]);
-    });
+    const dir = smallDisk('signalgate-outage-stream-', context);
+    if (dir === null) return;
     const nodeArgs = fault.startsWith('the WAL sync') ? ['--import', path.resolve('test/fixtures/sync-fails-when-full.mjs')] : [];
     // On the inbound thread, whose syncs the fixture fails.
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: 'on' }, nodeArgs);
@@ -467,11 +464,6 @@ describe('the disk under SQLite full', () => {
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
-    const db = new Database(path.join(dir, 'signalgate.db'), { readonly: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
+    expectIntact(path.join(dir, 'signalgate.db'));
   });
 });
