@@ -110,6 +110,21 @@ export class CTraderCounterparty {
 
   constructor(readonly options: CounterpartyOptions) {}
 
+  /**
+   * The session file (`--fix-config`) of an agent on `--venue fix` that trades with this broker:
+   * both sessions on loopback, and EURUSD as the broker's symbol id 1.
+   */
+  agentConfig(balance: number): object {
+    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: this.options.agentCompId, targetCompId: 'cServer', heartbeatSeconds: 30 });
+    return {
+      dialect: 'ctrader',
+      trade: session(this.options.tradePort),
+      quote: session(this.options.quotePort),
+      account: { currency: 'USD', balance },
+      instruments: { EURUSD: { brokerSymbol: '1', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+    };
+  }
+
   start(): void {
     const dictionary = ctraderDictionary(this.dir);
     this.launch('TRADE', this.options.tradePort, dictionary);

@@ -53,18 +53,8 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
   let agent: ReturnType<typeof spawn> | null = null;
   try {
     const { token, authKey } = await provision(server.url);
-    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', heartbeatSeconds: 30 });
     const configFile = path.join(dataDir, 'fix.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        dialect: 'ctrader',
-        trade: session(broker.options.tradePort),
-        quote: session(broker.options.quotePort),
-        account: { currency: 'USD', balance: 1_000_000 },
-        instruments: { EURUSD: { brokerSymbol: '1', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
-      }),
-    );
+    writeFileSync(configFile, JSON.stringify(broker.agentConfig(1_000_000)));
     agent = spawn(process.execPath, [path.join(here, '..', 'cli', 'main.js'), 'agent', '--server', server.url, '--token', token, '--venue', 'fix', '--fix-config', configFile], {
       env: { ...process.env, SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'), SIGNALGATE_LOG_LEVEL: 'warn', SIGNALGATE_FIX_USERNAME: CREDENTIALS.user, SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -54,17 +54,7 @@ export function useCTraderBed(): CTraderBed {
     });
     broker.start();
     configFile = path.join(dir, 'fix.json');
-    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', heartbeatSeconds: 30 });
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        dialect: 'ctrader',
-        trade: session(broker.options.tradePort),
-        quote: session(broker.options.quotePort),
-        account: { currency: 'USD', balance: 10000 },
-        instruments: { EURUSD: { brokerSymbol: EURUSD, digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
-      }),
-    );
+    writeFileSync(configFile, JSON.stringify(broker.agentConfig(10000)));
     const made = await accountWithAgents(server, ['ctrader']);
     token = made.agents[0]!.token;
     agentId = made.agents[0]!.id;
