@@ -32,7 +32,7 @@ const MAY_IMPORT = {
   http: ['inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
   dashboard: ['admin', 'http', 'store', 'openapi', 'errors'],
-  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'openapi', 'errors'],
+  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'openapi', 'errors', 'process'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { repeatEvery } from '../process/repeat-every.js';
 import type { Store } from '../store/store.js';
 
 /** How often the sweep looks for queued deliveries past their deadline. */
@@ -27,8 +28,6 @@ export function startExpirySweeper(store: Store, logger: Logger, options: { inte
   const intervalMs = options.intervalMs ?? EXPIRY_SWEEP_INTERVAL_MS;
   let stopped = false;
   let failing = false;
-  let timer: NodeJS.Timeout | null = null;
-  let sweep: Promise<void> = Promise.resolve();
 
   const runSweep = async (): Promise<void> => {
     try {
@@ -45,20 +44,11 @@ export function startExpirySweeper(store: Store, logger: Logger, options: { inte
     }
   };
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep = runSweep().finally(schedule);
-    }, intervalMs);
-    timer.unref();
-  };
-  sweep = runSweep().finally(schedule);
-
+  const task = repeatEvery(intervalMs, runSweep);
   return {
     stop: async () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await sweep;
+      await task.stop();
     },
   };
 }

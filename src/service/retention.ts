@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { IDEMPOTENCY_WINDOW_MS } from '../inbound/receive-signal.js';
+import { repeatEvery } from '../process/repeat-every.js';
 import type { Store } from '../store/store.js';
 
 /** Rows deleted per transaction: one batch holds the store's write lock for a few milliseconds. */
@@ -31,8 +32,6 @@ export function startRetention(
 ): Retention {
   const now = options.now ?? Date.now;
   let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let round: Promise<void> = Promise.resolve();
 
   const prune = async (what: 'signals' | 'idempotency keys', ageMs: number): Promise<number> => {
     let total = 0;
@@ -58,20 +57,11 @@ export function startRetention(
     }
   };
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      round = runRound().finally(schedule);
-    }, options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs));
-    timer.unref();
-  };
-  round = runRound().finally(schedule);
-
+  const task = repeatEvery(options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs), runRound);
   return {
     stop: async () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await round;
+      await task.stop();
     },
   };
 }
