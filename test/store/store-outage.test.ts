@@ -321,6 +321,17 @@ function smallDisk(prefix: string, context: { skip: (note: string) => void }): s
   return dir;
 }
 
+/** Writes `chunk`, then ever smaller parts of it, until the filesystem has not one byte left. */
+function fillToLastByte(fd: number, chunk: Buffer): void {
+  for (let size = chunk.length; size > 0; ) {
+    try {
+      writeSync(fd, chunk, 0, size);
+    } catch {
+      size = Math.floor(size / 2);
+    }
+  }
+}
+
 /** SQLite's own check of the whole file finds nothing wrong. */
 function expectIntact(file: string): void {
   const db = new Database(file, { readonly: true });
@@ -353,13 +364,7 @@ describe('the disk under SQLite full', () => {
     const fd = openSync(filler, 'w');
     const chunk = Buffer.alloc(64 * 1024, 1);
     try {
-      for (let size = chunk.length; size > 0; ) {
-        try {
-          writeSync(fd, chunk, 0, size);
-        } catch {
-          size = Math.floor(size / 2);
-        }
-      }
+      fillToLastByte(fd, chunk);
     } finally {
       closeSync(fd);
     }
@@ -428,13 +433,7 @@ describe('the disk under SQLite full', () => {
       try {
         while (free() > 1024 * 1024) writeSync(fd, chunk);
         await new Promise((resolve) => setTimeout(resolve, 1500));
-        for (let size = chunk.length; size > 0; ) {
-          try {
-            writeSync(fd, chunk, 0, size);
-          } catch {
-            size = Math.floor(size / 2);
-          }
-        }
+        fillToLastByte(fd, chunk);
       } finally {
         closeSync(fd);
       }
