@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { accountWithAgents, deliveriesOf, postSignal, settledDeliveriesOf, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 
 describe('what a paper agent reports', () => {
@@ -21,7 +21,7 @@ describe('what a paper agent reports', () => {
     const bought = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.2,sl_pips=20,comment=swing');
     const refused = await postSignal(server.url, source.authKey, 'EURUSD,closesell');
     const unknown = await postSignal(server.url, source.authKey, 'GBPUSD,buy');
-    await waitUntil(async () => (await deliveriesOf(server, unknown))[0].status !== 'delivered' && (await deliveriesOf(server, unknown))[0].status !== 'queued', 'the acks');
+    await settledDeliveriesOf(server, unknown, 'the acks');
 
     expect((await deliveriesOf(server, bought))[0]).toMatchObject({
       status: 'executed',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, type TestAgent, waitUntil } from '../delivery/support/delivery-setup.js';
+import { accountWithAgents, deliveriesOf, postSignal, settledDeliveriesOf, sourceFor, type TestAgent, waitUntil } from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
@@ -47,8 +47,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     const second = start(server.url, agent, bed.stateDir());
     const handled = await second.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the redelivered signal executed');
     expect(handled.status).toBe('executed');
-    await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack');
-    const [delivery] = await deliveriesOf(server, id);
+    const [delivery] = await settledDeliveriesOf(server, id, 'the ack');
     expect(delivery.status).toBe('executed');
     expect(delivery.attempts).toBeGreaterThanOrEqual(2);
   });
@@ -63,9 +62,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
     await restarted.waitForLog((l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id, 'the redelivery');
     proxy.refuseAcks = false;
-    await waitUntil(async () => (await deliveriesOf(server, id))[0].status !== 'delivered', 'the ack of the stored outcome');
-
-    const [delivery] = await deliveriesOf(server, id);
+    const [delivery] = await settledDeliveriesOf(server, id, 'the ack of the stored outcome');
     expect(delivery).toMatchObject({ status: 'executed', message: handled.message });
     expect(restarted.handled().map((l) => l.signalId)).not.toContain(id);
     // One position on the account, not two: the state the restarted agent publishes says so.

@@ -75,6 +75,13 @@ export async function deliveriesOf(server: TestServer, signalId: string): Promis
   return record.body.deliveries as any[];
 }
 
+/** The signal's deliveries once the first has a final status (from one read, so no two reads can straddle a change). */
+export async function settledDeliveriesOf(server: TestServer, signalId: string, what: string): Promise<any[]> {
+  let deliveries: any[] = [];
+  await waitUntil(async () => !['queued', 'delivered'].includes((deliveries = await deliveriesOf(server, signalId))[0].status), what);
+  return deliveries;
+}
+
 /** Checks `condition` until it holds; fails with `what` after `timeoutMs`. */
 export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
