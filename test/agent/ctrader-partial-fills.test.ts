@@ -52,6 +52,9 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     expect(bed.broker.positions.get(position!.id)).toMatchObject({ units: 2000 });
     await agent.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
     expect(agent.lines().find((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)!.report.order).toMatchObject({ filled: 0.02, volume: 0.05 });
+    // The account event says the lots filled of those asked.
+    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened' && l.event.volume === 0.02, 'the opening in the log');
+    expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039 });
   }, 90_000);
 
   it('a market order filled in two parts: one position of all the lots at their average price, protected for all of them', async () => {
@@ -62,6 +65,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     const position = [...bed.broker.positions.values()].find((p) => p.units === 10000)!;
     expect(position.price).toBe(1.10538);
     expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.1, average: 1.10538, status: 'filled', positionId: position.id });
+    expect(delivery.message).toMatch(/^opened buy 0\.1 1 at 1\.10538 \(position \d+\)$/);
     expect(delivery.result.orders[0].fills.map((f: { volume: number; price: number }) => [f.volume, f.price])).toEqual([
       [0.04, 1.1052],
       [0.06, 1.1055],
@@ -82,7 +86,9 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     const position = [...bed.broker.positions.values()].find((p) => p.units === 3000)!;
     expect(position).toMatchObject({ side: 'buy', price: 1.1052 });
     expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.03, average: 1.1052, status: 'cancelled', positionId: position.id });
-    expect(delivery.message).toContain('filled 0.03 of 0.1 lots');
+    // The outcome is what the account holds: the lots filled of those asked, at the fill's price.
+    expect(delivery.message).toMatch(/^opened buy 0\.03 of 0\.1 1 at 1\.1052 \(position \d+\)$/);
+    expect(delivery.result.events[0]).toMatchObject({ type: 'opened', volume: 0.03, requested: 0.1, price: 1.1052 });
     expect(held(position.id)).toEqual([
       ['stop', 1.1032, 3000],
       ['limit', 1.1092, 3000],
