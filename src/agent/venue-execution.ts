@@ -306,6 +306,10 @@ class Carrying {
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
         const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
         this.orders.push(order);
+        // Ended without a single lot (no liquidity): there is no position, whatever was asked.
+        if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
+          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status})`);
+        }
         this.touched.add(position.ticket);
         if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
         const filled = this.adoptFill(position, order);

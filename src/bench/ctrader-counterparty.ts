@@ -99,7 +99,7 @@ export class CTraderCounterparty {
    * While set, an opening order (no 721) fills in two parts: first `units` (150=F, 39=1, 151 the
    * rest), then for a market order the rest at `restPrice` (or the same price) or, with `rest`
    * 'cancel', the rest cancelled (150=4, 14 the part); a pending order keeps its rest resting,
-   * never filled, until cancelled.
+   * never filled, until cancelled. With `units` 0 nothing fills: the order is cancelled whole.
    */
   partialFill: { units: number; rest: 'fill' | 'cancel'; restPrice?: number } | null = null;
   /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
@@ -226,6 +226,12 @@ export class CTraderCounterparty {
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
     const split = this.partialFill !== null && order.positionId === null && order.cumUnits === 0 && this.partialFill.units < order.units;
     const units = split ? this.partialFill!.units : order.units - order.cumUnits;
+    if (split && units === 0) {
+      // Nothing at all filled: the order is cancelled whole (a market order without liquidity).
+      this.resting.delete(order.id);
+      this.push('8', { ...this.report(order, '4', '4'), OrdType: ordType, Text: 'the order found no liquidity' });
+      return;
+    }
     let positionId = order.positionId ?? order.opened;
     if (positionId === null) {
       positionId = `${1000 + ++this.seq}`;

@@ -100,4 +100,21 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     await waitUntil(async () => (await ours(0.03)) !== undefined, 'the position in the published state');
     expect(await ours(0.03)).toMatchObject({ side: 'buy', price: 1.1052, sl: 1.1032 });
   }, 90_000);
+
+  it('a market order the broker cancels without filling a lot: rejected with the reason, and nothing in the book', async () => {
+    const positions = bed.broker.positions.size;
+    const published = (await bed.state())?.positions?.length;
+    bed.broker.partialFill = { units: 0, rest: 'cancel' };
+    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
+    const delivery = await bed.settled(signal, 'rejected');
+    expect(delivery.message).toContain('filled none of the 0.1 lots (the order ended cancelled)');
+    expect(delivery.result.orders).toMatchObject([{ kind: 'market', volume: 0.1, filled: 0, status: 'cancelled' }]);
+    expect(bed.broker.positions.size).toBe(positions);
+    expect(bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(clientOrderId(signal, 'p')))).toHaveLength(0);
+    // A signal after it is taken and carried out: the book has nothing of the rejected one.
+    bed.broker.partialFill = null;
+    const next = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.01');
+    await bed.settled(next);
+    await waitUntil(async () => (await bed.state())?.positions?.length === published + 1, 'the next position, and only it, in the published state');
+  }, 90_000);
 });
