@@ -46,7 +46,9 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   const reconciled = async (restarted: AgentProcess, entryId: string, positionId: string) => {
     // The rest is cancelled and the filled lots protected before the agent says it is ready.
     expect(restWorking(entryId)).toBe(false);
-    expect(held(positionId)).toEqual([
+    // The orders the broker was sent for the position, to tell a re-placement from a new revision.
+    const sentFor = bed.sent('D').filter((m) => m.PosMaintRptID === positionId).map((m) => m.ClOrdID);
+    expect(held(positionId), `orders sent for position ${positionId}: ${sentFor.join(', ')}`).toEqual([
       ['stop', 1.101, 2000],
       ['limit', 1.109, 2000],
     ]);
@@ -114,7 +116,6 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   }, 120_000);
 
   it('killed with the fill protected in its book and the cancel of the rest unanswered: the restart cancels the rest and places nothing again', async () => {
-    const from = agent.lines().length;
     const { entryId } = await pendingEntry();
     bed.broker.holdCancels = true;
     const positionId = fillPart();
@@ -125,12 +126,12 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     bed.broker.holdCancels = false;
     expect(restWorking(entryId)).toBe(true);
 
-    const before = agent;
     agent = bed.start();
     await ready(agent);
     await reconciled(agent, entryId, positionId);
     expect(bed.sent('D').filter((m) => m.PosMaintRptID === positionId)).toHaveLength(protections);
-    const openings = [...before.lines().slice(from), ...agent.lines()].filter((l) => l.msg === 'account event' && l.event?.type === 'opened');
-    expect(openings.map((l) => l.event)).toMatchObject([{ volume: 0.02, requested: 0.05, price: 1.1039 }]);
+    // The book had the fill: the restarted agent does not open it again. (The killed agent's own
+    // log line may be lost with it: SIGKILL drops what it had not written out yet.)
+    expect(agent.lines().filter((l) => l.msg === 'account event' && l.event?.type === 'opened')).toHaveLength(0);
   }, 120_000);
 });
