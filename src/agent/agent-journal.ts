@@ -25,9 +25,11 @@ export class AgentJournal<T extends JournalRecord> {
   private current: Promise<void> | null = null;
   private pending: Promise<void> | null = null;
 
+  /** `written`: called once the last snapshot taken is durable (writes never overlap). */
   constructor(
     readonly file: string,
     private readonly snapshot: () => Omit<T, keyof JournalRecord>,
+    private readonly written: () => void = () => undefined,
   ) {}
 
   /** The stored file, or null when there is none yet. */
@@ -63,6 +65,7 @@ export class AgentJournal<T extends JournalRecord> {
         this.current = next;
         try {
           await writeFileAtomic(this.file, JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }));
+          this.written();
         } finally {
           if (this.current === next) this.current = null;
         }

@@ -67,6 +67,14 @@ export interface VenueAgentOptions {
  */
 export class VenueAgent {
   private book!: VenueBook;
+  /**
+   * A venue's book as last written to the journal: what the published state shows. The book
+   * changes before it is written (a fill taken, an order placed), and a state published in
+   * between would show what a restart, reading the journal, may not have.
+   */
+  private written: VenueBook | null = null;
+  /** The book of the journal write in progress. */
+  private writing: VenueBook | null = null;
   private readonly executed = new Map<string, ExecutedSignal>();
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
@@ -170,13 +178,14 @@ export class VenueAgent {
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
     for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
-    this.journal = new AgentJournal<VenueJournalFile>(file, () => ({
-      venue: options.venue.name,
-      agentId: this.agentId,
-      book: this.book,
-      executed: [...this.executed.values()],
-      inFlight: [...this.inFlight],
-    }));
+    this.journal = new AgentJournal<VenueJournalFile>(
+      file,
+      () => {
+        this.writing = this.book;
+        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight] };
+      },
+      () => (this.written = this.writing),
+    );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
     // Fills the venue tells on opening (made while the agent was away, or reported before it
@@ -517,7 +526,10 @@ export class VenueAgent {
       await client.publishState(this.simulated.published(Date.now()));
       return;
     }
-    const state = this.book.state;
+    // Nothing before the journal's first write (at opening, before the agent is ready).
+    const book = this.written;
+    if (book === null) return;
+    const state = book.state;
     let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
     if (this.connected) {
       try {
@@ -537,7 +549,7 @@ export class VenueAgent {
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
-      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(p.ticket, p.sl) })),
+      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(book, p.ticket, p.sl) })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
       updatedAt: new Date().toISOString(),
     });
@@ -548,8 +560,8 @@ export class VenueAgent {
    * venue has the new stop the previous one protects the position. `refused`: the venue's reason
    * for refusing the move, which is tried again at each management pass.
    */
-  private stopMove(ticket: number, sl: number | null): { stopMove?: { to: number | null; refused: string | null } } {
-    if (this.book.protection[String(ticket)]?.moving === undefined) {
+  private stopMove(book: VenueBook, ticket: number, sl: number | null): { stopMove?: { to: number | null; refused: string | null } } {
+    if (book.protection[String(ticket)]?.moving === undefined) {
       this.refusedMoves.delete(ticket);
       return {};
     }
