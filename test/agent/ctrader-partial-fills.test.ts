@@ -47,7 +47,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
       ['limit', 1.109, 2000],
     ]);
     expect([...bed.broker.resting.values()].some((o) => o.clOrdId === entryId)).toBe(false);
-    await waitUntil(async () => (await ours(0.02)) !== undefined && (await bed.state())?.orders?.length === 0, 'the filled lots as a position in the published state');
+    await waitUntil(async () => ((s) => (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.02) && s?.orders?.length === 0)(await bed.state()), 'the filled lots as a position in the published state');
     expect(await ours(0.02)).toMatchObject({ side: 'buy', price: 1.1039, sl: 1.101 });
     expect(bed.broker.positions.get(position!.id)).toMatchObject({ units: 2000 });
     await agent.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');

@@ -74,7 +74,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1037, 1.1039);
     const [position] = [...broker.positions.values()];
     expect(position).toMatchObject({ side: 'buy', units: 5000, price: 1.1039 });
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.orders?.length === 0)(await state()), 'the filled order as a position in the published state');
     expect((await state()).positions[0]).toMatchObject({ volume: 0.05, price: 1.1039, sl: 1.101 });
     await waitUntil(async () => broker.resting.size === 2, 'the stop and target at the broker');
     expect([...broker.resting.values()].map((o) => [o.kind, o.price, o.units, o.positionId])).toEqual([
@@ -111,7 +111,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     await agent.waitForLog((l) => l.msg === 'the venue no longer holds this position (closed there while the agent was away); it leaves the book', 'the reconciled book', 40_000);
     const ready = await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
     expect(ready.positions).toBe(1);
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.connected === true, 'one position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.connected === true)(await state()), 'one position in the published state');
     expect((await state()).positions[0]).toMatchObject({ volume: 0.03, price: 1.1052 });
   }, 90_000);
 
@@ -201,7 +201,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1081, 1.1083);
     const filled = [...broker.positions.values()].find((p) => p.units === 5000 && p.side === 'sell')!;
     expect(filled).toMatchObject({ price: 1.1081 });
-    await waitUntil(async () => (await pendingOrders()).length === 0 && ((await state())?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05), 'the filled entry as a position in the published state');
+    await waitUntil(async () => ((s) => !(s?.orders ?? []).some((o: { volume: number }) => o.volume === 0.05) && (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05))(await state()), 'the filled entry as a position in the published state');
     expect(((await state()).positions as { volume: number }[]).find((p) => p.volume === 0.05)).toMatchObject({ side: 'sell', price: 1.1081, sl: 1.111 });
     await waitUntil(() => [...broker.resting.values()].filter((o) => o.positionId === filled.id).length === 2, 'the stop and target at the broker');
     expect([...broker.resting.values()].filter((o) => o.positionId === filled.id).map((o) => [o.kind, o.side, o.price, o.units])).toEqual([
