@@ -125,7 +125,7 @@ describe('health, readiness and metrics', () => {
         const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `EURUSD,buy,vol=0.1,comment=ws${i}` });
         expect(res.status).toBe(202);
       }
-      for (let waited = 0; new Set(pushed).size < 2 && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const deadline = Date.now() + 20_000; new Set(pushed).size < 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(new Set(pushed).size).toBe(2);
       const text = await scrape();
       expect(sample(text, 'signalgate_agents_connected')).toBe(1);
@@ -143,7 +143,7 @@ describe('health, readiness and metrics', () => {
     }
     await new Promise((resolve) => ws.once('close', resolve));
     let connected: number | undefined;
-    for (let waited = 0; waited < 5000; waited += 50) {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
       connected = sample(await scrape(), 'signalgate_agents_connected');
       if (connected === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -235,7 +235,7 @@ describe('the service as a process', () => {
     const env = await storeEnv();
     const first = await start(env);
     // Standard error is a pipe of its own: its data may arrive after the listening line.
-    for (let i = 0; i < 100 && !first.stderr().includes('sgadm_'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 20_000; !first.stderr().includes('sgadm_') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     const token = /^\s+(sgadm_\S+)$/m.exec(first.stderr())?.[1];
     expect(token).toBeDefined();
     expect((await admin(first.url, 'POST', '/api/admin/accounts', { name: 'x', monthlySignalQuota: 1 }, token)).status).toBe(201);
