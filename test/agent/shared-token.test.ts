@@ -51,8 +51,10 @@ describe('two agent processes sharing one token', () => {
     for (const p of [first, second]) expect(p.lines().some((l) => l.msg === 'WebSocket unavailable; falling back to long-poll')).toBe(false);
     expect(second.lines().filter((l) => l.msg === 'connected')).toEqual([]);
     expect(second.lines().filter((l) => l.msg === STANDBY)).toHaveLength(1);
-    // The dashboard shows the account that executed them, not the standby's empty one.
-    const published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state;
+    // The dashboard shows the account that executed them, not the standby's empty one. Published
+    // after each ack, so waited for (one read each): the sleep above is for what must not happen.
+    let published: any = null;
+    await waitUntil(async () => ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.positions?.length ?? 0) >= 4, 'the four positions published');
     expect(published.positions.map((p: { comment: string }) => p.comment)).toEqual(['s1', 's2', 's3', 's4']);
 
     expect((await first.stop()).code).toBe(0);
