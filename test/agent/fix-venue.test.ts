@@ -134,6 +134,11 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     await executor.stop();
     await agent.waitForLog((l) => l.msg === 'FIX session lost' && l.fix === 'trade', 'the session lost');
     const meanwhile = await postSignal(server.url, authKey, 'EURUSD,buylimit,vol=0.03,entry_price=1.09');
+    // Taken by the agent (however long the push takes on a loaded machine), then held: neither
+    // executed nor failed while the executor is away.
+    let status = 'queued';
+    await waitUntil(async () => (status = (await deliveriesOf(server, meanwhile))[0].status) !== 'queued', 'the agent to take the signal');
+    expect(status).toBe('delivered');
     await new Promise((r) => setTimeout(r, 1500));
     expect((await deliveriesOf(server, meanwhile))[0].status).toBe('delivered');
     await executor.run();
