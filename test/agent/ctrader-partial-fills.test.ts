@@ -21,7 +21,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
   beforeAll(async () => {
     agent = bed.start();
     await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
-  }, 60_000);
+  });
 
   // Each test on its own: the broker fills whole at the bed's quote until a test says otherwise.
   beforeEach(() => {
@@ -52,7 +52,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     expect(bed.broker.positions.get(position!.id)).toMatchObject({ units: 2000 });
     await agent.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
     expect(agent.lines().find((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)!.report.order).toMatchObject({ filled: 0.02, volume: 0.05 });
-  }, 90_000);
+  });
 
   it('a market order filled in two parts: one position of all the lots at their average price, protected for all of them', async () => {
     bed.broker.partialFill = { units: 4000, rest: 'fill', restPrice: 1.1055 };
@@ -72,7 +72,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     ]);
     await waitUntil(async () => (await ours(0.1)) !== undefined, 'the position in the published state');
     expect(await ours(0.1)).toMatchObject({ side: 'buy', price: 1.10538 });
-  }, 90_000);
+  });
 
   it('a market order whose rest the broker cancels: the position, its protection and the outcome are the filled lots', async () => {
     bed.broker.partialFill = { units: 3000, rest: 'cancel' };
@@ -93,5 +93,5 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     ]);
     await waitUntil(async () => (await ours(0.03)) !== undefined, 'the position in the published state');
     expect(await ours(0.03)).toMatchObject({ side: 'buy', price: 1.1052, sl: 1.1032 });
-  }, 90_000);
+  });
 });

@@ -59,7 +59,7 @@ describe('stop moves at a cTrader-style FIX 4.4 broker that does not go along', 
     ]);
     expect(bed.sent('F').map((m) => m.OrigClOrdID)).toEqual([revision(0, 's'), revision(0, 't1')]);
     await waitUntil(async () => ((p) => p?.sl === 1.1052 && p.stopMove === undefined)(await ours(0.04)), 'the moved stop in the published state, the move done');
-  }, 90_000);
+  });
 
   it('killed while the old stop\'s cancel waits for an answer, the restarted agent finishes the move: exactly one stop at the broker, at the new level', async () => {
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.03,sl_pips=20,be_trigger=10');
@@ -95,5 +95,5 @@ describe('stop moves at a cTrader-style FIX 4.4 broker that does not go along', 
     bed.broker.setPrice(EURUSD, 1.1064, 1.1066);
     expect(bed.broker.positions.has(position.id)).toBe(false);
     await waitUntil(async () => (await ours(0.03)) === undefined, 'the stopped position gone from the published state');
-  }, 120_000);
+  });
 });
