@@ -36,8 +36,10 @@ export class AgentProcess {
       this.wake();
     });
     child.stderr!.on('data', (chunk: Buffer) => (this.err += chunk.toString()));
+    // On 'close', not 'exit': 'exit' may come before the last of its output has been read, and
+    // tests read stdout and stderr once this resolves.
     this.exited = new Promise((resolve) =>
-      child.on('exit', (code, signal) => {
+      child.on('close', (code, signal) => {
         this.wake();
         resolve({ code, signal });
       }),
