@@ -15,7 +15,9 @@
 -- requests, in the order given, each in the store's ingest rules: check the source's revision,
 -- claim the idempotency key (or answer from the request holding it), charge the quota (the
 -- account's usage row locked at its first charge, counted here, written once per batch), insert
--- the signal, release the key on a 429, queue the deliveries. It runs as one statement, so the
+-- the signal, release the key on a 429, queue the deliveries; and, once per account and UTC day
+-- per batch, add the batch's accepted and rejected entries to the chart's counter
+-- (`signals_per_day`, migration 014, whose trigger takes deleted entries off). It runs as one statement, so the
 -- whole batch is one (implicit) transaction and one round trip; row locks (the account's usage
 -- row above all) are held for the function's run and the COMMIT, not across client round trips.
 --
@@ -92,6 +94,11 @@ DECLARE
   v_use_used integer[] := '{}';
   v_use_limits integer[] := '{}';
   v_use_charged integer[] := '{}';
+  -- The entries this call logged, for the per-day counter (duplicates are not counted): the
+  -- account, the UTC day, and whether it was a rejection; written once at the end.
+  v_log_accounts text[] := '{}';
+  v_log_days date[] := '{}';
+  v_log_rejected boolean[] := '{}';
 BEGIN
   outcomes := '{}';
   agents := '{}';
@@ -160,6 +167,9 @@ BEGIN
                         'IDEMPOTENCY_KEY_REUSED', replace(it.key_reused_detail, '{signal}', v_held.signal_id),
                         'Idempotency-Key', NULL, it.content_type, decode(it.raw_body, 'base64'), NULL,
                         it.idempotency_key, NULL, NULL, NULL);
+                v_log_accounts := v_log_accounts || it.account_id;
+                v_log_days := v_log_days || (it.received_at AT TIME ZONE 'UTC')::date;
+                v_log_rejected := v_log_rejected || true;
                 v_outcome := json_build_object('n', it.n, 'ok', true, 'kind', 'key_reused',
                                                'original', v_held.signal_id);
                 EXIT item;
@@ -283,6 +293,9 @@ BEGIN
               CASE WHEN v_charged THEN it.period END, v_used, v_limit,
               CASE WHEN v_charged THEN it.body_digest END,
               CASE WHEN v_charged THEN COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"')) END);
+      v_log_accounts := v_log_accounts || it.account_id;
+      v_log_days := v_log_days || (it.received_at AT TIME ZONE 'UTC')::date;
+      v_log_rejected := v_log_rejected || NOT v_charged;
 
       IF it.idempotency_key IS NOT NULL AND NOT v_charged AND it.http_status = 429 THEN
         -- A quota refusal is temporary: the key claimed above is released, so a retry is evaluated afresh.
@@ -337,6 +350,16 @@ BEGIN
     UPDATE usage u SET used = u.used + c.charged
       FROM unnest(v_use_accounts, v_use_periods, v_use_charged) AS c(account_id, period, charged)
      WHERE u.account_id = c.account_id AND u.period = c.period AND c.charged > 0;
+  END IF;
+  IF cardinality(v_log_accounts) > 0 THEN
+    -- In key order, so that two batches writing the same rows never wait for each other in a cycle.
+    INSERT INTO signals_per_day AS p (account_id, day, accepted, rejected)
+    SELECT l.account_id, l.day, count(*) FILTER (WHERE NOT l.rejected), count(*) FILTER (WHERE l.rejected)
+      FROM unnest(v_log_accounts, v_log_days, v_log_rejected) AS l(account_id, day, rejected)
+     GROUP BY l.account_id, l.day
+     ORDER BY l.account_id, l.day
+    ON CONFLICT (account_id, day) DO UPDATE
+      SET accepted = p.accepted + excluded.accepted, rejected = p.rejected + excluded.rejected;
   END IF;
   IF cardinality(v_seq_agents) > 0 THEN
     UPDATE agents a SET last_seq = n.last_seq
@@ -405,4 +428,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 4';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 5';

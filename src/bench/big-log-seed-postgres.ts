@@ -90,6 +90,12 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
     await client.query(`INSERT INTO usage (account_id, period, used)
                           SELECT account_id, quota_period, count(*) FROM signals WHERE quota_period IS NOT NULL AND duplicate_of IS NULL
                            GROUP BY account_id, quota_period`);
+    // The chart's counter, as migration 014 fills it for an existing log.
+    await client.query(`INSERT INTO signals_per_day (account_id, day, accepted, rejected)
+                          SELECT account_id, (received_at AT TIME ZONE 'UTC')::date,
+                                 count(*) FILTER (WHERE status = 'queued' AND duplicate_of IS NULL), count(*) FILTER (WHERE status = 'rejected')
+                            FROM signals WHERE status = 'rejected' OR (status = 'queued' AND duplicate_of IS NULL)
+                           GROUP BY 1, 2`);
     await client.query('VACUUM ANALYZE');
   } finally {
     await client.end();

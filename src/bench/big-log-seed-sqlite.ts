@@ -75,6 +75,11 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
     db.exec(`INSERT INTO usage (account_id, period, used)
                SELECT account_id, quota_period, count(*) FROM signals WHERE quota_period IS NOT NULL AND duplicate_of IS NULL
                 GROUP BY account_id, quota_period`);
+    // The chart's counter, as migration 012 fills it for an existing log.
+    db.exec(`INSERT INTO signals_per_day (account_id, day, accepted, rejected)
+               SELECT account_id, substr(received_at, 1, 10), sum(status = 'queued' AND duplicate_of IS NULL), sum(status = 'rejected')
+                 FROM signals WHERE status = 'rejected' OR (status = 'queued' AND duplicate_of IS NULL)
+                GROUP BY account_id, substr(received_at, 1, 10)`);
     db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();

@@ -190,6 +190,34 @@ describe('PostgreSQL migrations', () => {
     }
   });
 
+  it('fills the per-day counter from the log when 014 runs on a schema that has none', async () => {
+    const target = await freshPostgresSchema('mig_days');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    try {
+      await store.migrate();
+      const seeded = await seed(store, { agents: 0 });
+      const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
+      const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+      await store.ingest(request(seeded, { duplicateCheck: guard }));
+      expect((await store.ingest(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
+      await store.ingest(request(seeded, { verdict: reject }));
+      const day = request(seeded).receivedAt.slice(0, 10);
+      const counted = await store.countSignalsPerDay(seeded.accountId, day, day);
+      expect(counted).toEqual([{ day, accepted: 1, rejected: 1 }]);
+      // The schema as 013 left it: no counter.
+      await withClient(target.schema, async (client) => {
+        await client.query(`DROP TABLE signals_per_day; DROP TRIGGER signals_per_day_on_delete ON signals; DROP FUNCTION signalgate_signals_deleted();
+                            CREATE INDEX signals_account_duplicate_days ON signals (account_id, received_at) WHERE duplicate_of IS NOT NULL;
+                            DELETE FROM schema_migrations WHERE name = 'signals_per_day';`);
+      });
+      await store.migrate();
+      expect(await store.countSignalsPerDay(seeded.accountId, day, day)).toEqual(counted);
+    } finally {
+      await store.close();
+      await target.drop();
+    }
+  });
+
   it('leaves functions of a higher revision, as a newer release defined them, in place', async () => {
     const target = await freshPostgresSchema('mig_newer');
     const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });

@@ -64,6 +64,32 @@ describe('SQLite store', () => {
     expect(versions.map((v) => v.version)).toEqual(readMigrationFiles('sqlite').map((f) => f.version));
   });
 
+  it('fills the per-day counter from the log when migration 012 runs on a store that has none', async () => {
+    const first = await open();
+    const seeded = await seed(first, { quota: 10, agents: 0 });
+    const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
+    const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+    await first.ingest(request(seeded, { duplicateCheck: guard }));
+    expect((await first.ingest(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
+    await first.ingest(request(seeded, { verdict: reject }));
+    const day = request(seeded).receivedAt.slice(0, 10);
+    const counted = await first.countSignalsPerDay(seeded.accountId, day, day);
+    expect(counted).toEqual([{ day, accepted: 1, rejected: 1 }]);
+    await first.close();
+    // The store as migration 011 left it: no counter.
+    const db = new Database(join(dataDir, SQLITE_FILE_NAME));
+    db.exec(`DROP TRIGGER signals_per_day_on_delete; DROP TABLE signals_per_day;
+             CREATE INDEX signals_account_duplicate_days ON signals (account_id, received_at, duplicate_of) WHERE duplicate_of IS NOT NULL;
+             DELETE FROM schema_migrations WHERE version = 12;`);
+    db.close();
+    const again = await open();
+    try {
+      expect(await again.countSignalsPerDay(seeded.accountId, day, day)).toEqual(counted);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('commits ingests arriving in one event-loop turn in one transaction', async () => {
     const store = await open();
     try {

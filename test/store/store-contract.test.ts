@@ -1205,6 +1205,53 @@ describe.each([
       expect(await store.countSignalsPerDay(seeded.accountId, d(-5), d(-1))).toEqual([]);
     });
 
+    it('keeps the per-day counts equal to the log: batches, key reuse, duplicates, quota refusals, pruning and a removed source', async () => {
+      const seeded = await seed(store, { quota: 5, agents: 0 });
+      const other = await seed(store, { quota: 5, agents: 0 });
+      const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+      const day = 86_400_000;
+      const d = (offset: number) => at(offset * day).slice(0, 10);
+      const digest = createHash('sha256').update('EURUSD,buy,vol=0.1').digest('hex');
+      // Day 0: an accepted entry holding a key, the key reused (a rejection), then one batch of
+      // three accepts and a rejection.
+      expect((await store.ingest(request(seeded, { receivedAt: at(0), idempotencyKey: 'k', requestHash: 'a' }))).kind).toBe('recorded');
+      expect((await store.ingest(request(seeded, { receivedAt: at(1), idempotencyKey: 'k', requestHash: 'b' }))).kind).toBe('key_reused');
+      await Promise.all([
+        ...[2, 3, 4].map((t) => store.ingest(request(seeded, { receivedAt: at(t) }))),
+        store.ingest(request(seeded, { receivedAt: at(5), verdict: reject })),
+        store.ingest(request(other, { receivedAt: at(6) })),
+      ]);
+      // Day 1: an accept, its duplicate (neither), and a quota refusal (the quota of 5 is used up).
+      const guard = { bodyDigest: digest, since: at(day - 60_000) };
+      expect((await store.ingest(request(seeded, { receivedAt: at(day), duplicateCheck: guard }))).kind).toBe('recorded');
+      expect((await store.ingest(request(seeded, { receivedAt: at(day + 1), duplicateCheck: guard }))).kind).toBe('duplicate');
+      const refused = await store.ingest(request(seeded, { receivedAt: at(day + 2) }));
+      expect(refused.kind === 'recorded' && refused.record.httpStatus).toBe(429);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(1))).toEqual([
+        { day: d(0), accepted: 4, rejected: 2 },
+        { day: d(1), accepted: 1, rejected: 1 },
+      ]);
+      expect(await store.countSignalsPerDay(other.accountId, d(0), d(1))).toEqual([{ day: d(0), accepted: 1, rejected: 0 }]);
+
+      // Retention takes day 0 but the entry its key still holds; then that one too.
+      await store.pruneSignals(at(day), 1000);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(1))).toEqual([
+        { day: d(0), accepted: 1, rejected: 0 },
+        { day: d(1), accepted: 1, rejected: 1 },
+      ]);
+      expect(await store.countSignalsPerDay(other.accountId, d(0), d(1))).toEqual([]);
+      await store.pruneIdempotencyKeys(at(day), 1000);
+      await store.pruneSignals(at(day), 1000);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(1))).toEqual([{ day: d(1), accepted: 1, rejected: 1 }]);
+
+      // A second source's rejection stays when the first source goes with its log.
+      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, authKey: `key-${randomUUID()}` };
+      await store.createSource(second);
+      await store.ingest(request({ ...seeded, source: second }, { receivedAt: at(day + 3), verdict: reject }));
+      expect(await store.deleteSource(seeded.source.id)).toBe(true);
+      expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(1))).toEqual([{ day: d(1), accepted: 0, rejected: 1 }]);
+    });
+
     it('rotates an agent token: the old digest finds nothing from then on, and its watchers are woken', async () => {
       const seeded = await seed(store, { agents: 1 });
       const agent = seeded.agents[0]!;

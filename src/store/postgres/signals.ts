@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
 import type { DayCount, SignalFilter, SignalPage } from '../store.js';
-import { dayAfter } from '../day-after.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
@@ -9,23 +8,14 @@ import { deliveryOf, signalOf, type DeliveryRow, type SignalRow } from './postgr
 
 /**
  * Signals per day of an account (the dashboard's chart), exported for the test that reads its
- * plan; parameters the account, the first day's start and the instant after the last day, days
- * with none left out. Each day is three counts of index ranges read alone (index-only scans):
- * accepted and rejected per source of the account (signals_source_status_log), the duplicates
- * (stored as 'queued', counted as neither) from their partial index signals_account_duplicate_days,
- * rather than formatting and grouping every row. An account has few sources and a source never
- * changes account, so accepted and rejected entries need no index by account (one fewer for
- * every insert to maintain).
- * Days step by 24 hours, not '1 day', which follows the session's time zone across DST; the
- * counts are materialized so that the filter on them does not count again.
+ * plan; parameters the account and the first and last days ('YYYY-MM-DD'), days with none left
+ * out. Read from the per-day counter (`signals_per_day`, migrations/postgres/014), which the
+ * ingest adds to and deletions take from: at most one row per day asked, whatever the account's
+ * share of the log.
  */
-export const SIGNALS_PER_DAY_SQL = `WITH counts AS MATERIALIZED (
-    SELECT d,
-           (SELECT count(*) FROM signals WHERE source_id IN (SELECT id FROM sources WHERE account_id = $1) AND status = 'queued' AND received_at >= d AND received_at < d + interval '24 hours')::integer
-         - (SELECT count(*) FROM signals WHERE account_id = $1 AND duplicate_of IS NOT NULL AND received_at >= d AND received_at < d + interval '24 hours')::integer AS accepted,
-           (SELECT count(*) FROM signals WHERE source_id IN (SELECT id FROM sources WHERE account_id = $1) AND status = 'rejected' AND received_at >= d AND received_at < d + interval '24 hours')::integer AS rejected
-      FROM generate_series($2::timestamptz, $3::timestamptz - interval '24 hours', interval '24 hours') AS d)
-  SELECT to_char(d AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, accepted, rejected FROM counts WHERE accepted > 0 OR rejected > 0 ORDER BY d`;
+export const SIGNALS_PER_DAY_SQL = `SELECT to_char(day, 'YYYY-MM-DD') AS day, accepted, rejected FROM signals_per_day
+  WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date AND (accepted > 0 OR rejected > 0)
+  ORDER BY day`;
 
 /**
  * The signal log: the `signals` table. Entries are written by `signalgate_ingest` only
@@ -47,7 +37,7 @@ export class PostgresSignals {
   async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
     const { rows } = await this.pool.query<DayCount>(
       SIGNALS_PER_DAY_SQL,
-      [accountId, `${fromDay}T00:00:00.000Z`, `${dayAfter(toDay)}T00:00:00.000Z`],
+      [accountId, fromDay, toDay],
     );
     return rows;
   }

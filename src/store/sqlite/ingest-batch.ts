@@ -23,18 +23,34 @@ interface QuotaTally {
   charged: boolean;
 }
 
+/** One account's entries of one UTC day that the batch logged, for the chart's counter. */
+interface DayTally {
+  accountId: string;
+  day: string;
+  accepted: number;
+  rejected: number;
+}
+
+/** The batch's counts, to put back when a request's savepoint is rolled back. */
+export interface BatchCounts {
+  used: Map<string, number>;
+  days: Map<string, { accepted: number; rejected: number }>;
+}
+
 /** What a charge came to: the unit taken, or null when the quota was used up. */
 export type Charge = { used: number; limit: number } | null;
 
 /**
  * The reads and the quota count of one ingest batch. The batch runs in one IMMEDIATE
  * transaction, so nothing else writes while it lasts: each source's route and each account's
- * quota are read once per batch rather than once per request, charges are counted here, and
- * `writeUsage` stores the counts before COMMIT.
+ * quota are read once per batch rather than once per request, charges and the entries of each
+ * account's day (the chart's counter, `signals_per_day`) are counted here, and `writeCounts`
+ * stores them before COMMIT: one write per account and day per batch, not one per signal.
  */
 export class IngestBatch {
   private readonly routes = new Map<string, SourceRoute>();
   private readonly tallies = new Map<string, QuotaTally>();
+  private readonly days = new Map<string, DayTally>();
 
   constructor(private readonly stmt: (sql: string) => Database.Statement) {}
 
@@ -68,21 +84,44 @@ export class IngestBatch {
     return { used: tally.used, limit: tally.quota };
   }
 
-  /** The counts, to put back when a request's savepoint is rolled back. */
-  counts(): Map<string, number> {
-    return new Map([...this.tallies].map(([key, tally]) => [key, tally.used]));
+  /**
+   * Counts an entry the batch logged on its account's UTC day (`receivedAt` as stored,
+   * 'YYYY-MM-DDT…'); duplicates are not counted.
+   */
+  logged(accountId: string, receivedAt: string, kind: 'accepted' | 'rejected'): void {
+    const day = receivedAt.slice(0, 10);
+    const key = `${accountId}\n${day}`;
+    let tally = this.days.get(key);
+    if (!tally) {
+      tally = { accountId, day, accepted: 0, rejected: 0 };
+      this.days.set(key, tally);
+    }
+    tally[kind]++;
   }
 
-  restore(counts: Map<string, number>): void {
+  /** The counts, to put back when a request's savepoint is rolled back. */
+  counts(): BatchCounts {
+    return {
+      used: new Map([...this.tallies].map(([key, tally]) => [key, tally.used])),
+      days: new Map([...this.days].map(([key, tally]) => [key, { accepted: tally.accepted, rejected: tally.rejected }])),
+    };
+  }
+
+  restore(counts: BatchCounts): void {
     for (const [key, tally] of this.tallies) {
-      const used = counts.get(key);
+      const used = counts.used.get(key);
       if (used === undefined) this.tallies.delete(key);
       else tally.used = used;
+    }
+    for (const [key, tally] of this.days) {
+      const before = counts.days.get(key);
+      if (before === undefined) this.days.delete(key);
+      else Object.assign(tally, before);
     }
   }
 
   /** Stores every count the batch changed; runs last, inside the batch's transaction. */
-  writeUsage(): void {
+  writeCounts(): void {
     const write = this.stmt(
       `INSERT INTO usage (account_id, period, used) VALUES (?, ?, ?)
        ON CONFLICT (account_id, period) DO UPDATE SET used = excluded.used`,
@@ -90,6 +129,13 @@ export class IngestBatch {
     for (const tally of this.tallies.values()) {
       if (tally.charged) write.run(tally.accountId, tally.period, tally.used);
     }
+    if (this.days.size === 0) return;
+    const add = this.stmt(
+      `INSERT INTO signals_per_day (account_id, day, accepted, rejected) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account_id, day) DO UPDATE
+         SET accepted = accepted + excluded.accepted, rejected = rejected + excluded.rejected`,
+    );
+    for (const tally of this.days.values()) add.run(tally.accountId, tally.day, tally.accepted, tally.rejected);
   }
 
   private tally(accountId: string, period: string): QuotaTally | null {

@@ -38,7 +38,7 @@ export class SqliteIngest {
     private readonly notify: (agentIds: string[]) => void,
   ) {
     const db = connection.db;
-    // Each request in turn, then the batch's usage counts, all inside the caller's transaction.
+    // Each request in turn, then the batch's usage and per-day counts, all inside the caller's transaction.
     // A request checked against another revision of its source is not recorded: the batch's
     // transaction holds the write lock, so the revision read here holds until its COMMIT.
     const inBatch = (
@@ -53,7 +53,7 @@ export class SqliteIngest {
         parts.sources.forgetCached();
         return { ok: false, error: new SourceChangedError(request.sourceId) };
       });
-      batch.writeUsage();
+      batch.writeCounts();
       return done;
     };
     this.batch = db.transaction((requests: IngestRequest[]) =>
@@ -161,6 +161,7 @@ export class SqliteIngest {
           // A different request under a held key: logged as its own refusal, the key left bound.
           const refused = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(held.signal_id)]));
           signals.insertSignal(refused, null);
+          batch.logged(refused.accountId, refused.receivedAt, 'rejected');
           return { outcome: { kind: 'key_reused', record: refused, originalId: held.signal_id }, agentIds: [] };
         }
         const original = signals.readSignal(held.signal_id);
@@ -201,6 +202,7 @@ export class SqliteIngest {
     const accepted = verdict.status === 'accepted' && request.verdict.kind === 'accept';
     const record = ingestRecord(request, verdict, { agents: accepted ? route.agentIds.length : 0 });
     signals.insertSignal(record, accepted ? (check?.bodyDigest ?? null) : null);
+    batch.logged(record.accountId, record.receivedAt, accepted ? 'accepted' : 'rejected');
 
     let agentIds: string[] = [];
     if (accepted && request.verdict.kind === 'accept') {
