@@ -58,6 +58,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     expect(handled.status).toBe('executed');
     // Acks still fail at first, so the signal is certainly handed out again to the restarted agent.
     proxy.refuseAcks = true;
+    const restartedAt = new Date().toISOString();
     const restarted = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
     await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
     await restarted.waitForLog((l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id, 'the redelivery');
@@ -65,10 +66,14 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     const [delivery] = await settledDeliveriesOf(server, id, 'the ack of the stored outcome');
     expect(delivery).toMatchObject({ status: 'executed', message: handled.message });
     expect(restarted.handled().map((l) => l.signalId)).not.toContain(id);
-    // One position on the account, not two: the state the restarted agent publishes says so.
-    const positions = async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions ?? [];
-    await waitUntil(async () => (await positions()).length > 0, 'the published state');
-    expect((await positions()).map((p: { comment: string }) => p.comment)).toEqual(['once']);
+    // One position on the account, not two: the state the restarted agent publishes says so (a
+    // state published since the restart, read once: the first process may have published too).
+    let published: any = null;
+    await waitUntil(
+      async () => ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.updatedAt ?? '') >= restartedAt && published.positions.length > 0,
+      'the state published by the restarted agent',
+    );
+    expect(published.positions.map((p: { comment: string }) => p.comment)).toEqual(['once']);
 
     // And the next signal is executed as usual on the same account.
     const next = await postSignal(server.url, authKey, 'EURUSD,closebuy');
