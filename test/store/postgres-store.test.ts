@@ -41,6 +41,7 @@ describe('PostgreSQL store', () => {
         'schema_migrations',
         'settings',
         'signals',
+        'signals_per_day',
         'sources',
         'usage',
       ]);
