@@ -5,6 +5,9 @@ import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
 
 /** The server pings every 15 s; silence for this long means the connection is dead. */
+/** Where the link connects, for other clients of the same protocol (the benchmark's agents). */
+export { PUSH_PATH };
+
 const SILENCE_LIMIT_MS = 40_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stopProcess } from './bench-process.js';
 import { type BenchServer, createPostgresSchema, startSignalgate } from './bench-server.js';
+import type { Carrier } from './bench-agent.js';
 import { type Answer, type Scheduled, sendOnSchedule } from './open-loop.js';
 import { cpuMillis } from './process-cpu.js';
 
@@ -15,6 +16,8 @@ const DRAIN_MS = 15_000;
 const SENDER_CONNECTIONS = Number(process.env.BENCH_SENDER_CONNECTIONS ?? 200);
 /** Extra node flags for the server (BENCH_SERVER_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/** The same for the agents process (BENCH_AGENTS_NODE_ARGS). */
+const AGENTS_NODE_ARGS = (process.env.BENCH_AGENTS_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 /** `postgres-2`: two instances on one PostgreSQL database, agents and senders split between them. */
 export type BenchStore = 'sqlite' | 'postgres' | 'postgres-2';
@@ -24,8 +27,10 @@ export interface AgentLoadRun {
   /** Epoch ms of the schedule's start. */
   startAt: number;
   answers: Answer[];
-  /** Signal id → epoch ms an agent client handed it over. */
+  /** Signal id → epoch ms an agent took it. */
   arrivals: Record<string, number>;
+  /** Signal id → the message that brought it to its agent. */
+  carriers: Record<string, Carrier>;
   ackFailures: number;
   /** The server's `/metrics` right after the last answer (read once before the start too, which resets its event-loop maxima). */
   metrics: string;
@@ -78,7 +83,7 @@ export async function runAgentLoad(
     const configFile = path.join(dir, 'agents.json');
     const resultsFile = path.join(dir, 'arrivals.json');
     writeFileSync(configFile, JSON.stringify({ servers: servers.map((s) => s.url), tokens, transport, resultsFile }));
-    const child = spawn(process.execPath, [path.join(here, 'bench-agents.js'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...AGENTS_NODE_ARGS, path.join(here, 'bench-agents.js'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     agentsProcess = child;
     if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: agents pid ${child.pid}\n`);
     let held = 0;
@@ -122,8 +127,8 @@ export async function runAgentLoad(
     }
     await stopProcess(child);
     agentsProcess = null;
-    const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; ackFailures: number };
-    return { startAt, answers, arrivals: results.arrivals, ackFailures: results.ackFailures, metrics };
+    const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; carriers: Record<string, Carrier>; ackFailures: number };
+    return { startAt, answers, arrivals: results.arrivals, carriers: results.carriers, ackFailures: results.ackFailures, metrics };
   } finally {
     if (agentsProcess !== null) await stopProcess(agentsProcess);
     for (const s of servers) await s.stop();

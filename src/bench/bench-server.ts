@@ -28,7 +28,14 @@ export interface BenchServer {
 export async function startSignalgate(
   env: Record<string, string>,
   placement: Placement = {},
-  options: { ca?: string; cleanup?: () => Promise<void>; dataDir?: string; adminToken?: string } = {},
+  options: {
+    ca?: string;
+    cleanup?: () => Promise<void>;
+    dataDir?: string;
+    adminToken?: string;
+    /** Another build's directory (a checkout with its dist/ built) to serve from, instead of this one. */
+    build?: string;
+  } = {},
 ): Promise<BenchServer> {
   // Instances on one database share one admin token.
   const adminToken = options.adminToken ?? `bench-${randomBytes(8).toString('hex')}`;
@@ -38,7 +45,7 @@ export async function startSignalgate(
   rmSync(path.join(dataDir, 'server.log'), { force: true });
   // The log sits beside the data, as an operator's would, and goes with it.
   const proc = await spawnListening(
-    path.join(here, '..', 'cli', 'main.js'),
+    options.build === undefined ? path.join(here, '..', 'cli', 'main.js') : path.join(options.build, 'dist', 'cli', 'main.js'),
     ['serve'],
     { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: adminToken, ...env },
     path.join(dataDir, 'server.log'),

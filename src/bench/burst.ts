@@ -27,6 +27,25 @@ export interface BurstRow {
   handoffP99: number;
   /** Accepted signals no agent held by the end. */
   notHeld: number;
+  /** The hand-off split, p50 and p99 of each part: see `handoffSplit`. */
+  split: HandoffSplit;
+  /** Acks the server did not answer 200. */
+  ackFailures: number;
+  /** How late the sender wrote its requests (its timer, and waiting for a free connection): p99 ms. */
+  sendLateP99: number;
+}
+
+/**
+ * Where a hand-off went, per signal: `carried`, from the 202 to the message bringing the
+ * signal arriving at its agent (the server's part); of it, `notAsked`, how long after the 202
+ * the agent wrote the poll that brought it (long-poll: it was still acknowledging earlier
+ * signals; 0 when the poll was already waiting); `behindAcks`, from that message's arrival to
+ * the agent taking the signal, after acknowledging those before it in the message.
+ */
+export interface HandoffSplit {
+  carried: [number, number];
+  notAsked: [number, number];
+  behindAcks: [number, number];
 }
 
 /** Which rows to run (BENCH_BURST_STORES, BENCH_BURST_TRANSPORTS: comma-separated), all by default. */
@@ -55,7 +74,12 @@ export async function runBurst(): Promise<BurstRow[]> {
         for (const a of run.answers) if (a.status !== 202) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
         process.stdout.write(`burst ${store} ${transport}: failed by status ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}\n`);
       }
-      process.stdout.write(`burst ${store} ${transport}: answer p99 ${row.answerP99.toFixed(0)} ms, hand-off p99 ${row.handoffP99.toFixed(0)} ms\n`);
+      const ms = ([p50, p99]: [number, number]) => `${p50.toFixed(1)} / ${p99.toFixed(1)}`;
+      process.stdout.write(
+        `burst ${store} ${transport}: answer p99 ${row.answerP99.toFixed(0)} ms, hand-off p99 ${row.handoffP99.toFixed(0)} ms; ` +
+          `hand-off split p50 / p99 ms: 202 to the message at the agent ${ms(row.split.carried)} (the poll not yet asked ${ms(row.split.notAsked)}), ` +
+          `behind earlier acks ${ms(row.split.behindAcks)}; sender late p99 ${row.sendLateP99.toFixed(1)} ms; acks failed ${row.ackFailures}\n`,
+      );
       rows.push(row);
     }
   }
@@ -84,6 +108,22 @@ function summarise(store: BenchStore, transport: BenchTransport, run: AgentLoadR
     else handoff.push(heldAt - answer.answeredAt);
   }
   handoff.sort((a, b) => a - b);
+  const carried: number[] = [];
+  const notAsked: number[] = [];
+  const behindAcks: number[] = [];
+  for (const answer of ok) {
+    const carrier = run.carriers[answer.id!];
+    const heldAt = run.arrivals[answer.id!];
+    if (carrier === undefined || heldAt === undefined) continue;
+    carried.push(carrier.receivedAt - answer.answeredAt);
+    notAsked.push(carrier.askedAt === null ? 0 : Math.max(0, carrier.askedAt - answer.answeredAt));
+    behindAcks.push(heldAt - carrier.receivedAt);
+  }
+  const p50p99 = (values: number[]): [number, number] => {
+    values.sort((a, b) => a - b);
+    return [percentile(values, 0.5), percentile(values, 0.99)];
+  };
+  const late = run.answers.filter((a) => !Number.isNaN(a.sentAt)).map((a) => a.sentAt - a.scheduledAt);
   // A failed request (no answer, or not a 202) counts as over 3 s: the sender lost it.
   const over = run.answers.filter((a) => a.status !== 202 || a.answeredAt - a.scheduledAt > TRADINGVIEW_GIVES_UP_MS).length;
   return {
@@ -98,5 +138,8 @@ function summarise(store: BenchStore, transport: BenchTransport, run: AgentLoadR
     handoffP50: percentile(handoff, 0.5),
     handoffP99: percentile(handoff, 0.99),
     notHeld,
+    split: { carried: p50p99(carried), notAsked: p50p99(notAsked), behindAcks: p50p99(behindAcks) },
+    ackFailures: run.ackFailures,
+    sendLateP99: p50p99(late)[1],
   };
 }

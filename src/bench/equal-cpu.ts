@@ -37,7 +37,7 @@ export interface EqualCpuRow {
   cpuUs: number;
 }
 
-interface Target {
+export interface Target {
   name: string;
   store: EqualCpuRow['store'];
   url: string;
@@ -133,14 +133,16 @@ async function bareTarget(): Promise<Target> {
   };
 }
 
-async function signalgateTarget(
+/** A signalgate server with the benchmark's account and two sources (one signed), loaded with the mix; `build` as in `startSignalgate`. */
+export async function signalgateTarget(
   name: string,
   store: EqualCpuRow['store'],
   env: Record<string, string>,
   placement: Placement,
   cleanup?: () => Promise<void>,
+  build?: string,
 ): Promise<Target> {
-  const server = await startSignalgate(env, placement, { cleanup });
+  const server = await startSignalgate(env, placement, { cleanup, build });
   const account = await server.admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
   const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
   const secret = randomBytes(16).toString('hex');

@@ -139,6 +139,7 @@ function requestFor(i: number, account: number, source: number): IngestRequest {
       : {
           kind: 'accept',
           signal: { symbol, action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } },
+          signalJson: JSON.stringify({ symbol, action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } }),
           expiresAt: new Date(now.getTime() + 120_000).toISOString(),
           quotaExhausted: { code: ErrorCode.QUOTA_SIGNALS_IN, detail: 'The monthly signal quota is used up.' },
         },

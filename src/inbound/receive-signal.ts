@@ -84,7 +84,7 @@ export async function receiveSignal(
       if (error instanceof SourceChangedError) return null;
       throw error;
     }
-    return answerFor(outcome, request.receivedAtMillis);
+    return answerFor(outcome, request.receivedAtMillis, verdict.kind === 'accept' ? verdict.signalJson : null);
   };
   const reject = (problems: Problem[], status: number, authenticated = false) =>
     record({ kind: 'reject', httpStatus: status, problems }, authenticated);
@@ -131,6 +131,7 @@ export async function receiveSignal(
     {
       kind: 'accept',
       signal: judged.signal,
+      signalJson: JSON.stringify(judged.signal),
       expiresAt: expiresText.of(request.receivedAtMillis + source.maxSignalAgeSeconds * 1000),
       quotaExhausted: quotaExhaustedProblem(period),
     },

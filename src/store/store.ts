@@ -279,7 +279,17 @@ export type IngestVerdict =
    * expiring at `expiresAt`. `quotaExhausted` is the problem recorded (code QUOTA_SIGNALS_IN,
    * httpStatus 429) when the charge fails.
    */
-  | { kind: 'accept'; signal: NormalizedSignal; expiresAt: string; quotaExhausted: Problem }
+  | {
+      kind: 'accept';
+      signal: NormalizedSignal;
+      /**
+       * `signal` as JSON text, made once by the caller: the log stores it and the inbound answer
+       * embeds it, rather than each serialising the signal again.
+       */
+      signalJson: string;
+      expiresAt: string;
+      quotaExhausted: Problem;
+    }
   /** A refused request: logged with its status and problems, never charged or delivered. */
   | { kind: 'reject'; httpStatus: number; problems: Problem[] };
 

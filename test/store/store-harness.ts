@@ -95,7 +95,7 @@ export async function seed(
 }
 
 export function accept(signal: NormalizedSignal = BUY, expiresAt = at(3_600_000)): IngestVerdict {
-  return { kind: 'accept', signal, expiresAt, quotaExhausted: QUOTA_PROBLEM };
+  return { kind: 'accept', signal, signalJson: JSON.stringify(signal), expiresAt, quotaExhausted: QUOTA_PROBLEM };
 }
 
 /** An inbound request on the seeded source; fields may be overridden. */

@@ -108,7 +108,7 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     request_hash: text(request.requestHash, 'requestHash'),
     idempotency_since: isoTime(request.idempotencySince),
     accept: verdict.kind === 'accept',
-    normalized: verdict.kind === 'accept' ? JSON.stringify(verdict.signal) : null,
+    normalized: verdict.kind === 'accept' ? verdict.signalJson : null,
     expires_at: verdict.kind === 'accept' ? isoTime(verdict.expiresAt) : null,
     http_status: refusal.httpStatus,
     code: text(refusal.code, 'code'),

@@ -160,7 +160,7 @@ export class SqliteIngest {
         if (held.request_hash !== request.requestHash) {
           // A different request under a held key: logged as its own refusal, the key left bound.
           const refused = ingestRecord(request, rejectedVerdict(422, [keyReusedProblem(held.signal_id)]));
-          signals.insertSignal(refused, null);
+          signals.insertSignal(refused, null, null);
           batch.logged(refused.accountId, refused.receivedAt, 'rejected');
           return { outcome: { kind: 'key_reused', record: refused, originalId: held.signal_id }, agentIds: [] };
         }
@@ -183,7 +183,7 @@ export class SqliteIngest {
         const original = signals.readSignal(held.id);
         if (!original) throw new Error(`duplicate of missing signal ${held.id}`);
         const duplicate = ingestRecord(request, duplicateVerdict(request.verdict.signal), { duplicateOf: held.id });
-        signals.insertSignal(duplicate, null);
+        signals.insertSignal(duplicate, request.verdict.signalJson, null);
         // The key, if any, answers the original from now on, as this request was answered.
         if (key !== null) this.bindKey(request, held.id);
         return { outcome: { kind: 'duplicate', record: duplicate, original }, agentIds: [] };
@@ -201,7 +201,8 @@ export class SqliteIngest {
     }
     const accepted = verdict.status === 'accepted' && request.verdict.kind === 'accept';
     const record = ingestRecord(request, verdict, { agents: accepted ? route.agentIds.length : 0 });
-    signals.insertSignal(record, accepted ? (check?.bodyDigest ?? null) : null);
+    const normalized = record.signal !== null && request.verdict.kind === 'accept' ? request.verdict.signalJson : null;
+    signals.insertSignal(record, normalized, accepted ? (check?.bodyDigest ?? null) : null);
     batch.logged(record.accountId, record.receivedAt, accepted ? 'accepted' : 'rejected');
 
     let agentIds: string[] = [];

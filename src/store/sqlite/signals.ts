@@ -75,8 +75,11 @@ export class SqliteSignals {
     return records.map((record) => (record.status === 'accepted' ? { ...record, outcome: outcomes.get(record.id)! } : record));
   }
 
-  /** Inserts a new entry; `bodyDigest` only for a signal accepted on a source with the duplicate guard on. */
-  insertSignal(record: SignalRecord, bodyDigest: string | null): void {
+  /**
+   * Inserts a new entry; `normalized` is its signal as JSON text (null without one), `bodyDigest`
+   * only for a signal accepted on a source with the duplicate guard on.
+   */
+  insertSignal(record: SignalRecord, normalized: string | null, bodyDigest: string | null): void {
     this.connection
       .stmt(
         `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
@@ -97,7 +100,7 @@ export class SqliteSignals {
         jsonText(record.errors),
         record.contentType,
         record.rawBody,
-        jsonText(record.signal),
+        normalized,
         record.idempotencyKey,
         record.quota?.period ?? null,
         record.quota?.used ?? null,

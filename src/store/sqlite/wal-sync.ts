@@ -1,5 +1,6 @@
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { CoalescedSync } from './coalesced-sync.js';
 
 /**
  * Makes what SQLite wrote to a database's write-ahead log durable, on libuv's thread pool
@@ -14,10 +15,17 @@ import { dirname } from 'node:path';
  */
 export class WalSync {
   private fd: number | null = null;
+  /** Callers during a sync (the agents' overlapping groups) share the next one. */
+  private readonly shared = new CoalescedSync(() => this.syncNow());
 
   constructor(private readonly databasePath: string) {}
 
+  /** Resolves once an fdatasync of the WAL that began after this call returned. */
   sync(): Promise<void> {
+    return this.shared.sync();
+  }
+
+  private syncNow(): Promise<void> {
     if (this.fd === null) this.open();
     const fd = this.fd!;
     return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));

@@ -1,0 +1,47 @@
+import WebSocket from 'ws';
+import type { AgentSignal } from '../agent/agent-client.js';
+import { PUSH_PATH } from '../agent/websocket-link.js';
+import { type BenchAgentEvents, EXECUTED, SignalQueue } from './bench-agent.js';
+import { now } from './raw-http-connection.js';
+
+/**
+ * A benchmark agent on the WebSocket (`/api/agent/ws`): takes what the server pushes and
+ * acknowledges each signal on the same connection (`{type:"ack", ref}`), one at a time like
+ * `AgentClient`, without the client library's per-message timers, promises and reconnection:
+ * a connection that ends stays ended (the run then reports the signals not held).
+ */
+export class BenchPushAgent {
+  private readonly ws: WebSocket;
+  private readonly signals = new SignalQueue();
+  private acking = false;
+  private nextRef = 1;
+
+  constructor(server: string, token: string, private readonly events: BenchAgentEvents) {
+    this.ws = new WebSocket(server.replace(/\/+$/, '').replace(/^http/i, 'ws') + PUSH_PATH, { headers: { authorization: `Bearer ${token}` } });
+    this.ws.on('error', () => {});
+    this.ws.on('message', (data: Buffer) => {
+      const receivedAt = now();
+      const message = JSON.parse(data.toString()) as { type: string; signals?: AgentSignal[]; status?: number };
+      if (message.type === 'signals') {
+        this.signals.offer(message.signals!.map((signal) => signal.id), { askedAt: null, receivedAt });
+        if (!this.acking) this.takeNext();
+      } else if (message.type === 'result') {
+        this.events.acked(message.status === 200);
+        this.takeNext();
+      } else if (message.type === 'hello') this.events.ready();
+    });
+  }
+
+  close(): void {
+    this.ws.terminate();
+  }
+
+  private takeNext(): void {
+    const next = this.signals.take();
+    this.acking = next !== undefined;
+    if (next === undefined) return;
+    const { id, carrier } = next;
+    this.events.held(id, carrier);
+    this.ws.send(JSON.stringify({ type: 'ack', id, ...EXECUTED, ref: this.nextRef++ }));
+  }
+}
