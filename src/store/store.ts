@@ -72,9 +72,11 @@ export interface Store {
   /**
    * Applies the patch; null when no such source. A new `maxSignalAgeSeconds` applies, in the
    * same commit, to the source's deliveries not yet final (`queued`, or `delivered` and not
-   * acknowledged): each then expires at its signal's receivedAt plus the new age.
+   * acknowledged) whose deadline is still ahead at `now`: each then expires at its signal's
+   * receivedAt plus the new age. One already past its deadline keeps it, whether or not the
+   * sweep has marked it yet: a raise never revives a signal that was due to expire.
    */
-  updateSource(id: string, patch: SourcePatch): Promise<Source | null>;
+  updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null>;
   /** Sources (of one account, or all), newest first, a page at a time. */
   listSources(filter: SourceFilter): Promise<RecordPage<Source>>;
   /**

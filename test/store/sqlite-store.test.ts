@@ -173,7 +173,7 @@ describe('SQLite store', () => {
       const seeded = await seed(cli, { quota: 5, agents: 1 });
       const outcome = await server.ingest(request(seeded));
       expect(outcome.record.quota).toEqual({ period: PERIOD, used: 1, limit: 5 });
-      await cli.updateSource(seeded.source.id, { active: false });
+      await cli.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
       expect((await server.getSource(seeded.source.id))!.active).toBe(false);
     } finally {
       await cli.close();
@@ -241,7 +241,7 @@ describe('SQLite store', () => {
       await cli.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10);
       await turn();
       expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
-      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' });
+      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
       await cli.ackDelivery(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
       await turn();
       expect(await server.findSourceByAuthKey(seeded.source.authKey)).toBeNull();

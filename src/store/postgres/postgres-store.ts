@@ -317,8 +317,8 @@ export class PostgresStore implements Store {
     return this.sources.findSourceByAuthKey(authKey);
   }
 
-  updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
-    return this.sources.updateSource(id, patch);
+  updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
+    return this.sources.updateSource(id, patch, now);
   }
 
   listSources(filter: SourceFilter): Promise<RecordPage<Source>> {

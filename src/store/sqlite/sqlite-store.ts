@@ -282,8 +282,8 @@ export class SqliteStore implements Store {
     return this.sources.findSourceByAuthKey(authKey);
   }
 
-  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
-    return this.sources.updateSource(id, patch);
+  async updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
+    return this.sources.updateSource(id, patch, now);
   }
 
   async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
