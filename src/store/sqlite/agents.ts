@@ -40,7 +40,7 @@ export class SqliteAgents {
    * Every agent request is checked here. The agents found are kept in memory, and every call
    * reads the counter that triggers move in the same commit as a token's rotation, an agent's
    * deletion or rename, on any connection (the CLI's too, migration 013): a one-row read where
-   * the agent's row, its reported state included, cost three to ten times as much. So an old
+   * the agent's row, its reported state included, cost two to twenty times as much. So an old
    * token is refused on the first check after its rotation commits, as when every check read
    * the row. Unknown digests are not kept: they read the table each time.
    */
