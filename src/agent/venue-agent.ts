@@ -179,6 +179,10 @@ export class VenueAgent {
     }));
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
+    // Fills the venue tells on opening (made while the agent was away, or reported before it
+    // stopped and not yet in its book) go into the book first: reconciled before them, a pending
+    // order filled and gone from the venue would leave the book, and its position unmanaged.
+    if ((await this.untilReachable("apply the venue's reports", () => this.takeReports())) === null) return false;
     this.reconcile(holdings);
     // A stop move the last run decided and did not see through: finished before any signal.
     if (hasUnfinishedMoves(this.book)) {

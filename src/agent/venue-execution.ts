@@ -1,4 +1,4 @@
-import { applySignal, type EngineEvent, type EngineState, type Position, type StepResult } from '../engine/index.js';
+import { applySignal, describeEvents, type EngineEvent, type EngineState, type Position, type StepResult } from '../engine/index.js';
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
@@ -45,16 +45,17 @@ export async function executeSignal(
     if (!(error instanceof VenueRefusedError)) throw error;
     const refused = `${venue.name} refused ${run.current}: ${error.message}`;
     if (run.done === 0) {
-      return { book, outcome: { status: 'rejected', message: refused, result: { events: step.events, orders: run.orders } } };
+      return { book, outcome: { status: 'rejected', message: refused, result: { events: run.events, orders: run.orders } } };
     }
     return {
       // What was carried out stays in the book; the rest is dropped with the engine's plan.
       book: run.partialBook(),
-      outcome: { status: 'failed', message: `${step.outcome.message}, but ${refused} after the first ${run.done} step(s) were carried out`, result: { events: step.events, orders: run.orders } },
+      outcome: { status: 'failed', message: `${describeEvents(run.events)}, but ${refused} after the first ${run.done} step(s) were carried out`, result: { events: run.events, orders: run.orders } },
     };
   }
   const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
-  return { book: run.book(), outcome: { status: 'executed', message: step.outcome.message + notes, result: { events: step.events, orders: run.orders } } };
+  // The events as the venue carried them out (its fill's lots and price), and the message from them.
+  return { book: run.book(), outcome: { status: 'executed', message: describeEvents(run.events) + notes, result: { events: run.events, orders: run.orders } } };
 }
 
 /**
@@ -212,6 +213,8 @@ function stopAndTarget(venueName: string, step: StepResult): string | null {
 class Carrying {
   readonly orders: VenueOrder[] = [];
   readonly notes: string[] = [];
+  /** The engine's events, an opening's replaced by what the venue filled (lots, average price). */
+  readonly events: EngineEvent[];
   /** Steps carried out. */
   done = 0;
   /** The step being carried out, for the message of a refusal. */
@@ -232,6 +235,7 @@ class Carrying {
     private readonly again: boolean,
   ) {
     this.state = step.state;
+    this.events = [...step.events];
     this.protection = { ...before.protection };
     this.pending = { ...before.orders };
     this.positionIds = { ...before.positions };
@@ -302,6 +306,10 @@ class Carrying {
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
         const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
         this.orders.push(order);
+        // Ended without a single lot (no liquidity): there is no position, whatever was asked.
+        if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
+          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status})`);
+        }
         this.touched.add(position.ticket);
         if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
         const filled = this.adoptFill(position, order);
@@ -321,15 +329,20 @@ class Carrying {
     }
   }
 
-  /** The venue's fill replaces the engine's assumed one (price; lots when it filled fewer). */
+  /**
+   * The venue's fill replaces the engine's assumed one (price; lots when it filled fewer), in the
+   * book and in the opening's event, so the outcome says what the account holds: a partial fill
+   * keeps the lots asked for beside the lots filled ("opened buy 0.12 of 0.2 …").
+   */
   private adoptFill(position: Position, order: VenueOrder): Position {
     const price = order.average ?? position.price;
     const volume = order.filled > 0 && order.filled < position.volume ? order.filled : position.volume;
     if (price === position.price && volume === position.volume) return position;
-    if (price !== position.price) this.notes.push(`${this.venue.name} filled at ${price}`);
-    if (volume !== position.volume) this.notes.push(`${this.venue.name} filled ${volume} of ${position.volume} lots`);
     const adopted: Position = { ...position, price, volume, originalVolume: volume };
     this.state = { ...this.state, positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)) };
+    const at = this.events.findIndex((e) => e.type === 'opened' && e.position === position.ticket);
+    const event = this.events[at];
+    if (event?.type === 'opened') this.events[at] = { ...event, price, volume, ...(volume !== position.volume && { requested: position.volume }) };
     return adopted;
   }
 

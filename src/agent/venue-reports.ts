@@ -1,4 +1,5 @@
 import { applyFill, type EngineEvent, type Position } from '../engine/index.js';
+import { clientOrderId } from './client-order-id.js';
 import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
@@ -37,6 +38,8 @@ export async function applyReports(venue: Venue, book: VenueBook, reports: Venue
     if (report.type === 'entry_filled') {
       const ticket = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
       if (ticket === undefined) {
+        // Given again after a restart, and in the book already: the position it opened is there.
+        if (next.state.positions.some((p) => p.signalId !== null && clientOrderId(p.signalId, 'o') === report.order.clientId)) continue;
         warnings.push(`${venue.name} filled order ${report.order.id} (${report.order.clientId ?? 'no client id'}), which the book does not hold; the position it opened is not managed`);
         continue;
       }

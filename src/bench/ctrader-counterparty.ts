@@ -73,7 +73,9 @@ export interface CounterpartyOptions {
  * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
  *   727 their count; none: one PositionReport with 728=2 (no positions).
  * - OrderMassStatusRequest (35=AF): an ExecutionReport (150=I) per held order, the last with
- *   912=Y; none: one with 911=0.
+ *   912=Y; none: one with 911=0. A partly filled entry's says so (39=1, 14 and 6 its fills so
+ *   far, 721 the position they opened): all that tells fills made while the agent was away,
+ *   since the broker resends nothing (each logon resets the sequence numbers).
  * - OrderStatusRequest (35=H): an ExecutionReport (150=I) of the order, 39=8 when unknown.
  * - MarketDataRequest (35=V) on the quote session: a snapshot (35=W) of bid and offer; an
  *   unknown symbol: MarketDataRequestReject (35=Y). With `streamQuotes` on, a subscription
@@ -97,7 +99,7 @@ export class CTraderCounterparty {
    * While set, an opening order (no 721) fills in two parts: first `units` (150=F, 39=1, 151 the
    * rest), then for a market order the rest at `restPrice` (or the same price) or, with `rest`
    * 'cancel', the rest cancelled (150=4, 14 the part); a pending order keeps its rest resting,
-   * never filled, until cancelled.
+   * never filled, until cancelled. With `units` 0 nothing fills: the order is cancelled whole.
    */
   partialFill: { units: number; rest: 'fill' | 'cancel'; restPrice?: number } | null = null;
   /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
@@ -224,6 +226,12 @@ export class CTraderCounterparty {
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
     const split = this.partialFill !== null && order.positionId === null && order.cumUnits === 0 && this.partialFill.units < order.units;
     const units = split ? this.partialFill!.units : order.units - order.cumUnits;
+    if (split && units === 0) {
+      // Nothing at all filled: the order is cancelled whole (a market order without liquidity).
+      this.resting.delete(order.id);
+      this.push('8', { ...this.report(order, '4', '4'), OrdType: ordType, Text: 'the order found no liquidity' });
+      return;
+    }
     let positionId = order.positionId ?? order.opened;
     if (positionId === null) {
       positionId = `${1000 + ++this.seq}`;
@@ -302,13 +310,13 @@ export class CTraderCounterparty {
       return;
     }
     all.forEach((order, i) => {
-      this.push('8', { ...this.report(order, 'I', '0'), OrdType: order.kind === 'stop' ? '3' : '2', MassStatusReqID: m.MassStatusReqID, TotNumReports: all.length, ...(i === all.length - 1 && { LastRptRequested: true }) });
+      this.push('8', { ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'), OrdType: order.kind === 'stop' ? '3' : '2', MassStatusReqID: m.MassStatusReqID, TotNumReports: all.length, ...(i === all.length - 1 && { LastRptRequested: true }) });
     });
   }
 
   private statusRequest(m: Fields): void {
     const order = [...this.resting.values()].find((o) => o.clOrdId === m.ClOrdID);
-    if (order) this.push('8', { ...this.report(order, 'I', '0'), OrdType: order.kind === 'stop' ? '3' : '2' });
+    if (order) this.push('8', { ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'), OrdType: order.kind === 'stop' ? '3' : '2' });
     else this.push('8', { ClOrdID: m.ClOrdID, OrderID: 'NONE', ExecID: `x${++this.seq}`, ExecType: 'I', OrdStatus: '8', Text: 'ORDER_NOT_FOUND' });
   }
 
@@ -327,7 +335,8 @@ export class CTraderCounterparty {
       CumQty: order.cumUnits,
       AvgPx: order.avgPx,
       TransactTime: new Date(),
-      ...(order.positionId !== null && { PosMaintRptID: order.positionId }),
+      // An entry partly filled names the position its fill opened.
+      ...((order.positionId ?? order.opened) !== null && { PosMaintRptID: order.positionId ?? order.opened }),
     };
   }
 

@@ -25,7 +25,8 @@ export function applyFill(state: EngineState, fill: BookFill, time: number): Ste
     ledger.orders = ledger.orders.filter((o) => o !== order);
     ledger.positions.push(position);
     ledger.events.push({ type: 'order_filled', time, order: order.ticket, position: position.ticket, price: fill.price });
-    ledger.events.push(openedEvent(time, position));
+    const opened = openedEvent(time, position);
+    ledger.events.push(fill.volume !== null && fill.volume < order.volume ? { ...opened, requested: order.volume } : opened);
     return { state: closeLedger(ledger), events: ledger.events };
   }
   const position = ledger.positions.find((p) => p.ticket === fill.position);

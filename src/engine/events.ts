@@ -15,7 +15,10 @@ export interface OpenedEvent {
   position: number;
   symbol: string;
   side: Side;
+  /** Lots opened: what the venue filled. */
   volume: number;
+  /** Lots asked for, present only when the venue filled fewer than that (a partial fill). */
+  requested?: number;
   price: number;
   sl: number | null;
   /** The first take-profit level, or null. */

@@ -27,7 +27,7 @@ export {
   type ReplayStep,
   type ReplayTick,
 } from './replay-input.js';
-export type { SignalOutcome } from './outcome.js';
+export { describeEvents, type SignalOutcome } from './outcome.js';
 export type { OrderKind, PendingOrder } from './pending-orders.js';
 export type { Position } from './positions.js';
 export { createEngineState, type EngineConfig, type EngineOptions, type EngineState } from './state.js';

@@ -11,7 +11,8 @@ export type SignalOutcome =
 function describeEvent(event: EngineEvent): string | null {
   switch (event.type) {
     case 'opened':
-      return `opened ${event.side} ${event.volume} ${event.symbol} at ${event.price} (position ${event.position})`;
+      // A partial fill says so: "opened buy 0.12 of 0.2 EURUSD at …".
+      return `opened ${event.side} ${event.volume}${event.requested !== undefined ? ` of ${event.requested}` : ''} ${event.symbol} at ${event.price} (position ${event.position})`;
     case 'order_placed':
       return `placed ${event.side} ${event.kind} ${event.volume} ${event.symbol} at ${event.price} (order ${event.order})`;
     case 'closed':

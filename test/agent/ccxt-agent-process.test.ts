@@ -79,7 +79,7 @@ describe('a real agent process on Binance USDⓈ-M through CCXT, the exchange an
 
     const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=41000,tp_price=50000');
     const opened = await outcome(entry);
-    expect(opened).toMatchObject({ status: 'executed', message: 'opened buy 0.01 BTC/USDT:USDT at 42878 (position 1); ccxt:binance filled at 47279.4' });
+    expect(opened).toMatchObject({ status: 'executed', message: 'opened buy 0.01 BTC/USDT:USDT at 47279.4 (position 1)' });
     expect(opened.result.orders).toMatchObject([
       { id: '4087922044', clientId: clientOrderId(entry, 'o'), kind: 'market', side: 'buy', volume: 0.01, status: 'filled', filled: 0.01, average: 47279.4 },
       { id: '3358', clientId: `${clientOrderId(entry, 'p1r0')}s`, kind: 'stop_loss', side: 'sell', volume: 0.01, price: 41000, status: 'open' },
@@ -156,6 +156,6 @@ describe('a real agent process on Binance USDⓈ-M through CCXT, the exchange an
     // Looked up by its client id, not placed a second time.
     expect(api.requests('POST', '/fapi/v1/algoOrder')).toHaveLength(2);
     expect(api.requests('GET', '/fapi/v1/algoOrder').map((r) => params(r).clientAlgoId)).toEqual([`${clientOrderId(entry, 'p1r1')}s`]);
-    await waitUntil(async () => (await state())?.positions?.[0]?.sl === 47279.4 && (await state())?.connected === true, 'the breakeven stop in the published state', 30_000);
+    await waitUntil(async () => ((s) => s?.positions?.[0]?.sl === 47279.4 && s?.connected === true)(await state()), 'the breakeven stop in the published state', 30_000);
   });
 });

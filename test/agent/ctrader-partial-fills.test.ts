@@ -21,7 +21,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
   beforeAll(async () => {
     agent = bed.start();
     await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
-  }, 60_000);
+  });
 
   // Each test on its own: the broker fills whole at the bed's quote until a test says otherwise.
   beforeEach(() => {
@@ -47,12 +47,15 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
       ['limit', 1.109, 2000],
     ]);
     expect([...bed.broker.resting.values()].some((o) => o.clOrdId === entryId)).toBe(false);
-    await waitUntil(async () => (await ours(0.02)) !== undefined && (await bed.state())?.orders?.length === 0, 'the filled lots as a position in the published state');
+    await waitUntil(async () => ((s) => (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.02) && s?.orders?.length === 0)(await bed.state()), 'the filled lots as a position in the published state');
     expect(await ours(0.02)).toMatchObject({ side: 'buy', price: 1.1039, sl: 1.101 });
     expect(bed.broker.positions.get(position!.id)).toMatchObject({ units: 2000 });
     await agent.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
     expect(agent.lines().find((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)!.report.order).toMatchObject({ filled: 0.02, volume: 0.05 });
-  }, 90_000);
+    // The account event says the lots filled of those asked.
+    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened' && l.event.volume === 0.02, 'the opening in the log');
+    expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039 });
+  });
 
   it('a market order filled in two parts: one position of all the lots at their average price, protected for all of them', async () => {
     bed.broker.partialFill = { units: 4000, rest: 'fill', restPrice: 1.1055 };
@@ -62,6 +65,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     const position = [...bed.broker.positions.values()].find((p) => p.units === 10000)!;
     expect(position.price).toBe(1.10538);
     expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.1, average: 1.10538, status: 'filled', positionId: position.id });
+    expect(delivery.message).toMatch(/^opened buy 0\.1 1 at 1\.10538 \(position \d+\)$/);
     expect(delivery.result.orders[0].fills.map((f: { volume: number; price: number }) => [f.volume, f.price])).toEqual([
       [0.04, 1.1052],
       [0.06, 1.1055],
@@ -72,7 +76,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     ]);
     await waitUntil(async () => (await ours(0.1)) !== undefined, 'the position in the published state');
     expect(await ours(0.1)).toMatchObject({ side: 'buy', price: 1.10538 });
-  }, 90_000);
+  });
 
   it('a market order whose rest the broker cancels: the position, its protection and the outcome are the filled lots', async () => {
     bed.broker.partialFill = { units: 3000, rest: 'cancel' };
@@ -82,7 +86,9 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     const position = [...bed.broker.positions.values()].find((p) => p.units === 3000)!;
     expect(position).toMatchObject({ side: 'buy', price: 1.1052 });
     expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.03, average: 1.1052, status: 'cancelled', positionId: position.id });
-    expect(delivery.message).toContain('filled 0.03 of 0.1 lots');
+    // The outcome is what the account holds: the lots filled of those asked, at the fill's price.
+    expect(delivery.message).toMatch(/^opened buy 0\.03 of 0\.1 1 at 1\.1052 \(position \d+\)$/);
+    expect(delivery.result.events[0]).toMatchObject({ type: 'opened', volume: 0.03, requested: 0.1, price: 1.1052 });
     expect(held(position.id)).toEqual([
       ['stop', 1.1032, 3000],
       ['limit', 1.1092, 3000],
@@ -93,5 +99,22 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     ]);
     await waitUntil(async () => (await ours(0.03)) !== undefined, 'the position in the published state');
     expect(await ours(0.03)).toMatchObject({ side: 'buy', price: 1.1052, sl: 1.1032 });
-  }, 90_000);
+  });
+
+  it('a market order the broker cancels without filling a lot: rejected with the reason, and nothing in the book', async () => {
+    const positions = bed.broker.positions.size;
+    const published = (await bed.state())?.positions?.length;
+    bed.broker.partialFill = { units: 0, rest: 'cancel' };
+    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
+    const delivery = await bed.settled(signal, 'rejected');
+    expect(delivery.message).toContain('filled none of the 0.1 lots (the order ended cancelled)');
+    expect(delivery.result.orders).toMatchObject([{ kind: 'market', volume: 0.1, filled: 0, status: 'cancelled' }]);
+    expect(bed.broker.positions.size).toBe(positions);
+    expect(bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(clientOrderId(signal, 'p')))).toHaveLength(0);
+    // A signal after it is taken and carried out: the book has nothing of the rejected one.
+    bed.broker.partialFill = null;
+    const next = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.01');
+    await bed.settled(next);
+    await waitUntil(async () => (await bed.state())?.positions?.length === published + 1, 'the next position, and only it, in the published state');
+  });
 });

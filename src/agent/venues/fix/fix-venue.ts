@@ -37,6 +37,11 @@ interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
   positionId: string | null;
   /** A pending entry's lots already reported as its position (set at its first partial fill). */
   reported?: number;
+  /**
+   * The agent took that report and wrote its book (it asked for reports again after it): a
+   * report not taken when the agent stopped is given again at the next start.
+   */
+  taken?: boolean;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -63,6 +68,10 @@ export class FixVenue implements Venue {
   private readonly execIds = new Set<string>();
   private readonly waiting = new Map<string, { until: (o: TrackedOrder) => boolean; resolve: (a: Answer) => void }>();
   private readonly pendingReports: VenueReport[] = [];
+  /** Entries whose fill the last `reports()` handed out: taken at the next call. */
+  private handedOut: string[] = [];
+  /** Cancels of partly filled entries' rests in flight, by the entry's client id. */
+  private readonly restCancels = new Map<string, Promise<void>>();
   private readonly prices = new Map<string, { bid: number | null; ask: number | null; time: number }>();
   private readonly quoteWaiters = new Map<string, Array<(error: string | null) => void>>();
   private readonly subscribed = new Set<string>();
@@ -87,17 +96,31 @@ export class FixVenue implements Venue {
 
   async open(): Promise<VenueHoldings> {
     this.loadRecord();
+    // An entry fill reported before the agent stopped, and perhaps not in its book: again.
+    for (const order of this.orders.values()) {
+      if (isEntry(order) && order.reported !== undefined && !order.taken && !this.pendingReports.some((r) => r.type === 'entry_filled' && r.order.clientId === order.clientId)) {
+        this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+      }
+    }
     this.trade.start();
     if (this.quotes !== this.trade) this.quotes.start();
     if (!(await this.trade.ready(LOGON_MS))) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session did not log on');
+    let holdings: VenueHoldings;
     if (this.options.config.dialect === 'ctrader') {
+      // The mass status's reports also tell the fills made while the agent was away (CumQty).
       const [positions, orders] = await Promise.all([this.requestPositions(), this.requestOrders()]);
-      return { positions, orders };
+      holdings = { positions, orders };
+    } else {
+      // Plain FIX 4.4: no position or mass-status requests. The sequence numbers are kept on
+      // disk, so the broker resends every ExecutionReport missed while away on logon; the orders
+      // record (kept on disk too) with those is what the broker holds.
+      holdings = { positions: null, orders: this.openOrders() };
     }
-    // Plain FIX 4.4: no position or mass-status requests. The sequence numbers are kept on
-    // disk, so the broker resends every ExecutionReport missed while away on logon; the orders
-    // record (kept on disk too) with those is what the broker holds.
-    return { positions: null, orders: this.openOrders() };
+    // A partly filled entry's rest still working (its cancel lost when the agent stopped, or
+    // the fill made while it was away): cancelled before the agent takes up its book.
+    for (const order of this.orders.values()) if (isEntry(order) && order.reported !== undefined && order.status === 'open' && order.id !== '') this.cancelRest(order);
+    await Promise.all(this.restCancels.values());
+    return { ...holdings, orders: holdings.orders.filter((o) => this.orders.get(o.clientId ?? '')?.status !== 'cancelled') };
   }
 
   async account(): Promise<VenueAccount> {
@@ -212,7 +235,15 @@ export class FixVenue implements Venue {
   }
 
   async reports(): Promise<VenueReport[]> {
-    return this.pendingReports.splice(0);
+    // The agent asks again only after it wrote its book with what it took last time.
+    for (const clientId of this.handedOut.splice(0)) {
+      const order = this.orders.get(clientId);
+      if (order) order.taken = true;
+    }
+    const reports = this.pendingReports.splice(0);
+    for (const report of reports) if (report.type === 'entry_filled' && report.order.clientId) this.handedOut.push(report.order.clientId);
+    if (reports.length > 0 || this.handedOut.length > 0) this.saveRecord();
+    return reports;
   }
 
   status(): Record<string, unknown> {
@@ -334,6 +365,12 @@ export class FixVenue implements Venue {
     const lastQty = Number(m.LastQty ?? 0);
     if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0) {
       order.fills.push({ price: Number(m.LastPx), volume: round(lastQty / unit), time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null, fee: null });
+    } else if (m.ExecType === 'I' && Number(m.CumQty ?? 0) / unit > order.filled && m.AvgPx !== undefined) {
+      // An order status (after a time away) telling fills whose own reports never came: one
+      // fill of the lots they add, at the price that makes the new average.
+      const lots = round(Number(m.CumQty) / unit - order.filled);
+      const price = (Number(m.AvgPx) * (order.filled + lots) - (order.average ?? 0) * order.filled) / lots;
+      order.fills.push({ price: Number(price.toFixed(spec?.digits ?? 8)), volume: lots, time: null, fee: null });
     }
     if (m.CumQty !== undefined) order.filled = round(Number(m.CumQty) / unit);
     if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
@@ -349,13 +386,13 @@ export class FixVenue implements Venue {
         this.waiting.delete(clientId);
         waiter.resolve({ order });
         // A pending entry whose first answer is its fill: the position comes from this report too.
-        if ((order.kind === 'limit' || order.kind === 'stop') && order.filled > 0) this.entryFilled(order);
+        if (isEntry(order) && order.filled > 0) this.entryFilled(order);
       }
       return;
     }
     // Nobody waits for it: the broker did it on its own (a pending entry, a stop or a target filled).
     if (order.filled <= wasFilled) return;
-    if (order.kind === 'limit' || order.kind === 'stop') {
+    if (isEntry(order)) {
       this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
       this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? order.price), by: order.kind, order: publicOrder(order) });
@@ -377,9 +414,7 @@ export class FixVenue implements Venue {
       this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
       if (order.status === 'open') {
         this.options.log.warn({ order: publicOrder(order) }, `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`);
-        this.cancel({ id: order.id, symbol: order.symbol }).catch((error: unknown) => {
-          this.options.log.error({ err: error, order: order.clientId }, `the rest of partly filled order ${order.clientId} could not be cancelled; the broker may still fill it`);
-        });
+        this.cancelRest(order);
       }
       return;
     }
@@ -388,6 +423,27 @@ export class FixVenue implements Venue {
       order.reported = order.filled;
       this.saveRecord();
     }
+  }
+
+  /**
+   * Cancels a partly filled entry's rest, once at a time. The record says the entry was reported
+   * and is still open until the broker confirms, so a cancel lost with the agent is sent again
+   * at the next start. A broker that no longer holds the order (Order Cancel Reject) has no rest.
+   */
+  private cancelRest(order: TrackedOrder): void {
+    const clientId = order.clientId!;
+    if (this.restCancels.has(clientId) || !this.trade.loggedOn) return;
+    const done = this.cancel({ id: order.id, symbol: order.symbol })
+      .then(() => {
+        if (order.status !== 'open') return;
+        order.status = 'cancelled';
+        this.saveRecord();
+      })
+      .catch((error: unknown) => {
+        this.options.log.error({ err: error, order: clientId }, `the rest of partly filled order ${clientId} could not be cancelled; the broker may still fill it (the cancel is sent again at the next start)`);
+      })
+      .finally(() => this.restCancels.delete(clientId));
+    this.restCancels.set(clientId, done);
   }
 
   private openOrders(): VenueOrder[] {
@@ -506,8 +562,13 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, reported: _reported, ...rest } = order;
+  const { positionId, reported: _reported, taken: _taken, ...rest } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
+}
+
+/** A pending entry (limit or stop), whose fill makes a position. */
+function isEntry(order: TrackedOrder): boolean {
+  return order.kind === 'limit' || order.kind === 'stop';
 }
 
 /** A position id the broker gave (cTrader's PosMaintRptID), not our `symbol:side` stand-in. */
