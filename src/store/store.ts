@@ -1,6 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
@@ -46,7 +46,8 @@ export interface Store {
   // Agents.
   createAgent(agent: Agent): Promise<void>;
   getAgent(id: string): Promise<Agent | null>;
-  findAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
+  /** Read afresh on every call as far as a rotation, a deletion or a rename is concerned: never a stale identity. */
+  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null>;
   /** Agents (of one account, or all), newest first, a page at a time. */
   listAgents(filter: AgentFilter): Promise<RecordPage<Agent>>;
   /**
