@@ -272,7 +272,7 @@ describe('SQLite store', () => {
       await cli.rotateAgentToken(rotated.id, 'rotated-digest');
       expect(await server.findAgentByTokenHash(rotated.tokenHash)).toBeNull();
       expect((await server.findAgentByTokenHash('rotated-digest'))!.id).toBe(rotated.id);
-      await cli.updateSource(seeded.source.id, { agentIds: [rotated.id] });
+      await cli.updateSource(seeded.source.id, { agentIds: [rotated.id] }, new Date().toISOString());
       expect(await cli.deleteAgent(deleted.id)).toEqual({ kind: 'deleted' });
       expect(await server.findAgentByTokenHash(deleted.tokenHash)).toBeNull();
     } finally {
