@@ -23,8 +23,11 @@ const postgres = { SIGNALGATE_TEST_STORE: 'postgres' };
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Guards against a hang, not deadlines: under load (two files at a time beside other work)
+    // agent process tests were seen at 35-40 s, too close to a 60 s bound. The waits inside
+    // the tests fail sooner, with what they waited for, when something stalls.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     projects: [
       { extends: true, test: { name: 'core', include: core, exclude: deadlines, ...together } },

@@ -144,7 +144,7 @@ export async function showSource(store: Store, id: string, publicUrl: string): P
   return source === null ? notFound('source', id) : { ok: true, value: sourceView(source, publicUrl) };
 }
 
-export async function updateSource(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
+export async function updateSource(store: Store, id: string, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
   const fields = new FieldReader(body, UPDATE_SOURCE_BODY);
   const patch: SourcePatch = {};
   const name = fields.string('name');
@@ -176,7 +176,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
     const agentProblems = await checkAgents(store, current.accountId, patch.agentIds);
     if (agentProblems.length > 0) return refuse(...agentProblems);
   }
-  const updated = await store.updateSource(id, patch);
+  const updated = await store.updateSource(id, patch, new Date(nowMillis).toISOString());
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }
 
@@ -184,7 +184,7 @@ export async function updateSource(store: Store, id: string, body: unknown, publ
  * Gives the source a new auth key; the old one stops working with this commit. It takes no
  * fields: the body is empty (or `{}`), and any field in it is refused rather than ignored.
  */
-export async function rotateSourceKey(store: Store, id: string, body: unknown, publicUrl: string): Promise<SourceAnswer> {
+export async function rotateSourceKey(store: Store, id: string, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
   if (body !== undefined && body !== '') {
     const fields = new FieldReader(body, ROTATE_KEY_BODY);
     if (fields.problems.length > 0) return refuse(...fields.problems);
@@ -199,7 +199,7 @@ export async function rotateSourceKey(store: Store, id: string, body: unknown, p
       );
     }
   }
-  const updated = await store.updateSource(id, { authKey: newAuthKey() });
+  const updated = await store.updateSource(id, { authKey: newAuthKey() }, new Date(nowMillis).toISOString());
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }
 

@@ -1,6 +1,6 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { digestToken } from '../security/secret-digest.js';
-import type { Agent } from '../store/records.js';
+import type { AgentIdentity } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /** The problem every agent request without a valid token gets (401). */
@@ -12,10 +12,10 @@ export const AGENT_TOKEN_PROBLEM: Problem = {
 
 /**
  * Finds the agent a presented token belongs to. Tokens are stored as digests only, so the
- * lookup is by digest; every request and every connection is checked, nothing is cached, so
- * an agent removed from the store loses access at once.
+ * lookup is by digest; every request and every connection is checked against the store, which
+ * never answers with a rotated token or a removed agent, so either loses access at once.
  */
-export async function authenticateAgent(store: Store, token: string | null): Promise<Agent | null> {
+export async function authenticateAgent(store: Store, token: string | null): Promise<AgentIdentity | null> {
   if (token === null || token === '') return null;
   return store.findAgentByTokenHash(digestToken(token));
 }

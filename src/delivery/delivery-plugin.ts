@@ -4,7 +4,7 @@ import { PROBLEM_CONTENT_TYPE } from '../errors/problem-body.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { bearerToken } from '../http/bearer-token.js';
 import { sendProblem } from '../http/send-problem.js';
-import type { Agent } from '../store/records.js';
+import type { AgentIdentity } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { ACK_BODY, acknowledgeSignal } from './acknowledge-signal.js';
 import type { AgentAnswer } from './agent-answer.js';
@@ -116,7 +116,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const presence = new AgentPresence(store, logger);
     const sessions = new AgentSessions();
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
-    const agents = new WeakMap<FastifyRequest, Agent>();
+    const agents = new WeakMap<FastifyRequest, AgentIdentity>();
     app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
     const stopExpiryLog = store.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
 
@@ -135,7 +135,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       if (unknown.length > 0) return sendProblem(reply, unknown);
       agents.set(request, agent);
     });
-    const agentOf = (request: FastifyRequest): Agent => agents.get(request)!;
+    const agentOf = (request: FastifyRequest): AgentIdentity => agents.get(request)!;
 
     // Who this token belongs to, with no other effect: an agent checks its token here before it
     // creates anything on disk.

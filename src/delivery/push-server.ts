@@ -9,7 +9,7 @@ import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
 import type { AgentSessions } from './agent-sessions.js';
-import type { Agent } from '../store/records.js';
+import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
 import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
@@ -91,7 +91,7 @@ export class PushServer {
   }
 
   /** Claims the session against other processes on the same database too, then starts it. */
-  private async start(ws: WebSocket, agent: Agent): Promise<void> {
+  private async start(ws: WebSocket, agent: AgentIdentity): Promise<void> {
     let claim: AgentSessionClaim | null;
     try {
       claim = await this.deps.store.claimAgentSession(agent.id);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { unknownNames } from '../errors/unknown-names.js';
 import { repeatedJsonKey, repeatedKeyDetail } from '../http/repeated-json-key.js';
 import { type RawData, WebSocket } from 'ws';
-import type { Agent } from '../store/records.js';
+import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
 import { acknowledgeSignal } from './acknowledge-signal.js';
 import { type AgentAnswer, failure } from './agent-answer.js';
@@ -49,7 +49,7 @@ export class PushSession {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly agent: Agent,
+    private readonly agent: AgentIdentity,
     private readonly claim: AgentSessionClaim,
     private readonly deps: PushDependencies,
   ) {}

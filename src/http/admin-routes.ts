@@ -124,7 +124,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     answer(reply, await showSource(store, req.params.id, publicUrl())),
   );
   app.patch<Id>('/api/admin/sources/:id', described(admin('Change a source', { body: UPDATE_SOURCE_BODY, found: SOURCE_VIEW })), async (req, reply) =>
-    answer(reply, await updateSource(store, req.params.id, req.body, publicUrl())),
+    answer(reply, await updateSource(store, req.params.id, req.body, Date.now(), publicUrl())),
   );
   // In a scope of its own: its JSON parser takes an empty body, which the other routes refuse.
   await app.register(async (scope) => {
@@ -134,7 +134,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
       described(
         admin("Give the source a new key; the old one stops working at once", { body: ROTATE_KEY_BODY, optionalBody: true, found: SOURCE_VIEW }),
       ),
-      async (req, reply) => answer(reply, await rotateSourceKey(store, req.params.id, req.body, publicUrl())),
+      async (req, reply) => answer(reply, await rotateSourceKey(store, req.params.id, req.body, Date.now(), publicUrl())),
     );
     scope.post<Id>(
       '/api/admin/agents/:id/rotate-token',

@@ -60,6 +60,13 @@ export interface Agent {
 }
 
 /**
+ * Who an agent token belongs to: what every agent request is checked against, without the
+ * agent's reported state or presence (read by the check on every request, they would cost it
+ * the most and are never needed there).
+ */
+export type AgentIdentity = Pick<Agent, 'id' | 'accountId' | 'name' | 'tokenHash'>;
+
+/**
  * What the door decided, final once logged (what the agents did is the record's `outcome`).
  * `accepted`: answered 202, charged and queued for its agents. `rejected`: refused with an
  * error answer. `duplicate`: its raw body repeated a signal accepted on the same source within

@@ -1,6 +1,6 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
@@ -46,7 +46,8 @@ export interface Store {
   // Agents.
   createAgent(agent: Agent): Promise<void>;
   getAgent(id: string): Promise<Agent | null>;
-  findAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
+  /** Read afresh on every call as far as a rotation, a deletion or a rename is concerned: never a stale identity. */
+  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null>;
   /** Agents (of one account, or all), newest first, a page at a time. */
   listAgents(filter: AgentFilter): Promise<RecordPage<Agent>>;
   /**
@@ -72,9 +73,11 @@ export interface Store {
   /**
    * Applies the patch; null when no such source. A new `maxSignalAgeSeconds` applies, in the
    * same commit, to the source's deliveries not yet final (`queued`, or `delivered` and not
-   * acknowledged): each then expires at its signal's receivedAt plus the new age.
+   * acknowledged) whose deadline is still ahead at `now`: each then expires at its signal's
+   * receivedAt plus the new age. One already past its deadline keeps it, whether or not the
+   * sweep has marked it yet: a raise never revives a signal that was due to expire.
    */
-  updateSource(id: string, patch: SourcePatch): Promise<Source | null>;
+  updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null>;
   /** Sources (of one account, or all), newest first, a page at a time. */
   listSources(filter: SourceFilter): Promise<RecordPage<Source>>;
   /**

@@ -172,7 +172,7 @@ describe('breakeven and trailing move the stop Binance holds', () => {
     const restart = second.sent.filter((r) => new URL(r.url).pathname === '/fapi/v1/algoOrder');
     expect(restart.map((r) => r.method)).toEqual(['GET', 'DELETE']);
     expect(paramsOf(restart[0]!.url, restart[0]!.body, 'urlencoded')).toMatchObject({ symbol: 'BTCUSDT', clientAlgoId: `${clientOrderId(signal, 'p1r1')}s` });
-    await waitUntil(async () => (await state())?.positions?.[0]?.sl === 47279.4 && (await state())?.connected === true, 'the new stop in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.[0]?.sl === 47279.4 && s?.connected === true)(await state()), 'the new stop in the published state');
     // Nothing moves again at the same price.
     expect(stopRequests(second.sent).filter((r) => r.method === 'POST')).toEqual([]);
   });

@@ -205,7 +205,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
 
     // The exchange fills it: the position is the exchange's fill, and its target goes out reduce-only.
     exchange.control.filledAt = '110003.50';
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.orders?.length === 0)(await state()), 'the filled order as a position in the published state');
     expect((await state()).positions[0]).toMatchObject({ side: 'sell', volume: 0.2, price: 110003.5 });
     await waitUntil(() => placements().length === 2, 'the target placed');
     expect(paramsOf(placements()[1]!.url, placements()[1]!.body, 'urlencoded')).toMatchObject({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.2', price: '105000', reduceOnly: 'true' });
@@ -229,7 +229,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
 
     // Meanwhile the order was filled or cancelled on the exchange: its open orders no longer list it.
     const second = await startAgent(testAgent!.token, exchange.answer, { dir: first.dir });
-    await waitUntil(async () => (await state())?.orders?.length === 0 && (await state())?.connected === true, 'the reconciled state');
+    await waitUntil(async () => ((s) => s?.orders?.length === 0 && s?.connected === true)(await state()), 'the reconciled state');
     expect(second.sent.some((r) => r.method === 'POST')).toBe(false);
   });
 

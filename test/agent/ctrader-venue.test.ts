@@ -74,7 +74,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1037, 1.1039);
     const [position] = [...broker.positions.values()];
     expect(position).toMatchObject({ side: 'buy', units: 5000, price: 1.1039 });
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.orders?.length === 0)(await state()), 'the filled order as a position in the published state');
     expect((await state()).positions[0]).toMatchObject({ volume: 0.05, price: 1.1039, sl: 1.101 });
     await waitUntil(async () => broker.resting.size === 2, 'the stop and target at the broker');
     expect([...broker.resting.values()].map((o) => [o.kind, o.price, o.units, o.positionId])).toEqual([
@@ -111,9 +111,9 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     await agent.waitForLog((l) => l.msg === 'the venue no longer holds this position (closed there while the agent was away); it leaves the book', 'the reconciled book', 40_000);
     const ready = await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
     expect(ready.positions).toBe(1);
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.connected === true, 'one position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.connected === true)(await state()), 'one position in the published state');
     expect((await state()).positions[0]).toMatchObject({ volume: 0.03, price: 1.1052 });
-  }, 90_000);
+  });
 
   it('breakeven then trailing, at the quotes the broker streams on the MarketDataRequest subscription, move the broker-held stop: the new one placed (721), then the old one cancelled', async () => {
     const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.04,sl_pips=20,tp_pips=60,be_trigger=10,trail_trigger=20,trail_distance=15');
@@ -166,7 +166,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1066, 1.1068);
     expect(broker.positions.has(position.id)).toBe(false);
     await waitUntil(async () => (await ours()) === undefined, 'the stopped position gone from the published state');
-  }, 90_000);
+  });
 
   it('a streamed quote crossing a pending entry leaves it pending until the broker reports its fill; then it is protected, tied to the position (721)', async () => {
     broker.streamQuotes = true;
@@ -201,7 +201,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     broker.setPrice(EURUSD, 1.1081, 1.1083);
     const filled = [...broker.positions.values()].find((p) => p.units === 5000 && p.side === 'sell')!;
     expect(filled).toMatchObject({ price: 1.1081 });
-    await waitUntil(async () => (await pendingOrders()).length === 0 && ((await state())?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05), 'the filled entry as a position in the published state');
+    await waitUntil(async () => ((s) => !(s?.orders ?? []).some((o: { volume: number }) => o.volume === 0.05) && (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.05))(await state()), 'the filled entry as a position in the published state');
     expect(((await state()).positions as { volume: number }[]).find((p) => p.volume === 0.05)).toMatchObject({ side: 'sell', price: 1.1081, sl: 1.111 });
     await waitUntil(() => [...broker.resting.values()].filter((o) => o.positionId === filled.id).length === 2, 'the stop and target at the broker');
     expect([...broker.resting.values()].filter((o) => o.positionId === filled.id).map((o) => [o.kind, o.side, o.price, o.units])).toEqual([
@@ -213,7 +213,7 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     // The log reaches the test through a pipe, behind the published state.
     await agent!.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
     expect(agent!.lines().filter((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId)).toHaveLength(1);
-  }, 90_000);
+  });
 
   it('a streamed quote reaching a target closes nothing until the broker reports the target filled; its lots are closed once', async () => {
     const signal = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp1_pips=10,pct1=50,tp2_pips=30,pct2=50,be_trigger=10');
@@ -248,5 +248,5 @@ describe('an agent on a cTrader-style FIX 4.4 broker', () => {
     await agent!.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'partial_close' && l.event.price === 1.1094, 'the target\'s close in the log');
     const closes = agent!.lines().filter((l) => l.msg === 'account event' && (l.event?.type === 'partial_close' || l.event?.type === 'closed') && l.event.price === 1.1094);
     expect(closes.map((l) => [l.event.type, l.event.volume])).toEqual([['partial_close', 0.05]]);
-  }, 90_000);
+  });
 });

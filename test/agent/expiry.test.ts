@@ -15,6 +15,11 @@ describe('a signal that outlives maxSignalAgeSeconds while the agent is offline'
 
     const agentProcess = bed.startAgent(server.url, agent.token, bed.stateDir());
     await agentProcess.connected();
+    // Its source's age raised first, once the stale one is marked expired (which a raise leaves
+    // alone): with 1 s, the fresh one too could run out before the push reaches the agent on a
+    // loaded machine.
+    await waitUntil(async () => (await deliveriesOf(server, stale))[0].status === 'expired', 'the stale signal marked expired');
+    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 3600 })).status).toBe(200);
     const fresh = await postSignal(server.url, source.authKey, 'EURUSD,sell,vol=0.1');
     await agentProcess.waitForLog((l) => l.msg === 'signal handled' && l.signalId === fresh, 'the fresh signal');
     await waitUntil(async () => (await deliveriesOf(server, fresh))[0].status === 'executed', 'the ack');

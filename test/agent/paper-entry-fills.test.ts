@@ -29,7 +29,7 @@ describe('a paper agent', () => {
     expect((await state())?.positions ?? []).toEqual([]);
 
     await agent.waitForLog((l) => l.msg === 'the ticks file is played out; prices stay where they are', 'the second tick', 30_000);
-    await waitUntil(async () => (await state())?.positions?.length === 1 && (await state())?.orders?.length === 0, 'the filled order as a position in the published state');
+    await waitUntil(async () => ((s) => s?.positions?.length === 1 && s?.orders?.length === 0)(await state()), 'the filled order as a position in the published state');
     expect((await state()).positions[0]).toMatchObject({ side: 'buy', volume: 0.1, price: 1.1039, sl: 1.101 });
   });
 });

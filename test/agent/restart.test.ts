@@ -21,11 +21,11 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) => bed.startAgent(url, agent.token, dir, ['--seed', '3', ...args]);
 
   /** Runs an agent through the proxy until it executed `text`, then kills it while its ack is refused. */
-  async function executeThenKill(text: string, maxSignalAgeSeconds?: number) {
+  async function executeThenKill(text: string) {
     const { server } = bed;
     const { accountId, agents } = await accountWithAgents(server, ['paper']);
     const agent = agents[0]!;
-    const source = await sourceFor(server, accountId, maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds });
+    const source = await sourceFor(server, accountId);
     const dir = bed.stateDir();
     proxy.refuseAcks = true;
     const first = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
@@ -38,7 +38,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     proxy.refuseAcks = false;
     const [delivery] = await deliveriesOf(server, id);
     expect(delivery).toMatchObject({ status: 'delivered', ackedAt: null });
-    return { agent, dir, id, handled, authKey: source.authKey };
+    return { agent, dir, id, handled, authKey: source.authKey, sourceId: source.id };
   }
 
   it('hands the signal out again: an agent without the first one\'s disk executes it', async () => {
@@ -58,6 +58,7 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     expect(handled.status).toBe('executed');
     // Acks still fail at first, so the signal is certainly handed out again to the restarted agent.
     proxy.refuseAcks = true;
+    const restartedAt = new Date().toISOString();
     const restarted = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
     await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
     await restarted.waitForLog((l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id, 'the redelivery');
@@ -65,10 +66,14 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     const [delivery] = await settledDeliveriesOf(server, id, 'the ack of the stored outcome');
     expect(delivery).toMatchObject({ status: 'executed', message: handled.message });
     expect(restarted.handled().map((l) => l.signalId)).not.toContain(id);
-    // One position on the account, not two: the state the restarted agent publishes says so.
-    const positions = async () => (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state?.positions ?? [];
-    await waitUntil(async () => (await positions()).length > 0, 'the published state');
-    expect((await positions()).map((p: { comment: string }) => p.comment)).toEqual(['once']);
+    // One position on the account, not two: the state the restarted agent publishes says so (a
+    // state published since the restart, read once: the first process may have published too).
+    let published: any = null;
+    await waitUntil(
+      async () => ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.updatedAt ?? '') >= restartedAt && published.positions.length > 0,
+      'the state published by the restarted agent',
+    );
+    expect(published.positions.map((p: { comment: string }) => p.comment)).toEqual(['once']);
 
     // And the next signal is executed as usual on the same account.
     const next = await postSignal(server.url, authKey, 'EURUSD,closebuy');
@@ -78,11 +83,15 @@ describe('an agent killed between executing a signal and its acknowledgement', (
 
   it('settles the stored outcome even when the signal expired while the agent was down, so the log says it executed', async () => {
     const { server } = bed;
-    const { agent, dir, id, handled } = await executeThenKill('EURUSD,sell,vol=0.1', 2);
+    const { agent, dir, id, handled, sourceId } = await executeThenKill('EURUSD,sell,vol=0.1');
+    // Expired while the agent is down: its source's age lowered to 2 s now, which applies to the
+    // unacknowledged delivery (a 2 s age from the start could run out before the first agent
+    // even took the signal on a loaded machine).
+    expect((await server.admin('PATCH', `/api/admin/sources/${sourceId}`, { maxSignalAgeSeconds: 2 })).status).toBe(200);
     const [{ expiresAt }] = await deliveriesOf(server, id);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
     const restarted = start(server.url, agent, dir);
-    await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the ack of the stored outcome', 10_000);
+    await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the ack of the stored outcome');
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'executed', message: handled.message });
     expect(restarted.handled()).toEqual([]);
   });

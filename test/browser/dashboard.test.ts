@@ -112,7 +112,8 @@ describe('the dashboard in a browser', () => {
     expect(accepted.status).toBe(202);
     const id = ((await accepted.json()) as { id: string }).id;
     const row = page.locator(`[data-signal="${id}"]`);
-    await row.waitFor({ timeout: 5000 });
+    // No reload and no polling on this page: only the live stream can bring the row; the wait is a hang guard.
+    await row.waitFor({ timeout: 30_000 });
     expect(await row.locator('summary').textContent()).toContain('EURUSD buy');
     await agent.waitForHandled(1);
 
@@ -128,7 +129,7 @@ describe('the dashboard in a browser', () => {
           await row.locator('summary').click();
         }
         return text;
-      }, { timeout: 10_000 })
+      }, { timeout: 30_000 })
       .toMatch(/executed.*opened buy 0\.1 EURUSD/);
   });
 
@@ -137,7 +138,7 @@ describe('the dashboard in a browser', () => {
     expect(refused.status).toBe(422);
     const id = ((await refused.json()) as { signalId?: string; id?: string }).signalId;
     const row = id ? page.locator(`[data-signal="${id}"]`) : page.locator('details.signal').filter({ hasText: 'UNKNOWN_PARAMETER' });
-    await row.first().waitFor({ timeout: 5000 });
+    await row.first().waitFor({ timeout: 30_000 });
     await row.first().locator('summary').click();
     await row.first().getByText("did you mean sl_pips").waitFor();
     await shot('signals');
@@ -149,7 +150,7 @@ describe('the dashboard in a browser', () => {
     const card = page.getByRole('article').filter({ hasText: 'paper' });
     await card.getByText('connected').waitFor();
     // The paper agent publishes its account after each signal and every 5 s.
-    await card.getByRole('table').filter({ hasText: 'Open positions (1)' }).waitFor({ timeout: 15_000 });
+    await card.getByRole('table').filter({ hasText: 'Open positions (1)' }).waitFor({ timeout: 30_000 });
     expect(await card.getByRole('table').textContent()).toMatch(/EURUSD\s*buy\s*0\.1/);
     await card.getByText('Balance').waitFor();
     await shot('agents');

@@ -115,14 +115,14 @@ describe('POST /api/agent/signals/{id}/ack', () => {
 describe('an acknowledgement of a signal handed out and expired afterwards', () => {
   let server: LoggedTestServer;
   let agent: TestAgent;
-  let shortLived: string;
+  let accountId: string;
   let longLived: string;
 
   beforeAll(async () => {
     server = await startLoggedTestServer();
     const account = await accountWithAgents(server, ['mt5']);
     agent = account.agents[0]!;
-    shortLived = (await sourceFor(server, account.accountId, { maxSignalAgeSeconds: 1 })).authKey;
+    accountId = account.accountId;
     longLived = (await sourceFor(server, account.accountId)).authKey;
   });
   afterAll(() => server.stop());
@@ -136,9 +136,15 @@ describe('an acknowledgement of a signal handed out and expired afterwards', () 
     ['after a poll marked it expired', true],
     ['before any poll marked it expired', false],
   ])('is taken, and the record and the server log say it came after expiry (%s)', async (_, pollFirst) => {
-    const id = await postSignal(server.url, shortLived, 'EURUSD,buy');
+    // Handed out first, then its source's age lowered to a second (which applies to signals not
+    // yet acknowledged), and the second let pass: a 1 s age from the start could run out before
+    // the take on a loaded machine.
+    const source = await sourceFor(server, accountId);
+    const id = await postSignal(server.url, source.authKey, 'EURUSD,buy');
     expect((await take()).body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
-    await new Promise((resolve) => setTimeout(resolve, 1300));
+    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 1 })).status).toBe(200);
+    const [{ expiresAt }] = await deliveriesOf(server, id);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 300));
     if (pollFirst) {
       expect((await take()).body.signals).toEqual([]);
       expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'expired', ackedAfterExpiry: false });

@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoggedTestServer, type LoggedTestServer } from '../support/logged-test-server.js';
 import { seedSource } from '../support/seed-source.js';
+import { waitUntil } from './support/delivery-setup.js';
 import { RawSocket } from './support/raw-socket.js';
 
 let server: LoggedTestServer;
@@ -36,13 +37,15 @@ describe('WebSocket upgrades in the log', () => {
     await socket.next((message) => message.type === 'hello');
     expect(await upgradeStatus('/api/agent/ws', 'sga_wrong')).toBe(401);
     expect(await upgradeStatus(src.inboundPath, agent.body.token)).toBe(405);
-    await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const upgrades = server
-      .logLines()
-      .filter((line) => line.msg === 'request' && line.method === 'GET')
-      .map((line) => [line.url, line.statusCode]);
-    expect(upgrades).toEqual([
+    const upgrades = () =>
+      server
+        .logLines()
+        .filter((line) => line.msg === 'request' && line.method === 'GET')
+        .map((line) => [line.url, line.statusCode]);
+    // Each line is written once its answer is done, not necessarily before the client has it.
+    await waitUntil(() => upgrades().length >= 3, 'the access lines of the three upgrades');
+    expect(upgrades()).toEqual([
       ['/api/agent/ws', 101],
       ['/api/agent/ws', 401],
       [`/api/inbound/${src.authKey.slice(0, 4)}…`, 405],

@@ -58,7 +58,10 @@ describe('WebSocket push at /api/agent/ws', () => {
     const from = socket.messages.length;
     socket.sendRaw('not json');
     expect(await socket.next((m) => m.type === 'result', from)).toMatchObject({ ref: null, status: 400 });
+    // Closed before the next test connects as the same agent: a close frame still in flight
+    // when the next upgrade arrives (two connections, no order between them) would get it 4409.
     socket.close();
+    await socket.closed;
   });
 
   it('refuses a message giving a field twice, or a state message with fields beside state, and changes nothing', async () => {
@@ -85,6 +88,7 @@ describe('WebSocket push at /api/agent/ws', () => {
 
     expect(await socket.request({ type: 'ack', id, status: 'executed' })).toMatchObject({ status: 200 });
     socket.close();
+    await socket.closed;
   });
 
   it('answers messages in the order they came, so results without a ref can be matched', async () => {
@@ -123,5 +127,6 @@ describe('WebSocket push at /api/agent/ws', () => {
     await second.request({ type: 'ack', id, status: 'executed' });
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'executed', attempts: 2 });
     second.close();
+    await second.closed;
   });
 });

@@ -11,7 +11,8 @@ function loggedAddresses(server: LoggedTestServer, urlStart: string): unknown[] 
 }
 
 async function waitForLines(server: LoggedTestServer, urlStart: string, count: number): Promise<unknown[]> {
-  for (let i = 0; i < 100 && loggedAddresses(server, urlStart).length < count; i++) await new Promise((r) => setTimeout(r, 20));
+  // Each line is written once its answer is done, not necessarily before the client has it.
+  for (const deadline = Date.now() + 20_000; loggedAddresses(server, urlStart).length < count && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
   return loggedAddresses(server, urlStart);
 }
 

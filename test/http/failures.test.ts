@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { TEST_DATABASE_URL, terminateSessionWaitingFor } from '../support/postgres.js';
+import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { post, seedSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 
@@ -61,18 +62,21 @@ describe('when things go wrong on the server side', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     let answers = '';
     socket.on('data', (d) => (answers += d.toString()));
-    const request = (body: string) =>
-      `POST ${src.inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    const first = request('EURUSD,buy,vol=0.1');
+    const request = (body: string, extra = '') =>
+      `POST ${src.inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n${extra}\r\n${body}`;
+    // Expect: 100-continue makes the server say when it has read the head: from then on the
+    // request is in flight, however long the machine took to get there.
+    const first = request('EURUSD,buy,vol=0.1', 'Expect: 100-continue\r\n');
     socket.write(first.slice(0, -4));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(() => answers.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to read the head of the first request');
     const closing = server.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The drain has begun once the server stops listening (it marks itself draining first).
+    await waitUntil(() => !server!.app.server.listening, 'the server to stop listening');
     // The rest of the first request and, pipelined behind it, a second one that is never read.
     socket.write(first.slice(-4) + request('GBPUSD,sell'));
     await closing;
     await new Promise((resolve) => (socket.destroyed ? resolve(null) : socket.once('close', resolve)));
-    expect([...answers.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]))).toEqual([202]);
+    expect([...answers.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]))).toEqual([100, 202]);
     expect(answers).toMatch(/^connection: close/im);
     server = null;
   });
@@ -88,9 +92,14 @@ describe('when things go wrong on the server side', () => {
       `GET /api/agent/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${agent.body.token}\r\n\r\n`,
     );
-    await new Promise((resolve) => ws.once('data', resolve));
+    let received = Buffer.alloc(0);
+    ws.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    await waitUntil(() => received.includes('\r\n\r\n'), 'the upgrade');
     const closing = server.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Its close frame says the drain has begun (the server marks itself draining before it
+    // closes the sessions) and is waiting on this socket: sent then, not after a fixed pause
+    // that a loaded machine may stretch past the wait for the close.
+    await waitUntil(() => frameOpcodes(received.subarray(received.indexOf('\r\n\r\n') + 4)).includes(8), 'the close frame');
     const late = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
     expect(late.status).toBe(503);
     expect(late.body).toMatchObject({ code: 'SHUTTING_DOWN' });
@@ -115,3 +124,26 @@ describe('inbound headers', () => {
     expect(usage.body.used).toBe(0);
   });
 });
+
+/** The opcodes of the complete WebSocket frames (unmasked, as a server sends them) in `bytes`. */
+function frameOpcodes(bytes: Buffer): number[] {
+  const opcodes: number[] = [];
+  let at = 0;
+  while (at + 2 <= bytes.length) {
+    let length = bytes[at + 1]! & 0x7f;
+    let head = 2;
+    if (length === 126) {
+      if (at + 4 > bytes.length) break;
+      length = bytes.readUInt16BE(at + 2);
+      head = 4;
+    } else if (length === 127) {
+      if (at + 10 > bytes.length) break;
+      length = Number(bytes.readBigUInt64BE(at + 2));
+      head = 10;
+    }
+    if (at + head + length > bytes.length) break;
+    opcodes.push(bytes[at]! & 0x0f);
+    at += head + length;
+  }
+  return opcodes;
+}

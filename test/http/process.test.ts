@@ -3,6 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { adminRequest, loggedSignalIds, loggedSignals } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { sign } from '../support/seed-source.js';
@@ -95,18 +96,21 @@ describe('the service as a process', () => {
     socket.on('data', (d) => (response += d.toString()));
     const socketClosed = new Promise((resolve) => socket.once('close', resolve));
     const body = 'EURUSD,sell,vol=0.2';
+    // Expect: 100-continue makes the server say when it has read the head: from then on the
+    // request is in flight, however long a loaded machine took to get there.
     socket.write(
-      `POST /api/inbound/${src.authKey} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n` +
+      `POST /api/inbound/${src.authKey} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n` +
         body.slice(0, 6),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitUntil(() => response.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to read the head of the request');
     server.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Draining once it no longer takes connections (it marks itself draining first).
+    await waitUntil(() => refusesConnections(Number(port)), 'the server to stop listening');
     // write, not end: a client that half-closes its socket gives up on the answer.
     socket.write(body.slice(6));
     expect(await server.exited).toEqual({ code: 0, signal: null });
     await socketClosed;
-    expect(response).toMatch(/^HTTP\/1\.1 202/);
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 202/);
     const id = /"id":"(sig_[^"]+)"/.exec(response)![1]!;
     // Its access line, written after the answer, still made it out before the process ended.
     const entries = server.stdout().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; signalId?: string });
@@ -235,7 +239,7 @@ describe('the service as a process', () => {
     const env = await storeEnv();
     const first = await start(env);
     // Standard error is a pipe of its own: its data may arrive after the listening line.
-    for (let i = 0; i < 100 && !first.stderr().includes('sgadm_'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 20_000; !first.stderr().includes('sgadm_') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     const token = /^\s+(sgadm_\S+)$/m.exec(first.stderr())?.[1];
     expect(token).toBeDefined();
     expect((await admin(first.url, 'POST', '/api/admin/accounts', { name: 'x', monthlySignalQuota: 1 }, token)).status).toBe(201);
@@ -250,3 +254,14 @@ describe('the service as a process', () => {
     expect(second.stderr()).not.toContain('sgadm_');
   });
 });
+
+/** Whether a connection to the loopback `port` is refused (nothing listens there any more). */
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(port, '127.0.0.1', () => {
+      probe.destroy();
+      resolve(false);
+    });
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}

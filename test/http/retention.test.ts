@@ -37,6 +37,21 @@ describe('retention', () => {
 
   const admin = (method: string, urlPath: string, body?: unknown) => adminRequest(server.url, ADMIN, method, urlPath, body);
 
+  /** A signal of an account of its own, accepted and acknowledged now: final, so pruned once older than the retention. */
+  async function settledElsewhere(): Promise<string> {
+    const account = (await admin('POST', '/api/admin/accounts', { name: 'Witness', monthlySignalQuota: 10 })).body;
+    const agent = (await admin('POST', `/api/admin/accounts/${account.id}/agents`, { name: 'witness' })).body;
+    const source = (await admin('POST', '/api/admin/sources', { accountId: account.id, name: 'witness' })).body;
+    const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    const headers = { authorization: `Bearer ${agent.token}` };
+    expect((await (await fetch(`${server.url}/api/agent/signals`, { headers })).json()) as unknown).toMatchObject({ signals: [{ id }] });
+    const ack = await fetch(`${server.url}/api/agent/signals/${id}/ack`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"status":"executed"}' });
+    expect(ack.status).toBe(200);
+    return id;
+  }
+
   it('deletes settled signals past the retention, keeps queued and unacknowledged ones, and keeps the usage count', async () => {
     const account = (await admin('POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100 })).body;
     const agent = (await admin('POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' })).body;
@@ -70,8 +85,15 @@ describe('retention', () => {
       if (Date.now() > deadline) throw new Error(`settled signals not pruned: ${statuses.join(',')}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    // Well past the retention, what is not final is still there, and still handed out.
-    await new Promise((resolve) => setTimeout(resolve, RETENTION_SECONDS * 1000 + 1500));
+    // Well past the retention, what is not final is still there, and still handed out. A round
+    // has run since both were older than the retention, whatever the load: it deleted a settled
+    // signal of another account accepted after them, once that too was older than the retention.
+    const witness = await settledElsewhere();
+    const deadlineWitness = Date.now() + 30_000;
+    while ((await admin('GET', `/api/admin/signals/${witness}`)).status !== 404) {
+      if (Date.now() > deadlineWitness) throw new Error('the later settled signal was not pruned');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     expect((await admin('GET', `/api/admin/signals/${unacked}`)).body.deliveries[0]).toMatchObject({ status: 'delivered' });
     expect((await admin('GET', `/api/admin/signals/${queued}`)).body.deliveries[0]).toMatchObject({ status: 'queued' });
     const again = (await (await agentApi('GET', '/api/agent/signals')).json()) as { signals: Array<{ id: string }> };

@@ -111,7 +111,8 @@ https://localhost:${caddyPort} {
     });
     expect(signal.status).toBe(202);
 
-    const deadline = Date.now() + 5_000;
+    // The server's log goes out in blocks, at least every FLUSH_EVERY_MS: waited for, generously.
+    const deadline = Date.now() + 20_000;
     let line: Record<string, unknown> | undefined;
     while (line === undefined && Date.now() < deadline) {
       line = server

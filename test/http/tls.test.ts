@@ -90,7 +90,7 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     copyFileSync(second.keyFile, served.keyFile);
     const logged = server.stdout().length;
     server.child.kill('SIGHUP');
-    await waitUntil(() => server.stdout().slice(logged).includes('"msg":"certificate reloaded"'), 'the reload log line', 10_000);
+    await waitUntil(() => server.stdout().slice(logged).includes('"msg":"certificate reloaded"'), 'the reload log line');
     expect(server.stdout().slice(logged)).toContain('CN=second');
 
     const fresh = await request('/healthz');
@@ -113,7 +113,7 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     writeFileSync(served.certFile, 'not a certificate\n');
     const logged = server.stdout().length;
     server.child.kill('SIGHUP');
-    await waitUntil(() => server.stdout().slice(logged).includes('certificate not reloaded'), 'the error line', 10_000);
+    await waitUntil(() => server.stdout().slice(logged).includes('certificate not reloaded'), 'the error line');
     const line = JSON.parse(server.stdout().slice(logged).split('\n').find((l) => l.includes('certificate not reloaded'))!);
     expect(line.level).toBe(50);
     expect(line.msg).toContain(`SIGNALGATE_TLS_CERT=${served.certFile} is not a PEM certificate`);

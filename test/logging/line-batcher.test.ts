@@ -36,7 +36,7 @@ describe('log line batcher', () => {
     const batcher = new LineBatcher(pino.destination({ dest: file, sync: false, minLength: 1, mkdir: true }), 8 * 1024, 20);
     batcher.write('{"msg":"quiet"}\n');
     const written = () => (existsSync(file) ? readFileSync(file, 'utf8') : '');
-    for (let i = 0; i < 200 && !written().includes('quiet'); i++) {
+    for (const deadline = Date.now() + 20_000; !written().includes('quiet') && Date.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(written()).toBe('{"msg":"quiet"}\n');

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import type { ItemResult } from '../../src/store/item-result.js';
 import { GroupCommit, RECOVER_EVERY_MS } from '../../src/store/sqlite/group-commit.js';
@@ -90,6 +90,17 @@ describe('group commit', () => {
   });
 
   it('after a failed sync, refuses as unavailable until a recovery (a synced checkpoint) succeeds, then commits again', async () => {
+    // The clock moves only when the test says: a loaded machine that paused this process for a
+    // second between two steps would otherwise let a recovery in where the test expects none.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      await failedSyncThenRecovery();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  async function failedSyncThenRecovery(): Promise<void> {
     const disk = controlledDisk();
     let full = true;
     let recoveries = 0;
@@ -106,13 +117,13 @@ describe('group commit', () => {
     const refused = await group.submit(2).catch((error: unknown) => error);
     expect(isStoreUnavailable(refused)).toBe(true);
     expect(String(refused)).toContain('ENOSPC');
-    const pause = () => new Promise((resolve) => setTimeout(resolve, RECOVER_EVERY_MS + 100));
-    await pause();
+    const pause = () => vi.setSystemTime(Date.now() + RECOVER_EVERY_MS + 100);
+    pause();
     expect(isStoreUnavailable(await group.submit(3).catch((error: unknown) => error))).toBe(true);
     expect(recoveries).toBe(1);
     // Space freed: the next item after a second recovers and is committed and synced as ever.
     full = false;
-    await pause();
+    pause();
     const fourth = group.submit(4);
     await turn();
     expect(recoveries).toBe(2);
@@ -120,7 +131,7 @@ describe('group commit', () => {
     disk.pending[1]!.resolve();
     await expect(fourth).resolves.toBe(4);
     await expect(group.whenDurable()).resolves.toBeUndefined();
-  });
+  }
 
   it('fails only the batch whose transaction threw, and goes on with the next', async () => {
     const disk = controlledDisk();

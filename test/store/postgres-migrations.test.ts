@@ -101,7 +101,7 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
   expect(await store.ingest(reused)).toMatchObject({ kind: 'key_reused', originalId: keyed.id });
   expect(await store.getSignal(reused.id)).toMatchObject({ status: 'rejected', httpStatus: 422 });
   // 005: a request checked against an earlier revision of its source is not recorded.
-  const changed = await store.updateSource(seeded.source.id, { name: 'renamed' });
+  const changed = await store.updateSource(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
   const stale = request(seeded);
   await expect(store.ingest(stale)).rejects.toBeInstanceOf(SourceChangedError);
   expect(await store.getSignal(stale.id)).toBeNull();

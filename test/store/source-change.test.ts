@@ -47,15 +47,15 @@ describe.each([
   it('counts a revision per change of the source', async () => {
     const { source } = await seed(store);
     expect(source.revision).toBe(0);
-    expect((await store.updateSource(source.id, { active: false }))!.revision).toBe(1);
-    expect((await store.updateSource(source.id, { maxSignalAgeSeconds: 5 }))!.revision).toBe(2);
+    expect((await store.updateSource(source.id, { active: false }, new Date().toISOString()))!.revision).toBe(1);
+    expect((await store.updateSource(source.id, { maxSignalAgeSeconds: 5 }, new Date().toISOString()))!.revision).toBe(2);
     expect((await store.findSourceByAuthKey(source.authKey))!.revision).toBe(2);
   });
 
   it('records nothing for a request checked against an earlier revision, and the rest of its batch as usual', async () => {
     const seeded = await seed(store, { agents: 1 });
     const other = await seed(store, { agents: 1 });
-    await store.updateSource(seeded.source.id, { active: false });
+    await store.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
 
     // Submitted together, so on the embedded store they share one batch.
     const [stale, fine] = await Promise.allSettled([store.ingest(request(seeded)), store.ingest(request(other))]);
@@ -79,7 +79,7 @@ describe.each([
       // The inbound side has seen the source active; the change commits on the other
       // connection within the same turn, before the request reaches the store.
       expect((await store.findSourceByAuthKey(seeded.source.authKey))!.active).toBe(true);
-      await admin.updateSource(seeded.source.id, { active: false });
+      await admin.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
       const answer = await answerInbound(store, inboundRequest(seeded.source.authKey));
 
       expect(answer.status).toBe(401);
@@ -147,7 +147,7 @@ describe('postgres: a change of the source in progress', () => {
 
   it('still ingests for an instance started before the revision existed (its items carry none)', async () => {
     const seeded = await seed(store, { agents: 1 });
-    await store.updateSource(seeded.source.id, { name: 'renamed' });
+    await store.updateSource(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
     const { source_revision: _omitted, ...item } = ingestItem(request(seeded), 0);
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await client.connect();

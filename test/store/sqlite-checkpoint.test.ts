@@ -36,15 +36,16 @@ describe('SQLite checkpoints off the request path', () => {
         Array.from({ length: 100 }, (_, k) => store.ingest(request(seeded, { id: `sig-${batch}-${k}`, rawBody: body, receivedAt: at(batch * 1000 + k) }))),
       );
     }
-    // The checkpoint thread copies them into the database file within a few of its turns.
-    const deadline = Date.now() + 10_000;
+    // The checkpoint thread copies them into the database file within a few of its turns (a
+    // generous guard: on a loaded machine the thread and the disk are shared).
+    const deadline = Date.now() + 45_000;
     while (statSync(file).size < before + 7_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(statSync(file).size).toBeGreaterThanOrEqual(before + 7_000_000);
     // And the WAL is written again from its start once everything in it is copied: each restart
     // counts up the checkpoint sequence number in the WAL's header (bytes 12-15).
     const restarts = () => readFileSync(`${file}-wal`).subarray(0, 32).readUInt32BE(12);
     const first = restarts();
-    for (let k = 0; restarts() === first && Date.now() < deadline + 10_000; k++) {
+    for (let k = 0, until = Date.now() + 45_000; restarts() === first && Date.now() < until; k++) {
       await store.ingest(request(seeded, { id: `sig-after-${k}`, receivedAt: at(60_000 + k) }));
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationDirectory, readMigrationFiles } from '../../src/store/migration-files.js';
 import { openStore } from '../../src/store/open-store.js';
+import type { Agent } from '../../src/store/records.js';
 import { openSqliteStore, SQLITE_FILE_NAME, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { PERIOD, request, seed } from './store-harness.js';
 
@@ -173,7 +174,7 @@ describe('SQLite store', () => {
       const seeded = await seed(cli, { quota: 5, agents: 1 });
       const outcome = await server.ingest(request(seeded));
       expect(outcome.record.quota).toEqual({ period: PERIOD, used: 1, limit: 5 });
-      await cli.updateSource(seeded.source.id, { active: false });
+      await cli.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
       expect((await server.getSource(seeded.source.id))!.active).toBe(false);
     } finally {
       await cli.close();
@@ -241,11 +242,39 @@ describe('SQLite store', () => {
       await cli.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10);
       await turn();
       expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
-      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' });
+      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
       await cli.ackDelivery(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
       await turn();
       expect(await server.findSourceByAuthKey(seeded.source.authKey)).toBeNull();
       expect((await server.findSourceByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);
+    } finally {
+      await cli.close();
+      await server.close();
+    }
+  });
+
+  it("refuses an agent's token at the first check after another connection rotates it or deletes the agent, among that connection's agent writes", async () => {
+    const server = await open();
+    const cli = await open();
+    try {
+      const seeded = await seed(cli, { agents: 2, route: [0, 1] });
+      const [rotated, deleted] = seeded.agents as [Agent, Agent];
+      expect((await server.findAgentByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
+      expect((await server.findAgentByTokenHash(deleted.tokenHash))!.id).toBe(deleted.id);
+      // Hand-outs, acks, presence and state reports leave every token as it was.
+      const { record } = await cli.ingest(request(seeded));
+      const now = new Date().toISOString();
+      await cli.takeDeliveries(rotated.id, now, 10);
+      await cli.ackDelivery(rotated.id, record.id, { status: 'executed', message: null, result: null }, now);
+      await cli.saveAgentState(rotated.id, { balance: 1 }, now);
+      expect((await server.findAgentByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
+      // No turn in between: the very next check sees the commit.
+      await cli.rotateAgentToken(rotated.id, 'rotated-digest');
+      expect(await server.findAgentByTokenHash(rotated.tokenHash)).toBeNull();
+      expect((await server.findAgentByTokenHash('rotated-digest'))!.id).toBe(rotated.id);
+      await cli.updateSource(seeded.source.id, { agentIds: [rotated.id] }, new Date().toISOString());
+      expect(await cli.deleteAgent(deleted.id)).toEqual({ kind: 'deleted' });
+      expect(await server.findAgentByTokenHash(deleted.tokenHash)).toBeNull();
     } finally {
       await cli.close();
       await server.close();

@@ -104,7 +104,8 @@ describe.each([
       const { accountId, agents } = await seed(store, { agents: 2 });
       const [first, second] = agents as [(typeof agents)[0], (typeof agents)[0]];
       expect(await store.getAgent(first.id)).toEqual(first);
-      expect(await store.findAgentByTokenHash(second.tokenHash)).toEqual(second);
+      // Who the token belongs to, never the agent's state: the check on every agent request reads no more.
+      expect(await store.findAgentByTokenHash(second.tokenHash)).toEqual({ id: second.id, accountId, name: second.name, tokenHash: second.tokenHash });
       expect(await store.findAgentByTokenHash('unknown')).toBeNull();
       expect((await store.listAgents({ accountId, limit: 10 })).items.map((a) => a.id)).toEqual([second.id, first.id]);
       expect(await store.listAgents({ accountId: 'no-such-account', limit: 10 })).toEqual({ items: [], next: null });
@@ -130,7 +131,7 @@ describe.each([
         agentIds: [agents[1]!.id],
         maxSignalAgeSeconds: 30,
         allowedIps: ['tradingview', '203.0.113.0/24', '2001:db8::1'],
-      });
+      }, new Date().toISOString());
       const expected = {
         ...source,
         name: 'Renamed',
@@ -145,16 +146,16 @@ describe.each([
       expect(await store.getSource(source.id)).toEqual(expected);
 
       // Clearing the secret and rotating the key: the old key stops naming the source at once.
-      const rotated = await store.updateSource(source.id, { hmacSecret: null, authKey: 'new-key-' + randomUUID() });
+      const rotated = await store.updateSource(source.id, { hmacSecret: null, authKey: 'new-key-' + randomUUID() }, new Date().toISOString());
       expect(rotated?.hmacSecret).toBeNull();
       expect(rotated?.name).toBe('Renamed');
       expect(await store.findSourceByAuthKey(source.authKey)).toBeNull();
       expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(rotated);
       expect(rotated?.allowedIps).toEqual(['tradingview', '203.0.113.0/24', '2001:db8::1']);
-      const anyAddress = await store.updateSource(source.id, { allowedIps: [] });
+      const anyAddress = await store.updateSource(source.id, { allowedIps: [] }, new Date().toISOString());
       expect(anyAddress).toMatchObject({ allowedIps: [], revision: 3 });
       expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(anyAddress);
-      expect(await store.updateSource('no-such-source', { name: 'x' })).toBeNull();
+      expect(await store.updateSource('no-such-source', { name: 'x' }, new Date().toISOString())).toBeNull();
     });
   });
 
@@ -513,7 +514,7 @@ describe.each([
       const deliveries = (await store.getSignal(outcome.record.id))!.deliveries;
       expect(deliveries.map((d) => d.agentId)).toEqual([seeded.agents[0]!.id, seeded.agents[2]!.id].sort());
 
-      await store.updateSource(seeded.source.id, { agentIds: [] });
+      await store.updateSource(seeded.source.id, { agentIds: [] }, new Date().toISOString());
       const toAll = await store.ingest(request(seeded, { sourceRevision: 1 }));
       const all = (await store.getSignal(toAll.record.id))!.deliveries;
       expect(all.map((d) => d.agentId)).toEqual(seeded.agents.map((a) => a.id).sort());
@@ -524,7 +525,7 @@ describe.each([
       const stranger = await seed(store, { agents: 1 });
       await store.updateSource(seeded.source.id, {
         agentIds: [seeded.agents[0]!.id, stranger.agents[0]!.id, 'agt-missing'],
-      });
+      }, new Date().toISOString());
       const outcome = await store.ingest(request(seeded, { sourceRevision: 1 }));
       expect((await store.getSignal(outcome.record.id))!.deliveries.map((d) => d.agentId)).toEqual([
         seeded.agents[0]!.id,
@@ -853,7 +854,7 @@ describe.each([
       for (const id of [agent, second]) expect(await store.takeDeliveries(id, at(5000), 0)).toEqual([]);
       const elsewhere = await store.ingest(request(seeded, { sourceId: otherSource.id, receivedAt: at(3002) }));
 
-      expect((await store.updateSource(seeded.source.id, { maxSignalAgeSeconds: 30 }))!.maxSignalAgeSeconds).toBe(30);
+      expect((await store.updateSource(seeded.source.id, { maxSignalAgeSeconds: 30 }, at(5000)))!.maxSignalAgeSeconds).toBe(30);
       const expiries = async (id: string) => (await store.getSignal(id))!.deliveries.map((d) => [d.agentId, d.status, d.expiresAt]);
       const byAgent = (rows: Record<string, [string, string]>) =>
         Object.keys(rows)
@@ -875,8 +876,22 @@ describe.each([
         [elsewhere.record.id, at(3_600_000)],
       ]);
       // A patch that leaves the age alone leaves the expiries alone.
-      await store.updateSource(seeded.source.id, { name: 'Renamed' });
+      await store.updateSource(seeded.source.id, { name: 'Renamed' }, new Date().toISOString());
       expect(await expiries(queued.record.id)).toEqual(byAgent({ [agent]: ['delivered', at(33_000)], [second]: ['queued', at(33_000)] }));
+    });
+
+    it('never revives a delivery already past its deadline when the age is raised, marked expired or not', async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agent = seeded.agents[0]!.id;
+      // Due at 4 s; no poll or sweep has marked it expired when the age is raised at 5 s.
+      const overdue = await store.ingest(request(seeded, { receivedAt: at(1000), verdict: accept(BUY, at(4000)) }));
+      // Due at 6 s: still ahead at the raise, so it takes the longer life.
+      const pending = await store.ingest(request(seeded, { receivedAt: at(3000), verdict: accept(BUY, at(6000)) }));
+      await store.updateSource(seeded.source.id, { maxSignalAgeSeconds: 3600 }, at(5000));
+      const [o] = (await store.getSignal(overdue.record.id))!.deliveries;
+      expect(o).toMatchObject({ status: 'queued', expiresAt: at(4000) });
+      expect((await store.takeDeliveries(agent, at(5001), 10)).map((d) => [d.id, d.expiresAt])).toEqual([[pending.record.id, at(3_603_000)]]);
+      expect((await store.getSignal(overdue.record.id))!.deliveries[0]).toMatchObject({ status: 'expired', expiresAt: at(4000) });
     });
 
     it('takes exactly one of two racing acks with different statuses', async () => {
@@ -1258,10 +1273,16 @@ describe.each([
       const woken: string[][] = [];
       const stop = store.watchDeliveries((ids) => woken.push(ids));
       try {
+        expect((await store.findAgentByTokenHash(agent.tokenHash))!.id).toBe(agent.id);
         const rotated = await store.rotateAgentToken(agent.id, 'new-digest-' + randomUUID());
         expect(rotated).toEqual({ ...agent, tokenHash: rotated!.tokenHash });
         expect(await store.findAgentByTokenHash(agent.tokenHash)).toBeNull();
-        expect(await store.findAgentByTokenHash(rotated!.tokenHash)).toEqual(rotated);
+        expect(await store.findAgentByTokenHash(rotated!.tokenHash)).toEqual({
+          id: agent.id,
+          accountId: agent.accountId,
+          name: agent.name,
+          tokenHash: rotated!.tokenHash,
+        });
         await expect.poll(() => woken.some((ids) => ids.includes(agent.id))).toBe(true);
       } finally {
         stop();
@@ -1276,6 +1297,7 @@ describe.each([
       const [routed, other] = seeded.agents as [Agent, Agent];
       expect(await store.deleteAgent(routed.id)).toEqual({ kind: 'routed', sourceIds: [seeded.source.id] });
       expect(await store.getAgent(routed.id)).toEqual(routed);
+      expect((await store.findAgentByTokenHash(other.tokenHash))!.id).toBe(other.id);
 
       const signal = request({ ...seeded, source: everyAgent });
       await store.ingest(signal);

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { TestServer } from './start-test-server.js';
+import { unlessUnavailable } from './unless-unavailable.js';
 
 export interface SeededSource {
   accountId: string;
@@ -15,17 +16,19 @@ export async function seedSource(
 ): Promise<SeededSource> {
   let accountId = opts.accountId;
   if (accountId === undefined) {
-    const account = await server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: opts.quota ?? 1000 });
+    const account = await unlessUnavailable(() => server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: opts.quota ?? 1000 }));
     if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`);
     accountId = account.body.id as string;
   }
-  const source = await server.admin('POST', '/api/admin/sources', {
-    accountId,
-    name: 'TradingView',
-    ...(opts.hmacSecret !== undefined && { hmacSecret: opts.hmacSecret }),
-    ...(opts.agentIds !== undefined && { agentIds: opts.agentIds }),
-    ...(opts.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: opts.maxSignalAgeSeconds }),
-  });
+  const source = await unlessUnavailable(() =>
+    server.admin('POST', '/api/admin/sources', {
+      accountId,
+      name: 'TradingView',
+      ...(opts.hmacSecret !== undefined && { hmacSecret: opts.hmacSecret }),
+      ...(opts.agentIds !== undefined && { agentIds: opts.agentIds }),
+      ...(opts.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: opts.maxSignalAgeSeconds }),
+    }),
+  );
   if (source.status !== 201) throw new Error(`source: ${source.status} ${JSON.stringify(source.body)}`);
   return { accountId, sourceId: source.body.id, authKey: source.body.authKey, inboundPath: `/api/inbound/${source.body.authKey}` };
 }

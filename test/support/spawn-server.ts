@@ -24,8 +24,10 @@ export async function spawnServer(env: Record<string, string>, nodeArgs: string[
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  // On 'close', not 'exit': 'exit' may come before the last of its output has been read, and
+  // tests read stdout() and stderr() once this resolves.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
+    child.on('close', (code, signal) => resolve({ code, signal })),
   );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 20_000);

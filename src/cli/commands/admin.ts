@@ -158,11 +158,12 @@ export function registerAdminCommands(program: Command): void {
               ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
               ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
             },
+            Date.now(),
             url,
           ),
         ),
     );
-  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, url)));
+  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, Date.now(), url)));
 
   const signals = program.command('signals').description('the signal log');
   signals

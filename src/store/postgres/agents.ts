@@ -1,11 +1,11 @@
 import type pg from 'pg';
-import type { Agent } from '../records.js';
+import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
 import { recordPage } from '../record-page.js';
 import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
-import { agentOf, jsonParam, type AgentRow } from './postgres-rows.js';
+import { agentIdentityOf, agentOf, jsonParam, type AgentIdentityRow, type AgentRow } from './postgres-rows.js';
 import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { inTransaction } from './transaction.js';
@@ -25,7 +25,7 @@ const TOUCH_RETRY_MS = 20;
  * its own.
  */
 export class PostgresAgents {
-  private readonly lookups: Batches<string, Agent | null>;
+  private readonly lookups: Batches<string, AgentIdentity | null>;
   private readonly touches: Batches<{ agentId: string; now: string }, boolean>;
 
   constructor(
@@ -60,20 +60,21 @@ export class PostgresAgents {
   }
 
   /** Reads the database every time (nothing is cached, so a rotated token stops at once); the lookups of a turn share one query. */
-  findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     return this.lookups.submit(tokenHash);
   }
 
-  private async lookUp(hashes: string[]): Promise<ItemResult<Agent | null>[]> {
-    const { rows } = await this.deliveryPool.query<AgentRow>({
-      name: 'signalgate-find-agents',
-      text: 'SELECT * FROM agents WHERE token_hash = ANY ($1::text[])',
+  private async lookUp(hashes: string[]): Promise<ItemResult<AgentIdentity | null>[]> {
+    // The identity's columns only: an agent's reported state can be large, and no check needs it.
+    const { rows } = await this.deliveryPool.query<AgentIdentityRow>({
+      name: 'signalgate-find-agent-identities',
+      text: 'SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ANY ($1::text[])',
       values: [[...new Set(hashes)]],
     });
     const found = new Map(rows.map((row) => [row.token_hash, row]));
     return hashes.map((hash) => {
       const row = found.get(hash);
-      return { ok: true, value: row ? agentOf(row) : null };
+      return { ok: true, value: row ? agentIdentityOf(row) : null };
     });
   }
 

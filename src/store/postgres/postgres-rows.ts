@@ -1,6 +1,6 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
-import type { Account, Agent, SignalRecord, Source } from '../records.js';
+import type { Account, Agent, AgentIdentity, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
@@ -38,6 +38,9 @@ export interface AgentRow {
   last_seen_at: Date | null;
   state: unknown;
 }
+
+/** The columns a token check reads (`AgentIdentity`). */
+export type AgentIdentityRow = Pick<AgentRow, 'id' | 'account_id' | 'name' | 'token_hash'>;
 
 export interface SignalRow {
   id: string;
@@ -138,6 +141,10 @@ export function agentOf(row: AgentRow): Agent {
     lastSeenAt: isoOrNull(row.last_seen_at),
     state: row.state ?? null,
   };
+}
+
+export function agentIdentityOf(row: AgentIdentityRow): AgentIdentity {
+  return { id: row.id, accountId: row.account_id, name: row.name, tokenHash: row.token_hash };
 }
 
 export function signalOf(row: SignalRow): SignalRecord {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -274,7 +274,7 @@ export class PostgresStore implements Store {
     return this.agents.getAgent(id);
   }
 
-  findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
@@ -317,8 +317,8 @@ export class PostgresStore implements Store {
     return this.sources.findSourceByAuthKey(authKey);
   }
 
-  updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
-    return this.sources.updateSource(id, patch);
+  updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
+    return this.sources.updateSource(id, patch, now);
   }
 
   listSources(filter: SourceFilter): Promise<RecordPage<Source>> {

@@ -84,7 +84,7 @@ export class PostgresSources {
     });
   }
 
-  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+  async updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
     return inTransaction(this.pool, async (client) => {
       // FOR UPDATE conflicts with the key-share lock an ingest takes on its source before it
       // compares revisions (`signalgate_ingest_items`, migrations/postgres/functions.sql): the
@@ -116,8 +116,8 @@ export class PostgresSources {
         await client.query(
           `UPDATE deliveries d SET expires_at = s.received_at + make_interval(secs => $2)
              FROM signals s
-            WHERE s.id = d.signal_id AND s.source_id = $1 AND d.status IN ('queued', 'delivered')`,
-          [id, next.maxSignalAgeSeconds],
+            WHERE s.id = d.signal_id AND s.source_id = $1 AND d.status IN ('queued', 'delivered') AND d.expires_at > $3`,
+          [id, next.maxSignalAgeSeconds, now],
         );
       }
       return next;

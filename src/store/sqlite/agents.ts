@@ -1,13 +1,17 @@
-import type { Agent } from '../records.js';
+import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
 import { recordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
 import { newestFirst } from './newest-first.js';
-import { agentOf, jsonText, type AgentRow } from './sqlite-rows.js';
+import { agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
 export class SqliteAgents {
+  /** The agents found by token digest, valid while `agent_token_generation` stays at `identitiesGeneration`. */
+  private readonly identities = new Map<string, AgentIdentity>();
+  private identitiesGeneration = -1;
+
   constructor(private readonly connection: SqliteConnection) {}
 
   createAgent(agent: Agent): void {
@@ -32,11 +36,29 @@ export class SqliteAgents {
     return row ? agentOf(row) : null;
   }
 
-  findAgentByTokenHash(tokenHash: string): Agent | null {
-    const row = this.connection.stmt('SELECT * FROM agents WHERE token_hash = ?').get(tokenHash) as
-      | AgentRow
+  /**
+   * Every agent request is checked here. The agents found are kept in memory, and every call
+   * reads the counter that triggers move in the same commit as a token's rotation, an agent's
+   * deletion or rename, on any connection (the CLI's too, migration 013): a one-row read where
+   * the agent's row, its reported state included, cost two to twenty times as much. So an old
+   * token is refused on the first check after its rotation commits, as when every check read
+   * the row. Unknown digests are not kept: they read the table each time.
+   */
+  findAgentByTokenHash(tokenHash: string): AgentIdentity | null {
+    const generation = this.connection.stmt('SELECT generation FROM agent_token_generation WHERE id = 1').pluck().get() as number;
+    if (generation !== this.identitiesGeneration) {
+      this.identities.clear();
+      this.identitiesGeneration = generation;
+    }
+    const known = this.identities.get(tokenHash);
+    if (known) return known;
+    const row = this.connection.stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?').get(tokenHash) as
+      | AgentIdentityRow
       | undefined;
-    return row ? agentOf(row) : null;
+    if (!row) return null;
+    const identity = Object.freeze(agentIdentityOf(row));
+    this.identities.set(tokenHash, identity);
+    return identity;
   }
 
   listAgents(filter: AgentFilter): RecordPage<Agent> {

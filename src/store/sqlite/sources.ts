@@ -86,7 +86,7 @@ export class SqliteSources {
     return source;
   }
 
-  updateSource(id: string, patch: SourcePatch): Source | null {
+  updateSource(id: string, patch: SourcePatch, now: string): Source | null {
     this.cache.clear();
     return this.connection.db
       .transaction((): Source | null => {
@@ -113,18 +113,19 @@ export class SqliteSources {
             id,
           );
         if (next.maxSignalAgeSeconds !== row.max_signal_age_seconds) {
-          // The new age applies to what is not final yet. Driven by the pending deliveries (a
-          // partial index), not by the source's whole log. Times are kept as
-          // 'YYYY-MM-DDTHH:MM:SS.sssZ'; %f is seconds with milliseconds.
+          // The new age applies to what is not final and not yet due (an overdue delivery the
+          // sweep has not reached stays overdue). Driven by the pending deliveries (a partial
+          // index), not by the source's whole log. Times are kept as 'YYYY-MM-DDTHH:MM:SS.sssZ';
+          // %f is seconds with milliseconds.
           this.connection
             .stmt(
               `UPDATE deliveries
                   SET expires_at = (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', s.received_at, '+' || ? || ' seconds')
                                       FROM signals s WHERE s.id = deliveries.signal_id)
-                WHERE status IN ('queued', 'delivered')
+                WHERE status IN ('queued', 'delivered') AND expires_at > ?
                   AND (SELECT s.source_id FROM signals s WHERE s.id = deliveries.signal_id) = ?`,
             )
-            .run(next.maxSignalAgeSeconds, id);
+            .run(next.maxSignalAgeSeconds, now, id);
         }
         return next;
       })

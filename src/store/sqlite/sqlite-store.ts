@@ -2,7 +2,7 @@ import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
+import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
 import type {
   AccountPatch,
@@ -236,7 +236,7 @@ export class SqliteStore implements Store {
     return this.agents.getAgent(id);
   }
 
-  async findAgentByTokenHash(tokenHash: string): Promise<Agent | null> {
+  async findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
@@ -282,8 +282,8 @@ export class SqliteStore implements Store {
     return this.sources.findSourceByAuthKey(authKey);
   }
 
-  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
-    return this.sources.updateSource(id, patch);
+  async updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
+    return this.sources.updateSource(id, patch, now);
   }
 
   async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {

@@ -36,8 +36,10 @@ export class AgentProcess {
       this.wake();
     });
     child.stderr!.on('data', (chunk: Buffer) => (this.err += chunk.toString()));
+    // On 'close', not 'exit': 'exit' may come before the last of its output has been read, and
+    // tests read stdout and stderr once this resolves.
     this.exited = new Promise((resolve) =>
-      child.on('exit', (code, signal) => {
+      child.on('close', (code, signal) => {
         this.wake();
         resolve({ code, signal });
       }),
@@ -80,15 +82,26 @@ export class AgentProcess {
     return this.waitUntil(() => this.parsed.find(match), what, timeoutMs);
   }
 
+  /**
+   * Waits until `count` signals were handled. A guard against a stall, not a deadline: it fails
+   * once `timeoutMs` pass without one more signal handled, however long the whole run takes on
+   * a loaded machine.
+   */
   waitForHandled(count: number, timeoutMs = 60_000): Promise<LogLine> {
-    return this.waitUntil(() => this.handledLines[count - 1], `${count} signals handled`, timeoutMs);
+    let seen = this.handledLines.length;
+    return this.waitUntil(() => this.handledLines[count - 1], `${count} signals handled`, timeoutMs, () => {
+      const progressed = this.handledLines.length > seen;
+      seen = this.handledLines.length;
+      return progressed;
+    });
   }
 
-  private async waitUntil(probe: () => LogLine | undefined, what: string, timeoutMs: number): Promise<LogLine> {
-    const deadline = Date.now() + timeoutMs;
+  private async waitUntil(probe: () => LogLine | undefined, what: string, timeoutMs: number, progressed: () => boolean = () => false): Promise<LogLine> {
+    let deadline = Date.now() + timeoutMs;
     while (true) {
       const found = probe();
       if (found) return found;
+      if (progressed()) deadline = Date.now() + timeoutMs;
       const exited = this.child.exitCode !== null || this.child.signalCode !== null;
       if (exited || Date.now() > deadline) {
         throw new Error(`agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.out.slice(-5000)}\n${this.err}`);

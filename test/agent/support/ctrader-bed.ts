@@ -59,7 +59,7 @@ export function useCTraderBed(): CTraderBed {
     token = made.agents[0]!.token;
     agentId = made.agents[0]!.id;
     authKey = (await sourceFor(server, made.accountId)).authKey;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     for (const agent of agents) await agent.kill();

@@ -1,4 +1,5 @@
 import type { TestServer } from '../../support/start-test-server.js';
+import { unlessUnavailable } from '../../support/unless-unavailable.js';
 
 export interface TestAgent {
   id: string;
@@ -12,11 +13,11 @@ export async function accountWithAgents(
   names: string[],
   quota = 100_000,
 ): Promise<{ accountId: string; agents: TestAgent[] }> {
-  const account = await server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: quota });
+  const account = await unlessUnavailable(() => server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: quota }));
   if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`);
   const agents: TestAgent[] = [];
   for (const name of names) {
-    const agent = await server.admin('POST', `/api/admin/accounts/${account.body.id}/agents`, { name });
+    const agent = await unlessUnavailable(() => server.admin('POST', `/api/admin/accounts/${account.body.id}/agents`, { name }));
     if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     agents.push({ id: agent.body.id, name, token: agent.body.token });
   }
@@ -29,17 +30,19 @@ export async function sourceFor(
   accountId: string,
   opts: { agentIds?: string[]; maxSignalAgeSeconds?: number } = {},
 ): Promise<{ id: string; authKey: string }> {
-  const source = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Alerts', ...opts });
+  const source = await unlessUnavailable(() => server.admin('POST', '/api/admin/sources', { accountId, name: 'Alerts', ...opts }));
   if (source.status !== 201) throw new Error(`source: ${source.status} ${JSON.stringify(source.body)}`);
   return { id: source.body.id, authKey: source.body.authKey };
 }
 
 /** Posts one text signal to the inbound endpoint; answers the accepted signal's id (throws unless 202). */
 export async function postSignal(url: string, authKey: string, text: string): Promise<string> {
-  const res = await fetch(`${url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
-  const body = (await res.json()) as { id: string };
-  if (res.status !== 202) throw new Error(`inbound: ${res.status} ${JSON.stringify(body)}`);
-  return body.id;
+  const { status, body } = await unlessUnavailable(async () => {
+    const res = await fetch(`${url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
+    return { status: res.status, body: (await res.json()) as any };
+  });
+  if (status !== 202) throw new Error(`inbound: ${status} ${JSON.stringify(body)}`);
+  return body.id as string;
 }
 
 export interface AgentResponse {
