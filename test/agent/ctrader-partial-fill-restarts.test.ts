@@ -139,4 +139,23 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     // log line may be lost with it: SIGKILL drops what it had not written out yet.)
     expect(agent.lines().filter((l) => l.msg === 'account event' && l.event?.type === 'opened')).toHaveLength(0);
   }, 120_000);
+
+  it('killed the moment the broker receives the target, before its answer: the restart finds the target standing and places it not again', async () => {
+    const killed = agent;
+    const { entryId } = await pendingEntry();
+    const before = new Set(bed.broker.positions.keys());
+    bed.broker.options.onMessage = (type, m) => {
+      if (type === 'D' && m.PosMaintRptID !== undefined && !before.has(String(m.PosMaintRptID)) && /t1$/.test(String(m.ClOrdID))) killed.child.kill('SIGKILL');
+    };
+    const positionId = fillPart();
+    await killed.exited;
+    bed.broker.options.onMessage = undefined;
+    const targets = () => bed.sent('D').filter((m) => m.PosMaintRptID === positionId && /t1$/.test(String(m.ClOrdID)));
+    expect(targets()).toHaveLength(1);
+
+    agent = bed.start();
+    await ready(agent);
+    await reconciled(agent, entryId, positionId);
+    expect(targets()).toHaveLength(1);
+  }, 120_000);
 });

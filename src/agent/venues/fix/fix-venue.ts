@@ -263,6 +263,9 @@ export class FixVenue implements Venue {
     if (!spec) throw new VenueRefusedError(`${order.symbol} is not an instrument of the FIX config; add it under "instruments"`);
     const type = order.kind === 'market' ? '1' : order.kind === 'limit' || order.kind === 'take_profit' ? '2' : '3';
     this.orders.set(order.clientId!, order);
+    // On disk before it leaves: an agent stopped before the broker's answer then recognises the
+    // order when the broker reports it (resend, order mass status) instead of sending it again.
+    this.saveRecord();
     const answered = new Promise<Answer>((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(order.clientId!);
@@ -553,8 +556,9 @@ export class FixVenue implements Venue {
   }
 
   private saveRecord(): void {
-    // Settled orders older than the open ones are not needed to answer a retry after a day.
-    const orders = [...this.orders.values()].filter((o) => o.id !== '').slice(-500);
+    // Settled orders older than the open ones are not needed to answer a retry after a day. An
+    // order sent and not yet answered (no id) is kept: the broker may hold it.
+    const orders = [...this.orders.values()].filter((o) => o.id !== '' || o.status === 'open').slice(-500);
     const temp = `${this.recordFile}.tmp`;
     writeFileSync(temp, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }), { mode: 0o600 });
     renameSync(temp, this.recordFile);
