@@ -18,7 +18,8 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * filter page the API and dashboard offer (p50/p99 over `BENCH_BIG_LOG_REQUESTS` requests each,
  * one at a time), and the server's resident memory before and after; `BENCH_BIG_LOG_STORES`
  * (default `sqlite,postgres`) picks the stores. Seeding 10 M signals takes
- * minutes, so the seeded store is kept between runs, keyed by the count and the schema's last
+ * minutes, so the seeded store is kept between runs (`BENCH_BIG_LOG_SEED_ONLY=1` seeds the
+ * missing ones and measures nothing), keyed by the count and the schema's last
  * migration: SQLite under `BENCH_BIG_LOG_DIR` (default `<tmpdir>/signalgate-bench-big-log`),
  * PostgreSQL as the schema `bench_big_log_<n>_m<migration>` of the benchmark's database.
  */
@@ -31,6 +32,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RETENTION = { SIGNALGATE_RETENTION: '90d' };
 const STORES = (process.env.BENCH_BIG_LOG_STORES ?? 'sqlite,postgres').split(',');
+const SEED_ONLY = process.env.BENCH_BIG_LOG_SEED_ONLY === '1';
 
 export interface BigLogRow {
   store: string;
@@ -58,6 +60,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL rows\n`);
       continue;
     }
+    if (SEED_ONLY) continue;
     const emptySchema = store === 'PostgreSQL' ? await createPostgresSchema() : null;
     const servers: BenchServer[] = [];
     try {
@@ -99,7 +102,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
       await emptySchema?.drop(); // also when a server failed to start
     }
   }
-  report(pages, ingest, memory);
+  if (!SEED_ONLY) report(pages, ingest, memory);
   return { pages, ingest };
 }
 
