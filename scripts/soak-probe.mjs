@@ -57,6 +57,8 @@ if (threadId === 0 && process.env.SIGNALGATE_DATA_DIR) {
   setInterval(() => {
     try {
       write({ kind: 'wal', from: now(), bytes: fs.statSync(wal).size });
-    } catch {}
+    } catch {
+      // Not there yet: the first write creates it.
+    }
   }, 1000).unref();
 }
