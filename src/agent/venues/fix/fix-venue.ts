@@ -379,6 +379,7 @@ export class FixVenue implements Venue {
     if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
     const status = String(m.OrdStatus ?? '');
     order.status = status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
+    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined) order.reason = String(m.Text);
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {
