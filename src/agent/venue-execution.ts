@@ -363,6 +363,9 @@ class Carrying {
   private adoptClose(was: Position, event: PartialCloseEvent | ClosedEvent, order: VenueOrder): PartialCloseEvent | ClosedEvent {
     const price = order.average ?? event.price;
     const volume = order.filled > 0 && order.filled < event.volume ? order.filled : event.volume;
+    if (order.average === null && order.filled > 0) {
+      this.notes.push(`${this.venue.name} did not say the price it closed position ${was.ticket} at: the profit is at the agent's price ${price}`);
+    }
     if (price === event.price && volume === event.volume) return event;
     const revised = reviseClose(this.state, was, event, { volume, price });
     this.state = revised.state;
