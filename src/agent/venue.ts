@@ -138,6 +138,8 @@ export interface VenueOrder {
   filled: number;
   average: number | null;
   fills: VenueFill[];
+  /** The venue's words for why the order ended cancelled or rejected, when it gave them. */
+  reason?: string;
   trigger?: boolean;
   /** The venue's id of the position this order opened or closes, where the venue names positions (cTrader's PosMaintRptID). */
   positionId?: string;

@@ -200,7 +200,30 @@ export class FixVenue implements Venue {
     const known = this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
     if (known) return publicOrder(known);
     const positionId = isBrokerPositionId(position) ? position.id : null;
+    const unanswered = mayExist && positionId !== null ? this.orders.get(clientId) : undefined;
+    if (unanswered && this.options.config.dialect === 'ctrader') {
+      const learnt = await this.closedWhileAway(unanswered, position, positionId!);
+      if (learnt) return publicOrder(learnt);
+    }
     return publicOrder(await this.submit({ id: '', clientId, symbol: position.symbol, side, kind: 'market', volume, price: null, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+  }
+
+  /**
+   * A close sent before the agent stopped and never answered: cTrader resends nothing after a
+   * logon and forgets a market order once it ended, so what it filled is what the position lost
+   * meanwhile (the book's lots against the broker's now, at most the lots asked). Its price is
+   * not known (average null). Undefined when the position lost nothing: the order never reached
+   * the broker or filled no lot, and is sent again.
+   */
+  private async closedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder | undefined> {
+    const now = (await this.requestPositions()).find((p) => p.id === positionId);
+    const filled = round(Math.min(order.volume, position.volume - (now?.volume ?? 0)));
+    if (!(filled > 0)) return undefined;
+    order.filled = filled;
+    order.status = filled < order.volume ? 'cancelled' : 'filled';
+    this.saveRecord();
+    this.options.log.warn({ order: publicOrder(order), brokerLots: now?.volume ?? 0 }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now?.volume ?? 0} of the ${position.volume} lots, so it filled ${filled}`);
+    return order;
   }
 
   async cancel(ref: VenueOrderRef): Promise<void> {
@@ -379,6 +402,7 @@ export class FixVenue implements Venue {
     if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
     const status = String(m.OrdStatus ?? '');
     order.status = status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
+    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined) order.reason = String(m.Text);
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {

@@ -1,0 +1,70 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { AgentProcess } from './support/agent-process.js';
+import { EURUSD, useCTraderBed } from './support/ctrader-bed.js';
+
+/**
+ * An agent killed the moment its closing order reaches the cTrader-style broker, which then
+ * fills the close (in part) without the agent hearing of it: the broker resends nothing after
+ * the next logon and forgets the market order once it ended. The restarted agent learns what the
+ * close filled from the position the broker holds, never sends the close again, and ends with
+ * the lots the broker holds in its book and published state, protected for exactly those.
+ */
+describe('a close filled in part while the agent was killed (cTrader-style FIX 4.4)', () => {
+  const bed = useCTraderBed();
+  let agent: AgentProcess;
+
+  const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
+  const ready = (a: AgentProcess) => a.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+
+  beforeAll(async () => {
+    agent = bed.start();
+    await ready(agent);
+  }, 60_000);
+
+  beforeEach(() => {
+    bed.broker.partialClose = null;
+    bed.broker.options.onMessage = undefined;
+    bed.broker.setPrice(EURUSD, 1.105, 1.1052);
+  });
+
+  it('the restarted agent takes the part filled from the broker\'s position, re-protects the rest and closes nothing twice', async () => {
+    const before = new Set(bed.broker.positions.keys());
+    const opening = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40,comment=kept');
+    const ticket = (await bed.settled(opening)).result.events[0].position as number;
+    const positionId = [...bed.broker.positions.keys()].find((id) => !before.has(id))!;
+    await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { position: number }) => p.position === ticket), 'the position in the published state');
+
+    const killed = agent;
+    bed.broker.partialClose = { units: 3000 };
+    let close = '';
+    bed.broker.options.onMessage = (type, m) => {
+      if (type === 'D' && m.PosMaintRptID === positionId && m.OrdType === '1') {
+        close = String(m.ClOrdID);
+        killed.child.kill('SIGKILL');
+      }
+    };
+    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy,comment=kept');
+    await killed.exited;
+    bed.broker.options.onMessage = undefined;
+    bed.broker.partialClose = null;
+    expect(close).toBe(clientOrderId(signal, 'c1'));
+    // The broker filled 0.03 and cancelled the rest; its stop and target still cover 0.1.
+    expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 7000 });
+
+    agent = bed.start();
+    await ready(agent);
+    const delivery = await bed.settled(signal);
+    expect(bed.sent('D').filter((m) => m.ClOrdID === close)).toHaveLength(1);
+    expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 7000 });
+    expect(delivery.result.events[0]).toMatchObject({ type: 'partial_close', position: ticket, volume: 0.03, requested: 0.1 });
+    expect(delivery.message).toMatch(new RegExp(`^closed 0\\.03 of 0\\.1 lots of position ${ticket} at .*stays open with 0\\.07 lots`));
+    expect(delivery.message).toContain('did not say the price it closed');
+    expect(held(positionId)).toEqual([
+      ['stop', 1.1032, 7000],
+      ['limit', 1.1092, 7000],
+    ]);
+    await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { position: number; volume: number }) => p.position === ticket && p.volume === 0.07), 'the lots left in the published state');
+  }, 120_000);
+});
