@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -69,6 +69,12 @@ export async function startSignalgate(
     },
     stop: async () => {
       await stopProcess(proc.child);
+      // BENCH_KEEP_LOGS=DIR keeps each server's log there (a run's errors can be read after it).
+      const keep = process.env.BENCH_KEEP_LOGS;
+      if (keep !== undefined && keep !== '') {
+        mkdirSync(keep, { recursive: true });
+        copyFileSync(path.join(dataDir, 'server.log'), path.join(keep, `server-${proc.child.pid}.log`));
+      }
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
       await options.cleanup?.();
     },

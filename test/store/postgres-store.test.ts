@@ -78,6 +78,38 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it("locks an ack group's deliveries in the hand-outs' order (agent, then seq), so an ack group and a hand-out never deadlock", async () => {
+    const target = await freshPostgresSchema('ack_order');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    const handOut = new pg.Client({ connectionString: target.connectionString });
+    await handOut.connect();
+    try {
+      await store.migrate();
+      const seeded = await seed(store, { agents: 2 });
+      const signal = request(seeded);
+      await store.ingest(signal);
+      const [first, second] = [...seeded.agents].sort((x, y) => (x.id < y.id ? -1 : 1));
+      for (const agent of [first!, second!]) expect(await store.takeDeliveries(agent.id, at(2000), 10)).toHaveLength(1);
+      // Another transaction locks the agents' deliveries as a hand-out does: the first agent's ...
+      await handOut.query('BEGIN');
+      await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
+      // ... while one ack group names the second agent's delivery before the first's.
+      const executed = { status: 'executed', message: null, result: null } as const;
+      const acks = Promise.allSettled([second!, first!].map((agent) => store.ackDelivery(agent.id, signal.id, executed, at(3000))));
+      await waitUntilWaitingForRowLock('acked_after_expiry');
+      // ... then the second's. Had the group locked the second agent's row first, each would now
+      // wait for the other: PostgreSQL fails one of the two after deadlock_timeout.
+      await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [second!.id]);
+      await handOut.query('COMMIT');
+      const settled = await acks;
+      expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : String(s.reason)))).toEqual(['acked', 'acked']);
+    } finally {
+      await handOut.end();
+      await store.close();
+      await target.drop();
+    }
+  });
+
   it('refuses a schema name it would have to quote', () => {
     expect(() => openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: 'Bad"; DROP' })).toThrow(/schema/);
   });
@@ -345,3 +377,16 @@ describe('PostgreSQL store', () => {
     });
   });
 });
+
+/** Waits until a statement whose text holds `marker` waits for a row another transaction locked. */
+async function waitUntilWaitingForRowLock(marker: string): Promise<void> {
+  for (let tries = 0; tries < 400; tries++) {
+    const waiting = await query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0 AND pid <> pg_backend_pid()",
+      [marker],
+    );
+    if (waiting[0]!.n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no statement with '${marker}' waited for a lock`);
+}

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Ack } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import { jsonParam, textParam, type DeliveryRow } from './postgres-rows.js';
+import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
 
 interface PendingAck {
   agentId: string;
@@ -11,6 +12,32 @@ interface PendingAck {
   resolve: (row: DeliveryRow | null) => void;
   reject: (error: unknown) => void;
 }
+
+/**
+ * The group's rows are locked first, by agent then seq (`COLLATE "C"`: the order of JavaScript's
+ * string compare), the order in which the hand-outs lock them (agents sorted by id, each agent's
+ * deliveries by seq). Updated in whatever order the join produced, an ack group and a hand-out
+ * each holding rows the other wanted deadlocked under a burst: PostgreSQL found it only after
+ * `deadlock_timeout` (1 s) and failed one of them, and an ack group's failure answered every ack
+ * in it with an error.
+ */
+const GROUPED_ACKS_SQL = `WITH a AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::json[])
+                AS a (signal_id, agent_id, status, acked_at, message, result)
+     ), locked AS (
+       SELECT d.signal_id, d.agent_id
+         FROM deliveries d JOIN a ON d.signal_id = a.signal_id AND d.agent_id = a.agent_id
+        WHERE d.status = 'delivered' OR (d.status = 'expired' AND d.delivered_at IS NOT NULL)
+        ORDER BY d.agent_id COLLATE "C", d.seq
+          FOR UPDATE OF d
+     )
+     UPDATE deliveries d
+        SET status = a.status, acked_at = a.acked_at, message = a.message, result = a.result,
+            acked_after_expiry = (d.status = 'expired' OR d.expires_at <= a.acked_at)
+       FROM locked JOIN a ON a.signal_id = locked.signal_id AND a.agent_id = locked.agent_id
+      WHERE d.signal_id = locked.signal_id AND d.agent_id = locked.agent_id
+        AND (d.status = 'delivered' OR (d.status = 'expired' AND d.delivered_at IS NOT NULL))
+     RETURNING d.*`;
 
 /**
  * The acks of one event-loop turn applied by one statement, so one COMMIT (one WAL flush) serves
@@ -58,27 +85,27 @@ export class GroupedAcks {
   }
 
   private async run(group: PendingAck[]): Promise<void> {
+    const values = [
+      group.map((p) => p.signalId),
+      group.map((p) => p.agentId),
+      group.map((p) => p.ack.status),
+      group.map((p) => isoTime(p.now)),
+      group.map((p) => textParam(p.ack.message)),
+      group.map((p) => jsonParam(p.ack.result)),
+    ];
     try {
-      const { rows } = await this.pool.query<DeliveryRow>(
-        `UPDATE deliveries d
-            SET status = a.status, acked_at = a.acked_at, message = a.message, result = a.result,
-                acked_after_expiry = (d.status = 'expired' OR d.expires_at <= a.acked_at)
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::json[])
-                AS a (signal_id, agent_id, status, acked_at, message, result)
-          WHERE d.signal_id = a.signal_id AND d.agent_id = a.agent_id
-            AND (d.status = 'delivered' OR (d.status = 'expired' AND d.delivered_at IS NOT NULL))
-         RETURNING d.*`,
-        [
-          group.map((p) => p.signalId),
-          group.map((p) => p.agentId),
-          group.map((p) => p.ack.status),
-          group.map((p) => isoTime(p.now)),
-          group.map((p) => textParam(p.ack.message)),
-          group.map((p) => jsonParam(p.ack.result)),
-        ],
-      );
-      const updated = new Map(rows.map((row) => [`${row.signal_id}\n${row.agent_id}`, row]));
-      for (const pending of group) pending.resolve(updated.get(`${pending.signalId}\n${pending.agentId}`) ?? null);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const { rows } = await this.pool.query<DeliveryRow>({ name: 'signalgate-grouped-acks', text: GROUPED_ACKS_SQL, values });
+          const updated = new Map(rows.map((row) => [`${row.signal_id}\n${row.agent_id}`, row]));
+          for (const pending of group) pending.resolve(updated.get(`${pending.signalId}\n${pending.agentId}`) ?? null);
+          return;
+        } catch (error) {
+          // Rolled back whole (a deadlock's victim): nothing of the group took effect.
+          if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
+          throw error;
+        }
+      }
     } catch (error) {
       for (const pending of group) pending.reject(error);
     }

@@ -3,16 +3,20 @@ import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
 import { recordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
+import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
 import { agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
 export class SqliteAgents {
-  /** The agents found by token digest, valid while `agent_token_generation` stays at `identitiesGeneration`. */
-  private readonly identities = new Map<string, AgentIdentity>();
-  private identitiesGeneration = -1;
+  /** The agents found by token digest, valid while `agent_token_generation` stays where it was. */
+  private readonly identities: GenerationCache<AgentIdentity>;
 
-  constructor(private readonly connection: SqliteConnection) {}
+  constructor(private readonly connection: SqliteConnection) {
+    this.identities = new GenerationCache(
+      () => connection.stmt('SELECT generation FROM agent_token_generation WHERE id = 1').pluck().get() as number,
+    );
+  }
 
   createAgent(agent: Agent): void {
     this.connection
@@ -45,20 +49,13 @@ export class SqliteAgents {
    * the row. Unknown digests are not kept: they read the table each time.
    */
   findAgentByTokenHash(tokenHash: string): AgentIdentity | null {
-    const generation = this.connection.stmt('SELECT generation FROM agent_token_generation WHERE id = 1').pluck().get() as number;
-    if (generation !== this.identitiesGeneration) {
-      this.identities.clear();
-      this.identitiesGeneration = generation;
-    }
-    const known = this.identities.get(tokenHash);
-    if (known) return known;
-    const row = this.connection.stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?').get(tokenHash) as
-      | AgentIdentityRow
-      | undefined;
-    if (!row) return null;
-    const identity = Object.freeze(agentIdentityOf(row));
-    this.identities.set(tokenHash, identity);
-    return identity;
+    this.identities.refresh();
+    return this.identities.get(tokenHash, () => {
+      const row = this.connection.stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?').get(tokenHash) as
+        | AgentIdentityRow
+        | undefined;
+      return row ? Object.freeze(agentIdentityOf(row)) : null;
+    });
   }
 
   listAgents(filter: AgentFilter): RecordPage<Agent> {

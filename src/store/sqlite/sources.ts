@@ -5,17 +5,20 @@ import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
 import type { SqliteConnection } from './connection.js';
+import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
 import { sourceOf, type SourceRow } from './sqlite-rows.js';
 
 /** Signal sources, their keys and routing: the `sources` table. */
 export class SqliteSources {
-  private readonly cache = new Map<string, Source>();
+  /** The sources found by key, valid while `source_generation` stays where it was. */
+  private readonly cache: GenerationCache<Source>;
   private cacheVersion = -1;
-  private cacheGeneration = -1;
   private cacheChecked = false;
 
-  constructor(private readonly connection: SqliteConnection) {}
+  constructor(private readonly connection: SqliteConnection) {
+    this.cache = new GenerationCache(() => connection.stmt('SELECT generation FROM source_generation WHERE id = 1').pluck().get() as number);
+  }
 
   /** Drops the cached sources: one of them is known to have changed. */
   forgetCached(): void {
@@ -68,22 +71,13 @@ export class SqliteSources {
       const version = this.connection.stmt('PRAGMA data_version').pluck().get() as number;
       if (version !== this.cacheVersion) {
         this.cacheVersion = version;
-        const generation = this.connection.stmt('SELECT generation FROM source_generation WHERE id = 1').pluck().get() as number;
-        if (generation !== this.cacheGeneration) {
-          this.cache.clear();
-          this.cacheGeneration = generation;
-        }
+        this.cache.refresh();
       }
     }
-    const cached = this.cache.get(authKey);
-    if (cached) return cached;
-    const row = this.connection.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as
-      | SourceRow
-      | undefined;
-    if (!row) return null;
-    const source = Object.freeze(sourceOf(row));
-    this.cache.set(authKey, source);
-    return source;
+    return this.cache.get(authKey, () => {
+      const row = this.connection.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as SourceRow | undefined;
+      return row ? Object.freeze(sourceOf(row)) : null;
+    });
   }
 
   updateSource(id: string, patch: SourcePatch, now: string): Source | null {
