@@ -23,6 +23,8 @@ import { FixLink, type FixMessage } from './fix-link.js';
 /** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
 const ANSWER_MS = 10_000;
 const LOGON_MS = 20_000;
+/** How long the start waits for the answer to an OrderStatusRequest (plain FIX 4.4). */
+const STATUS_MS = 5_000;
 
 export interface FixVenueOptions {
   config: FixConfig;
@@ -111,9 +113,11 @@ export class FixVenue implements Venue {
       const [positions, orders] = await Promise.all([this.requestPositions(), this.requestOrders()]);
       holdings = { positions, orders };
     } else {
-      // Plain FIX 4.4: no position or mass-status requests. The sequence numbers are kept on
-      // disk, so the broker resends every ExecutionReport missed while away on logon; the orders
-      // record (kept on disk too) with those is what the broker holds.
+      // Plain FIX 4.4: the broker resends the ExecutionReports missed while away (the sequence
+      // numbers are kept on disk), where it does; and each order the record holds as unfinished
+      // is asked for by OrderStatusRequest, since a broker that resets its sequence numbers or
+      // gap-fills its resend loses those reports. The record with the answers is what it holds.
+      await this.askOrderStatus();
       holdings = { positions: null, orders: this.openOrders() };
     }
     // A partly filled entry's rest still working (its cancel lost when the agent stopped, or
@@ -347,7 +351,8 @@ export class FixVenue implements Venue {
         reject(new VenueUnreachableError(`no answer to FIX ${msgType} ${key} within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       this.requests.set(key, (type, message) => {
-        const rejected = (type === 'j' && message.BusinessRejectRefID === key) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
+        // A Business Message Reject names the request by its id where the broker sets 379, else by its sequence number.
+        const rejected = (type === 'j' && (message.BusinessRejectRefID === key || (message.BusinessRejectRefID === undefined && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key))) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
         if (!rejected && !answers(type, message)) return false;
         clearTimeout(timer);
         this.requests.delete(key);
@@ -383,13 +388,19 @@ export class FixVenue implements Venue {
     if (execId) this.execIds.add(execId);
     const order = this.orders.get(clientId);
     if (!order) return;
+    // An order status saying the broker does not know the order (39=8): it never took it, or
+    // forgot it; either way nothing of the record changes (an order never taken may be sent again).
+    if (m.ExecType === 'I' && m.OrdStatus === '8') return;
     const spec = this.instrument(order.symbol);
     const unit = spec?.contractSize ?? 1;
     const wasFilled = order.filled;
     if (m.OrderID !== undefined) order.id = String(m.OrderID);
     if (m.PosMaintRptID !== undefined) order.positionId = String(m.PosMaintRptID);
     const lastQty = Number(m.LastQty ?? 0);
-    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0) {
+    // A fill adds lots only where CumQty grows: after an order status told it, the fill's own
+    // report (resent later) is not a second fill.
+    const grows = m.CumQty === undefined || Number(m.CumQty) / unit > order.filled;
+    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0 && grows) {
       order.fills.push({ price: Number(m.LastPx), volume: round(lastQty / unit), time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null, fee: null });
     } else if (m.ExecType === 'I' && Number(m.CumQty ?? 0) / unit > order.filled && m.AvgPx !== undefined) {
       // An order status (after a time away) telling fills whose own reports never came: one
@@ -422,7 +433,7 @@ export class FixVenue implements Venue {
     if (isEntry(order)) {
       this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
-      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? order.price), by: order.kind, order: publicOrder(order) });
+      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? m.AvgPx ?? order.price), by: order.kind, order: publicOrder(order) });
     }
   }
 
@@ -471,6 +482,28 @@ export class FixVenue implements Venue {
       })
       .finally(() => this.restCancels.delete(clientId));
     this.restCancels.set(clientId, done);
+  }
+
+  /**
+   * Plain FIX 4.4 at start: an OrderStatusRequest (H) for each order the record holds as
+   * unfinished (working, or sent without an answer); the ExecutionReports (150=I) that answer
+   * them apply as any report. A broker that refuses the request (session Reject or Business
+   * Message Reject) or leaves it unanswered is left to its resend, and said so once.
+   */
+  private async askOrderStatus(): Promise<void> {
+    const unfinished = [...this.orders.values()].filter((o) => o.status === 'open');
+    if (unfinished.length === 0) return;
+    const asked = await Promise.allSettled(
+      unfinished.map((o) =>
+        this.request(o.clientId!, 'H', { ClOrdID: o.clientId, ...(o.id !== '' && { OrderID: o.id }), Instrument: { Symbol: o.symbol }, Side: o.side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === o.clientId && m.ExecType === 'I', STATUS_MS),
+      ),
+    );
+    const failed = asked.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failed) {
+      this.options.log.warn({ err: (failed.reason as Error).message, orders: unfinished.length }, 'the broker does not answer OrderStatusRequest; what became of the orders while the agent was away rests on its resend of their ExecutionReports');
+    } else {
+      this.options.log.info({ orders: unfinished.length }, 'order status asked for the unfinished orders of the record');
+    }
   }
 
   private openOrders(): VenueOrder[] {
