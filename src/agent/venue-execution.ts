@@ -54,6 +54,11 @@ export async function executeSignal(
     };
   }
   const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
+  if (run.uncertain.length > 0) {
+    // Neither executed nor rejected can be said: failed, so the trader looks at the broker.
+    const done = run.events.length > 0 ? `${describeEvents(run.events)}; ` : '';
+    return { book: run.book(), outcome: { status: 'failed', message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`, result: { events: run.events, orders: run.orders } } };
+  }
   // The events as the venue carried them out (its fill's lots and price), and the message from them.
   return { book: run.book(), outcome: { status: 'executed', message: describeEvents(run.events) + notes, result: { events: run.events, orders: run.orders } } };
 }
@@ -213,6 +218,8 @@ function stopAndTarget(venueName: string, step: StepResult): string | null {
 class Carrying {
   readonly orders: VenueOrder[] = [];
   readonly notes: string[] = [];
+  /** Closes the venue could not say were filled (see VenueOrder.uncertain). */
+  readonly uncertain: string[] = [];
   /** The engine's events, an opening's replaced by what the venue filled (lots, average price). */
   readonly events: EngineEvent[];
   /** Steps carried out. */
@@ -283,6 +290,16 @@ class Carrying {
         this.closes += 1;
         const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`), this.again);
         this.orders.push(order);
+        if (order.uncertain !== undefined) {
+          // The venue holds the position no more, and cannot say whether this close emptied it:
+          // it leaves the book, and the outcome claims neither the close nor its refusal.
+          this.touched.add(position.ticket);
+          this.state = { ...this.state, positions: this.state.positions.filter((p) => p.ticket !== position.ticket) };
+          this.events.splice(this.events.indexOf(event), 1);
+          this.uncertain.push(`closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol}): ${order.uncertain}`);
+          delete this.protection[String(position.ticket)];
+          return;
+        }
         // Ended without a single lot: the position is as it was, with its stop and targets.
         if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
           throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);

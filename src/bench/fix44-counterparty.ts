@@ -42,7 +42,8 @@ const COMP_ID = 'BROKER44';
  *   the rest gap-filled. With `gapFillOnly`, the resend is gap fills only (a broker that replays
  *   no business message: what it sent while the agent was away is lost to the agent).
  * - NewOrderSingle market (40=1): new (150=0), then filled at the quote (150=F, 39=2); with
- *   `marketParts` set, first that many units (150=F, 39=1, 151 the rest), then the rest.
+ *   `marketParts` set, first that many units (150=F, 39=1, 151 the rest), then the rest; with
+ *   `partialMarket` set, that many units, then the rest cancelled (150=4, 39=4, 14 the part).
  * - NewOrderSingle limit (40=2) or stop (40=3): new (150=0, 39=0) and held; the test fills it
  *   (`fill`), in part (150=F, 39=1, 14 CumQty, 151 LeavesQty, 6 AvgPx) or whole (39=2).
  * - Unknown symbol, no quantity, a limit or stop without its price: rejected (150=8, 39=8, 58).
@@ -64,6 +65,12 @@ export class Fix44Counterparty {
   gapFillOnly = false;
   /** A market order fills this many units first, then the rest (null: whole at once). */
   marketParts: number | null = null;
+  /**
+   * While set, a market order fills only `units` (150=F, 39=1) and its rest is cancelled (150=4,
+   * 39=4, 14 the part); with `units` 0 nothing fills: the order is cancelled whole. A close finding
+   * too little liquidity (plain FIX 4.4 has no positions: a close is a market order of the other side).
+   */
+  partialMarket: { units: number } | null = null;
   private session: AcceptorSession | null = null;
   private launcher: { stop(): void } | null = null;
   private seq = 0;
@@ -186,6 +193,12 @@ export class Fix44Counterparty {
     if (order.ordType !== '1') return;
     const quote = this.options.prices[symbol]!;
     const at = order.side === 'buy' ? quote.ask : quote.bid;
+    if (this.partialMarket !== null && this.partialMarket.units < order.units) {
+      if (this.partialMarket.units > 0) this.execute(order, this.partialMarket.units, at);
+      order.status = '4';
+      this.push('8', { ...this.report(order, '4', '4'), Text: 'the rest of the order found no liquidity' });
+      return;
+    }
     if (this.marketParts !== null && this.marketParts < order.units) this.execute(order, this.marketParts, at);
     this.execute(order, order.units - order.cumUnits, at);
   }

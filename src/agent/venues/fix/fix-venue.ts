@@ -221,12 +221,42 @@ export class FixVenue implements Venue {
    */
   private async closedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder | undefined> {
     const now = (await this.requestPositions()).find((p) => p.id === positionId);
-    const filled = round(Math.min(order.volume, position.volume - (now?.volume ?? 0)));
+    if (now === undefined) return this.emptiedWhileAway(order, position, positionId);
+    const filled = round(Math.min(order.volume, position.volume - now.volume));
     if (!(filled > 0)) return undefined;
     order.filled = filled;
     order.status = filled < order.volume ? 'cancelled' : 'filled';
     this.saveRecord();
     this.options.log.warn({ order: publicOrder(order), brokerLots: now?.volume ?? 0 }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now?.volume ?? 0} of the ${position.volume} lots, so it filled ${filled}`);
+    return order;
+  }
+
+  /**
+   * The close's position is gone at the broker: the close emptied it, or its stop or a target
+   * did before the close arrived (the broker then refused the close). Told apart only by what the
+   * broker says of the stop and targets (OrderStatusRequest): none filled (or none held), the
+   * close filled the lots; one filled, the close filled what that left; one it no longer knows,
+   * nobody can say, and the order comes back `uncertain`.
+   */
+  private async emptiedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder> {
+    let byProtection = 0;
+    const unknown: string[] = [];
+    for (const ref of position.protection) {
+      const held = [...this.orders.values()].find((o) => o.id === ref.id);
+      const known = held?.clientId ? await this.lookUp(held.clientId, held.symbol, held.side) : undefined;
+      if (!known || known.status === 'open') unknown.push(held?.clientId ?? ref.id);
+      else byProtection = round(byProtection + known.filled);
+    }
+    if (unknown.length > 0) {
+      this.options.log.warn({ order: publicOrder(order), unknown }, `close ${order.clientId} was sent before the agent stopped and never answered, and position ${positionId} is gone at the broker, which no longer knows the close nor its stop or targets (${unknown.join(', ')}): whether the close or one of those emptied it cannot be told`);
+      return { ...order, uncertain: `position ${positionId} is no longer held by ${this.name}, which forgot this close and the position's stop and targets: whether this close or its stop or a target closed it while the agent was away cannot be told; check the broker's history` };
+    }
+    const filled = round(Math.min(order.volume, Math.max(0, position.volume - byProtection)));
+    order.filled = filled;
+    order.status = filled === 0 ? 'rejected' : filled < order.volume ? 'cancelled' : 'filled';
+    if (filled === 0) order.reason = `position ${positionId} was closed by its stop or target before the close reached ${this.name}`;
+    this.saveRecord();
+    this.options.log.warn({ order: publicOrder(order), byProtection }, `close ${order.clientId} was sent before the agent stopped and never answered: position ${positionId} is gone at the broker, its stop and targets filled ${byProtection} of its ${position.volume} lots, so the close filled ${filled}`);
     return order;
   }
 
