@@ -16,7 +16,7 @@ import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHolding
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
-import { VENUE_JOURNAL, type VenueJournalFile } from './venue-journal.js';
+import { VENUE_JOURNAL, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
@@ -78,6 +78,8 @@ export class VenueAgent {
   private readonly executed = new Map<string, ExecutedSignal>();
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
+  /** Positions the start's reconciliation dropped while signals were in flight (kept on disk). */
+  private departed: DepartedPosition[] = [];
   private agentId: string | null = null;
   private journal!: AgentJournal<JournalRecord>;
   private lock: LockFile | null = null;
@@ -178,11 +180,12 @@ export class VenueAgent {
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
     for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
+    this.departed = stored?.departed ?? [];
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
         this.writing = this.book;
-        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight] };
+        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight], ...(this.departed.length > 0 && { departed: this.departed }) };
       },
       () => (this.written = this.writing),
     );
@@ -246,6 +249,11 @@ export class VenueAgent {
       const id = this.book.positions?.[String(p.ticket)];
       if (holdings.positions === null || (id !== undefined ? venueIds.has(id) : venueSide.has(`${p.symbol}:${p.side}`))) return true;
       log.warn({ position: p.ticket, venuePosition: id, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
+      // A signal in flight may have closed it: executed again, it is told what the venue did.
+      if (this.inFlight.size > 0) {
+        const protection = this.book.protection[String(p.ticket)];
+        this.departed.push({ position: p, ...(id !== undefined && { venueId: id }), ...(protection && { protection }), signals: [...this.inFlight] });
+      }
       delete this.book.protection[String(p.ticket)];
       delete this.book.positions?.[String(p.ticket)];
       return false;
@@ -371,9 +379,14 @@ export class VenueAgent {
         quotes: { ...state.quotes, [symbol]: quote },
       },
     };
+    // Positions gone at the venue while this signal was in flight are the engine's to close
+    // again: the venue then says what its close did (the order looked up by its client id).
+    const departed = this.departed.filter((d) => d.signals.includes(signal.id));
+    const book = departed.length === 0 ? this.book : withDeparted(this.book, departed);
     try {
-      const done = await executeSignal(venue, this.book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again);
-      this.book = done.book;
+      const done = await executeSignal(venue, book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again);
+      this.book = departed.length === 0 ? done.book : withoutDeparted(done.book, departed);
+      this.departed = this.departed.flatMap((d) => (d.signals.includes(signal.id) ? (d.signals.length > 1 ? [{ ...d, signals: d.signals.filter((s) => s !== signal.id) }] : []) : [d]));
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
       return { status: done.outcome.status, message, result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result };
     } catch (error) {
@@ -598,4 +611,30 @@ function freshState(options: VenueAgentOptions): EngineState {
     orders: [],
     nextTicket: 1,
   };
+}
+
+/** The book with the departed positions back, as they stood with their venue links. */
+function withDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBook {
+  const tickets = new Set(book.state.positions.map((p) => p.ticket));
+  const back = departed.filter((d) => !tickets.has(d.position.ticket));
+  const positions = { ...book.positions };
+  const protection = { ...book.protection };
+  for (const d of back) {
+    if (d.venueId !== undefined) positions[String(d.position.ticket)] = d.venueId;
+    if (d.protection) protection[String(d.position.ticket)] = d.protection;
+  }
+  const all = [...book.state.positions, ...back.map((d) => d.position)].sort((a, b) => a.ticket - b.ticket);
+  return { ...book, state: { ...book.state, positions: all }, protection, positions };
+}
+
+/** Whatever the signal came to, the venue holds the departed positions no more: out of the book. */
+function withoutDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBook {
+  const gone = new Set(departed.map((d) => d.position.ticket));
+  const positions = { ...book.positions };
+  const protection = { ...book.protection };
+  for (const ticket of gone) {
+    delete positions[String(ticket)];
+    delete protection[String(ticket)];
+  }
+  return { ...book, state: { ...book.state, positions: book.state.positions.filter((p) => !gone.has(p.ticket)) }, protection, positions };
 }

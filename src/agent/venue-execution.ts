@@ -1,4 +1,4 @@
-import { applySignal, describeEvents, type EngineEvent, type EngineState, type Position, type StepResult } from '../engine/index.js';
+import { applySignal, describeEvents, reviseClose, type ClosedEvent, type EngineEvent, type EngineState, type PartialCloseEvent, type Position, type StepResult } from '../engine/index.js';
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
@@ -54,6 +54,11 @@ export async function executeSignal(
     };
   }
   const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
+  if (run.uncertain.length > 0) {
+    // Neither executed nor rejected can be said: failed, so the trader looks at the broker.
+    const done = run.events.length > 0 ? `${describeEvents(run.events)}; ` : '';
+    return { book: run.book(), outcome: { status: 'failed', message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`, result: { events: run.events, orders: run.orders } } };
+  }
   // The events as the venue carried them out (its fill's lots and price), and the message from them.
   return { book: run.book(), outcome: { status: 'executed', message: describeEvents(run.events) + notes, result: { events: run.events, orders: run.orders } } };
 }
@@ -213,6 +218,8 @@ function stopAndTarget(venueName: string, step: StepResult): string | null {
 class Carrying {
   readonly orders: VenueOrder[] = [];
   readonly notes: string[] = [];
+  /** Closes the venue could not say were filled (see VenueOrder.uncertain). */
+  readonly uncertain: string[] = [];
   /** The engine's events, an opening's replaced by what the venue filled (lots, average price). */
   readonly events: EngineEvent[];
   /** Steps carried out. */
@@ -264,7 +271,7 @@ class Carrying {
       ...was.orders.filter((o) => !this.touched.has(o.ticket)),
       ...after.orders.filter((o) => this.touched.has(o.ticket)),
     ].filter((o, i, all) => all.findIndex((q) => q.ticket === o.ticket) === i);
-    const closed = new Set(this.step.events.filter((e) => e.type === 'closed' && this.touched.has(e.position)).map((e) => (e as { position: number }).position));
+    const closed = new Set(this.events.filter((e) => e.type === 'closed' && this.touched.has(e.position)).map((e) => (e as { position: number }).position));
     return {
       state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
       protection: this.protection,
@@ -283,13 +290,32 @@ class Carrying {
         this.closes += 1;
         const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`), this.again);
         this.orders.push(order);
+        if (order.uncertain !== undefined) {
+          // The venue holds the position no more, and cannot say whether this close emptied it:
+          // it leaves the book, and the outcome claims neither the close nor its refusal.
+          this.touched.add(position.ticket);
+          this.state = { ...this.state, positions: this.state.positions.filter((p) => p.ticket !== position.ticket) };
+          this.events.splice(this.events.indexOf(event), 1);
+          this.uncertain.push(`closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol}): ${order.uncertain}`);
+          delete this.protection[String(position.ticket)];
+          return;
+        }
+        // Ended without a single lot: the position is as it was, with its stop and targets.
+        if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
+          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
+        }
         this.touched.add(position.ticket);
-        if (event.type === 'closed') {
+        const closed = this.adoptClose(position, event, order);
+        if (closed.type === 'closed') {
           for (const held of this.protection[String(position.ticket)]?.orders ?? []) await this.quietly(() => venue.cancel(held), 'cancel a closed position\'s stop or target');
           delete this.protection[String(position.ticket)];
         } else {
+          // What the venue still holds keeps (or gets back) a stop and targets of exactly its lots.
           const rest = this.state.positions.find((p) => p.ticket === position.ticket);
           if (rest) await this.protect(rest);
+          if (closed.requested !== undefined && rest) {
+            this.notes.push(`${venue.name} filled ${closed.volume} of the ${closed.requested} lots asked: position ${position.ticket} stays open with ${rest.volume} lots`);
+          }
         }
         return;
       }
@@ -308,7 +334,7 @@ class Carrying {
         this.orders.push(order);
         // Ended without a single lot (no liquidity): there is no position, whatever was asked.
         if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
-          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status})`);
+          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
         }
         this.touched.add(position.ticket);
         if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
@@ -344,6 +370,25 @@ class Carrying {
     const event = this.events[at];
     if (event?.type === 'opened') this.events[at] = { ...event, price, volume, ...(volume !== position.volume && { requested: position.volume }) };
     return adopted;
+  }
+
+  /**
+   * The venue's fill of a close replaces the engine's assumed one (price; lots when it filled
+   * fewer), in the book and in the close's event: a close filled in part leaves the position
+   * open with the lots the venue still holds ("closed 0.03 of 0.1 lots of position 4 …").
+   */
+  private adoptClose(was: Position, event: PartialCloseEvent | ClosedEvent, order: VenueOrder): PartialCloseEvent | ClosedEvent {
+    const price = order.average ?? event.price;
+    const volume = order.filled > 0 && order.filled < event.volume ? order.filled : event.volume;
+    if (order.average === null && order.filled > 0) {
+      this.notes.push(`${this.venue.name} did not say the price it closed position ${was.ticket} at: the profit is at the agent's price ${price}`);
+    }
+    if (price === event.price && volume === event.volume) return event;
+    const revised = reviseClose(this.state, was, event, { volume, price });
+    this.state = revised.state;
+    const at = this.events.indexOf(event);
+    if (at >= 0) this.events[at] = revised.event;
+    return revised.event;
   }
 
   private async protect(position: Position): Promise<void> {

@@ -1,6 +1,20 @@
 import type { JournalFormat } from './agent-journal.js';
 import type { ExecutedSignal } from './executed-signal.js';
+import type { Position } from '../engine/index.js';
 import type { VenueBook } from './venue-book.js';
+
+/**
+ * A position that left the book at a start's reconciliation (the venue no longer held it) while
+ * signals were in flight: one of them may have been closing it. Kept, with its venue links, until
+ * those signals have their outcome, so the one that closed it says what the venue did.
+ */
+export interface DepartedPosition {
+  position: Position;
+  venueId?: string;
+  protection?: VenueBook['protection'][string];
+  /** The signals in flight when it left. */
+  signals: string[];
+}
 
 /** What an agent on a venue keeps on disk: its book and the signals it executed, in one file. */
 export interface VenueJournalFile {
@@ -15,6 +29,8 @@ export interface VenueJournalFile {
    * on the venue, so executing them again looks each client id up first.
    */
   inFlight: string[];
+  /** Absent: none. */
+  departed?: DepartedPosition[];
   savedAt: string;
 }
 

@@ -138,6 +138,14 @@ export interface VenueOrder {
   filled: number;
   average: number | null;
   fills: VenueFill[];
+  /** The venue's words for why the order ended cancelled or rejected, when it gave them. */
+  reason?: string;
+  /**
+   * Set when the venue cannot tell what the order did: a close sent before the agent stopped
+   * whose position is gone at the venue, which forgot the order, while its stop or target may
+   * have closed it as well. Says why; `filled` and `status` then mean nothing.
+   */
+  uncertain?: string;
   trigger?: boolean;
   /** The venue's id of the position this order opened or closes, where the venue names positions (cTrader's PosMaintRptID). */
   positionId?: string;

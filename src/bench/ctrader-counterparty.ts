@@ -68,7 +68,8 @@ export interface CounterpartyOptions {
  * - OrderCancelRequest (35=F): ExecutionReport cancelled (150=4, ClOrdID of the request,
  *   OrigClOrdID of the order); an order it does not hold: OrderCancelReject (35=9, 102=1).
  *   With `holdCancels` on, no answer and nothing done (a stalled broker).
- * - With `partialFill` set, an opening order fills in two parts (see the field).
+ * - With `partialFill` set, an opening order fills in two parts (see the field); with
+ *   `partialClose` set, a closing market order fills in part or not at all, the rest cancelled.
  * - With `refuseStops` set, a stop order naming a position is rejected (150=8) with that text.
  * - RequestForPositions (35=AN): one PositionReport (35=AP) per open position, 721 its id,
  *   727 their count; none: one PositionReport with 728=2 (no positions).
@@ -102,6 +103,11 @@ export class CTraderCounterparty {
    * never filled, until cancelled. With `units` 0 nothing fills: the order is cancelled whole.
    */
   partialFill: { units: number; rest: 'fill' | 'cancel'; restPrice?: number } | null = null;
+  /**
+   * While set, a closing market order (with 721) fills only `units` (150=F, 39=1) and its rest is
+   * cancelled (150=4, 14 the part); with `units` 0 nothing fills: the order is cancelled whole.
+   */
+  partialClose: { units: number } | null = null;
   /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
   refuseStops: string | null = null;
   private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
@@ -224,8 +230,10 @@ export class CTraderCounterparty {
   }
 
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
-    const split = this.partialFill !== null && order.positionId === null && order.cumUnits === 0 && this.partialFill.units < order.units;
-    const units = split ? this.partialFill!.units : order.units - order.cumUnits;
+    const closing = order.positionId !== null && ordType === '1';
+    const rule = order.positionId === null ? this.partialFill : closing && this.partialClose !== null ? { ...this.partialClose, rest: 'cancel' as const } : null;
+    const split = rule !== null && order.cumUnits === 0 && rule.units < order.units;
+    const units = split ? rule.units : order.units - order.cumUnits;
     if (split && units === 0) {
       // Nothing at all filled: the order is cancelled whole (a market order without liquidity).
       this.resting.delete(order.id);
@@ -259,7 +267,7 @@ export class CTraderCounterparty {
     if (!this.positions.has(positionId)) this.cancelTied(positionId);
     if (leaves === 0 || ordType !== '1') return;
     // A market order's rest: filled, or cancelled.
-    if (this.partialFill!.rest === 'fill') return this.fill(order, this.partialFill!.restPrice ?? price, ordType);
+    if (rule?.rest === 'fill') return this.fill(order, rule.restPrice ?? price, ordType);
     this.resting.delete(order.id);
     this.push('8', { ...this.report(order, '4', '4'), OrdType: ordType, Text: 'the rest of the order found no liquidity', PosMaintRptID: positionId });
   }

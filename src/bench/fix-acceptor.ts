@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import jspurefix from 'jspurefix';
-import type { IJsFixConfig, MsgView } from 'jspurefix';
+import type { IFixMsgStore, IFixSessionStoreFactory, IJsFixConfig, MsgView } from 'jspurefix';
 
 export type FixFields = Record<string, unknown>;
 
@@ -30,8 +30,25 @@ export interface AcceptorOptions {
   dictionary: string;
   senderCompId: string;
   targetCompId: string;
-  /** SenderSubID and TargetSubID (cTrader's QUOTE or TRADE). */
+  /** SenderSubID and TargetSubID (cTrader's QUOTE or TRADE); empty: none. */
   subId: string;
+  /**
+   * Without one, sequence numbers start at 1 on each Logon. With one, they run on across
+   * connections and a resend request is answered from it (see `AcceptorJournal`).
+   */
+  journal?: AcceptorJournal;
+}
+
+/** A broker's message store kept across the sessions of one acceptor (the counterparty's lifetime). */
+export interface AcceptorJournal {
+  /** Sequence numbers, both ways. */
+  readonly sessionStore: IFixSessionStoreFactory;
+  /** The application messages sent, by sequence number: what a resend request replays (PossDup). */
+  readonly messages: IFixMsgStore;
+  /** Resend requests answered by a gap fill only, as a broker that replays no business message. */
+  readonly gapFillOnly: () => boolean;
+  /** A message encoded with its sequence number (to journal it), or not sent at all (`seqNum` null). */
+  sent(type: string, body: FixFields, seqNum: number | null): void;
 }
 
 /**
@@ -49,7 +66,7 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
     TargetCompID: options.targetCompId,
     SenderSubID: options.subId,
     TargetSubID: options.subId,
-    ResetSeqNumFlag: true,
+    ResetSeqNumFlag: options.journal === undefined,
     HeartBtInt: 30,
     BeginString: 'FIX.4.4',
   };
@@ -62,12 +79,20 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
       return quiet;
     }
   }
+  const journal = options.journal;
   class Session extends jspurefix.AsciiSession {
     constructor(config: IJsFixConfig) {
       super(config);
+      if (journal) {
+        this.store = journal.messages;
+        const replay = new jspurefix.FixMsgAsciiStoreResend(journal.messages, config);
+        const gapFill = new jspurefix.FixMsgAsciiStoreResend(new jspurefix.FixMsgMemoryStore(options.name, config), config);
+        this.resender = { getResendRequest: (begin: number, end: number) => (journal.gapFillOnly() ? gapFill : replay).getResendRequest(begin, end) } as jspurefix.FixMsgAsciiStoreResend;
+      }
     }
     push(type: string, body: FixFields): void {
-      this.send(type, body);
+      if (!journal) return this.send(type, body);
+      this.send(type, body, (error, sent) => journal.sent(type, body, error ? null : Number((sent.header as FixFields | null)?.MsgSeqNum)));
     }
     protected onApplicationMsg(msgType: string, view: MsgView): void {
       handlers.message(this, msgType, view.toObject() as FixFields);
@@ -89,7 +114,12 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
       super(null, description as never, new Logs());
     }
     protected override makeFactory() {
-      return { makeSession: (config: IJsFixConfig) => new Session(config) };
+      return {
+        makeSession: (config: IJsFixConfig) => {
+          if (journal) config.sessionStoreFactory = journal.sessionStore;
+          return new Session(config);
+        },
+      };
     }
   }
   const launcher = new Launcher();

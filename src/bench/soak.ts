@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { percentile } from './bench-server.js';
 import { runAgentLoad } from './agent-load.js';
 
@@ -33,6 +34,10 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
   );
   if (run === null) throw new Error('the soak runs on SQLite, which is always there');
   const startedAt = run.startAt;
+  // Every request's times (epoch ms), to read beside the server's own (scripts/soak-probe.mjs, strace).
+  if (process.env.BENCH_SOAK_ANSWERS) {
+    writeFileSync(process.env.BENCH_SOAK_ANSWERS, JSON.stringify({ startAt: startedAt, answers: run.answers, arrivals: run.arrivals }));
+  }
   const ok = run.answers.filter((a) => a.status === 202);
   const latency = ok.map((a) => a.answeredAt - a.scheduledAt);
   const sorted = [...latency].sort((a, b) => a - b);

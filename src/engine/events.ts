@@ -30,7 +30,10 @@ export interface PartialCloseEvent {
   type: 'partial_close';
   time: number;
   position: number;
+  /** Lots closed: what the venue filled. */
   volume: number;
+  /** Lots the close asked for, present only when the venue filled fewer (the rest stays open). */
+  requested?: number;
   price: number;
   profit: number;
 }

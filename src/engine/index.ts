@@ -11,6 +11,7 @@
 export { applySignal, type SignalRef, type SignalResult } from './apply-signal.js';
 export { applyTick, type StepResult, type Tick } from './apply-tick.js';
 export { applyFill, type BookFill } from './apply-fill.js';
+export { reviseClose, type CloseFill } from './close-fill.js';
 export { ENGINE_FILLS, type Filler, type FillRules } from './fill-rules.js';
 export type * from './events.js';
 export { rejectedEvent } from './events.js';

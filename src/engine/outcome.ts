@@ -18,7 +18,8 @@ function describeEvent(event: EngineEvent): string | null {
     case 'closed':
       return `closed position ${event.position}: ${event.volume} lots at ${event.price}, profit ${event.profit}`;
     case 'partial_close':
-      return `closed ${event.volume} lots of position ${event.position} at ${event.price}, profit ${event.profit}`;
+      // A close the venue filled in part says so: "closed 0.03 of 0.1 lots of position 4 …".
+      return `closed ${event.volume}${event.requested !== undefined ? ` of ${event.requested}` : ''} lots of position ${event.position} at ${event.price}, profit ${event.profit}`;
     case 'order_cancelled':
       return `cancelled order ${event.order}`;
     case 'sl_moved':

@@ -107,7 +107,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     bed.broker.partialFill = { units: 0, rest: 'cancel' };
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
     const delivery = await bed.settled(signal, 'rejected');
-    expect(delivery.message).toContain('filled none of the 0.1 lots (the order ended cancelled)');
+    expect(delivery.message).toContain('filled none of the 0.1 lots (the order ended cancelled: the order found no liquidity)');
     expect(delivery.result.orders).toMatchObject([{ kind: 'market', volume: 0.1, filled: 0, status: 'cancelled' }]);
     expect(bed.broker.positions.size).toBe(positions);
     expect(bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(clientOrderId(signal, 'p')))).toHaveLength(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyFill, applyTick } from '../../src/engine/index.js';
+import { applyFill, applyTick, reviseClose, type ClosedEvent, type PartialCloseEvent } from '../../src/engine/index.js';
 import { lots, pips, price, sig, simulation } from './simulation.js';
 
 describe("fills the venue made on its own, applied at the venue's price and lots", () => {
@@ -63,5 +63,38 @@ describe("fills the venue made on its own, applied at the venue's price and lots
     const before = sim.state;
     expect(applyFill(before, { type: 'order_filled', order: 7, price: 1.1, volume: null }, 1)).toEqual({ state: before, events: [] });
     expect(applyFill(before, { type: 'position_closed', position: 7, volume: 1, price: 1.1, reason: 'sl' }, 1)).toEqual({ state: before, events: [] });
+  });
+
+  it('a close the venue filled in part: the position stays open with the rest, the balance has the profit of the lots filled at their price', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20) }));
+    const was = sim.state.positions[0]!;
+    const close = sim.signal(sig('EURUSD', 'closebuy', {}));
+    const event = close.events[0] as ClosedEvent;
+    expect(event).toMatchObject({ type: 'closed', volume: 0.1, price: 1.105, profit: -2 });
+    expect(close.state.balance).toBe(9998);
+    const revised = reviseClose(close.state, was, event, { volume: 0.03, price: 1.106 });
+    expect(revised.event).toEqual({ type: 'partial_close', time: event.time, position: was.ticket, volume: 0.03, requested: 0.1, price: 1.106, profit: 2.4 });
+    expect(revised.state.positions).toEqual([{ ...was, volume: 0.07 }]);
+    expect(revised.state.balance).toBe(10_002.4);
+  });
+
+  it('a partial close the venue filled in part or at another price: only the lots filled leave the position', () => {
+    const sim = simulation();
+    sim.tick('EURUSD', 1.105, 1.1052);
+    sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1) }));
+    const was = sim.state.positions[0]!;
+    const close = sim.signal(sig('EURUSD', 'closebuy', { close: { pct: 50 } }));
+    const event = close.events[0] as PartialCloseEvent;
+    expect(event).toMatchObject({ type: 'partial_close', volume: 0.05 });
+    const part = reviseClose(close.state, was, event, { volume: 0.02, price: 1.105 });
+    expect(part.event).toMatchObject({ type: 'partial_close', volume: 0.02, requested: 0.05, profit: -0.4 });
+    expect(part.state.positions).toMatchObject([{ ticket: was.ticket, volume: 0.08 }]);
+    expect(part.state.balance).toBe(9999.6);
+    // All the lots asked, at another price: no `requested`, the profit at that price.
+    const priced = reviseClose(close.state, was, event, { volume: 0.05, price: 1.1062 });
+    expect(priced.event).toEqual({ ...event, price: 1.1062, profit: 5 });
+    expect(priced.state.positions).toMatchObject([{ ticket: was.ticket, volume: 0.05 }]);
   });
 });

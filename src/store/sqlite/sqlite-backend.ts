@@ -12,16 +12,18 @@ import { openSqliteStore } from './sqlite-store.js';
  * connection, with the same group commit and the WAL sync on libuv's thread pool.
  */
 export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting; checkpointThread?: boolean }): StoreBackend {
-  // The server's store checkpoints the WAL on a thread of its own, for its inbound thread too.
   const store = openSqliteStore({ dataDir: options.dataDir, checkpoints: options.checkpointThread ? 'thread' : 'on-commit' });
   return {
     store,
-    startInboundLane: async (events) =>
-      usesInboundThread(options.inboundThread)
-        ? InboundThreadLane.start(
-            { dataDir: options.dataDir },
-            { onDeliveries: (agentIds) => store.announceDeliveries(agentIds), onFailure: events.onFailure },
-          )
-        : eventLoopLane(store),
+    startInboundLane: async (events) => {
+      if (!usesInboundThread(options.inboundThread)) return eventLoopLane(store);
+      const lane = await InboundThreadLane.start(
+        { dataDir: options.dataDir },
+        { onDeliveries: (agentIds) => store.announceDeliveries(agentIds), onFailure: events.onFailure },
+      );
+      // That thread's commits checkpoint the WAL from now on, not the event loop's.
+      store.leaveCheckpointsToInboundThread();
+      return lane;
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { renameSync, writeFileSync } from 'node:fs';
 import jspurefix from 'jspurefix';
 import type { IFixMsgStoreRecord, IFixSessionStore, IFixSessionStoreFactory, SessionId } from 'jspurefix';
 
@@ -19,11 +20,30 @@ class ApplicationMessageFileStore extends jspurefix.FileSessionStore {
   }
 }
 
+/**
+ * Sequence numbers written at once and whole (a temporary file renamed over the old): jspurefix
+ * writes them asynchronously, so two writes in flight could land out of order, and a write cut
+ * by a kill could leave the file empty (the next logon numbered from 1: too low, refused).
+ */
+class SyncSeqNumStreamProvider extends jspurefix.FileSessionStreamProvider {
+  private readonly seqNumsFile: string;
+
+  constructor(sessionId: SessionId, directory: string) {
+    super(sessionId, directory);
+    this.seqNumsFile = sessionId.getFilePath(directory, 'seqnums');
+  }
+
+  override async writeSeqNums(content: string): Promise<void> {
+    writeFileSync(`${this.seqNumsFile}.tmp`, content, 'utf8');
+    renameSync(`${this.seqNumsFile}.tmp`, this.seqNumsFile);
+  }
+}
+
 /** The store factory a FIX session uses: application messages and sequence numbers under `directory`. */
 export class ApplicationMessageStoreFactory implements IFixSessionStoreFactory {
   constructor(private readonly directory: string) {}
 
   create(sessionId: SessionId): IFixSessionStore {
-    return new ApplicationMessageFileStore(sessionId, new jspurefix.FileSessionStreamProvider(sessionId, this.directory), true);
+    return new ApplicationMessageFileStore(sessionId, new SyncSeqNumStreamProvider(sessionId, this.directory), true);
   }
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import jspurefix from 'jspurefix';
-import type { IJsFixConfig, IJsFixLogger, ISessionDescription, JsFixLogFields, MsgView } from 'jspurefix';
+import type { IJsFixConfig, IJsFixLogger, ILooseObject, ISessionDescription, JsFixLogFields, MsgTransport, MsgView } from 'jspurefix';
 import type { Logger } from 'pino';
 import { Backoff, sleep } from '../../backoff.js';
 import { ApplicationMessageStoreFactory } from './application-message-store.js';
@@ -272,6 +272,23 @@ class LinkSession extends jspurefix.AsciiSession {
     private readonly link: FixLink,
   ) {
     super(config);
+  }
+
+  /**
+   * Each message's sequence number is on disk before the message leaves (jspurefix writes it
+   * after): an agent killed just after sending would otherwise log on again with the number the
+   * broker already has, which FIX refuses (too low) for good.
+   */
+  override run(transport: MsgTransport): Promise<number> {
+    const transmitter = transport.transmitter;
+    const encode = transmitter.encodeMessage.bind(transmitter);
+    transmitter.encodeMessage = (msgType: string, obj: ILooseObject) => {
+      const header = encode(msgType, obj);
+      const seqNum = Number(header?.MsgSeqNum);
+      if (header && !header.PossDupFlag && Number.isInteger(seqNum)) void this.sessionStore.setSenderSeqNum(seqNum + 1);
+      return header;
+    };
+    return super.run(transport);
   }
 
   sendApplication(msgType: string, body: FixMessage): void {

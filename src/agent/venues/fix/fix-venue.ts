@@ -23,6 +23,8 @@ import { FixLink, type FixMessage } from './fix-link.js';
 /** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
 const ANSWER_MS = 10_000;
 const LOGON_MS = 20_000;
+/** How long the start waits for the answer to an OrderStatusRequest (plain FIX 4.4). */
+const STATUS_MS = 5_000;
 
 export interface FixVenueOptions {
   config: FixConfig;
@@ -111,9 +113,11 @@ export class FixVenue implements Venue {
       const [positions, orders] = await Promise.all([this.requestPositions(), this.requestOrders()]);
       holdings = { positions, orders };
     } else {
-      // Plain FIX 4.4: no position or mass-status requests. The sequence numbers are kept on
-      // disk, so the broker resends every ExecutionReport missed while away on logon; the orders
-      // record (kept on disk too) with those is what the broker holds.
+      // Plain FIX 4.4: the broker resends the ExecutionReports missed while away (the sequence
+      // numbers are kept on disk), where it does; and each order the record holds as unfinished
+      // is asked for by OrderStatusRequest, since a broker that resets its sequence numbers or
+      // gap-fills its resend loses those reports. The record with the answers is what it holds.
+      await this.askOrderStatus();
       holdings = { positions: null, orders: this.openOrders() };
     }
     // A partly filled entry's rest still working (its cancel lost when the agent stopped, or
@@ -200,7 +204,60 @@ export class FixVenue implements Venue {
     const known = this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
     if (known) return publicOrder(known);
     const positionId = isBrokerPositionId(position) ? position.id : null;
+    const unanswered = mayExist && positionId !== null ? this.orders.get(clientId) : undefined;
+    if (unanswered && this.options.config.dialect === 'ctrader') {
+      const learnt = await this.closedWhileAway(unanswered, position, positionId!);
+      if (learnt) return publicOrder(learnt);
+    }
     return publicOrder(await this.submit({ id: '', clientId, symbol: position.symbol, side, kind: 'market', volume, price: null, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+  }
+
+  /**
+   * A close sent before the agent stopped and never answered: cTrader resends nothing after a
+   * logon and forgets a market order once it ended, so what it filled is what the position lost
+   * meanwhile (the book's lots against the broker's now, at most the lots asked). Its price is
+   * not known (average null). Undefined when the position lost nothing: the order never reached
+   * the broker or filled no lot, and is sent again.
+   */
+  private async closedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder | undefined> {
+    const now = (await this.requestPositions()).find((p) => p.id === positionId);
+    if (now === undefined) return this.emptiedWhileAway(order, position, positionId);
+    const filled = round(Math.min(order.volume, position.volume - now.volume));
+    if (!(filled > 0)) return undefined;
+    order.filled = filled;
+    order.status = filled < order.volume ? 'cancelled' : 'filled';
+    this.saveRecord();
+    this.options.log.warn({ order: publicOrder(order), brokerLots: now?.volume ?? 0 }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now?.volume ?? 0} of the ${position.volume} lots, so it filled ${filled}`);
+    return order;
+  }
+
+  /**
+   * The close's position is gone at the broker: the close emptied it, or its stop or a target
+   * did before the close arrived (the broker then refused the close). Told apart only by what the
+   * broker says of the stop and targets (OrderStatusRequest): none filled (or none held), the
+   * close filled the lots; one filled, the close filled what that left; one it no longer knows,
+   * nobody can say, and the order comes back `uncertain`.
+   */
+  private async emptiedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder> {
+    let byProtection = 0;
+    const unknown: string[] = [];
+    for (const ref of position.protection) {
+      const held = [...this.orders.values()].find((o) => o.id === ref.id);
+      const known = held?.clientId ? await this.lookUp(held.clientId, held.symbol, held.side) : undefined;
+      if (!known || known.status === 'open') unknown.push(held?.clientId ?? ref.id);
+      else byProtection = round(byProtection + known.filled);
+    }
+    if (unknown.length > 0) {
+      this.options.log.warn({ order: publicOrder(order), unknown }, `close ${order.clientId} was sent before the agent stopped and never answered, and position ${positionId} is gone at the broker, which no longer knows the close nor its stop or targets (${unknown.join(', ')}): whether the close or one of those emptied it cannot be told`);
+      return { ...order, uncertain: `position ${positionId} is no longer held by ${this.name}, which forgot this close and the position's stop and targets: whether this close or its stop or a target closed it while the agent was away cannot be told; check the broker's history` };
+    }
+    const filled = round(Math.min(order.volume, Math.max(0, position.volume - byProtection)));
+    order.filled = filled;
+    order.status = filled === 0 ? 'rejected' : filled < order.volume ? 'cancelled' : 'filled';
+    if (filled === 0) order.reason = `position ${positionId} was closed by its stop or target before the close reached ${this.name}`;
+    this.saveRecord();
+    this.options.log.warn({ order: publicOrder(order), byProtection }, `close ${order.clientId} was sent before the agent stopped and never answered: position ${positionId} is gone at the broker, its stop and targets filled ${byProtection} of its ${position.volume} lots, so the close filled ${filled}`);
+    return order;
   }
 
   async cancel(ref: VenueOrderRef): Promise<void> {
@@ -324,7 +381,8 @@ export class FixVenue implements Venue {
         reject(new VenueUnreachableError(`no answer to FIX ${msgType} ${key} within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       this.requests.set(key, (type, message) => {
-        const rejected = (type === 'j' && message.BusinessRejectRefID === key) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
+        // A Business Message Reject names the request by its id where the broker sets 379, else by its sequence number.
+        const rejected = (type === 'j' && (message.BusinessRejectRefID === key || (message.BusinessRejectRefID === undefined && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key))) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
         if (!rejected && !answers(type, message)) return false;
         clearTimeout(timer);
         this.requests.delete(key);
@@ -360,13 +418,19 @@ export class FixVenue implements Venue {
     if (execId) this.execIds.add(execId);
     const order = this.orders.get(clientId);
     if (!order) return;
+    // An order status saying the broker does not know the order (39=8): it never took it, or
+    // forgot it; either way nothing of the record changes (an order never taken may be sent again).
+    if (m.ExecType === 'I' && m.OrdStatus === '8') return;
     const spec = this.instrument(order.symbol);
     const unit = spec?.contractSize ?? 1;
     const wasFilled = order.filled;
     if (m.OrderID !== undefined) order.id = String(m.OrderID);
     if (m.PosMaintRptID !== undefined) order.positionId = String(m.PosMaintRptID);
     const lastQty = Number(m.LastQty ?? 0);
-    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0) {
+    // A fill adds lots only where CumQty grows: after an order status told it, the fill's own
+    // report (resent later) is not a second fill.
+    const grows = m.CumQty === undefined || Number(m.CumQty) / unit > order.filled;
+    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0 && grows) {
       order.fills.push({ price: Number(m.LastPx), volume: round(lastQty / unit), time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null, fee: null });
     } else if (m.ExecType === 'I' && Number(m.CumQty ?? 0) / unit > order.filled && m.AvgPx !== undefined) {
       // An order status (after a time away) telling fills whose own reports never came: one
@@ -379,6 +443,7 @@ export class FixVenue implements Venue {
     if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
     const status = String(m.OrdStatus ?? '');
     order.status = status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
+    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined) order.reason = String(m.Text);
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {
@@ -398,7 +463,7 @@ export class FixVenue implements Venue {
     if (isEntry(order)) {
       this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
-      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? order.price), by: order.kind, order: publicOrder(order) });
+      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? m.AvgPx ?? order.price), by: order.kind, order: publicOrder(order) });
     }
   }
 
@@ -447,6 +512,28 @@ export class FixVenue implements Venue {
       })
       .finally(() => this.restCancels.delete(clientId));
     this.restCancels.set(clientId, done);
+  }
+
+  /**
+   * Plain FIX 4.4 at start: an OrderStatusRequest (H) for each order the record holds as
+   * unfinished (working, or sent without an answer); the ExecutionReports (150=I) that answer
+   * them apply as any report. A broker that refuses the request (session Reject or Business
+   * Message Reject) or leaves it unanswered is left to its resend, and said so once.
+   */
+  private async askOrderStatus(): Promise<void> {
+    const unfinished = [...this.orders.values()].filter((o) => o.status === 'open');
+    if (unfinished.length === 0) return;
+    const asked = await Promise.allSettled(
+      unfinished.map((o) =>
+        this.request(o.clientId!, 'H', { ClOrdID: o.clientId, ...(o.id !== '' && { OrderID: o.id }), Instrument: { Symbol: o.symbol }, Side: o.side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === o.clientId && m.ExecType === 'I', STATUS_MS),
+      ),
+    );
+    const failed = asked.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failed) {
+      this.options.log.warn({ err: (failed.reason as Error).message, orders: unfinished.length }, 'the broker does not answer OrderStatusRequest; what became of the orders while the agent was away rests on its resend of their ExecutionReports');
+    } else {
+      this.options.log.info({ orders: unfinished.length }, 'order status asked for the unfinished orders of the record');
+    }
   }
 
   private openOrders(): VenueOrder[] {
