@@ -45,6 +45,8 @@ function servingIndexes(filter: Partial<SignalFilter>): string[] | null {
   if (index === null) return null;
   // A source's accepted signals may as well be read from its whole log: nearly all are accepted.
   if (filter.sourceId !== undefined && filterCount(filter) > 1) return filter.status === 'accepted' && filter.symbol === undefined ? [index, 'signals_source_log'] : [index];
+  // A symbol's signals with an outcome: the symbol's index, each checked for the outcome.
+  if (filter.outcome !== undefined && filter.symbol !== undefined) return [index];
   return rare(filter) ? [index] : [index, 'signals_log'];
 }
 
@@ -55,6 +57,7 @@ function servingIndex(filter: Partial<SignalFilter>): string | null {
     if (filter.symbol !== undefined) return 'signals_source_symbol_log';
     return filter.status === 'duplicate' ? 'signals_source_duplicate_log' : 'signals_source_status_log';
   }
+  if (filter.outcome !== undefined && filter.symbol !== undefined && filterCount(filter) === 2) return 'signals_symbol_log';
   if (filterCount(filter) > 1) return null;
   if (filter.outcome !== undefined) return 'deliveries_outcome_log';
   if (filter.status === 'duplicate') return 'signals_duplicate_log';
@@ -97,8 +100,8 @@ describe('signal log query plans', () => {
       if (indexes !== null) {
         expect(plan.some((line) => indexes.some((name) => line.includes(`INDEX ${name} `) || line.endsWith(`INDEX ${name}`))), plan.join('\n')).toBe(true);
       }
-      if (filter.outcome !== undefined && filter.sourceId !== undefined) {
-        // Each of the source's signals is checked by its own deliveries, not every delivery in that status.
+      if (filter.outcome !== undefined && (filter.sourceId !== undefined || filter.symbol !== undefined)) {
+        // Each of the source's (or symbol's) signals is checked by its own deliveries, not every delivery in that status.
         expect(plan.filter((line) => line.includes('deliveries_outcome_log')), plan.join('\n')).toEqual([]);
         expect(plan.some((line) => /^SEARCH d EXISTS USING PRIMARY KEY/.test(line)), plan.join('\n')).toBe(true);
       }

@@ -85,10 +85,11 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     params.push(value);
     return `$${params.length}`;
   };
-  // With a source, the outcome is checked on each of the source's signals in log order: the
-  // deliveries carry no source, and walking all deliveries in that status for one source's
-  // would read the whole table's share of them.
-  const bySignal = filter.outcome === undefined || filter.sourceId !== undefined;
+  // With a source or a symbol, the outcome is checked on each of its signals in log order: the
+  // deliveries carry neither, and walking all deliveries in that status for a rare symbol's
+  // fetched a signal for each (executed ones of a symbol with 4 % of a 10 M log: 4,300 signal
+  // fetches, 12 ms; by the symbol's index, checked against the outcome index, 0.6 ms).
+  const bySignal = filter.outcome === undefined || filter.sourceId !== undefined || filter.symbol !== undefined;
   if (filter.outcome !== undefined && !bySignal) param(filter.outcome);
   if (filter.sourceId !== undefined) where.push(`s.source_id = ${param(filter.sourceId)}`);
   if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
@@ -109,7 +110,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     sql = `SELECT s.* FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY s.received_at DESC, s.id DESC LIMIT ${param(rowsToRead(filter))}`;
     if (filter.outcome !== undefined) {
-      // The ids first, from the source's index alone, then the page's rows: walking the index
+      // The ids first, from the source's (or symbol's) index alone, then the page's rows: walking the index
       // with each row fetched read every skipped signal from the table (1 s cold on 1 M signals).
       sql = `SELECT * FROM signals WHERE id IN (${sql.replace('SELECT s.*', 'SELECT s.id')}) ORDER BY received_at DESC, id DESC`;
     }

@@ -134,10 +134,10 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     where.push("json_extract(s.normalized, '$.symbol') = ?");
     params.push(filter.symbol);
   }
-  // With a source, the outcome is checked on each of the source's signals in log order: the
-  // deliveries carry no source, and walking all deliveries in that status for one source's
-  // would read the whole table's share of them.
-  const bySignal = filter.outcome === undefined || filter.sourceId !== undefined;
+  // With a source or a symbol, the outcome is checked on each of its signals in log order: the
+  // deliveries carry neither, and walking all deliveries in that status for a rare symbol's
+  // fetched a signal for each (docs/performance.md, "The signal log at scale").
+  const bySignal = filter.outcome === undefined || filter.sourceId !== undefined || filter.symbol !== undefined;
   if (filter.outcome !== undefined && bySignal) {
     // The unary + keeps SQLite on the deliveries' primary key (the signal's one or two rows)
     // rather than the outcome index, which would read every delivery in that status.
