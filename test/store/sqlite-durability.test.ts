@@ -1,13 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { spawnServer } from '../support/spawn-server.js';
+import { attachStrace, hasStrace } from '../support/strace.js';
 
 const ADMIN = 'durability-test-admin-token-abc';
-const hasStrace = spawnSync('strace', ['-V']).status === 0;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -34,19 +33,7 @@ describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
     const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
 
     const trace = path.join(dataDir, 'strace.out');
-    const strace = spawn(
-      'strace',
-      ['-f', '-y', '-s', '8192', '-e', 'trace=pwrite64,write,writev,fdatasync,fsync', '-o', trace, '-p', String(server.child.pid)],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      let said = '';
-      strace.stderr!.on('data', (chunk: Buffer) => {
-        said += chunk.toString();
-        if (said.includes('attached')) resolve();
-      });
-      strace.once('exit', (code) => reject(new Error(`strace exited with ${code}: ${said}`)));
-    });
+    const strace = await attachStrace(server.child.pid!, trace, ['-s', '8192', '-e', 'trace=pwrite64,write,writev,fdatasync,fsync']);
 
     let accepted = 0;
     for (let round = 0; round < 4; round++) {
@@ -62,9 +49,7 @@ describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
       expect(statuses.every((status) => status === 202)).toBe(true);
       accepted += statuses.length;
     }
-    const exited = new Promise((resolve) => strace.once('exit', resolve));
-    strace.kill('SIGINT');
-    await exited;
+    await strace.stop();
 
     const order = walOrder(readFileSync(trace, 'utf8'));
     expect(order.answered202).toBe(accepted);

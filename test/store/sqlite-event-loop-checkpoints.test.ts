@@ -1,13 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { spawnServer } from '../support/spawn-server.js';
+import { attachStrace, hasStrace } from '../support/strace.js';
 
 const ADMIN = 'checkpoint-test-admin-token-abc';
-const hasStrace = spawnSync('strace', ['-V']).status === 0;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -36,17 +35,7 @@ describe.skipIf(!hasStrace)('SQLite checkpoints beside an inbound thread, traced
     const agentAuth = { authorization: `Bearer ${agent.body.token}` };
 
     const trace = path.join(dataDir, 'strace.out');
-    const strace = spawn('strace', ['-f', '-y', '-e', 'trace=fsync,fdatasync', '-o', trace, '-p', String(server.child.pid)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    await new Promise<void>((resolve, reject) => {
-      let said = '';
-      strace.stderr!.on('data', (chunk: Buffer) => {
-        said += chunk.toString();
-        if (said.includes('attached')) resolve();
-      });
-      strace.once('exit', (code) => reject(new Error(`strace exited with ${code}: ${said}`)));
-    });
+    const strace = await attachStrace(server.child.pid!, trace, ['-e', 'trace=fsync,fdatasync']);
 
     // Until the WAL has been checkpointed a few times (about 1,000 pages each), the agent
     // acknowledging one round while the next round's signals arrive, as a live agent does.
@@ -70,9 +59,7 @@ describe.skipIf(!hasStrace)('SQLite checkpoints beside an inbound thread, traced
       const polled = (await (await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: agentAuth })).json()) as { signals: Array<{ id: string }> };
       held = polled.signals.map((signal) => signal.id);
     }
-    const exited = new Promise((resolve) => strace.once('exit', resolve));
-    strace.kill('SIGINT');
-    await exited;
+    await strace.stop();
 
     const syncs = databaseSyncs(readFileSync(trace, 'utf8'));
     expect(syncs.length).toBeGreaterThanOrEqual(6);

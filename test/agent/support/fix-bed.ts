@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { startTestServer, type TestServer } from '../../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../../delivery/support/delivery-setup.js';
+import { AgentProcess } from './agent-process.js';
+
+/** What a bed needs of a FIX counterparty on jspurefix's acceptor side. */
+export interface FixCounterparty {
+  readonly received: { type: string; message: object }[];
+  start(): void;
+  stop(): void;
+  agentConfig(balance: number): object;
+}
+
+export interface FixBed<B extends FixCounterparty> {
+  readonly server: TestServer;
+  readonly broker: B;
+  /** The signal source's key, for postSignal. */
+  readonly authKey: string;
+  /** `signalgate agent --venue fix` on the broker's session file, always on the same data directory; killed after the block. */
+  start(): AgentProcess;
+  /** The agent's published state. */
+  state(): Promise<any>;
+  /** The signal's delivery once acknowledged with `status`. */
+  settled(signal: string, status?: string): Promise<any>;
+  /** The application messages of one type the broker received, in order. */
+  sent(type: string): Record<string, unknown>[];
+}
+
+/**
+ * One server, one FIX counterparty (made by `broker`, started here) and the agent's session file
+ * for it (balance 10,000), for a `describe` block: the agent logs on with `credentials` from the
+ * environment, as an operator's would.
+ */
+export function useFixBed<B extends FixCounterparty>(options: {
+  name: string;
+  credentials: { user: string; password: string };
+  broker: () => Promise<B>;
+}): FixBed<B> {
+  let server: TestServer | undefined;
+  let broker: B | undefined;
+  let dir = '';
+  let configFile = '';
+  let token = '';
+  let agentId = '';
+  let authKey = '';
+  const agents: AgentProcess[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), `signalgate-${options.name}-`));
+    server = await startTestServer();
+    broker = await options.broker();
+    broker.start();
+    configFile = path.join(dir, 'fix.json');
+    writeFileSync(configFile, JSON.stringify(broker.agentConfig(10000)));
+    const made = await accountWithAgents(server, [options.name]);
+    token = made.agents[0]!.token;
+    agentId = made.agents[0]!.id;
+    authKey = (await sourceFor(server, made.accountId)).authKey;
+  });
+
+  afterAll(async () => {
+    for (const agent of agents) await agent.kill();
+    broker?.stop();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const bed: FixBed<B> = {
+    get server() {
+      if (!server) throw new Error('the test server starts in beforeAll; use it from a hook or test');
+      return server;
+    },
+    get broker() {
+      if (!broker) throw new Error('the counterparty starts in beforeAll; use it from a hook or test');
+      return broker;
+    },
+    get authKey() {
+      return authKey;
+    },
+    start() {
+      const agent = AgentProcess.startVenue(bed.server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
+        SIGNALGATE_FIX_USERNAME: options.credentials.user,
+        SIGNALGATE_FIX_PASSWORD: options.credentials.password,
+      });
+      agents.push(agent);
+      return agent;
+    },
+    async state() {
+      return (await bed.server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
+    },
+    async settled(signal, status = 'executed') {
+      await waitUntil(async () => (await deliveriesOf(bed.server, signal))[0].status === status, `the ${status} ack of ${signal}`, 30_000);
+      return (await deliveriesOf(bed.server, signal))[0];
+    },
+    sent(type) {
+      return bed.broker.received.filter((r) => r.type === type).map((r) => r.message as Record<string, unknown>);
+    },
+  };
+  return bed;
+}
