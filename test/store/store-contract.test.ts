@@ -1036,6 +1036,13 @@ describe.each([
       expect(await ids({ status: 'accepted' })).toEqual(newest(() => true));
       expect((await store.listSignals({ sourceId: seeded.source.id, status: 'rejected', limit: 100 })).signals).toHaveLength(1);
       expect(await ids({ outcome: 'executed', status: 'rejected' })).toEqual([]);
+      // A symbol with an outcome across every source (the other tests' signals left out): each
+      // signal once, though 0 and 2 have two executed deliveries.
+      const mine = new Set(made.map((m) => m.id));
+      const everySource = async (filter: Partial<SignalFilter>) =>
+        (await store.listSignals({ limit: 500, ...filter })).signals.map((s) => s.id).filter((id) => mine.has(id));
+      expect(await everySource({ outcome: 'executed', symbol: 'EURUSD' })).toEqual(newest((i) => i < 6 && i % 2 === 0));
+      expect(await everySource({ outcome: 'rejected', symbol: 'GBPUSD' })).toEqual(newest((i) => (i === 3 || i >= 6) && i % 2 === 1));
 
       // Paging with the outcome filter: a signal with two executed deliveries is listed once.
       const executed = newest((i) => i < 6);
