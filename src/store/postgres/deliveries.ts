@@ -8,7 +8,7 @@ import { GroupedAcks } from './grouped-acks.js';
 import type { SessionLocks } from './session-locks.js';
 import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
-import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
+import { againIfRolledBack } from './transaction.js';
 import { type HandOut, sessionLockKeySql, takeDeliveriesFor } from './take-deliveries.js';
 
 interface PollTake {
@@ -80,17 +80,10 @@ export class PostgresDeliveries {
     const requests = [...limits.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agentId, limit]) => ({ agentId, limit, after: 0 }));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const handOuts = await takeDeliveriesFor(this.pool, 'poll', this.scope(), requests, now);
-        const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
-        if (expired.length > 0) this.onExpired(expired);
-        return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
-      } catch (error) {
-        if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
-        throw error;
-      }
-    }
+    const handOuts = await againIfRolledBack(() => takeDeliveriesFor(this.pool, 'poll', this.scope(), requests, now));
+    const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
+    if (expired.length > 0) this.onExpired(expired);
+    return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
   }
 
   claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Ack } from '../store.js';
 import { isoTime } from '../iso-time.js';
 import { jsonParam, textParam, type DeliveryRow } from './postgres-rows.js';
-import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
+import { againIfRolledBack } from './transaction.js';
 
 interface PendingAck {
   agentId: string;
@@ -94,18 +94,10 @@ export class GroupedAcks {
       group.map((p) => jsonParam(p.ack.result)),
     ];
     try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const { rows } = await this.pool.query<DeliveryRow>({ name: 'signalgate-grouped-acks', text: GROUPED_ACKS_SQL, values });
-          const updated = new Map(rows.map((row) => [`${row.signal_id}\n${row.agent_id}`, row]));
-          for (const pending of group) pending.resolve(updated.get(`${pending.signalId}\n${pending.agentId}`) ?? null);
-          return;
-        } catch (error) {
-          // Rolled back whole (a deadlock's victim): nothing of the group took effect.
-          if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
-          throw error;
-        }
-      }
+      // A deadlock's victim is rolled back whole: nothing of the group took effect.
+      const { rows } = await againIfRolledBack(() => this.pool.query<DeliveryRow>({ name: 'signalgate-grouped-acks', text: GROUPED_ACKS_SQL, values }));
+      const updated = new Map(rows.map((row) => [`${row.signal_id}\n${row.agent_id}`, row]));
+      for (const pending of group) pending.resolve(updated.get(`${pending.signalId}\n${pending.agentId}`) ?? null);
     } catch (error) {
       for (const pending of group) pending.reject(error);
     }

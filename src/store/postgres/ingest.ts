@@ -5,7 +5,7 @@ import type { IngestDone } from '../ingest-done.js';
 import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { ingestDone, ingestItem, type IngestAnswer, type IngestItem } from './ingest-call.js';
-import { isRetryable, MAX_ATTEMPTS } from './transaction.js';
+import { againIfRolledBack } from './transaction.js';
 import { INBOUND_ANSWER_TIMEOUT_MS } from './unanswering-server.js';
 
 /**
@@ -61,17 +61,12 @@ export class PostgresIngest {
   }
 
   async ingest(request: IngestRequest): Promise<IngestOutcome> {
-    for (let attempt = 1; ; attempt++) {
+    // A deadlock or serialization failure rolled this request back (alone or with its batch):
+    // nothing of it happened, so it is sent again.
+    return againIfRolledBack(async () => {
       if (this.options.isClosed()) throw new Error('store is closed');
-      try {
-        return (await this.ingests.submit(request)).outcome;
-      } catch (error) {
-        // A deadlock or serialization failure rolled this request back (alone or with its
-        // batch): nothing of it happened, so it is sent again.
-        if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
-        throw error;
-      }
-    }
+      return (await this.ingests.submit(request)).outcome;
+    });
   }
 
   /**

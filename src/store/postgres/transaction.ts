@@ -3,12 +3,28 @@ import type pg from 'pg';
 /** SQLSTATEs after which PostgreSQL has rolled the transaction back and a retry is safe. */
 const RETRYABLE = new Set(['40001', '40P01']);
 /** Attempts at a transaction that keeps failing with a retryable SQLSTATE. */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
 /** Whether `error` is a deadlock or serialization failure: rolled back, so nothing of it happened. */
-export function isRetryable(error: unknown): boolean {
+function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && RETRYABLE.has(code);
+}
+
+/**
+ * Runs `work` (one statement, or one call that PostgreSQL runs as one transaction) again while it
+ * fails with a deadlock or serialization failure, which rolled it back whole, up to MAX_ATTEMPTS
+ * in all; any other error is thrown to the caller.
+ */
+export async function againIfRolledBack<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (isRetryable(error) && attempt < MAX_ATTEMPTS) continue;
+      throw error;
+    }
+  }
 }
 
 /**
