@@ -301,9 +301,7 @@ class Carrying {
           return;
         }
         // Ended without a single lot: the position is as it was, with its stop and targets.
-        if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
-          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
-        }
+        refuseUnfilled(order, event.volume);
         this.touched.add(position.ticket);
         const closed = this.adoptClose(position, event, order);
         if (closed.type === 'closed') {
@@ -333,9 +331,7 @@ class Carrying {
         const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
         this.orders.push(order);
         // Ended without a single lot (no liquidity): there is no position, whatever was asked.
-        if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
-          throw new VenueRefusedError(`it filled none of the ${event.volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
-        }
+        refuseUnfilled(order, event.volume);
         this.touched.add(position.ticket);
         if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
         const filled = this.adoptFill(position, order);
@@ -361,8 +357,7 @@ class Carrying {
    * keeps the lots asked for beside the lots filled ("opened buy 0.12 of 0.2 …").
    */
   private adoptFill(position: Position, order: VenueOrder): Position {
-    const price = order.average ?? position.price;
-    const volume = order.filled > 0 && order.filled < position.volume ? order.filled : position.volume;
+    const { price, volume } = venueFill(order, position.volume, position.price);
     if (price === position.price && volume === position.volume) return position;
     const adopted: Position = { ...position, price, volume, originalVolume: volume };
     this.state = { ...this.state, positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)) };
@@ -378,8 +373,7 @@ class Carrying {
    * open with the lots the venue still holds ("closed 0.03 of 0.1 lots of position 4 …").
    */
   private adoptClose(was: Position, event: PartialCloseEvent | ClosedEvent, order: VenueOrder): PartialCloseEvent | ClosedEvent {
-    const price = order.average ?? event.price;
-    const volume = order.filled > 0 && order.filled < event.volume ? order.filled : event.volume;
+    const { price, volume } = venueFill(order, event.volume, event.price);
     if (order.average === null && order.filled > 0) {
       this.notes.push(`${this.venue.name} did not say the price it closed position ${was.ticket} at: the profit is at the agent's price ${price}`);
     }
@@ -413,6 +407,18 @@ class Carrying {
       this.notes.push(`could not ${what}: ${error.message}`);
     }
   }
+}
+
+/** An order that ended without a single lot (cancelled or rejected) is the venue's refusal, with its reason. */
+function refuseUnfilled(order: VenueOrder, volume: number): void {
+  if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
+    throw new VenueRefusedError(`it filled none of the ${volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
+  }
+}
+
+/** What the venue made of an order the engine assumed filled whole at `price`: its average price, and its lots when it filled fewer. */
+function venueFill(order: VenueOrder, volume: number, price: number): { volume: number; price: number } {
+  return { price: order.average ?? price, volume: order.filled > 0 && order.filled < volume ? order.filled : volume };
 }
 
 function orderRef(order: VenueOrder): VenueOrderRef {

@@ -227,7 +227,7 @@ export class FixVenue implements Venue {
     order.filled = filled;
     order.status = filled < order.volume ? 'cancelled' : 'filled';
     this.saveRecord();
-    this.options.log.warn({ order: publicOrder(order), brokerLots: now?.volume ?? 0 }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now?.volume ?? 0} of the ${position.volume} lots, so it filled ${filled}`);
+    this.options.log.warn({ order: publicOrder(order), brokerLots: now.volume }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now.volume} of the ${position.volume} lots, so it filled ${filled}`);
     return order;
   }
 
