@@ -125,13 +125,16 @@ async function ingestRound(variant: Variant, first: number, count: number): Prom
   return { next: end, cpuUs: (await variant.cpu()) - cpuStart, wallUs: (performance.now() - started) * 1000, latencies };
 }
 
+/** Tells this run's signal ids from an earlier run's in a big schema that is kept (`BENCH_STORE_PG_BIG_SCHEMA`). */
+const RUN = Date.now().toString(36);
+
 /** Request i: accepted but one in twenty rejected, the symbols in turn; ids sort after the seeded log's. */
 function requestFor(i: number, account: number, source: number): IngestRequest {
   const now = new Date();
   const symbol = SYMBOLS[i % SYMBOLS.length]!;
   const rejected = i % 20 === 0;
   return {
-    id: `sig_zz${i.toString(16).padStart(11, '0')}`,
+    id: `sig_zz${RUN}${i.toString(16).padStart(11, '0')}`,
     sourceId: sourceId(account, source),
     sourceRevision: 0,
     accountId: accountId(account),
