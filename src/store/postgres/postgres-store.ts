@@ -15,6 +15,7 @@ import type {
   DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  LogEntryPage,
   PageRequest,
   RecordPage,
   SignalFilter,
@@ -356,6 +357,10 @@ export class PostgresStore implements Store {
 
   listSignals(filter: SignalFilter): Promise<SignalPage> {
     return this.signals.listSignals(filter);
+  }
+
+  listLogEntries(filter: SignalFilter): Promise<LogEntryPage> {
+    return this.signals.listLogEntries(filter);
   }
 
   getSignal(id: string): Promise<SignalWithDeliveries | null> {
