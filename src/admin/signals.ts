@@ -1,6 +1,7 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { DELIVERY_STATUSES, SIGNAL_STATUSES, type DeliveryStatus, type SignalStatus } from '../store/records.js';
+import { logEntryJson } from '../store/log-entry.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { type JsonSchema, objectSchema } from '../openapi/index.js';
@@ -32,6 +33,25 @@ export type SignalQuery = Readonly<Record<string, unknown>>;
  * that names nothing is refused rather than answered with a page that looks like "no signals".
  */
 export async function listSignals(store: Store, query: SignalQuery) {
+  const filter = await signalFilterOf(store, query);
+  if (!filter.ok) return filter;
+  const page = await store.listSignals(filter.value);
+  return { ok: true as const, value: { signals: page.signals, next: page.next } };
+}
+
+/**
+ * The same page as JSON text: what `JSON.stringify` writes of `listSignals`' value, byte for
+ * byte, made from the log's entries without parsing their stored JSON (the admin API's answer).
+ */
+export async function signalPageJson(store: Store, query: SignalQuery): Promise<AdminResult<string>> {
+  const filter = await signalFilterOf(store, query);
+  if (!filter.ok) return filter;
+  const page = await store.listLogEntries(filter.value);
+  return { ok: true, value: `{"signals":[${page.entries.map(logEntryJson).join(',')}],"next":${JSON.stringify(page.next)}}` };
+}
+
+/** The filter a query asks for, every parameter checked. */
+async function signalFilterOf(store: Store, query: SignalQuery): Promise<AdminResult<SignalFilter>> {
   const given = readParameters(query);
   if (!given.ok) return given;
   const values = given.value;
@@ -101,9 +121,7 @@ export async function listSignals(store: Store, query: SignalQuery) {
     filter.before = values.before;
   }
   if (problems.length > 0) return refuse<never>(...problems);
-
-  const page = await store.listSignals(filter);
-  return { ok: true as const, value: { signals: page.signals, next: page.next } };
+  return { ok: true, value: filter };
 }
 
 /** The parameters given, each once; every unknown or repeated one is a problem. */

@@ -3,7 +3,7 @@ import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, dailyUsage, listAccou
 import type { AdminResult } from '../admin/admin-result.js';
 import { CREATE_AGENT_BODY, createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../admin/agents.js';
 import { type ListQuery, MAX_LIST_PAGE, DEFAULT_LIST_PAGE } from '../admin/list-query.js';
-import { listSignals, SIGNAL_QUERY, type SignalQuery, showSignal } from '../admin/signals.js';
+import { SIGNAL_QUERY, type SignalQuery, showSignal, signalPageJson } from '../admin/signals.js';
 import { CREATE_SOURCE_BODY, createSource, deleteSource, listSources, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
 import { ACCOUNT_VIEW, AGENT_VIEW, SOURCE_VIEW } from '../admin/views.js';
 import { type JsonSchema, objectSchema, type ObjectSchema, type RouteDescription } from '../openapi/index.js';
@@ -151,7 +151,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   app.get<{ Querystring: SignalQuery }>(
     '/api/admin/signals',
     described(admin('A page of the signal log, newest first', { query: SIGNAL_QUERY, found: SIGNAL_PAGE })),
-    async (req, reply) => answer(reply, await listSignals(store, req.query)),
+    async (req, reply) => answerJson(reply, await signalPageJson(store, req.query)),
   );
   app.get<{ Querystring: SignalQuery }>(SIGNAL_STREAM, async (req, reply) => streams.serve(req, reply));
   app.post(
@@ -262,6 +262,12 @@ function admin(
       ...(opts.extraProblems ?? []),
     ],
   };
+}
+
+/** An answer already written as JSON text: sent as it is, with the type Fastify gives the JSON it writes. */
+function answerJson(reply: FastifyReply, result: AdminResult<string>): FastifyReply {
+  if (!result.ok) return sendProblem(reply, result.problems);
+  return reply.code(200).type('application/json; charset=utf-8').send(result.value);
 }
 
 function answer<T>(reply: FastifyReply, result: AdminResult<T>, status = 200): FastifyReply {

@@ -1,5 +1,4 @@
-import type { SignalRecord } from './records.js';
-import type { SignalFilter, SignalPage } from './store.js';
+import type { SignalFilter } from './store.js';
 
 /**
  * How many rows a store reads for `filter`: one more than the page, since whether that row is
@@ -9,11 +8,11 @@ export function rowsToRead(filter: SignalFilter): number {
   return pageSize(filter) + 1;
 }
 
-/** The page out of the `rowsToRead(filter)` newest matching signals. */
-export function signalPage(filter: SignalFilter, read: SignalRecord[]): SignalPage {
+/** The page out of the `rowsToRead(filter)` newest matching entries. */
+export function signalPage<T extends { id: string }>(filter: SignalFilter, read: T[]): { entries: T[]; next: string | null } {
   const size = pageSize(filter);
-  const signals = read.slice(0, size);
-  return { signals, next: read.length > size && size > 0 ? signals[size - 1]!.id : null };
+  const entries = read.slice(0, size);
+  return { entries, next: read.length > size && size > 0 ? entries[size - 1]!.id : null };
 }
 
 function pageSize(filter: SignalFilter): number {

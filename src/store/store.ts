@@ -1,6 +1,7 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
 import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { LogEntry } from './log-entry.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
 
@@ -106,6 +107,8 @@ export interface Store {
 
   // The signal log.
   listSignals(filter: SignalFilter): Promise<SignalPage>;
+  /** The same page with its JSON columns as stored (what the admin API answers it from). */
+  listLogEntries(filter: SignalFilter): Promise<LogEntryPage>;
   getSignal(id: string): Promise<SignalWithDeliveries | null>;
 
   // Retention.
@@ -329,6 +332,12 @@ export interface SignalFilter {
 /** One page of the signal log, newest first. */
 export interface SignalPage {
   signals: SignalRecord[];
+  /** The id to pass as `before` for the following page; null when there is none. */
+  next: string | null;
+}
+
+export interface LogEntryPage {
+  entries: LogEntry[];
   /** The id to pass as `before` for the following page; null when there is none. */
   next: string | null;
 }

@@ -15,6 +15,7 @@ import type {
   DeleteAgentOutcome,
   IngestOutcome,
   IngestRequest,
+  LogEntryPage,
   PageRequest,
   RecordPage,
   SignalFilter,
@@ -353,6 +354,10 @@ export class PostgresStore implements Store {
 
   listSignals(filter: SignalFilter): Promise<SignalPage> {
     return this.signals.listSignals(filter);
+  }
+
+  listLogEntries(filter: SignalFilter): Promise<LogEntryPage> {
+    return this.signals.listLogEntries(filter);
   }
 
   getSignal(id: string): Promise<SignalWithDeliveries | null> {

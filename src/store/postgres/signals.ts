@@ -1,10 +1,11 @@
 import type pg from 'pg';
-import type { Outcome, SignalRecord, SignalWithDeliveries } from '../records.js';
-import type { DayCount, SignalFilter, SignalPage } from '../store.js';
+import { type LogEntry, OutcomeCounts, signalRecordOf } from '../log-entry.js';
+import type { Outcome, SignalWithDeliveries } from '../records.js';
+import type { DayCount, LogEntryPage, SignalFilter, SignalPage } from '../store.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
-import { deliveryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
+import { deliveryOf, LOG_ENTRY_COLUMNS, logEntryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
 
 /**
  * Signals per day of an account (the dashboard's chart), exported for the test that reads its
@@ -27,10 +28,15 @@ export class PostgresSignals {
   constructor(private readonly pool: pg.Pool) {}
 
   async listSignals(filter: SignalFilter): Promise<SignalPage> {
+    const page = await this.listLogEntries(filter);
+    return { signals: page.entries.map(signalRecordOf), next: page.next };
+  }
+
+  async listLogEntries(filter: SignalFilter): Promise<LogEntryPage> {
     if (signalFilterIsEmpty(filter)) return signalPage(filter, []);
     const { sql, params } = signalListQuery(filter);
-    const { rows } = await this.pool.query<SignalRow>(sql, params);
-    return signalPage(filter, await this.withOutcomes(rows.map(signalOf)));
+    const { rows } = await this.pool.query<unknown[]>({ text: sql, values: params, rowMode: 'array' });
+    return signalPage(filter, await this.withOutcomes(rows.map(logEntryOf)));
   }
 
   /** Duplicates count as neither accepted nor rejected. */
@@ -59,18 +65,20 @@ export class PostgresSignals {
     return { ...signal, deliveries };
   }
 
-  /** The records with the outcome of each accepted one counted from its deliveries. */
-  private async withOutcomes(records: SignalRecord[]): Promise<SignalRecord[]> {
-    const accepted = records.filter((record) => record.status === 'accepted');
-    if (accepted.length === 0) return records;
-    const { rows } = await this.pool.query<{ signal_id: string; status: string; n: number }>(
-      `SELECT signal_id, status, count(*)::integer AS n FROM deliveries WHERE signal_id = ANY ($1::text[])
-        GROUP BY signal_id, status`,
-      [accepted.map((record) => record.id)],
-    );
-    const outcomes = new Map<string, Outcome>(accepted.map((record) => [record.id, {}]));
-    for (const row of rows) outcomes.get(row.signal_id)![row.status as keyof Outcome] = row.n;
-    return records.map((record) => (record.status === 'accepted' ? { ...record, outcome: outcomes.get(record.id)! } : record));
+  /** The entries with the outcome of each accepted one counted from its deliveries. */
+  private async withOutcomes(entries: LogEntry[]): Promise<LogEntry[]> {
+    const accepted = entries.filter((entry) => entry.status === 'accepted');
+    if (accepted.length === 0) return entries;
+    const { rows } = await this.pool.query<[string, string, number]>({
+      text: `SELECT signal_id, status, count(*)::integer AS n FROM deliveries WHERE signal_id = ANY ($1::text[])
+              GROUP BY signal_id, status`,
+      values: [accepted.map((entry) => entry.id)],
+      rowMode: 'array',
+    });
+    const counts = new OutcomeCounts();
+    for (const [signalId, status, n] of rows) counts.add(signalId, status, n);
+    for (const entry of accepted) entry.outcome = counts.outcome(entry.id);
+    return entries;
   }
 }
 
@@ -107,12 +115,13 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
       // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
       where.push(`(s.received_at, s.id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
     }
-    sql = `SELECT s.* FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    const rest = `FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY s.received_at DESC, s.id DESC LIMIT ${param(rowsToRead(filter))}`;
+    sql = `SELECT ${LOG_ENTRY_COLUMNS} ${rest}`;
     if (filter.outcome !== undefined) {
       // The ids first, from the source's (or symbol's) index alone, then the page's rows: walking the index
       // with each row fetched read every skipped signal from the table (1 s cold on 1 M signals).
-      sql = `SELECT * FROM signals WHERE id IN (${sql.replace('SELECT s.*', 'SELECT s.id')}) ORDER BY received_at DESC, id DESC`;
+      sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id IN (SELECT s.id ${rest}) ORDER BY s.received_at DESC, s.id DESC`;
     }
   } else {
     // Driven by the deliveries in that status, in log order; a signal with several of them
@@ -125,7 +134,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     if (filter.before !== undefined) {
       conditions.push(`(d.received_at, d.signal_id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
     }
-    sql = `SELECT s.* FROM deliveries d JOIN signals s ON s.id = d.signal_id
+    sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM deliveries d JOIN signals s ON s.id = d.signal_id
             WHERE ${conditions.join(' AND ')}
             ORDER BY d.received_at DESC, d.signal_id DESC LIMIT ${param(rowsToRead(filter))}`;
   }
