@@ -18,11 +18,12 @@ export function expireDueDeliveries(connection: SqliteConnection, now: string, l
     .transaction(
       () =>
         connection
+          // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
           .stmt(
             `UPDATE deliveries SET status = 'expired'
               WHERE status = 'queued' AND (signal_id, agent_id) IN (
                 SELECT signal_id, agent_id FROM deliveries
-                 WHERE status = 'queued' AND expires_at <= ? ORDER BY expires_at LIMIT ?)
+                 WHERE status = 'queued' AND expires_at <= ? ORDER BY expires_at LIMIT CAST(? AS INTEGER))
              RETURNING signal_id, agent_id, received_at, expires_at`,
           )
           .all(at, window) as { signal_id: string; agent_id: string; received_at: string | null; expires_at: string }[],

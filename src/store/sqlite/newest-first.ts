@@ -24,6 +24,7 @@ export function newestFirst<Row>(
   }
   params.push(rowsForPage(page));
   return connection
-    .stmt(`SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
+    .stmt(`SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER)`)
     .all(...params) as Row[];
 }

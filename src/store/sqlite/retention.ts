@@ -17,12 +17,13 @@ export class SqliteRetention {
         // still answers replays, keeps its signal.
         const ids = (
           this.connection
+            // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
             .stmt(
               `SELECT s.id FROM signals s
                 WHERE s.received_at < ?
                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.signal_id = s.id AND d.status IN ('queued', 'delivered'))
                   AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.signal_id = s.id)
-                ORDER BY s.received_at, s.id LIMIT ?`,
+                ORDER BY s.received_at, s.id LIMIT CAST(? AS INTEGER)`,
             )
             .all(cutoff, Math.max(0, Math.floor(limit))) as Array<{ id: string }>
         ).map((row) => row.id);
@@ -39,7 +40,7 @@ export class SqliteRetention {
     return this.connection
       .stmt(
         `DELETE FROM idempotency_keys WHERE (source_id, key) IN (
-           SELECT source_id, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+           SELECT source_id, key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT CAST(? AS INTEGER))`,
       )
       .run(isoTime(before), Math.max(0, Math.floor(limit))).changes;
   }

@@ -160,8 +160,9 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
       where.push('(s.received_at, s.id) < (SELECT received_at, id FROM signals WHERE id = ?)');
       params.push(filter.before);
     }
+    // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
     sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-            ORDER BY s.received_at DESC, s.id DESC LIMIT ?`;
+            ORDER BY s.received_at DESC, s.id DESC LIMIT CAST(? AS INTEGER)`;
   } else {
     // Driven by the deliveries in that status, in log order; a signal with several of them
     // is represented by the one of its lowest agent id, so it is listed once.
@@ -177,7 +178,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
     }
     sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM deliveries d JOIN signals s ON s.id = d.signal_id
             WHERE ${conditions.join(' AND ')}
-            ORDER BY d.received_at DESC, d.signal_id DESC LIMIT ?`;
+            ORDER BY d.received_at DESC, d.signal_id DESC LIMIT CAST(? AS INTEGER)`;
   }
   params.push(rowsToRead(filter));
   return { sql, params };
