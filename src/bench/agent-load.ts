@@ -34,13 +34,19 @@ export interface AgentLoadRun {
   ackFailures: number;
   /** The server's `/metrics` right after the last answer (read once before the start too, which resets its event-loop maxima). */
   metrics: string;
+  /** The servers' CPU (user + system, from /proc) from the measured run's start to every accepted signal held. */
+  serverCpuMs: number;
 }
 
 /**
  * One open-loop run against a fresh signalgate: `agents` accounts, each with one agent and
  * `sourcesPerAgent` sources routed to it; an agents process connected on `transport`; then the
- * schedule built from the sources' keys, sent on time; then a wait until the agents hold every
- * accepted signal (or DRAIN_MS passed).
+ * schedule built from the sources' keys, sent on time `warmups` times, each followed by a wait
+ * until the agents hold and have acknowledged every signal accepted so far, so the measured run
+ * meets a server that has already served (V8 has compiled its hot paths); then the schedule sent
+ * once more, measured, and a wait until the agents hold every accepted signal (or DRAIN_MS
+ * passed). Only the measured run's answers are returned: the warm-up signals' ids are none of
+ * them, so their arrivals never count.
  */
 export async function runAgentLoad(
   store: BenchStore,
@@ -48,6 +54,7 @@ export async function runAgentLoad(
   agents: number,
   sourcesPerAgent: number,
   buildSchedule: (sourceKeys: string[]) => Scheduled[],
+  warmups = 0,
 ): Promise<AgentLoadRun | null> {
   const servers: BenchServer[] = [];
   if (store === 'sqlite') {
@@ -87,6 +94,8 @@ export async function runAgentLoad(
     agentsProcess = child;
     if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: agents pid ${child.pid}\n`);
     let held = 0;
+    let acked = 0;
+    let ackFailures = 0;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the ${agents} agents did not all connect by ${transport} within 60 s`)), 60_000);
       let partial = '';
@@ -94,8 +103,10 @@ export async function runAgentLoad(
         const lines = (partial + chunk.toString()).split('\n');
         partial = lines.pop()!;
         for (const line of lines) {
-          const message = JSON.parse(line) as { ready?: number; held?: number };
+          const message = JSON.parse(line) as { ready?: number; held?: number; acked?: number; ackFailures?: number };
           if (message.held !== undefined) held = message.held;
+          if (message.acked !== undefined) acked = message.acked;
+          if (message.ackFailures !== undefined) ackFailures = message.ackFailures;
           if (message.ready !== undefined) {
             clearTimeout(timer);
             resolve();
@@ -104,23 +115,39 @@ export async function runAgentLoad(
       });
       child.once('exit', (code) => reject(new Error(`the agents process exited with ${code}`)));
     });
-    await server.adminGet('/metrics');
     const pids = () => [servers.map((s) => s.pid), [child.pid!], [process.pid]];
     const cpuOf = () => pids().map((group) => group.reduce((sum, pid) => sum + cpuMillis(pid), 0));
+    const schedule = buildSchedule(interleaved);
+    let acceptedBefore = 0;
+    for (let round = 1; round <= warmups; round++) {
+      const serverCpu = cpuOf()[0]!;
+      const warm = await sendOnSchedule(servers.map((s) => s.url), schedule, SENDER_CONNECTIONS);
+      acceptedBefore += warm.answers.filter((a) => a.id !== null).length;
+      const deadline = Date.now() + 60_000;
+      while (held < acceptedBefore || acked + ackFailures < acceptedBefore) {
+        if (Date.now() > deadline) throw new Error(`warm-up ${round}: the agents hold ${held} and acknowledged ${acked + ackFailures} of ${acceptedBefore} after 60 s`);
+        await sleep(100);
+      }
+      // The server's CPU from the round's start to its last acknowledgement (it reads /proc): the warm-up's effect, round by round.
+      process.stdout.write(`burst ${store} ${transport}: warm-up ${round} of ${warmups}, server CPU ${cpuOf()[0]! - serverCpu} ms\n`);
+    }
+    const heldBefore = held;
+    const ackFailuresBefore = ackFailures;
+    await server.adminGet('/metrics');
     const cpuBefore = cpuOf();
     const monotonicStart = process.hrtime.bigint() / 1000n;
     const { startAt, answers } = await sendOnSchedule(
       servers.map((s) => s.url),
-      buildSchedule(interleaved),
+      schedule,
       SENDER_CONNECTIONS,
     );
     const answeredAt = Date.now();
     const metrics = await server.adminGet('/metrics');
     const accepted = answers.filter((a) => a.id !== null).length;
     const deadline = Date.now() + DRAIN_MS;
-    while (Date.now() < deadline && held < accepted) await sleep(100);
+    while (Date.now() < deadline && held - heldBefore < accepted) await sleep(100);
+    const cpu = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
     if (process.env.BENCH_SHOW_PIDS) {
-      const cpu = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
       // Monotonic µs, the clock of a V8 CPU profile's samples: the window to read a profile in.
       process.stderr.write(`bench: CPU ms from the start to all held: server ${cpu[0]}, agents ${cpu[1]}, sender ${cpu[2]}; monotonic µs ${monotonicStart}-${process.hrtime.bigint() / 1000n}\n`);
       process.stderr.write(`bench: schedule start ${new Date(startAt).toISOString()}, last answer ${new Date(answeredAt).toISOString()}, all held by ${new Date().toISOString()}\n`);
@@ -128,7 +155,15 @@ export async function runAgentLoad(
     await stopProcess(child);
     agentsProcess = null;
     const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; carriers: Record<string, Carrier>; ackFailures: number };
-    return { startAt, answers, arrivals: results.arrivals, carriers: results.carriers, ackFailures: results.ackFailures, metrics };
+    return {
+      startAt,
+      answers,
+      arrivals: results.arrivals,
+      carriers: results.carriers,
+      ackFailures: results.ackFailures - ackFailuresBefore,
+      metrics,
+      serverCpuMs: cpu[0]!,
+    };
   } finally {
     if (agentsProcess !== null) await stopProcess(agentsProcess);
     for (const s of servers) await s.stop();

@@ -9,7 +9,7 @@ import { now } from './raw-http-connection.js';
  * delays the sender's schedule: one agent per token on one transport (`BenchPushAgent` by
  * WebSocket, `BenchPollAgent` by long-poll), each taking its signals and acknowledging them at
  * once, one at a time, as `AgentClient`'s consumer would. Prints `{"ready":N}` once every agent
- * is connected on the transport, then `{"held":N}` every 250 ms; on SIGTERM writes
+ * is connected on the transport, then `{"held":N,"acked":N,"ackFailures":N}` every 250 ms; on SIGTERM writes
  * `{signalId: epoch ms the agent took it}` and the message that brought each (`Carrier`) to the
  * results file and exits.
  * `node dist/bench/bench-agents.js CONFIG.json`, where the config is
@@ -44,7 +44,7 @@ const events: BenchAgentEvents = {
   ready() {
     if (++ready < config.tokens.length) return;
     process.stdout.write(`${JSON.stringify({ ready })}\n`);
-    setInterval(() => process.stdout.write(`${JSON.stringify({ held })}\n`), 250).unref();
+    setInterval(() => process.stdout.write(`${JSON.stringify({ held, acked, ackFailures })}\n`), 250).unref();
   },
 };
 const agents = config.tokens.map((token, i) => {
