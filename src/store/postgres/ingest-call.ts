@@ -11,7 +11,7 @@ import { signalOfJson, textParam, type SignalJsonRow } from './postgres-rows.js'
  * One request as `signalgate_ingest` (migrations/postgres/functions.sql) takes it. The batch travels as
  * one JSON text, which PostgreSQL decodes field by field; a decoded string may hold neither
  * NUL nor a lone surrogate, so JSON columns travel as JSON text inside a string (their escapes
- * stay escapes) and the raw body as base64. A field absent is NULL.
+ * stay escapes) and the raw body as base64.
  */
 export interface IngestItem {
   n: number;
@@ -22,32 +22,32 @@ export interface IngestItem {
   account_id: string;
   received_at: string;
   period: string;
-  content_type?: string;
+  content_type: string | null;
   raw_body: string;
-  idempotency_key?: string;
-  request_hash?: string;
+  idempotency_key: string | null;
+  request_hash: string | null;
   idempotency_since: string;
   accept: boolean;
   /** JSON text of the normalized signal (accept only). */
-  normalized?: string;
-  expires_at?: string;
+  normalized: string | null;
+  expires_at: string | null;
   /** The refusal recorded: the verdict's for a reject, the 429 for an accept the quota refuses. */
   http_status: number;
-  code?: string;
-  detail?: string;
-  param?: string;
+  code: string | null;
+  detail: string | null;
+  param: string | null;
   /** JSON text of the problems, when several. */
-  errors?: string;
+  errors: string | null;
   /**
    * With a key: the detail recorded when a different request holds it, `{signal}` standing for
    * that request's signal id (migrations/postgres/functions.sql).
    */
-  key_reused_detail?: string;
+  key_reused_detail: string | null;
   /** The duplicate guard, when the source has it on: SHA-256 hex of the raw body, and the window's start. */
-  body_digest?: string;
-  duplicate_since?: string;
+  body_digest: string | null;
+  duplicate_since: string | null;
   /** The normalized signal's symbol (accept only), for the log's symbol filter. */
-  symbol?: string;
+  symbol: string | null;
 }
 
 /** What `signalgate_ingest` answers for one item. */
@@ -94,10 +94,7 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
   const refusal =
     verdict.kind === 'accept' ? rejectedVerdict(429, [verdict.quotaExhausted]) : rejectedVerdict(verdict.httpStatus, verdict.problems);
   if (!Number.isInteger(refusal.httpStatus)) throw new RangeError(`not an HTTP status: ${refusal.httpStatus}`);
-  // A field left out is NULL to json_populate_recordset, as a JSON null is: most of an item's
-  // fields are null, and their names alone were a good part of the batch's bytes. Fields are
-  // read in one fixed order, so a request with two faults fails on the same one every time.
-  const item = {
+  return {
     n,
     id: text(request.id, 'id'),
     source_id: text(request.sourceId, 'sourceId'),
@@ -105,32 +102,25 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     account_id: text(request.accountId, 'accountId'),
     received_at: isoTime(request.receivedAt),
     period: text(request.period, 'period'),
-  } as IngestItem;
-  if (request.contentType !== null) item.content_type = text(request.contentType, 'contentType');
-  item.raw_body = Buffer.from(request.rawBody, 'utf8').toString('base64');
-  if (request.idempotencyKey !== null) item.idempotency_key = text(request.idempotencyKey, 'idempotencyKey');
-  if (request.requestHash !== null) item.request_hash = text(request.requestHash, 'requestHash');
-  item.idempotency_since = isoTime(request.idempotencySince);
-  item.accept = verdict.kind === 'accept';
-  if (verdict.kind === 'accept') {
-    item.normalized = verdict.signalJson;
-    item.expires_at = isoTime(verdict.expiresAt);
-  }
-  item.http_status = refusal.httpStatus;
-  if (refusal.code !== null) item.code = text(refusal.code, 'code');
-  // Free text is recorded whatever it holds: NUL becomes U+FFFD, as everywhere in this store.
-  const detail = textParam(refusal.detail);
-  if (detail !== null) item.detail = text(detail, 'detail');
-  const param = textParam(refusal.param);
-  if (param !== null) item.param = text(param, 'param');
-  if (refusal.errors !== null) item.errors = JSON.stringify(refusal.errors);
-  if (request.idempotencyKey !== null) item.key_reused_detail = KEY_REUSED_DETAIL;
-  if (request.duplicateCheck !== null) {
-    item.body_digest = text(request.duplicateCheck.bodyDigest, 'bodyDigest');
-    item.duplicate_since = isoTime(request.duplicateCheck.since);
-  }
-  if (verdict.kind === 'accept') item.symbol = text(verdict.signal.symbol, 'symbol');
-  return item;
+    content_type: text(request.contentType, 'contentType'),
+    raw_body: Buffer.from(request.rawBody, 'utf8').toString('base64'),
+    idempotency_key: text(request.idempotencyKey, 'idempotencyKey'),
+    request_hash: text(request.requestHash, 'requestHash'),
+    idempotency_since: isoTime(request.idempotencySince),
+    accept: verdict.kind === 'accept',
+    normalized: verdict.kind === 'accept' ? verdict.signalJson : null,
+    expires_at: verdict.kind === 'accept' ? isoTime(verdict.expiresAt) : null,
+    http_status: refusal.httpStatus,
+    code: text(refusal.code, 'code'),
+    // Free text is recorded whatever it holds: NUL becomes U+FFFD, as everywhere in this store.
+    detail: text(textParam(refusal.detail), 'detail'),
+    param: text(textParam(refusal.param), 'param'),
+    errors: refusal.errors === null ? null : JSON.stringify(refusal.errors),
+    key_reused_detail: request.idempotencyKey === null ? null : KEY_REUSED_DETAIL,
+    body_digest: request.duplicateCheck === null ? null : text(request.duplicateCheck.bodyDigest, 'bodyDigest'),
+    duplicate_since: request.duplicateCheck === null ? null : isoTime(request.duplicateCheck.since),
+    symbol: verdict.kind === 'accept' ? text(verdict.signal.symbol, 'symbol') : null,
+  };
 }
 
 /** What the request came to, from the function's answer for its item. */
