@@ -9,6 +9,7 @@ import { seedPostgres } from './big-log-seed-postgres.js';
 import { seedSqlite } from './big-log-seed-sqlite.js';
 import { BENCH_PG_URL, createPostgresSchema, median, percentile, redact, startSignalgate, type BenchServer } from './bench-server.js';
 import { runLoad, type LoadResult } from './load.js';
+import { cpuMillis } from './process-cpu.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
 
 /**
@@ -16,7 +17,8 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
  * (`BENCH_BIG_LOG_SIGNALS`, default 10,000,000, shaped as big-log-shape.ts says), retention on
  * (90 d), per store: ingest against an empty store in alternating rounds, every admin list and
  * filter page the API and dashboard offer (p50/p99 over `BENCH_BIG_LOG_REQUESTS` requests each,
- * one at a time), and the server's resident memory before and after; `BENCH_BIG_LOG_STORES`
+ * one at a time), and both servers' resident memory at start, after the ingest rounds and after
+ * the pages; `BENCH_BIG_LOG_STORES`
  * (default `sqlite,postgres`) picks the stores. Seeding 10 M signals takes
  * minutes, so the seeded store is kept between runs (`BENCH_BIG_LOG_SEED_ONLY=1` seeds the
  * missing ones and measures nothing), keyed by the count and the schema's last
@@ -47,6 +49,8 @@ export interface BigLogIngest {
   empty: number;
   bigP99: number;
   emptyP99: number;
+  /** Medians per round of the CPU per request: the server's, and on PostgreSQL its backends'. */
+  cpuUs: { empty: number; big: number; emptyBackends?: number; bigBackends?: number };
 }
 
 export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogIngest[] }> {
@@ -64,14 +68,26 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
     const emptySchema = store === 'PostgreSQL' ? await createPostgresSchema() : null;
     const servers: BenchServer[] = [];
     try {
-      const bigServer = await startSignalgate({ ...RETENTION, ...big.env }, {}, { dataDir: big.dataDir });
+      // On PostgreSQL each server's connections carry a name of their own, so the CPU of the
+      // backends serving each can be read per round beside the server's own.
+      const tag = (name: string) => `bench_big_log_${name}_${process.pid}`;
+      const named = (env: Record<string, string>, name: string) => {
+        if (env.SIGNALGATE_DATABASE_URL === undefined) return env;
+        const url = new URL(env.SIGNALGATE_DATABASE_URL);
+        url.searchParams.set('application_name', tag(name));
+        return { ...env, SIGNALGATE_DATABASE_URL: url.toString() };
+      };
+      const bigServer = await startSignalgate({ ...RETENTION, ...named(big.env, 'big') }, {}, { dataDir: big.dataDir });
       servers.push(bigServer);
-      const emptyServer = await startSignalgate({ ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) }, {});
+      const emptyServer = await startSignalgate({ ...RETENTION, ...named(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}, 'empty') }, {});
       servers.push(emptyServer);
-      const rssStart = rss(bigServer.pid);
+      // Both servers' memory, so the ingest rounds' load (the same on both) and the store's size
+      // (the big one's alone) can be told apart.
+      const rssStart = [rss(bigServer.pid), rss(emptyServer.pid)];
       const bigMix = await ingestMix(bigServer);
       const emptyMix = await ingestMix(emptyServer);
       const runs = { big: [] as LoadResult[], empty: [] as LoadResult[] };
+      const cpu = { big: [] as number[], empty: [] as number[], bigBackends: [] as number[], emptyBackends: [] as number[] };
       await runLoad(bigServer.url, bigMix, CONNECTIONS, 2);
       await runLoad(emptyServer.url, emptyMix, CONNECTIONS, 2);
       for (let round = 1; round <= ROUNDS; round++) {
@@ -79,10 +95,22 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
         // (its checkpoint, autovacuum), so a fixed order would lean one way.
         const pair = [['empty', emptyServer, emptyMix], ['big', bigServer, bigMix]] as const;
         for (const [name, server, mix] of round % 2 === 1 ? pair : [...pair].reverse()) {
+          const serverBefore = cpuMillis(server.pid);
+          const backendsBefore = store === 'PostgreSQL' ? await backendsCpuMillis(tag(name)) : null;
           const result = await runLoad(server.url, mix, CONNECTIONS, SECONDS);
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${store} ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
           runs[name].push(result);
-          process.stdout.write(`round ${round} ${store} ${name} store: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99} ms\n`);
+          const serverUs = ((cpuMillis(server.pid) - serverBefore) * 1000) / result.total;
+          cpu[name].push(serverUs);
+          let backends = '';
+          if (backendsBefore !== null) {
+            const backendsUs = (((await backendsCpuMillis(tag(name))) - backendsBefore) * 1000) / result.total;
+            cpu[`${name}Backends`].push(backendsUs);
+            backends = `, backends ${backendsUs.toFixed(0)} µs`;
+          }
+          process.stdout.write(
+            `round ${round} ${store} ${name} store: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99} ms; CPU per request: server ${serverUs.toFixed(0)} µs${backends} (load ${loadAverage()})\n`,
+          );
         }
       }
       ingest.push({
@@ -91,15 +119,23 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
         empty: median(runs.empty.map((r) => r.requestsPerSecond)),
         bigP99: median(runs.big.map((r) => r.p99)),
         emptyP99: median(runs.empty.map((r) => r.p99)),
+        cpuUs: {
+          empty: median(cpu.empty),
+          big: median(cpu.big),
+          ...(cpu.bigBackends.length > 0 && { emptyBackends: median(cpu.emptyBackends), bigBackends: median(cpu.bigBackends) }),
+        },
       });
-      const rssIngest = rss(bigServer.pid);
+      const rssIngest = [rss(bigServer.pid), rss(emptyServer.pid)];
       for (const [page, urls] of adminPages()) {
         const times = await timeRequests(bigServer, urls);
         const row = { store, page, p50: percentile(times, 0.5), p99: percentile(times, 0.99), max: times.at(-1)! };
         pages.push(row);
         process.stdout.write(`${store} ${page}: p50 ${row.p50.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms\n`);
       }
-      memory.push(`| ${store} | ${mb(rssStart)} | ${mb(rssIngest)} | ${mb(rss(bigServer.pid))} |`);
+      const rssPages = [rss(bigServer.pid), rss(emptyServer.pid)];
+      for (const [k, name] of ['big', 'empty (idle during the pages)'].entries()) {
+        memory.push(`| ${store} | ${name} | ${mb(rssStart[k]!)} | ${mb(rssIngest[k]!)} | ${mb(rssPages[k]!)} |`);
+      }
     } finally {
       for (const server of servers) await server.stop();
       await emptySchema?.drop(); // also when a server failed to start
@@ -110,7 +146,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
 }
 
 /** The requests each page is measured with (several where a page varies, e.g. a signal by id). */
-function adminPages(): [string, string[]][] {
+export function adminPages(): [string, string[]][] {
   const accounts = accountCount(N);
   const mid = signalId(Math.floor(N / 2));
   const typical = Math.floor(accounts / 2);
@@ -253,6 +289,33 @@ function progress(store: string, done: number, started: number): void {
   process.stdout.write(`${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
 }
 
+/**
+ * CPU of the PostgreSQL backends whose connections carry `applicationName` (read from /proc:
+ * the benchmark's database is on this machine), ms; 0 where it is not.
+ */
+async function backendsCpuMillis(applicationName: string): Promise<number> {
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
+    let total = 0;
+    for (const { pid } of rows) {
+      try {
+        total += cpuMillis(pid);
+      } catch {
+        // Ended meanwhile, or not on this machine.
+      }
+    }
+    return total;
+  } finally {
+    await client.end();
+  }
+}
+
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
 /** Resident memory of a process, in bytes (Linux). */
 function rss(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
@@ -266,9 +329,10 @@ function mb(bytes: number): string {
 function report(pages: BigLogRow[], ingest: BigLogIngest[], memory: string[]): void {
   let out = `\nbig log: ${N.toLocaleString('en')} signals seeded, retention 90d, node ${process.version}\n`;
   out += `ingest: medians of ${ROUNDS} alternating rounds × ${SECONDS} s, ${CONNECTIONS} connections\n`;
-  out += '| store | empty store req/s | big store req/s | big vs empty | p99 empty ms | p99 big ms |\n|---|---|---|---|---|---|\n';
+  out += '| store | empty store req/s | big store req/s | big vs empty | p99 empty ms | p99 big ms | server CPU µs / request, empty / big | backends\' CPU µs / request, empty / big |\n|---|---|---|---|---|---|---|---|\n';
   for (const row of ingest) {
-    out += `| ${row.store} | ${row.empty.toFixed(0)} | ${row.big.toFixed(0)} | ${(row.big / row.empty).toFixed(2)} | ${row.emptyP99} | ${row.bigP99} |\n`;
+    const backends = row.cpuUs.bigBackends === undefined ? '—' : `${row.cpuUs.emptyBackends!.toFixed(0)} / ${row.cpuUs.bigBackends.toFixed(0)}`;
+    out += `| ${row.store} | ${row.empty.toFixed(0)} | ${row.big.toFixed(0)} | ${(row.big / row.empty).toFixed(2)} | ${row.emptyP99} | ${row.bigP99} | ${row.cpuUs.empty.toFixed(0)} / ${row.cpuUs.big.toFixed(0)} | ${backends} |\n`;
   }
   out += `\nadmin pages on the big store: ${REQUESTS} requests each, one at a time\n| page | ${[...new Set(pages.map((p) => p.store))].map((s) => `${s} p50 / p99 / max ms`).join(' | ')} |\n`;
   const stores = [...new Set(pages.map((p) => p.store))];
@@ -280,6 +344,6 @@ function report(pages: BigLogRow[], ingest: BigLogIngest[], memory: string[]): v
     });
     out += `| ${page} | ${cells.join(' | ')} |\n`;
   }
-  out += '\nserver resident memory on the big store\n| store | at start | after ingest | after the pages |\n|---|---|---|---|\n' + memory.join('\n') + '\n';
+  out += '\nserver resident memory\n| store | server | at start | after ingest | after the pages |\n|---|---|---|---|---|\n' + memory.join('\n') + '\n';
   process.stdout.write(out);
 }

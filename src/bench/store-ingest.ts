@@ -35,6 +35,15 @@ const STORES = (process.env.BENCH_STORE_STORES ?? 'sqlite,postgres').split(',');
  * ("functions before"), to compare a change of the ingest function.
  */
 const PG_FUNCTIONS_BEFORE = process.env.BENCH_STORE_PG_FUNCTIONS_BEFORE;
+/**
+ * An already seeded schema of the big log's shape with `BENCH_STORE_SIGNALS` signals (the
+ * `--big-log` benchmark's cache, `bench_big_log_<n>_m<migration>`): the PostgreSQL variants are
+ * then an empty store and that one, nothing is seeded, and the schema is kept (the rounds' signals
+ * stay in it, as the big-log benchmark's own ingest rounds' do).
+ */
+const PG_BIG_SCHEMA = process.env.BENCH_STORE_PG_BIG_SCHEMA;
+/** More `-c name=value` start-up options for every PostgreSQL variant's connections (e.g. `-c jit=off`). */
+const PG_OPTIONS = process.env.BENCH_STORE_PG_OPTIONS ?? '';
 
 /** The indexes of the signal log before SQLite's 011 and PostgreSQL's 013 (the same on both). */
 const BEFORE = [
@@ -116,13 +125,16 @@ async function ingestRound(variant: Variant, first: number, count: number): Prom
   return { next: end, cpuUs: (await variant.cpu()) - cpuStart, wallUs: (performance.now() - started) * 1000, latencies };
 }
 
+/** Tells this run's signal ids from an earlier run's in a big schema that is kept (`BENCH_STORE_PG_BIG_SCHEMA`). */
+const RUN = Date.now().toString(36);
+
 /** Request i: accepted but one in twenty rejected, the symbols in turn; ids sort after the seeded log's. */
 function requestFor(i: number, account: number, source: number): IngestRequest {
   const now = new Date();
   const symbol = SYMBOLS[i % SYMBOLS.length]!;
   const rejected = i % 20 === 0;
   return {
-    id: `sig_zz${i.toString(16).padStart(11, '0')}`,
+    id: `sig_zz${RUN}${i.toString(16).padStart(11, '0')}`,
     sourceId: sourceId(account, source),
     sourceRevision: 0,
     accountId: accountId(account),
@@ -212,15 +224,21 @@ async function postgresVariants(): Promise<Variant[] | null> {
   const tag = `${process.pid}_${Date.now().toString(36)}`;
   const variants: Variant[] = [];
   try {
-    const names = PG_FUNCTIONS_BEFORE === undefined ? ['empty', 'empty, before', 'big', 'big, before'] : ['empty', 'empty, functions before', 'big', 'big, functions before'];
+    const names =
+      PG_BIG_SCHEMA !== undefined ? ['empty', 'big']
+      : PG_FUNCTIONS_BEFORE === undefined ? ['empty', 'empty, before', 'big', 'big, before']
+      : ['empty', 'empty, functions before', 'big', 'big, functions before'];
     for (const name of names) {
-      const schema = `bench_store_${name.replaceAll(/[, ]+/g, '_')}_${tag}`;
-      await admin.query(`CREATE SCHEMA ${schema}`);
+      const cached = PG_BIG_SCHEMA !== undefined && name === 'big';
+      const schema = cached ? PG_BIG_SCHEMA : `bench_store_${name.replaceAll(/[, ]+/g, '_')}_${tag}`;
+      if (!cached) await admin.query(`CREATE SCHEMA ${schema}`);
       const url = new URL(BENCH_PG_URL);
-      url.searchParams.set('options', `-c search_path=${schema}`);
+      url.searchParams.set('options', `-c search_path=${schema} ${PG_OPTIONS}`.trim());
       url.searchParams.set('application_name', schema);
       let store = await openStore({ dataDir: '/nonexistent', databaseUrl: url.toString(), schema });
-      if (name.startsWith('big')) {
+      if (cached) {
+        // Seeded already.
+      } else if (name.startsWith('big')) {
         await store.close();
         const started = Date.now();
         await seedPostgres(url.toString(), N, Date.now() - 60_000, (done) => process.stdout.write(`PostgreSQL ${name}: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`));
@@ -234,7 +252,7 @@ async function postgresVariants(): Promise<Variant[] | null> {
         await functions.query(readFileSync(PG_FUNCTIONS_BEFORE!, 'utf8'));
         await functions.end();
       } else if (name.endsWith('before')) for (const sql of BEFORE) await admin.query(sql.replace(/ON signals|INDEX signals_rejected_log/, (m) => (m === 'ON signals' ? `ON ${schema}.signals` : `INDEX ${schema}.signals_rejected_log`)));
-      await admin.query(`ANALYZE ${schema}.signals`);
+      if (!cached) await admin.query(`ANALYZE ${schema}.signals`);
       const opened = store;
       variants.push({
         name,
@@ -242,7 +260,7 @@ async function postgresVariants(): Promise<Variant[] | null> {
         cpu: backendCpuUs(admin, schema),
         dispose: async () => {
           await opened.close();
-          await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+          if (!cached) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
         },
       });
     }

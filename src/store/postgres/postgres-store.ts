@@ -29,6 +29,7 @@ import { PostgresAgents } from './agents.js';
 import { PostgresDashboardSessions } from './dashboard-sessions.js';
 import { agentsWithQueuedDeliveries, PostgresDeliveries } from './deliveries.js';
 import { DeliveryChannel } from './delivery-channel.js';
+import { detachResults } from './detached-results.js';
 import { expireDueDeliveries } from './expire-deliveries.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
@@ -148,6 +149,8 @@ export class PostgresStore implements Store {
     this.answerGuard = new UnansweringServerGuard(this.pool, this.clientConfig);
     this.deliveryAnswerGuard = new UnansweringServerGuard(this.deliveryPool, this.clientConfig);
     for (const pool of [this.pool, this.deliveryPool]) {
+      // Rows are not kept alive by pg after their answer is used (see detached-results.ts).
+      detachResults(pool);
       // An idle connection that dies (server restart) is dropped by the pool; without a
       // listener its error would crash the process.
       pool.on('error', () => undefined);
