@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { BENCH_PG_URL, createPostgresSchema, median, redact } from './bench-server.js';
 import { signalgateTarget, type Target } from './equal-cpu.js';
 import { cpuMillis } from './process-cpu.js';
+import { backendMillis, PostgresBackends } from './postgres-backends.js';
 import { ensureWrk, onPath, runWrk } from './wrk.js';
 
 /**
@@ -12,7 +13,8 @@ import { ensureWrk, onPath, runWrk } from './wrk.js';
  * CPU 1 loads one, then the other, with the `--equal-cpu` mix, the build that goes first
  * alternating by round. Per round: user and system time of the server process from /proc over
  * the requests it answered, and the load average; then each build's median, how many rounds
- * this build was the lower, and the median of the rounds' differences.
+ * this build was the lower, and the median of the rounds' differences. On PostgreSQL, the same
+ * for the database backends serving each server (`PostgresBackends`), where the store's work runs.
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -27,6 +29,8 @@ export async function runCpuAb(): Promise<void> {
   ensureWrk();
   const targets: Target[] = [];
   const cpu = new Map<string, number[]>();
+  const backendCpu = new Map<string, number[]>();
+  const backends = new Map<string, PostgresBackends>();
   try {
     for (const [name, build] of [[`other (${other})`, other], ['this build', undefined]] as const) {
       let env: Record<string, string> = {};
@@ -39,6 +43,8 @@ export async function runCpuAb(): Promise<void> {
       }
       targets.push(await signalgateTarget(name, STORE, env, { cpu: '0' }, drop, build));
       cpu.set(name, []);
+      backendCpu.set(name, []);
+      if (STORE === 'postgres') backends.set(name, new PostgresBackends(targets.at(-1)!.pid));
     }
     // A warm-up as long as a round: a build still compiling its hot path would lose the first round.
     for (const target of targets) await runWrk(target.url, target.requests, CONNECTIONS, Math.max(2, SECONDS), '1');
@@ -46,17 +52,26 @@ export async function runCpuAb(): Promise<void> {
       const order = round % 2 === 1 ? targets : [...targets].reverse();
       const parts: string[] = [];
       for (const target of order) {
+        const database = backends.get(target.name);
+        const databaseBefore = await database?.cpu();
         const before = cpuMillis(target.pid);
         const result = await runWrk(target.url, target.requests, CONNECTIONS, SECONDS, '1');
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors; the run is not valid`);
         const us = ((cpuMillis(target.pid) - before) * 1000) / result.total;
         cpu.get(target.name)!.push(us);
-        parts.push(`${target.name} ${us.toFixed(1)} µs (${result.requestsPerSecond.toFixed(0)} req/s)`);
+        let databasePart = '';
+        if (database !== undefined && databaseBefore !== undefined) {
+          const databaseUs = (backendMillis(databaseBefore, await database.cpu()) * 1000) / result.total;
+          backendCpu.get(target.name)!.push(databaseUs);
+          databasePart = `, backends ${databaseUs.toFixed(1)} µs`;
+        }
+        parts.push(`${target.name} ${us.toFixed(1)} µs${databasePart} (${result.requestsPerSecond.toFixed(0)} req/s)`);
       }
       const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
       process.stdout.write(`cpu-ab round ${round}: ${parts.join(', ')}; load average ${load}\n`);
     }
   } finally {
+    for (const database of backends.values()) await database.close();
     for (const target of targets) await target.stop();
   }
   const [before, after] = targets.map((target) => cpu.get(target.name)!) as [number[], number[]];
@@ -66,5 +81,14 @@ export async function runCpuAb(): Promise<void> {
       `| build | median | lower in | median of the rounds' differences (other − this) |\n|---|---|---|---|\n` +
       `| ${targets[0]!.name} | ${median(before).toFixed(1)} | ${ROUNDS - lower} | |\n` +
       `| ${targets[1]!.name} | ${median(after).toFixed(1)} | ${lower} | ${median(before.map((us, i) => us - after[i]!)).toFixed(1)} |\n`,
+  );
+  if (STORE !== 'postgres') return;
+  const [databaseBefore, databaseAfter] = targets.map((target) => backendCpu.get(target.name)!) as [number[], number[]];
+  const databaseLower = databaseAfter.filter((us, i) => us < databaseBefore[i]!).length;
+  process.stdout.write(
+    `\nPostgreSQL backends' CPU µs per request (the connections of each server, from pg_stat_activity and /proc)\n` +
+      `| build | median | lower in | median of the rounds' differences (other − this) |\n|---|---|---|---|\n` +
+      `| ${targets[0]!.name} | ${median(databaseBefore).toFixed(1)} | ${ROUNDS - databaseLower} | |\n` +
+      `| ${targets[1]!.name} | ${median(databaseAfter).toFixed(1)} | ${databaseLower} | ${median(databaseBefore.map((us, i) => us - databaseAfter[i]!)).toFixed(1)} |\n`,
   );
 }

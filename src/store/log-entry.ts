@@ -7,7 +7,7 @@ import type { DeliveryStatus, Outcome, SignalRecord, SignalStatus, Usage } from 
  * normalized signal and a refusal's problems, are still the text stored. The normalized
  * signal's is `JSON.stringify`'s, written by the ingest alone on either store (the inbound
  * answer and PostgreSQL's symbol column rely on it too), so an answer carries it as it is:
- * parsing it and writing it again was about a tenth of a page's time (docs/performance.md,
+ * parsing it and writing it again was about a tenth of a page's time (docs/performance-findings.md,
  * "The log at 500 per page: where a record's 20 µs went").
  */
 export interface LogEntry {
