@@ -1,6 +1,7 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
-import type { DeliveryStatus, Outcome, SignalRecord, SignalStatus, Usage } from './records.js';
+import type { DeliveryStatus, Outcome, SignalRecord, SignalStatus } from './records.js';
+import { signalStatusOf } from './stored-signal-status.js';
 
 /**
  * A signal log entry as a page of the log reads it: a `SignalRecord` whose JSON columns, the
@@ -10,26 +11,44 @@ import type { DeliveryStatus, Outcome, SignalRecord, SignalStatus, Usage } from 
  * parsing it and writing it again was about a tenth of a page's time (docs/performance-findings.md,
  * "The log at 500 per page: where a record's 20 µs went").
  */
-export interface LogEntry {
-  id: string;
-  sourceId: string;
-  accountId: string;
-  receivedAt: string;
-  status: SignalStatus;
-  httpStatus: number;
-  code: string | null;
-  detail: string | null;
-  param: string | null;
+export type LogEntry = Omit<SignalRecord, 'errors' | 'signal'> & {
   /** The problems' JSON text, as stored (written again for an answer: not every writer of it wrote it compactly). */
   errorsJson: string | null;
-  contentType: string | null;
-  rawBody: string;
   /** The normalized signal's JSON text, as stored. */
   signalJson: string | null;
-  idempotencyKey: string | null;
-  quota: Usage | null;
-  duplicateOf: string | null;
-  outcome: Outcome | null;
+};
+
+/**
+ * The log entry of a row read as an array in the order both stores' `LOG_ENTRY_COLUMNS` give:
+ * id, source, account, received at, status, HTTP status, code, detail, param, errors, content
+ * type, raw body, normalized signal, idempotency key, quota period, used, limit, duplicate of.
+ * The received time and the raw body come as each store gives them, so the store passes them
+ * already as text; its outcome is counted from the deliveries by the reader that has them.
+ */
+export function logEntryOfColumns(row: unknown[], receivedAt: string, rawBody: string): LogEntry {
+  const duplicateOf = row[17] as string | null;
+  const period = row[14] as string | null;
+  const used = row[15] as number | null;
+  const limit = row[16] as number | null;
+  return {
+    id: row[0] as string,
+    sourceId: row[1] as string,
+    accountId: row[2] as string,
+    receivedAt,
+    status: signalStatusOf(row[4] as string, duplicateOf),
+    httpStatus: row[5] as number,
+    code: row[6] as string | null,
+    detail: row[7] as string | null,
+    param: row[8] as string | null,
+    errorsJson: row[9] as string | null,
+    contentType: row[10] as string | null,
+    rawBody,
+    signalJson: row[12] as string | null,
+    idempotencyKey: row[13] as string | null,
+    quota: period === null || used === null || limit === null ? null : { period, used, limit },
+    duplicateOf,
+    outcome: null,
+  };
 }
 
 /** The entry as a record, its JSON columns parsed. */

@@ -1,7 +1,7 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
 import pg from 'pg';
-import type { LogEntry } from '../log-entry.js';
+import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
@@ -184,31 +184,9 @@ export const LOG_ENTRY_COLUMNS = `s.id, s.source_id, s.account_id, s.received_at
   s.detail, s.param, s.errors::text, s.content_type, s.raw_body, s.normalized::text, s.idempotency_key, s.quota_period,
   s.quota_used, s.quota_limit, s.duplicate_of`;
 
-/** A row of `LOG_ENTRY_COLUMNS`; its outcome is counted from the deliveries by the reader that has them. */
+/** A row of `LOG_ENTRY_COLUMNS`. */
 export function logEntryOf(row: unknown[]): LogEntry {
-  const duplicateOf = row[17] as string | null;
-  const period = row[14] as string | null;
-  const used = row[15] as number | null;
-  const limit = row[16] as number | null;
-  return {
-    id: row[0] as string,
-    sourceId: row[1] as string,
-    accountId: row[2] as string,
-    receivedAt: isoOfTimestamptz(row[3] as string),
-    status: signalStatusOf(row[4] as string, duplicateOf),
-    httpStatus: row[5] as number,
-    code: row[6] as string | null,
-    detail: row[7] as string | null,
-    param: row[8] as string | null,
-    errorsJson: row[9] as string | null,
-    contentType: row[10] as string | null,
-    rawBody: (row[11] as Buffer).toString('utf8'),
-    signalJson: row[12] as string | null,
-    idempotencyKey: row[13] as string | null,
-    quota: period === null || used === null || limit === null ? null : { period, used, limit },
-    duplicateOf,
-    outcome: null,
-  };
+  return logEntryOfColumns(row, isoOfTimestamptz(row[3] as string), (row[11] as Buffer).toString('utf8'));
 }
 
 /** A time in UTC to the millisecond as PostgreSQL writes it (DateStyle ISO, TimeZone UTC), e.g. `2026-11-27 18:10:47.72+00`. */
