@@ -9,6 +9,7 @@ import { seedPostgres } from './big-log-seed-postgres.js';
 import { seedSqlite } from './big-log-seed-sqlite.js';
 import { BENCH_PG_URL, createPostgresSchema, median, percentile, redact, startSignalgate, type BenchServer } from './bench-server.js';
 import { runLoad, type LoadResult } from './load.js';
+import { backendMillis, PostgresBackends } from './postgres-backends.js';
 import { cpuMillis } from './process-cpu.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
 
@@ -67,20 +68,14 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
     if (SEED_ONLY) continue;
     const emptySchema = store === 'PostgreSQL' ? await createPostgresSchema() : null;
     const servers: BenchServer[] = [];
+    const backends = new Map<'big' | 'empty', PostgresBackends>();
     try {
-      // On PostgreSQL each server's connections carry a name of their own, so the CPU of the
-      // backends serving each can be read per round beside the server's own.
-      const tag = (name: string) => `bench_big_log_${name}_${process.pid}`;
-      const named = (env: Record<string, string>, name: string) => {
-        if (env.SIGNALGATE_DATABASE_URL === undefined) return env;
-        const url = new URL(env.SIGNALGATE_DATABASE_URL);
-        url.searchParams.set('application_name', tag(name));
-        return { ...env, SIGNALGATE_DATABASE_URL: url.toString() };
-      };
-      const bigServer = await startSignalgate({ ...RETENTION, ...named(big.env, 'big') }, {}, { dataDir: big.dataDir });
+      const bigServer = await startSignalgate({ ...RETENTION, ...big.env }, {}, { dataDir: big.dataDir });
       servers.push(bigServer);
-      const emptyServer = await startSignalgate({ ...RETENTION, ...named(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}, 'empty') }, {});
+      const emptyServer = await startSignalgate({ ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) }, {});
       servers.push(emptyServer);
+      // On PostgreSQL, the backends serving each server, read per round beside the server's own CPU.
+      if (store === 'PostgreSQL') for (const [name, server] of [['big', bigServer], ['empty', emptyServer]] as const) backends.set(name, new PostgresBackends(server.pid));
       // Both servers' memory, so the ingest rounds' load (the same on both) and the store's size
       // (the big one's alone) can be told apart.
       const rssStart = [rss(bigServer.pid), rss(emptyServer.pid)];
@@ -96,20 +91,21 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
         const pair = [['empty', emptyServer, emptyMix], ['big', bigServer, bigMix]] as const;
         for (const [name, server, mix] of round % 2 === 1 ? pair : [...pair].reverse()) {
           const serverBefore = cpuMillis(server.pid);
-          const backendsBefore = store === 'PostgreSQL' ? await backendsCpuMillis(tag(name)) : null;
+          const database = backends.get(name);
+          const backendsBefore = await database?.cpu();
           const result = await runLoad(server.url, mix, CONNECTIONS, SECONDS);
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${store} ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
           runs[name].push(result);
           const serverUs = ((cpuMillis(server.pid) - serverBefore) * 1000) / result.total;
           cpu[name].push(serverUs);
-          let backends = '';
-          if (backendsBefore !== null) {
-            const backendsUs = (((await backendsCpuMillis(tag(name))) - backendsBefore) * 1000) / result.total;
+          let backendsPart = '';
+          if (database !== undefined && backendsBefore !== undefined) {
+            const backendsUs = (backendMillis(backendsBefore, await database.cpu()) * 1000) / result.total;
             cpu[`${name}Backends`].push(backendsUs);
-            backends = `, backends ${backendsUs.toFixed(0)} µs`;
+            backendsPart = `, backends ${backendsUs.toFixed(0)} µs`;
           }
           process.stdout.write(
-            `round ${round} ${store} ${name} store: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99} ms; CPU per request: server ${serverUs.toFixed(0)} µs${backends} (load ${loadAverage()})\n`,
+            `round ${round} ${store} ${name} store: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99} ms; CPU per request: server ${serverUs.toFixed(0)} µs${backendsPart} (load ${loadAverage()})\n`,
           );
         }
       }
@@ -137,6 +133,7 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
         memory.push(`| ${store} | ${name} | ${mb(rssStart[k]!)} | ${mb(rssIngest[k]!)} | ${mb(rssPages[k]!)} |`);
       }
     } finally {
+      for (const database of backends.values()) await database.close();
       for (const server of servers) await server.stop();
       await emptySchema?.drop(); // also when a server failed to start
     }
@@ -287,29 +284,6 @@ async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, 
 
 function progress(store: string, done: number, started: number): void {
   process.stdout.write(`${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-}
-
-/**
- * CPU of the PostgreSQL backends whose connections carry `applicationName` (read from /proc:
- * the benchmark's database is on this machine), ms; 0 where it is not.
- */
-async function backendsCpuMillis(applicationName: string): Promise<number> {
-  const client = new pg.Client({ connectionString: BENCH_PG_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
-    let total = 0;
-    for (const { pid } of rows) {
-      try {
-        total += cpuMillis(pid);
-      } catch {
-        // Ended meanwhile, or not on this machine.
-      }
-    }
-    return total;
-  } finally {
-    await client.end();
-  }
 }
 
 function loadAverage(): string {
