@@ -65,6 +65,7 @@ const STORES = (process.env.BENCH_BURST_STORES ?? 'sqlite,postgres,postgres-2').
 const TRANSPORTS = (process.env.BENCH_BURST_TRANSPORTS ?? 'websocket,long-poll').split(',') as BenchTransport[];
 
 export async function runBurst(): Promise<BurstRow[]> {
+  if (!Number.isInteger(WARMUPS) || WARMUPS < 0) throw new Error(`BENCH_BURST_WARMUP must be a whole number of warm-up bursts, 0 or more, got '${process.env.BENCH_BURST_WARMUP}'`);
   const rows: BurstRow[] = [];
   for (const store of STORES) {
     for (const transport of TRANSPORTS) {
