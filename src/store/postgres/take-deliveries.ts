@@ -23,6 +23,11 @@ export function sessionLockKeySql(agentIdParam: string, scopeParam: string): str
  * deliveries (`picked`), only those after its `after` are handed out: a push session passes the
  * last seq it handed out, so what it holds is not rewritten. Agents are locked in the order
  * given, which callers keep sorted, so two such statements do not deadlock on each other.
+ *
+ * Neither step may cost more as an agent's queue grows: `expired` reads through
+ * `deliveries_agent_due` (only what is due), and `handed` finds its rows by key, told so by the
+ * redundant `signal_id = ANY (...)`. Without it the planner, which guesses that `LIMIT req.lim`
+ * keeps a tenth of the agent's queue, joined a long queue by reading the whole table.
  */
 function handOutSql(gate: string): string {
   return `WITH req AS MATERIALIZED (
@@ -47,6 +52,7 @@ function handOutSql(gate: string): string {
           SET status = 'delivered', delivered_at = COALESCE(d.delivered_at, $4), attempts = d.attempts + 1
          FROM picked JOIN signals s ON s.id = picked.signal_id
         WHERE d.agent_id = picked.agent_id AND d.signal_id = picked.signal_id AND picked.seq > picked.after
+          AND d.signal_id = ANY (ARRAY(SELECT signal_id FROM picked WHERE seq > after))
        RETURNING d.agent_id, d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
      ), counts AS (
        SELECT agent_id, count(*)::int AS picked FROM picked GROUP BY agent_id
@@ -66,9 +72,9 @@ function handOutSql(gate: string): string {
 const POLL_SQL = handOutSql(`pg_try_advisory_xact_lock_shared(${sessionLockKeySql('r.agent_id', '$3')})`);
 /**
  * Sessions' hand-outs, on the connection that holds the sessions' locks: the gate is always
- * open (the schema, `$3`, is bound for both statements and never null).
+ * open (the schema, `$3`, is bound for both statements and never null). Exported for the plan test.
  */
-const SESSION_SQL = handOutSql('$3::text IS NOT NULL');
+export const SESSION_SQL = handOutSql('$3::text IS NOT NULL');
 
 type ExpiredJson = { signal_id: string; received_at: string | null; expires_at: string };
 type HandOutRow = { for_agent: string; open: boolean; picked: number; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);

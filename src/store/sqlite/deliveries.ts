@@ -6,6 +6,15 @@ import type { SqliteConnection } from './connection.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
 import type { SqliteWriteGroup } from './write-group.js';
 
+/**
+ * A hand-out's first step: the agent's unacknowledged deliveries past their deadline become
+ * `expired`. It reads them through `deliveries_agent_due`, so only what is due, however long the
+ * agent's queue (through its queue's index it read the whole queue at every hand-out).
+ */
+export const EXPIRE_AGENT_DUE_SQL = `UPDATE deliveries SET status = 'expired'
+  WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
+  RETURNING signal_id, received_at, expires_at`;
+
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
 export class SqliteDeliveries {
   constructor(
@@ -60,11 +69,7 @@ export class SqliteDeliveries {
     const handOut = await this.writes.run((): SessionHandOut => {
       expired = (
         this.connection
-          .stmt(
-            `UPDATE deliveries SET status = 'expired'
-              WHERE agent_id = ? AND status IN ('queued', 'delivered') AND expires_at <= ?
-             RETURNING signal_id, received_at, expires_at`,
-          )
+          .stmt(EXPIRE_AGENT_DUE_SQL)
           .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
       ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
       // What the session already holds is only counted (from the index), not read again with its

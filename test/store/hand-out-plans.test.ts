@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
+import { SESSION_SQL } from '../../src/store/postgres/take-deliveries.js';
+import { EXPIRE_AGENT_DUE_SQL } from '../../src/store/sqlite/deliveries.js';
+import { SQLITE_FILE_NAME } from '../../src/store/sqlite/sqlite-store.js';
+import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
+import { at, request, seed } from './store-harness.js';
+
+/**
+ * A hand-out reads only what is due and the agent's window, however long the agent's queue: an
+ * agent that fell behind otherwise made every hand-out slower and fell further behind (read from
+ * the plans; docs/performance-findings.md, "The hand-out and the agent's backlog").
+ */
+describe('the hand-out on SQLite', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'signalgate-hand-out-plans-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('expires the agent’s due deliveries through their deadline index, not its whole queue', async () => {
+    const store = await openStore({ dataDir });
+    await store.close();
+    const db = new Database(join(dataDir, SQLITE_FILE_NAME), { readonly: true });
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${EXPIRE_AGENT_DUE_SQL}`).all('agt-1', at(0)) as { detail: string }[]).map((r) => r.detail);
+      expect(plan).toEqual(['SEARCH deliveries USING INDEX deliveries_agent_due (agent_id=? AND expires_at<?)']);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('the hand-out on PostgreSQL', () => {
+  let schema: TestSchema;
+  afterAll(() => schema?.drop());
+
+  it('reads neither the agent’s whole queue nor the whole table when one agent holds 20,000 queued deliveries', async () => {
+    schema = await freshPostgresSchema('hand_out_plans');
+    const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+    const seeded = await seed(store, { route: [0] });
+    // One signal ingested as any other, copied 20,000 times below; its own delivery acknowledged.
+    const template = await store.ingest(request(seeded));
+    await store.close();
+    const agentId = seeded.agents[0]!.id;
+    const client = new pg.Client({ connectionString: schema.urlWithSchema });
+    await client.connect();
+    try {
+      const templateId = template.kind === 'recorded' ? template.record.id : '';
+      await client.query("UPDATE deliveries SET status = 'executed' WHERE signal_id = $1", [templateId]);
+      const { rows: columns } = await client.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
+        [schema.schema],
+      );
+      const names = columns.map((c) => c.column_name);
+      await client.query(
+        `INSERT INTO signals (${names.join(', ')})
+         SELECT ${names.map((c) => (c === 'id' ? "'sig-' || n" : c)).join(', ')} FROM signals, generate_series(1, 20000) n WHERE signals.id = $1`,
+        [templateId],
+      );
+      // Seqs 2-100 held by the session, the rest queued; deadlines not in queue order.
+      await client.query(
+        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+         SELECT 'sig-' || n, $1, n + 1, CASE WHEN n < 100 THEN 'delivered' ELSE 'queued' END,
+                CASE n % 2 WHEN 0 THEN $2::timestamptz ELSE $3::timestamptz END, 1, $4 FROM generate_series(1, 20000) n`,
+        [agentId, at(3_600_000), at(7_200_000), at(1000)],
+      );
+      await client.query('ANALYZE deliveries');
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${SESSION_SQL}`, [
+        [agentId],
+        [100],
+        schema.schema,
+        at(5000),
+        [100],
+      ]);
+      await client.query('ROLLBACK');
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      // It handed out the one after the 99 held.
+      expect(plan).toMatch(/CTE Scan on handed \(actual time=[\d.]+ rows=1 loops=1\)/);
+      expect(plan).toContain('Index Scan using deliveries_agent_due on deliveries');
+      expect(plan).not.toMatch(/Seq Scan on deliveries/);
+    } finally {
+      await client.end();
+    }
+  });
+});
