@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type LogEntry, OutcomeCounts, signalRecordOf } from '../log-entry.js';
-import type { Outcome, SignalWithDeliveries } from '../records.js';
+import type { SignalWithDeliveries } from '../records.js';
 import type { DayCount, LogEntryPage, SignalFilter, SignalPage } from '../store.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
@@ -59,9 +59,10 @@ export class PostgresSignals {
     const signal = signalRecordOf(logEntryOf(signals[0]));
     const deliveries = rows.map(deliveryOf);
     if (signal.status === 'accepted') {
-      const outcome: Outcome = {};
-      for (const delivery of deliveries) outcome[delivery.status] = (outcome[delivery.status] ?? 0) + 1;
-      signal.outcome = outcome;
+      // Counted as the pages count them, so one signal's outcome lists its statuses in the same order.
+      const counts = new OutcomeCounts();
+      for (const delivery of deliveries) counts.add(id, delivery.status);
+      signal.outcome = counts.outcome(id);
     }
     return { ...signal, deliveries };
   }
