@@ -12,7 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import process from 'node:process';
+import { URL, pathToFileURL } from 'node:url';
 import pg from 'pg';
 
 const dist = path.resolve(process.argv[2] ?? 'dist');
@@ -20,6 +21,7 @@ const backlogs = (process.argv[3] ?? '0,1000,10000,100000').split(',').map(Numbe
 const REPS = Number(process.env.HANDOUT_REPS ?? 200);
 const WINDOW = 100;
 const DATABASE_URL = process.env.SIGNALGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const print = (text) => process.stdout.write(`${text}\n`);
 const load = (file) => import(pathToFileURL(path.join(dist, file)).href);
 const { openStore } = await load('store/open-store.js');
 
@@ -135,7 +137,7 @@ async function sqliteRun() {
     if (backlog === backlogs[backlogs.length - 1]) {
       for (const sql of times.keys()) {
         const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...placeholders(sql, agentId)).map((r) => r.detail);
-        console.log(`sqlite plan: ${sql.replace(/\s+/g, ' ').slice(0, 70)}...\n    ${plan.join('\n    ')}`);
+        print(`sqlite plan: ${sql.replace(/\s+/g, ' ').slice(0, 70)}...\n    ${plan.join('\n    ')}`);
       }
     }
   }
@@ -204,7 +206,7 @@ async function postgresRun() {
       await client.query('ROLLBACK');
       const lines = plan.map((r) => r['QUERY PLAN']);
       rows.push({ store: 'postgres', backlog, handOut: median(totals), statements: [] });
-      console.log(`postgres plan at backlog ${backlog}:\n    ${lines.filter((l) => process.env.HANDOUT_FULL_PLAN || /Scan|CTE|Execution/.test(l)).join('\n    ')}`);
+      print(`postgres plan at backlog ${backlog}:\n    ${lines.filter((l) => process.env.HANDOUT_FULL_PLAN || /Scan|CTE|Execution/.test(l)).join('\n    ')}`);
     }
     await client.end();
   } finally {
@@ -216,5 +218,5 @@ async function postgresRun() {
 
 const results = [...(await sqliteRun()), ...(await postgresRun())];
 for (const row of results) {
-  console.log(`${row.store} backlog ${row.backlog}: hand-out median ${row.handOut.toFixed(0)} µs` + row.statements.map((s) => `\n    ${s.us.toFixed(1)} µs  ${s.sql}`).join(''));
+  print(`${row.store} backlog ${row.backlog}: hand-out median ${row.handOut.toFixed(0)} µs` + row.statements.map((s) => `\n    ${s.us.toFixed(1)} µs  ${s.sql}`).join(''));
 }
