@@ -16,16 +16,13 @@ describe('a close filled in part while the agent was killed (cTrader-style FIX 4
   let agent: AgentProcess;
 
   const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
-  const ready = (a: AgentProcess) => a.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
 
   beforeAll(async () => {
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
   }, 60_000);
 
   beforeEach(() => {
     bed.broker.partialClose = null;
-    bed.broker.options.onMessage = undefined;
     bed.broker.setPrice(EURUSD, 1.105, 1.1052);
   });
 
@@ -36,25 +33,16 @@ describe('a close filled in part while the agent was killed (cTrader-style FIX 4
     const positionId = [...bed.broker.positions.keys()].find((id) => !before.has(id))!;
     await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { position: number }) => p.position === ticket), 'the position in the published state');
 
-    const killed = agent;
     bed.broker.partialClose = { units: 3000 };
-    let close = '';
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'D' && m.PosMaintRptID === positionId && m.OrdType === '1') {
-        close = String(m.ClOrdID);
-        killed.child.kill('SIGKILL');
-      }
-    };
+    const closing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.PosMaintRptID === positionId && m.OrdType === '1');
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy,comment=kept');
-    await killed.exited;
-    bed.broker.options.onMessage = undefined;
+    const close = String((await closing).ClOrdID);
     bed.broker.partialClose = null;
     expect(close).toBe(clientOrderId(signal, 'c1'));
     // The broker filled 0.03 and cancelled the rest; its stop and target still cover 0.1.
     expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 7000 });
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     const delivery = await bed.settled(signal);
     expect(bed.sent('D').filter((m) => m.ClOrdID === close)).toHaveLength(1);
     expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 7000 });
@@ -74,21 +62,12 @@ describe('a close filled in part while the agent was killed (cTrader-style FIX 4
     const ticket = (await bed.settled(opening)).result.events[0].position as number;
     const positionId = [...bed.broker.positions.keys()].find((id) => !before.has(id))!;
     await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { position: number }) => p.position === ticket), 'the position in the published state');
-    const killed = agent;
-    let close = '';
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'D' && m.PosMaintRptID === positionId && m.OrdType === '1') {
-        close = String(m.ClOrdID);
-        killed.child.kill('SIGKILL');
-      }
-    };
+    const closing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.PosMaintRptID === positionId && m.OrdType === '1');
     const signal = await postSignal(bed.server.url, bed.authKey, `EURUSD,closebuy,comment=${comment}`);
-    await killed.exited;
-    bed.broker.options.onMessage = undefined;
+    const close = String((await closing).ClOrdID);
     expect(close).toBe(clientOrderId(signal, 'c1'));
     expect(bed.broker.positions.has(positionId)).toBe(false);
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     return { ticket, positionId, signal, close };
   };
 

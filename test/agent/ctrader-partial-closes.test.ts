@@ -1,7 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import type { AgentProcess } from './support/agent-process.js';
 import { EURUSD, useCTraderBed } from './support/ctrader-bed.js';
 
 /**
@@ -12,7 +11,6 @@ import { EURUSD, useCTraderBed } from './support/ctrader-bed.js';
  */
 describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
   const bed = useCTraderBed();
-  let agent: AgentProcess;
 
   /** The broker's orders tied to a position: kind, price, units. */
   const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
@@ -34,8 +32,7 @@ describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
   };
 
   beforeAll(async () => {
-    agent = bed.start();
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    await bed.startReady();
   });
 
   beforeEach(() => {

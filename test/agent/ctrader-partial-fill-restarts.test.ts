@@ -21,7 +21,6 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
   const restWorking = (entryId: string) => [...bed.broker.resting.values()].some((o) => o.clOrdId === entryId);
   const placed = (clOrdId: string) => bed.sent('D').filter((m) => m.ClOrdID === clOrdId).length;
-  const ready = (a: AgentProcess) => a.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
 
   /** Posts a buy limit of 0.05 at 1.104 (stop 30 pips, target 50) and waits until it rests at the broker and in the published state. */
   const pendingEntry = async () => {
@@ -65,14 +64,12 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   };
 
   beforeAll(async () => {
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
   }, 60_000);
 
   beforeEach(() => {
     bed.broker.partialFill = null;
     bed.broker.holdCancels = false;
-    bed.broker.options.onMessage = undefined;
     bed.broker.setPrice(EURUSD, 1.105, 1.1052);
   });
 
@@ -82,8 +79,7 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     const positionId = fillPart();
     expect(restWorking(entryId)).toBe(true);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     await reconciled(agent, entryId, positionId);
     const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened', 'the opening in the log');
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039, sl: 1.101, tp: 1.109 });
@@ -96,18 +92,14 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     const { entryId } = await pendingEntry();
     // The broker takes the cancel and stalls; the agent dies the moment the cancel reaches it.
     bed.broker.holdCancels = true;
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'F' && m.OrigClOrdID === entryId) killed.child.kill('SIGKILL');
-    };
+    const cancelling = bed.killAgentWhenBrokerReceives(killed, (type, m) => type === 'F' && m.OrigClOrdID === entryId);
     const positionId = fillPart();
-    await killed.exited;
+    await cancelling;
     bed.broker.holdCancels = false;
-    bed.broker.options.onMessage = undefined;
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(1);
     expect(restWorking(entryId)).toBe(true);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(2);
     await reconciled(agent, entryId, positionId);
     // Whichever run put the fill in the book, the log says once what it opened.
@@ -131,8 +123,7 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     bed.broker.holdCancels = false;
     expect(restWorking(entryId)).toBe(true);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     await reconciled(agent, entryId, positionId);
     expect(bed.sent('D').filter((m) => m.PosMaintRptID === positionId)).toHaveLength(protections);
     // The book had the fill: the restarted agent does not open it again. (The killed agent's own
@@ -141,20 +132,15 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   }, 120_000);
 
   it('killed the moment the broker receives the target, before its answer: the restart finds the target standing and places it not again', async () => {
-    const killed = agent;
     const { entryId } = await pendingEntry();
     const before = new Set(bed.broker.positions.keys());
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'D' && m.PosMaintRptID !== undefined && !before.has(String(m.PosMaintRptID)) && /t1$/.test(String(m.ClOrdID))) killed.child.kill('SIGKILL');
-    };
+    const targeting = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.PosMaintRptID !== undefined && !before.has(String(m.PosMaintRptID)) && /t1$/.test(String(m.ClOrdID)));
     const positionId = fillPart();
-    await killed.exited;
-    bed.broker.options.onMessage = undefined;
+    await targeting;
     const targets = () => bed.sent('D').filter((m) => m.PosMaintRptID === positionId && /t1$/.test(String(m.ClOrdID)));
     expect(targets()).toHaveLength(1);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     await reconciled(agent, entryId, positionId);
     expect(targets()).toHaveLength(1);
   }, 120_000);

@@ -19,8 +19,7 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
   const ours = async (volume: number) => ((await bed.state())?.positions ?? []).find((p: { volume: number }) => p.volume === volume);
 
   beforeAll(async () => {
-    agent = bed.start();
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    agent = await bed.startReady();
   });
 
   // Each test on its own: the broker fills whole at the bed's quote until a test says otherwise.

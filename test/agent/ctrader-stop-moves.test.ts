@@ -20,8 +20,7 @@ describe('stop moves at a cTrader-style FIX 4.4 broker that does not go along', 
   const ours = async (volume: number) => ((await bed.state())?.positions ?? []).find((p: { volume: number }) => p.volume === volume);
 
   it('a moved stop the broker rejects leaves the old stop (and target) in place, says so in the log and state, and goes through once the broker takes it', async () => {
-    agent = bed.start();
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+    agent = await bed.startReady();
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.04,sl_pips=20,tp_pips=60,be_trigger=10');
     const delivery = await bed.settled(signal);
     const position = brokerPosition(4000);

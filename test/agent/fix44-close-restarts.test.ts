@@ -15,7 +15,6 @@ describe('a close across a restart at a plain FIX 4.4 broker', () => {
   const bed = useFix44Bed();
   let agent: AgentProcess;
 
-  const ready = (a: AgentProcess) => a.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
   /** The orders working at the broker protecting the position the signal opened: side, type, price, units. */
   const protection = (opening: string) =>
     bed.broker
@@ -25,13 +24,11 @@ describe('a close across a restart at a plain FIX 4.4 broker', () => {
       .sort();
 
   beforeAll(async () => {
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
   }, 60_000);
 
   beforeEach(() => {
     bed.broker.partialMarket = null;
-    bed.broker.options.onMessage = undefined;
   });
 
   /** Opens buy 0.1 (stop 20 pips, target 40), then posts `close` with the agent killed the moment the broker receives it. */
@@ -40,22 +37,13 @@ describe('a close across a restart at a plain FIX 4.4 broker', () => {
     const ticket = (await bed.settled(opening)).result.events[0].position as number;
     await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { position: number }) => p.position === ticket), 'the position in the published state');
     expect(protection(opening)).toHaveLength(2);
-    const killed = agent;
-    let sent = '';
     bed.broker.partialMarket = partialMarket;
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'D' && m.OrdType === '1' && m.Side === '2') {
-        sent = String(m.ClOrdID);
-        killed.child.kill('SIGKILL');
-      }
-    };
+    const closing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.OrdType === '1' && m.Side === '2');
     const signal = await postSignal(bed.server.url, bed.authKey, close);
-    await killed.exited;
-    bed.broker.options.onMessage = undefined;
+    const sent = String((await closing).ClOrdID);
     bed.broker.partialMarket = null;
     expect(sent).toBe(clientOrderId(signal, 'c1'));
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     return { opening, ticket, signal, closeId: sent, delivery: await bed.settled(signal) };
   };
 

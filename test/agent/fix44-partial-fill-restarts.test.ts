@@ -16,7 +16,6 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
   const bed = useFix44Bed();
   let agent: AgentProcess;
 
-  const ready = (a: AgentProcess) => a.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
   const placed = (clOrdId: string) => bed.sent('D').filter((m) => m.ClOrdID === clOrdId).length;
   /** The orders working at the broker that protect the signal's position (ClOrdIDs share the signal's prefix): side, type, price, units. */
   const protection = (entryId: string) =>
@@ -55,14 +54,12 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
   };
 
   beforeAll(async () => {
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
   }, 60_000);
 
   beforeEach(async () => {
     bed.broker.holdCancels = false;
     bed.broker.gapFillOnly = false;
-    bed.broker.options.onMessage = undefined;
   });
 
   /** Closes what the previous case left (each case starts flat, so the published state is this case's alone). */
@@ -79,8 +76,7 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     // The broker fills 0.02 of the 0.05 while nobody is logged on: its report waits for the resend.
     bed.broker.fill(entryId, 2000, 1.1039);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     // The start asked the broker for the entry's status.
     expect(bed.sent('H').map((m) => m.ClOrdID)).toContain(entryId);
     await reconciled(entryId);
@@ -98,8 +94,7 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     bed.broker.gapFillOnly = true;
     bed.broker.fill(entryId, 2000, 1.1039);
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     await reconciled(entryId);
     const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened', 'the opening in the log');
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039 });
@@ -108,23 +103,14 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
 
   it('killed the moment the broker receives a NewOrderSingle, its answer never replayed (the resend gap-fills): the restart finds the order by status and sends it not again', async () => {
     await flatten();
-    const killed = agent;
     bed.broker.gapFillOnly = true;
-    let entryId = '';
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'D' && m.OrdType === '2') {
-        entryId = String(m.ClOrdID);
-        killed.child.kill('SIGKILL');
-      }
-    };
+    const placing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.OrdType === '2');
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
-    await killed.exited;
-    bed.broker.options.onMessage = undefined;
+    const entryId = String((await placing).ClOrdID);
     expect(entryId).toBe(clientOrderId(signal, 'o'));
     expect(bed.broker.order(entryId)).toMatchObject({ status: '0', units: 5000 });
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     expect(bed.sent('H').filter((m) => m.ClOrdID === entryId).length).toBeGreaterThan(0);
     // The signal, never acknowledged, is executed by the restarted agent: with the order the broker holds.
     const delivery = await bed.settled(signal);
@@ -145,18 +131,14 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     const from = killed.lines().length;
     const { entryId } = await pendingEntry();
     bed.broker.holdCancels = true;
-    bed.broker.options.onMessage = (type, m) => {
-      if (type === 'F' && m.OrigClOrdID === entryId) killed.child.kill('SIGKILL');
-    };
+    const cancelling = bed.killAgentWhenBrokerReceives(killed, (type, m) => type === 'F' && m.OrigClOrdID === entryId);
     bed.broker.fill(entryId, 2000, 1.1039);
-    await killed.exited;
+    await cancelling;
     bed.broker.holdCancels = false;
-    bed.broker.options.onMessage = undefined;
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(1);
     expect(bed.broker.order(entryId)).toMatchObject({ status: '1', cumUnits: 2000 });
 
-    agent = bed.start();
-    await ready(agent);
+    agent = await bed.startReady();
     // The rest is cancelled before the agent says it is ready.
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(2);
     expect(bed.broker.order(entryId)?.status).toBe('4');

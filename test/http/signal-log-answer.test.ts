@@ -93,4 +93,24 @@ describe('a page of the signal log', () => {
     expect(log[2].errors.map((e: { code: string }) => e.code)).toEqual(['UNKNOWN_PARAMETER', 'INVALID_VOLUME']);
     expect(log[2].rawBody).toBe('EURUSD,buy,sl="q\\é\u0001",vol=0,comment=😀\t\n');
   });
+
+  it("one signal's outcome lists its statuses alphabetically, as its page does, whatever order its agents sort in", async () => {
+    // Each agent executes one signal the other two leave delivered: whichever agent's id sorts
+    // first, one of the three outcomes would list executed first if counted in agent order.
+    const { accountId, agents } = await accountWithAgents(server, ['a', 'b', 'c']);
+    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Three agents' });
+    expect(made.status).toBe(201);
+    const ids: string[] = [];
+    for (const symbol of ['EURUSD', 'GBPUSD', 'USDJPY']) ids.push(await postSignal(server.url, made.body.authKey as string, `${symbol},buy,vol=0.1`));
+    for (const agent of agents) expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
+    for (const [i, id] of ids.entries()) {
+      expect((await agentRequest(server.url, agents[i]!.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
+    }
+    for (const id of ids) {
+      const res = await fetch(`${server.url}/api/admin/signals/${id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text.slice(text.indexOf('"outcome":')), id).toMatch(/^"outcome":\{"delivered":2,"executed":1\}/);
+    }
+  });
 });

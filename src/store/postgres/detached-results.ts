@@ -11,6 +11,13 @@ import type pg from 'pg';
  * full collection every 15–20 of them, against about 45 KB per scavenge once `pg`'s result no
  * longer holds the rows (docs/performance-findings.md, "pg's query timeout kept every result alive").
  * The caller gets the same row objects; only `pg`'s reference to them is dropped.
+ *
+ * Statements on a checked-out pool client (`inTransaction`, the ingest call) still go through
+ * `pg`'s wrapper undetached, on purpose: none answers many rows. The transactions answer a row or
+ * an account's sources; the ingest call one row of at most 50 short answers (a replay's carries
+ * its signal). What answers many rows runs elsewhere: the log's pages, poll hand-outs and expiry
+ * on the pool (detached here), session hand-outs on `SessionLocks`' own connection, which has no
+ * `query_timeout` and so no wrapper.
  */
 export function detachResults(pool: pg.Pool): void {
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;

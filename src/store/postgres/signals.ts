@@ -1,11 +1,11 @@
 import type pg from 'pg';
 import { type LogEntry, OutcomeCounts, signalRecordOf } from '../log-entry.js';
-import type { Outcome, SignalWithDeliveries } from '../records.js';
+import type { SignalWithDeliveries } from '../records.js';
 import type { DayCount, LogEntryPage, SignalFilter, SignalPage } from '../store.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
-import { deliveryOf, LOG_ENTRY_COLUMNS, logEntryOf, signalOf, type DeliveryRow, type SignalRow } from './postgres-rows.js';
+import { deliveryOf, LOG_ENTRY_COLUMNS, logEntryOf, type DeliveryRow } from './postgres-rows.js';
 
 /**
  * Signals per day of an account (the dashboard's chart), exported for the test that reads its
@@ -49,18 +49,20 @@ export class PostgresSignals {
   }
 
   async getSignal(id: string): Promise<SignalWithDeliveries | null> {
-    const { rows: signals } = await this.pool.query<SignalRow>('SELECT * FROM signals WHERE id = $1', [id]);
+    // The columns and reader of the log's pages: one reading of a stored signal for both.
+    const { rows: signals } = await this.pool.query<unknown[]>({ text: `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = $1`, values: [id], rowMode: 'array' });
     if (!signals[0]) return null;
     const { rows } = await this.pool.query<DeliveryRow>(
       'SELECT * FROM deliveries WHERE signal_id = $1 ORDER BY agent_id',
       [id],
     );
-    const signal = signalOf(signals[0]);
+    const signal = signalRecordOf(logEntryOf(signals[0]));
     const deliveries = rows.map(deliveryOf);
     if (signal.status === 'accepted') {
-      const outcome: Outcome = {};
-      for (const delivery of deliveries) outcome[delivery.status] = (outcome[delivery.status] ?? 0) + 1;
-      signal.outcome = outcome;
+      // Counted as the pages count them, so one signal's outcome lists its statuses in the same order.
+      const counts = new OutcomeCounts();
+      for (const delivery of deliveries) counts.add(id, delivery.status);
+      signal.outcome = counts.outcome(id);
     }
     return { ...signal, deliveries };
   }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startTestServer, type TestServer } from '../../support/start-test-server.js';
 import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../../delivery/support/delivery-setup.js';
 import { AgentProcess } from './agent-process.js';
@@ -9,6 +9,8 @@ import { AgentProcess } from './agent-process.js';
 /** What a bed needs of a FIX counterparty on jspurefix's acceptor side. */
 export interface FixCounterparty {
   readonly received: { type: string; message: object }[];
+  /** `onMessage` is called with every application message it receives, as it arrives. */
+  readonly options: { onMessage?: (type: string, message: Record<string, unknown>) => void };
   start(): void;
   stop(): void;
   agentConfig(balance: number): object;
@@ -21,6 +23,16 @@ export interface FixBed<B extends FixCounterparty> {
   readonly authKey: string;
   /** `signalgate agent --venue fix` on the broker's session file, always on the same data directory; killed after the block. */
   start(): AgentProcess;
+  /** `start`, resolved once the agent says its venue is ready. */
+  startReady(): Promise<AgentProcess>;
+  /**
+   * Kills `agent` with SIGKILL the moment the broker receives an application message `match`
+   * takes (whatever the test does next sets it off), and resolves with that message once the
+   * agent has exited: the agent dies with the message sent and its answer unread. Rejects if the
+   * agent exits before such a message. The broker's hook is put back once the agent has exited,
+   * or after the test, whichever comes first.
+   */
+  killAgentWhenBrokerReceives(agent: AgentProcess, match: (type: string, message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** The agent's published state. */
   state(): Promise<any>;
   /** The signal's delivery once acknowledged with `status`. */
@@ -47,6 +59,8 @@ export function useFixBed<B extends FixCounterparty>(options: {
   let agentId = '';
   let authKey = '';
   const agents: AgentProcess[] = [];
+  /** Puts back the broker's message hook as it was before killAgentWhenBrokerReceives. */
+  let disarm: (() => void) | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), `signalgate-${options.name}-`));
@@ -60,6 +74,9 @@ export function useFixBed<B extends FixCounterparty>(options: {
     agentId = made.agents[0]!.id;
     authKey = (await sourceFor(server, made.accountId)).authKey;
   });
+
+  // A test that failed before its agent died must not leave a hook to kill the next test's agent.
+  afterEach(() => disarm?.());
 
   afterAll(async () => {
     for (const agent of agents) await agent.kill();
@@ -87,6 +104,30 @@ export function useFixBed<B extends FixCounterparty>(options: {
       });
       agents.push(agent);
       return agent;
+    },
+    async startReady() {
+      const agent = bed.start();
+      await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
+      return agent;
+    },
+    async killAgentWhenBrokerReceives(agent, match) {
+      const hooks = bed.broker.options;
+      const before = hooks.onMessage;
+      let received: Record<string, unknown> | undefined;
+      hooks.onMessage = (type, message) => {
+        before?.(type, message);
+        if (received !== undefined || !match(type, message)) return;
+        received = message;
+        agent.child.kill('SIGKILL');
+      };
+      disarm = () => {
+        hooks.onMessage = before;
+        disarm = undefined;
+      };
+      await agent.exited;
+      disarm?.();
+      if (received === undefined) throw new Error(`the agent exited before the broker received the message awaited:\n${agent.stdout.slice(-5000)}\n${agent.stderr}`);
+      return received;
     },
     async state() {
       return (await bed.server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
