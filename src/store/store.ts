@@ -168,7 +168,7 @@ export interface Store {
   watchDeliveries(listener: (agentIds: string[]) => void): () => void;
   /**
    * Tells this store's watchers of deliveries another connection of the same process committed
-   * and made durable (the embedded store's inbound thread).
+   * (the embedded store's inbound thread), maybe before their sync: a hand-out syncs for itself.
    */
   announceDeliveries(agentIds: string[]): void;
 

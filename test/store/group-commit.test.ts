@@ -245,4 +245,40 @@ describe('group commit', () => {
     const after = await group.submit(3).catch((error: unknown) => error);
     expect(isStoreUnavailable(after)).toBe(true);
   });
+
+  it('commits writes submitted soon once the promise jobs of their callback have run, together, before the turn ends', async () => {
+    const disk = controlledDisk();
+    const batches: number[][] = [];
+    const group = new GroupCommit<number, number>(
+      (items) => {
+        batches.push(items);
+        return committedAsSent(items);
+      },
+      disk.sync,
+      { overlapSyncs: true },
+    );
+    let turnEnded = false;
+    setImmediate(() => (turnEnded = true));
+    // A write of the turn, then three woken by one event, each a few promise jobs deep.
+    void group.submit(1);
+    const woken = [2, 3, 4].map(async (n) => {
+      await Promise.resolve();
+      await Promise.resolve();
+      return group.submit(n, true);
+    });
+    await Promise.resolve();
+    await new Promise((resolve) => queueMicrotask(() => resolve(undefined)));
+    await new Promise((resolve) => queueMicrotask(() => resolve(undefined)));
+    await new Promise((resolve) => queueMicrotask(() => resolve(undefined)));
+    expect(turnEnded).toBe(false);
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+    // What comes later in the turn waits for its end, as before.
+    void group.submit(5);
+    await turn();
+    expect(batches).toEqual([[1, 2, 3, 4], [5]]);
+    disk.pending.forEach((sync) => sync.resolve());
+    await Promise.all(woken);
+    disk.pending.forEach((sync) => sync.resolve());
+    await group.drain();
+  });
 });

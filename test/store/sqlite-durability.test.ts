@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { attachStrace, hasStrace } from '../support/strace.js';
+import { RawSocket } from '../delivery/support/raw-socket.js';
 
 const ADMIN = 'durability-test-admin-token-abc';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -21,7 +22,7 @@ afterEach(async () => {
  * test reads that order rather than trusting the code.
  */
 describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
-  it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s writes the 202 for a signal only after the WAL write holding it is fdatasync-ed', async (inboundThread) => {
+  it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s writes the 202 for a signal, and pushes it to an agent, only after the WAL write holding it is fdatasync-ed', async (inboundThread) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-durable-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread });
@@ -31,9 +32,14 @@ describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
     });
     const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 1000 });
     const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
+    // The agents are told of a batch at its COMMIT, before its sync: the push must still wait for one.
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'bot' });
+    const socket = await RawSocket.open(server.url, agent.body.token);
+    cleanups.push(() => socket.close());
+    await socket.next((message) => message.type === 'hello');
 
     const trace = path.join(dataDir, 'strace.out');
-    const strace = await attachStrace(server.child.pid!, trace, ['-s', '8192', '-e', 'trace=pwrite64,write,writev,fdatasync,fsync']);
+    const strace = await attachStrace(server.child.pid!, trace, ['-s', '65536', '-e', 'trace=pwrite64,write,writev,fdatasync,fsync']);
 
     let accepted = 0;
     for (let round = 0; round < 4; round++) {
@@ -49,6 +55,8 @@ describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
       expect(statuses.every((status) => status === 202)).toBe(true);
       accepted += statuses.length;
     }
+    // The window is 100 unacknowledged signals: all of them are pushed.
+    await socket.waitForSignals(accepted);
     await strace.stop();
 
     const order = walOrder(readFileSync(trace, 'utf8'));
@@ -57,13 +65,16 @@ describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
     expect(order.walSyncs).toBeGreaterThan(0);
     expect(order.notFoundInWal).toEqual([]);
     expect(order.answeredBeforeSynced).toEqual([]);
+    expect(order.pushed).toBe(accepted);
+    expect(order.pushedBeforeSynced).toEqual([]);
   });
 });
 
 /**
  * Reads an `strace -f -y` log in its order. Each 202 names its signal id; the first WAL write
  * whose page holds that id is where the signal was committed. The 202 is a violation unless an
- * fdatasync (or fsync) of the WAL that started after that write ended returned before it.
+ * fdatasync (or fsync) of the WAL that started after that write ended returned before it; so is
+ * a WebSocket frame pushing the signal (`"type":"signals"`, unmasked from the server).
  */
 function walOrder(log: string) {
   const lines = log.split('\n');
@@ -77,6 +88,8 @@ function walOrder(log: string) {
   let answered202 = 0;
   const notFoundInWal: string[] = [];
   const answeredBeforeSynced: string[] = [];
+  let pushed = 0;
+  const pushedBeforeSynced: string[] = [];
   const idsIn = (text: string) => [...new Set(text.match(/sig_[0-9a-z]{21}/g) ?? [])];
   lines.forEach((line, index) => {
     const pid = line.split(/\s+/, 1)[0]!;
@@ -111,7 +124,14 @@ function walOrder(log: string) {
       const written = writtenAt.get(id);
       if (written === undefined) notFoundInWal.push(id);
       else if (!syncs.some(([started, ended]) => started > written && ended < index)) answeredBeforeSynced.push(id);
+    } else if ((call === 'writev' || call === 'write') && line.includes('\\"type\\":\\"signals\\"')) {
+      for (const id of idsIn(line)) {
+        pushed++;
+        const written = writtenAt.get(id);
+        if (written === undefined) notFoundInWal.push(id);
+        else if (!syncs.some(([started, ended]) => started > written && ended < index)) pushedBeforeSynced.push(id);
+      }
     }
   });
-  return { walWrites, walSyncs: syncs.length, answered202, notFoundInWal, answeredBeforeSynced };
+  return { walWrites, walSyncs: syncs.length, answered202, notFoundInWal, answeredBeforeSynced, pushed, pushedBeforeSynced };
 }

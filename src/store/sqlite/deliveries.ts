@@ -105,7 +105,8 @@ export class SqliteDeliveries {
         )
         .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
       return { signals: fresh.map(agentSignalOf), full };
-    });
+      // Soon: the hand-outs one notification woke commit together at once, not at the turn's end.
+    }, true);
     if (expired.length > 0) this.onExpired(expired);
     return handOut;
   }

@@ -56,6 +56,8 @@ export class GroupCommit<I, O> {
   /** Settles once the last committed batch is durable and its items are settled. */
   private syncing: Promise<void> | null = null;
   private failure: { error: StoreUnavailableError; triedAt: number } | null = null;
+  /** A commit is queued as a promise job (`submit` with `soon`). */
+  private soonQueued = false;
 
   constructor(
     private readonly commitBatch: (items: I[]) => ItemResult<O>[],
@@ -63,11 +65,17 @@ export class GroupCommit<I, O> {
     private readonly options: { recover?: () => void; busy?: BusyRetry; overlapSyncs?: boolean } = {},
   ) {}
 
-  submit(item: I): Promise<O> {
+  /**
+   * With `soon`, the queue commits once the current callback's promise jobs have run, not at the
+   * turn's end: writes woken together by one event (the hand-outs of one notification) still
+   * share a transaction, and do not wait for the rest of a busy turn.
+   */
+  submit(item: I, soon = false): Promise<O> {
     if (this.failure && !this.recovered()) return Promise.reject(this.failure.error);
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.schedule();
+      if (soon) this.commitSoon();
+      else this.schedule();
     });
   }
 
@@ -94,6 +102,18 @@ export class GroupCommit<I, O> {
         if (this.syncing === null && this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
       }
     }
+  }
+
+  private commitSoon(): void {
+    const free = this.syncing === null || this.options.overlapSyncs === true;
+    // A batch retrying for the write lock keeps its pace.
+    if (!free || this.busySince !== null) return this.schedule();
+    if (this.soonQueued) return;
+    this.soonQueued = true;
+    queueMicrotask(() => {
+      this.soonQueued = false;
+      if (this.busySince === null) this.commitQueued();
+    });
   }
 
   private schedule(): void {

@@ -19,7 +19,7 @@ interface Pending {
 }
 
 export interface InboundThreadEvents {
-  /** Agents with new deliveries that the thread committed and made durable. */
+  /** Agents with new deliveries that the thread committed (not yet synced: a hand-out syncs for itself). */
   onDeliveries: (agentIds: string[]) => void;
   /** The thread stopped unasked: every request from now on fails. */
   onFailure: (error: Error) => void;

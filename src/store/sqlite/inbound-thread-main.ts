@@ -10,7 +10,7 @@ import { openSqliteStore } from './sqlite-store.js';
  * The inbound thread: with a connection of its own to the embedded store, it runs the checks
  * from the key on, the group commit and the WAL sync of every inbound request, so the
  * event-loop thread only reads requests and writes answers. Answers go back once per turn of
- * this thread's loop, together with the agents whose new deliveries are now durable.
+ * this thread's loop, together with the agents whose new deliveries were committed since.
  */
 const port = parentPort!;
 const { dataDir } = workerData as InboundThreadData;

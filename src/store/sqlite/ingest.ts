@@ -20,8 +20,9 @@ type BatchTransaction = Database.Transaction<(requests: IngestRequest[]) => Item
  * `Store.ingest` on SQLite, and the idempotency keys it binds (the `idempotency_keys` table).
  * Ingests are group-committed: one transaction per event-loop turn, committed under
  * `synchronous = NORMAL` and then made durable by an fdatasync of the WAL on the thread pool
- * (`WalSync`), so the event loop keeps serving while the disk works; nobody is answered, told
- * of a delivery, or shown the batch by a read before that returned.
+ * (`WalSync`), so the event loop keeps serving while the disk works; nobody is answered, handed
+ * a delivery, or shown the batch by a read before that returned (the agents are told of their
+ * deliveries at the COMMIT: see `makeDurable`).
  */
 export class SqliteIngest {
   private readonly ingests: GroupCommit<IngestRequest, IngestOutcome>;
@@ -134,13 +135,20 @@ export class SqliteIngest {
     return done.map((result) => (result.ok ? { ok: true, value: result.value.outcome } : result));
   }
 
-  /** Waits for the batch just committed to be on disk; then, and only then, agents hear of it. */
+  /**
+   * Tells the agents of the batch just committed, then waits for it to be on disk. Telling them
+   * is safe before the sync: a hand-out is a write of its own, answered only after a sync that
+   * began after its COMMIT, and so after this batch's frames, earlier in the same WAL file. The
+   * hand-out's commit then overlaps this sync instead of starting after it (the burst's
+   * hand-off, in performance-findings.md).
+   */
   private async makeDurable(): Promise<void> {
+    if (this.agentsToTell.size > 0) {
+      const agentIds = [...this.agentsToTell];
+      this.agentsToTell = new Set();
+      this.notify(agentIds);
+    }
     await this.connection.walSync?.sync();
-    if (this.agentsToTell.size === 0) return;
-    const agentIds = [...this.agentsToTell];
-    this.agentsToTell = new Set();
-    this.notify(agentIds);
   }
 
   private ingestOne(request: IngestRequest, batch: IngestBatch): IngestDone {

@@ -58,9 +58,12 @@ export class SqliteWriteGroup {
     return this.committedTransactions;
   }
 
-  /** Runs `write` in the next group's transaction; resolves with its answer once that is on disk. */
-  run<T>(write: () => T): Promise<T> {
-    return this.group.submit(write) as Promise<T>;
+  /**
+   * Runs `write` in the next group's transaction; resolves with its answer once that is on disk.
+   * With `soon`, the group commits once the current callback's promise jobs have run.
+   */
+  run<T>(write: () => T, soon = false): Promise<T> {
+    return this.group.submit(write, soon) as Promise<T>;
   }
 
   /** Resolves when no committed write is still waiting for the disk. */
