@@ -94,7 +94,7 @@ export class PushServer {
   private async start(ws: WebSocket, agent: AgentIdentity): Promise<void> {
     let claim: AgentSessionClaim | null;
     try {
-      claim = await this.deps.store.claimAgentSession(agent.id);
+      claim = await this.deps.store.claimAgentSession(agent.id, agent.tokenHash);
     } catch (err) {
       this.deps.logger.error({ err, agentId: agent.id }, 'could not claim the push session; closing the connection');
       ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');

@@ -87,10 +87,14 @@ export class PushSession {
       do {
         this.pumpAgain = false;
         if (this.ws.readyState !== WebSocket.OPEN) return;
-        // Rotating the token or deleting the agent wakes this pump: nothing more goes out on the old token.
-        if (await this.closeIfRevoked()) return;
         // Only what this connection has not had yet comes back, so a full window costs a read.
+        // Rotating the token or deleting the agent wakes this pump, and the hand-out itself checks
+        // the token (no round trip of its own before it): nothing more goes out on the old token.
         const handOut = await this.claim.takeDeliveries(new Date().toISOString(), DELIVERY_BATCH);
+        if (handOut.revoked) {
+          this.closeRevoked();
+          return;
+        }
         this.windowFull = handOut.full;
         if (handOut.signals.length > 0 && this.ws.readyState === WebSocket.OPEN) {
           this.send({ type: 'signals', signals: handOut.signals });
@@ -105,14 +109,16 @@ export class PushSession {
   }
 
   /** Closes the connection (4401) when the agent's token is no longer the one it connected with. */
-  private async closeIfRevoked(): Promise<boolean> {
+  private async closeIfRevoked(): Promise<void> {
     // By the token's digest, as every agent request is looked up: the store answers those of a
     // turn together (PostgreSQL), where a read by id would be a query of its own per wake-up.
     const current = await this.deps.store.findAgentByTokenHash(this.agent.tokenHash);
-    if (current !== null && current.id === this.agent.id) return false;
+    if (current === null || current.id !== this.agent.id) this.closeRevoked();
+  }
+
+  private closeRevoked(): void {
     this.deps.logger.info({ agentId: this.agent.id }, 'closing the agent connection: its token was rotated or the agent deleted');
     this.ws.close(CLOSE_TOKEN_REVOKED, TOKEN_REVOKED_REASON);
-    return true;
   }
 
   private async receive(data: RawData, isBinary: boolean): Promise<void> {

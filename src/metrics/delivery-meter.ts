@@ -42,8 +42,8 @@ export class DeliveryMeter {
     // Expired by a hand-out or by the expiry sweep: the store tells its expiry watchers of both.
     store.watchExpiries((expired) => this.add('expired', expired.length));
     const claim = store.claimAgentSession.bind(store);
-    store.claimAgentSession = async (agentId) => {
-      const held = await claim(agentId);
+    store.claimAgentSession = async (agentId, tokenHash) => {
+      const held = await claim(agentId, tokenHash);
       return held === null ? null : this.session(agentId, held);
     };
   }

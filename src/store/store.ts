@@ -154,9 +154,10 @@ export interface Store {
   /**
    * Claims the agent's WebSocket push session for this process, against every other process on
    * the same database; null while another holds it. A store that one process serves (SQLite)
-   * always grants it: that process keeps its own sessions apart.
+   * always grants it: that process keeps its own sessions apart. `tokenHash` is the digest of
+   * the token the session was opened with: its hand-outs check it (`SessionHandOut.revoked`).
    */
-  claimAgentSession(agentId: string): Promise<AgentSessionClaim | null>;
+  claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null>;
   /** Whether another process on the same database holds the agent's push session (SQLite: never). */
   agentSessionOpenElsewhere(agentId: string): Promise<boolean>;
   ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome>;
@@ -354,7 +355,10 @@ export interface AgentSessionClaim {
    * Hands out, in seq order, the agent's pending deliveries this session has not handed out
    * yet, as far as they fit among the first `limit` pending ones (the session's window): one
    * taken again without an ack is neither answered nor rewritten, so `attempts` counts real
-   * hand-outs. Fails once the claim is lost (then nothing is handed out).
+   * hand-outs. Hands out nothing, and answers `revoked`, once the agent's token is no longer the
+   * one the session was claimed with (rotated, or the agent deleted): the check is part of the
+   * hand-out, so no hand-out that starts after the rotation's commit gives anything. Fails once
+   * the claim is lost (then nothing is handed out).
    */
   takeDeliveries(now: string, limit: number): Promise<SessionHandOut>;
   /** Calls `listener` once if the claim is lost (its connection to the database broke). */
@@ -368,6 +372,8 @@ export interface SessionHandOut {
   signals: AgentSignal[];
   /** The window is full: the first `limit` pending deliveries are all out, so only an ack lets more through. */
   full: boolean;
+  /** The agent's token was rotated or the agent deleted: nothing was handed out, and the session must close. */
+  revoked: boolean;
 }
 
 export type AckOutcome =

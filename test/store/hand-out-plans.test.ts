@@ -75,6 +75,7 @@ describe('the hand-out on PostgreSQL', () => {
         schema.schema,
         at(5000),
         [100],
+        [seeded.agents[0]!.tokenHash],
       ]);
       await client.query('ROLLBACK');
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');

@@ -8,7 +8,7 @@ import type { Problem } from '../../src/errors/catalog.js';
 import type { NormalizedSignal } from '../../src/language/index.js';
 import { BackupError } from '../../src/store/backup-error.js';
 import type { Agent, ExpiredDelivery, SignalStatus } from '../../src/store/records.js';
-import type { IngestRequest, SignalFilter, Store } from '../../src/store/store.js';
+import type { AgentSessionClaim, IngestRequest, SignalFilter, Store } from '../../src/store/store.js';
 import {
   accept,
   at,
@@ -683,7 +683,7 @@ describe.each([
       for (let i = 0; i < 150; i++) ids.push((await store.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
       const attemptsOf = async (id: string) => (await store.getSignal(id))!.deliveries[0]!.attempts;
 
-      const claim = (await store.claimAgentSession(agentId))!;
+      const claim = (await store.claimAgentSession(agentId, seeded.agents[0]!.tokenHash))!;
       try {
         const first = await claim.takeDeliveries(at(5000), 100);
         expect(first.signals.map((s) => s.id)).toEqual(ids.slice(0, 100));
@@ -691,7 +691,7 @@ describe.each([
         // Taken again without an ack (the agent is behind): nothing new fits the window,
         // nothing is handed out again, no attempt is counted.
         const second = await claim.takeDeliveries(at(6000), 100);
-        expect(second).toEqual({ signals: [], full: true });
+        expect(second).toEqual({ signals: [], full: true, revoked: false });
         expect(await attemptsOf(ids[0]!)).toBe(1);
         expect(await attemptsOf(ids[99]!)).toBe(1);
         expect((await store.getSignal(ids[100]!))!.deliveries[0]).toMatchObject({ status: 'queued', attempts: 0 });
@@ -709,7 +709,7 @@ describe.each([
       }
 
       // A new session (the agent reconnected) gets what it has not acknowledged again, counted.
-      const next = (await store.claimAgentSession(agentId))!;
+      const next = (await store.claimAgentSession(agentId, seeded.agents[0]!.tokenHash))!;
       try {
         const again = await next.takeDeliveries(at(9000), 100);
         expect(again.signals.map((s) => s.id)).toEqual(ids.slice(30, 130));
@@ -717,6 +717,39 @@ describe.each([
         expect(await attemptsOf(ids[130]!)).toBe(0);
       } finally {
         await next.release();
+      }
+    });
+
+    it("a push session hands out nothing once its agent's token is rotated or the agent deleted", async () => {
+      const seeded = await seed(store, { agents: 3 });
+      const [rotated, deleted] = seeded.agents as [Agent, Agent];
+      const claims = await Promise.all(seeded.agents.map(async (agent) => (await store.claimAgentSession(agent.id, agent.tokenHash))!));
+      const [rotatedClaim, deletedClaim, keptClaim] = claims as [AgentSessionClaim, AgentSessionClaim, AgentSessionClaim];
+      try {
+        const first = await store.ingest(request(seeded, { receivedAt: at(1000) }));
+        const firstId = first.kind === 'recorded' ? first.record.id : '';
+        for (const claim of claims) expect((await claim.takeDeliveries(at(2000), 10)).signals.map((s) => s.id)).toEqual([firstId]);
+
+        expect(await store.rotateAgentToken(rotated.id, 'new-digest-' + randomUUID())).not.toBeNull();
+        expect(await store.deleteAgent(deleted.id)).toEqual({ kind: 'deleted' });
+        // The deletion moved the source to a new revision.
+        const second = await store.ingest(request({ ...seeded, source: (await store.getSource(seeded.source.id))! }, { receivedAt: at(3000) }));
+        const secondId = second.kind === 'recorded' ? second.record.id : '';
+        // Together, so that PostgreSQL's session connection may hand out for all three in one statement.
+        const [afterRotation, afterDeletion, alongside] = await Promise.all(claims.map((claim) => claim.takeDeliveries(at(4000), 10)));
+        expect(afterRotation).toEqual({ signals: [], full: false, revoked: true });
+        expect(afterDeletion).toEqual({ signals: [], full: false, revoked: true });
+        expect(alongside).toEqual({ signals: [expect.objectContaining({ id: secondId })], full: false, revoked: false });
+        // Nothing was handed out, nor counted, on the old token.
+        expect((await store.getSignal(secondId))!.deliveries.find((d) => d.agentId === rotated.id)).toMatchObject({
+          status: 'queued',
+          attempts: 0,
+          deliveredAt: null,
+        });
+        expect((await keptClaim.takeDeliveries(at(5000), 10)).revoked).toBe(false);
+        expect((await rotatedClaim.takeDeliveries(at(5000), 10)).revoked).toBe(true);
+      } finally {
+        for (const claim of [rotatedClaim, deletedClaim, keptClaim]) await claim.release();
       }
     });
 

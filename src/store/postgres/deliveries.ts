@@ -79,15 +79,15 @@ export class PostgresDeliveries {
     }
     const requests = [...limits.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([agentId, limit]) => ({ agentId, limit, after: 0 }));
+      .map(([agentId, limit]) => ({ agentId, limit, after: 0, tokenHash: null }));
     const handOuts = await againIfRolledBack(() => takeDeliveriesFor(this.pool, 'poll', this.scope(), requests, now));
     const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
     if (expired.length > 0) this.onExpired(expired);
     return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
   }
 
-  claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {
-    return this.sessionLocks.claim(agentId);
+  claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
+    return this.sessionLocks.claim(agentId, tokenHash);
   }
 
   async agentSessionOpenElsewhere(agentId: string): Promise<boolean> {

@@ -377,8 +377,8 @@ export class PostgresStore implements Store {
     return this.deliveries.takeDeliveries(agentId, now, limit);
   }
 
-  claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {
-    return this.deliveries.claimAgentSession(agentId);
+  claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
+    return this.deliveries.claimAgentSession(agentId, tokenHash);
   }
 
   agentSessionOpenElsewhere(agentId: string): Promise<boolean> {

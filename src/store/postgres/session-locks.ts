@@ -28,14 +28,14 @@ export class SessionLocks {
     private readonly onExpired: (expired: ExpiredDelivery[]) => void,
   ) {}
 
-  async claim(agentId: string): Promise<AgentSessionClaim | null> {
+  async claim(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
     const connection = await this.connect();
     for (let attempt = 1; ; attempt++) {
       const { rows } = await connection.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
         agentId,
         this.scope(),
       ]);
-      if (rows[0]?.ok) return connection.claimFor(agentId, this.scope(), this.onExpired);
+      if (rows[0]?.ok) return connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired);
       // Held: by a session elsewhere (for good), or by polls handing out this very moment.
       if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
       await sleep(CLAIM_RETRY_MS);
@@ -104,7 +104,7 @@ class LockConnection {
     return rows[0]?.held ?? false;
   }
 
-  claimFor(agentId: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
+  claimFor(agentId: string, tokenHash: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
     let released = false;
     /** The last seq this session handed out: an agent's seqs are committed in order. */
     let handedUpTo = 0;
@@ -118,12 +118,13 @@ class LockConnection {
       takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
         const after = handedUpTo;
-        const handOut = await this.handOut({ agentId, limit, after, scope, now });
-        if (handOut === null) return { signals: [], full: false };
+        const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now });
+        // Null only when the statement found the token rotated or the agent deleted.
+        if (handOut === null) return { signals: [], full: false, revoked: true };
         if (handOut.expired.length > 0) onExpired(handOut.expired);
         const last = handOut.signals[handOut.signals.length - 1];
         if (last) handedUpTo = last.seq;
-        return { signals: handOut.signals, full: handOut.full };
+        return { signals: handOut.signals, full: handOut.full, revoked: false };
       },
       onLost: (listener) => {
         if (this.broken && !released) listener();

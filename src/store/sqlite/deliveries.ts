@@ -54,19 +54,24 @@ export class SqliteDeliveries {
    * which also covers any ingest batch it read from; nothing leaves here before it is on disk.
    */
   async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    return (await this.handOut(agentId, now, limit, 0)).signals;
+    return (await this.handOut(agentId, null, now, limit, 0)).signals;
   }
 
   /**
    * Of the first `limit` pending deliveries by seq, hands out (and counts an attempt for) those
    * after seq `after`: a push session passes the last seq it handed out, so what it already
-   * holds is neither rewritten nor answered again.
+   * holds is neither rewritten nor answered again. A session passes the digest of the token it
+   * was opened with: checked in the hand-out's own transaction, so none gives anything once a
+   * rotation or deletion has committed (a poll's request checked its own token).
    */
-  private async handOut(agentId: string, now: string, limit: number, after: number): Promise<SessionHandOut> {
+  private async handOut(agentId: string, tokenHash: string | null, now: string, limit: number, after: number): Promise<SessionHandOut> {
     const at = isoTime(now);
     const window = Math.max(0, Math.floor(limit));
     let expired: ExpiredDelivery[] = [];
     const handOut = await this.writes.run((): SessionHandOut => {
+      if (tokenHash !== null && this.connection.stmt('SELECT 1 FROM agents WHERE id = ? AND token_hash = ?').get(agentId, tokenHash) === undefined) {
+        return { signals: [], full: false, revoked: true };
+      }
       expired = (
         this.connection
           .stmt(EXPIRE_AGENT_DUE_SQL)
@@ -96,7 +101,7 @@ export class SqliteDeliveries {
               .all(agentId, after, window - held) as AgentSignalRow[])
           : [];
       const full = window > 0 && held + fresh.length >= window;
-      if (fresh.length === 0) return { signals: [], full };
+      if (fresh.length === 0) return { signals: [], full, revoked: false };
       // The rows are the first pending ones after `after` by seq, so the seq range names exactly them.
       this.connection
         .stmt(
@@ -104,7 +109,7 @@ export class SqliteDeliveries {
             WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq BETWEEN ? AND ?`,
         )
         .run(at, agentId, fresh[0]!.seq, fresh[fresh.length - 1]!.seq);
-      return { signals: fresh.map(agentSignalOf), full };
+      return { signals: fresh.map(agentSignalOf), full, revoked: false };
       // Soon: the hand-outs one notification woke commit together at once, not at the turn's end.
     }, true);
     if (expired.length > 0) this.onExpired(expired);
@@ -112,14 +117,14 @@ export class SqliteDeliveries {
   }
 
   /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
-  claimAgentSession(agentId: string): AgentSessionClaim {
+  claimAgentSession(agentId: string, tokenHash: string): AgentSessionClaim {
     let released = false;
     /** The last seq this session handed out: seqs only grow, in commit order. */
     let handedUpTo = 0;
     return {
       takeDeliveries: async (now, limit) => {
         if (released) throw new Error(`the push session of agent ${agentId} is no longer held`);
-        const handOut = await this.handOut(agentId, now, limit, handedUpTo);
+        const handOut = await this.handOut(agentId, tokenHash, now, limit, handedUpTo);
         const last = handOut.signals[handOut.signals.length - 1];
         if (last) handedUpTo = last.seq;
         return handOut;

@@ -359,8 +359,8 @@ export class SqliteStore implements Store {
     return this.deliveries.takeDeliveries(agentId, now, limit);
   }
 
-  async claimAgentSession(agentId: string): Promise<AgentSessionClaim | null> {
-    return this.deliveries.claimAgentSession(agentId);
+  async claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
+    return this.deliveries.claimAgentSession(agentId, tokenHash);
   }
 
   /** One process serves a data directory: no session is ever open elsewhere. */
