@@ -20,6 +20,21 @@ function committedAsSent<T>(items: T[]): ItemResult<T>[] {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A group with overlapping syncs on a controlled disk, recording each batch it commits. */
+function overlappingGroup() {
+  const disk = controlledDisk();
+  const batches: number[][] = [];
+  const group = new GroupCommit<number, number>(
+    (items) => {
+      batches.push(items);
+      return committedAsSent(items);
+    },
+    disk.sync,
+    { overlapSyncs: true },
+  );
+  return { disk, batches, group };
+}
+
 describe('group commit', () => {
   it('answers a batch only once the disk has it, and commits the next batch only after that', async () => {
     const disk = controlledDisk();
@@ -203,16 +218,7 @@ describe('group commit', () => {
     await expect(never.submit(3)).rejects.toBe(busy);
   });
   it('with overlapping syncs, commits the next batch while the previous one syncs, and answers in commit order', async () => {
-    const disk = controlledDisk();
-    const batches: number[][] = [];
-    const group = new GroupCommit<number, number>(
-      (items) => {
-        batches.push(items);
-        return committedAsSent(items);
-      },
-      disk.sync,
-      { overlapSyncs: true },
-    );
+    const { disk, batches, group } = overlappingGroup();
     const settled: number[] = [];
     const first = group.submit(1).then((value) => settled.push(value));
     await turn();
@@ -247,16 +253,7 @@ describe('group commit', () => {
   });
 
   it('commits writes submitted soon once the promise jobs of their callback have run, together, before the turn ends', async () => {
-    const disk = controlledDisk();
-    const batches: number[][] = [];
-    const group = new GroupCommit<number, number>(
-      (items) => {
-        batches.push(items);
-        return committedAsSent(items);
-      },
-      disk.sync,
-      { overlapSyncs: true },
-    );
+    const { disk, batches, group } = overlappingGroup();
     let turnEnded = false;
     setImmediate(() => (turnEnded = true));
     // A write of the turn, then three woken by one event, each a few promise jobs deep.
