@@ -278,4 +278,28 @@ describe('group commit', () => {
     disk.pending.forEach((sync) => sync.resolve());
     await group.drain();
   });
+
+  it('without overlapping syncs, a write submitted soon does not commit while a sync that began meanwhile is under way', async () => {
+    const disk = controlledDisk();
+    const batches: number[][] = [];
+    const group = new GroupCommit<number, number>((items) => {
+      batches.push(items);
+      return committedAsSent(items);
+    }, disk.sync);
+    const first = group.submit(1, true);
+    // Before the soon commit's promise job runs, a drain commits 1 and starts its sync; 2 queues behind it.
+    const drained = group.drain();
+    const second = group.submit(2, true);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(batches).toEqual([[1]]);
+    expect(disk.pending).toHaveLength(1);
+    disk.pending[0]!.resolve();
+    await expect(first).resolves.toBe(1);
+    await turn();
+    expect(batches).toEqual([[1], [2]]);
+    disk.pending[1]!.resolve();
+    await expect(second).resolves.toBe(2);
+    await drained;
+  });
 });

@@ -105,19 +105,30 @@ export class GroupCommit<I, O> {
   }
 
   private commitSoon(): void {
-    const free = this.syncing === null || this.options.overlapSyncs === true;
     // A batch retrying for the write lock keeps its pace.
-    if (!free || this.busySince !== null) return this.schedule();
+    if (!this.mayCommitNow()) return this.schedule();
     if (this.soonQueued) return;
     this.soonQueued = true;
     queueMicrotask(() => {
       this.soonQueued = false;
-      if (this.busySince === null) this.commitQueued();
+      // What ran meanwhile may have started a sync or met the write lock: then the end of that
+      // sync, or the retry, commits the queue.
+      if (this.mayCommitNow()) this.commitQueued();
     });
   }
 
+  /** No sync this group must wait for is under way. */
+  private syncAllowsCommit(): boolean {
+    return this.syncing === null || this.options.overlapSyncs === true;
+  }
+
+  /** A batch may commit at once: no sync to wait for, no batch retrying for the write lock. */
+  private mayCommitNow(): boolean {
+    return this.syncAllowsCommit() && this.busySince === null;
+  }
+
   private schedule(): void {
-    if ((this.syncing === null || this.options.overlapSyncs === true) && this.scheduled === null && this.queue.length > 0) this.commitAfter(0);
+    if (this.syncAllowsCommit() && this.scheduled === null && this.queue.length > 0) this.commitAfter(0);
   }
 
   /** Commits the queue on the event loop's next turn (0), or after `ms`. */
