@@ -91,6 +91,12 @@ function walOrder(log: string) {
   let pushed = 0;
   const pushedBeforeSynced: string[] = [];
   const idsIn = (text: string) => [...new Set(text.match(/sig_[0-9a-z]{21}/g) ?? [])];
+  /** A signal written out (answered or pushed) at line `index`: unless a WAL sync that began after its WAL write ended before, it goes to `unsynced`. */
+  const checkSynced = (id: string, index: number, unsynced: string[]) => {
+    const written = writtenAt.get(id);
+    if (written === undefined) notFoundInWal.push(id);
+    else if (!syncs.some(([started, ended]) => started > written && ended < index)) unsynced.push(id);
+  };
   lines.forEach((line, index) => {
     const pid = line.split(/\s+/, 1)[0]!;
     const resumed = /<\.\.\. (\w+) resumed>/.exec(line);
@@ -120,16 +126,11 @@ function walOrder(log: string) {
       if (/= 0\s*$/.test(line)) syncs.push([start, index]);
     } else if ((call === 'writev' || call === 'write') && line.includes('"HTTP/1.1 202')) {
       answered202++;
-      const id = idsIn(line)[0] ?? `(no id in: ${line.slice(0, 80)})`;
-      const written = writtenAt.get(id);
-      if (written === undefined) notFoundInWal.push(id);
-      else if (!syncs.some(([started, ended]) => started > written && ended < index)) answeredBeforeSynced.push(id);
+      checkSynced(idsIn(line)[0] ?? `(no id in: ${line.slice(0, 80)})`, index, answeredBeforeSynced);
     } else if ((call === 'writev' || call === 'write') && line.includes('\\"type\\":\\"signals\\"')) {
       for (const id of idsIn(line)) {
         pushed++;
-        const written = writtenAt.get(id);
-        if (written === undefined) notFoundInWal.push(id);
-        else if (!syncs.some(([started, ended]) => started > written && ended < index)) pushedBeforeSynced.push(id);
+        checkSynced(id, index, pushedBeforeSynced);
       }
     }
   });
