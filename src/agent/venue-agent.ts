@@ -279,7 +279,7 @@ export class VenueAgent {
     const known = this.executed.get(signal.id);
     if (known) {
       log.info({ signalId: signal.id, seq: signal.seq, status: known.outcome.status }, 'signal already executed; acknowledging it again');
-      await this.acknowledge(known);
+      void this.acknowledge(known);
       return;
     }
     let outcome: ExecutedSignal['outcome'] | null;
@@ -331,7 +331,11 @@ export class VenueAgent {
       this.fatal = new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
       return;
     }
-    await this.acknowledge(entry);
+    // Not waited for: the outcome is on disk, so the next signal may be carried out while this
+    // ack is on its way (a restart acks it again, never executes it again). By long-poll the
+    // client asks for more only once every signal it handed over is acked, so a poll's signals
+    // are acked together instead of one round trip each.
+    void this.acknowledge(entry);
     void this.publish();
   }
 

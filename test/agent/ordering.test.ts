@@ -1,9 +1,17 @@
-import { describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor } from '../delivery/support/delivery-setup.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountWithAgents, deliveriesOf, postSignal, settledDeliveriesOf, sourceFor } from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
+import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
 describe('queue order and exactly-once execution by a paper agent process', () => {
   const bed = useAgentTestBed();
+  let proxy: HttpOnlyProxy;
+
+  // After the test bed's hooks: started once the server runs, closed before it stops.
+  beforeAll(async () => {
+    proxy = await HttpOnlyProxy.start(bed.server.url);
+  });
+  afterAll(() => proxy.close());
 
   /** Posts `count` signals one after another, opening and closing a position in turn. */
   async function postAlternating(authKey: string, count: number): Promise<string[]> {
@@ -46,4 +54,28 @@ describe('queue order and exactly-once execution by a paper agent process', () =
     const statuses = await Promise.all(ids.map(async (id) => (await deliveriesOf(bed.server, id))[0].status));
     expect(new Set(statuses)).toEqual(new Set(['executed']));
   }, 180_000);
+
+  it("carries out a poll's signals in order while their acks are still on the way, and each once", async () => {
+    const { server } = bed;
+    const { accountId, agents: [agent] } = await accountWithAgents(server, ['paper']);
+    const source = await sourceFor(server, accountId);
+    // Queued before the agent starts, so its first poll takes all three.
+    const ids = await postAlternating(source.authKey, 3);
+    proxy.holdAcks = true;
+    const process = bed.startAgent(proxy.url, agent!.token, bed.stateDir(), ['--transport', 'long-poll', '--seed', '1']);
+    try {
+      await process.waitForHandled(3);
+      expect(process.handled().map((line) => line.signalId)).toEqual(ids);
+      // None of the three acks has reached the server: each was executed without waiting for the one before.
+      for (const id of ids) expect((await deliveriesOf(server, id))[0].status).toBe('delivered');
+      expect(proxy.heldAcks).toBeGreaterThanOrEqual(3);
+    } finally {
+      proxy.releaseAcks();
+    }
+    for (const id of ids) expect((await settledDeliveriesOf(server, id, 'the ack'))[0].status).toBe('executed');
+    // Polling again after the acks hands out the next signal only: nothing executed twice.
+    const next = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.01');
+    await process.waitForHandled(4);
+    expect(process.handled().map((line) => line.signalId)).toEqual([...ids, next]);
+  }, 120_000);
 });

@@ -4,10 +4,13 @@ import type { AddressInfo } from 'node:net';
 /**
  * A reverse proxy in front of the server, standing for the network between an agent and
  * signalgate: it forwards plain HTTP, never WebSocket upgrades (like a proxy without
- * WebSocket support), and can be told to fail acknowledgements (503) as a broken path would.
+ * WebSocket support), and can be told to fail acknowledgements (503) as a broken path would,
+ * or to hold them (forwarded only on `releaseAcks()`) as a slow path would.
  */
 export class HttpOnlyProxy {
   refuseAcks = false;
+  holdAcks = false;
+  private held: Array<() => void> = [];
   private constructor(
     private readonly server: http.Server,
     readonly url: string,
@@ -22,16 +25,20 @@ export class HttpOnlyProxy {
         req.resume();
         return;
       }
-      const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forward.on('error', () => res.destroy());
-      res.on('close', () => forward.destroy());
-      req.pipe(forward);
+      const pass = () => {
+        const forward = http.request(
+          { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        forward.on('error', () => res.destroy());
+        res.on('close', () => forward.destroy());
+        req.pipe(forward);
+      };
+      if (proxy?.holdAcks && req.method === 'POST' && /\/ack$/.test(req.url ?? '')) proxy.held.push(pass);
+      else pass();
     });
     server.on('upgrade', (_req, socket) => {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
@@ -39,6 +46,17 @@ export class HttpOnlyProxy {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     proxy = new HttpOnlyProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     return proxy;
+  }
+
+  /** Acks held so far (while `holdAcks`). */
+  get heldAcks(): number {
+    return this.held.length;
+  }
+
+  /** Stops holding acks and forwards those held. */
+  releaseAcks(): void {
+    this.holdAcks = false;
+    for (const forward of this.held.splice(0)) forward();
   }
 
   async close(): Promise<void> {
