@@ -6,19 +6,33 @@ import { type RawAnswer, RawHttpConnection, now } from './raw-http-connection.js
 const POLL_WAIT_SECONDS = 25;
 /** After a poll that brought only repeats (their acks still on the way), a failed poll, or a lost connection. */
 const PAUSE_MS = 250;
+/** Connections kept alive at most, as `AgentHttp`'s pool (`maxSockets`); requests beyond wait for one. */
+const MAX_CONNECTIONS = 4;
+
+interface Request {
+  bytes: Buffer;
+  onAnswer: (answer: RawAnswer | null) => void;
+}
 
 /**
- * A benchmark agent by long-poll: `GET /api/agent/signals?wait=25`, then each signal taken and
- * acknowledged by `POST /api/agent/signals/{id}/ack` one at a time, and the next poll only once
- * every signal taken was acknowledged, as `AgentClient` does (or the poll would hand them out
- * again). The same requests and headers the client library sends, written on one kept-alive
- * connection (`RawHttpConnection`) rather than through node's http client, whose CPU per request
- * was most of the agents process's. An ack whose connection failed is counted failed, not retried.
+ * A benchmark agent by long-poll: `GET /api/agent/signals?wait=25`, then the signals taken in
+ * order, each acknowledged by `POST /api/agent/signals/{id}/ack` without waiting for the acks
+ * before it, and the next poll only once every signal taken was acknowledged (or the poll would
+ * hand them out again): as the agent (`VenueAgent` on `AgentClient`) does. The same requests and
+ * headers the client library sends, on up to four kept-alive connections as its pool keeps
+ * (`RawHttpConnection`) rather than through node's http client, whose CPU per request was most of
+ * the agents process's. An ack whose connection failed is counted failed, not retried.
  */
 export class BenchPollAgent {
   private readonly signals = new SignalQueue();
   private readonly pollRequest: Buffer;
-  private connection: RawHttpConnection | null = null;
+  private readonly connections = new Set<RawHttpConnection>();
+  private readonly idle: RawHttpConnection[] = [];
+  private readonly waiting: Request[] = [];
+  /** Connections open or being opened. */
+  private opened = 0;
+  /** Acks sent and not answered yet. */
+  private acking = 0;
   private closed = false;
 
   constructor(
@@ -28,53 +42,92 @@ export class BenchPollAgent {
   ) {
     this.pollRequest = this.request('GET', `/api/agent/signals?wait=${POLL_WAIT_SECONDS}`);
     // The first poll does not wait, so the agent is known (and ready) at once.
-    this.connect(() => this.poll(this.request('GET', '/api/agent/signals?wait=0'), true));
+    this.poll(this.request('GET', '/api/agent/signals?wait=0'), true);
   }
 
   close(): void {
     this.closed = true;
-    this.connection?.close();
+    for (const connection of this.connections) connection.close();
   }
 
   private poll(request = this.pollRequest, first = false): void {
     const askedAt = now();
     this.send(request, (answer) => {
-      if (answer === null) return this.connect(() => this.poll());
-      if (answer.status !== 200) return void setTimeout(() => this.poll(), PAUSE_MS);
+      if (answer === null) return this.poll(request, first);
+      if (answer.status !== 200) return void setTimeout(() => this.poll(request, first), PAUSE_MS);
       if (first) this.events.ready();
       const ids = signalIds(answer);
-      if (this.signals.offer(ids, { askedAt, receivedAt: answer.headAt }) > 0) this.takeNext();
+      if (this.signals.offer(ids, { askedAt, receivedAt: answer.headAt }) > 0) this.takeAll();
       else if (ids.length > 0) setTimeout(() => this.poll(), PAUSE_MS);
       else this.poll();
     });
   }
 
-  private takeNext(): void {
-    const next = this.signals.take();
-    if (next === undefined) return this.poll();
-    const { id, carrier } = next;
-    this.events.held(id, carrier);
-    this.send(this.request('POST', `/api/agent/signals/${encodeURIComponent(id)}/ack`, JSON.stringify(EXECUTED)), (answer) => {
-      this.events.acked(answer?.status === 200);
-      if (answer === null) this.connect(() => this.takeNext());
-      else this.takeNext();
+  /** Each signal in turn held and its ack sent; the next poll once the last ack is answered. */
+  private takeAll(): void {
+    for (let next = this.signals.take(); next !== undefined; next = this.signals.take()) {
+      const { id, carrier } = next;
+      this.events.held(id, carrier);
+      this.acking++;
+      this.send(this.request('POST', `/api/agent/signals/${encodeURIComponent(id)}/ack`, JSON.stringify(EXECUTED)), (answer) => {
+        this.events.acked(answer?.status === 200);
+        if (--this.acking === 0) this.poll();
+      });
+    }
+  }
+
+  /** On an idle connection, else on a new one while fewer than four are open, else when one is free. */
+  private send(bytes: Buffer, onAnswer: (answer: RawAnswer | null) => void): void {
+    if (this.closed) return;
+    let connection = this.idle.pop();
+    // One the server closed while idle is dropped, as node's pool drops it.
+    while (connection !== undefined && !connection.alive) {
+      this.lost(connection);
+      connection = this.idle.pop();
+    }
+    if (connection !== undefined) return this.write(connection, { bytes, onAnswer });
+    this.waiting.push({ bytes, onAnswer });
+    if (this.opened < MAX_CONNECTIONS) this.open();
+  }
+
+  private write(connection: RawHttpConnection, request: Request): void {
+    connection.send(request.bytes, (answer) => {
+      if (answer !== null && connection.alive) this.free(connection);
+      else this.lost(connection);
+      request.onAnswer(answer);
     });
   }
 
-  private send(request: Buffer, onAnswer: (answer: RawAnswer | null) => void): void {
+  /** A connection ready for the next request: the oldest waiting one, if any. */
+  private free(connection: RawHttpConnection): void {
     if (this.closed) return;
-    this.connection!.send(request, onAnswer);
+    const request = this.waiting.shift();
+    if (request === undefined) this.idle.push(connection);
+    else this.write(connection, request);
   }
 
-  /** A new connection (the first, or after the server closed one), then `then`; tried again after a pause until it opens. */
-  private connect(then: () => void): void {
-    if (this.closed) return;
+  private lost(connection: RawHttpConnection): void {
+    if (!this.connections.delete(connection)) return;
+    this.opened--;
+    const at = this.idle.indexOf(connection);
+    if (at >= 0) this.idle.splice(at, 1);
+  }
+
+  /** A new connection for the waiting requests; tried again after a pause until it opens. */
+  private open(): void {
+    this.opened++;
     RawHttpConnection.open(this.server.hostname, Number(this.server.port)).then(
       (connection) => {
-        this.connection = connection;
-        then();
+        if (this.closed) return connection.close();
+        this.connections.add(connection);
+        this.free(connection);
       },
-      () => setTimeout(() => this.connect(then), PAUSE_MS),
+      () => {
+        this.opened--;
+        setTimeout(() => {
+          if (!this.closed && this.waiting.length > 0 && this.opened < MAX_CONNECTIONS) this.open();
+        }, PAUSE_MS);
+      },
     );
   }
 

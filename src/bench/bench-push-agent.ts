@@ -6,14 +6,13 @@ import { now } from './raw-http-connection.js';
 
 /**
  * A benchmark agent on the WebSocket (`/api/agent/ws`): takes what the server pushes and
- * acknowledges each signal on the same connection (`{type:"ack", ref}`), one at a time like
- * `AgentClient`, without the client library's per-message timers, promises and reconnection:
+ * acknowledges each signal on the same connection (`{type:"ack", ref}`), in order and without
+ * waiting for the acks before it, as the agent (`VenueAgent` on `AgentClient`) does, without the client library's per-message timers, promises and reconnection:
  * a connection that ends stays ended (the run then reports the signals not held).
  */
 export class BenchPushAgent {
   private readonly ws: WebSocket;
   private readonly signals = new SignalQueue();
-  private acking = false;
   private nextRef = 1;
 
   constructor(server: string, token: string, private readonly events: BenchAgentEvents) {
@@ -24,10 +23,9 @@ export class BenchPushAgent {
       const message = JSON.parse(data.toString()) as { type: string; signals?: AgentSignal[]; status?: number };
       if (message.type === 'signals') {
         this.signals.offer(message.signals!.map((signal) => signal.id), { askedAt: null, receivedAt });
-        if (!this.acking) this.takeNext();
+        this.takeAll();
       } else if (message.type === 'result') {
         this.events.acked(message.status === 200);
-        this.takeNext();
       } else if (message.type === 'hello') this.events.ready();
     });
   }
@@ -36,12 +34,11 @@ export class BenchPushAgent {
     this.ws.terminate();
   }
 
-  private takeNext(): void {
-    const next = this.signals.take();
-    this.acking = next !== undefined;
-    if (next === undefined) return;
-    const { id, carrier } = next;
-    this.events.held(id, carrier);
-    this.ws.send(JSON.stringify({ type: 'ack', id, ...EXECUTED, ref: this.nextRef++ }));
+  private takeAll(): void {
+    for (let next = this.signals.take(); next !== undefined; next = this.signals.take()) {
+      const { id, carrier } = next;
+      this.events.held(id, carrier);
+      this.ws.send(JSON.stringify({ type: 'ack', id, ...EXECUTED, ref: this.nextRef++ }));
+    }
   }
 }
