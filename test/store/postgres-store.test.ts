@@ -110,6 +110,35 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it("hands out to one agent's poll while another's hand-out waits for a lock", async () => {
+    const target = await freshPostgresSchema('poll_takes');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    const holder = new pg.Client({ connectionString: target.connectionString });
+    await holder.connect();
+    try {
+      await store.migrate();
+      const seeded = await seed(store, { agents: 2 });
+      await store.ingest(request(seeded));
+      const [first, second] = seeded.agents;
+      // Another transaction holds the first agent's delivery, as an ack group applying does.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
+      let firstAnswered = false;
+      const firstTake = store.takeDeliveries(first!.id, at(2000), 10).finally(() => (firstAnswered = true));
+      await waitUntilWaitingForRowLock('signalgate.session');
+      // The second agent's poll is not held behind the first's statement (before, one hand-out
+      // statement was in flight at a time, so this waited until the holder committed).
+      expect(await store.takeDeliveries(second!.id, at(2000), 10)).toHaveLength(1);
+      expect(firstAnswered).toBe(false);
+      await holder.query('COMMIT');
+      expect(await firstTake).toHaveLength(1);
+    } finally {
+      await holder.end();
+      await store.close();
+      await target.drop();
+    }
+  });
+
   it('refuses a schema name it would have to quote', () => {
     expect(() => openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: 'Bad"; DROP' })).toThrow(/schema/);
   });

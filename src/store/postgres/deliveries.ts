@@ -19,6 +19,13 @@ interface PollTake {
 
 /** At most this many agents' polls in one hand-out statement. */
 const MAX_POLL_BATCH = 200;
+/**
+ * Hand-out statements in flight at once. One at a time, the polls of a burst queued behind the
+ * statement under way, and behind its wait for a lock an ack group held; two batches never hold
+ * the same agent (`keyOf`), and each locks its agents in id order as the ack groups do, so they
+ * take no lock from each other.
+ */
+const MAX_POLL_BATCHES_IN_FLIGHT = 2;
 
 /**
  * Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. Queued by
@@ -28,8 +35,9 @@ const MAX_POLL_BATCH = 200;
 export class PostgresDeliveries {
   private readonly acks: GroupedAcks;
   /**
-   * The polls' hand-outs of one event-loop turn in one statement (one COMMIT), one batch in
-   * flight at a time; a second poll of an agent already in flight waits for the next batch.
+   * The polls' hand-outs of one event-loop turn in one statement (one COMMIT), up to
+   * `MAX_POLL_BATCHES_IN_FLIGHT` batches in flight; a second poll of an agent already in flight
+   * waits for the next batch.
    */
   private readonly pollTakes: Batches<PollTake, HandOut | null>;
 
@@ -44,7 +52,7 @@ export class PostgresDeliveries {
     this.acks = new GroupedAcks(pool);
     this.pollTakes = new Batches((takes) => this.handOutToPolls(takes), {
       maxBatch: MAX_POLL_BATCH,
-      maxInFlight: 1,
+      maxInFlight: MAX_POLL_BATCHES_IN_FLIGHT,
       keyOf: (take) => take.agentId,
     });
   }
