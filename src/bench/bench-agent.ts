@@ -27,7 +27,7 @@ export interface Carrier {
 /** The ack body every benchmark agent sends: executed at once. */
 export const EXECUTED = { status: 'executed', message: null } as const;
 
-/** Signals received and not yet taken, each id once, taken one at a time. */
+/** Signals received and not yet taken, each id once, taken in order. */
 export class SignalQueue {
   private readonly seen = new Set<string>();
   private readonly queue: Array<{ id: string; carrier: Carrier }> = [];
