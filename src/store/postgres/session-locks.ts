@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ExpiredDelivery } from '../records.js';
 import type { AgentSessionClaim, SessionHandOut } from '../store.js';
+import { StatementQueue } from './statement-queue.js';
 import { type HandOut, type HandOutRequest, sessionLockKeySql, takeDeliveriesFor } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
@@ -16,7 +17,8 @@ const KEY = sessionLockKeySql('$1', '$2');
  * connection: a crashed instance frees its agents at once. A poll's hand-out anywhere holds
  * the same key shared for its one statement, so it cannot hand out beside a session. The
  * sessions hand out on this same connection: while a query succeeds there, its locks are held.
- * When the connection breaks, every claim on it is lost, and its sessions must close.
+ * When the connection breaks, every claim on it is lost, and its sessions must close. Claims,
+ * hand-outs and releases share the connection one statement at a time, in the order asked.
  */
 export class SessionLocks {
   private connection: Promise<LockConnection> | null = null;
@@ -31,7 +33,7 @@ export class SessionLocks {
   async claim(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
     const connection = await this.connect();
     for (let attempt = 1; ; attempt++) {
-      const { rows } = await connection.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
+      const { rows } = await connection.statements.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
         agentId,
         this.scope(),
       ]);
@@ -65,16 +67,23 @@ export class SessionLocks {
 interface HandOutTask extends HandOutRequest {
   scope: string;
   now: string;
+  /** False once the session was released: its hand-out must not run after the unlock. */
+  held: () => boolean;
 }
+
+type QueuedHandOut = { task: HandOutTask; resolve: (handOut: HandOut | null) => void; reject: (error: unknown) => void };
 
 class LockConnection {
   private broken = false;
   private readonly brokenListeners = new Set<() => void>();
+  readonly statements: StatementQueue;
   /** Hand-outs waiting for the connection, run together in one transaction. */
-  private handOuts: Array<{ task: HandOutTask; resolve: (handOut: HandOut | null) => void; reject: (error: unknown) => void }> = [];
-  private handingOut = false;
+  private handOuts: QueuedHandOut[] = [];
+  /** A turn for the waiting hand-outs is queued and has not started yet. */
+  private handOutTurnQueued = false;
 
-  private constructor(readonly client: pg.Client) {
+  private constructor(private readonly client: pg.Client) {
+    this.statements = new StatementQueue(client);
     const lost = () => this.break();
     client.on('error', lost);
     client.on('end', lost);
@@ -93,7 +102,7 @@ class LockConnection {
   }
 
   async heldExclusively(agentId: string, scope: string): Promise<boolean> {
-    const { rows } = await this.client.query<{ held: boolean }>(
+    const { rows } = await this.statements.query<{ held: boolean }>(
       `SELECT EXISTS (
          SELECT 1 FROM pg_locks
           WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND mode = 'ExclusiveLock'
@@ -118,7 +127,7 @@ class LockConnection {
       takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
         const after = handedUpTo;
-        const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now });
+        const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now, held: () => !released });
         // Null only when the statement found the token rotated or the agent deleted.
         if (handOut === null) return { signals: [], full: false, revoked: true };
         if (handOut.expired.length > 0) onExpired(handOut.expired);
@@ -136,7 +145,7 @@ class LockConnection {
         lostListeners.clear();
         this.brokenListeners.delete(lose);
         if (this.broken) return;
-        await this.client.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
+        await this.statements.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
       },
     };
   }
@@ -152,42 +161,48 @@ class LockConnection {
   private handOut(task: HandOutTask): Promise<HandOut | null> {
     return new Promise((resolve, reject) => {
       this.handOuts.push({ task, resolve, reject });
-      if (!this.handingOut) void this.runHandOuts();
+      if (this.handOutTurnQueued) return;
+      this.handOutTurnQueued = true;
+      void this.statements.turn((client) => this.runHandOuts(client));
     });
   }
 
-  private async runHandOuts(): Promise<void> {
-    this.handingOut = true;
-    try {
-      while (this.handOuts.length > 0) {
-        const group = this.handOuts;
-        this.handOuts = [];
-        if (group.length > 1) {
-          const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-          const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
-          const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
-          const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
-          if (distinct && oneScope) {
-            try {
-              const handOuts = await takeDeliveriesFor(this.client, 'session', tasks[0]!.scope, tasks, now);
-              for (const item of group) item.resolve(handOuts.get(item.task.agentId) ?? null);
-              continue;
-            } catch {
-              // Run each alone below.
-            }
-          }
-        }
-        for (const item of group) {
-          try {
-            const { agentId, scope, now } = item.task;
-            item.resolve((await takeDeliveriesFor(this.client, 'session', scope, [item.task], now)).get(agentId) ?? null);
-          } catch (error) {
-            item.reject(error);
-          }
+  /**
+   * One turn on the connection for every hand-out waiting when it starts. Those whose session
+   * was released meanwhile are left out: the release's unlock was queued before this turn, so
+   * they would hand out without the hold.
+   */
+  private async runHandOuts(client: pg.Client): Promise<void> {
+    this.handOutTurnQueued = false;
+    const waiting = this.handOuts;
+    this.handOuts = [];
+    const group: QueuedHandOut[] = [];
+    for (const item of waiting) {
+      if (item.task.held()) group.push(item);
+      else item.reject(new Error(`the push session of agent ${item.task.agentId} is no longer held`));
+    }
+    if (group.length > 1) {
+      const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+      const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
+      const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
+      const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
+      if (distinct && oneScope) {
+        try {
+          const handOuts = await takeDeliveriesFor(client, 'session', tasks[0]!.scope, tasks, now);
+          for (const item of group) item.resolve(handOuts.get(item.task.agentId) ?? null);
+          return;
+        } catch {
+          // Run each alone below.
         }
       }
-    } finally {
-      this.handingOut = false;
+    }
+    for (const item of group) {
+      try {
+        const { agentId, scope, now } = item.task;
+        item.resolve((await takeDeliveriesFor(client, 'session', scope, [item.task], now)).get(agentId) ?? null);
+      } catch (error) {
+        item.reject(error);
+      }
     }
   }
 
