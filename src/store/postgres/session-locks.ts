@@ -12,16 +12,27 @@ const CLAIM_RETRY_MS = 25;
 const KEY = sessionLockKeySql('$1', '$2');
 
 /**
- * The WebSocket push sessions this instance holds, as session-level advisory locks on one
- * connection of its own. Every instance on the database sees them, and they end with the
+ * Connections holding the sessions' locks. On one, every hand-out waited for the statement under
+ * way there and then its own, which took about as long for 12 agents as for 50 (in the burst its
+ * backend waited on the WAL about as much as it computed): on several, the hand-outs of
+ * different sessions run side by side.
+ */
+const CONNECTIONS = 4;
+
+/**
+ * The WebSocket push sessions this instance holds, as session-level advisory locks on a few
+ * connections of its own. Every instance on the database sees them, and they end with their
  * connection: a crashed instance frees its agents at once. A poll's hand-out anywhere holds
- * the same key shared for its one statement, so it cannot hand out beside a session. The
- * sessions hand out on this same connection: while a query succeeds there, its locks are held.
- * When the connection breaks, every claim on it is lost, and its sessions must close. Claims,
- * hand-outs and releases share the connection one statement at a time, in the order asked.
+ * the same key shared for its one statement, so it cannot hand out beside a session. A session
+ * hands out on the connection holding its lock: while a query succeeds there, the lock is held.
+ * When a connection breaks, every claim on it is lost, and those sessions must close. Claims,
+ * hand-outs and releases share a connection one statement at a time, in the order asked. A
+ * claim goes to the connection with the fewest sessions.
  */
 export class SessionLocks {
-  private connection: Promise<LockConnection> | null = null;
+  private readonly connections: Array<Promise<LockConnection> | null> = Array.from({ length: CONNECTIONS }, () => null);
+  /** Sessions held or being claimed, per connection. */
+  private readonly sessions: number[] = Array.from({ length: CONNECTIONS }, () => 0);
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -31,36 +42,46 @@ export class SessionLocks {
   ) {}
 
   async claim(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
-    const connection = await this.connect();
-    for (let attempt = 1; ; attempt++) {
-      const { rows } = await connection.statements.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
-        agentId,
-        this.scope(),
-      ]);
-      if (rows[0]?.ok) return connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired);
-      // Held: by a session elsewhere (for good), or by polls handing out this very moment.
-      if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
-      await sleep(CLAIM_RETRY_MS);
+    const slot = this.sessions.indexOf(Math.min(...this.sessions));
+    this.sessions[slot]!++;
+    let claimed: AgentSessionClaim | null = null;
+    try {
+      const connection = await this.connect(slot);
+      for (let attempt = 1; ; attempt++) {
+        const { rows } = await connection.statements.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
+          agentId,
+          this.scope(),
+        ]);
+        if (rows[0]?.ok) {
+          claimed = connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired, () => this.sessions[slot]!--);
+          return claimed;
+        }
+        // Held: by a session elsewhere (for good), or by polls handing out this very moment.
+        if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
+        await sleep(CLAIM_RETRY_MS);
+      }
+    } finally {
+      if (!claimed) this.sessions[slot]!--;
     }
   }
 
   async close(): Promise<void> {
-    const connection = this.connection;
-    this.connection = null;
-    if (connection) await (await connection.catch(() => null))?.end();
+    const connections = [...this.connections];
+    this.connections.fill(null);
+    await Promise.all(connections.map(async (connection) => (await connection?.catch(() => null))?.end()));
   }
 
-  private connect(): Promise<LockConnection> {
-    if (this.connection === null) {
-      const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
-      this.connection = opening;
-      // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
-      const forget = () => {
-        if (this.connection === opening) this.connection = null;
-      };
-      opening.then((connection) => connection.onBroken(forget), forget);
-    }
-    return this.connection;
+  private connect(slot: number): Promise<LockConnection> {
+    const open = this.connections[slot];
+    if (open) return open;
+    const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
+    this.connections[slot] = opening;
+    // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
+    const forget = () => {
+      if (this.connections[slot] === opening) this.connections[slot] = null;
+    };
+    opening.then((connection) => connection.onBroken(forget), forget);
+    return opening;
   }
 }
 
@@ -113,12 +134,20 @@ class LockConnection {
     return rows[0]?.held ?? false;
   }
 
-  claimFor(agentId: string, tokenHash: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
+  /** The claim of a lock this connection just took; `ended` is called once, when it is released or lost. */
+  claimFor(
+    agentId: string,
+    tokenHash: string,
+    scope: string,
+    onExpired: (expired: ExpiredDelivery[]) => void,
+    ended: () => void,
+  ): AgentSessionClaim {
     let released = false;
     /** The last seq this session handed out: an agent's seqs are committed in order. */
     let handedUpTo = 0;
     const lostListeners = new Set<() => void>();
     const lose = () => {
+      ended();
       for (const listener of lostListeners) listener();
       lostListeners.clear();
     };
@@ -143,8 +172,9 @@ class LockConnection {
         if (released) return;
         released = true;
         lostListeners.clear();
-        this.brokenListeners.delete(lose);
         if (this.broken) return;
+        this.brokenListeners.delete(lose);
+        ended();
         await this.statements.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
       },
     };
