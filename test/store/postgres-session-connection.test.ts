@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { sessionLockKeySql } from '../../src/store/postgres/take-deliveries.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { at, request, seed } from './store-harness.js';
 
@@ -36,12 +37,29 @@ describe('PostgreSQL push sessions on their shared connection', () => {
     await target?.drop();
   });
 
+  /** The backend holding an agent's session lock. */
+  const holderOf = async (agentId: string): Promise<number | undefined> => {
+    const key = sessionLockKeySql('$1', '$2');
+    const { rows } = await admin.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+          AND classid = ((${key} >> 32) & 4294967295)::oid AND objid = (${key} & 4294967295)::oid`,
+      [agentId, target.schema],
+    );
+    return rows[0]?.pid;
+  };
+
   it('queues claims and releases behind a hand-out under way, and a session released while its hand-out waits gets nothing', async () => {
-    const seeded = await seed(store, { agents: 3 });
-    const [a, b, c] = seeded.agents as [(typeof seeded.agents)[0], (typeof seeded.agents)[0], (typeof seeded.agents)[0]];
+    const seeded = await seed(store, { agents: 9 });
+    const [a, b, c, ...others] = seeded.agents as [(typeof seeded.agents)[0], (typeof seeded.agents)[0], (typeof seeded.agents)[0]];
     const signal = (await store.ingest(request(seeded, { receivedAt: at(1000) }))).record.id;
+    // Sessions go to the connection with the fewest: A, three others, B, three others, then C
+    // (below) share A's connection when there are four; the test checks they share one.
     const claimA = (await store.claimAgentSession(a.id, a.tokenHash))!;
+    const fillers = [];
+    for (const agent of others.slice(0, 3)) fillers.push((await store.claimAgentSession(agent.id, agent.tokenHash))!);
     const claimB = (await store.claimAgentSession(b.id, b.tokenHash))!;
+    for (const agent of others.slice(3)) fillers.push((await store.claimAgentSession(agent.id, agent.tokenHash))!);
+    expect(await holderOf(b.id)).toBe(await holderOf(a.id));
 
     // Another transaction holds agent A's delivery, so A's hand-out stays under way on the
     // sessions' connection until it commits.
@@ -78,7 +96,8 @@ describe('PostgreSQL push sessions on their shared connection', () => {
       const deliveries = (await store.getSignal(signal))!.deliveries;
       expect(deliveries.find((d) => d.agentId === b.id)).toMatchObject({ status: 'queued', attempts: 0 });
       expect((await claimC!.takeDeliveries(at(3000), 10)).signals.map((s) => s.id)).toEqual([signal]);
-      await Promise.all([claimA.release(), claimC!.release()]);
+      expect(await holderOf(c.id)).toBe(await holderOf(a.id));
+      await Promise.all([claimA, claimC!, ...fillers].map((claim) => claim.release()));
       expect(overlaps).toEqual([]);
     } finally {
       await blocker.end();
