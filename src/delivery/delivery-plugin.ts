@@ -159,6 +159,8 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       // One agent, one receiver: a poll beside an open WebSocket session would hand the same
       // signals to a second process.
       if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
+      // A session of the agent that closed here just now may still hold it in the store.
+      await sessions.settled(agent.id);
       const [signals] = await Promise.all([
         longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id), async () => {
           // By digest, like the request's own lookup, which the store batches per turn.
@@ -192,7 +194,9 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = agentOf(request);
       // The session's process owns the dashboard's account; a second process sharing the token
       // would overwrite it with its own. Its acks stay accepted: they report what already happened.
-      if (sessions.holds(agent.id) || (await store.agentSessionOpenElsewhere(agent.id))) {
+      if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
+      await sessions.settled(agent.id);
+      if (await store.agentSessionOpenElsewhere(agent.id)) {
         return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       }
       const now = Date.now();

@@ -8,7 +8,7 @@ import { isStoreUnavailable } from '../store/store-unavailable.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js';
-import type { AgentSessions } from './agent-sessions.js';
+import type { AgentSessions, SessionSlot } from './agent-sessions.js';
 import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
 import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
@@ -83,28 +83,36 @@ export class PushServer {
       // Refuse the newcomer rather than replace the session: the session in place may have
       // executed signals it has not acknowledged yet, which a replacement would be handed again.
       // Refused after the upgrade, with a close code, so every WebSocket client can read why.
-      if (!this.sessions.claim(agent.id, ws)) return this.refuseSecond(ws, agent.id);
+      const slot = this.sessions.claim(agent.id, ws);
+      if (slot === null) return this.refuseSecond(ws, agent.id);
       // A long-poll of this agent waiting meanwhile must answer 409 now, not take signals.
       this.deps.board.wake(agent.id, 'connected');
-      void this.start(ws, agent);
+      void this.start(ws, agent, slot);
     });
   }
 
   /** Claims the session against other processes on the same database too, then starts it. */
-  private async start(ws: WebSocket, agent: AgentIdentity): Promise<void> {
+  private async start(ws: WebSocket, agent: AgentIdentity, slot: SessionSlot): Promise<void> {
+    // A session of this agent that just closed here may still be giving its store hold back.
+    await slot.earlier;
     let claim: AgentSessionClaim | null;
     try {
       claim = await this.deps.store.claimAgentSession(agent.id, agent.tokenHash);
     } catch (err) {
+      slot.releaseOnClose(async () => undefined);
       this.deps.logger.error({ err, agentId: agent.id }, 'could not claim the push session; closing the connection');
       ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');
       return;
     }
-    if (claim === null) return this.refuseSecond(ws, agent.id);
-    const release = () =>
-      void claim.release().catch((err: unknown) => this.deps.logger.warn({ err, agentId: agent.id }, 'could not release the push session'));
-    if (ws.readyState !== WebSocket.OPEN) return release();
-    ws.once('close', release);
+    if (claim === null) {
+      slot.releaseOnClose(async () => undefined);
+      return this.refuseSecond(ws, agent.id);
+    }
+    const held = claim;
+    slot.releaseOnClose(() =>
+      held.release().catch((err: unknown) => this.deps.logger.warn({ err, agentId: agent.id }, 'could not release the push session')),
+    );
+    if (ws.readyState !== WebSocket.OPEN) return;
     claim.onLost(() => {
       this.deps.logger.error({ agentId: agent.id }, 'lost the hold on the push session (database connection broke); closing the connection');
       ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');

@@ -18,7 +18,7 @@ describe('one WebSocket session per agent', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const account = await accountWithAgents(server, ['desk', 'laptop']);
+    const account = await accountWithAgents(server, ['desk', 'laptop', 'restarting']);
     agents = account.agents;
     authKeys = [];
     for (const agent of agents) authKeys.push((await sourceFor(server, account.accountId, { agentIds: [agent.id] })).authKey);
@@ -90,5 +90,36 @@ describe('one WebSocket session per agent', () => {
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'delivered' });
     socket.close();
     await socket.closed;
+  });
+  it('accepts a poll, a state update and a new connection as soon as the session has closed', async () => {
+    // An agent restarting, or falling back to polling, closes its socket and goes on at once:
+    // the server must not refuse it for a session it has already closed, whose hold in the
+    // store (PostgreSQL) is given back only after the close. Repeated, as that is a race.
+    const agent = agents[2]!;
+    const authKey = authKeys[2]!;
+    for (let round = 0; round < 45; round++) {
+      const session = await RawSocket.open(server.url, agent.token);
+      await session.next((m) => m.type === 'hello');
+      session.close();
+      await session.closed;
+      if (round % 3 === 0) {
+        expect(await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals'), `poll in round ${round}`).toMatchObject({
+          status: 200,
+          body: { signals: [] },
+        });
+      } else if (round % 3 === 1) {
+        const state = await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', { balance: round, positions: [] });
+        expect(state.status, `state update in round ${round}`).toBe(200);
+      } else {
+        const next = await RawSocket.open(server.url, agent.token);
+        const first = await within(Promise.race([next.next((m) => m.type === 'hello'), next.closed]), `round ${round}'s reconnection`);
+        expect(first, `reconnection in round ${round} (a number is its close code)`).toMatchObject({ type: 'hello' });
+        const id = await postSignal(server.url, authKey, 'AUDUSD,buy');
+        expect((await next.waitForSignals(1)).map((s) => s.id)).toEqual([id]);
+        expect((await next.request({ type: 'ack', id, status: 'executed' })).status).toBe(200);
+        next.close();
+        await next.closed;
+      }
+    }
   });
 });
