@@ -179,9 +179,10 @@ async function postgresRun() {
       const upTo = WINDOW + backlog + 1;
       await client.query(`INSERT INTO signals (${cols.join(', ')}) SELECT ${select} FROM signals, generate_series($1::int, $2::int) n WHERE signals.id = 'sig-template'`, [made + 1, upTo]);
       await client.query(
-        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
          SELECT 'bl-' || n, $3, n + 1, CASE WHEN n < $4 THEN 'delivered' ELSE 'queued' END,
-                CASE n % 2 WHEN 0 THEN $5::timestamptz ELSE $6::timestamptz END, 1, $7 FROM generate_series($1::int, $2::int) n`,
+                CASE n % 2 WHEN 0 THEN $5::timestamptz ELSE $6::timestamptz END, 1, $7, t.source_id, t.symbol
+           FROM generate_series($1::int, $2::int) n, signals t WHERE t.id = 'sig-template'`,
         [made + 1, upTo, agentId, WINDOW, at(3_600_000), at(7_200_000), at(1000)],
       );
       await client.query('UPDATE agents SET last_seq = $1 WHERE id = $2', [upTo + 1, agentId]);

@@ -99,6 +99,7 @@ DECLARE
   v_log_accounts text[] := '{}';
   v_log_days date[] := '{}';
   v_log_rejected boolean[] := '{}';
+  v_symbol text;
 BEGIN
   outcomes := '{}';
   agents := '{}';
@@ -277,6 +278,8 @@ BEGIN
         END IF;
       END IF;
 
+      -- The symbol goes with the signal and with each of its deliveries (migration 016).
+      v_symbol := COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"'));
       INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                            errors, content_type, raw_body, normalized, idempotency_key, quota_period,
                            quota_used, quota_limit, body_digest, symbol)
@@ -292,7 +295,7 @@ BEGIN
               it.idempotency_key,
               CASE WHEN v_charged THEN it.period END, v_used, v_limit,
               CASE WHEN v_charged THEN it.body_digest END,
-              CASE WHEN v_charged THEN COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"')) END);
+              CASE WHEN v_charged THEN v_symbol END);
       v_log_accounts := v_log_accounts || it.account_id;
       v_log_days := v_log_days || (it.received_at AT TIME ZONE 'UTC')::date;
       v_log_rejected := v_log_rejected || NOT v_charged;
@@ -333,8 +336,10 @@ BEGIN
           v_seqs := v_seqs || v_seq_last[v_at];
         END LOOP;
         IF cardinality(v_agents) > 0 THEN
-          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
-          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0, it.received_at
+          -- Each delivery carries its signal's source, symbol and received_at: the outcome
+          -- filter's indexes (migrations 007, 016).
+          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
+          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0, it.received_at, it.source_id, v_symbol
             FROM unnest(v_agents, v_seqs) AS d(agent_id, seq);
         END IF;
       END IF;
@@ -428,4 +433,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 5';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 6';

@@ -85,11 +85,12 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
         [from, to],
       );
       await client.query(
-        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, delivered_at, attempts, acked_at, message, received_at)
+        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, delivered_at, attempts, acked_at, message, received_at,
+                                 source_id, symbol)
          SELECT id, 'agt_bl' || lpad(a::text, 5, '0') || '_' || k, i + 1, ds, at + interval '2 minutes',
                 CASE WHEN ds <> 'queued' THEN at + interval '50 milliseconds' END, CASE WHEN ds <> 'queued' THEN 1 ELSE 0 END,
                 CASE WHEN ds IN ('executed', 'rejected', 'failed') THEN at + interval '300 milliseconds' END,
-                CASE WHEN ds IN ('rejected', 'failed') THEN 'broker said no' END, at
+                CASE WHEN ds IN ('rejected', 'failed') THEN 'broker said no' END, at, src, sym
            FROM (SELECT s.*, k, CASE WHEN i >= ${n - 50} THEN 'queued' WHEN i >= ${n - 200} THEN 'delivered'
                                      ELSE (ARRAY['executed', 'rejected', 'failed', 'expired'])[
                                        CASE WHEN (i * 6151 + k * 17) % 100 < 80 THEN 1 WHEN (i * 6151 + k * 17) % 100 < 88 THEN 2

@@ -358,7 +358,8 @@ export interface AgentSessionClaim {
    * hand-outs. Hands out nothing, and answers `revoked`, once the agent's token is no longer the
    * one the session was claimed with (rotated, or the agent deleted): the check is part of the
    * hand-out, so no hand-out that starts after the rotation's commit gives anything. Fails once
-   * the claim is lost (then nothing is handed out).
+   * the claim is lost or released, also when released while the hand-out waited for its turn
+   * (then nothing is handed out).
    */
   takeDeliveries(now: string, limit: number): Promise<SessionHandOut>;
   /** Calls `listener` once if the claim is lost (its connection to the database broke). */

@@ -62,10 +62,11 @@ describe('the hand-out on PostgreSQL', () => {
       );
       // Seqs 2-100 held by the session, the rest queued; deadlines not in queue order.
       await client.query(
-        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
+        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
          SELECT 'sig-' || n, $1, n + 1, CASE WHEN n < 100 THEN 'delivered' ELSE 'queued' END,
-                CASE n % 2 WHEN 0 THEN $2::timestamptz ELSE $3::timestamptz END, 1, $4 FROM generate_series(1, 20000) n`,
-        [agentId, at(3_600_000), at(7_200_000), at(1000)],
+                CASE n % 2 WHEN 0 THEN $2::timestamptz ELSE $3::timestamptz END, 1, $4, t.source_id, t.symbol
+           FROM generate_series(1, 20000) n, signals t WHERE t.id = $5`,
+        [agentId, at(3_600_000), at(7_200_000), at(1000), templateId],
       );
       await client.query('ANALYZE deliveries');
       await client.query('BEGIN');

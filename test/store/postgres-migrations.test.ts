@@ -190,6 +190,56 @@ describe('PostgreSQL migrations', () => {
     }
   });
 
+  it('gives the deliveries stored before 016 their signal\'s source and symbol, so the outcome filter with either finds them', async () => {
+    const target = await freshPostgresSchema('mig_deliveries');
+    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+    try {
+      await store.migrate();
+      const seeded = await seed(store, { agents: 1 });
+      const stored = request(seeded);
+      await store.ingest(stored);
+      const pages = async () => [
+        (await store.listSignals({ outcome: 'queued', sourceId: seeded.source.id, limit: 100 })).signals.map((signal) => signal.id),
+        (await store.listSignals({ outcome: 'queued', symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id),
+      ];
+      expect(await pages()).toEqual([[stored.id], [stored.id]]);
+      // The deliveries as 015 left them: neither column (nor the indexes on them).
+      await withClient(target.schema, async (client) => {
+        await client.query(`ALTER TABLE deliveries DROP COLUMN source_id, DROP COLUMN symbol;
+                            DELETE FROM schema_migrations WHERE name = 'deliveries_source_symbol';`);
+      });
+      await store.migrate();
+      expect(await pages()).toEqual([[stored.id], [stored.id]]);
+      // Its keys and indexes are those a fresh schema has.
+      const indexes = () => withClient(target.schema, async (client) => (await client.query<{ d: string }>(
+        "SELECT regexp_replace(indexdef, ' ON \\S+', ' ON') AS d FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'deliveries' ORDER BY indexname",
+      )).rows.map((row) => row.d));
+      const constraints = () => withClient(target.schema, async (client) => (await client.query<{ d: string }>(
+        "SELECT conname || ' ' || regexp_replace(pg_get_constraintdef(oid), '\\S+\\.', '') AS d FROM pg_constraint WHERE conrelid = 'deliveries'::regclass ORDER BY conname",
+      )).rows.map((row) => row.d));
+      const fresh = await freshPostgresSchema('mig_deliveries_fresh');
+      const freshStore = openPostgresStore({ connectionString: fresh.connectionString, schema: fresh.schema });
+      try {
+        await freshStore.migrate();
+        const expected = await withClient(fresh.schema, async (client) => [
+          (await client.query<{ d: string }>("SELECT regexp_replace(indexdef, ' ON \\S+', ' ON') AS d FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'deliveries' ORDER BY indexname")).rows.map((row) => row.d),
+          (await client.query<{ d: string }>("SELECT conname || ' ' || regexp_replace(pg_get_constraintdef(oid), '\\S+\\.', '') AS d FROM pg_constraint WHERE conrelid = 'deliveries'::regclass ORDER BY conname")).rows.map((row) => row.d),
+        ]);
+        expect([await indexes(), await constraints()]).toEqual(expected);
+      } finally {
+        await freshStore.close();
+        await fresh.drop();
+      }
+      // And the ingest writes both columns from then on.
+      const later = request(seeded);
+      await store.ingest(later);
+      expect((await pages()).map((ids) => ids.includes(later.id))).toEqual([true, true]);
+    } finally {
+      await store.close();
+      await target.drop();
+    }
+  });
+
   it('fills the per-day counter from the log when 014 runs on a schema that has none', async () => {
     const target = await freshPostgresSchema('mig_days');
     const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });

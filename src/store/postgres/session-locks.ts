@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ExpiredDelivery } from '../records.js';
 import type { AgentSessionClaim, SessionHandOut } from '../store.js';
+import { StatementQueue } from './statement-queue.js';
 import { type HandOut, type HandOutRequest, sessionLockKeySql, takeDeliveriesFor } from './take-deliveries.js';
 
 /** Attempts, and the pause between them, before a claim gives up on a key held by polls only. */
@@ -11,15 +12,27 @@ const CLAIM_RETRY_MS = 25;
 const KEY = sessionLockKeySql('$1', '$2');
 
 /**
- * The WebSocket push sessions this instance holds, as session-level advisory locks on one
- * connection of its own. Every instance on the database sees them, and they end with the
+ * Connections holding the sessions' locks. On one, every hand-out waited for the statement under
+ * way there and then its own, which took about as long for 12 agents as for 50 (in the burst its
+ * backend waited on the WAL about as much as it computed): on several, the hand-outs of
+ * different sessions run side by side.
+ */
+const CONNECTIONS = 4;
+
+/**
+ * The WebSocket push sessions this instance holds, as session-level advisory locks on a few
+ * connections of its own. Every instance on the database sees them, and they end with their
  * connection: a crashed instance frees its agents at once. A poll's hand-out anywhere holds
- * the same key shared for its one statement, so it cannot hand out beside a session. The
- * sessions hand out on this same connection: while a query succeeds there, its locks are held.
- * When the connection breaks, every claim on it is lost, and its sessions must close.
+ * the same key shared for its one statement, so it cannot hand out beside a session. A session
+ * hands out on the connection holding its lock: while a query succeeds there, the lock is held.
+ * When a connection breaks, every claim on it is lost, and those sessions must close. Claims,
+ * hand-outs and releases share a connection one statement at a time, in the order asked. A
+ * claim goes to the connection with the fewest sessions.
  */
 export class SessionLocks {
-  private connection: Promise<LockConnection> | null = null;
+  private readonly connections: Array<Promise<LockConnection> | null> = Array.from({ length: CONNECTIONS }, () => null);
+  /** Sessions held or being claimed, per connection. */
+  private readonly sessions: number[] = Array.from({ length: CONNECTIONS }, () => 0);
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -29,52 +42,69 @@ export class SessionLocks {
   ) {}
 
   async claim(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
-    const connection = await this.connect();
-    for (let attempt = 1; ; attempt++) {
-      const { rows } = await connection.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
-        agentId,
-        this.scope(),
-      ]);
-      if (rows[0]?.ok) return connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired);
-      // Held: by a session elsewhere (for good), or by polls handing out this very moment.
-      if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
-      await sleep(CLAIM_RETRY_MS);
+    const slot = this.sessions.indexOf(Math.min(...this.sessions));
+    this.sessions[slot]!++;
+    let claimed: AgentSessionClaim | null = null;
+    try {
+      const connection = await this.connect(slot);
+      for (let attempt = 1; ; attempt++) {
+        const { rows } = await connection.statements.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
+          agentId,
+          this.scope(),
+        ]);
+        if (rows[0]?.ok) {
+          claimed = connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired, () => this.sessions[slot]!--);
+          return claimed;
+        }
+        // Held: by a session elsewhere (for good), or by polls handing out this very moment.
+        if (attempt >= CLAIM_ATTEMPTS || (await connection.heldExclusively(agentId, this.scope()))) return null;
+        await sleep(CLAIM_RETRY_MS);
+      }
+    } finally {
+      if (!claimed) this.sessions[slot]!--;
     }
   }
 
   async close(): Promise<void> {
-    const connection = this.connection;
-    this.connection = null;
-    if (connection) await (await connection.catch(() => null))?.end();
+    const connections = [...this.connections];
+    this.connections.fill(null);
+    await Promise.all(connections.map(async (connection) => (await connection?.catch(() => null))?.end()));
   }
 
-  private connect(): Promise<LockConnection> {
-    if (this.connection === null) {
-      const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
-      this.connection = opening;
-      // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
-      const forget = () => {
-        if (this.connection === opening) this.connection = null;
-      };
-      opening.then((connection) => connection.onBroken(forget), forget);
-    }
-    return this.connection;
+  private connect(slot: number): Promise<LockConnection> {
+    const open = this.connections[slot];
+    if (open) return open;
+    const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
+    this.connections[slot] = opening;
+    // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
+    const forget = () => {
+      if (this.connections[slot] === opening) this.connections[slot] = null;
+    };
+    opening.then((connection) => connection.onBroken(forget), forget);
+    return opening;
   }
 }
 
 interface HandOutTask extends HandOutRequest {
   scope: string;
   now: string;
+  /** False once the session was released: its hand-out must not run after the unlock. */
+  held: () => boolean;
 }
+
+type QueuedHandOut = { task: HandOutTask; resolve: (handOut: HandOut | null) => void; reject: (error: unknown) => void };
 
 class LockConnection {
   private broken = false;
   private readonly brokenListeners = new Set<() => void>();
+  readonly statements: StatementQueue;
   /** Hand-outs waiting for the connection, run together in one transaction. */
-  private handOuts: Array<{ task: HandOutTask; resolve: (handOut: HandOut | null) => void; reject: (error: unknown) => void }> = [];
-  private handingOut = false;
+  private handOuts: QueuedHandOut[] = [];
+  /** A turn for the waiting hand-outs is queued and has not started yet. */
+  private handOutTurnQueued = false;
 
-  private constructor(readonly client: pg.Client) {
+  private constructor(private readonly client: pg.Client) {
+    this.statements = new StatementQueue(client);
     const lost = () => this.break();
     client.on('error', lost);
     client.on('end', lost);
@@ -93,7 +123,7 @@ class LockConnection {
   }
 
   async heldExclusively(agentId: string, scope: string): Promise<boolean> {
-    const { rows } = await this.client.query<{ held: boolean }>(
+    const { rows } = await this.statements.query<{ held: boolean }>(
       `SELECT EXISTS (
          SELECT 1 FROM pg_locks
           WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND mode = 'ExclusiveLock'
@@ -104,12 +134,20 @@ class LockConnection {
     return rows[0]?.held ?? false;
   }
 
-  claimFor(agentId: string, tokenHash: string, scope: string, onExpired: (expired: ExpiredDelivery[]) => void): AgentSessionClaim {
+  /** The claim of a lock this connection just took; `ended` is called once, when it is released or lost. */
+  claimFor(
+    agentId: string,
+    tokenHash: string,
+    scope: string,
+    onExpired: (expired: ExpiredDelivery[]) => void,
+    ended: () => void,
+  ): AgentSessionClaim {
     let released = false;
     /** The last seq this session handed out: an agent's seqs are committed in order. */
     let handedUpTo = 0;
     const lostListeners = new Set<() => void>();
     const lose = () => {
+      ended();
       for (const listener of lostListeners) listener();
       lostListeners.clear();
     };
@@ -118,7 +156,7 @@ class LockConnection {
       takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
         if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
         const after = handedUpTo;
-        const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now });
+        const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now, held: () => !released });
         // Null only when the statement found the token rotated or the agent deleted.
         if (handOut === null) return { signals: [], full: false, revoked: true };
         if (handOut.expired.length > 0) onExpired(handOut.expired);
@@ -134,9 +172,10 @@ class LockConnection {
         if (released) return;
         released = true;
         lostListeners.clear();
-        this.brokenListeners.delete(lose);
         if (this.broken) return;
-        await this.client.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
+        this.brokenListeners.delete(lose);
+        ended();
+        await this.statements.query(`SELECT pg_advisory_unlock(${KEY})`, [agentId, scope]);
       },
     };
   }
@@ -152,42 +191,48 @@ class LockConnection {
   private handOut(task: HandOutTask): Promise<HandOut | null> {
     return new Promise((resolve, reject) => {
       this.handOuts.push({ task, resolve, reject });
-      if (!this.handingOut) void this.runHandOuts();
+      if (this.handOutTurnQueued) return;
+      this.handOutTurnQueued = true;
+      void this.statements.turn((client) => this.runHandOuts(client));
     });
   }
 
-  private async runHandOuts(): Promise<void> {
-    this.handingOut = true;
-    try {
-      while (this.handOuts.length > 0) {
-        const group = this.handOuts;
-        this.handOuts = [];
-        if (group.length > 1) {
-          const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-          const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
-          const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
-          const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
-          if (distinct && oneScope) {
-            try {
-              const handOuts = await takeDeliveriesFor(this.client, 'session', tasks[0]!.scope, tasks, now);
-              for (const item of group) item.resolve(handOuts.get(item.task.agentId) ?? null);
-              continue;
-            } catch {
-              // Run each alone below.
-            }
-          }
-        }
-        for (const item of group) {
-          try {
-            const { agentId, scope, now } = item.task;
-            item.resolve((await takeDeliveriesFor(this.client, 'session', scope, [item.task], now)).get(agentId) ?? null);
-          } catch (error) {
-            item.reject(error);
-          }
+  /**
+   * One turn on the connection for every hand-out waiting when it starts. Those whose session
+   * was released meanwhile are left out: the release's unlock was queued before this turn, so
+   * they would hand out without the hold.
+   */
+  private async runHandOuts(client: pg.Client): Promise<void> {
+    this.handOutTurnQueued = false;
+    const waiting = this.handOuts;
+    this.handOuts = [];
+    const group: QueuedHandOut[] = [];
+    for (const item of waiting) {
+      if (item.task.held()) group.push(item);
+      else item.reject(new Error(`the push session of agent ${item.task.agentId} is no longer held`));
+    }
+    if (group.length > 1) {
+      const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+      const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
+      const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
+      const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
+      if (distinct && oneScope) {
+        try {
+          const handOuts = await takeDeliveriesFor(client, 'session', tasks[0]!.scope, tasks, now);
+          for (const item of group) item.resolve(handOuts.get(item.task.agentId) ?? null);
+          return;
+        } catch {
+          // Run each alone below.
         }
       }
-    } finally {
-      this.handingOut = false;
+    }
+    for (const item of group) {
+      try {
+        const { agentId, scope, now } = item.task;
+        item.resolve((await takeDeliveriesFor(client, 'session', scope, [item.task], now)).get(agentId) ?? null);
+      } catch (error) {
+        item.reject(error);
+      }
     }
   }
 
