@@ -50,7 +50,8 @@ describe('PostgreSQL push sessions on their shared connection', () => {
 
   it('queues claims and releases behind a hand-out under way, and a session released while its hand-out waits gets nothing', async () => {
     const seeded = await seed(store, { agents: 9 });
-    const [a, b, c, ...others] = seeded.agents as [(typeof seeded.agents)[0], (typeof seeded.agents)[0], (typeof seeded.agents)[0]];
+    type Agent = (typeof seeded.agents)[0];
+    const [a, b, c, ...others] = seeded.agents as [Agent, Agent, Agent, ...Agent[]];
     const signal = (await store.ingest(request(seeded, { receivedAt: at(1000) }))).record.id;
     // Sessions go to the connection with the fewest: A, three others, B, three others, then C
     // (below) share A's connection when there are four; the test checks they share one.
