@@ -35,6 +35,35 @@ async function withClient<T>(schema: string, work: (client: pg.Client) => Promis
   }
 }
 
+/** A store on a fresh schema, migrated, for `work`; the schema is dropped after. */
+async function withMigratedStore(name: string, work: (store: PostgresStore, target: TestSchema) => Promise<void>): Promise<void> {
+  const target = await freshPostgresSchema(name);
+  const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+  try {
+    await store.migrate();
+    await work(store, target);
+  } finally {
+    await store.close();
+    await target.drop();
+  }
+}
+
+/** The deliveries table's indexes and constraints, without the schema's name. */
+function deliveriesShape(schema: string): Promise<string[][]> {
+  return withClient(schema, async (client) => [
+    (
+      await client.query<{ d: string }>(
+        "SELECT regexp_replace(indexdef, ' ON \\S+', ' ON') AS d FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'deliveries' ORDER BY indexname",
+      )
+    ).rows.map((row) => row.d),
+    (
+      await client.query<{ d: string }>(
+        "SELECT conname || ' ' || regexp_replace(pg_get_constraintdef(oid), '\\S+\\.', '') AS d FROM pg_constraint WHERE conrelid = 'deliveries'::regclass ORDER BY conname",
+      )
+    ).rows.map((row) => row.d),
+  ]);
+}
+
 /** What the released migrate did, with the released files up to `version`. */
 async function migrateAsReleased(schema: string, version: number): Promise<void> {
   await withClient(schema, async (client) => {
@@ -168,10 +197,7 @@ describe('PostgreSQL migrations', () => {
   );
 
   it('fills in the symbol of signals stored without one during the rolling upgrade to 007', async () => {
-    const target = await freshPostgresSchema('mig_symbol');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    try {
-      await store.migrate();
+    await withMigratedStore('mig_symbol', async (store, target) => {
       const seeded = await seed(store, { agents: 1 });
       const stored = request(seeded);
       await store.ingest(stored);
@@ -184,17 +210,11 @@ describe('PostgreSQL migrations', () => {
       expect(await bySymbol()).not.toContain(stored.id);
       await store.migrate();
       expect(await bySymbol()).toContain(stored.id);
-    } finally {
-      await store.close();
-      await target.drop();
-    }
+    });
   });
 
   it('gives the deliveries stored before 016 their signal\'s source and symbol, so the outcome filter with either finds them', async () => {
-    const target = await freshPostgresSchema('mig_deliveries');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    try {
-      await store.migrate();
+    await withMigratedStore('mig_deliveries', async (store, target) => {
       const seeded = await seed(store, { agents: 1 });
       const stored = request(seeded);
       await store.ingest(stored);
@@ -211,40 +231,18 @@ describe('PostgreSQL migrations', () => {
       await store.migrate();
       expect(await pages()).toEqual([[stored.id], [stored.id]]);
       // Its keys and indexes are those a fresh schema has.
-      const indexes = () => withClient(target.schema, async (client) => (await client.query<{ d: string }>(
-        "SELECT regexp_replace(indexdef, ' ON \\S+', ' ON') AS d FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'deliveries' ORDER BY indexname",
-      )).rows.map((row) => row.d));
-      const constraints = () => withClient(target.schema, async (client) => (await client.query<{ d: string }>(
-        "SELECT conname || ' ' || regexp_replace(pg_get_constraintdef(oid), '\\S+\\.', '') AS d FROM pg_constraint WHERE conrelid = 'deliveries'::regclass ORDER BY conname",
-      )).rows.map((row) => row.d));
-      const fresh = await freshPostgresSchema('mig_deliveries_fresh');
-      const freshStore = openPostgresStore({ connectionString: fresh.connectionString, schema: fresh.schema });
-      try {
-        await freshStore.migrate();
-        const expected = await withClient(fresh.schema, async (client) => [
-          (await client.query<{ d: string }>("SELECT regexp_replace(indexdef, ' ON \\S+', ' ON') AS d FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'deliveries' ORDER BY indexname")).rows.map((row) => row.d),
-          (await client.query<{ d: string }>("SELECT conname || ' ' || regexp_replace(pg_get_constraintdef(oid), '\\S+\\.', '') AS d FROM pg_constraint WHERE conrelid = 'deliveries'::regclass ORDER BY conname")).rows.map((row) => row.d),
-        ]);
-        expect([await indexes(), await constraints()]).toEqual(expected);
-      } finally {
-        await freshStore.close();
-        await fresh.drop();
-      }
+      await withMigratedStore('mig_deliveries_fresh', async (_, fresh) => {
+        expect(await deliveriesShape(target.schema)).toEqual(await deliveriesShape(fresh.schema));
+      });
       // And the ingest writes both columns from then on.
       const later = request(seeded);
       await store.ingest(later);
       expect((await pages()).map((ids) => ids.includes(later.id))).toEqual([true, true]);
-    } finally {
-      await store.close();
-      await target.drop();
-    }
+    });
   });
 
   it('fills the per-day counter from the log when 014 runs on a schema that has none', async () => {
-    const target = await freshPostgresSchema('mig_days');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    try {
-      await store.migrate();
+    await withMigratedStore('mig_days', async (store, target) => {
       const seeded = await seed(store, { agents: 0 });
       const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
       const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
@@ -262,22 +260,16 @@ describe('PostgreSQL migrations', () => {
       });
       await store.migrate();
       expect(await store.countSignalsPerDay(seeded.accountId, day, day)).toEqual(counted);
-    } finally {
-      await store.close();
-      await target.drop();
-    }
+    });
   });
 
   it('leaves functions of a higher revision, as a newer release defined them, in place', async () => {
-    const target = await freshPostgresSchema('mig_newer');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    const ingestAnswers = () =>
-      withClient(target.schema, async (client) => {
-        const { rows } = await client.query<{ r: unknown }>("SELECT signalgate_ingest('[]', 's', 'i', false) AS r");
-        return rows[0]!.r;
-      });
-    try {
-      await store.migrate();
+    await withMigratedStore('mig_newer', async (store, target) => {
+      const ingestAnswers = () =>
+        withClient(target.schema, async (client) => {
+          const { rows } = await client.query<{ r: unknown }>("SELECT signalgate_ingest('[]', 's', 'i', false) AS r");
+          return rows[0]!.r;
+        });
       await withClient(target.schema, async (client) => {
         await client.query(`CREATE OR REPLACE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text, isolate boolean)
           RETURNS json LANGUAGE sql AS $$ SELECT '"newer"'::json $$`);
@@ -289,9 +281,6 @@ describe('PostgreSQL migrations', () => {
       await withClient(target.schema, (client) => client.query('COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS NULL'));
       await store.migrate();
       expect(await ingestAnswers()).toEqual([]);
-    } finally {
-      await store.close();
-      await target.drop();
-    }
+    });
   });
 });

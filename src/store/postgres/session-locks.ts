@@ -154,7 +154,7 @@ class LockConnection {
     this.onBroken(lose);
     return {
       takeDeliveries: async (now: string, limit: number): Promise<SessionHandOut> => {
-        if (released || this.broken) throw new Error(`the push session of agent ${agentId} is no longer held`);
+        if (released || this.broken) throw notHeld(agentId);
         const after = handedUpTo;
         const handOut = await this.handOut({ agentId, limit, after, tokenHash, scope, now, held: () => !released });
         // Null only when the statement found the token rotated or the agent deleted.
@@ -209,7 +209,7 @@ class LockConnection {
     const group: QueuedHandOut[] = [];
     for (const item of waiting) {
       if (item.task.held()) group.push(item);
-      else item.reject(new Error(`the push session of agent ${item.task.agentId} is no longer held`));
+      else item.reject(notHeld(item.task.agentId));
     }
     if (group.length > 1) {
       const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
@@ -249,4 +249,9 @@ class LockConnection {
     this.brokenListeners.clear();
     for (const listener of listeners) listener();
   }
+}
+
+/** What a hand-out of a session no longer held fails with: nothing was handed out. */
+function notHeld(agentId: string): Error {
+  return new Error(`the push session of agent ${agentId} is no longer held`);
 }

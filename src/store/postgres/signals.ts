@@ -99,10 +99,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
   if (filter.sourceId !== undefined) where.push(`s.source_id = ${param(filter.sourceId)}`);
   if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
   if (filter.symbol !== undefined) where.push(`s.symbol = ${param(filter.symbol)}`);
-  if (filter.before !== undefined) {
-    // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
-    where.push(`(s.received_at, s.id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
-  }
+  if (filter.before !== undefined) where.push(`(s.received_at, s.id) < ${cursorKey(filter.before, param)}`);
   const sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY s.received_at DESC, s.id DESC LIMIT ${param(rowsToRead(filter))}`;
   return { sql, params };
@@ -123,11 +120,16 @@ function outcomeListSql(filter: SignalFilter, param: (value: unknown) => string)
   if (filter.symbol !== undefined) conditions.push(`d.symbol = ${param(filter.symbol)}`);
   conditions.push('NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.signal_id = d.signal_id AND o.status = d.status AND o.agent_id < d.agent_id)');
   if (filter.status !== undefined) conditions.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
-  if (filter.before !== undefined) {
-    // An unknown cursor compares as NULL, so it answers nothing rather than the first page.
-    conditions.push(`(d.received_at, d.signal_id) < (SELECT received_at, id FROM signals WHERE id = ${param(filter.before)})`);
-  }
+  if (filter.before !== undefined) conditions.push(`(d.received_at, d.signal_id) < ${cursorKey(filter.before, param)}`);
   return `SELECT ${LOG_ENTRY_COLUMNS} FROM deliveries d JOIN signals s ON s.id = d.signal_id
             WHERE ${conditions.join(' AND ')}
             ORDER BY d.received_at DESC, d.signal_id DESC LIMIT ${param(rowsToRead(filter))}`;
+}
+
+/**
+ * The log-order key of the cursor's signal, for a page older than it. An unknown cursor
+ * compares as NULL, so it answers nothing rather than the first page.
+ */
+function cursorKey(before: string, param: (value: unknown) => string): string {
+  return `(SELECT received_at, id FROM signals WHERE id = ${param(before)})`;
 }
