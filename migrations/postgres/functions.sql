@@ -54,6 +54,46 @@ LANGUAGE sql STABLE AS $$
     FROM (SELECT d.status, count(*) AS n FROM deliveries d WHERE d.signal_id = $1 GROUP BY d.status) c
 $$;
 
+-- The log entries of items that went the whole way (recorded: accepted, or refused by their
+-- verdict or the quota) and their deliveries, in item order: one INSERT per table for many items.
+-- items[i] is written as accepted when charged[i], with used[i] and limits[i] as its quota and
+-- symbols[i] as its symbol; delivery k is of items[dl_items[k]], to dl_agents[k] at dl_seqs[k].
+CREATE OR REPLACE FUNCTION signalgate_ingest_write(items signalgate_ingest_item[], charged boolean[], used integer[],
+                                                   limits integer[], symbols text[], dl_items integer[],
+                                                   dl_agents text[], dl_seqs integer[])
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
+                       errors, content_type, raw_body, normalized, idempotency_key, quota_period,
+                       quota_used, quota_limit, body_digest, symbol)
+  SELECT it.id, it.source_id, it.account_id, it.received_at,
+         CASE WHEN charged[it.ordinality] THEN 'queued' ELSE 'rejected' END,
+         CASE WHEN charged[it.ordinality] THEN 202 ELSE it.http_status END,
+         CASE WHEN charged[it.ordinality] THEN NULL ELSE it.code END,
+         CASE WHEN charged[it.ordinality] THEN NULL ELSE it.detail END,
+         CASE WHEN charged[it.ordinality] THEN NULL ELSE it.param END,
+         CASE WHEN charged[it.ordinality] THEN NULL ELSE it.errors::json END,
+         it.content_type, decode(it.raw_body, 'base64'),
+         CASE WHEN charged[it.ordinality] THEN it.normalized::json END,
+         it.idempotency_key,
+         CASE WHEN charged[it.ordinality] THEN it.period END, used[it.ordinality], limits[it.ordinality],
+         CASE WHEN charged[it.ordinality] THEN it.body_digest END,
+         CASE WHEN charged[it.ordinality] THEN symbols[it.ordinality] END
+    FROM unnest(items) WITH ORDINALITY AS it
+   ORDER BY it.ordinality;
+  IF cardinality(dl_items) > 0 THEN
+    -- Each delivery carries its signal's source, symbol and received_at: the outcome filter's
+    -- indexes (migrations 007, 016).
+    INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
+    SELECT (items[d.item]).id, d.agent_id, d.seq, 'queued', (items[d.item]).expires_at, 0,
+           (items[d.item]).received_at, (items[d.item]).source_id, symbols[d.item]
+      FROM unnest(dl_items, dl_agents, dl_seqs) WITH ORDINALITY AS d(item, agent_id, seq, k)
+     ORDER BY d.k;
+  END IF;
+END;
+$$;
+
 -- The items in order, without subtransactions. A request that names an unknown source (or one
 -- of another account), or that was checked against another revision of its source, is
 -- answered as an error before it wrote anything. The source is read under a key-share lock,
@@ -87,6 +127,15 @@ DECLARE
   v_src_accounts text[] := '{}';
   v_src_agents json[] := '{}';
   v_src_revisions integer[] := '{}';
+  -- The agents each of those sources routes to (locked, in id order), read at the source's
+  -- first charged item: v_route_agents[from:to]. Later items of the source reuse the list (see
+  -- the deliveries below).
+  v_src_at integer;
+  v_src_route_from integer[] := '{}';
+  v_src_route_to integer[] := '{}';
+  -- The routes' agents one after the other, and each one's position in v_seq_agents.
+  v_route_agents text[] := '{}';
+  v_route_seq_at integer[] := '{}';
   -- Usage rows this call has locked, by position (account, period): the count and limit read
   -- under the lock, and how many this call charged, written once at the end.
   v_use_accounts text[] := '{}';
@@ -100,6 +149,16 @@ DECLARE
   v_log_days date[] := '{}';
   v_log_rejected boolean[] := '{}';
   v_symbol text;
+  -- Log entries and deliveries not written yet, in item order: written by one INSERT per table
+  -- at the end, or before an item that reads the log (an idempotency key, the duplicate guard).
+  v_pend_items signalgate_ingest_item[] := '{}';
+  v_pend_charged boolean[] := '{}';
+  v_pend_used integer[] := '{}';
+  v_pend_limits integer[] := '{}';
+  v_pend_symbols text[] := '{}';
+  v_dl_items integer[] := '{}';
+  v_dl_agents text[] := '{}';
+  v_dl_seqs integer[] := '{}';
 BEGIN
   outcomes := '{}';
   agents := '{}';
@@ -111,8 +170,8 @@ BEGIN
       -- and then reads the changed row; once held, it keeps any change waiting until COMMIT.
       -- Read once per source per call: the lock is held to COMMIT, so the row read first is the
       -- row every later item of the source would read.
-      v_at := array_position(v_src_ids, it.source_id);
-      IF v_at IS NULL THEN
+      v_src_at := array_position(v_src_ids, it.source_id);
+      IF v_src_at IS NULL THEN
         SELECT s.account_id, s.agent_ids, s.revision INTO v_source FROM sources s WHERE s.id = it.source_id
            FOR KEY SHARE;
         IF NOT FOUND THEN
@@ -124,8 +183,10 @@ BEGIN
         v_src_accounts := v_src_accounts || v_source.account_id;
         v_src_agents := v_src_agents || v_source.agent_ids;
         v_src_revisions := v_src_revisions || v_source.revision;
+        v_src_at := cardinality(v_src_ids);
       ELSE
-        SELECT v_src_accounts[v_at] AS account_id, v_src_agents[v_at] AS agent_ids, v_src_revisions[v_at] AS revision
+        SELECT v_src_accounts[v_src_at] AS account_id, v_src_agents[v_src_at] AS agent_ids,
+               v_src_revisions[v_src_at] AS revision
           INTO v_source;
       END IF;
       IF v_source.account_id IS DISTINCT FROM it.account_id THEN
@@ -141,6 +202,22 @@ BEGIN
                                        'message', format('source %s changed while the request was checked',
                                                          it.source_id));
         EXIT item;
+      END IF;
+
+      IF (it.idempotency_key IS NOT NULL OR (it.accept AND it.body_digest IS NOT NULL))
+         AND cardinality(v_pend_items) > 0 THEN
+        -- This item reads the log (the key's original, the duplicate guard's earlier signal, their
+        -- deliveries): the earlier items' entries are written first.
+        PERFORM signalgate_ingest_write(v_pend_items, v_pend_charged, v_pend_used, v_pend_limits, v_pend_symbols,
+                                        v_dl_items, v_dl_agents, v_dl_seqs);
+        v_pend_items := '{}';
+        v_pend_charged := '{}';
+        v_pend_used := '{}';
+        v_pend_limits := '{}';
+        v_pend_symbols := '{}';
+        v_dl_items := '{}';
+        v_dl_agents := '{}';
+        v_dl_seqs := '{}';
       END IF;
 
       IF it.idempotency_key IS NOT NULL THEN
@@ -278,24 +355,14 @@ BEGIN
         END IF;
       END IF;
 
-      -- The symbol goes with the signal and with each of its deliveries (migration 016).
+      -- The symbol goes with the signal and with each of its deliveries (migration 016). The
+      -- entry is written with the others (signalgate_ingest_write).
       v_symbol := COALESCE(it.symbol, substring(it.normalized from '"symbol":"([^"\\]*)"'));
-      INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
-                           errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                           quota_used, quota_limit, body_digest, symbol)
-      VALUES (it.id, it.source_id, it.account_id, it.received_at,
-              CASE WHEN v_charged THEN 'queued' ELSE 'rejected' END,
-              CASE WHEN v_charged THEN 202 ELSE it.http_status END,
-              CASE WHEN v_charged THEN NULL ELSE it.code END,
-              CASE WHEN v_charged THEN NULL ELSE it.detail END,
-              CASE WHEN v_charged THEN NULL ELSE it.param END,
-              CASE WHEN v_charged THEN NULL ELSE it.errors::json END,
-              it.content_type, decode(it.raw_body, 'base64'),
-              CASE WHEN v_charged THEN it.normalized::json END,
-              it.idempotency_key,
-              CASE WHEN v_charged THEN it.period END, v_used, v_limit,
-              CASE WHEN v_charged THEN it.body_digest END,
-              CASE WHEN v_charged THEN v_symbol END);
+      v_pend_items := v_pend_items || it;
+      v_pend_charged := v_pend_charged || v_charged;
+      v_pend_used := v_pend_used || v_used;
+      v_pend_limits := v_pend_limits || v_limit;
+      v_pend_symbols := v_pend_symbols || v_symbol;
       v_log_accounts := v_log_accounts || it.account_id;
       v_log_days := v_log_days || (it.received_at AT TIME ZONE 'UTC')::date;
       v_log_rejected := v_log_rejected || NOT v_charged;
@@ -313,35 +380,44 @@ BEGIN
         -- their sequence numbers in the same order on every agent. Numbers are counted here and
         -- each agent's row is written once per call, at the end: a row updated once per item
         -- would leave more versions than fit in its page before the COMMIT lets them be pruned.
-        IF json_array_length(v_source.agent_ids) > 0 THEN
-          v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
-        ELSE
-          v_routed := NULL;
-        END IF;
-        v_seqs := '{}';
-        FOR v_agent IN
-          SELECT g.id, g.last_seq FROM agents g
-           WHERE g.account_id = it.account_id AND (v_routed IS NULL OR g.id = ANY (v_routed))
-           ORDER BY g.id
-             FOR NO KEY UPDATE
-        LOOP
-          v_at := array_position(v_seq_agents, v_agent.id);
-          IF v_at IS NULL THEN
-            v_seq_agents := v_seq_agents || v_agent.id;
-            v_seq_last := v_seq_last || v_agent.last_seq;
-            v_at := cardinality(v_seq_agents);
+        -- The routed agents are read and locked at the source's first charged item, and later
+        -- items of the source reuse that list: the locks keep every agent on it from being
+        -- deleted, and a change of the source's routing waits for the source's key-share lock.
+        -- An agent created meanwhile would have been seen by a later item's query; it is
+        -- committed after this call began, so after every item's request arrived: concurrent
+        -- with all of them, it may get none of them, as it gets none of the earlier items.
+        IF v_src_route_from[v_src_at] IS NULL THEN
+          IF json_array_length(v_source.agent_ids) > 0 THEN
+            v_routed := ARRAY(SELECT json_array_elements_text(v_source.agent_ids));
+          ELSE
+            v_routed := NULL;
           END IF;
-          v_seq_last[v_at] := v_seq_last[v_at] + 1;
-          v_agents := v_agents || v_agent.id;
-          v_seqs := v_seqs || v_seq_last[v_at];
-        END LOOP;
-        IF cardinality(v_agents) > 0 THEN
-          -- Each delivery carries its signal's source, symbol and received_at: the outcome
-          -- filter's indexes (migrations 007, 016).
-          INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
-          SELECT it.id, d.agent_id, d.seq, 'queued', it.expires_at, 0, it.received_at, it.source_id, v_symbol
-            FROM unnest(v_agents, v_seqs) AS d(agent_id, seq);
+          v_src_route_from[v_src_at] := cardinality(v_route_agents) + 1;
+          FOR v_agent IN
+            SELECT g.id, g.last_seq FROM agents g
+             WHERE g.account_id = it.account_id AND (v_routed IS NULL OR g.id = ANY (v_routed))
+             ORDER BY g.id
+               FOR NO KEY UPDATE
+          LOOP
+            v_at := array_position(v_seq_agents, v_agent.id);
+            IF v_at IS NULL THEN
+              v_seq_agents := v_seq_agents || v_agent.id;
+              v_seq_last := v_seq_last || v_agent.last_seq;
+              v_at := cardinality(v_seq_agents);
+            END IF;
+            v_route_agents := v_route_agents || v_agent.id;
+            v_route_seq_at := v_route_seq_at || v_at;
+          END LOOP;
+          v_src_route_to[v_src_at] := cardinality(v_route_agents);
         END IF;
+        FOR k IN v_src_route_from[v_src_at] .. v_src_route_to[v_src_at] LOOP
+          v_at := v_route_seq_at[k];
+          v_seq_last[v_at] := v_seq_last[v_at] + 1;
+          v_dl_items := v_dl_items || cardinality(v_pend_items);
+          v_dl_agents := v_dl_agents || v_seq_agents[v_at];
+          v_dl_seqs := v_dl_seqs || v_seq_last[v_at];
+        END LOOP;
+        v_agents := v_route_agents[v_src_route_from[v_src_at] : v_src_route_to[v_src_at]];
       END IF;
 
       v_outcome := json_build_object(
@@ -351,6 +427,10 @@ BEGIN
     END;
     outcomes := outcomes || v_outcome;
   END LOOP;
+  IF cardinality(v_pend_items) > 0 THEN
+    PERFORM signalgate_ingest_write(v_pend_items, v_pend_charged, v_pend_used, v_pend_limits, v_pend_symbols,
+                                    v_dl_items, v_dl_agents, v_dl_seqs);
+  END IF;
   IF cardinality(v_use_accounts) > 0 THEN
     UPDATE usage u SET used = u.used + c.charged
       FROM unnest(v_use_accounts, v_use_periods, v_use_charged) AS c(account_id, period, charged)
@@ -433,4 +513,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 6';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 7';

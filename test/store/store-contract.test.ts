@@ -1143,6 +1143,31 @@ describe.each([
       expect(retry).toMatchObject({ kind: 'replay', record: { id: first.record.id } });
     });
 
+    it('logs a repeated body as a duplicate of an earlier request of the same turn, between plain, keyed and rejected ones', async () => {
+      const seeded = await seed(store, { quota: 1000, agents: 1 });
+      const requests = [
+        guarded(seeded, 1_200_000),
+        request(seeded, { receivedAt: at(1_200_001) }),
+        request(seeded, { receivedAt: at(1_200_002), idempotencyKey: 'turn', requestHash: 'th' }),
+        request(seeded, { receivedAt: at(1_200_003), verdict: { kind: 'reject', httpStatus: 422, problems: [QUOTA_PROBLEM] } }),
+        guarded(seeded, 1_200_004),
+        request(seeded, { receivedAt: at(1_200_005) }),
+      ];
+      // Submitted in one event-loop turn: one batch on both stores.
+      const outcomes = await Promise.all(requests.map((r) => store.ingest(r)));
+      expect(outcomes.map((o) => o.kind)).toEqual(['recorded', 'recorded', 'recorded', 'recorded', 'duplicate', 'recorded']);
+      // The original as stored, its delivery counted.
+      expect(outcomes[4]).toMatchObject({ original: { id: requests[0]!.id, outcome: { queued: 1 } } });
+      expect(outcomes.map((o) => o.record.quota?.used ?? null)).toEqual([1, 2, 3, null, null, 4]);
+      for (const i of [0, 1, 2, 3, 5]) {
+        const { deliveries: _d, ...stored } = (await store.getSignal(requests[i]!.id))!;
+        expect(stored).toEqual(outcomes[i]!.record);
+      }
+      const taken = await store.takeDeliveries(seeded.agents[0]!.id, at(1_300_000), 10);
+      expect(taken.map((d) => [d.id, d.seq])).toEqual([0, 1, 2, 5].map((i, k) => [requests[i]!.id, k + 1]));
+      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(4);
+    });
+
     it('accepts one of many identical requests racing from two store instances', async () => {
       const seeded = await seed(store, { quota: 1000, agents: 1 });
       const other = await harness.open();
