@@ -13,7 +13,7 @@ const q = (values, p) => {
 const spread = (values) => `${q(values, 0.5)} / ${q(values, 0.9)} / ${q(values, 0.99)}`;
 
 for (const file of process.argv.slice(2)) {
-  const { takes, statements, lags, waiting } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const { takes, statements, lags, waiting, lookups = [] } = JSON.parse(fs.readFileSync(file, 'utf8'));
   // The last burst: the takes that handed out its signals, the last $BURST_SIGNALS (default
   // 5,000) handed out (each signal is handed out once unless an ack failed).
   const withSignals = takes.filter((t) => t.signals > 0).sort((a, b) => a.submitted - b.submitted);
@@ -38,6 +38,9 @@ for (const file of process.argv.slice(2)) {
     return Math.min(1, shared / Math.max(0.001, h.done - h.started));
   });
   const ackRunningAtStart = hand.map((h) => ack.filter((a) => a.started <= h.started && a.done > h.started).length);
+  const lookUp = statements.filter((s) => s.name === 'signalgate-find-agent-identities' && inWindow(s.called) && s.done > 0);
+  const touch = statements.filter((s) => s.name === 'signalgate-touch-agents' && inWindow(s.called) && s.done > 0);
+  const calls = lookups.filter(([called]) => inWindow(called));
   const lag = lags.filter(([at]) => inWindow(at)).map(([, l]) => l);
   const wait = waiting.filter(([at]) => inWindow(at));
   console.log(`${file}: last burst ${(to - from).toFixed(0)} ms`);
@@ -46,6 +49,8 @@ for (const file of process.argv.slice(2)) {
   console.log(`  take's batch from start to answer, ms: ${spread(burst.map((t) => t.done - t.started))}; takes per batch ${spread(burst.map((t) => t.batch))}`);
   console.log(`  hand-out statements ${hand.length}: wait for a connection ${spread(hand.map((s) => s.started - s.called))}, run ${spread(hand.map((s) => s.done - s.started))}; in flight ${(100 * busy(hand)).toFixed(0)} % of the burst`);
   console.log(`  ack statements ${ack.length} (acks ${spread(ack.map((s) => s.size))}): wait for a connection ${spread(ack.map((s) => s.started - s.called))}, run ${spread(ack.map((s) => s.done - s.started))}; summed ${(100 * busy(ack)).toFixed(0)} % of the burst`);
+  console.log(`  token lookups ${calls.length}, each call from asked to answered ${spread(calls.map(([c, d]) => d - c))}; statements ${lookUp.length} (hashes ${spread(lookUp.map((s) => s.size))}): wait for a connection ${spread(lookUp.map((s) => s.started - s.called))}, run ${spread(lookUp.map((s) => s.done - s.started))}; summed ${(100 * busy(lookUp)).toFixed(0)} % of the burst`);
+  console.log(`  presence writes ${touch.length} (agents ${spread(touch.map((s) => s.size))}): wait for a connection ${spread(touch.map((s) => s.started - s.called))}, run ${spread(touch.map((s) => s.done - s.started))}`);
   console.log(`  hand-out run shared with an ack statement: ${spread(overlap.map((o) => 100 * o))} %; acks running at its start ${spread(ackRunningAtStart)}`);
   console.log(`  event loop delay (5 ms timer), ms: ${spread(lag)}; samples with callers waiting for a pool: ${wait.length}, most waiting ${Math.max(0, ...wait.map((w) => w[2]))} (pool sizes ${[...new Set(wait.map((w) => w[1]))].join(', ')})`);
 }

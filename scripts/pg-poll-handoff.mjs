@@ -1,6 +1,7 @@
 // Where a PostgreSQL server's long-poll hand-outs spend their time: for each poll's take, its wait
 // in the hand-out batches (`pollTakes`), its batch's wait for a delivery-pool connection and the
-// statement itself; the same for the grouped acks; the delivery pool's waiting callers and the
+// statement itself; the same for the grouped acks, the requests' token lookups (each call's whole
+// time too) and presence writes; the delivery pool's waiting callers and the
 // event loop's delay (a 5 ms timer), all with timestamps so a run's bursts can be told apart.
 // Written at exit to $PG_POLL_HANDOFF_DIR (default /tmp) as pg-poll-handoff-<pid>.json, read by
 // scripts/pg-poll-handoff-summary.mjs. For measuring beside a run:
@@ -21,6 +22,10 @@ const lags = [];
 const waiting = [];
 const pools = new Set();
 
+// The statements timed: the polls' hand-outs, the ack groups, and what every agent request does
+// beside them (its token's lookup, its presence write).
+const RECORDED = new Set(['signalgate-hand-out-poll', 'signalgate-grouped-acks', 'signalgate-find-agent-identities', 'signalgate-touch-agents']);
+
 // A pool's query passes its config object on to the client's: the gap is the wait for a connection.
 const calledAt = new WeakMap();
 const poolQuery = pg.Pool.prototype.query;
@@ -32,7 +37,7 @@ pg.Pool.prototype.query = function (config, ...rest) {
 const clientQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (config, ...rest) {
   const name = typeof config === 'object' && config !== null ? config.name : undefined;
-  if (name !== 'signalgate-hand-out-poll' && name !== 'signalgate-grouped-acks') return clientQuery.call(this, config, ...rest);
+  if (!RECORDED.has(name)) return clientQuery.call(this, config, ...rest);
   const started = now();
   const record = { name, called: calledAt.get(config) ?? started, started, done: 0, size: config.values?.[0]?.length ?? 0 };
   statements.push(record);
@@ -57,6 +62,20 @@ pg.Client.prototype.query = function (config, ...rest) {
 const dist = path.dirname(path.dirname(process.argv[1]));
 const { PostgresDeliveries } = await import(pathToFileURL(path.join(dist, 'store', 'postgres', 'deliveries.js')).href);
 const { Batches } = await import(pathToFileURL(path.join(dist, 'store', 'postgres', 'batches.js')).href);
+
+const { PostgresAgents } = await import(pathToFileURL(path.join(dist, 'store', 'postgres', 'agents.js')).href);
+
+// Each request's token lookup, from the call (the request's arrival, give or take a turn) to its answer.
+const lookups = [];
+const findAgent = PostgresAgents.prototype.findAgentByTokenHash;
+PostgresAgents.prototype.findAgentByTokenHash = async function (tokenHash) {
+  const called = now();
+  try {
+    return await findAgent.call(this, tokenHash);
+  } finally {
+    lookups.push([called, now()]);
+  }
+};
 
 const submittedAt = new WeakMap();
 const submit = Batches.prototype.submit;
@@ -86,5 +105,5 @@ setInterval(() => {
 
 process.on('exit', () => {
   const file = path.join(process.env.PG_POLL_HANDOFF_DIR ?? '/tmp', `pg-poll-handoff-${process.pid}.json`);
-  fs.writeFileSync(file, JSON.stringify({ takes, statements, lags, waiting }));
+  fs.writeFileSync(file, JSON.stringify({ takes, statements, lags, waiting, lookups }));
 });
