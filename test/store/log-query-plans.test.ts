@@ -45,10 +45,7 @@ function rare(filter: Partial<SignalFilter>): boolean {
 function servingIndexes(filter: Partial<SignalFilter>): string[] | null {
   const index = servingIndex(filter);
   if (index === null) return null;
-  // A source's accepted signals may as well be read from its whole log: nearly all are accepted.
-  if (filter.sourceId !== undefined && filterCount(filter) > 1) {
-    return filter.status === 'accepted' && filter.symbol === undefined ? [index, 'signals_source_log', 'signals_source_status_log'] : [index];
-  }
+  if (filter.sourceId !== undefined && filterCount(filter) > 1) return [index];
   // A symbol's signals with an outcome: the symbol's index, each checked for the outcome.
   if (filter.outcome !== undefined && filter.symbol !== undefined) return [index];
   return rare(filter) ? [index] : [index, 'signals_log'];
@@ -69,7 +66,10 @@ function servingIndex(filter: Partial<SignalFilter>): string | null {
   if (filter.sourceId !== undefined && filterCount(filter) > 1) {
     if (filter.outcome !== undefined) return 'signals_source_log';
     if (filter.symbol !== undefined) return 'signals_source_symbol_log';
-    return filter.status === 'duplicate' ? 'signals_source_duplicate_log' : 'signals_source_status_log';
+    if (filter.status === 'duplicate') return 'signals_source_duplicate_log';
+    if (filter.status === 'rejected') return 'signals_source_rejected_log';
+    // A source's accepted signals are read from its whole log: nearly all are accepted.
+    return 'signals_source_log';
   }
   if (filter.outcome !== undefined && filter.symbol !== undefined && filterCount(filter) === 2) return 'signals_symbol_log';
   if (filterCount(filter) > 1) return null;
@@ -183,7 +183,7 @@ describe('signal log query plans', () => {
       // that status alone: never the source's or the symbol's signals met with every delivery
       // in the status, whose cost depends on which is sparser where the page is.
       if (filter.outcome !== undefined && (filter.sourceId !== undefined || filter.symbol !== undefined)) {
-        const merged = ['deliveries_outcome_log', 'signals_source_log', 'signals_symbol_log', 'signals_source_symbol_log', 'signals_source_status_log'];
+        const merged = ['deliveries_outcome_log', 'signals_source_log', 'signals_symbol_log', 'signals_source_symbol_log', 'signals_source_rejected_log'];
         expect(nodes.filter((node) => merged.includes(node['Index Name'] ?? '')), text).toEqual([]);
       }
     });
