@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestItem, type IngestAnswer } from '../../src/store/postgres/ingest-call.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SourceChangedError } from '../../src/store/source-changed.js';
-import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, withMigratedStore, type TestSchema } from '../support/postgres.js';
 import { PERIOD, request, seed } from './store-harness.js';
 
 /**
@@ -32,19 +32,6 @@ async function withClient<T>(schema: string, work: (client: pg.Client) => Promis
     return await work(client);
   } finally {
     await client.end();
-  }
-}
-
-/** A store on a fresh schema, migrated, for `work`; the schema is dropped after. */
-async function withMigratedStore(name: string, work: (store: PostgresStore, target: TestSchema) => Promise<void>): Promise<void> {
-  const target = await freshPostgresSchema(name);
-  const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-  try {
-    await store.migrate();
-    await work(store, target);
-  } finally {
-    await store.close();
-    await target.drop();
   }
 }
 

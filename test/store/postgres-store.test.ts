@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readMigrationFiles } from '../../src/store/migration-files.js';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { freshPostgresSchema, TEST_DATABASE_URL, terminateSessionWaitingFor, type TestSchema } from '../support/postgres.js';
+import { freshPostgresSchema, TEST_DATABASE_URL, terminateSessionWaitingFor, withMigratedStore, type TestSchema } from '../support/postgres.js';
 import { accept, at, BUY, PERIOD, request, seed } from './store-harness.js';
 
 async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -11,6 +11,17 @@ async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[]
   await client.connect();
   try {
     return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A connection of its own for `work`, as another transaction of the database would be. */
+async function withOtherConnection(connectionString: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await work(client);
   } finally {
     await client.end();
   }
@@ -53,10 +64,7 @@ describe('PostgreSQL store', () => {
   });
 
   it('fails a committed item the ingest call gave no answer for as of unknown outcome', async () => {
-    const target = await freshPostgresSchema('unanswered');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    try {
-      await store.migrate();
+    await withMigratedStore('unanswered', async (store, target) => {
       // The function commits every item but drops the last answer, as a faulty one might.
       await query(`ALTER FUNCTION "${target.schema}".signalgate_ingest(json, text, text, boolean) RENAME TO signalgate_ingest_real`);
       await query(`CREATE FUNCTION "${target.schema}".signalgate_ingest(items json, scope text, instance text, isolate boolean)
@@ -72,71 +80,54 @@ describe('PostgreSQL store', () => {
       expect(settled[1]!.status === 'rejected' && settled[1]!.reason).toBeInstanceOf(OutcomeUnknownError);
       // Right not to answer it as failed: it was stored.
       expect(await store.getSignal(requests[1]!.id)).not.toBeNull();
-    } finally {
-      await store.close();
-      await target.drop();
-    }
+    });
   });
 
   it("locks an ack group's deliveries in the hand-outs' order (agent, then seq), so an ack group and a hand-out never deadlock", async () => {
-    const target = await freshPostgresSchema('ack_order');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    const handOut = new pg.Client({ connectionString: target.connectionString });
-    await handOut.connect();
-    try {
-      await store.migrate();
-      const seeded = await seed(store, { agents: 2 });
-      const signal = request(seeded);
-      await store.ingest(signal);
-      const [first, second] = [...seeded.agents].sort((x, y) => (x.id < y.id ? -1 : 1));
-      for (const agent of [first!, second!]) expect(await store.takeDeliveries(agent.id, at(2000), 10)).toHaveLength(1);
-      // Another transaction locks the agents' deliveries as a hand-out does: the first agent's ...
-      await handOut.query('BEGIN');
-      await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
-      // ... while one ack group names the second agent's delivery before the first's.
-      const executed = { status: 'executed', message: null, result: null } as const;
-      const acks = Promise.allSettled([second!, first!].map((agent) => store.ackDelivery(agent.id, signal.id, executed, at(3000))));
-      await waitUntilWaitingForRowLock('acked_after_expiry');
-      // ... then the second's. Had the group locked the second agent's row first, each would now
-      // wait for the other: PostgreSQL fails one of the two after deadlock_timeout.
-      await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [second!.id]);
-      await handOut.query('COMMIT');
-      const settled = await acks;
-      expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : String(s.reason)))).toEqual(['acked', 'acked']);
-    } finally {
-      await handOut.end();
-      await store.close();
-      await target.drop();
-    }
+    await withMigratedStore('ack_order', (store, target) =>
+      withOtherConnection(target.connectionString, async (handOut) => {
+        const seeded = await seed(store, { agents: 2 });
+        const signal = request(seeded);
+        await store.ingest(signal);
+        const [first, second] = [...seeded.agents].sort((x, y) => (x.id < y.id ? -1 : 1));
+        for (const agent of [first!, second!]) expect(await store.takeDeliveries(agent.id, at(2000), 10)).toHaveLength(1);
+        // Another transaction locks the agents' deliveries as a hand-out does: the first agent's ...
+        await handOut.query('BEGIN');
+        await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
+        // ... while one ack group names the second agent's delivery before the first's.
+        const executed = { status: 'executed', message: null, result: null } as const;
+        const acks = Promise.allSettled([second!, first!].map((agent) => store.ackDelivery(agent.id, signal.id, executed, at(3000))));
+        await waitUntilWaitingForRowLock('acked_after_expiry');
+        // ... then the second's. Had the group locked the second agent's row first, each would now
+        // wait for the other: PostgreSQL fails one of the two after deadlock_timeout.
+        await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [second!.id]);
+        await handOut.query('COMMIT');
+        const settled = await acks;
+        expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : String(s.reason)))).toEqual(['acked', 'acked']);
+      }),
+    );
   });
 
   it("hands out to one agent's poll while another's hand-out waits for a lock", async () => {
-    const target = await freshPostgresSchema('poll_takes');
-    const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
-    const holder = new pg.Client({ connectionString: target.connectionString });
-    await holder.connect();
-    try {
-      await store.migrate();
-      const seeded = await seed(store, { agents: 2 });
-      await store.ingest(request(seeded));
-      const [first, second] = seeded.agents;
-      // Another transaction holds the first agent's delivery, as an ack group applying does.
-      await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
-      let firstAnswered = false;
-      const firstTake = store.takeDeliveries(first!.id, at(2000), 10).finally(() => (firstAnswered = true));
-      await waitUntilWaitingForRowLock('signalgate.session');
-      // The second agent's poll is not held behind the first's statement (before, one hand-out
-      // statement was in flight at a time, so this waited until the holder committed).
-      expect(await store.takeDeliveries(second!.id, at(2000), 10)).toHaveLength(1);
-      expect(firstAnswered).toBe(false);
-      await holder.query('COMMIT');
-      expect(await firstTake).toHaveLength(1);
-    } finally {
-      await holder.end();
-      await store.close();
-      await target.drop();
-    }
+    await withMigratedStore('poll_takes', (store, target) =>
+      withOtherConnection(target.connectionString, async (holder) => {
+        const seeded = await seed(store, { agents: 2 });
+        await store.ingest(request(seeded));
+        const [first, second] = seeded.agents;
+        // Another transaction holds the first agent's delivery, as an ack group applying does.
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
+        let firstAnswered = false;
+        const firstTake = store.takeDeliveries(first!.id, at(2000), 10).finally(() => (firstAnswered = true));
+        await waitUntilWaitingForRowLock('signalgate.session');
+        // The second agent's poll is not held behind the first's statement (before, one hand-out
+        // statement was in flight at a time, so this waited until the holder committed).
+        expect(await store.takeDeliveries(second!.id, at(2000), 10)).toHaveLength(1);
+        expect(firstAnswered).toBe(false);
+        await holder.query('COMMIT');
+        expect(await firstTake).toHaveLength(1);
+      }),
+    );
   });
 
   it('refuses a schema name it would have to quote', () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 
 /** The PostgreSQL tests run against; each test file gets its own schema in it. */
 export const TEST_DATABASE_URL =
@@ -50,6 +51,19 @@ export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
       }
     },
   };
+}
+
+/** A store on a fresh schema, migrated, for `work`; the store is closed and the schema dropped after. */
+export async function withMigratedStore(label: string, work: (store: PostgresStore, target: TestSchema) => Promise<void>): Promise<void> {
+  const target = await freshPostgresSchema(label);
+  const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
+  try {
+    await store.migrate();
+    await work(store, target);
+  } finally {
+    await store.close();
+    await target.drop();
+  }
 }
 
 /**
