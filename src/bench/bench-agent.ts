@@ -44,7 +44,8 @@ export class SignalQueue {
     return fresh;
   }
 
-  take(): { id: string; carrier: Carrier } | undefined {
-    return this.queue.shift();
+  /** Every signal queued, in order; the queue is empty after. */
+  takeAll(): Array<{ id: string; carrier: Carrier }> {
+    return this.queue.splice(0);
   }
 }

@@ -65,8 +65,7 @@ export class BenchPollAgent {
 
   /** Each signal in turn held and its ack sent; the next poll once the last ack is answered. */
   private takeAll(): void {
-    for (let next = this.signals.take(); next !== undefined; next = this.signals.take()) {
-      const { id, carrier } = next;
+    for (const { id, carrier } of this.signals.takeAll()) {
       this.events.held(id, carrier);
       this.acking++;
       this.send(this.request('POST', `/api/agent/signals/${encodeURIComponent(id)}/ack`, JSON.stringify(EXECUTED)), (answer) => {

@@ -35,8 +35,7 @@ export class BenchPushAgent {
   }
 
   private takeAll(): void {
-    for (let next = this.signals.take(); next !== undefined; next = this.signals.take()) {
-      const { id, carrier } = next;
+    for (const { id, carrier } of this.signals.takeAll()) {
       this.events.held(id, carrier);
       this.ws.send(JSON.stringify({ type: 'ack', id, ...EXECUTED, ref: this.nextRef++ }));
     }
