@@ -112,7 +112,6 @@ DECLARE
   v_limit integer;
   v_agents text[];
   v_agent record;
-  v_seqs integer[];
   v_at integer;
   -- Agents whose rows this call locked, and the last sequence number each has handed out.
   v_seq_agents text[] := '{}';
