@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
-import { SESSION_SQL } from '../../src/store/postgres/take-deliveries.js';
+import { GroupedAcks } from '../../src/store/postgres/grouped-acks.js';
+import { SESSION_SQL, takeDeliveriesFor } from '../../src/store/postgres/take-deliveries.js';
 import { EXPIRE_AGENT_DUE_SQL } from '../../src/store/sqlite/deliveries.js';
 import { SQLITE_FILE_NAME } from '../../src/store/sqlite/sqlite-store.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
@@ -86,6 +87,77 @@ describe('the hand-out on PostgreSQL', () => {
       expect(plan).not.toMatch(/Seq Scan on deliveries/);
     } finally {
       await client.end();
+    }
+  });
+});
+
+/**
+ * Rows of `deliveries` read by sequential scans while `work` runs on the pool's one connection.
+ * The backend's counters reach pg_stat_user_tables when it next goes idle after
+ * pg_stat_force_next_flush().
+ */
+async function deliveriesReadWhole(pool: pg.Pool, work: () => Promise<unknown>): Promise<number> {
+  const read = async (): Promise<number> => {
+    await pool.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = await pool.query<{ n: string }>("SELECT seq_tup_read AS n FROM pg_stat_user_tables WHERE relid = 'deliveries'::regclass");
+    return Number(rows[0]!.n);
+  };
+  const before = await read();
+  await work();
+  return (await read()) - before;
+}
+
+describe('the hand-out and the acks on PostgreSQL, planned when the table is near empty', () => {
+  let schema: TestSchema;
+  afterAll(() => schema?.drop());
+
+  it('read only the agents’ own rows once a burst has filled the table', async () => {
+    schema = await freshPostgresSchema('plans_warm');
+    const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+    const seeded = await seed(store, { agents: 20, route: Array.from({ length: 20 }, (_, i) => i) });
+    const template = await store.ingest(request(seeded));
+    await store.close();
+    const templateId = template.kind === 'recorded' ? template.record.id : '';
+    const agents = seeded.agents.map((a) => a.id).sort();
+    // One connection, as a long-lived pool connection is: what it prepared, it keeps.
+    const pool = new pg.Pool({ connectionString: schema.urlWithSchema, max: 1 });
+    try {
+      const handOut = () =>
+        takeDeliveriesFor(pool, 'poll', schema.schema, agents.map((agentId) => ({ agentId, limit: 10, after: 0, tokenHash: null })), at(2000));
+      const acks = new GroupedAcks(pool);
+      // The service's first minutes: hand-outs and acks on a table of 20 rows.
+      for (let i = 0; i < 10; i++) {
+        await handOut();
+        await Promise.all(agents.map((agentId) => acks.apply(agentId, templateId, { status: 'executed', message: null, result: null }, at(2500))));
+      }
+      const { rows: columns } = await pool.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
+        [schema.schema],
+      );
+      const names = columns.map((c) => c.column_name);
+      await pool.query(
+        `INSERT INTO signals (${names.join(', ')})
+         SELECT ${names.map((c) => (c === 'id' ? "'sig-' || n" : c)).join(', ')} FROM signals, generate_series(1, 1000) n WHERE signals.id = $1`,
+        [templateId],
+      );
+      // The burst: 1,000 signals to each agent, 20,000 deliveries, none analyzed yet.
+      await pool.query(
+        `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
+         SELECT 'sig-' || n, a.id, n + 1, 'queued', $2, 0, $3, t.source_id, t.symbol
+           FROM generate_series(1, 1000) n, unnest($1::text[]) a (id), signals t WHERE t.id = $4`,
+        [agents, at(3_600_000), at(1000), templateId],
+      );
+      const handOutRead = await deliveriesReadWhole(pool, handOut);
+      const ackRead = await deliveriesReadWhole(pool, () =>
+        Promise.all(agents.map((agentId) => acks.apply(agentId, 'sig-1', { status: 'executed', message: null, result: null }, at(2500)))),
+      );
+      // Each agent's 10 handed out, and each of the 20 acks applied, read by key.
+      expect(handOutRead).toBe(0);
+      expect(ackRead).toBe(0);
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE signal_id = 'sig-1' AND status = 'executed'");
+      expect(rows[0]!.n).toBe(20);
+    } finally {
+      await pool.end();
     }
   });
 });

@@ -94,8 +94,9 @@ export class GroupedAcks {
       group.map((p) => jsonParam(p.ack.result)),
     ];
     try {
-      // A deadlock's victim is rolled back whole: nothing of the group took effect.
-      const { rows } = await againIfRolledBack(() => this.pool.query<DeliveryRow>({ name: 'signalgate-grouped-acks', text: GROUPED_ACKS_SQL, values }));
+      // A deadlock's victim is rolled back whole: nothing of the group took effect. Unnamed, as
+      // the hand-out (take-deliveries.ts): a generic plan made on a near-empty table outlives it.
+      const { rows } = await againIfRolledBack(() => this.pool.query<DeliveryRow>({ text: GROUPED_ACKS_SQL, values }));
       const updated = new Map(rows.map((row) => [`${row.signal_id}\n${row.agent_id}`, row]));
       for (const pending of group) pending.resolve(updated.get(`${pending.signalId}\n${pending.agentId}`) ?? null);
     } catch (error) {

@@ -116,8 +116,10 @@ export async function takeDeliveriesFor(
   now: string,
 ): Promise<Map<string, HandOut | null>> {
   const at = isoTime(now);
+  // Unnamed, so planned with each call's own values: a named statement goes generic after five
+  // runs, on the statistics of that moment. Prepared while the deliveries table was near empty,
+  // the generic plan read the whole table once per agent when a burst had filled it.
   const { rows } = await db.query<HandOutRow>({
-    name: as === 'poll' ? 'signalgate-hand-out-poll' : 'signalgate-hand-out-session',
     text: as === 'poll' ? POLL_SQL : SESSION_SQL,
     values: [
       requests.map((r) => r.agentId),
