@@ -2,6 +2,7 @@ import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { DELIVERY_STATUSES, SIGNAL_STATUSES, type DeliveryStatus, type SignalStatus } from '../store/records.js';
 import { logEntryJson } from '../store/log-entry.js';
+import { jsonPageBody } from './json-page-body.js';
 import type { SignalFilter, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { type JsonSchema, objectSchema } from '../openapi/index.js';
@@ -40,14 +41,15 @@ export async function listSignals(store: Store, query: SignalQuery) {
 }
 
 /**
- * The same page as JSON text: what `JSON.stringify` writes of `listSignals`' value, byte for
- * byte, made from the log's entries without parsing their stored JSON (the admin API's answer).
+ * The same page as JSON: what `JSON.stringify` writes of `listSignals`' value, byte for byte,
+ * made from the log's entries without parsing their stored JSON (the admin API's answer); a
+ * long page comes as its UTF-8 bytes (`jsonPageBody`).
  */
-export async function signalPageJson(store: Store, query: SignalQuery): Promise<AdminResult<string>> {
+export async function signalPageJson(store: Store, query: SignalQuery): Promise<AdminResult<string | Buffer>> {
   const filter = await signalFilterOf(store, query);
   if (!filter.ok) return filter;
   const page = await store.listLogEntries(filter.value);
-  return { ok: true, value: `{"signals":[${page.entries.map(logEntryJson).join(',')}],"next":${JSON.stringify(page.next)}}` };
+  return { ok: true, value: jsonPageBody('{"signals":[', page.entries.map(logEntryJson), `],"next":${JSON.stringify(page.next)}}`) };
 }
 
 /** The filter a query asks for, every parameter checked. */

@@ -264,8 +264,11 @@ function admin(
   };
 }
 
-/** An answer already written as JSON text: sent as it is, with the type Fastify gives the JSON it writes. */
-function answerJson(reply: FastifyReply, result: AdminResult<string>): FastifyReply {
+/**
+ * An answer already written as JSON, its text or its UTF-8 bytes: sent as it is, with the type
+ * Fastify gives the JSON it writes (a Buffer keeps the type set here).
+ */
+function answerJson(reply: FastifyReply, result: AdminResult<string | Buffer>): FastifyReply {
   if (!result.ok) return sendProblem(reply, result.problems);
   return reply.code(200).type('application/json; charset=utf-8').send(result.value);
 }

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ONE_BUFFER_FROM_CHARACTERS } from '../../src/admin/json-page-body.js';
 import type { SignalFilter } from '../../src/store/store.js';
 import { accountWithAgents, agentRequest, postSignal } from '../delivery/support/delivery-setup.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/start-test-server.js';
 
 /**
  * The signal log's pages are written as JSON text from the stored entries, the normalized
- * signal embedded as stored. What they answer must stay, byte for byte, what `JSON.stringify`
- * writes of the log's records (what the route answered before): the same keys in the same
- * order, the same escapes, the same numbers.
+ * signal embedded as stored, and a long page is encoded to UTF-8 entry by entry. What they
+ * answer must stay, byte for byte, what `JSON.stringify` writes of the log's records (what the
+ * route answered before): the same keys in the same order, the same escapes, the same numbers.
  */
 let server: TestServer;
 beforeAll(async () => {
@@ -92,6 +93,54 @@ describe('a page of the signal log', () => {
     expect(log[0].rawBody).toBe('{"symbol":"EURUSD","action":"buy","vol":-1,"sl_pips":"a\\"b","comment":"x\u0002"}');
     expect(log[2].errors.map((e: { code: string }) => e.code)).toEqual(['UNKNOWN_PARAMETER', 'INVALID_VOLUME']);
     expect(log[2].rawBody).toBe('EURUSD,buy,sl="q\\é\u0001",vol=0,comment=😀\t\n');
+  });
+
+  it('answers a long page, made as bytes rather than one string, with the same bytes as JSON.stringify', async () => {
+    const { accountId } = await accountWithAgents(server, ['a']);
+    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Long bodies' });
+    expect(made.status).toBe(201);
+    const source = { id: made.body.id as string, authKey: made.body.authKey as string };
+    // Bodies of 2-, 3- and 4-byte characters and of what JSON escapes (quotes, backslashes,
+    // control characters) or not (the line separators), ~10 KB each: a page of fifteen is far
+    // over the characters from which a page is answered as bytes.
+    const piece = `${AWKWARD} \u0001\t\n\u2028\u2029\u007f ½€𝄞 "q" \\ `;
+    const bodies: string[] = [];
+    for (let k = 0; k < 15; k++) bodies.push(`not a signal ${k} ${piece.repeat(120 + k)}`);
+    for (const body of bodies) {
+      expect(Buffer.byteLength(body)).toBeLessThan(16 * 1024);
+      const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+    }
+    const accepted = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1,comment=½€𝄞');
+
+    // The long page and its older half from a cursor, both over the size answered as bytes, and
+    // a page of one entry, under it.
+    const long = `sourceId=${source.id}&limit=500`;
+    const read = async (query: string) => {
+      const res = await fetch(`${server.url}/api/admin/signals?${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+    const newest = await server.store.listSignals({ sourceId: source.id, limit: 500 });
+    for (const [query, filter, over] of [
+      [long, { sourceId: source.id, limit: 500 }, true],
+      [`sourceId=${source.id}&limit=500&before=${newest.signals[7]!.id}`, { sourceId: source.id, limit: 500, before: newest.signals[7]!.id }, true],
+      [`sourceId=${source.id}&limit=1`, { sourceId: source.id, limit: 1 }, false],
+    ] as const) {
+      const { res, bytes } = await read(query);
+      expect(res.status, query).toBe(200);
+      expect(res.headers.get('content-type'), query).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('content-length'), query).toBe(String(bytes.length));
+      const page = await server.store.listSignals(filter);
+      const expected = JSON.stringify({ signals: page.signals, next: page.next });
+      expect(expected.length >= ONE_BUFFER_FROM_CHARACTERS, query).toBe(over);
+      expect(bytes.equals(Buffer.from(expected)), query).toBe(true);
+      expect(bytes.toString('utf8'), query).toBe(expected); // where they differ, when they do
+    }
+    // The long page holds every signal, each body as it was sent.
+    const { bytes } = await read(long);
+    const signals = (JSON.parse(bytes.toString('utf8')) as { signals: { id: string; rawBody: string }[] }).signals;
+    expect(signals.map((s) => s.rawBody)).toEqual(['EURUSD,buy,vol=0.1,comment=½€𝄞', ...bodies.reverse()]);
+    expect(signals[0]!.id).toBe(accepted);
   });
 
   it("one signal's outcome lists its statuses alphabetically, as its page does, whatever order its agents sort in", async () => {
