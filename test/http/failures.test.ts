@@ -78,7 +78,6 @@ describe('when things go wrong on the server side', () => {
     await new Promise((resolve) => (socket.destroyed ? resolve(null) : socket.once('close', resolve)));
     expect([...answers.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]))).toEqual([100, 202]);
     expect(answers).toMatch(/^connection: close/im);
-    server = null;
   });
 
   it('answers a request that reaches a draining server 503 SHUTTING_DOWN with Retry-After', async () => {
@@ -106,7 +105,6 @@ describe('when things go wrong on the server side', () => {
     expect(late.headers.get('retry-after')).toBe('1');
     await closing;
     ws.destroy();
-    server = null;
   });
 });
 

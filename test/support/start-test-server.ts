@@ -43,10 +43,15 @@ export async function startTestServer(opts: { logger?: Logger; config?: Partial<
   return {
     ...service,
     admin: (method, urlPath, body) => adminRequest(service.url, TEST_ADMIN_TOKEN, method, urlPath, body),
+    // The schema and the directory go even when the service was closed already (a test of the
+    // drain closes it itself) or its close fails.
     stop: async () => {
-      await service.close();
-      await pg?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await service.close();
+      } finally {
+        await pg?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }
