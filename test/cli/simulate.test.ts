@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = path.resolve('dist/cli/main.js');
 const FIXTURES = 'test/fixtures/engine';
@@ -36,8 +36,15 @@ function simulate(args: string[]): Promise<Run> {
 
 const fixture = (name: string) => path.join(FIXTURES, name);
 
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function tempFile(name: string, content: string): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'signalgate-simulate-')), name);
+  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-simulate-'));
+  tempDirs.push(dir);
+  const file = path.join(dir, name);
   writeFileSync(file, content);
   return file;
 }

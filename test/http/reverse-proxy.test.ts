@@ -34,7 +34,9 @@ function throughCaddy(port: number, root: string, method: string, urlPath: strin
 
 /** The recipe of docs/operations.md ("HTTPS"), with caddy's internal CA in place of a public one. */
 describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certificates itself)', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-caddy-'));
+  // Made when the suite runs: the describe's body runs on the PostgreSQL pass too, where the
+  // suite is skipped and its afterAll never removes anything.
+  let dir: string;
   let server: ServerProcess;
   let caddy: ChildProcess;
   let caddyLog = '';
@@ -42,6 +44,7 @@ describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certifi
   let root: string;
 
   beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-caddy-'));
     ensureDebianPackage('caddy', 'caddy');
     server = await spawnServer({
       SIGNALGATE_DATA_DIR: path.join(dir, 'signalgate'),
@@ -92,7 +95,7 @@ https://localhost:${caddyPort} {
     caddy?.kill('SIGTERM');
     server?.child.kill('SIGTERM');
     await server?.exited;
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a signal sent over HTTPS through caddy gets 202 and is logged with the client’s address, not caddy’s', async () => {

@@ -13,10 +13,12 @@ const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
 const ADMIN = 'tls-test-admin-token-0123456789';
 
 describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-'));
+  // Made when the suite runs: the describe's body runs on the PostgreSQL pass too, where the
+  // suite is skipped and its afterAll never removes anything.
+  let dir: string;
   let first: TestCertificate;
   let second: TestCertificate;
-  const served = { certFile: path.join(dir, 'served.crt'), keyFile: path.join(dir, 'served.key') };
+  let served: { certFile: string; keyFile: string };
   let server: ServerProcess;
   let authKey: string;
   let agentToken: string;
@@ -31,6 +33,8 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     });
 
   beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-'));
+    served = { certFile: path.join(dir, 'served.crt'), keyFile: path.join(dir, 'served.key') };
     first = makeCertificate(dir, 'first');
     second = makeCertificate(dir, 'second');
     copyFileSync(first.certFile, served.certFile);
@@ -50,7 +54,7 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
   afterAll(async () => {
     server?.child.kill('SIGTERM');
     await server?.exited;
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves HTTPS on PORT: a signal POSTed over TLS gets 202, and plain HTTP is not answered as HTTP', async () => {
@@ -124,15 +128,18 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
 });
 
 describe.runIf(onSqlite)('HTTPS settings that cannot be served fail the start with one sentence naming the setting', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-bad-'));
+  let dir: string; // made when the suite runs, as above
   let cert: TestCertificate;
   let other: TestCertificate;
   beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-bad-'));
     cert = makeCertificate(dir, 'good');
     other = makeCertificate(dir, 'other');
     writeFileSync(path.join(dir, 'garbage.pem'), 'garbage\n');
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   const serve = (env: Record<string, string>) =>
     new Promise<{ code: number | null; stderr: string }>((resolve) => {
