@@ -7,14 +7,14 @@
 //   BENCH_BIG_LOG_SIGNALS=10000000 node scripts/big-log-page-tails.mjs [threshold ms, default 10]
 import { randomBytes } from 'node:crypto';
 import console from 'node:console';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 import { BENCH_PG_URL, createPostgresSchema, startSignalgate } from '../dist/bench/bench-server.js';
-import { adminPages } from '../dist/bench/big-log.js';
+import { adminPages, bigLogSchema } from '../dist/bench/big-log.js';
 import { runLoad } from '../dist/bench/load.js';
 import { signalMix } from '../dist/bench/signal-mix.js';
 
@@ -24,7 +24,6 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SECONDS = Number(process.env.SECONDS ?? 5);
 const REQUESTS = Number(process.env.REQUESTS ?? 200);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const migration = Math.max(...readdirSync(path.join(here, '..', 'migrations', 'postgres')).map((f) => Number(/^(\d+)_/.exec(f)?.[1] ?? 0)));
 const work = mkdtempSync(path.join(tmpdir(), 'signalgate-page-tails-'));
 const probeFile = path.join(work, 'probe.jsonl');
 const clientGc = [];
@@ -34,7 +33,7 @@ new PerformanceObserver((list) => {
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 const url = new URL(BENCH_PG_URL);
-url.searchParams.set('options', `-c search_path=bench_big_log_${N}_m${migration}`);
+url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
 const probed = { NODE_OPTIONS: `--import ${path.join(here, 'soak-probe.mjs')}`, SOAK_PROBE_FILE: probeFile };
 const dataDir = path.join(work, 'big');
 mkdirSync(dataDir);

@@ -9,13 +9,13 @@
 // under `--cpu-prof` and leaves its profiles in DIR.
 import { createHash } from 'node:crypto';
 import console from 'node:console';
-import { readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { fileURLToPath, URL } from 'node:url';
+import { URL } from 'node:url';
 import { BENCH_PG_URL, median, percentile, startSignalgate } from '../dist/bench/bench-server.js';
+import { bigLogSchema, bigLogSqliteDir } from '../dist/bench/big-log.js';
 import { cpuMillis } from '../dist/bench/process-cpu.js';
 
 const builds = process.argv.slice(2).map((dir) => path.resolve(dir));
@@ -27,21 +27,18 @@ const REQUESTS = Number(process.env.REQUESTS ?? 200);
 const WARMUP = Number(process.env.WARMUP ?? 30);
 const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
 const PROFILE = process.env.PROFILE;
-const here = path.dirname(fileURLToPath(import.meta.url));
-const migration = (dialect) => Math.max(...readdirSync(path.join(here, '..', 'migrations', dialect)).map((f) => Number(/^(\d+)_/.exec(f)?.[1] ?? 0)));
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 // The benchmark's store: SQLite's cached data directory, or PostgreSQL's cached schema (each
 // server then gets a data directory of its own for its log).
-const cache = process.env.BENCH_BIG_LOG_DIR ?? path.join(tmpdir(), 'signalgate-bench-big-log');
 const env = { SIGNALGATE_RETENTION: '90d' };
 let dataDir;
 if (STORE === 'sqlite') {
-  dataDir = path.join(cache, `sqlite-n${N}-m${migration('sqlite')}`);
+  dataDir = bigLogSqliteDir(N);
   readFileSync(path.join(dataDir, 'seeded')); // not seeded: fail here, not in a server
 } else {
   const url = new URL(BENCH_PG_URL);
-  url.searchParams.set('options', `-c search_path=bench_big_log_${N}_m${migration('postgres')}`);
+  url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
   env.SIGNALGATE_DATABASE_URL = url.toString();
 }
 

@@ -218,10 +218,19 @@ function lastMigration(dialect: 'sqlite' | 'postgres'): number {
   return Math.max(...readdirSync(dir).map((name) => /^(\d+)_/.exec(name)?.[1]).filter((v) => v !== undefined).map(Number));
 }
 
+/** The data directory of the cached SQLite store of `n` signals (the scripts in scripts/ read it too). */
+export function bigLogSqliteDir(n = N): string {
+  return path.join(CACHE, `sqlite-n${n}-m${lastMigration('sqlite')}`);
+}
+
+/** The schema of the cached PostgreSQL store of `n` signals. */
+export function bigLogSchema(n = N): string {
+  return `bench_big_log_${n}_m${lastMigration('postgres')}`;
+}
+
 /** The cached SQLite store, seeded first when missing (older caches of the same size are removed). */
 async function sqliteCache(): Promise<{ dataDir: string; env: Record<string, string> }> {
-  const name = `sqlite-n${N}-m${lastMigration('sqlite')}`;
-  const dataDir = path.join(CACHE, name);
+  const dataDir = bigLogSqliteDir();
   if (existsSync(path.join(dataDir, 'seeded'))) {
     process.stdout.write(`SQLite: reusing ${dataDir} (${readFileSync(path.join(dataDir, 'seeded'), 'utf8').trim()})\n`);
     return { dataDir, env: {} };
@@ -242,7 +251,7 @@ async function sqliteCache(): Promise<{ dataDir: string; env: Record<string, str
 
 /** The cached PostgreSQL schema, seeded first when missing; null when PostgreSQL is not reachable. */
 async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, string> } | null> {
-  const schema = `bench_big_log_${N}_m${lastMigration('postgres')}`;
+  const schema = bigLogSchema();
   const url = new URL(BENCH_PG_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
   const env = { SIGNALGATE_DATABASE_URL: url.toString() };
