@@ -34,6 +34,20 @@ describe('the hand-out on SQLite', () => {
   });
 });
 
+/** Copies the signal `templateId` `count` times, as 'sig-1' to 'sig-<count>', every other column the same. */
+async function copySignal(db: pg.Client | pg.Pool, schemaName: string, templateId: string, count: number): Promise<void> {
+  const { rows: columns } = await db.query<{ column_name: string }>(
+    `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
+    [schemaName],
+  );
+  const names = columns.map((c) => c.column_name);
+  await db.query(
+    `INSERT INTO signals (${names.join(', ')})
+     SELECT ${names.map((c) => (c === 'id' ? "'sig-' || n" : c)).join(', ')} FROM signals, generate_series(1, $2::int) n WHERE signals.id = $1`,
+    [templateId, count],
+  );
+}
+
 describe('the hand-out on PostgreSQL', () => {
   let schema: TestSchema;
   afterAll(() => schema?.drop());
@@ -51,16 +65,7 @@ describe('the hand-out on PostgreSQL', () => {
     try {
       const templateId = template.kind === 'recorded' ? template.record.id : '';
       await client.query("UPDATE deliveries SET status = 'executed' WHERE signal_id = $1", [templateId]);
-      const { rows: columns } = await client.query<{ column_name: string }>(
-        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
-        [schema.schema],
-      );
-      const names = columns.map((c) => c.column_name);
-      await client.query(
-        `INSERT INTO signals (${names.join(', ')})
-         SELECT ${names.map((c) => (c === 'id' ? "'sig-' || n" : c)).join(', ')} FROM signals, generate_series(1, 20000) n WHERE signals.id = $1`,
-        [templateId],
-      );
+      await copySignal(client, schema.schema, templateId, 20000);
       // Seqs 2-100 held by the session, the rest queued; deadlines not in queue order.
       await client.query(
         `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
@@ -125,21 +130,13 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
       const handOut = () =>
         takeDeliveriesFor(pool, 'poll', schema.schema, agents.map((agentId) => ({ agentId, limit: 10, after: 0, tokenHash: null })), at(2000));
       const acks = new GroupedAcks(pool);
+      const executed = { status: 'executed', message: null, result: null } as const;
       // The service's first minutes: hand-outs and acks on a table of 20 rows.
       for (let i = 0; i < 10; i++) {
         await handOut();
-        await Promise.all(agents.map((agentId) => acks.apply(agentId, templateId, { status: 'executed', message: null, result: null }, at(2500))));
+        await Promise.all(agents.map((agentId) => acks.apply(agentId, templateId, executed, at(2500))));
       }
-      const { rows: columns } = await pool.query<{ column_name: string }>(
-        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
-        [schema.schema],
-      );
-      const names = columns.map((c) => c.column_name);
-      await pool.query(
-        `INSERT INTO signals (${names.join(', ')})
-         SELECT ${names.map((c) => (c === 'id' ? "'sig-' || n" : c)).join(', ')} FROM signals, generate_series(1, 1000) n WHERE signals.id = $1`,
-        [templateId],
-      );
+      await copySignal(pool, schema.schema, templateId, 1000);
       // The burst: 1,000 signals to each agent, 20,000 deliveries, none analyzed yet.
       await pool.query(
         `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
@@ -149,7 +146,7 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
       );
       const handOutRead = await deliveriesReadWhole(pool, handOut);
       const ackRead = await deliveriesReadWhole(pool, () =>
-        Promise.all(agents.map((agentId) => acks.apply(agentId, 'sig-1', { status: 'executed', message: null, result: null }, at(2500)))),
+        Promise.all(agents.map((agentId) => acks.apply(agentId, 'sig-1', executed, at(2500)))),
       );
       // Each agent's 10 handed out, and each of the 20 acks applied, read by key.
       expect(handOutRead).toBe(0);
