@@ -117,6 +117,12 @@ export async function createPostgresSchema(): Promise<{ url: string; drop: () =>
   return {
     url: url.toString(),
     drop: async () => {
+      // BENCH_KEEP_SCHEMA=1 leaves the schema for reading after the run: its pg_stat_user_tables
+      // counters include the last second of the run, which sampling during the run misses.
+      if (process.env.BENCH_KEEP_SCHEMA === '1') {
+        process.stderr.write(`bench: kept schema ${schema}; drop with: DROP SCHEMA ${schema} CASCADE\n`);
+        return;
+      }
       const c = new pg.Client({ connectionString: BENCH_PG_URL });
       await c.connect();
       await c.query(`DROP SCHEMA ${schema} CASCADE`);
