@@ -60,7 +60,7 @@ try {
     for (let k = 0; k < REQUESTS; k++) {
       const at = performance.timeOrigin + performance.now();
       const started = performance.now();
-      await big.adminGet(urls[k % urls.length]);
+      await big.adminGetBytes(urls[k % urls.length]);
       requests.push({ page, at, ms: performance.now() - started, path: urls[k % urls.length].split('?')[0] });
     }
   }

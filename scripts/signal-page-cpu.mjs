@@ -57,7 +57,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       const times = [];
       for (let k = 0; k < REQUESTS; k++) {
         const started = performance.now();
-        await server.adminGet(PAGE);
+        await server.adminGetBytes(PAGE);
         times.push(performance.now() - started);
       }
       const cpuUs = ((cpuMillis(server.pid) - before) * 1000) / REQUESTS;

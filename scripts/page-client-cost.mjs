@@ -1,0 +1,50 @@
+// What the benchmark's client adds to a page's time: the same page of the big-log benchmark's
+// cached 10 M store timed through `adminGet` (fetch, the body decoded into a string) and through
+// `adminGetBytes` (node:http on a kept-alive connection, the body's bytes counted), 200 requests
+// one at a time each, after WARMUP, in alternating rounds on one server.
+//   STORE=sqlite|postgres [PAGE=limit=500] node scripts/page-client-cost.mjs
+import console from 'node:console';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { URL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { BENCH_PG_URL, percentile, startSignalgate } from '../dist/bench/bench-server.js';
+import { bigLogSchema, bigLogSqliteDir } from '../dist/bench/big-log.js';
+
+const N = Number(process.env.BENCH_BIG_LOG_SIGNALS ?? 10_000_000);
+const STORE = process.env.STORE ?? 'sqlite';
+const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const WARMUP = Number(process.env.WARMUP ?? 5);
+const env = { SIGNALGATE_RETENTION: '90d' };
+let dataDir;
+if (STORE === 'sqlite') dataDir = bigLogSqliteDir(N);
+else {
+  const url = new URL(BENCH_PG_URL);
+  url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
+  env.SIGNALGATE_DATABASE_URL = url.toString();
+}
+const server = await startSignalgate(env, {}, dataDir === undefined ? {} : { dataDir });
+const clients = [
+  ['fetch, decoded', (p) => server.adminGet(p)],
+  ['node:http, counted', (p) => server.adminGetBytes(p)],
+];
+try {
+  console.log(`${PAGE} on ${STORE}, ${N.toLocaleString('en')} signals; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, get] of round % 2 === 1 ? clients : [...clients].reverse()) {
+      for (let k = 0; k < WARMUP; k++) await get(PAGE);
+      const times = [];
+      for (let k = 0; k < 200; k++) {
+        const started = performance.now();
+        await get(PAGE);
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      const ms = (q) => percentile(times, q / 100).toFixed(1);
+      console.log(`round ${round}, ${name}: p50 ${ms(50)} ms, p99 ${ms(99)} ms, max ${times[times.length - 1].toFixed(1)} ms`);
+    }
+  }
+} finally {
+  await server.stop();
+}
