@@ -6,31 +6,22 @@
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { URL } from 'node:url';
-import { readFileSync } from 'node:fs';
-import { BENCH_PG_URL, percentile, startSignalgate } from '../dist/bench/bench-server.js';
-import { bigLogSchema, bigLogSqliteDir } from '../dist/bench/big-log.js';
+import { percentile, startSignalgate } from '../dist/bench/bench-server.js';
+import { loadAverage, seededBigLog } from '../dist/bench/big-log.js';
 
 const N = Number(process.env.BENCH_BIG_LOG_SIGNALS ?? 10_000_000);
 const STORE = process.env.STORE ?? 'sqlite';
 const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = Number(process.env.WARMUP ?? 5);
-const env = { SIGNALGATE_RETENTION: '90d' };
-let dataDir;
-if (STORE === 'sqlite') dataDir = bigLogSqliteDir(N);
-else {
-  const url = new URL(BENCH_PG_URL);
-  url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
-  env.SIGNALGATE_DATABASE_URL = url.toString();
-}
+const { env, dataDir } = seededBigLog(STORE === 'sqlite' ? 'sqlite' : 'postgres', N);
 const server = await startSignalgate(env, {}, dataDir === undefined ? {} : { dataDir });
 const clients = [
   ['fetch, decoded', (p) => server.adminGet(p)],
   ['node:http, counted', (p) => server.adminGetBytes(p)],
 ];
 try {
-  console.log(`${PAGE} on ${STORE}, ${N.toLocaleString('en')} signals; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(`${PAGE} on ${STORE}, ${N.toLocaleString('en')} signals; load average ${loadAverage()}`);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, get] of round % 2 === 1 ? clients : [...clients].reverse()) {
       for (let k = 0; k < WARMUP; k++) await get(PAGE);

@@ -9,13 +9,11 @@
 // under `--cpu-prof` and leaves its profiles in DIR.
 import { createHash } from 'node:crypto';
 import console from 'node:console';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { URL } from 'node:url';
-import { BENCH_PG_URL, median, percentile, startSignalgate } from '../dist/bench/bench-server.js';
-import { bigLogSchema, bigLogSqliteDir } from '../dist/bench/big-log.js';
+import { median, percentile, startSignalgate } from '../dist/bench/bench-server.js';
+import { loadAverage, seededBigLog } from '../dist/bench/big-log.js';
 import { cpuMillis } from '../dist/bench/process-cpu.js';
 
 const builds = process.argv.slice(2).map((dir) => path.resolve(dir));
@@ -27,20 +25,8 @@ const REQUESTS = Number(process.env.REQUESTS ?? 200);
 const WARMUP = Number(process.env.WARMUP ?? 30);
 const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
 const PROFILE = process.env.PROFILE;
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-
-// The benchmark's store: SQLite's cached data directory, or PostgreSQL's cached schema (each
-// server then gets a data directory of its own for its log).
-const env = { SIGNALGATE_RETENTION: '90d' };
-let dataDir;
-if (STORE === 'sqlite') {
-  dataDir = bigLogSqliteDir(N);
-  readFileSync(path.join(dataDir, 'seeded')); // not seeded: fail here, not in a server
-} else {
-  const url = new URL(BENCH_PG_URL);
-  url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
-  env.SIGNALGATE_DATABASE_URL = url.toString();
-}
+// The benchmark's cached store; fails here when it is not seeded.
+const { env, dataDir } = seededBigLog(STORE === 'sqlite' ? 'sqlite' : 'postgres', N);
 
 const results = new Map(builds.map((build) => [build, { cpuUs: [], p50: [], p99: [] }]));
 const bodies = new Map();
@@ -67,7 +53,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       r.p50.push(percentile(times, 0.5));
       r.p99.push(percentile(times, 0.99));
       console.log(
-        `round ${round} ${build}: server CPU ${cpuUs.toFixed(0)} µs / request, p50 ${r.p50.at(-1).toFixed(2)} ms, p99 ${r.p99.at(-1).toFixed(2)} ms (load ${load()})`,
+        `round ${round} ${build}: server CPU ${cpuUs.toFixed(0)} µs / request, p50 ${r.p50.at(-1).toFixed(2)} ms, p99 ${r.p99.at(-1).toFixed(2)} ms (load ${loadAverage()})`,
       );
     } finally {
       await server.stop();

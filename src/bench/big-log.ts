@@ -228,6 +228,23 @@ export function bigLogSchema(n = N): string {
   return `bench_big_log_${n}_m${lastMigration('postgres')}`;
 }
 
+/**
+ * What a server needs to serve the seeded cache of `n` signals, retention on as in the benchmark:
+ * SQLite's cached data directory (failing here, not in a server, when it is not seeded), or
+ * PostgreSQL's cached schema (each server then gets a data directory of its own for its log).
+ * For the scripts that time the cache's pages; the benchmark seeds what is missing instead.
+ */
+export function seededBigLog(store: 'sqlite' | 'postgres', n = N): { env: Record<string, string>; dataDir?: string } {
+  if (store === 'sqlite') {
+    const dataDir = bigLogSqliteDir(n);
+    readFileSync(path.join(dataDir, 'seeded'));
+    return { env: { ...RETENTION }, dataDir };
+  }
+  const url = new URL(BENCH_PG_URL);
+  url.searchParams.set('options', `-c search_path=${bigLogSchema(n)}`);
+  return { env: { ...RETENTION, SIGNALGATE_DATABASE_URL: url.toString() } };
+}
+
 /** The cached SQLite store, seeded first when missing (older caches of the same size are removed). */
 async function sqliteCache(): Promise<{ dataDir: string; env: Record<string, string> }> {
   const dataDir = bigLogSqliteDir();
@@ -295,7 +312,8 @@ function progress(store: string, done: number, started: number): void {
   process.stdout.write(`${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
 }
 
-function loadAverage(): string {
+/** The load average of the last 1, 5 and 15 minutes, as /proc says it. */
+export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
