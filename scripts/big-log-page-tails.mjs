@@ -15,6 +15,7 @@ import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 import { BENCH_PG_URL, createPostgresSchema, startSignalgate } from '../dist/bench/bench-server.js';
 import { adminPages, bigLogSchema } from '../dist/bench/big-log.js';
+import { loadAverage } from '../dist/bench/load-average.js';
 import { runLoad } from '../dist/bench/load.js';
 import { signalMix } from '../dist/bench/signal-mix.js';
 
@@ -30,7 +31,6 @@ const clientGc = [];
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) clientGc.push({ from: performance.timeOrigin + e.startTime, ms: e.duration });
 }).observe({ entryTypes: ['gc'] });
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 const url = new URL(BENCH_PG_URL);
 url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
@@ -54,7 +54,7 @@ try {
     const pair = [[empty, emptyMix], [big, bigMix]];
     for (const [server, m] of round % 2 ? pair : pair.reverse()) await runLoad(server.url, m, 50, SECONDS);
   }
-  console.log(`pages from load ${load()}`);
+  console.log(`pages from load ${loadAverage()}`);
   for (const [page, urls] of adminPages()) {
     for (const u of urls.slice(0, 5)) await big.adminGet(u);
     for (let k = 0; k < REQUESTS; k++) {
@@ -64,7 +64,7 @@ try {
       requests.push({ page, at, ms: performance.now() - started, path: urls[k % urls.length].split('?')[0] });
     }
   }
-  console.log(`pages to load ${load()}`);
+  console.log(`pages to load ${loadAverage()}`);
 } finally {
   await big.stop();
   await empty.stop();

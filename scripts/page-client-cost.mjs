@@ -7,7 +7,8 @@ import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { percentile, startSignalgate } from '../dist/bench/bench-server.js';
-import { loadAverage, seededBigLog } from '../dist/bench/big-log.js';
+import { seededBigLog } from '../dist/bench/big-log.js';
+import { loadAverage } from '../dist/bench/load-average.js';
 
 const N = Number(process.env.BENCH_BIG_LOG_SIGNALS ?? 10_000_000);
 const STORE = process.env.STORE ?? 'sqlite';

@@ -13,7 +13,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { median, percentile, startSignalgate } from '../dist/bench/bench-server.js';
-import { loadAverage, seededBigLog } from '../dist/bench/big-log.js';
+import { seededBigLog } from '../dist/bench/big-log.js';
+import { loadAverage } from '../dist/bench/load-average.js';
 import { cpuMillis } from '../dist/bench/process-cpu.js';
 
 const builds = process.argv.slice(2).map((dir) => path.resolve(dir));

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { bigLogSqliteDir } from '../dist/bench/big-log.js';
+import { loadAverage } from '../dist/bench/load-average.js';
 import { openStore } from '../dist/store/open-store.js';
 import { logEntryJson } from '../dist/store/log-entry.js';
 
@@ -55,8 +56,7 @@ const ways = {
   },
 };
 
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-console.log(`µs per page (median of 7 batches, each ≥ 200 ms), entries of the ${N.toLocaleString('en')}-signal cache; load ${load()}`);
+console.log(`µs per page (median of 7 batches, each ≥ 200 ms), entries of the ${N.toLocaleString('en')}-signal cache; load ${loadAverage()}`);
 console.log(`| entries | characters | ${Object.keys(ways).join(' | ')} |\n|---|---|${Object.keys(ways).map(() => '---|').join('')}`);
 for (const size of sizes) {
   const entries = all.slice(0, size);
@@ -80,4 +80,4 @@ for (const size of sizes) {
   }
   console.log(`| ${size} | ${expected.length.toLocaleString('en')} | ${cells.join(' | ')} |`);
 }
-console.log(`load ${load()}`);
+console.log(`load ${loadAverage()}`);

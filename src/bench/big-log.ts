@@ -7,6 +7,7 @@ import pg from 'pg';
 import { accountCount, accountId, agentId, signalId, sourceId } from './big-log-shape.js';
 import { seedPostgres } from './big-log-seed-postgres.js';
 import { seedSqlite } from './big-log-seed-sqlite.js';
+import { loadAverage } from './load-average.js';
 import { BENCH_PG_URL, createPostgresSchema, median, percentile, redact, startSignalgate, type BenchServer } from './bench-server.js';
 import { runLoad, type LoadResult } from './load.js';
 import { backendMillis, PostgresBackends } from './postgres-backends.js';
@@ -310,11 +311,6 @@ async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, 
 
 function progress(store: string, done: number, started: number): void {
   process.stdout.write(`${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-}
-
-/** The load average of the last 1, 5 and 15 minutes, as /proc says it. */
-export function loadAverage(): string {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
 /** Resident memory of a process, in bytes (Linux). */

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { BENCH_PG_URL, createPostgresSchema, median, redact } from './bench-server.js';
 import { signalgateTarget, type Target } from './equal-cpu.js';
+import { loadAverage } from './load-average.js';
 import { cpuMillis } from './process-cpu.js';
 import { backendMillis, PostgresBackends } from './postgres-backends.js';
 import { ensureWrk, onPath, runWrk } from './wrk.js';
@@ -67,8 +67,7 @@ export async function runCpuAb(): Promise<void> {
         }
         parts.push(`${target.name} ${us.toFixed(1)} µs${databasePart} (${result.requestsPerSecond.toFixed(0)} req/s)`);
       }
-      const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-      process.stdout.write(`cpu-ab round ${round}: ${parts.join(', ')}; load average ${load}\n`);
+      process.stdout.write(`cpu-ab round ${round}: ${parts.join(', ')}; load average ${loadAverage()}\n`);
     }
   } finally {
     for (const database of backends.values()) await database.close();
