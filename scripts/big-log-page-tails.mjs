@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { fileURLToPath, URL } from 'node:url';
-import { BENCH_PG_URL, createPostgresSchema, startSignalgate } from '../dist/bench/bench-server.js';
-import { adminPages, bigLogSchema } from '../dist/bench/big-log.js';
+import { fileURLToPath } from 'node:url';
+import { createPostgresSchema, startSignalgate } from '../dist/bench/bench-server.js';
+import { adminPages, seededBigLog } from '../dist/bench/big-log.js';
 import { loadAverage } from '../dist/bench/load-average.js';
 import { runLoad } from '../dist/bench/load.js';
 import { signalMix } from '../dist/bench/signal-mix.js';
@@ -32,14 +32,14 @@ new PerformanceObserver((list) => {
   for (const e of list.getEntries()) clientGc.push({ from: performance.timeOrigin + e.startTime, ms: e.duration });
 }).observe({ entryTypes: ['gc'] });
 
-const url = new URL(BENCH_PG_URL);
-url.searchParams.set('options', `-c search_path=${bigLogSchema(N)}`);
+// The seeded cache's server settings (retention on); the empty store's server takes the same but its database.
+const { env } = seededBigLog('postgres', N);
 const probed = { NODE_OPTIONS: `--import ${path.join(here, 'soak-probe.mjs')}`, SOAK_PROBE_FILE: probeFile };
 const dataDir = path.join(work, 'big');
 mkdirSync(dataDir);
-const big = await startSignalgate({ SIGNALGATE_RETENTION: '90d', SIGNALGATE_DATABASE_URL: url.toString(), ...probed }, {}, { dataDir });
+const big = await startSignalgate({ ...env, ...probed }, {}, { dataDir });
 const emptySchema = await createPostgresSchema();
-const empty = await startSignalgate({ SIGNALGATE_RETENTION: '90d', SIGNALGATE_DATABASE_URL: emptySchema.url }, {});
+const empty = await startSignalgate({ ...env, SIGNALGATE_DATABASE_URL: emptySchema.url }, {});
 const requests = [];
 try {
   const mix = async (server) => {

@@ -11,19 +11,16 @@
 //   BENCH_BIG_LOG_SIGNALS=1000000 node scripts/signal-page-encoding.mjs [sizes, default 1,10,50,100,115,150,200,500]
 import { Buffer } from 'node:buffer';
 import console from 'node:console';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { bigLogSqliteDir } from '../dist/bench/big-log.js';
+import { seededBigLog } from '../dist/bench/big-log.js';
 import { loadAverage } from '../dist/bench/load-average.js';
 import { openStore } from '../dist/store/open-store.js';
 import { logEntryJson } from '../dist/store/log-entry.js';
 
 const N = Number(process.env.BENCH_BIG_LOG_SIGNALS ?? 10_000_000);
 const sizes = (process.argv[2] ?? '1,10,50,100,115,150,200,500').split(',').map(Number);
-const dataDir = bigLogSqliteDir(N);
-readFileSync(path.join(dataDir, 'seeded')); // not seeded: fail here
+const { dataDir } = seededBigLog('sqlite', N); // not seeded: fails here
 const store = await openStore({ dataDir });
 const { entries: all, next } = await store.listLogEntries({ limit: Math.max(...sizes) });
 await store.close();

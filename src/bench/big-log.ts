@@ -233,7 +233,7 @@ export function bigLogSchema(n = N): string {
  * What a server needs to serve the seeded cache of `n` signals, retention on as in the benchmark:
  * SQLite's cached data directory (failing here, not in a server, when it is not seeded), or
  * PostgreSQL's cached schema (each server then gets a data directory of its own for its log).
- * For the scripts that time the cache's pages; the benchmark seeds what is missing instead.
+ * For the scripts that work on the cache; the benchmark seeds what is missing instead.
  */
 export function seededBigLog(store: 'sqlite' | 'postgres', n = N): { env: Record<string, string>; dataDir?: string } {
   if (store === 'sqlite') {
@@ -241,9 +241,14 @@ export function seededBigLog(store: 'sqlite' | 'postgres', n = N): { env: Record
     readFileSync(path.join(dataDir, 'seeded'));
     return { env: { ...RETENTION }, dataDir };
   }
+  return { env: { ...RETENTION, SIGNALGATE_DATABASE_URL: bigLogDatabaseUrl(n) } };
+}
+
+/** The benchmark's database with the cached schema of `n` signals as the search path. */
+function bigLogDatabaseUrl(n = N): string {
   const url = new URL(BENCH_PG_URL);
   url.searchParams.set('options', `-c search_path=${bigLogSchema(n)}`);
-  return { env: { ...RETENTION, SIGNALGATE_DATABASE_URL: url.toString() } };
+  return url.toString();
 }
 
 /** The cached SQLite store, seeded first when missing (older caches of the same size are removed). */
@@ -270,9 +275,7 @@ async function sqliteCache(): Promise<{ dataDir: string; env: Record<string, str
 /** The cached PostgreSQL schema, seeded first when missing; null when PostgreSQL is not reachable. */
 async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, string> } | null> {
   const schema = bigLogSchema();
-  const url = new URL(BENCH_PG_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const env = { SIGNALGATE_DATABASE_URL: url.toString() };
+  const env = { SIGNALGATE_DATABASE_URL: bigLogDatabaseUrl() };
   const client = new pg.Client({ connectionString: BENCH_PG_URL });
   try {
     await client.connect();
@@ -300,7 +303,7 @@ async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, 
   await (await startSignalgate(env, {})).stop(); // the server migrates the new schema as it starts
   const end = Date.now() - 60_000;
   const started = Date.now();
-  await seedPostgres(url.toString(), N, end, (done) => progress('PostgreSQL', done, started));
+  await seedPostgres(env.SIGNALGATE_DATABASE_URL, N, end, (done) => progress('PostgreSQL', done, started));
   const note = `seeded ${N} signals ${new Date(end).toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s; drop with: DROP SCHEMA ${schema} CASCADE`;
   const done = new pg.Client({ connectionString: BENCH_PG_URL });
   await done.connect();
