@@ -8,7 +8,8 @@
 //
 // Prints µs of CPU per insert (process.cpuUsage over ROWS inserts after 5,000 of warm-up, ROWS
 // from LOG_INSERT_ROWS, default 40,000) and, on a second file with automatic checkpoints off, the
-// WAL's bytes per insert. Run it pinned (taskset -c 0) and alternate checkouts.
+// WAL's bytes per insert and its frames (a page written at a COMMIT: two writes each) per batch,
+// by the table or index the page belongs to. Run it pinned (taskset -c 0) and alternate checkouts.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -68,13 +69,34 @@ function run(checkpoints) {
     for (let i = WARM_UP; i < WARM_UP + ROWS; i += BATCH) batch(i);
     const cpu = process.cpuUsage(before);
     const walBytes = statSync(path.join(dir, 'log.db-wal')).size;
+    const frames = checkpoints ? null : framesByBtree(db, path.join(dir, 'log.db-wal'));
     db.close();
-    return { us: (cpu.user + cpu.system) / ROWS, walBytes: walBytes / (WARM_UP + ROWS) };
+    return { us: (cpu.user + cpu.system) / ROWS, walBytes: walBytes / (WARM_UP + ROWS), frames };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** The WAL's frames counted by the table or index their page belongs to (SQLite's dbstat). */
+function framesByBtree(db, walPath) {
+  const owner = new Map(db.prepare('SELECT name, pageno FROM dbstat').all().map((row) => [row.pageno, row.name]));
+  const wal = readFileSync(walPath);
+  const pageSize = wal.readUInt32BE(8);
+  const counts = new Map();
+  // A 32-byte file header, then frames of a 24-byte header (the page's number first) and the page.
+  for (let offset = 32; offset + 24 + pageSize <= wal.length; offset += 24 + pageSize) {
+    const name = owner.get(wal.readUInt32BE(offset)) ?? '(free pages)';
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]);
+}
+
 const timed = run(true);
 const wal = run(false);
 print(`${checkout}${drop.length ? ` without ${drop.join(', ')}` : ''}: ${timed.us.toFixed(2)} µs of CPU per insert, ${wal.walBytes.toFixed(0)} WAL bytes per insert (no checkpoint)`);
+const batches = (WARM_UP + ROWS) / BATCH;
+const total = wal.frames.reduce((sum, [, count]) => sum + count, 0);
+print(`WAL frames per batch of ${BATCH}: ${(total / batches).toFixed(1)}`);
+// sqlite_schema's is page 1, whose header counts the file's pages: written at every COMMIT that grows the file.
+// The migrations' own frames (every table and index once) round to 0 per batch and are left out.
+for (const [name, count] of wal.frames) if (count / batches >= 0.005) print(`  ${name}: ${(count / batches).toFixed(2)}`);
