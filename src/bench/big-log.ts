@@ -219,13 +219,13 @@ function lastMigration(dialect: 'sqlite' | 'postgres'): number {
   return Math.max(...readdirSync(dir).map((name) => /^(\d+)_/.exec(name)?.[1]).filter((v) => v !== undefined).map(Number));
 }
 
-/** The data directory of the cached SQLite store of `n` signals (the scripts in scripts/ read it too). */
-export function bigLogSqliteDir(n = N): string {
+/** The data directory of the cached SQLite store of `n` signals (scripts reach it through `seededBigLog`). */
+function bigLogSqliteDir(n = N): string {
   return path.join(CACHE, `sqlite-n${n}-m${lastMigration('sqlite')}`);
 }
 
 /** The schema of the cached PostgreSQL store of `n` signals. */
-export function bigLogSchema(n = N): string {
+function bigLogSchema(n = N): string {
   return `bench_big_log_${n}_m${lastMigration('postgres')}`;
 }
 
