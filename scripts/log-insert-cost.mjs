@@ -68,8 +68,9 @@ function run(checkpoints) {
     const before = process.cpuUsage();
     for (let i = WARM_UP; i < WARM_UP + ROWS; i += BATCH) batch(i);
     const cpu = process.cpuUsage(before);
-    const walBytes = statSync(path.join(dir, 'log.db-wal')).size;
-    const frames = checkpoints ? null : framesByBtree(db, path.join(dir, 'log.db-wal'));
+    const walPath = path.join(dir, 'log.db-wal');
+    const walBytes = statSync(walPath).size;
+    const frames = checkpoints ? null : framesByBtree(db, walPath);
     db.close();
     return { us: (cpu.user + cpu.system) / ROWS, walBytes: walBytes / (WARM_UP + ROWS), frames };
   } finally {
