@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { ErrorCode } from '../errors/catalog.js';
-import { accountCount, SPAN_MS, SYMBOLS } from './big-log-shape.js';
+import { accountCount, AGENT_STATE, SPAN_MS, SYMBOLS } from './big-log-shape.js';
 
 const CHUNK = 500_000;
 
@@ -56,9 +56,9 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
         SELECT 'src_bl' || lpad(a::text, 5, '0') || '_' || s, 'acc_bl' || lpad(a::text, 5, '0'), 'source ' || s,
                'bl_key_' || a || '_' || s, encode(sha256(convert_to('bl_key_' || a || '_' || s, 'UTF8')), 'hex'), true, 120, ${created}
           FROM generate_series(0, ${accounts - 1}) a, generate_series(0, 2) s;
-      INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq)
+      INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state)
         SELECT 'agt_bl' || lpad(a::text, 5, '0') || '_' || k, 'acc_bl' || lpad(a::text, 5, '0'), 'agent ' || k,
-               encode(sha256(convert_to('bl_token_' || a || '_' || k, 'UTF8')), 'hex'), ${created}, ${n}
+               encode(sha256(convert_to('bl_token_' || a || '_' || k, 'UTF8')), 'hex'), ${created}, ${n}, '${AGENT_STATE}'::json
           FROM generate_series(0, ${accounts - 1}) a, generate_series(0, CASE WHEN a % 5 = 0 THEN 1 ELSE 0 END) k;`);
     const g = generated(n, endMillis);
     for (let from = 0; from < n; from += CHUNK) {

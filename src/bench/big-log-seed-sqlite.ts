@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { ErrorCode } from '../errors/catalog.js';
-import { accountCount, accountId, agentId, agentsOf, seedDeliveryStatus, seedSignal, signalId, sourceId, sourcesPerAccount, SPAN_MS } from './big-log-shape.js';
+import { accountCount, AGENT_STATE, accountId, agentId, agentsOf, seedDeliveryStatus, seedSignal, signalId, sourceId, sourcesPerAccount, SPAN_MS } from './big-log-shape.js';
 
 const CHUNK = 200_000;
 const iso = (millis: number) => new Date(millis).toISOString();
@@ -41,14 +41,14 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
         `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, max_signal_age_seconds, created_at)
          VALUES (?, ?, ?, ?, ?, 1, 120, ?)`,
       );
-      const agent = db.prepare('INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)');
+      const agent = db.prepare('INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state) VALUES (?, ?, ?, ?, ?, ?, ?)');
       for (let a = 0; a < accounts; a++) {
         account.run(accountId(a), `tenant ${a}`, 100_000_000, created);
         for (let s = 0; s < sourcesPerAccount; s++) {
           const key = `bl_key_${a}_${s}`;
           source.run(sourceId(a, s), accountId(a), `source ${s}`, key, sha(key), created);
         }
-        for (let k = 0; k < agentsOf(a); k++) agent.run(agentId(a, k), accountId(a), `agent ${k}`, sha(`bl_token_${a}_${k}`), created, n);
+        for (let k = 0; k < agentsOf(a); k++) agent.run(agentId(a, k), accountId(a), `agent ${k}`, sha(`bl_token_${a}_${k}`), created, n, AGENT_STATE);
       }
     })();
     const signal = db.prepare(

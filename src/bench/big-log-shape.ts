@@ -6,7 +6,7 @@
  *
  * - accounts: n / 20,000 (at least 10), skewed: account a gets a share growing towards 0 (the
  *   biggest tenant holds about a twentieth of the log at 10 M); 3 sources each; 1 agent each, 2
- *   for every fifth account;
+ *   for every fifth account, each with the account state an agent publishes (`AGENT_STATE`);
  * - signals spread evenly over the 80 days before seeding (retention's default 90 d has
  *   nothing to prune until the cache is ten days old);
  * - status: 5 % rejected, 2 % duplicates, the rest accepted; 12 symbols, skewed;
@@ -26,6 +26,40 @@ export const agentId = (a: number, k: number) => `agt_bl${String(a).padStart(5, 
 export const agentsOf = (a: number) => (a % 5 === 0 ? 2 : 1);
 export const sourcesPerAccount = SOURCES_PER_ACCOUNT;
 export const signalId = (i: number) => `sig_bl${i.toString(16).padStart(11, '0')}`;
+
+/**
+ * The state every seeded agent has published, as a venue agent publishes it (its funds, five
+ * open positions and two pending orders): about 1 KB, so the agents' pages carry what a live
+ * service's do.
+ */
+export const AGENT_STATE = JSON.stringify({
+  balance: 10_250.4,
+  equity: 10_187.95,
+  currency: 'USD',
+  venue: 'paper',
+  connected: true,
+  dryRun: false,
+  positions: SYMBOLS.slice(0, 5).map((symbol, k) => ({
+    position: 1000 + k,
+    symbol,
+    side: k % 2 === 0 ? 'buy' : 'sell',
+    volume: 0.1 * (k + 1),
+    price: 1.08504 + k,
+    sl: 1.08304 + k,
+    comment: `sig_bl${String(k).padStart(11, '0')}`,
+  })),
+  orders: SYMBOLS.slice(5, 7).map((symbol, k) => ({
+    order: 2000 + k,
+    symbol,
+    side: 'buy',
+    kind: 'limit',
+    volume: 0.2,
+    price: 18_000.5 + k,
+    sl: 17_950.5 + k,
+    comment: `sig_bl${String(10 + k).padStart(11, '0')}`,
+  })),
+  updatedAt: '2026-11-29T12:00:00.000Z',
+});
 
 export type SeedStatus = 'accepted' | 'rejected' | 'duplicate';
 

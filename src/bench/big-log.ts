@@ -181,9 +181,14 @@ export function adminPages(): [string, string[]][] {
     ['a signal by id', byId],
     ['accounts', ['/api/admin/accounts?limit=20']],
     ['accounts, deep page', [`/api/admin/accounts?limit=20&before=${accountId(typical)}`]],
+    ['accounts, 100 per page (the dashboard\'s pick lists)', ['/api/admin/accounts?limit=100']],
+    ['accounts, 500 per page', ['/api/admin/accounts?limit=500']],
     ['sources', ['/api/admin/sources?limit=20']],
     ['sources of an account', [`/api/admin/sources?limit=20&accountId=${accountId(typical)}`]],
+    ['sources, 100 per page (the dashboard\'s pick lists)', ['/api/admin/sources?limit=100']],
+    ['sources, 500 per page', ['/api/admin/sources?limit=500']],
     ['agents', ['/api/admin/agents?limit=20']],
+    ['agents, 500 per page (each with its published state)', ['/api/admin/agents?limit=500']],
     ['agents of an account', [`/api/admin/agents?limit=20&accountId=${accountId(typical)}`]],
     ['an agent', [`/api/admin/agents/${agentId(typical, 0)}`]],
     ['usage this month (the biggest account)', [`/api/admin/accounts/${accountId(0)}/usage`]],
@@ -219,14 +224,17 @@ function lastMigration(dialect: 'sqlite' | 'postgres'): number {
   return Math.max(...readdirSync(dir).map((name) => /^(\d+)_/.exec(name)?.[1]).filter((v) => v !== undefined).map(Number));
 }
 
+/** The seeders' revision: a cache seeded by an earlier one (agents without a state, before 2) is not reused. */
+const SEED_REVISION = 2;
+
 /** The data directory of the cached SQLite store of `n` signals (scripts reach it through `seededBigLog`). */
 function bigLogSqliteDir(n = N): string {
-  return path.join(CACHE, `sqlite-n${n}-m${lastMigration('sqlite')}`);
+  return path.join(CACHE, `sqlite-n${n}-m${lastMigration('sqlite')}-s${SEED_REVISION}`);
 }
 
 /** The schema of the cached PostgreSQL store of `n` signals. */
 function bigLogSchema(n = N): string {
-  return `bench_big_log_${n}_m${lastMigration('postgres')}`;
+  return `bench_big_log_${n}_m${lastMigration('postgres')}_s${SEED_REVISION}`;
 }
 
 /**
