@@ -5,7 +5,7 @@
 // and reads the server's CPU from /proc around them. Every build's answer must be the same bytes.
 // Needs each build's dist/ and the seeded cache (`BENCH_BIG_LOG_SEED_ONLY=1 npm run bench -- --big-log`):
 //   BENCH_BIG_LOG_SIGNALS=1000000 STORE=sqlite|postgres node scripts/signal-page-cpu.mjs /work/main .
-// ROUNDS (6), REQUESTS (200), WARMUP (30), PAGE (`limit=500`); PROFILE=DIR runs each server
+// ROUNDS (6), REQUESTS (200), WARMUP (30), PAGE (`limit=500`, or another page's whole path); PROFILE=DIR runs each server
 // under `--cpu-prof` and leaves its profiles in DIR.
 import { createHash } from 'node:crypto';
 import console from 'node:console';
@@ -24,7 +24,8 @@ const STORE = process.env.STORE ?? 'sqlite';
 const ROUNDS = Number(process.env.ROUNDS ?? 6);
 const REQUESTS = Number(process.env.REQUESTS ?? 200);
 const WARMUP = Number(process.env.WARMUP ?? 30);
-const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
+// A query of the log, or a whole path from '/' (e.g. PAGE=/api/admin/agents?limit=500).
+const PAGE = process.env.PAGE?.startsWith('/') ? process.env.PAGE : `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
 const PROFILE = process.env.PROFILE;
 // The benchmark's cached store; fails here when it is not seeded.
 const { env, dataDir } = seededBigLog(STORE === 'sqlite' ? 'sqlite' : 'postgres', N);

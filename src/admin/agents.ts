@@ -1,14 +1,16 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { digestToken } from '../security/secret-digest.js';
 import { newAgentToken, newId } from '../security/random-secrets.js';
-import type { Store } from '../store/store.js';
+import { type AgentEntry, agentOfEntry } from '../store/agent-entry.js';
+import type { RecordPage, Store } from '../store/store.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { textField } from './field-schemas.js';
 import { objectSchema } from '../openapi/index.js';
 import { type ListQuery, readListQuery, unknownCursor } from './list-query.js';
 import { noFields } from './no-fields.js';
-import { agentView } from './views.js';
+import { agentEntryJson, agentView } from './views.js';
+import { jsonPageBody } from './json-page-body.js';
 
 /** The body of `POST /api/admin/accounts/{id}/agents`. */
 export const CREATE_AGENT_BODY = objectSchema({ name: textField(200, 'what the agent is called, e.g. the terminal it runs in', 'MT5 live') }, ['name']);
@@ -46,6 +48,22 @@ export async function showAgent(store: Store, agentId: string): Promise<AdminRes
 
 /** `GET /api/admin/agents[?accountId=]`: a page of agents, newest first. */
 export async function listAgents(store: Store, query: ListQuery) {
+  const page = await agentPage(store, query);
+  if (!page.ok) return page;
+  return { ok: true as const, value: { agents: page.value.items.map((entry) => agentView(agentOfEntry(entry))), next: page.value.next } };
+}
+
+/**
+ * The same page as `listAgents`, as the JSON text the admin API answers (one Buffer when long):
+ * each agent's state written as stored, not parsed and written again.
+ */
+export async function agentPageJson(store: Store, query: ListQuery): Promise<AdminResult<string | Buffer>> {
+  const page = await agentPage(store, query);
+  if (!page.ok) return page;
+  return { ok: true, value: jsonPageBody('{"agents":[', page.value.items.map(agentEntryJson), `],"next":${JSON.stringify(page.value.next)}}`) };
+}
+
+async function agentPage(store: Store, query: ListQuery): Promise<AdminResult<RecordPage<AgentEntry>>> {
   const read = readListQuery(query, ['accountId']);
   if (!read.ok) return read;
   const { limit, before, accountId } = read.value;
@@ -55,8 +73,7 @@ export async function listAgents(store: Store, query: ListQuery) {
   }
   if (before !== undefined && (await store.getAgent(before)) === null) problems.push(unknownCursor('agent', before));
   if (problems.length > 0) return refuse<never>(...problems);
-  const page = await store.listAgents({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
-  return { ok: true as const, value: { agents: page.items.map(agentView), next: page.next } };
+  return { ok: true, value: await store.listAgents({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) }) };
 }
 
 /**

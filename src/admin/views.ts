@@ -1,3 +1,4 @@
+import type { AgentEntry } from '../store/agent-entry.js';
 import type { Account, Agent, Source } from '../store/records.js';
 import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
@@ -29,7 +30,7 @@ export function accountView(account: Account) {
   };
 }
 
-export function agentView(agent: Agent) {
+export function agentView(agent: Omit<Agent, 'tokenHash'>) {
   return {
     id: agent.id,
     name: agent.name,
@@ -38,6 +39,19 @@ export function agentView(agent: Agent) {
     lastSeenAt: agent.lastSeenAt,
     state: agent.state ?? null,
   };
+}
+
+const json = JSON.stringify;
+
+/**
+ * `JSON.stringify(agentView(agentOfEntry(entry)))`, byte for byte (the same keys in the same
+ * order), without parsing the state: it is written as stored, which is `JSON.stringify`'s text.
+ */
+export function agentEntryJson(entry: AgentEntry): string {
+  return (
+    `{"id":${json(entry.id)},"name":${json(entry.name)},"accountId":${json(entry.accountId)},"createdAt":${json(entry.createdAt)},` +
+    `"lastSeenAt":${entry.lastSeenAt === null ? 'null' : json(entry.lastSeenAt)},"state":${entry.stateJson ?? 'null'}}`
+  );
 }
 
 /** The schemas of the views above, for the API description. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, dailyUsage, listAccounts, showAccount, UPDATE_ACCOUNT_BODY, updateAccount } from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
-import { CREATE_AGENT_BODY, createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../admin/agents.js';
+import { agentPageJson, CREATE_AGENT_BODY, createAgent, deleteAgent, rotateAgentToken, showAgent } from '../admin/agents.js';
 import { type ListQuery, MAX_LIST_PAGE, DEFAULT_LIST_PAGE } from '../admin/list-query.js';
 import { SIGNAL_QUERY, type SignalQuery, showSignal, signalPageJson } from '../admin/signals.js';
 import { CREATE_SOURCE_BODY, createSource, deleteSource, listSources, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
@@ -69,7 +69,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   app.get<List>(
     '/api/admin/agents',
     described(admin('A page of the agents (of one account, or all), newest first', { query: ACCOUNT_LIST_QUERY, found: page('agents', AGENT_VIEW) })),
-    async (req, reply) => answer(reply, await listAgents(store, req.query)),
+    async (req, reply) => answerJson(reply, await agentPageJson(store, req.query)),
   );
   app.get<Id & List>(
     '/api/admin/accounts/:id/usage/daily',

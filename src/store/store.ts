@@ -1,6 +1,7 @@
 import type { Problem } from '../errors/catalog.js';
 import type { NormalizedSignal } from '../language/index.js';
 import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalRecord, SignalStatus, SignalWithDeliveries, Source, Usage } from './records.js';
+import type { AgentEntry } from './agent-entry.js';
 import type { LogEntry } from './log-entry.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery, DeliveryStatus } from '../protocol/delivery.js';
@@ -49,8 +50,8 @@ export interface Store {
   getAgent(id: string): Promise<Agent | null>;
   /** Read afresh on every call as far as a rotation, a deletion or a rename is concerned: never a stale identity. */
   findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null>;
-  /** Agents (of one account, or all), newest first, a page at a time. */
-  listAgents(filter: AgentFilter): Promise<RecordPage<Agent>>;
+  /** Agents (of one account, or all), newest first, a page at a time, each state as its stored JSON text. */
+  listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>>;
   /**
    * Gives the agent a new token digest; null when no such agent. The old token is refused from
    * this commit on, and the agent's watchers of deliveries (every process) are woken, so open

@@ -113,6 +113,9 @@ describe.each([
       const state = { balance: 10_000.5, currency: 'USD', positions: [{ symbol: 'EURUSD', volume: 0.1 }] };
       await store.saveAgentState(first.id, state, at(5000));
       expect(await store.getAgent(first.id)).toMatchObject({ state, lastSeenAt: at(5000) });
+      // The list carries the state as the text it was stored as, JSON.stringify's, unparsed.
+      const listed = (await store.listAgents({ accountId, limit: 10 })).items;
+      expect(listed.map((a) => [a.id, a.stateJson, a.lastSeenAt])).toEqual([[second.id, null, null], [first.id, JSON.stringify(state), at(5000)]]);
       await store.touchAgent(first.id, at(9000));
       expect(await store.getAgent(first.id)).toMatchObject({ state, lastSeenAt: at(9000) });
       expect(await store.getAgent(second.id)).toMatchObject({ state: null, lastSeenAt: null });
@@ -1258,10 +1261,12 @@ describe.each([
       expect(await store.listSources({ accountId: 'no-such-account', limit: 5 })).toEqual({ items: [], next: null });
       expect((await store.listSources({ limit: 1000 })).items.map((s) => s.id)).toEqual(expect.arrayContaining([second.id, seeded.source.id]));
 
+      // An agent as the list reads it: no token digest, the state as its JSON text (none yet).
+      const entry = ({ tokenHash: _, state: __, ...agent }: Agent) => ({ ...agent, stateJson: null });
       const agents = await store.listAgents({ accountId: seeded.accountId, limit: 2 });
-      expect(agents.items).toEqual([seeded.agents[2], seeded.agents[1]]);
+      expect(agents.items).toEqual([entry(seeded.agents[2]!), entry(seeded.agents[1]!)]);
       expect(agents.next).toBe(seeded.agents[1]!.id);
-      expect(await store.listAgents({ accountId: seeded.accountId, limit: 2, before: agents.next! })).toEqual({ items: [seeded.agents[0]], next: null });
+      expect(await store.listAgents({ accountId: seeded.accountId, limit: 2, before: agents.next! })).toEqual({ items: [entry(seeded.agents[0]!)], next: null });
       expect((await store.listAgents({ limit: 1000 })).items.map((a) => a.id)).toEqual(expect.arrayContaining(seeded.agents.map((a) => a.id)));
     });
 

@@ -1,11 +1,12 @@
 import type pg from 'pg';
+import type { AgentEntry } from '../agent-entry.js';
 import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
 import { recordPage } from '../record-page.js';
 import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
-import { agentIdentityOf, agentOf, jsonParam, type AgentIdentityRow, type AgentRow } from './postgres-rows.js';
+import { AGENT_ENTRY_COLUMNS, agentEntryOf, agentIdentityOf, agentOf, jsonParam, type AgentEntryRow, type AgentIdentityRow, type AgentRow } from './postgres-rows.js';
 import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { inTransaction } from './transaction.js';
@@ -78,8 +79,8 @@ export class PostgresAgents {
     });
   }
 
-  async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
-    return recordPage(filter, (await newestFirst<AgentRow>(this.pool, 'agents', filter)).map(agentOf));
+  async listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
+    return recordPage(filter, (await newestFirst<AgentEntryRow>(this.pool, 'agents', filter, AGENT_ENTRY_COLUMNS)).map(agentEntryOf));
   }
 
   /**

@@ -4,12 +4,14 @@ import { rowsForPage } from '../record-page.js';
 
 /**
  * The rows of `table` newest first (created_at, then id), of one account or all, for a page
- * (one row more than asked: it says whether a next page is). Served by the `*_listing` indexes.
+ * (one row more than asked: it says whether a next page is), `columns` of each (all unless
+ * given). Served by the `*_listing` indexes.
  */
 export async function newestFirst<Row extends pg.QueryResultRow>(
   pool: pg.Pool,
   table: 'accounts' | 'sources' | 'agents',
   page: PageRequest & { accountId?: string },
+  columns = '*',
 ): Promise<Row[]> {
   const where: string[] = [];
   const params: unknown[] = [];
@@ -24,7 +26,7 @@ export async function newestFirst<Row extends pg.QueryResultRow>(
   }
   params.push(rowsForPage(page));
   const { rows } = await pool.query<Row>(
-    `SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    `SELECT ${columns} FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
     params,
   );
   return rows;

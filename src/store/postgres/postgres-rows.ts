@@ -1,6 +1,7 @@
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
 import pg from 'pg';
+import type { AgentEntry } from '../agent-entry.js';
 import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
@@ -142,6 +143,32 @@ export function agentOf(row: AgentRow): Agent {
     createdAt: iso(row.created_at),
     lastSeenAt: isoOrNull(row.last_seen_at),
     state: row.state ?? null,
+  };
+}
+
+/**
+ * The columns of an agent's entry (`AGENT_ENTRY_COLUMNS`): its state as the text stored, not
+ * parsed by node-postgres, and its times as text, not made Dates (as the log's pages read them).
+ */
+export interface AgentEntryRow {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: string;
+  last_seen_at: string | null;
+  state_json: string | null;
+}
+
+export const AGENT_ENTRY_COLUMNS = 'id, account_id, name, created_at::text, last_seen_at::text, state::text AS state_json';
+
+export function agentEntryOf(row: AgentEntryRow): AgentEntry {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    createdAt: isoOfTimestamptz(row.created_at),
+    lastSeenAt: row.last_seen_at === null ? null : isoOfTimestamptz(row.last_seen_at),
+    stateJson: row.state_json,
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
+import type { AgentEntry } from '../agent-entry.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
 import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
@@ -282,7 +283,7 @@ export class PostgresStore implements Store {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
-  listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+  listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
     return this.agents.listAgents(filter);
   }
 

@@ -1,3 +1,4 @@
+import type { AgentEntry } from '../agent-entry.js';
 import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
@@ -5,7 +6,7 @@ import { recordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
 import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
-import { agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
+import { agentEntryOf, agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
 export class SqliteAgents {
@@ -58,8 +59,8 @@ export class SqliteAgents {
     });
   }
 
-  listAgents(filter: AgentFilter): RecordPage<Agent> {
-    return recordPage(filter, newestFirst<AgentRow>(this.connection, 'agents', filter).map(agentOf));
+  listAgents(filter: AgentFilter): RecordPage<AgentEntry> {
+    return recordPage(filter, newestFirst<AgentRow>(this.connection, 'agents', filter).map(agentEntryOf));
   }
 
   /** The old digest finds nothing from this commit on. */

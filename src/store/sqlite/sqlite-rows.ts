@@ -1,4 +1,5 @@
 import type { NormalizedSignal } from '../../language/index.js';
+import type { AgentEntry } from '../agent-entry.js';
 import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, Source } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
@@ -105,6 +106,10 @@ export function agentOf(row: AgentRow): Agent {
     lastSeenAt: row.last_seen_at,
     state: parseJson<unknown>(row.state),
   };
+}
+
+export function agentEntryOf(row: AgentRow): AgentEntry {
+  return { id: row.id, accountId: row.account_id, name: row.name, createdAt: row.created_at, lastSeenAt: row.last_seen_at, stateJson: row.state };
 }
 
 export function agentIdentityOf(row: AgentIdentityRow): AgentIdentity {

@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
+import type { AgentEntry } from '../agent-entry.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
 import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
@@ -260,7 +261,7 @@ export class SqliteStore implements Store {
     return this.agents.findAgentByTokenHash(tokenHash);
   }
 
-  async listAgents(filter: AgentFilter): Promise<RecordPage<Agent>> {
+  async listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
     return this.agents.listAgents(filter);
   }
 
