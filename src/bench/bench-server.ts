@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type Placement, spawnListening, stopProcess } from './bench-process.js';
+import { CountingHttpConnection } from './counting-http-connection.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -25,7 +26,8 @@ export interface BenchServer {
   /**
    * An admin GET that must answer 200, for timing: on one kept-alive connection, its body's bytes
    * counted, not collected or decoded. Decoding a 500-entry page into a string took this process
-   * about 2 ms and garbage collections of its own, which `adminGet`'s times counted as the server's.
+   * about 2 ms and garbage collections of its own, which `adminGet`'s times counted as the server's;
+   * over plain HTTP the bytes are read into one buffer and never kept (`CountingHttpConnection`).
    */
   adminGetBytes: (urlPath: string) => Promise<number>;
   stop: () => Promise<void>;
@@ -57,6 +59,7 @@ export async function startSignalgate(
     path.join(dataDir, 'server.log'),
     placement,
   );
+  let counting: CountingHttpConnection | null = null;
   const keptAlive = proc.url.startsWith('https:')
     ? new https.Agent({ keepAlive: true, maxSockets: 1, ca: options.ca })
     : new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -76,9 +79,14 @@ export async function startSignalgate(
       if (res.status !== 200) throw new Error(`${urlPath}: ${res.status} ${text}`);
       return text;
     },
-    adminGetBytes: (urlPath: string) => getBytes(proc.url + urlPath, adminToken, keptAlive),
+    adminGetBytes: async (urlPath: string) => {
+      if (proc.url.startsWith('https:')) return getBytes(proc.url + urlPath, adminToken, keptAlive);
+      if (counting === null || !counting.alive) counting = await CountingHttpConnection.open(proc.url);
+      return counting.get(urlPath, adminToken);
+    },
     stop: async () => {
       keptAlive.destroy();
+      counting?.close();
       await stopProcess(proc.child);
       // BENCH_KEEP_LOGS=DIR keeps each server's log there (a run's errors can be read after it).
       const keep = process.env.BENCH_KEEP_LOGS;
