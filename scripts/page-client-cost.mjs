@@ -1,9 +1,12 @@
 // What the benchmark's client adds to a page's time: the same page of the big-log benchmark's
-// cached 10 M store timed through `adminGet` (fetch, the body decoded into a string) and through
-// `adminGetBytes` (node:http on a kept-alive connection, the body's bytes counted), 200 requests
-// one at a time each, after WARMUP, in alternating rounds on one server.
-//   STORE=sqlite|postgres [PAGE=limit=500] node scripts/page-client-cost.mjs
+// cached 10 M store timed through `adminGet` (fetch, the body decoded into a string), through
+// node:http on a kept-alive connection with the body's bytes counted (what `adminGetBytes` was
+// until d51d1db), and through `adminGetBytes` (one read buffer, nothing kept), 200 requests one at
+// a time each, after WARMUP, in alternating rounds on one server, all in this one process (each
+// client's garbage is collected while the others run too).
+//   STORE=sqlite|postgres [PAGE=limit=500 | PAGE=/api/admin/agents?limit=500] node scripts/page-client-cost.mjs
 import console from 'node:console';
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { percentile, startSignalgate } from '../dist/bench/bench-server.js';
@@ -12,14 +15,28 @@ import { loadAverage } from '../dist/bench/load-average.js';
 
 const N = Number(process.env.BENCH_BIG_LOG_SIGNALS ?? 10_000_000);
 const STORE = process.env.STORE ?? 'sqlite';
-const PAGE = `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
+// A query of the log, or a whole path from '/'.
+const PAGE = process.env.PAGE?.startsWith('/') ? process.env.PAGE : `/api/admin/signals?${process.env.PAGE ?? 'limit=500'}`;
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = Number(process.env.WARMUP ?? 5);
 const { env, dataDir } = seededBigLog(STORE === 'sqlite' ? 'sqlite' : 'postgres', N);
 const server = await startSignalgate(env, {}, dataDir === undefined ? {} : { dataDir });
+const keptAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+/** node:http, every chunk a Buffer of its own, its bytes counted. */
+const httpBytes = (p) =>
+  new Promise((resolve, reject) => {
+    http
+      .get(server.url + p, { agent: keptAlive, headers: { authorization: `Bearer ${server.adminToken}` } }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk) => (bytes += chunk.length));
+        res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${p}: ${res.statusCode}`))));
+      })
+      .on('error', reject);
+  });
 const clients = [
   ['fetch, decoded', (p) => server.adminGet(p)],
-  ['node:http, counted', (p) => server.adminGetBytes(p)],
+  ['node:http, counted', httpBytes],
+  ['one read buffer, counted', (p) => server.adminGetBytes(p)],
 ];
 try {
   console.log(`${PAGE} on ${STORE}, ${N.toLocaleString('en')} signals; load average ${loadAverage()}`);
@@ -38,5 +55,6 @@ try {
     }
   }
 } finally {
+  keptAlive.destroy();
   await server.stop();
 }
