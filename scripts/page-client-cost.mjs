@@ -9,7 +9,7 @@ import console from 'node:console';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { percentile, startSignalgate } from '../dist/bench/bench-server.js';
+import { getBytes, percentile, startSignalgate } from '../dist/bench/bench-server.js';
 import { seededBigLog } from '../dist/bench/big-log.js';
 import { loadAverage } from '../dist/bench/load-average.js';
 
@@ -22,20 +22,10 @@ const WARMUP = Number(process.env.WARMUP ?? 5);
 const { env, dataDir } = seededBigLog(STORE === 'sqlite' ? 'sqlite' : 'postgres', N);
 const server = await startSignalgate(env, {}, dataDir === undefined ? {} : { dataDir });
 const keptAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
-/** node:http, every chunk a Buffer of its own, its bytes counted. */
-const httpBytes = (p) =>
-  new Promise((resolve, reject) => {
-    http
-      .get(server.url + p, { agent: keptAlive, headers: { authorization: `Bearer ${server.adminToken}` } }, (res) => {
-        let bytes = 0;
-        res.on('data', (chunk) => (bytes += chunk.length));
-        res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${p}: ${res.statusCode}`))));
-      })
-      .on('error', reject);
-  });
 const clients = [
   ['fetch, decoded', (p) => server.adminGet(p)],
-  ['node:http, counted', httpBytes],
+  // node:http, every chunk a Buffer of its own, its bytes counted.
+  ['node:http, counted', (p) => getBytes(server.url + p, server.adminToken, keptAlive)],
   ['one read buffer, counted', (p) => server.adminGetBytes(p)],
 ];
 try {

@@ -119,8 +119,11 @@ function postJson(url: string, token: string, body: unknown, ca: string | undefi
   });
 }
 
-/** A GET whose body is counted chunk by chunk; an answer other than 200 fails with its text. */
-function getBytes(url: string, token: string, agent: http.Agent): Promise<number> {
+/**
+ * A GET through node's http client whose body is counted chunk by chunk; an answer other than
+ * 200 fails with its text. Exported for the script that compares the benchmark's clients.
+ */
+export function getBytes(url: string, token: string, agent: http.Agent): Promise<number> {
   const client = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.get(url, { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { readAnswerHead } from './answer-head.js';
 
 /** Every read lands in this one buffer per connection (node's `onread`): no Buffer per chunk. */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -89,12 +90,11 @@ export class CountingHttpConnection {
         if (this.headBytes > MAX_HEAD_BYTES) this.fail(new Error('an answer head of over 16 KiB'));
         return;
       }
-      const text = seen.toString('latin1', 0, end);
-      this.status = Number(text.slice(9, 12));
-      const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(text);
-      if (length === null) return this.fail(new Error('an answer without a Content-Length'));
-      this.closeAfter = /\r\nconnection:[ \t]*close/i.test(text);
-      this.remaining = Number(length[1]);
+      const head = readAnswerHead(seen.toString('latin1', 0, end));
+      if (head.contentLength === null) return this.fail(new Error('an answer without a Content-Length'));
+      this.status = head.status;
+      this.closeAfter = head.closeAfter;
+      this.remaining = head.contentLength;
       this.bodyBytes = 0;
       this.refusal = this.status === 200 ? null : [];
       this.head = [];

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { readAnswerHead } from './answer-head.js';
 
 /**
  * An answer as the benchmark's clients need it: when its head arrived, its status, its body.
@@ -92,12 +93,11 @@ export class RawHttpConnection {
       const headEnd = data.indexOf('\r\n\r\n');
       if (headEnd < 0) return this.keep(data);
       this.headAt = now();
-      const head = data.toString('latin1', 0, headEnd);
-      this.status = Number(head.slice(9, 12));
-      const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(head);
-      if (length === null) return this.end();
-      this.contentLength = Number(length[1]);
-      this.closeAfter = /\r\nconnection:[ \t]*close/i.test(head);
+      const head = readAnswerHead(data.toString('latin1', 0, headEnd));
+      if (head.contentLength === null) return this.end();
+      this.status = head.status;
+      this.contentLength = head.contentLength;
+      this.closeAfter = head.closeAfter;
       this.bodyStart = headEnd + 4;
     }
     if (data.length - this.bodyStart < this.contentLength) return this.keep(data);
