@@ -5,8 +5,9 @@
 #   as built                     the product as it is;
 #   without the log's indexes    the four indexes on every accepted signal dropped at start
 #                                (the log's pages and filters would then read the whole table);
-#   without indexes or sync      the same, and the WAL never synced (an acknowledged signal can
-#                                be lost to a power cut).
+#   without indexes or sync      the same, and nothing ever synced: not the WAL after each group
+#                                commit, not SQLite's own checkpoints (synchronous = OFF); an
+#                                acknowledged signal can be lost to a power cut.
 # The throwaway build gets the two switches from a patch made here; the product has neither.
 # Run from a checkout with node_modules installed, nothing else running:
 #   scripts/one-core-ceilings.sh            (BENCH_ROUNDS, default 5, of BENCH_SECONDS, default 8)
@@ -39,6 +40,14 @@ patch(
   '  }).immediate();\n}',
   "  }).immediate();\n  for (const name of (process.env.CEILING_DROP_INDEXES ?? '').split(',').filter(Boolean)) db.exec(`DROP INDEX IF EXISTS ${name}`);\n}",
 );
+// A group commit runs under synchronous = NORMAL, whose checkpoints still sync; OFF syncs nothing.
+for (const file of ['src/store/sqlite/ingest.ts', 'src/store/sqlite/write-group.ts']) {
+  patch(
+    file,
+    "this.connection.stmt('PRAGMA synchronous = NORMAL')",
+    "this.connection.stmt(process.env.CEILING_NO_SYNC === '1' ? 'PRAGMA synchronous = OFF' : 'PRAGMA synchronous = NORMAL')",
+  );
+}
 patch(
   'src/store/sqlite/wal-sync.ts',
   '    if (this.fd === null) this.open();',
