@@ -50,7 +50,7 @@ const json = JSON.stringify;
 export function agentEntryJson(entry: AgentEntry): string {
   return (
     `{"id":${json(entry.id)},"name":${json(entry.name)},"accountId":${json(entry.accountId)},"createdAt":${json(entry.createdAt)},` +
-    `"lastSeenAt":${entry.lastSeenAt === null ? 'null' : json(entry.lastSeenAt)},"state":${entry.stateJson ?? 'null'}}`
+    `"lastSeenAt":${json(entry.lastSeenAt)},"state":${entry.stateJson ?? 'null'}}`
   );
 }
 
