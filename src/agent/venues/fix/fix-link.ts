@@ -190,7 +190,11 @@ export class FixLink {
       application: {
         type: 'initiator',
         name: `signalgate-${this.name}`,
-        reconnectSeconds: 0,
+        // One attempt per call: jspurefix would otherwise retry on its own every
+        // `reconnectSeconds` until `connectTimeoutSeconds`, in a tight loop at 0. The delays
+        // between attempts are this link's backoff (`loop`).
+        reconnectSeconds: 3600,
+        connectTimeoutSeconds: 0,
         tcp: { host: c.host, port: c.port, ...(c.tls && { tls: { rejectUnauthorized: true, timeout: 10_000 } }) },
         protocol: 'ascii',
         dictionary: this.dictionary,
