@@ -3,8 +3,7 @@
  * V8 allocates a string of over 128 KiB (64 Ki characters less a header, if one is two-byte) on
  * its own pages, about 1 ms each here, and a page as a string made three: the join, its flat copy
  * for the content-length, and that copy with the headers for the socket. Under the limit both
- * ways cost the same, so short pages stay strings (docs/performance-findings.md, "The signal
- * log's 500-entry page: one buffer").
+ * ways cost the same, so short pages stay strings (docs/decisions/0010-admin-page-encoding.md).
  */
 export const ONE_BUFFER_FROM_CHARACTERS = 60 * 1024;
 

@@ -5,7 +5,7 @@ import type { Agent } from './records.js';
  * text stored. Both stores write that text with `JSON.stringify` alone (an agent's state report,
  * an agent's creation), so a page can carry it as it is: at about a kilobyte a state, parsing
  * 500 of them only to write them again was most of a full page's time
- * (docs/performance-findings.md, "The agents' list at 500 per page").
+ * (docs/decisions/0010-admin-page-encoding.md).
  */
 export type AgentEntry = Omit<Agent, 'tokenHash' | 'state'> & {
   /** The published state's JSON text, as stored; null when the agent has published none. */

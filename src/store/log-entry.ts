@@ -8,8 +8,8 @@ import { signalStatusOf } from './stored-signal-status.js';
  * normalized signal and a refusal's problems, are still the text stored. The normalized
  * signal's is `JSON.stringify`'s, written by the ingest alone on either store (the inbound
  * answer and PostgreSQL's symbol column rely on it too), so an answer carries it as it is:
- * parsing it and writing it again was about a tenth of a page's time (docs/performance-findings.md,
- * "The log at 500 per page: where a record's 20 µs went").
+ * parsing it and writing it again was about a tenth of a page's time
+ * (docs/decisions/0010-admin-page-encoding.md).
  */
 export type LogEntry = Omit<SignalRecord, 'errors' | 'signal'> & {
   /** The problems' JSON text, as stored (written again for an answer: not every writer of it wrote it compactly). */

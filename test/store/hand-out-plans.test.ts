@@ -15,7 +15,7 @@ import { at, request, seed } from './store-harness.js';
 /**
  * A hand-out reads only what is due and the agent's window, however long the agent's queue: an
  * agent that fell behind otherwise made every hand-out slower and fell further behind (read from
- * the plans; docs/performance-findings.md, "The hand-out and the agent's backlog").
+ * the plans; docs/decisions/0009-hand-out-statements.md).
  */
 describe('the hand-out on SQLite', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'signalgate-hand-out-plans-'));

@@ -9,7 +9,7 @@ import type pg from 'pg';
  * copies the rows of the last few hundred queries again and promotes them: listing pages of a
  * 10 M-signal log, about 0.8 MB promoted per scavenge, scavenges of several milliseconds and a
  * full collection every 15–20 of them, against about 45 KB per scavenge once `pg`'s result no
- * longer holds the rows (docs/performance-findings.md, "pg's query timeout kept every result alive").
+ * longer holds the rows (docs/decisions/0011-postgresql-detached-results.md).
  * The caller gets the same row objects; only `pg`'s reference to them is dropped.
  *
  * Statements on a checked-out pool client (`inTransaction`, the ingest call) still go through

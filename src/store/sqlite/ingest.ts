@@ -140,7 +140,7 @@ export class SqliteIngest {
    * is safe before the sync: a hand-out is a write of its own, answered only after a sync that
    * began after its COMMIT, and so after this batch's frames, earlier in the same WAL file. The
    * hand-out's commit then overlaps this sync instead of starting after it (the burst's
-   * hand-off, in performance-findings.md).
+   * hand-off: docs/decisions/0004-agents-writes-in-groups.md).
    */
   private async makeDurable(): Promise<void> {
     if (this.agentsToTell.size > 0) {

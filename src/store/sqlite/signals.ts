@@ -145,7 +145,7 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
   }
   // With a source or a symbol, the outcome is checked on each of its signals in log order: the
   // deliveries carry neither, and walking all deliveries in that status for a rare symbol's
-  // fetched a signal for each (docs/performance-findings.md, "The signal log at scale").
+  // fetched a signal for each (docs/decisions/0006-signal-log-indexes.md).
   const bySignal = filter.outcome === undefined || filter.sourceId !== undefined || filter.symbol !== undefined;
   if (filter.outcome !== undefined && bySignal) {
     // The unary + keeps SQLite on the deliveries' primary key (the signal's one or two rows)

@@ -68,8 +68,7 @@ export interface SqliteStoreOptions {
  * Where the inbound thread checkpoints, the event loop's connection does only past this many
  * pages (16 MB). Measured in the soak (300 signals/s, one agent acknowledging, 40 s): with both
  * connections at 1,000, the event loop ran 142 of the 201 checkpoints, each an fsync of the WAL
- * and of the database file on the event loop (docs/performance-findings.md, "What the soak's tail is
- * made of").
+ * and of the database file on the event loop (docs/decisions/0005-checkpoints.md).
  */
 const STAND_IN_CHECKPOINT_PAGES = 4000;
 
