@@ -2,7 +2,7 @@ import type { AgentEntry } from '../store/agent-entry.js';
 import type { Account, Agent, Source } from '../store/records.js';
 import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
-/** How records are shown by the admin API and the CLI (CONTRACT §2). Secrets never appear. */
+/** How records are shown by the admin API and the CLI (docs/admin-api.md). Secrets never appear. */
 
 export function sourceView(source: Source, publicUrl: string) {
   return {

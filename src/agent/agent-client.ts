@@ -42,7 +42,7 @@ export interface Outcome {
 }
 
 /**
- * The agent side of signalgate's delivery (CONTRACT §6), for the paper agent and for
+ * The agent side of signalgate's delivery (docs/agents.md), for the paper agent and for
  * connectors to other platforms. It keeps one connection up (WebSocket, or long-poll),
  * reconnecting with backoff; hands each signal to the consumer once per process, in queue
  * order, however often the server redelivers it; and retries acks until the server settles

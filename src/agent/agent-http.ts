@@ -16,7 +16,7 @@ const POLL_GRACE_MS = 15_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 
 /**
- * The agent endpoints over HTTP (CONTRACT §6). 401 throws AgentUnauthorizedError; 5xx and
+ * The agent endpoints over HTTP (docs/agents.md). 401 throws AgentUnauthorizedError; 5xx and
  * network failures throw TransientError. Uses its own keep-alive connection pool (not the
  * global fetch's) so `close()` really closes every connection it opened.
  */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { addressEntryProblem } from '../security/address-list.js';
 import { parseDuration } from './duration.js';
 
-/** Everything the service reads from its environment (CONTRACT §1). */
+/** Everything the service reads from its environment (docs/operations.md, "Settings"). */
 export interface Config {
   host: string;
   port: number;

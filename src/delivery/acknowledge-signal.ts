@@ -22,7 +22,7 @@ export const ACK_BODY = objectSchema(
 const ACK_FIELDS = Object.keys(ACK_BODY.properties);
 
 /**
- * An agent's acknowledgement of one of its signals (CONTRACT §6). Repeating the same
+ * An agent's acknowledgement of one of its signals. Repeating the same
  * acknowledgement answers 200 again (an agent whose answer got lost retries safely); a
  * different one for a settled signal is refused, because the log must not rewrite what an
  * account did. One that comes after the signal expired is taken (the agent may have acted on

@@ -105,7 +105,7 @@ export interface DeliveryOptions {
 }
 
 /**
- * Delivery to agents (CONTRACT §6): long-poll, acks and state over HTTP, and the WebSocket
+ * Delivery to agents (docs/agents.md): long-poll, acks and state over HTTP, and the WebSocket
  * push transport. On close, waiting polls answer at once and sockets get 1001 (going away),
  * so a draining server is not held up by its agents.
  */

@@ -25,7 +25,7 @@ export const AGENT_STATE_BODY: JsonSchema = {
 export const MAX_STATE_DEPTH = 64;
 
 /**
- * Records an agent's account snapshot for the dashboard (CONTRACT §6). The snapshot is the
+ * Records an agent's account snapshot for the dashboard. The snapshot is the
  * agent's to shape (platforms differ), but the fields the dashboard reads must have their
  * types: `balance`, `equity` numbers, `currency` a string, `positions`, `orders` lists.
  */

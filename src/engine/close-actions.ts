@@ -1,5 +1,5 @@
 /**
- * Close actions (CONTRACT §7): act on one symbol's positions of one side (or both), filtered
+ * Close actions: act on one symbol's positions of one side (or both), filtered
  * by comment when one is given (case-insensitive). Without an amount they close each position
  * entirely; `pct` closes that share of each; `lots` (pct_lots) closes that many lots, oldest
  * position first. Partial amounts follow the lot rules of `partialCloseLots`.

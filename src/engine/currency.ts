@@ -1,5 +1,5 @@
 /**
- * Currency conversion through the feed's own rates (CONTRACT §7). Profit and notional value
+ * Currency conversion through the feed's own rates. Profit and notional value
  * arise in an instrument's quote currency and are converted to the account currency at the mid
  * price of the pair that links them: directly (EURUSD for EUR → USD), inversely (USDJPY for
  * JPY → USD) or, failing both, through USD (JPY → USD → EUR).

@@ -1,5 +1,5 @@
 /**
- * What the engine reports (CONTRACT §7's table). `time` is Unix milliseconds here; the edges
+ * What the engine reports (docs/engine.md, "Output"). `time` is Unix milliseconds here; the edges
  * (the simulate command) print it as ISO 8601 UTC. Prices are on the instrument's decimal grid,
  * volumes on the lot step's, money to the cent, in the account currency.
  */

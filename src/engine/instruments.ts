@@ -1,7 +1,7 @@
 import { decimalsOf } from './decimals.js';
 
 /**
- * The instruments catalog (CONTRACT §7): what one lot of a symbol is, how big a pip is, how
+ * The instruments catalog: what one lot of a symbol is, how big a pip is, how
  * prices are quoted and which lot sizes the broker accepts. Built-in defaults cover FX
  * (JPY-quoted pairs included), gold, silver, the common indices and crypto; any field can be
  * overridden per symbol, and a symbol the defaults do not know can be defined in full.

@@ -1,5 +1,5 @@
 /**
- * Lot rounding (CONTRACT §7): volumes are floored to the lot step, never rounded up, and must
+ * Lot rounding: volumes are floored to the lot step, never rounded up, and must
  * lie within the instrument's minimum and maximum.
  */
 import { decimalsOf, roundTo } from './decimals.js';

@@ -1,5 +1,5 @@
 /**
- * Position management on every tick (CONTRACT §7), in this order:
+ * Position management on every tick, in this order:
  * 1. stop loss: reached when the closing price touches it (equal counts); fills at the tick's
  *    closing price, so a gap fills at the gapped price. Checked first, so the stop wins when a
  *    tick reaches both it and a target.

@@ -1,5 +1,5 @@
 /**
- * Quotes and which side of them a trade uses (CONTRACT §7): buys fill at the ask and close at
+ * Quotes and which side of them a trade uses: buys fill at the ask and close at
  * the bid; sells fill at the bid and close at the ask.
  */
 

@@ -1,5 +1,5 @@
 /**
- * What became of a signal, in the terms an agent acknowledges it with (CONTRACT §6):
+ * What became of a signal, in the terms an agent acknowledges it with:
  * `executed` with a sentence saying what was done, or `rejected` with the reason.
  */
 import type { EngineEvent } from './events.js';

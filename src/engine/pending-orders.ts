@@ -1,5 +1,5 @@
 /**
- * Pending orders (CONTRACT §7): limit and stop entries. The entry in pips or percent is
+ * Pending orders: limit and stop entries. The entry in pips or percent is
  * measured from the current ask for buy orders and the bid for sell orders, in the direction
  * the order kind implies (a buy limit below, a buy stop above); an entry on the wrong side of
  * the price rejects the order. They fill when the price reaches the entry:

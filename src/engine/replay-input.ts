@@ -1,5 +1,5 @@
 /**
- * Replay input (CONTRACT §7): the ticks file (`time,symbol,bid,ask`) and the signals file
+ * Replay input: the ticks file (`time,symbol,bid,ask`) and the signals file
  * (`time,<signal text>`, the rest of the line after the first comma being the signal), and
  * their interleaving in time order, a signal before a tick of the same time, each file's own
  * order kept among equal times. Pure: text in, records out; every problem names its line (a

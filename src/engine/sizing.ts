@@ -1,5 +1,5 @@
 /**
- * Sizing (CONTRACT §7): turns a signal's volume into lots, in the account's currency.
+ * Sizing: turns a signal's volume into lots, in the account's currency.
  * - lots: as given;
  * - pctbal / pcteq: notional value (lots × contract size × price, converted to the account
  *   currency) equals that percent of balance / equity;

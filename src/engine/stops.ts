@@ -1,5 +1,5 @@
 /**
- * Stops and targets resolution (CONTRACT §7): a stop loss or take-profit level given in pips,
+ * Stops and targets resolution: a stop loss or take-profit level given in pips,
  * as a price or as a percent becomes a price, measured from the fill price (a pending order's
  * entry price). A stop on the wrong side of the price, or a target that is already reached,
  * rejects the order.

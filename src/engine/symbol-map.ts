@@ -1,5 +1,5 @@
 /**
- * Per-agent symbol mapping (CONTRACT §7): signals name a ticker (`EURUSD`, `GOLD`, `ES1!`), the
+ * Per-agent symbol mapping: signals name a ticker (`EURUSD`, `GOLD`, `ES1!`), the
  * venue trades and quotes it under its own symbol (`EURUSD.m`, `XAUUSD`, `US500`). Positions,
  * orders and quotes are kept under the venue symbol. Several tickers may map to one venue
  * symbol: they trade the same positions.

@@ -4,14 +4,14 @@
  * invents its own mapping.
  */
 export const ERROR_CATALOG = {
-  // Inbound authentication and transport (CONTRACT §3, checks 1–5).
+  // Inbound authentication and transport (docs/inbound-api.md, checks 1–5).
   INVALID_SOURCE_KEY: { status: 401, title: 'Unknown source key' },
   IP_NOT_ALLOWED: { status: 403, title: 'Client address not allowed for this source' },
   SOURCE_INACTIVE: { status: 401, title: 'Source is inactive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   HMAC_MISMATCH: { status: 401, title: 'Signature check failed' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
-  // The signal language (CONTRACT §4).
+  // The signal language (docs/signal-language.md).
   PARSE_ERROR: { status: 400, title: 'Signal could not be parsed' },
   MISSING_SYMBOL: { status: 422, title: 'Symbol missing' },
   MISSING_ACTION: { status: 422, title: 'Action missing' },

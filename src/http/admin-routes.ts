@@ -28,7 +28,7 @@ export interface AdminRouteOptions {
   sessions: DashboardSessions;
 }
 
-/** The admin API of CONTRACT §2, behind the admin bearer token. */
+/** The admin API (docs/admin-api.md), behind the admin bearer token. */
 export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions): Promise<void> {
   const { store } = opts;
   // Read once the server listens (admin requests only come then), when its port is known.

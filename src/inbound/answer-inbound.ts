@@ -19,7 +19,7 @@ const UNKNOWN_KEY_TEXT = JSON.stringify(UNKNOWN_KEY);
 const MAX_CHECKS = 5;
 
 /**
- * CONTRACT §3 checks 1 to 9 and the durable commit for one inbound request, against `store`:
+ * The inbound checks 1 to 9 (docs/inbound-api.md) and the durable commit for one inbound request, against `store`:
  * the key first, then everything `receiveSignal` does. When the source changed between the
  * checks and the commit (deactivated, key rotated, secret or max age set), nothing was
  * recorded and the request is checked again from the key on, so it is judged by the source

@@ -12,7 +12,7 @@ const EXACT_TYPES = new Map<string, FormatDecision>([
 ]);
 
 /**
- * Picks the signal format from the Content-Type (CONTRACT §3): JSON types are JSON, text/plain
+ * Picks the signal format from the Content-Type: JSON types are JSON, text/plain
  * is text, and a missing type or the form type `curl -d` sends is decided by the first
  * non-blank byte. A charset other than UTF-8 is refused rather than misread.
  */

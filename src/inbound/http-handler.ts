@@ -20,7 +20,7 @@ import { MAX_BODY_BYTES } from './receive-signal.js';
  * `POST /api/inbound/{sourceAuthKey}`, the hot path, answered on node:http directly rather than
  * through the router: it is the one route every signal takes, and the router's per-request
  * work was a large share of its cost. The body is read here (an oversized one is never
- * buffered whole); the checks, in CONTRACT §3 order from the key on, and the commit run in
+ * buffered whole); the checks, in docs/inbound-api.md's order from the key on, and the commit run in
  * the inbound lane. Nothing is answered before the store committed what the answer says, and
  * a request that may have been committed but cannot be answered gets no answer at all.
  */

@@ -11,7 +11,7 @@ import { InstantText } from './instant-text.js';
 import { judgeBody } from './judge-body.js';
 import { verifySignature } from './verify-signature.js';
 
-/** The largest body accepted (CONTRACT §3, check 3). */
+/** The largest body accepted (check 3 of docs/inbound-api.md). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** How long a repeat with the same Idempotency-Key gets the original answer. */
@@ -28,7 +28,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
 
 /**
- * Runs checks 2 to 9 of CONTRACT §3 on a request for a known source (`source`: check 1 passed)
+ * Runs checks 2 to 9 of docs/inbound-api.md on a request for a known source (`source`: check 1 passed)
  * and answers it; a new signal gets `signalId`, and `body` is the request's body. Every
  * request reaching here is kept in the source's signal log, accepted or not; the answer is
  * built only from what the store committed. Null when the source changed before the commit

@@ -1,5 +1,5 @@
 /**
- * Action names as senders write them: the canonical actions plus the aliases of CONTRACT §4,
+ * Action names as senders write them: the canonical actions plus their aliases (docs/signal-language.md),
  * compared ASCII-case-insensitively.
  */
 import { suggestNames } from './name-suggestions.js';

@@ -1,5 +1,5 @@
 /**
- * Which parameters apply to which action (CONTRACT §4). Opening a position (market, pending or
+ * Which parameters apply to which action. Opening a position (market, pending or
  * close-then-open) takes the position parameters; closing takes only how much to close; cancel
  * takes nothing but a comment. A parameter that cannot apply is an error, never dropped: a
  * sender who writes sl_pips on a close action has misunderstood something worth telling.

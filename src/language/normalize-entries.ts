@@ -1,8 +1,8 @@
 /**
- * The signal rules (CONTRACT §4) applied to the entries of one body, whichever format it came
+ * The signal rules (docs/signal-language.md, "Rules") applied to the entries of one body, whichever format it came
  * in: every name known, none repeated, every parameter applying to the action, no two variants
  * of one thing, every value in range, the relations between parameters kept. Every problem is
- * reported, in body order; only a body without any becomes a normalized signal (CONTRACT §5).
+ * reported, in body order; only a body without any becomes a normalized signal.
  */
 import { scopeProblem } from './action-scope.js';
 import { collect, type Collected } from './collected-parameters.js';

@@ -1,5 +1,5 @@
 /**
- * Every parameter name a signal may carry (CONTRACT §4 and the specification's table), what it
+ * Every parameter name a signal may carry (docs/signal-language.md, "Parameters"), what it
  * means, and in which body format it exists. Names are looked up ASCII-lower-cased.
  */
 import type { SignalFormat } from './signal-format.js';

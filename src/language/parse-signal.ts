@@ -1,7 +1,7 @@
 /**
  * Parses one signal body (a text line or a JSON object) into the normalized signal, or into
  * every problem found. A body that cannot be read at all is one PARSE_ERROR; otherwise the
- * problems are the validation codes of CONTRACT §4, in body order.
+ * problems are the validation codes of docs/signal-language.md, in body order.
  */
 import { ErrorCode } from '../errors/catalog.js';
 import { asciiLowerCase } from './ascii-case.js';

@@ -1,5 +1,5 @@
 /**
- * The normalized signal (CONTRACT §5): the one form every accepted signal takes, whatever
+ * The normalized signal (docs/signal-language.md): the one form every accepted signal takes, whatever
  * body format it arrived in. Absent fields mean "not given"; the agent applies its defaults.
  */
 

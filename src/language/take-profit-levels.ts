@@ -1,5 +1,5 @@
 /**
- * Builds the take-profit levels (CONTRACT §4, §5) from a single target (tp_pips, tp_price,
+ * Builds the take-profit levels (docs/signal-language.md) from a single target (tp_pips, tp_price,
  * tp_percent or the JSON typed tp) or from numbered levels tp1…tpN with optional shares
  * pct1…pctN, reporting every structural problem: gaps, shares without a level, shares over
  * 100%, and levels the given shares leave nothing for.

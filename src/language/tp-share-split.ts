@@ -1,6 +1,6 @@
 /**
  * Splits `total` whole percents over `count` take-profit levels as evenly as whole percents
- * allow, the remainder going one point each to the last levels (CONTRACT §4):
+ * allow, the remainder going one point each to the last levels:
  * 100 over 3 → 33, 33, 34; 100 over 6 → 16, 16, 17, 17, 17, 17.
  */
 export function splitShares(total: number, count: number): number[] {

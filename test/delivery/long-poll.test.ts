@@ -20,7 +20,7 @@ describe('GET /api/agent/signals (long-poll)', () => {
     for (const s of signals) expect((await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' })).status).toBe(200);
   };
 
-  it('answers pending signals oldest first, in the record shape of CONTRACT §6', async () => {
+  it('answers pending signals oldest first, in the record shape of the agent API', async () => {
     const first = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1,sl_pips=20');
     const second = await postSignal(server.url, authKey, 'GBPUSD,sell');
     const res = await poll();

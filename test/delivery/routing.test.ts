@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
 
-describe('routing and fan-out (CONTRACT §6)', () => {
+describe('routing and fan-out', () => {
   let server: TestServer;
 
   beforeAll(async () => {

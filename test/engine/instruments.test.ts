@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultInstrument, parseInstrumentsFile, resolveInstrument } from '../../src/engine/index.js';
 import { lots, pips, rejection, sig, simulation } from './simulation.js';
 
-describe('the default instruments catalog (CONTRACT §7)', () => {
+describe('the default instruments catalog', () => {
   it.each([
     ['EURUSD', 0.0001, 100_000, 'USD', 5],
     ['GBPCHF', 0.0001, 100_000, 'CHF', 5],

@@ -60,7 +60,7 @@ describe('a signal accepted', () => {
     expect(record.body).toMatchObject({ id: res.body.id, status: 'accepted', outcome: {}, rawBody: SIGNAL, signal: res.body.signal });
   });
 
-  it('normalizes the text and the typed JSON forms of CONTRACT §5 to the same signal', async () => {
+  it('normalizes the text and the typed JSON forms to the same signal', async () => {
     const src = await seedSource(server);
     const text = await post(server.url + src.inboundPath, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40', TEXT);
     const json = await post(
@@ -90,7 +90,7 @@ describe('a signal accepted', () => {
   });
 });
 
-describe('CONTRACT §3 checks, each row', () => {
+describe('the inbound checks of docs/inbound-api.md, each row', () => {
   it('1: an unknown key is 401 INVALID_SOURCE_KEY and is not logged anywhere', async () => {
     expectProblem(await post(`${server.url}/api/inbound/nope-not-a-key`, SIGNAL, TEXT), 401, 'INVALID_SOURCE_KEY');
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { signalOf } from './outcome.js';
 
-describe('the normalized signal (CONTRACT §5)', () => {
-  it('is the same for the text and JSON examples of §5', () => {
+describe('the normalized signal', () => {
+  it('is the same for the text and JSON forms of one signal', () => {
     const fromText = signalOf('EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
     const fromJson = signalOf(
       '{"symbol":"eurusd","action":"BUY","volume":0.1,"volumeType":"lots","sl":20,"slType":"pips","tp":40,"tpType":"pips"}',
@@ -84,7 +84,7 @@ describe('the normalized signal (CONTRACT §5)', () => {
     }
   });
 
-  it('knows every action of the specification', () => {
+  it('knows every action of the signal language', () => {
     for (const action of ['buy', 'sell', 'closebuy', 'closesell', 'closeall', 'closelongbuy', 'closelongsell', 'closeshortbuy', 'closeshortsell', 'cancellong', 'cancelshort']) {
       expect(signalOf(`EURUSD,${action}`).action).toBe(action);
     }

@@ -4,7 +4,7 @@ import { renderSignalText } from '../../src/language/index.js';
 import { signalOf } from './outcome.js';
 
 describe('renderSignalText', () => {
-  it('writes the canonical text of the §5 example', () => {
+  it('writes the canonical text of a market buy with a stop and a target', () => {
     expect(renderSignalText(signalOf('eurusd,BUY,vol=0.10,sl_pips=20,tp_pips=40'))).toBe('EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
   });
 

@@ -3,7 +3,7 @@ import { COMMENT_MAX_CHARACTERS } from '../../src/language/comment-rules.js';
 import { SYMBOL_MAX_LENGTH } from '../../src/language/symbol-rules.js';
 import { codesOf, problemOf, problemsOf, signalOf } from './outcome.js';
 
-describe('validation (CONTRACT §4)', () => {
+describe('validation', () => {
   describe('UNKNOWN_ACTION', () => {
     it('refuses an action outside the list, suggesting near ones', () => {
       expect(problemOf('EURUSD,buyy')).toEqual({ code: 'UNKNOWN_ACTION', param: 'action', detail: "unknown action 'buyy'; did you mean buy?" });

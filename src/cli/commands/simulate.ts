@@ -20,7 +20,7 @@ import { parseSignal } from '../../language/index.js';
 
 /**
  * `signalgate simulate`: replays a ticks file and a signals file through the execution engine
- * and prints one JSON object per line (CONTRACT §7), the `summary` last. Times print as
+ * and prints one JSON object per line (docs/engine.md, "Output"), the `summary` last. Times print as
  * ISO 8601 UTC. Bad input (unreadable file, bad line, bad option, a ticks file without ticks)
  * prints `file:line: problem` (`file: problem` for the file as a whole) on stderr, prints no
  * events and exits 1; a signal that does not parse, an empty one included, is a `rejected`
