@@ -98,6 +98,16 @@ describe('X-Signature-Timestamp', () => {
     expect((await post(server.url + open.inboundPath, SIGNAL, { ...TEXT, 'x-signature-timestamp': '1' })).status).toBe(202);
   });
 
+  it("leaves the duplicate guard as it was: the same body re-signed with a new timestamp within the window is the first signal", async () => {
+    const src = await seedSource(server, { hmacSecret: SECRET });
+    expect((await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { duplicateWindowSeconds: 60 })).status).toBe(200);
+    const first = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(String(nowSeconds() - 5), SIGNAL) });
+    const again = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(String(nowSeconds()), SIGNAL) });
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.body.id).toBe(first.body.id);
+    expect(await usedQuota(src.accountId)).toBe(1);
+  });
+
   it('leaves idempotency as it was: a retry re-signed with a new timestamp gets the original answer', async () => {
     const src = await seedSource(server, { hmacSecret: SECRET });
     const key = { 'idempotency-key': 'retry-with-new-timestamp' };
