@@ -91,25 +91,25 @@ export function registerAdminCommands(program: Command): void {
     .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
     .action(
       (o: { account: string; name: string; hmacSecret?: string; hmacSecretFile?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) => {
-      const secret = hmacSecretOption(o);
-      if (!secret.ok) return;
-      return run((store, publicUrl) =>
-        createSource(
-          store,
-          {
-            accountId: o.account,
-            name: o.name,
-            ...(secret.secret !== undefined && { hmacSecret: secret.secret }),
-            ...(o.agents !== undefined && { agentIds: o.agents }),
-            ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
-            ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
-            ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
-          },
-          Date.now(),
-          publicUrl,
-        ),
-      );
-    },
+        const secret = hmacSecretOption(o);
+        if (!secret.ok) return;
+        return run((store, publicUrl) =>
+          createSource(
+            store,
+            {
+              accountId: o.account,
+              name: o.name,
+              ...(secret.secret !== undefined && { hmacSecret: secret.secret }),
+              ...(o.agents !== undefined && { agentIds: o.agents }),
+              ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+              ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
+              ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
+            },
+            Date.now(),
+            publicUrl,
+          ),
+        );
+      },
     );
   sources.command('show <sourceId>').action((id: string) => run((store, url) => showSource(store, id, url)));
   sources
@@ -131,7 +131,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--active <bool>', 'true or false', boolean)
     .option('--hmac-secret <secret>', 'require requests signed with this secret; visible to every user in the process list, so prefer --hmac-secret-file')
     .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
-    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret)').conflicts(['hmacSecret', 'hmacSecretFile']))
+    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret or --hmac-secret-file)').conflicts(['hmacSecret', 'hmacSecretFile']))
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds (0: off)', wholeNumber)
