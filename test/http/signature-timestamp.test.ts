@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, seedSource, sign } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 
-// On SQLite with more than one CPU (the test machines) these requests are checked on the
-// store's inbound thread; on PostgreSQL on the event loop.
+// On SQLite these requests are checked on the store's inbound thread (whatever the CPU count),
+// on PostgreSQL on the event loop.
 const run = promisify(execFile);
 const TEXT = { 'content-type': 'text/plain' };
 const SECRET = 'timestamp-secret-42';
@@ -17,7 +17,7 @@ const SIGNAL = 'EURUSD,buy,vol=0.1';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ config: { inboundThread: 'on' } });
 });
 afterAll(async () => {
   await server?.stop();
