@@ -39,12 +39,13 @@ const MAY_IMPORT = {
   metrics: ['delivery', 'store', 'protocol'],
   service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
-  cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'errors'],
+  // Secrets read from files rather than flags, as the agent reads its token.
+  cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'files', 'errors'],
   // `--store-ingest` measures the store's ingest alone, without HTTP: it calls the store directly.
   bench: ['agent', 'engine', 'store', 'errors'],
   // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
-  // Durable file helpers (create a directory, replace a file atomically), for the store and the agents.
+  // Durable file helpers (create a directory, replace a file atomically, read a secret's file), for the store, the agents and the CLI.
   files: [],
 };
 

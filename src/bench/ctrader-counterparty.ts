@@ -123,7 +123,7 @@ export class CTraderCounterparty {
    * both sessions on loopback, and EURUSD as the broker's symbol id 1.
    */
   agentConfig(balance: number): object {
-    const session = (port: number) => ({ host: '127.0.0.1', port, senderCompId: this.options.agentCompId, targetCompId: 'cServer', heartbeatSeconds: 30 });
+    const session = (port: number) => ({ host: '127.0.0.1', port, tls: false, senderCompId: this.options.agentCompId, targetCompId: 'cServer', heartbeatSeconds: 30 });
     return {
       dialect: 'ctrader',
       trade: session(this.options.tradePort),

@@ -55,8 +55,8 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
     const { token, authKey } = await provision(server.url);
     const configFile = path.join(dataDir, 'fix.json');
     writeFileSync(configFile, JSON.stringify(broker.agentConfig(1_000_000)));
-    agent = spawn(process.execPath, [path.join(here, '..', 'cli', 'main.js'), 'agent', '--server', server.url, '--token', token, '--venue', 'fix', '--fix-config', configFile], {
-      env: { ...process.env, SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'), SIGNALGATE_LOG_LEVEL: 'warn', SIGNALGATE_FIX_USERNAME: CREDENTIALS.user, SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password },
+    agent = spawn(process.execPath, [path.join(here, '..', 'cli', 'main.js'), 'agent', '--server', server.url, '--venue', 'fix', '--fix-config', configFile], {
+      env: { ...process.env, SIGNALGATE_AGENT_TOKEN: token, SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'), SIGNALGATE_LOG_LEVEL: 'warn', SIGNALGATE_FIX_USERNAME: CREDENTIALS.user, SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const handoff: number[] = [];

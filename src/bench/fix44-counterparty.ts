@@ -93,7 +93,7 @@ export class Fix44Counterparty {
   agentConfig(balance: number): object {
     return {
       dialect: 'fix44',
-      trade: { host: '127.0.0.1', port: this.options.port, senderCompId: this.options.agentCompId, targetCompId: COMP_ID, heartbeatSeconds: 30 },
+      trade: { host: '127.0.0.1', port: this.options.port, tls: false, senderCompId: this.options.agentCompId, targetCompId: COMP_ID, heartbeatSeconds: 30 },
       account: { currency: 'USD', balance },
       instruments: { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
     };

@@ -10,6 +10,7 @@ export const ERROR_CATALOG = {
   SOURCE_INACTIVE: { status: 401, title: 'Source is inactive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   HMAC_MISMATCH: { status: 401, title: 'Signature check failed' },
+  SIGNATURE_TIMESTAMP_OUT_OF_RANGE: { status: 401, title: 'Signed timestamp too old or in the future' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   // The signal language (docs/signal-language.md).
   PARSE_ERROR: { status: 400, title: 'Signal could not be parsed' },

@@ -99,6 +99,7 @@ export function createInboundHandler(opts: {
         bodyTooLarge: tooLarge,
         signature: {
           signature: header(req, 'x-signature'),
+          timestamp: header(req, 'x-signature-timestamp'),
           secret: header(req, 'x-signalgate-secret'),
           querySecret: hasSecretQuery(req.url!),
         },

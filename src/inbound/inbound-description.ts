@@ -82,6 +82,11 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
       description: "'sha256=' and the hex HMAC-SHA256 of the raw body with the source's secret; when present it alone decides",
       schema: { type: 'string', pattern: '^sha256=[0-9a-fA-F]{64}$' },
     },
+    'X-Signature-Timestamp': {
+      description:
+        "optional: the signing time in unix seconds; X-Signature then covers the timestamp, a '.' and the raw body, and the request is refused more than 300 s from the server's clock",
+      schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
+    },
     'X-Signalgate-Secret': { description: "the source's HMAC secret itself, where the sender cannot sign", schema: { type: 'string' } },
     'Idempotency-Key': {
       description: 'makes retries safe: a repeat within 24 hours gets the original answer (with Idempotent-Replayed: true)',
@@ -118,6 +123,7 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
     ErrorCode.INVALID_SOURCE_KEY,
     ErrorCode.SOURCE_INACTIVE,
     ErrorCode.HMAC_MISMATCH,
+    ErrorCode.SIGNATURE_TIMESTAMP_OUT_OF_RANGE,
     ErrorCode.PAYLOAD_TOO_LARGE,
     ErrorCode.UNSUPPORTED_MEDIA_TYPE,
     ErrorCode.MISSING_SYMBOL,

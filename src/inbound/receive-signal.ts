@@ -110,8 +110,8 @@ export async function receiveSignal(
     );
   }
   if (source.hmacSecret !== null) {
-    const check = verifySignature(source.hmacSecret, body, request.signature);
-    if (!check.ok) return reject([{ code: ErrorCode.HMAC_MISMATCH, detail: check.detail, param: check.param }], 401);
+    const check = verifySignature(source.hmacSecret, body, request.signature, request.receivedAtMillis);
+    if (!check.ok) return reject([{ code: check.code, detail: check.detail, param: check.param }], 401);
   }
   if (request.idempotencyKey !== undefined && !IDEMPOTENCY_KEY_FORM.test(request.idempotencyKey)) {
     return reject(

@@ -48,8 +48,8 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
       configFile,
       JSON.stringify({
         dialect: 'fix44',
-        trade: { host: '127.0.0.1', port: executor.port, senderCompId: AGENT_COMP_ID, targetCompId: 'EXECUTOR', heartbeatSeconds: 2 },
-        quote: { host: '127.0.0.1', port: quotes.port, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, resetOnLogon: true },
+        trade: { host: '127.0.0.1', port: executor.port, tls: false, senderCompId: AGENT_COMP_ID, targetCompId: 'EXECUTOR', heartbeatSeconds: 2 },
+        quote: { host: '127.0.0.1', port: quotes.port, tls: false, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, resetOnLogon: true },
         account: { currency: 'USD', balance: 10000 },
         instruments: { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
       }),
@@ -76,6 +76,13 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     await waitUntil(() => quotes.logons.length > 0, 'the quote session logon', 40_000);
     expect(quotes.logons.at(-1)).toEqual(CREDENTIALS);
     expect(JSON.stringify(agent.lines())).not.toContain(CREDENTIALS.password);
+    // Both local sessions opt out of TLS ("tls": false), and the agent says at start what that costs.
+    const plain = agent.lines().filter((l) => l.level === 40 && /"tls" is false/.test(l.msg));
+    expect(plain.map((l) => l.msg)).toEqual([
+      expect.stringMatching(/"trade"\."tls" is false, so the FIX logon's username and password and every message of the session cross the network in clear/),
+      expect.stringMatching(/"quote"\."tls" is false/),
+    ]);
+    expect(agent.lines().filter((l) => l.msg === 'FIX connecting').map((l) => l.tls)).toEqual([false, false]);
   });
 
   it('a limit order is filled by the executor at its price, and the signal log shows the fill', async () => {
@@ -143,6 +150,32 @@ describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
     expect((await deliveriesOf(server, meanwhile))[0].status).toBe('delivered');
     await executor.run();
     await waitUntil(async () => (await deliveriesOf(server, meanwhile))[0].status === 'executed', 'the ack once the executor is back', 60_000);
+  });
+
+  it('without "tls" in the session file the session is TLS: no logon in clear to a plain counterparty, and no warning', async () => {
+    const tlsDir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-tls-'));
+    const tlsConfig = path.join(tlsDir, 'fix.json');
+    const { tls: _plain, ...trade } = { host: '127.0.0.1', port: quotes.port, tls: false, senderCompId: AGENT_COMP_ID, targetCompId: 'cServer', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, resetOnLogon: true };
+    writeFileSync(tlsConfig, JSON.stringify({ dialect: 'fix44', trade, account: { currency: 'USD', balance: 10000 } }));
+    const { agents } = await accountWithAgents(server, ['fix-tls']);
+    const logonsBefore = quotes.logons.length;
+    const tlsAgent = AgentProcess.startVenue(server.url, agents[0]!.token, path.join(tlsDir, 'agent'), ['--venue', 'fix', '--fix-config', tlsConfig], {
+      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
+      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
+    });
+    try {
+      const connecting = await tlsAgent.waitForLog((l) => l.msg === 'FIX connecting', 'the trade session connecting', 40_000);
+      expect(connecting).toMatchObject({ fix: 'trade', tls: true });
+      // The plain counterparty cannot speak TLS: the session goes down and is retried, never logged on.
+      await tlsAgent.waitForLog((l) => l.msg === 'FIX session down; reconnecting' || l.msg === 'FIX session lost', 'the TLS session failing', 40_000);
+      expect(tlsAgent.lines().some((l) => l.msg === 'FIX logged on')).toBe(false);
+      expect(quotes.logons.length).toBe(logonsBefore);
+      expect(tlsAgent.lines().some((l) => /"tls" is false/.test(l.msg))).toBe(false);
+      expect(tlsAgent.stdout).not.toContain(CREDENTIALS.password);
+    } finally {
+      await tlsAgent.kill();
+      rmSync(tlsDir, { recursive: true, force: true });
+    }
   });
 
   it('a sequence gap either way is closed by resend requests and gap fills: the session stays up, orders flow, and each event is in the log and the state', async () => {

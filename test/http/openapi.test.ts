@@ -99,7 +99,7 @@ describe('GET /api/openapi.json', () => {
     const json = content['application/json']!.schema as Schema & { patternProperties: Record<string, unknown> };
     expect(Object.keys(json.properties!)).toEqual(expect.arrayContaining(['symbol', 'action', 'vol_pctbal_loss', 'sl_pips', 'volumeType', 'exent']));
     expect(Object.keys(json.patternProperties)).toContain('^tp[1-9][0-9]*$');
-    expect(inbound.parameters!.map((p) => p.name)).toEqual(['sourceAuthKey', 'X-Signature', 'X-Signalgate-Secret', 'Idempotency-Key']);
+    expect(inbound.parameters!.map((p) => p.name)).toEqual(['sourceAuthKey', 'X-Signature', 'X-Signature-Timestamp', 'X-Signalgate-Secret', 'Idempotency-Key']);
     const responses = (inbound as unknown as { responses: Record<string, unknown> }).responses;
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['202', '400', '401', '413', '415', '422', '429']));
   });

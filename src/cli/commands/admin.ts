@@ -7,6 +7,7 @@ import { listSignals, showSignal } from '../../admin/signals.js';
 import { createSource, deleteSource, listSources, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
 import { problemBody } from '../../errors/problem-body.js';
 import type { Store } from '../../store/store.js';
+import { hmacSecretOption } from './hmac-secret-option.js';
 import { withStore } from './with-store.js';
 
 /**
@@ -82,29 +83,33 @@ export function registerAdminCommands(program: Command): void {
     .command('create')
     .requiredOption('--account <accountId>')
     .requiredOption('--name <name>')
-    .option('--hmac-secret <secret>', 'require signed requests')
+    .option('--hmac-secret <secret>', 'require signed requests; visible to every user in the process list, so prefer --hmac-secret-file')
+    .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer a repeated body within this many seconds as the first (0: off)', wholeNumber)
     .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
     .action(
-      (o: { account: string; name: string; hmacSecret?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) =>
-      run((store, publicUrl) =>
-        createSource(
-          store,
-          {
-            accountId: o.account,
-            name: o.name,
-            ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
-            ...(o.agents !== undefined && { agentIds: o.agents }),
-            ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
-            ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
-            ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
-          },
-          Date.now(),
-          publicUrl,
-        ),
-      ),
+      (o: { account: string; name: string; hmacSecret?: string; hmacSecretFile?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) => {
+        const secret = hmacSecretOption(o);
+        if (!secret.ok) return;
+        return run((store, publicUrl) =>
+          createSource(
+            store,
+            {
+              accountId: o.account,
+              name: o.name,
+              ...(secret.secret !== undefined && { hmacSecret: secret.secret }),
+              ...(o.agents !== undefined && { agentIds: o.agents }),
+              ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
+              ...(o.duplicateWindow !== undefined && { duplicateWindowSeconds: o.duplicateWindow }),
+              ...(o.allowedIps !== undefined && { allowedIps: o.allowedIps }),
+            },
+            Date.now(),
+            publicUrl,
+          ),
+        );
+      },
     );
   sources.command('show <sourceId>').action((id: string) => run((store, url) => showSource(store, id, url)));
   sources
@@ -124,8 +129,9 @@ export function registerAdminCommands(program: Command): void {
     .command('update <sourceId>')
     .option('--name <name>')
     .option('--active <bool>', 'true or false', boolean)
-    .option('--hmac-secret <secret>', 'require requests signed with this secret')
-    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret)').conflicts('hmacSecret'))
+    .option('--hmac-secret <secret>', 'require requests signed with this secret; visible to every user in the process list, so prefer --hmac-secret-file')
+    .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
+    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret or --hmac-secret-file)').conflicts(['hmacSecret', 'hmacSecretFile']))
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds (0: off)', wholeNumber)
@@ -137,21 +143,24 @@ export function registerAdminCommands(program: Command): void {
           name?: string;
           active?: boolean;
           hmacSecret?: string;
+          hmacSecretFile?: string;
           clearHmacSecret?: boolean;
           agents?: string[];
           maxAge?: number;
           duplicateWindow?: number;
           allowedIps?: string[];
         },
-      ) =>
-        run((store, url) =>
+      ) => {
+        const secret = hmacSecretOption(o);
+        if (!secret.ok) return;
+        return run((store, url) =>
           updateSource(
             store,
             id,
             {
               ...(o.name !== undefined && { name: o.name }),
               ...(o.active !== undefined && { active: o.active }),
-              ...(o.hmacSecret !== undefined && { hmacSecret: o.hmacSecret }),
+              ...(secret.secret !== undefined && { hmacSecret: secret.secret }),
               ...(o.clearHmacSecret && { hmacSecret: null }),
               ...(o.agents !== undefined && { agentIds: o.agents }),
               ...(o.maxAge !== undefined && { maxSignalAgeSeconds: o.maxAge }),
@@ -161,7 +170,8 @@ export function registerAdminCommands(program: Command): void {
             Date.now(),
             url,
           ),
-        ),
+        );
+      },
     );
   sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, Date.now(), url)));
 

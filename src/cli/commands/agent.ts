@@ -18,7 +18,8 @@ export function registerAgentCommand(program: Command): void {
     .command('agent')
     .description('run an executing agent: receives its signals, executes them on a venue (the paper account or an exchange), acknowledges them')
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
-    .option('--token <token>', 'the agent token (or SIGNALGATE_AGENT_TOKEN)')
+    .option('--token-file <file>', 'a file holding the agent token (or SIGNALGATE_AGENT_TOKEN)')
+    .option('--token <token>', 'the agent token; visible to every user in the process list, so prefer --token-file or SIGNALGATE_AGENT_TOKEN')
     .option('--venue <name>', 'where to execute: paper (a simulated account), ccxt (a crypto exchange) or fix (a FIX 4.4 broker)')
     .option('--paper', 'the short form of --venue paper')
     // No commander defaults: whether they were given decides the warning on a restart.
@@ -62,6 +63,7 @@ export function registerAgentCommand(program: Command): void {
         return;
       }
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+      for (const warning of read.settings.warnings) log.warn({}, warning);
       const { PaperVenue } = await import('../../agent/venues/paper/paper-venue.js');
       await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account');
     });
@@ -97,7 +99,7 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   const read = readCcxtSettings(flags, process.env);
   if (!read.ok) return fail(read.message);
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
-  for (const warning of read.settings.warnings) log.warn({}, warning);
+  for (const warning of [...common.settings.warnings, ...read.settings.warnings]) log.warn({}, warning);
   // Loaded only for this venue: CCXT is large, and the server and the paper agent start without it.
   const { CcxtVenue } = await import('../../agent/venues/ccxt/ccxt-venue.js');
   let venue: InstanceType<typeof CcxtVenue>;
@@ -127,7 +129,7 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
   const read = readFixConfig(flags.fixConfig, flags.credentials, process.env);
   if (!read.ok) return fail(read.message);
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
-  for (const warning of read.value.warnings) log.warn({}, warning);
+  for (const warning of [...common.settings.warnings, ...read.value.warnings]) log.warn({}, warning);
   const { settings } = common;
   // Loaded only for this venue: the FIX engine loads its dictionary, which the others never need.
   const [{ FixVenue }, { createHash }, path] = await Promise.all([

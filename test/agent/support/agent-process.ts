@@ -52,8 +52,18 @@ export class AgentProcess {
 
   /** The agent on the venue `args` choose (`--venue fix --fix-config FILE`…), with `env` added to its environment. */
   static startVenue(server: string, token: string, dataDir: string, args: string[], env: Record<string, string> = {}): AgentProcess {
-    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, '--token', token, ...args], {
-      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info', ...env },
+    // The token in the environment, as the docs advise: --token would add its warning to every log.
+    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, ...args], {
+      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info', SIGNALGATE_AGENT_TOKEN: token, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new AgentProcess(child);
+  }
+
+  /** `signalgate agent ARGS` exactly as given (the token, if any, among them), with `env` added to its environment. */
+  static startExactly(args: string[], env: Record<string, string>): AgentProcess {
+    const child = spawn(process.execPath, [CLI, 'agent', ...args], {
+      env: { ...process.env, SIGNALGATE_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child);

@@ -70,6 +70,9 @@ export function readFixConfig(file: string | undefined, credentialsFile: string 
   const parsed = parseFixConfig(raw);
   if (!parsed.ok) return fail(`--fix-config ${file}: ${parsed.message}`);
   const warnings: string[] = [];
+  for (const [name, session] of [['trade', parsed.value.trade], ['quote', parsed.value.quote]] as const) {
+    if (session !== null && !session.tls) warnings.push(plainSessionWarning(name, file));
+  }
   let credentials: FixCredentials | null = null;
   if (credentialsFile !== undefined) {
     let text: string;
@@ -98,6 +101,11 @@ export function readFixConfig(file: string | undefined, credentialsFile: string 
     else if (username || password) return fail(`give both ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password}, or neither`);
   }
   return { ok: true, value: { config: parsed.value, credentials, warnings } };
+}
+
+/** What the agent says at start about a session the file asks to run without TLS. */
+export function plainSessionWarning(name: 'trade' | 'quote', file: string): string {
+  return `--fix-config ${file}: "${name}"."tls" is false, so the FIX logon's username and password and every message of the session cross the network in clear, readable and changeable by anyone on the path; remove "tls": false (TLS is the default) unless the connection is private already (loopback, a VPN or an stunnel tunnel)`;
 }
 
 /** Checks the parsed config file; every problem names the field and what to write. */
@@ -179,7 +187,8 @@ function parseSession(raw: unknown, name: string, dialect: 'ctrader' | 'fix44'):
     value: {
       host: host.value!,
       port,
-      tls: raw.tls === true,
+      // TLS unless the file says otherwise: without it the logon's password crosses the network in clear.
+      tls: raw.tls !== false,
       senderCompId: sender.value!,
       targetCompId: target.value!,
       // cTrader names the session kind in the sub ids.

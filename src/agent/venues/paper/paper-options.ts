@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseInstrumentsFile, parseTicksFile, type InstrumentsFile } from '../../../engine/index.js';
 import type { TransportChoice } from '../../agent-client.js';
+import { readAgentToken } from '../../agent-token-setting.js';
 import { feedCurrencies, unpriceable } from './feed-currencies.js';
 import { REFERENCE_PRICES } from './reference-prices.js';
 import type { PaperAccountSettings } from './resume-account.js';
@@ -16,6 +17,7 @@ export const DEFAULT_CURRENCY = 'USD';
 export interface AgentFlags {
   server: string;
   token?: string;
+  tokenFile?: string;
   /** `--paper`: the short form of `--venue paper`. */
   paper?: boolean;
   venue?: string;
@@ -36,6 +38,8 @@ export interface PaperSettings extends PaperAccountSettings {
   transport: TransportChoice;
   /** `SIGNALGATE_DATA_DIR`: the agent's files live under `<dataDir>/agents/<token digest>/`. */
   dataDir: string;
+  /** Said at warn on start (a secret given where others can read it). */
+  warnings: string[];
 }
 
 /** Checks the flags and reads the files they name; a problem is one sentence naming the flag or file:line. */
@@ -45,8 +49,9 @@ export function readPaperSettings(
 ): { ok: true; settings: PaperSettings } | { ok: false; message: string } {
   const fail = (message: string) => ({ ok: false as const, message });
   if (!/^https?:\/\/[^/]+/i.test(flags.server)) return fail(`--server must be an http:// or https:// URL, got "${flags.server}"`);
-  const token = flags.token ?? env.SIGNALGATE_AGENT_TOKEN?.trim();
-  if (!token) return fail('give the agent token with --token or SIGNALGATE_AGENT_TOKEN');
+  const tokenRead = readAgentToken(flags, env);
+  if (!tokenRead.ok) return tokenRead;
+  const { token } = tokenRead;
   const balance = flags.balance === undefined ? DEFAULT_BALANCE : Number(flags.balance);
   if (flags.balance !== undefined && (flags.balance.trim() === '' || !Number.isFinite(balance) || balance <= 0)) {
     return fail(`--balance must be a number above 0, got "${flags.balance}"`);
@@ -101,6 +106,7 @@ export function readPaperSettings(
       token,
       transport: flags.transport as TransportChoice,
       dataDir: path.resolve(env.SIGNALGATE_DATA_DIR?.trim() || './data'),
+      warnings: tokenRead.warnings,
       balance,
       currency,
       given: { balance: flags.balance !== undefined, currency: flags.currency !== undefined },
