@@ -62,7 +62,9 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       clearTimeout(giveUp);
-      logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
+      // The pid is the process to signal (SIGTERM drains, SIGHUP reloads the certificate): under
+      // `npm start` it is not npm's.
+      logger.info({ url: service.url, store: service.store.kind, publicUrl, pid: process.pid }, 'listening');
       reloadTls = () => service.reloadTls().catch((err: unknown) => logger.error({ err }, 'certificate reload failed'));
       const unreachable = unreachablePublicUrl(publicUrl);
       if (unreachable !== null) {
