@@ -160,6 +160,50 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     expect(listening).toMatch(/"pid":\d+/);
   });
 
+  it("engine.md's simulate example prints the lines it shows", async () => {
+    const engine = readFileSync('docs/engine.md', 'utf8');
+    const dir = pasteDirectory();
+    dirs.push(dir);
+    const run = runPasted(blockAfter(engine, 'Example: two files'), dir, shellEnv());
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    const shown = blockAfter(engine, 'print, before the closing', '').trim().split('\n');
+    expect(stdout.trim().split('\n').slice(0, -1)).toEqual(shown);
+  });
+
+  it("inbound-api.md's way to test a source that takes only TradingView's addresses", async () => {
+    const env = shellEnv({ SIGNALGATE_ADMIN_TOKEN: 'pasted-admin-token-0123456789', PORT: String(await freePort()) });
+    const dir = pasteDirectory();
+    dirs.push(dir);
+    const server = runPasted('node dist/cli/main.js serve', dir, env);
+    groups.push(server.stopGroup);
+    const base = `http://127.0.0.1:${env.PORT}`;
+    const cli = (...args: string[]) => {
+      const ran = spawnSync(process.execPath, [path.resolve('dist/cli/main.js'), ...args], { cwd: dir, env, encoding: 'utf8' });
+      if (ran.status !== 0) throw new Error(`${args.join(' ')}: ${ran.stderr}`);
+      return JSON.parse(ran.stdout);
+    };
+    for (let i = 0; !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
+      if (i > 300) throw new Error(`the server did not start: ${server.output().stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const account = cli('accounts', 'create', '--name', 'Desk', '--quota', '10');
+    const source = cli('sources', 'create', '--account', account.id, '--name', 'TradingView', '--allowed-ips', 'tradingview');
+    const send = () => fetch(source.inboundUrl, { method: 'POST', body: 'EURUSD,buy' });
+
+    const refused = await send();
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { detail: string }).detail).toContain('127.0.0.1');
+
+    const inbound = readFileSync('docs/inbound-api.md', 'utf8');
+    const [allow, , takeAway] = blockAfter(inbound, 'Testing a source that takes only').trim().split('\n');
+    const steps = { SOURCE: source.id, MY_IP: '127.0.0.1' };
+    expect((await runPasted(allow!, dir, { ...env, ...steps }).done).code).toBe(0);
+    expect((await send()).status).toBe(202);
+    expect((await runPasted(takeAway!, dir, { ...env, ...steps }).done).code).toBe(0);
+    expect((await send()).status).toBe(403);
+  });
+
   it("operations.md's backup, then its restore after a clean stop, bring back what was backed up", async () => {
     const start = blockAfter(OPERATIONS, 'In a shell, start the server');
     const backup = blockAfter(OPERATIONS, 'To back up and restore');
