@@ -72,8 +72,10 @@ describe("the messages of docs/tradingview.md, on the paper agent the page says 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the page gives the instruments file', () => {
+  it('the page gives the instruments file, and the agent says at start which symbols it trades', () => {
     expect(INSTRUMENTS).not.toBeNull();
+    const said = agent.lines().find((line) => line.msg.startsWith('the paper feed prices only these symbols'));
+    expect(said?.symbols).toEqual(expect.arrayContaining(['BTCUSDT', 'ETHUSDT', 'EURUSD', 'XAUUSD']));
   });
 
   // A close with nothing open is rejected, rightly; a symbol the agent cannot trade never is.
