@@ -5,6 +5,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpsRequest, makeCertificate, type TestCertificate } from '../support/https-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { AgentClient } from '../../src/agent/agent-client.js';
+import { AgentSetupError } from '../../src/agent/agent-errors.js';
 import { AgentProcess } from './support/agent-process.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
@@ -73,6 +75,17 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
     } finally {
       trusting.child.kill('SIGTERM');
       expect((await trusting.exited).code).toBe(0);
+    }
+  });
+
+  it('the client library: its signals end with AgentSetupError on a certificate it does not trust', async () => {
+    const client = new AgentClient({ server: server.url, token, backoff: { initialMs: 50, maxMs: 200 } });
+    try {
+      const next = client.signals().next();
+      await expect(next).rejects.toBeInstanceOf(AgentSetupError);
+      await expect(next).rejects.toThrow('NODE_EXTRA_CA_CERTS');
+    } finally {
+      await client.close();
     }
   });
 
