@@ -2,7 +2,7 @@ import type { HelloMessage } from '../protocol/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery } from '../protocol/delivery.js';
-import { AgentClosedError, AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
+import { AgentClosedError, AgentConnectedError, AgentSetupError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
 import { AgentHttp, type AgentIdentity } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
 import { type AckAnswer, type AgentReply, isAgentConnected } from './agent-reply.js';
@@ -90,7 +90,8 @@ export class AgentClient {
 
   /**
    * Asks the server whom the token belongs to, retrying with backoff while the server cannot be
-   * reached or fails; throws AgentUnauthorizedError when it refuses the token, AgentClosedError
+   * reached or fails; throws AgentUnauthorizedError when it refuses the token, AgentSetupError
+   * when the certificate is not trusted or what answers is not signalgate, AgentClosedError
    * after `close()`. A consumer calls this before setting anything up for the agent.
    */
   async identify(): Promise<AgentIdentity> {
@@ -211,7 +212,8 @@ export class AgentClient {
       }
       const error = await this.runLongPoll(() => mode === 'auto' && Date.now() >= pollUntil);
       this.disconnected(error?.message ?? 'trying the WebSocket again');
-      if (error instanceof AgentUnauthorizedError) throw error;
+      // Retrying cannot mend either: the token, or a certificate this process does not trust.
+      if (error instanceof AgentUnauthorizedError || error instanceof AgentSetupError) throw error;
       if (error instanceof AgentConnectedError) this.standBy(error.message);
       if (error instanceof ServerUnreachableError) this.unreachable(error.message);
       if (error !== null) {

@@ -7,6 +7,18 @@ export class AgentUnauthorizedError extends Error {
 }
 
 /**
+ * The agent cannot work with what answers at --server, and retrying cannot help: a certificate
+ * it does not trust, or something that is not a signalgate server. Told as what to fix, not as
+ * an outage, so the client stops.
+ */
+export class AgentSetupError extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'AgentSetupError';
+  }
+}
+
+/**
  * The server answered a poll 409 AGENT_CONNECTED: another process holds this agent's WebSocket
  * session. Not a failure to report as one: the client stands by until that session ends.
  */

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { ErrorCode } from '../errors/catalog.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import { AgentConnectedError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
+import { AgentConnectedError, AgentSetupError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
 
 export interface AgentIdentity {
@@ -14,6 +14,22 @@ export interface AgentIdentity {
 /** How much longer than the poll's own wait the client gives the server before giving up on it. */
 const POLL_GRACE_MS = 15_000;
 const REQUEST_TIMEOUT_MS = 15_000;
+
+/**
+ * TLS failures that mean the agent does not trust the server's certificate (self-signed, an
+ * unknown CA, another name): the same at every retry until someone changes the setup. An
+ * expired certificate is not among them: its renewal ends it without touching the agent.
+ */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 /**
  * The agent endpoints over HTTP (docs/agents.md). 401 throws AgentUnauthorizedError; 5xx and
@@ -47,8 +63,12 @@ export class AgentHttp {
   /** The agent the token belongs to (`GET /api/agent`), with no other effect on the server. */
   async identify(abort?: AbortSignal): Promise<AgentIdentity> {
     const reply = await this.call('GET', 'api/agent', undefined, REQUEST_TIMEOUT_MS, abort);
-    if (reply.status !== 200) throw new TransientError(`GET /api/agent answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-    return reply.body as AgentIdentity;
+    if (reply.status === 200 && isIdentity(reply.body)) return reply.body;
+    // 401, 408, 429 and 5xx were dealt with in call(); what is left is no signalgate answer.
+    throw new AgentSetupError(
+      `${new URL('api/agent', this.base).href} answered ${reply.status}${reply.status === 200 ? ' with something other than an agent' : ''}, ` +
+        `so ${this.base.href} is not a signalgate server; check --server: the server's base URL, like https://signals.example.com`,
+    );
   }
 
   ack(id: string, ack: unknown, abort?: AbortSignal): Promise<AgentReply> {
@@ -85,7 +105,18 @@ export class AgentHttp {
       const onAbort = () => req.destroy(new Error('aborted'));
       abort?.addEventListener('abort', onAbort, { once: true });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (err) => fail(err.message, err, false));
+      req.on('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === undefined || !UNTRUSTED_CERTIFICATE.has(code)) return fail(err.message, err, false);
+        abort?.removeEventListener('abort', onAbort);
+        reject(
+          new AgentSetupError(
+            `the agent does not trust the certificate of ${this.base.origin} (${err.message}); ` +
+              `if the server uses a certificate of its own (self-signed or a private CA), give the agent that CA: ` +
+              `NODE_EXTRA_CA_CERTS=/path/to/ca.pem; if the name differs, use the name the certificate is for in --server`,
+          ),
+        );
+      });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -110,4 +141,9 @@ export class AgentHttp {
       req.end(payload);
     });
   }
+}
+
+function isIdentity(body: unknown): body is AgentIdentity {
+  const agent = body as Partial<AgentIdentity> | null;
+  return typeof agent === 'object' && agent !== null && typeof agent.id === 'string' && typeof agent.accountId === 'string';
 }

@@ -79,7 +79,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
           : https.createServer({ ...connectionTimeoutOptions(), cert: opts.tls.cert, key: opts.tls.key }, dispatch);
       return server;
     },
-    loggerInstance: opts.logger as FastifyBaseLogger,
+    // A child of its own, so start-up can quiet Fastify's "Server listening at" lines (which say
+    // http:// for an HTTPS server built by serverFactory) without quieting anything else.
+    loggerInstance: opts.logger.child({}) as FastifyBaseLogger,
     // One access line per request is written by the onResponse hook below, with the key masked.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 64 * 1024,

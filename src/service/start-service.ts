@@ -118,7 +118,7 @@ async function startOnStore(
     plugins: [deliveryPlugin({ store, logger })],
   });
   try {
-    await app.listen({ host: config.host, port: config.port });
+    await listenQuietly(app, config.host, config.port);
   } catch (error) {
     await app.close().catch(() => undefined);
     await inbound.close().catch(() => undefined);
@@ -177,4 +177,20 @@ function logCertificate(logger: Logger, tls: TlsCredentials, message: string): v
   const { summary } = tls;
   if (summary.expired) logger.warn({ certificate: summary }, `${message}, but the certificate expired at ${summary.validTo}; replace it and send SIGHUP`);
   else logger.info({ certificate: summary }, message);
+}
+
+/**
+ * Listens without Fastify's own "Server listening at …" lines: with the server made by
+ * `serverFactory` they say http:// even over HTTPS, and the service writes the one true
+ * `listening` line itself once it is ready. Fastify writes them in the listen callback, so the
+ * level is back before any connection can be served.
+ */
+async function listenQuietly(app: FastifyInstance, host: string, port: number): Promise<void> {
+  const level = app.log.level;
+  if (['info', 'debug', 'trace'].includes(level)) app.log.level = 'warn';
+  try {
+    await app.listen({ host, port });
+  } finally {
+    app.log.level = level;
+  }
 }

@@ -37,7 +37,7 @@ export function listenStartupError(config: Config, cause: unknown): StartupError
 }
 
 /** A database URL as it may be shown: the password replaced. */
-function withoutPassword(url: string): string {
+export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '****';

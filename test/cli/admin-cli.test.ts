@@ -1,6 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ADMIN_TOKEN, freshCliStore, runCli } from '../support/cli-store.js';
-import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
 let env: Record<string, string>;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -12,7 +16,7 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
   return runCli(env, ...args);
 }
 
@@ -93,10 +97,51 @@ describe('the admin CLI', () => {
 
   it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
     // Not timed: a command that hung would be killed by runCli's guard, and its code would not be 1.
-    const failed = await runCli({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any');
+    const failed = await runCli({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any', '--create');
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('signalgate: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
     expect(failed.stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('which store the admin CLI opens', () => {
+  it('says which store it opened, on stderr, and never shows a database password', async () => {
+    const listed = await cli('accounts', 'list');
+    expect(listed.code).toBe(0);
+    if (env.SIGNALGATE_DATABASE_URL) {
+      const shown = new URL(env.SIGNALGATE_DATABASE_URL);
+      expect(listed.store).toMatch(/^signalgate: store: PostgreSQL postgres:\/\//);
+      expect(listed.store).toContain(`${shown.host}${shown.pathname}`);
+      const withPassword = new URL(env.SIGNALGATE_DATABASE_URL);
+      withPassword.password = 'hunter2-secret';
+      const refused = await runCli({ ...env, SIGNALGATE_DATABASE_URL: withPassword.toString() }, 'accounts', 'list');
+      expect(`${refused.store ?? ''}${refused.stderr}`).not.toContain('hunter2-secret');
+    } else {
+      expect(listed.store).toBe(`signalgate: store: SQLite ${path.join(env.SIGNALGATE_DATA_DIR!, 'signalgate.db')}`);
+    }
+  });
+
+  it('run where no store is, it starts no new empty one (exit 1, saying how), unless given --create', () => {
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'signalgate-elsewhere-'));
+    try {
+      const base = { ...process.env };
+      for (const name of ['SIGNALGATE_DATA_DIR', 'SIGNALGATE_DATABASE_URL']) delete base[name];
+      const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: elsewhere, env: base, encoding: 'utf8', timeout: 20_000 });
+      const refused = run('accounts', 'show', 'acc_any');
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toBe(
+        `signalgate: no store in SIGNALGATE_DATA_DIR=${path.join(elsewhere, 'data')} (it has no signalgate.db): run this where the server runs, ` +
+          `or set SIGNALGATE_DATA_DIR to the server's data directory (SIGNALGATE_DATABASE_URL for a server on PostgreSQL); ` +
+          `add --create to start a new, empty store there\n`,
+      );
+      expect(existsSync(path.join(elsewhere, 'data'))).toBe(false);
+      const created = run('accounts', 'create', '--name', 'Fresh desk', '--quota', '5', '--create');
+      expect(created.status).toBe(0);
+      expect(created.stderr).toBe(`signalgate: store: SQLite ${path.join(elsewhere, 'data', 'signalgate.db')}\n`);
+      expect(run('accounts', 'list').stdout).toContain('Fresh desk');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });
 

@@ -73,7 +73,7 @@ describe.skipIf(onPostgres)('signalgate backup on the SQLite store', () => {
       const file = path.join(freshDir(), 'signalgate-backup.db');
       const run = await backup(env, file);
       const during = accepted.length - before.length;
-      expect(run.stderr).toBe('');
+      expect(run.stderr).toBe(`signalgate: store: SQLite ${path.join(env.SIGNALGATE_DATA_DIR!, 'signalgate.db')}\n`);
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(`backed up the store to ${file}`);
       // The senders went on while it ran: the copy was taken under load.

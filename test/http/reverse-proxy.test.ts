@@ -32,7 +32,7 @@ function throughCaddy(port: number, root: string, method: string, urlPath: strin
   });
 }
 
-/** The recipe of docs/operations.md ("HTTPS"), with caddy's internal CA in place of a public one. */
+/** The recipe of docs/operations.md ("HTTPS") on one machine, with caddy's internal CA in place of a public one. */
 describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certificates itself)', () => {
   // Made when the suite runs: the describe's body runs on the PostgreSQL pass too, where the
   // suite is skipped and its afterAll never removes anything.
@@ -53,22 +53,17 @@ describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certifi
     });
     caddyPort = await freePort();
     const upstream = new URL(server.url).host;
-    // admin off, skip_install_trust, disable_redirects and bind: a test's caddy touches no
-    // shared port, no system trust store and nothing outside its own directory.
+    // The Caddyfile of operations.md for one machine, on this test's ports: its admin off,
+    // skip_install_trust, disable_redirects and bind also keep a test's caddy off every shared
+    // port, the system trust store and everything outside its own directory.
+    const doc = readFileSync('docs/operations.md', 'utf8');
+    const start = doc.indexOf('```caddyfile\n', doc.indexOf('To try Caddy on one machine first')) + '```caddyfile\n'.length;
+    const documented = doc.slice(start, doc.indexOf('```\n', start));
+    expect(documented).toContain('https://localhost:8443 {');
+    expect(documented).toContain('reverse_proxy 127.0.0.1:8080');
     writeFileSync(
       path.join(dir, 'Caddyfile'),
-      `{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-}
-
-https://localhost:${caddyPort} {
-	bind 127.0.0.1
-	tls internal
-	reverse_proxy ${upstream}
-}
-`,
+      documented.replace('https://localhost:8443', `https://localhost:${caddyPort}`).replace('reverse_proxy 127.0.0.1:8080', `reverse_proxy ${upstream}`),
     );
     for (const sub of ['home', 'data', 'config']) mkdirSync(path.join(dir, sub));
     caddy = spawn('caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {

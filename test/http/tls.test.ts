@@ -57,6 +57,17 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('says it listens once, at its https:// address, with the pid to signal', () => {
+    const lines = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; url?: string; pid?: number });
+    expect(lines.filter((line) => /listening/i.test(line.msg))).toEqual([
+      expect.objectContaining({ msg: 'listening', url: server.url, pid: server.child.pid }),
+    ]);
+  });
+
   it('serves HTTPS on PORT: a signal POSTed over TLS gets 202, and plain HTTP is not answered as HTTP', async () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const answer = await request(`/api/inbound/${authKey}`, { method: 'POST', body: 'EURUSD,buy', headers: { 'content-type': 'text/plain' } });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { openStore } from '../../src/store/open-store.js';
 import { freshPostgresSchema } from './postgres.js';
 import { CLI } from './spawn-server.js';
 
@@ -22,12 +23,27 @@ export async function freshCliStore(cleanups: Array<() => Promise<void> | void>,
     const pg = await freshPostgresSchema();
     cleanups.push(() => pg.drop());
     env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
+  } else {
+    // The store a server would have made: admin commands refuse to start a new one unasked.
+    await (await openStore({ dataDir })).close();
   }
   return env;
 }
 
-/** Runs `signalgate ARGS` with `env` over this process's environment, less what would point it elsewhere. */
-export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The line with which an admin command names the store it opened. */
+const STORE_LINE = /^signalgate: store: [^\n]*\n/;
+
+/**
+ * Runs `signalgate ARGS` with `env` over this process's environment, less what would point it
+ * elsewhere. The line naming the store opened is taken off stderr into `store`.
+ */
+export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
+  const ran = await runCliRaw(env, ...args);
+  const line = STORE_LINE.exec(ran.stderr);
+  return { ...ran, stderr: ran.stderr.replace(STORE_LINE, ''), store: line === null ? null : line[0].trim() };
+}
+
+async function runCliRaw(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = { ...process.env };
   for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
   try {

@@ -15,6 +15,10 @@ import { withStore } from './with-store.js';
  * (same SIGNALGATE_DATA_DIR or SIGNALGATE_DATABASE_URL) and printing the API's JSON.
  */
 export function registerAdminCommands(program: Command): void {
+  // The admin commands' one option of the program's: given before or after the subcommand.
+  program.option('--create', 'admin commands: start a new, empty SQLite store when SIGNALGATE_DATA_DIR holds none');
+  const run = <T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>) =>
+    runOnStore(operation, program.opts<{ create?: boolean }>().create === true);
   const accounts = program.command('accounts').description('accounts and their monthly quota');
   accounts
     .command('create')
@@ -199,7 +203,7 @@ export function registerAdminCommands(program: Command): void {
   signals.command('show <signalId>').action((id: string) => run((store) => showSignal(store, id)));
 }
 
-async function run<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>): Promise<void> {
+async function runOnStore<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>, create: boolean): Promise<void> {
   await withStore(async (store, config) => {
     const result = await operation(store, await cliPublicUrl(store, config));
     if (result.ok) {
@@ -208,7 +212,7 @@ async function run<T>(operation: (store: Store, publicUrl: string) => Promise<Ad
       process.stderr.write(`${JSON.stringify(problemBody(result.problems), null, 2)}\n`);
       process.exitCode = 1;
     }
-  });
+  }, { create });
 }
 
 /** What a delete prints: the id it removed. */

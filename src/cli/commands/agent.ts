@@ -1,5 +1,5 @@
 import type { Command, CommanderError } from 'commander';
-import { AgentUnauthorizedError } from '../../agent/agent-errors.js';
+import { AgentSetupError, AgentUnauthorizedError } from '../../agent/agent-errors.js';
 import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, type PaperSettings, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
@@ -147,8 +147,8 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
 
 /**
  * Runs the venue agent until SIGTERM or SIGINT and exits: 0 when stopped, 2 when the server
- * refuses the token, the venue refuses the agent or the flags contradict the stored paper
- * account, 1 on any other failure.
+ * refuses the token, --server is not a signalgate server the agent can trust, the venue refuses
+ * the agent or the flags contradict the stored paper account, 1 on any other failure.
  */
 async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker' | 'paper account'): Promise<void> {
   const { VenueAgent } = await import('../../agent/venue-agent.js');
@@ -170,7 +170,9 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
   await runUntilStopped(agent, log, (err) =>
     err instanceof AgentUnauthorizedError
       ? 'the server refused the agent token'
-      : err instanceof VenueRefusedError
+      : err instanceof AgentSetupError
+        ? 'the agent cannot work with what answers at --server'
+        : err instanceof VenueRefusedError
         ? `the ${counterparty} refused the agent`
         : err instanceof StoredAccountConflictError
           ? 'the flags contradict the stored account'

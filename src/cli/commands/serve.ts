@@ -13,7 +13,11 @@ const START_GRACE_MS = 5_000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the service (HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, SIGNALGATE_PUBLIC_URL, SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY, SIGNALGATE_TRUST_PROXY)')
+    .description(
+      'run the service; settings from the environment: HOST, PORT, SIGNALGATE_DATA_DIR, SIGNALGATE_DATABASE_URL, SIGNALGATE_ADMIN_TOKEN, ' +
+        'SIGNALGATE_PUBLIC_URL, SIGNALGATE_LOG_LEVEL, SIGNALGATE_RETENTION, SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY, SIGNALGATE_TRUST_PROXY, ' +
+        'SIGNALGATE_INBOUND_THREAD, SIGNALGATE_METRICS_TOKEN (docs/operations.md#settings)',
+    )
     .action(async () => {
       // A stop asked for while starting is honoured once the start is done (a generated admin
       // token is then shown, not lost): the service drains at once and exits 0, as a stop always
@@ -62,7 +66,9 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       clearTimeout(giveUp);
-      logger.info({ url: service.url, store: service.store.kind, publicUrl }, 'listening');
+      // The pid is the process to signal (SIGTERM drains, SIGHUP reloads the certificate): under
+      // `npm start` it is not npm's.
+      logger.info({ url: service.url, store: service.store.kind, publicUrl, pid: process.pid }, 'listening');
       reloadTls = () => service.reloadTls().catch((err: unknown) => logger.error({ err }, 'certificate reload failed'));
       const unreachable = unreachablePublicUrl(publicUrl);
       if (unreachable !== null) {

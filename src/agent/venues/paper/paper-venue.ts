@@ -36,6 +36,11 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
     const resumed = resumePaperAccount(stored, file, this.settings, this.log);
     this.feed = resumed.feed;
     this.state = book;
+    // Said at start, not only at the first refused signal: a sender is answered 202 before the
+    // agent sees the signal, so the refusal would otherwise show only in this log and the signal log.
+    const map = resumed.state.config.symbolMap;
+    const symbols = [...new Set(resumed.feed.symbols.map((s) => canonicalSymbol(map, s)))].sort();
+    this.log.info({ feed: resumed.feed.description, symbols }, 'the paper feed prices only these symbols; a signal on any other is rejected (give --ticks a file with its prices, or map it in --instruments)');
     return { state: resumed.state, agentId: stored?.agentId ?? null, executed: stored?.executed ?? [] };
   }
 
