@@ -30,8 +30,11 @@
 -- standing for that request's id. `source_revision` is the revision of the source the request
 -- was checked against; an item without it comes from an instance older than that column (a
 -- rolling upgrade) and is not compared. `body_digest` and `duplicate_since` are the source's
--- duplicate guard (both null when it is off): an accept item whose body digest equals that of a
--- signal accepted on the source at or after `duplicate_since` is logged as its duplicate.
+-- duplicate guard (both null when it is off): an accept item is logged as a duplicate when the
+-- source's latest accepted signal at or after `duplicate_since` has the same body digest (a
+-- repeat of the signal just before it, so close, open, close executes every close). An item with
+-- a digest and no `duplicate_since` cannot be a repeat (a close, a cancel, a position target:
+-- applied twice they change nothing); its digest is only kept, for the next item to compare.
 -- `symbol` is the normalized signal's (accept only), kept in its own column for the log's filter.
 -- An instance of a release before that field (a rolling upgrade) sends no `symbol`: it is then read
 -- from the normalized JSON text (written without spaces; a symbol holds no quote or backslash),
@@ -203,7 +206,7 @@ BEGIN
         EXIT item;
       END IF;
 
-      IF (it.idempotency_key IS NOT NULL OR (it.accept AND it.body_digest IS NOT NULL))
+      IF (it.idempotency_key IS NOT NULL OR (it.accept AND it.body_digest IS NOT NULL AND it.duplicate_since IS NOT NULL))
          AND cardinality(v_pend_items) > 0 THEN
         -- This item reads the log (the key's original, the duplicate guard's earlier signal, their
         -- deliveries): the earlier items' entries are written first.
@@ -273,16 +276,21 @@ BEGIN
         END LOOP;
       END IF;
 
-      IF it.accept AND it.body_digest IS NOT NULL THEN
+      IF it.accept AND it.body_digest IS NOT NULL AND it.duplicate_since IS NOT NULL THEN
         -- The duplicate guard. Requests with the same body on the same source queue on this
         -- lock, from every instance, until the holder's COMMIT; the next one's query (a new
-        -- snapshot, as every statement here) then sees what the holder accepted.
+        -- snapshot, as every statement here) then sees what the holder accepted. Only the
+        -- source's latest accepted signal in the window counts (only accepted signals keep a
+        -- digest): an entry sent again after a close is no repeat.
         PERFORM pg_advisory_xact_lock(hashtextextended(
           'signalgate.duplicate' || chr(10) || current_schema() || chr(10) || it.source_id || chr(10) || it.body_digest, 0));
-        SELECT s.id INTO v_repeated FROM signals s
-         WHERE s.source_id = it.source_id AND s.body_digest = it.body_digest AND s.received_at >= it.duplicate_since
-         ORDER BY s.received_at DESC, s.id DESC LIMIT 1;
-        IF FOUND THEN
+        v_repeated := NULL;
+        SELECT s.id INTO v_repeated
+          FROM (SELECT s.id, s.body_digest FROM signals s
+                 WHERE s.source_id = it.source_id AND s.received_at >= it.duplicate_since AND s.body_digest IS NOT NULL
+                 ORDER BY s.received_at DESC, s.id DESC LIMIT 1) s
+         WHERE s.body_digest = it.body_digest;
+        IF v_repeated IS NOT NULL THEN
           -- Logged as a duplicate of it, answered as it; never charged or delivered.
           INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                                errors, content_type, raw_body, normalized, idempotency_key, quota_period,
@@ -512,4 +520,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 7';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 8';

@@ -35,7 +35,7 @@ const ALLOWED_IPS: JsonSchema = {
   maxItems: MAX_ALLOWED_IPS,
   examples: [[TRADINGVIEW, '203.0.113.0/24']],
 };
-const DUPLICATE_WINDOW = wholeNumberField(0, MAX_DUPLICATE_WINDOW_SECONDS, 'seconds within which the same raw body on this source is answered with the first signal again, neither charged nor delivered twice (0, the default, is off)', 60);
+const DUPLICATE_WINDOW = wholeNumberField(0, MAX_DUPLICATE_WINDOW_SECONDS, 'seconds within which an entry (an opening action) with the same raw body as the source\'s previous accepted signal is answered as that signal, neither charged nor delivered twice; closes, cancels and position targets are never held back (0, the default, is off)', 60);
 const MAX_AGE = wholeNumberField(1, MAX_AGE_LIMIT, `seconds a signal may wait for delivery before it expires (default ${DEFAULT_MAX_SIGNAL_AGE_SECONDS})`, 120);
 
 /** The body of `POST /api/admin/sources`. */

@@ -60,7 +60,7 @@ export async function executeSignal(
     return { book: run.book(), outcome: { status: 'failed', message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`, result: { events: run.events, orders: run.orders } } };
   }
   // The events as the venue carried them out (its fill's lots and price), and the message from them.
-  return { book: run.book(), outcome: { status: 'executed', message: describeEvents(run.events) + notes, result: { events: run.events, orders: run.orders } } };
+  return { book: run.book(), outcome: { status: 'executed', message: (describeEvents(run.events) || step.outcome.message) + notes, result: { events: run.events, orders: run.orders } } };
 }
 
 /**

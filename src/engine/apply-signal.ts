@@ -2,13 +2,14 @@
  * A signal, applied at the current prices. Close actions close, cancel actions cancel;
  * opening actions first close what they must (closelong…/closeshort…: that side; exop/exent:
  * the opposite side; with the signal's comment as filter), then open a market position or
- * place a pending order, unless exop says not to. A signal is applied entirely or not at all:
+ * place a pending order, unless exop says not to. Position targets (positionlong…) make the
+ * symbol's position what they name (see reachPosition). A signal is applied entirely or not at all:
  * when any step is rejected, nothing of it happens and the state is returned unchanged.
  */
 import type { Action, NormalizedSignal } from '../language/index.js';
 import { closeSelected } from './close-actions.js';
 import { rejectedEvent } from './events.js';
-import { resolveInstrument } from './instruments.js';
+import { resolveInstrument, type InstrumentSpec } from './instruments.js';
 import { closeLedger, openLedger, type Ledger } from './ledger.js';
 import { oppositeSide, type Side } from './market.js';
 import { openMarket, placeOrder, type StepOutcome } from './opening.js';
@@ -44,6 +45,33 @@ const OPENING: Partial<Record<Action, { side: Side; kind: OrderKind | null; clos
   sellstop: { side: 'sell', kind: 'stop', closeFirst: null },
 };
 
+const TARGET_WORD: Partial<Record<Action, string>> = { positionlong: 'long', positionshort: 'short', positionflat: 'flat' };
+const TARGET_SIDE: Partial<Record<Action, Side | null>> = { positionlong: 'buy', positionshort: 'sell', positionflat: null };
+
+/**
+ * A position target: the symbol's pending entries are cancelled and its positions of any other
+ * side closed (those with the signal's comment, when it has one); a long or short target then
+ * opens a position only when none of its side is open. Already there is done, not refused: the
+ * sender says what to hold, and a repeat changes nothing.
+ */
+function reachPosition(ledger: Ledger, signal: NormalizedSignal, symbol: string, spec: InstrumentSpec, signalId: string | null): StepOutcome {
+  const side = TARGET_SIDE[signal.action] ?? null;
+  const { comment } = signal;
+  const cancelled = ledger.orders.filter((o) => o.symbol === symbol && commentMatches(o.comment, comment));
+  ledger.orders = ledger.orders.filter((o) => !cancelled.includes(o));
+  for (const order of cancelled) {
+    ledger.events.push({ type: 'order_cancelled', time: ledger.time, order: order.ticket, reason: 'signal' });
+  }
+  if (side === null) {
+    closeSelected(ledger, { symbol, side: null, comment }, undefined, 'signal', spec);
+    return { ok: true };
+  }
+  closeSelected(ledger, { symbol, side: oppositeSide(side), comment }, undefined, 'signal', spec);
+  const held = ledger.positions.some((p) => p.symbol === symbol && p.side === side && commentMatches(p.comment, comment));
+  if (held) return { ok: true };
+  return openMarket(ledger, { signal, side, symbol, spec, signalId });
+}
+
 export function applySignal(
   state: EngineState,
   signal: NormalizedSignal,
@@ -56,10 +84,12 @@ export function applySignal(
     const text = ref.text ?? `${signal.symbol},${signal.action}`;
     return { state, events: [rejectedEvent(time, text, done.reason)], outcome: { status: 'rejected', message: done.reason } };
   }
+  // A position target already reached does nothing, and says so.
+  const message = describeEvents(ledger.events) || `${signal.symbol} is already ${TARGET_WORD[signal.action] ?? 'as asked'}; nothing to do`;
   return {
     state: closeLedger(ledger),
     events: ledger.events,
-    outcome: { status: 'executed', message: describeEvents(ledger.events) },
+    outcome: { status: 'executed', message },
   };
 }
 
@@ -108,6 +138,10 @@ function execute(ledger: Ledger, signal: NormalizedSignal, signalId: string | nu
       }
       return { ok: true };
     }
+    case 'positionlong':
+    case 'positionshort':
+    case 'positionflat':
+      return reachPosition(ledger, signal, symbol, spec, signalId);
   }
 
   const opening = OPENING[signal.action];

@@ -229,7 +229,8 @@ function page(name: string, item: JsonSchema): ObjectSchema {
 const NO_FIELDS_BODY = objectSchema({}, [], 'no fields: send no body, or {}');
 const CHECK_ANSWER: JsonSchema = {
   type: 'object',
-  description: 'valid with the format and the normalized signal, or not valid with the HTTP status, code and problems the endpoint would answer',
+  description:
+    'valid with the format and the normalized signal, or not valid with the HTTP status, code and problems the endpoint would answer; for a TradingView alert message with {{...}} placeholders also `template`: {placeholders: [{written, becomes, note?}], warnings, checked: [{values, body, valid, ...}]}, each message it can turn into judged, the answer being that of the first refused (or of the sample values)',
 };
 
 /**

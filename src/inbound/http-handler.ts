@@ -114,7 +114,7 @@ export function createInboundHandler(opts: {
       if (notice?.kind === 'duplicate') {
         logger.info(
           { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },
-          `duplicate of ${notice.duplicateOf} (same body within the source's duplicate window): answered as it, not charged or delivered again`,
+          `duplicate of ${notice.duplicateOf} (an entry with the same body as the source's previous accepted signal, within its duplicate window): answered as it, not charged or delivered again`,
         );
       }
     }

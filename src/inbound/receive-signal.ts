@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
+import { isEntryAction } from '../language/index.js';
 import { periodEnd, periodOf } from '../metering/quota-period.js';
 import { isAllowedAddress } from '../security/allowed-ips.js';
 import type { Source } from '../store/records.js';
@@ -71,11 +72,15 @@ export async function receiveSignal(
         requestHash: key === null ? null : requestHash(request.contentType, body),
         idempotencySince: idempotencySinceText.of(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS),
         // Only a source with the guard on pays for the digest; it is compared inside the commit.
+        // Only an entry can be a repeat: a close, a cancel or a position target sent twice
+        // changes nothing the second time, and one swallowed could leave a position open.
         duplicateCheck:
           verdict.kind === 'accept' && source.duplicateWindowSeconds > 0
             ? {
                 bodyDigest: createHash('sha256').update(body).digest('hex'),
-                since: duplicateSinceText.of(request.receivedAtMillis - source.duplicateWindowSeconds * 1000),
+                since: isEntryAction(verdict.signal.action)
+                  ? duplicateSinceText.of(request.receivedAtMillis - source.duplicateWindowSeconds * 1000)
+                  : null,
               }
             : null,
         verdict,

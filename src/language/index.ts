@@ -20,3 +20,5 @@ export { symbolProblem } from './symbol-rules.js';
 // The parameter table as the API description lists it.
 export { documentedParameters, type DocumentedParameter, MAX_TP_LEVELS } from './parameter-table.js';
 export type { ParameterDefinition } from './parameter-table.js';
+// TradingView alert messages with {{...}} placeholders, for the checker and parse.
+export { readTradingViewTemplate, type TemplatePlaceholder, type TemplateReading, type TemplateRendering } from './tradingview-template.js';

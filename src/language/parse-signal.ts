@@ -16,8 +16,19 @@ export function parseSignal(body: string, format: SignalFormat): ParseOutcome {
   // A leading byte order mark is an editor's artefact, not part of the signal.
   const text = body.startsWith('\uFEFF') ? body.slice(1) : body;
   const reading = format === 'json' ? jsonEntries(text) : startsLikeJson(text) ? jsonInTextForm(text) : textEntries(text);
-  if (!reading.ok) return { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: reading.detail }] };
+  if (!reading.ok) return { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: unfilledPlaceholder(text) ?? reading.detail }] };
   return normalizeEntries(reading.entries, format);
+}
+
+/**
+ * A body that starts with `{{...}}` is a TradingView alert message whose placeholder TradingView
+ * did not fill in (a misspelt name, or a strategy placeholder in an indicator alert): "malformed
+ * JSON" would send the sender looking for a JSON mistake that is not there.
+ */
+function unfilledPlaceholder(text: string): string | undefined {
+  const placeholder = /^[ \t\r\n]*(\{\{[ -z|~]{0,60}\}\})/.exec(text)?.[1];
+  if (placeholder === undefined) return undefined;
+  return `the body starts with ${placeholder}, a TradingView placeholder that was not filled in: TradingView fills in only the placeholders it knows for the kind of alert (strategy.* only in strategy alerts); check the alert's message with signalgate parse or the dashboard's checker, which show what each placeholder becomes`;
 }
 
 type EntryReading = { ok: true; entries: SignalEntry[] } | { ok: false; detail: string };

@@ -19,6 +19,9 @@ export const ACTIONS = [
   'sellstop',
   'cancellong',
   'cancelshort',
+  'positionlong',
+  'positionshort',
+  'positionflat',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
@@ -78,6 +81,23 @@ export interface NormalizedSignal {
 export const PENDING_ACTIONS: readonly Action[] = ['buylimit', 'selllimit', 'buystop', 'sellstop'];
 export const CLOSE_ACTIONS: readonly Action[] = ['closebuy', 'closesell', 'closeall'];
 export const CANCEL_ACTIONS: readonly Action[] = ['cancellong', 'cancelshort'];
+/**
+ * Position targets: "make the symbol's position this". Flat closes the symbol's positions and
+ * cancels its pending entries; long and short do the same to everything but an open position
+ * of their side, and open one (with the opening parameters) only when none is open. Sending
+ * one twice changes nothing the second time, so TradingView's {{strategy.market_position}}
+ * (long, short, flat) after `position` is correct for entries, exits and reversals alike.
+ */
+export const POSITION_ACTIONS: readonly Action[] = ['positionlong', 'positionshort', 'positionflat'];
+
+/**
+ * Entries: actions that open something whenever they are applied, so a repeat opens it again.
+ * Everything else (closing, cancelling, position targets) changes nothing when applied twice.
+ */
+export function isEntryAction(action: Action): boolean {
+  return !CLOSE_ACTIONS.includes(action) && !CANCEL_ACTIONS.includes(action) && !POSITION_ACTIONS.includes(action);
+}
+
 export const CLOSE_THEN_OPEN_ACTIONS: readonly Action[] = [
   'closelongbuy',
   'closelongsell',

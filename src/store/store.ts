@@ -271,11 +271,15 @@ export interface IngestRequest {
   /** Repeats with the same key are answered from the original while it is younger than this. */
   idempotencySince: string;
   /**
-   * The source's duplicate guard, when it is on: the SHA-256 hex of the raw body, and the
-   * start of the window. An accepted request whose digest equals that of a signal accepted on
-   * the source at or after `since` is logged as its duplicate instead. Null: guard off.
+   * The source's duplicate guard, when it is on: the SHA-256 hex of the raw body, kept with an
+   * accepted signal, and the start of the window. An accepted request is logged as a duplicate
+   * when the source's latest accepted signal at or after `since` has the same digest: a repeat
+   * of the signal just before it, not of any earlier one, so close, open, close executes every
+   * close. `since` null: the request cannot be a repeat (an action that changes nothing when
+   * applied twice: closes, cancels, position targets), and its digest is only kept, so a later
+   * entry compares with it. Null: guard off.
    */
-  duplicateCheck: { bodyDigest: string; since: string } | null;
+  duplicateCheck: { bodyDigest: string; since: string | null } | null;
   verdict: IngestVerdict;
 }
 

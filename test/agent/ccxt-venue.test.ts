@@ -273,6 +273,31 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
     ]);
   });
 
+  it('in one-way mode the position targets go long, flat, short, long and flat: each reversal a close then an opening, never refused for netting', async () => {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-oneway-targets']);
+    const source = await sourceFor(server, accountId, { duplicateWindowSeconds: 10 });
+    const exchange = recordedExchange();
+    const { agent } = await startAgent(testAgent!.token, exchange.answer, { dryRun: true });
+    const steps: [string, string[], string[]][] = [
+      // target, the orders it sends (kind side lots), what the account then holds
+      ['long', ['market buy 0.01'], ['buy 0.01']],
+      ['flat', ['market sell 0.01'], []],
+      ['short', ['market sell 0.01'], ['sell 0.01']],
+      ['long', ['market buy 0.01', 'market buy 0.01'], ['buy 0.01']],
+      ['long', [], ['buy 0.01']],
+      ['flat', ['market sell 0.01'], []],
+    ];
+    for (const [target, orders, held] of steps) {
+      const id = await postSignal(server.url, source.authKey, `BTCUSDT,position${target},vol=0.01`);
+      await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, id))[0].status), `the ${target} target`);
+      const delivery = (await deliveriesOf(server, id))[0];
+      expect(delivery.status, `${target}: ${delivery.message}`).toBe('executed');
+      expect(delivery.result.orders.map((o: { kind: string; side: string; volume: number }) => `${o.kind} ${o.side} ${o.volume}`), target).toEqual(orders);
+      const book = (agent as unknown as { book: { state: { positions: { side: string; volume: number }[] } } }).book;
+      expect(book.state.positions.map((p) => `${p.side} ${p.volume}`), target).toEqual(held);
+    }
+  });
+
   it('several signal symbols mapped to one exchange symbol trade the same position (BTCUSDT and BTCUSDT.P -> BTC/USDT:USDT)', async () => {
     const { accountId, agents: [testAgent] } = await accountWithAgents(server, ['binance-many']);
     const source = await sourceFor(server, accountId);

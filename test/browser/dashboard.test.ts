@@ -98,7 +98,7 @@ describe('the dashboard in a browser', () => {
     expect(url).toMatch(/^http:\/\/signals\.example\.test\/api\/inbound\/[\w-]+$/);
     await card.getByRole('button', { name: 'Copy Inbound URL' }).click();
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(url);
-    expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toContain('{{ticker}}');
+    expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toBe('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
     inboundPath = new URL(url).pathname;
   });
 
@@ -211,6 +211,19 @@ describe('the dashboard in a browser', () => {
     await page.getByLabel('Signal', { exact: true }).fill('{"symbol":"EURUSD","action":"buy","vol":0.1,"sl_pips":20}');
     await page.getByText('Valid (json)').waitFor();
     await shot('checker', PHONE);
+  });
+
+  it('checks a TradingView alert message, placeholders and all: what each becomes, and a warning about strategy.order.action', async () => {
+    await go('checker');
+    await page.getByLabel('Signal', { exact: true }).fill('{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    await page.getByRole('list', { name: 'Placeholders' }).getByText(/becomes BTCUSDT/).waitFor();
+    await page.getByRole('alert').filter({ hasText: /Warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy/ }).waitFor();
+    expect(await page.getByText('malformed JSON').count()).toBe(0);
+    // The message the sources page hands out: valid as long, short and flat, without a warning.
+    await page.getByLabel('Signal', { exact: true }).fill('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    await page.getByText('BTCUSDT,positionflat,vol_pctbal_loss=1,sl_pips=20,tp_pips=40').waitFor();
+    await page.getByText('Valid (text)').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('is reachable by keyboard: the sections and the sign-out are tab stops', async () => {

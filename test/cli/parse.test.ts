@@ -30,6 +30,24 @@ function parse(args: string[], stdin?: string | Buffer): Promise<Run> {
 const EXAMPLE = { symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 }, tp: [{ type: 'pips', value: 40, pct: 100 }] };
 
 describe('signalgate parse', () => {
+  it('checks a TradingView alert message with placeholders: what each becomes, each message it can turn into, warnings', async () => {
+    const run = await parse(['{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ symbol: 'BTCUSDT', action: 'positionlong' });
+    expect(run.stderr).toContain('{{strategy.market_position}} → long');
+    expect(run.stderr).toContain('valid   BTCUSDT,positionflat,vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    expect(run.stderr).not.toContain('warning');
+
+    const old = await parse(['{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40']);
+    expect(old.code).toBe(0);
+    expect(old.stderr).not.toContain('PARSE_ERROR');
+    expect(old.stderr).toMatch(/warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/);
+
+    const flat = await parse(['--json', '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}']);
+    expect(flat.code).toBe(1);
+    expect(JSON.parse(flat.stdout)).toMatchObject({ valid: false, code: 'INVALID_VOLUME', template: { checked: [{ valid: true }, { valid: true }, { valid: false, body: 'BTCUSDT,positionflat,vol=0' }] } });
+  });
+
   it('prints the normalized signal of a text argument as JSON and exits 0', async () => {
     const run = await parse(['eurusd,BUY,vol=0.1,sl_pips=20,tp_pips=40']);
     expect(run.code).toBe(0);

@@ -67,6 +67,9 @@ const signal: fc.Arbitrary<NormalizedSignal> = fc.oneof(
     })
     .map(({ close, ...rest }) => (close === undefined ? rest : { ...rest, close })),
   fc.record({ symbol, action: fc.constantFrom('cancellong', 'cancelshort') }),
+  fc
+    .record({ symbol, action: fc.constantFrom('positionlong', 'positionshort', 'positionflat'), rest: opening })
+    .map(({ symbol, action, rest }) => ({ symbol, action, ...rest })),
 );
 
 type Step = { tick: { symbol: Sym; move: number; spread: number } } | { signal: NormalizedSignal };
@@ -167,6 +170,43 @@ describe('engine properties', () => {
         let realized = 0;
         for (const e of events) if (e.type === 'partial_close' || e.type === 'closed') realized += e.profit;
         expect(states.at(-1)!.balance - 10_000).toBeCloseTo(realized, 6);
+      }),
+      RUNS,
+    );
+  });
+
+  it('after an executed position target, the symbol holds exactly that: no pending entries, only positions of its side and at least one for long or short', () => {
+    fc.assert(
+      fc.property(steps, (script) => {
+        let state = run([]).states.at(-1)!;
+        const mids: Record<Sym, number> = { EURUSD: SYMBOLS.EURUSD.start, USDJPY: SYMBOLS.USDJPY.start };
+        for (const [time, step] of script.entries()) {
+          if ('tick' in step) {
+            const { symbol: s, move, spread } = step.tick;
+            const { pip, digits } = SYMBOLS[s];
+            mids[s] = Math.max(mids[s] + move * pip, 100 * pip);
+            const bid = Number(mids[s].toFixed(digits));
+            state = applyTick(state, { time: time + 2, symbol: s, bid, ask: Number((bid + spread * pip).toFixed(digits)) }).state;
+            continue;
+          }
+          const { signal } = step;
+          const before = state;
+          const result = applySignal(state, signal, time + 2);
+          state = result.state;
+          const target = { positionlong: 'buy', positionshort: 'sell', positionflat: null }[signal.action as string];
+          if (target === undefined) continue;
+          if (result.outcome.status === 'rejected') {
+            // All or nothing: a refused target leaves the account as it was.
+            expect(state).toBe(before);
+            continue;
+          }
+          expect(state.orders.filter((o) => o.symbol === signal.symbol)).toEqual([]);
+          const held = state.positions.filter((p) => p.symbol === signal.symbol);
+          expect(held.every((p) => p.side === target)).toBe(true);
+          if (target !== null) expect(held.length).toBeGreaterThanOrEqual(1);
+          // Applied again at once, it does nothing.
+          expect(applySignal(state, signal, time + 2).events).toEqual([]);
+        }
       }),
       RUNS,
     );

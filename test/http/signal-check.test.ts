@@ -53,6 +53,44 @@ describe('the signal checker', () => {
     }
   });
 
+  it('checks a TradingView alert message with placeholders with sample values, saying what each becomes and warning of the ones that can make it wrong', async () => {
+    // The dashboard's strategy message: checked as each position the strategy can hold.
+    const strategy = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40' });
+    expect(strategy.status).toBe(200);
+    expect(strategy.body).toMatchObject({ valid: true, format: 'text', signal: { symbol: 'BTCUSDT', action: 'positionlong' } });
+    expect(strategy.body.template.placeholders.map((p: { written: string; becomes: string }) => [p.written, p.becomes])).toEqual([
+      ['{{ticker}}', 'BTCUSDT'],
+      ['{{strategy.market_position}}', 'long'],
+    ]);
+    expect(strategy.body.template.warnings).toEqual([]);
+    expect(strategy.body.template.checked.map((c: { body: string; valid: boolean }) => [c.body, c.valid])).toEqual([
+      ['BTCUSDT,positionlong,vol_pctbal_loss=1,sl_pips=20,tp_pips=40', true],
+      ['BTCUSDT,positionshort,vol_pctbal_loss=1,sl_pips=20,tp_pips=40', true],
+      ['BTCUSDT,positionflat,vol_pctbal_loss=1,sl_pips=20,tp_pips=40', true],
+    ]);
+
+    // The old message: not a "malformed JSON" refusal, but valid with a warning about exits.
+    const orderAction = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40' });
+    expect(orderAction.body).toMatchObject({ valid: true, signal: { symbol: 'BTCUSDT', action: 'buy' } });
+    expect(orderAction.body.template.warnings).toEqual([expect.stringMatching(/^\{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/)]);
+
+    // A size that is 0 when flat: refused as the flat message would be.
+    const size = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}' });
+    expect(size.body).toMatchObject({ valid: false, httpStatus: 422, code: 'INVALID_VOLUME' });
+    expect(size.body.template.checked.map((c: { body: string; valid: boolean }) => [c.body, c.valid])).toEqual([
+      ['BTCUSDT,positionlong,vol=1', true],
+      ['BTCUSDT,positionshort,vol=1', true],
+      ['BTCUSDT,positionflat,vol=0', false],
+    ]);
+
+    // A JSON template, and the action placeholder used alone.
+    const json = await server.admin('POST', '/api/admin/check', { body: '{"symbol":"{{ticker}}","action":"{{strategy.market_position}}","vol":1}' });
+    expect(json.body).toMatchObject({ valid: false, code: 'UNKNOWN_ACTION' });
+    expect(json.body.template.warnings).toEqual([expect.stringMatching(/^\{\{strategy\.market_position\}\} alone becomes long, short or flat/)]);
+    // Without placeholders the answer is as before: no template.
+    expect((await server.admin('POST', '/api/admin/check', { body: 'EURUSD,buy' })).body.template).toBeUndefined();
+  });
+
   it('stores nothing and sends nothing', async () => {
     const source = await seedSource(server);
     const before = (await server.admin('GET', '/api/admin/signals?limit=500')).body.signals.length;

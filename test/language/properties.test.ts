@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/catalog.js';
-import { parseSignal, type ParseOutcome, renderSignalText, type SignalFormat } from '../../src/language/index.js';
+import { parseSignal, type ParseOutcome, readTradingViewTemplate, renderSignalText, type SignalFormat } from '../../src/language/index.js';
 import { formatDecimal } from '../../src/language/decimal-number.js';
 import { renderSignalJson, validSignal } from './valid-signal-arbitrary.js';
 
@@ -69,6 +69,30 @@ describe('properties of the signal language', () => {
       fc.property(validSignal, fc.boolean(), fc.boolean(), (signal, typed, numbersAsStrings) => {
         expect(parseSignal(renderSignalJson(signal, typed, numbersAsStrings), 'json')).toStrictEqual({ ok: true, signal });
       }),
+      RUNS,
+    );
+  });
+
+  it('makes a position target of any valid opening signal valid as long, short and flat: one TradingView template for all three', () => {
+    fc.assert(
+      fc.property(
+        validSignal.filter((s) => s.action === 'positionlong' || s.action === 'positionshort' || s.action === 'positionflat'),
+        (signal) => {
+          // The signal's own text with the action replaced by the placeholder the dashboard's message uses.
+          const [symbol, , ...rest] = renderSignalText(signal).split(',');
+          const template = [symbol, 'position{{strategy.market_position}}', ...rest].join(',');
+          const reading = readTradingViewTemplate(template)!;
+          expect(reading.renderings.map((r) => r.values['strategy.market_position'])).toEqual(['long', 'short', 'flat']);
+          for (const rendering of reading.renderings) {
+            const parsed = parseSignal(rendering.body, 'text');
+            const action = `position${rendering.values['strategy.market_position']}`;
+            // A stop percent of 100 or more is a real price above a short, none under a long.
+            if (signal.sl?.type === 'percent' && signal.sl.value >= 100 && action === 'positionlong') continue;
+            if (signal.tp?.some((l) => l.type === 'percent' && l.value >= 100) && action === 'positionshort') continue;
+            expect(parsed).toStrictEqual({ ok: true, signal: { ...signal, action } });
+          }
+        },
+      ),
       RUNS,
     );
   });

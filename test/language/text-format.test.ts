@@ -38,6 +38,17 @@ describe('the text format', () => {
     }
   });
 
+  it('says a body starting with a TradingView placeholder nobody filled in is one, rather than malformed JSON', () => {
+    for (const format of ['text', 'json'] as const) {
+      expect(problemOf('{{ticker}},positionlong,vol=1', format)).toEqual({
+        code: 'PARSE_ERROR',
+        detail:
+          "the body starts with {{ticker}}, a TradingView placeholder that was not filled in: TradingView fills in only the placeholders it knows for the kind of alert (strategy.* only in strategy alerts); check the alert's message with signalgate parse or the dashboard's checker, which show what each placeholder becomes",
+      });
+    }
+    expect(problemOf('{"symbol":"EURUSD",', 'json').detail).toMatch(/^malformed JSON/);
+  });
+
   it('refuses an empty or blank body as a parse error', () => {
     for (const body of ['', '   ', '\n\n', '\uFEFF']) {
       expect(problemOf(body)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/empty/) });

@@ -10,6 +10,7 @@ import {
   CANCEL_ACTIONS,
   CLOSE_ACTIONS,
   PENDING_ACTIONS,
+  POSITION_ACTIONS,
   PRICE_UNITS,
   VOLUME_TYPES,
   type Action,
@@ -20,7 +21,7 @@ import {
   type Volume,
 } from '../../src/language/index.js';
 
-const SELL_SIDE: readonly Action[] = ['sell', 'closelongsell', 'closeshortsell', 'selllimit', 'sellstop'];
+const SELL_SIDE: readonly Action[] = ['sell', 'closelongsell', 'closeshortsell', 'selllimit', 'sellstop', 'positionshort'];
 
 /** Positive finite doubles: every magnitude (subnormals to huge), plus the prices and sizes people type. */
 const positive = fc.oneof(
@@ -108,6 +109,8 @@ export const validSignal: fc.Arbitrary<NormalizedSignal> = fc
     const entry = PENDING_ACTIONS.includes(action) ? distance('entry', action) : fc.constant(undefined);
     return fc.tuple(opening(action), entry, distance('sl', action)).map(([parameters, entryValue, stop]) => {
       const signal: NormalizedSignal = { ...base, ...parameters };
+      // A position target closes the other side itself: exop and exent do not apply.
+      if (POSITION_ACTIONS.includes(action)) delete signal.opposite;
       if (entryValue !== undefined) signal.entry = entryValue;
       // Risk-based sizing needs a stop loss.
       if (signal.volume !== undefined && ['dollar', 'pctbal_loss', 'pcteq_loss'].includes(signal.volume.type) && signal.sl === undefined) {

@@ -210,6 +210,27 @@ describe('validation', () => {
       ]);
     });
 
+    it('lets the position targets take the opening parameters (flat too, so one template serves all three), but not exop, exent, entry or pct', () => {
+      for (const action of ['positionlong', 'positionshort', 'positionflat']) {
+        expect(signalOf(`EURUSD,${action},vol_pctbal_loss=1,sl_pips=20,tp_pips=40,comment=x`)).toEqual({
+          symbol: 'EURUSD',
+          action,
+          comment: 'x',
+          volume: { type: 'pctbal_loss', value: 1 },
+          sl: { type: 'pips', value: 20 },
+          tp: [{ type: 'pips', value: 40, pct: 100 }],
+        });
+        for (const parameter of ['exop', 'exent']) {
+          expect(problemOf(`EURUSD,${action},${parameter}`).detail).toBe(`${parameter} does not apply to ${action}: a position target already closes what is on the other side`);
+        }
+        expect(codesOf(`EURUSD,${action},entry_pips=5`)).toEqual([['INVALID_PARAMETER', 'entry_pips']]);
+        expect(codesOf(`EURUSD,${action},pct=50`)).toEqual([['INVALID_PARAMETER', 'pct']]);
+      }
+      // A stop percent is below 100 where the price would fall by it: under a long, not a short.
+      expect(codesOf('EURUSD,positionlong,sl_percent=100')).toEqual([['INVALID_PARAMETER', 'sl_percent']]);
+      expect(signalOf('EURUSD,positionshort,sl_percent=100')).toMatchObject({ sl: { type: 'percent', value: 100 } });
+    });
+
     it('lets the close-then-open actions take the opening parameters', () => {
       for (const action of ['closelongbuy', 'closelongsell', 'closeshortbuy', 'closeshortsell']) {
         expect(signalOf(`EURUSD,${action},vol=1,sl_pips=10,tp1=10,tp2=20,trail_distance=5,be_trigger=5,exent,comment=x`)).toMatchObject({ action });

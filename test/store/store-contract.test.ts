@@ -1126,6 +1126,17 @@ describe.each([
       expect((await store.ingest(request(seeded, { receivedAt: at(963_000) }))).kind).toBe('recorded');
     });
 
+    it('compares with the source\'s previous accepted signal only; a request that cannot be a repeat (since null) is never held back, and is what the next compares with', async () => {
+      const seeded = await seed(store, { quota: 1000 });
+      const close = (receivedMs: number): IngestRequest =>
+        request(seeded, { receivedAt: at(receivedMs), rawBody: 'EURUSD,closeall', duplicateCheck: { bodyDigest: digest('EURUSD,closeall'), since: null } });
+      const kinds: string[] = [];
+      for (const next of [guarded(seeded, 1_050_000), close(1_050_001), close(1_050_002), guarded(seeded, 1_050_003), close(1_050_004), guarded(seeded, 1_050_005), guarded(seeded, 1_050_006)]) {
+        kinds.push((await store.ingest(next)).kind);
+      }
+      expect(kinds).toEqual(['recorded', 'recorded', 'recorded', 'recorded', 'recorded', 'recorded', 'duplicate']);
+    });
+
     it('compares only with signals accepted on the same source', async () => {
       const a = await seed(store, { quota: 1 });
       const b = await seed(store, { quota: 1000 });

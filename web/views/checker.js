@@ -17,11 +17,10 @@ export function checkerView(body) {
     if (input.value.trim() === '') return put(result);
     try {
       const answer = await api('POST', '/api/admin/check', { body: input.value, ...(type.value && { contentType: type.value }) });
-      if (answer.valid) {
-        put(result, h('p', { class: 'notice ok' }, `Valid (${answer.format}): the inbound endpoint would accept it as`), h('pre', { class: 'mono' }, JSON.stringify(answer.signal, null, 2)));
-      } else {
-        put(result, h('p', { class: 'notice bad' }, `Refused with ${answer.httpStatus} ${answer.code}:`), problemList({ problems: answer.errors }));
-      }
+      const verdict = answer.valid
+        ? [h('p', { class: 'notice ok' }, `Valid (${answer.format}): the inbound endpoint would accept it as`), h('pre', { class: 'mono' }, JSON.stringify(answer.signal, null, 2))]
+        : [h('p', { class: 'notice bad' }, `Refused with ${answer.httpStatus} ${answer.code}:`), problemList({ problems: answer.errors })];
+      put(result, ...(answer.template ? templateReading(answer.template) : []), ...verdict);
     } catch (error) {
       put(result, problemList(error));
     }
@@ -45,4 +44,22 @@ export function checkerView(body) {
     result,
   );
   input.focus();
+}
+
+/** A TradingView alert message: what each placeholder becomes, each message it can turn into, and the warnings. */
+function templateReading(template) {
+  return [
+    h('p', null, 'A TradingView alert message: checked with sample values for its placeholders.'),
+    h(
+      'ul',
+      { 'aria-label': 'Placeholders' },
+      ...template.placeholders.map((p) => h('li', null, h('code', null, p.written), ` becomes ${p.becomes === null ? 'nothing known here (left as written)' : p.becomes}${p.note ? `: ${p.note}` : ''}`)),
+    ),
+    h(
+      'ul',
+      { 'aria-label': 'Messages it can turn into' },
+      ...template.checked.map((c) => h('li', null, h('code', null, c.body), c.valid ? ' is valid' : ` is refused: ${c.code}`)),
+    ),
+    ...template.warnings.map((warning) => h('p', { class: 'notice bad', role: 'alert' }, `Warning: ${warning}`)),
+  ];
 }

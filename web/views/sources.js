@@ -2,9 +2,14 @@ import { api, listAll } from '../api.js';
 import { field, h, put, when } from '../dom.js';
 import { attempt, confirmAction, copyField, notice } from '../ui.js';
 
-/** A ready alert message for TradingView: a strategy alert fills in buy or sell itself. */
+/**
+ * A ready alert message for TradingView strategies: {{strategy.market_position}} becomes long,
+ * short or flat, so the action is positionlong, positionshort or positionflat, the position the
+ * strategy holds after its order (an exit or a reversal included). The opening parameters apply
+ * only when a position is opened.
+ */
 export function tradingViewMessage() {
-  return '{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40';
+  return '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40';
 }
 
 export function sourcesView(body) {

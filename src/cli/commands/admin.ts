@@ -91,7 +91,7 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
-    .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer a repeated body within this many seconds as the first (0: off)', wholeNumber)
+    .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer an entry repeating the previous signal\'s body within this many seconds as that signal (0: off)', wholeNumber)
     .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
     .action(
       (o: { account: string; name: string; hmacSecret?: string; hmacSecretFile?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) => {

@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ErrorCode, type Problem } from '../../errors/catalog.js';
 import { type BodyVerdict, judgeBody } from '../../inbound/judge-body.js';
-import type { ParseOutcome, SignalFormat } from '../../language/index.js';
+import { checkMessage, type SignalCheck } from '../../admin/check-signal.js';
+import { readTradingViewTemplate, type ParseOutcome, type SignalFormat } from '../../language/index.js';
 
 /**
  * `signalgate parse [signal]`: checks one signal exactly as the inbound endpoint would and
@@ -22,6 +23,10 @@ export function registerParseCommand(program: Command): void {
     .option('--json', 'print problems as JSON {code, param, detail, errors} on stdout instead of text on stderr')
     .action(async (argument: string | undefined, options: { format: SignalFormat | 'auto'; json?: boolean }) => {
       const body = argument ?? (await readStdin());
+      if (body !== undefined && readTradingViewTemplate(body) !== null) {
+        process.exitCode = reportTemplate(checkMessage(CONTENT_TYPES[options.format], body), options.json === true) ? 0 : 1;
+        return;
+      }
       // Judged as the inbound endpoint judges a body: --format auto is a request without a
       // Content-Type, text and json are text/plain and application/json.
       const outcome: ParseOutcome =
@@ -65,6 +70,32 @@ async function readStdin(): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A TradingView alert message with placeholders: what each becomes, the warnings and each message
+ * it can turn into (on stderr), then the normalized signal of the sample values, or the problems of
+ * the first message refused. With --json, the checker's whole answer on stdout. True when valid.
+ */
+function reportTemplate(check: SignalCheck, asJson: boolean): boolean {
+  const template = check.template!;
+  if (asJson) {
+    process.stdout.write(`${JSON.stringify(check, null, 2)}\n`);
+    return check.valid;
+  }
+  const lines = ['a TradingView alert message: checked with sample values for its placeholders'];
+  for (const p of template.placeholders) {
+    lines.push(`  ${p.written} → ${p.becomes ?? '(left as written)'}${p.note === undefined ? '' : `: ${p.note}`}`);
+  }
+  for (const c of template.checked) lines.push(`  ${c.valid ? 'valid  ' : 'REFUSED'} ${c.body}`);
+  for (const warning of template.warnings) lines.push(`warning: ${warning}`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  if (check.valid) {
+    process.stdout.write(`${JSON.stringify(check.signal, null, 2)}\n`);
+    return true;
+  }
+  reportProblems(check.errors, false);
+  return false;
 }
 
 function reportProblems(problems: readonly Problem[], asJson: boolean): void {

@@ -43,7 +43,10 @@ export interface IngestItem {
    * that request's signal id (migrations/postgres/functions.sql).
    */
   key_reused_detail: string | null;
-  /** The duplicate guard, when the source has it on: SHA-256 hex of the raw body, and the window's start. */
+  /**
+   * The duplicate guard, when the source has it on: SHA-256 hex of the raw body, and the window's
+   * start (null: the request cannot be a repeat; its digest is only kept).
+   */
   body_digest: string | null;
   duplicate_since: string | null;
   /** The normalized signal's symbol (accept only), for the log's symbol filter. */
@@ -118,7 +121,7 @@ export function ingestItem(request: IngestRequest, n: number): IngestItem {
     errors: refusal.errors === null ? null : JSON.stringify(refusal.errors),
     key_reused_detail: request.idempotencyKey === null ? null : KEY_REUSED_DETAIL,
     body_digest: request.duplicateCheck === null ? null : text(request.duplicateCheck.bodyDigest, 'bodyDigest'),
-    duplicate_since: request.duplicateCheck === null ? null : isoTime(request.duplicateCheck.since),
+    duplicate_since: request.duplicateCheck?.since == null ? null : isoTime(request.duplicateCheck.since),
     symbol: verdict.kind === 'accept' ? text(verdict.signal.symbol, 'symbol') : null,
   };
 }

@@ -179,15 +179,17 @@ export class SqliteIngest {
     }
 
     const check = request.duplicateCheck;
-    if (check !== null && request.verdict.kind === 'accept') {
-      // The batch's transaction holds the write lock: no other accept can come in between.
+    if (check !== null && check.since !== null && request.verdict.kind === 'accept') {
+      // The batch's transaction holds the write lock: no other accept can come in between. Only
+      // the source's latest accepted signal in the window counts (a digest is kept only with
+      // accepted signals), so an entry sent again after a close is no repeat.
       const held = this.connection
         .stmt(
-          `SELECT id FROM signals WHERE source_id = ? AND body_digest = ? AND received_at >= ?
+          `SELECT id, body_digest FROM signals WHERE source_id = ? AND received_at >= ? AND body_digest IS NOT NULL
             ORDER BY received_at DESC, id DESC LIMIT 1`,
         )
-        .get(request.sourceId, check.bodyDigest, isoTime(check.since)) as { id: string } | undefined;
-      if (held) {
+        .get(request.sourceId, isoTime(check.since)) as { id: string; body_digest: string } | undefined;
+      if (held && held.body_digest === check.bodyDigest) {
         const original = signals.readSignal(held.id);
         if (!original) throw new Error(`duplicate of missing signal ${held.id}`);
         const duplicate = ingestRecord(request, duplicateVerdict(request.verdict.signal), { duplicateOf: held.id });

@@ -28,7 +28,7 @@ export async function accountWithAgents(
 export async function sourceFor(
   server: TestServer,
   accountId: string,
-  opts: { agentIds?: string[]; maxSignalAgeSeconds?: number } = {},
+  opts: { agentIds?: string[]; maxSignalAgeSeconds?: number; duplicateWindowSeconds?: number } = {},
 ): Promise<{ id: string; authKey: string }> {
   const source = await unlessUnavailable(() => server.admin('POST', '/api/admin/sources', { accountId, name: 'Alerts', ...opts }));
   if (source.status !== 201) throw new Error(`source: ${source.status} ${JSON.stringify(source.body)}`);
