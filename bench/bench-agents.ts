@@ -12,7 +12,7 @@ import { now } from './raw-http-connection.js';
  * is connected on the transport, then `{"held":N,"acked":N,"ackFailures":N}` every 250 ms; on SIGTERM writes
  * `{signalId: epoch ms the agent took it}` and the message that brought each (`Carrier`) to the
  * results file and exits.
- * `node dist/bench/bench-agents.js CONFIG.json`, where the config is
+ * `node --import ./bench/run-typescript.mjs bench/bench-agents.ts CONFIG.json`, where the config is
  * `{ servers, tokens, transport, resultsFile }`.
  */
 interface Config {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ctraderDictionary } from '../agent/venues/fix/fix-dictionary.js';
+import { ctraderDictionary } from '../../src/agent/venues/fix/fix-dictionary.js';
 import { launchFixAcceptor } from './fix-acceptor.js';
 
 type Fields = Record<string, unknown>;

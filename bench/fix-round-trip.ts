@@ -3,18 +3,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { clientOrderId } from '../agent/client-order-id.js';
+import { clientOrderId } from '../src/agent/client-order-id.js';
 import { spawnListening, stopProcess } from './bench-process.js';
-import { CTraderCounterparty } from './ctrader-counterparty.js';
+import { CTraderCounterparty } from '../test/fakes/ctrader-counterparty.js';
 import { spawn } from 'node:child_process';
-import { freePort } from './free-port.js';
+import { freePort } from '../test/support/free-port.js';
+import { BUILT_CLI } from './bench-files.js';
 
 const WARM_UP = 20;
 /** A signal without its outcome within this long fails the run instead of hanging it. */
 const LOST_AFTER_MS = 20_000;
 const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 const AGENT_COMP_ID = 'bench.agent';
 const CREDENTIALS = { user: 'bench', password: randomBytes(8).toString('hex') };
 
@@ -37,7 +36,7 @@ export interface FixRoundTripRow {
  */
 export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-bench-'));
-  const server = await spawnListening(path.join(here, '..', 'cli', 'main.js'), ['serve'], { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN }, path.join(dataDir, 'server.log'));
+  const server = await spawnListening(BUILT_CLI, ['serve'], { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN }, path.join(dataDir, 'server.log'));
   const arrivals = new Map<string, number>();
   const broker = new CTraderCounterparty({
     tradePort: await freePort(),
@@ -55,7 +54,7 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
     const { token, authKey } = await provision(server.url);
     const configFile = path.join(dataDir, 'fix.json');
     writeFileSync(configFile, JSON.stringify(broker.agentConfig(1_000_000)));
-    agent = spawn(process.execPath, [path.join(here, '..', 'cli', 'main.js'), 'agent', '--server', server.url, '--token', token, '--venue', 'fix', '--fix-config', configFile], {
+    agent = spawn(process.execPath, [BUILT_CLI, 'agent', '--server', server.url, '--token', token, '--venue', 'fix', '--fix-config', configFile], {
       env: { ...process.env, SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'), SIGNALGATE_LOG_LEVEL: 'warn', SIGNALGATE_FIX_USERNAME: CREDENTIALS.user, SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { applySignal, applyTick, createEngineState, type EngineState, type Tick } from '../engine/index.js';
+import { applySignal, applyTick, createEngineState, type EngineState, type Tick } from '../src/engine/index.js';
 
 /**
  * Engine throughput: ticks per second through applyTick with 100 open EURUSD positions, each
@@ -8,7 +8,7 @@ import { applySignal, applyTick, createEngineState, type EngineState, type Tick 
  * The price oscillates inside the stops and targets, so the positions stay open throughout.
  * Several timed runs over the same ticks after a warm-up; the median is reported.
  *
- *   node dist/bench/engine.js        (BENCH_ENGINE_TICKS, BENCH_ENGINE_RUNS to change the size)
+ *   node --import ./bench/run-typescript.mjs bench/engine.ts   (BENCH_ENGINE_TICKS, BENCH_ENGINE_RUNS to change the size)
  */
 const TICKS = Number(process.env.BENCH_ENGINE_TICKS ?? 200_000);
 const RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 7);

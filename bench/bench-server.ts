@@ -4,12 +4,11 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type Placement, spawnListening, stopProcess } from './bench-process.js';
 import { CountingHttpConnection } from './counting-http-connection.js';
+import { BUILT_CLI } from './bench-files.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 export const BENCH_PG_URL = process.env.SIGNALGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** A `signalgate serve` process on a fresh data directory, with an admin token of its own. */
@@ -53,7 +52,7 @@ export async function startSignalgate(
   rmSync(path.join(dataDir, 'server.log'), { force: true });
   // The log sits beside the data, as an operator's would, and goes with it.
   const proc = await spawnListening(
-    options.build === undefined ? path.join(here, '..', 'cli', 'main.js') : path.join(options.build, 'dist', 'cli', 'main.js'),
+    options.build === undefined ? BUILT_CLI : path.join(options.build, 'dist', 'cli', 'main.js'),
     ['serve'],
     { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: adminToken, ...env },
     path.join(dataDir, 'server.log'),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The figures recorded in docs/performance.md, as `src/bench/baseline.json`: each with the
+ * The figures recorded in docs/performance.md, as `bench/baseline.json`: each with the
  * noise seen between identical runs on the development machine and which way is better. A run
  * compares its figures with them and says, per figure, whether it is within noise.
  */
@@ -16,12 +16,12 @@ export interface BaselineFigure {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const BASELINE_FILE = path.join(here, '..', '..', 'src', 'bench', 'baseline.json');
+const BASELINE_FILE = path.join(here, 'baseline.json');
 
 export function compareWithBaseline(figures: Map<string, number>): void {
   if (figures.size === 0) return;
   const baseline = (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as { recorded: string; figures: Record<string, BaselineFigure> });
-  let out = `\nagainst the baseline of ${baseline.recorded} (src/bench/baseline.json, docs/performance.md)\n| figure | baseline | now | verdict |\n|---|---|---|---|\n`;
+  let out = `\nagainst the baseline of ${baseline.recorded} (bench/baseline.json, docs/performance.md)\n| figure | baseline | now | verdict |\n|---|---|---|---|\n`;
   for (const [name, now] of figures) {
     const base = baseline.figures[name];
     if (base === undefined) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../src/errors/catalog.js';
 import { accountCount, AGENT_STATE, accountId, agentId, agentsOf, seedDeliveryStatus, seedSignal, signalId, sourceId, sourcesPerAccount, SPAN_MS } from './big-log-shape.js';
 
 const CHUNK = 200_000;

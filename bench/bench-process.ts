@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TYPESCRIPT_NODE_ARGS } from './bench-files.js';
 
 /** Where a benchmark process runs: pinned to one CPU (`taskset -c`), with extra node flags. */
 export interface Placement {
@@ -23,7 +24,8 @@ export async function spawnListening(
 ): Promise<{ child: ChildProcess; url: string }> {
   const log = openSync(logFile, 'a');
   let child: ChildProcess;
-  const command = [...(placement.nodeArgs ?? []), script, ...args];
+  // The benchmark's own servers (bare-server.ts) run from their TypeScript sources.
+  const command = [...(placement.nodeArgs ?? []), ...(script.endsWith('.ts') ? TYPESCRIPT_NODE_ARGS : []), script, ...args];
   try {
     // taskset execs node in place, so the child's pid (and its SIGTERM) is node's own.
     child = spawn(placement.cpu === undefined ? process.execPath : 'taskset', placement.cpu === undefined ? command : ['-c', placement.cpu, process.execPath, ...command], {

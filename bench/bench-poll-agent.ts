@@ -1,4 +1,4 @@
-import type { AgentSignal } from '../agent/agent-client.js';
+import type { AgentSignal } from '../src/agent/agent-client.js';
 import { type BenchAgentEvents, EXECUTED, SignalQueue } from './bench-agent.js';
 import { type RawAnswer, RawHttpConnection, now } from './raw-http-connection.js';
 

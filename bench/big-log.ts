@@ -220,7 +220,7 @@ async function ingestMix(server: BenchServer): Promise<BenchRequest[]> {
 
 /** The last migration's number: a cached store seeded under an older schema is not reused. */
 function lastMigration(dialect: 'sqlite' | 'postgres'): number {
-  const dir = path.join(here, '..', '..', 'migrations', dialect);
+  const dir = path.join(here, '..', 'migrations', dialect);
   return Math.max(...readdirSync(dir).map((name) => /^(\d+)_/.exec(name)?.[1]).filter((v) => v !== undefined).map(Number));
 }
 

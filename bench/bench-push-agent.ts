@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import type { AgentSignal } from '../agent/agent-client.js';
-import { PUSH_PATH } from '../agent/websocket-link.js';
+import type { AgentSignal } from '../src/agent/agent-client.js';
+import { PUSH_PATH } from '../src/agent/websocket-link.js';
 import { type BenchAgentEvents, EXECUTED, SignalQueue } from './bench-agent.js';
 import { now } from './raw-http-connection.js';
 

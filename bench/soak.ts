@@ -34,7 +34,7 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
   );
   if (run === null) throw new Error('the soak runs on SQLite, which is always there');
   const startedAt = run.startAt;
-  // Every request's times (epoch ms), to read beside the server's own (scripts/soak-probe.mjs, strace).
+  // Every request's times (epoch ms), to read beside the server's own (strace, or a probe loaded into the server with BENCH_SERVER_NODE_ARGS).
   if (process.env.BENCH_SOAK_ANSWERS) {
     writeFileSync(process.env.BENCH_SOAK_ANSWERS, JSON.stringify({ startAt: startedAt, answers: run.answers, arrivals: run.arrivals }));
   }

@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Placement, spawnListening, stopProcess } from './bench-process.js';
 import { BENCH_PG_URL, createPostgresSchema, median, redact, startSignalgate } from './bench-server.js';
 import type { LoadResult } from './load.js';
 import { cpuMillis } from './process-cpu.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
 import { ensureWrk, onPath, runWrk } from './wrk.js';
+import { benchFile } from './bench-files.js';
 
 /**
  * `npm run bench -- --equal-cpu`: every server pinned to CPU 0 and wrk to CPU 1 with taskset, so
@@ -24,7 +24,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 export interface EqualCpuRow {
   name: string;
@@ -119,7 +118,7 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
 
 async function bareTarget(): Promise<Target> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
-  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], {}, path.join(logDir, 'server.log'), { cpu: SERVER_CPU });
+  const proc = await spawnListening(benchFile('bare-server.ts'), [], {}, path.join(logDir, 'server.log'), { cpu: SERVER_CPU });
   return {
     name: 'bare node:http',
     store: 'bare',

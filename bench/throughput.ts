@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { makeBenchCertificate, type BenchCertificate } from './bench-certificate.js';
 import { spawnListening, stopProcess } from './bench-process.js';
 import { BENCH_PG_URL, createPostgresSchema, median, redact, startSignalgate } from './bench-server.js';
 import { runLoad, type LoadResult } from './load.js';
 import { signalMix, type BenchRequest } from './signal-mix.js';
+import { benchFile } from './bench-files.js';
 
 /**
  * The default scenario of `npm run bench`: the hot path (receive, verify, parse, charge quota,
@@ -22,7 +22,6 @@ import { signalMix, type BenchRequest } from './signal-mix.js';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const here = path.dirname(fileURLToPath(import.meta.url));
 const PRUNE_AFTER = process.env.BENCH_RETENTION ?? '5s';
 const NOTHING_TO_PRUNE = 'SQLite, retention 90d (nothing to prune)';
 
@@ -110,7 +109,7 @@ function report(results: Map<string, LoadResult[]>, retention: boolean): void {
 async function bareTarget(certificate: BenchCertificate | null): Promise<Target> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
   const env: Record<string, string> = certificate === null ? {} : { BENCH_TLS_CERT: certificate.certFile, BENCH_TLS_KEY: certificate.keyFile };
-  const proc = await spawnListening(path.join(here, 'bare-server.js'), [], env, path.join(logDir, 'server.log'));
+  const proc = await spawnListening(benchFile('bare-server.ts'), [], env, path.join(logDir, 'server.log'));
   return {
     name: certificate === null ? 'bare node:http' : 'bare node:https',
     url: proc.url,

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ErrorCode } from '../errors/catalog.js';
+import { ErrorCode } from '../src/errors/catalog.js';
 import { accountCount, AGENT_STATE, SPAN_MS, SYMBOLS } from './big-log-shape.js';
 
 const CHUNK = 500_000;

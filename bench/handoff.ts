@@ -4,12 +4,12 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { AgentClient, type TransportChoice } from '../agent/agent-client.js';
+import { AgentClient, type TransportChoice } from '../src/agent/agent-client.js';
 import { spawnListening, stopProcess } from './bench-process.js';
+import { BUILT_CLI } from './bench-files.js';
 
 /**
- * `node dist/bench/handoff.js`: hand-off latency, from the moment the sender has the 202 of
+ * `node --import ./bench/run-typescript.mjs bench/handoff.ts` (after `npm run build`): hand-off latency, from the moment the sender has the 202 of
  * its inbound request (and from the moment it started the request) to the moment the agent
  * client hands the signal to its consumer, over the WebSocket and over long-poll. A `signalgate serve` process on a fresh store (SQLite, or
  * PostgreSQL when SIGNALGATE_DATABASE_URL is set) on loopback; sender and agent in this
@@ -22,7 +22,6 @@ const WARM_UP = 500;
 /** A signal not handed over within this long fails the run instead of hanging it. */
 const LOST_AFTER_MS = 10_000;
 const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 interface Sample {
   /** Agent has it − sender has the 202, ms; negative when the push beat the answer. */
@@ -34,7 +33,7 @@ interface Sample {
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-handoff-'));
   const server = await spawnListening(
-    path.join(here, '..', 'cli', 'main.js'),
+    BUILT_CLI,
     ['serve'],
     { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN },
     path.join(dataDir, 'server.log'),

@@ -2,14 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stopProcess } from './bench-process.js';
 import { type BenchServer, createPostgresSchema, startSignalgate } from './bench-server.js';
 import type { Carrier } from './bench-agent.js';
 import { type Answer, type Scheduled, sendOnSchedule } from './open-loop.js';
 import { cpuMillis } from './process-cpu.js';
+import { benchFile, TYPESCRIPT_NODE_ARGS } from './bench-files.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 /** How long after the last answer the agents get to take the rest. */
 const DRAIN_MS = 15_000;
 /** The senders' kept-alive connections (BENCH_SENDER_CONNECTIONS). */
@@ -90,7 +89,7 @@ export async function runAgentLoad(
     const configFile = path.join(dir, 'agents.json');
     const resultsFile = path.join(dir, 'arrivals.json');
     writeFileSync(configFile, JSON.stringify({ servers: servers.map((s) => s.url), tokens, transport, resultsFile }));
-    const child = spawn(process.execPath, [...AGENTS_NODE_ARGS, path.join(here, 'bench-agents.js'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...AGENTS_NODE_ARGS, ...TYPESCRIPT_NODE_ARGS, benchFile('bench-agents.ts'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     agentsProcess = child;
     if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: agents pid ${child.pid}\n`);
     let held = 0;
