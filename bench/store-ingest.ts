@@ -16,8 +16,7 @@ import { BENCH_PG_URL, median, percentile, redact } from './bench-server.js';
  * `npm run bench -- --store-ingest`: the store's ingest alone (no HTTP), on an empty store and on
  * one holding `BENCH_STORE_SIGNALS` signals (default 1,000,000, the big log's shape), each with the
  * signal log's indexes as they are and as they were before SQLite's 011 / PostgreSQL's 013
- * ("before"), and on SQLite with the WAL checkpointed at COMMIT as before rather than on a thread
- * of its own ("checkpoint at commit"). Requests go to the seeded sources in turn, as a multi-tenant store receives them,
+ * ("before"). Requests go to the seeded sources in turn, as a multi-tenant store receives them,
  * `BENCH_STORE_IN_FLIGHT` (50) at a time so that the group commit groups them; rounds of
  * `BENCH_STORE_REQUESTS` (2,000) alternate between the stores, `BENCH_STORE_ROUNDS` (7) of
  * each, and the table shows medians. CPU is the process's (SQLite) or the PostgreSQL backends'
@@ -175,10 +174,10 @@ async function seedTenants(store: Store): Promise<void> {
   }
 }
 
-/** SQLite stores in a temp directory: empty and big, with the indexes now and before, and checkpointed at COMMIT. */
+/** SQLite stores in a temp directory: empty and big, with the indexes now and before. */
 async function sqliteVariants(): Promise<Variant[]> {
   const root = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-store-'));
-  const dirs = ['empty', 'empty, before', 'big', 'big, before', 'empty, checkpoint at commit', 'big, checkpoint at commit'].map((name) => ({
+  const dirs = ['empty', 'empty, before', 'big', 'big, before'].map((name) => ({
     name,
     dir: path.join(root, name.replaceAll(/[, ]+/g, '-')),
   }));
@@ -191,7 +190,6 @@ async function sqliteVariants(): Promise<Variant[]> {
   const started = Date.now();
   seedSqlite(file(dirs[2]!.dir), N, Date.now() - 60_000, (done) => process.stdout.write(`SQLite: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`));
   copyFileSync(file(dirs[2]!.dir), file(dirs[3]!.dir));
-  copyFileSync(file(dirs[2]!.dir), file(dirs[5]!.dir));
   for (const { name, dir } of dirs.filter((d) => d.name.endsWith('before'))) {
     const db = new Database(file(dir));
     for (const sql of BEFORE) db.exec(sql);
@@ -200,8 +198,8 @@ async function sqliteVariants(): Promise<Variant[]> {
   }
   const variants: Variant[] = [];
   for (const { name, dir } of dirs) {
-    // As the server opens it (checkpoints on a thread of their own), or as before (at COMMIT).
-    const store = openSqliteStore({ dataDir: dir, checkpoints: name.endsWith('checkpoint at commit') ? 'on-commit' : 'thread' });
+    // As the server opens it: checkpoints at COMMIT, SQLite's own.
+    const store = openSqliteStore({ dataDir: dir });
     await store.migrate();
     variants.push({ name, store, cpu: processCpuUs, dispose: () => store.close() });
   }
