@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config';
  * one at a time, so that a neighbouring test's load cannot make them miss it.
  */
 const serving = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/cli/admin*.test.ts', 'test/cli/backup*.test.ts'];
-const pure = ['test/language/**/*.test.ts', 'test/engine/**/*.test.ts', 'test/cli/parse*.test.ts', 'test/cli/simulate*.test.ts', 'test/cli/documented-*.test.ts', 'test/cli/package-*.test.ts', 'test/venues/**/*.test.ts'];
+const pure = ['test/language/**/*.test.ts', 'test/engine/**/*.test.ts', 'test/cli/parse*.test.ts', 'test/cli/simulate*.test.ts', 'test/cli/documented-*.test.ts', 'test/build/**/*.test.ts', 'test/venues/**/*.test.ts'];
 const coreDeadlines = ['test/store/store-outage.test.ts'];
 const servingDeadlines = ['test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts', 'test/agent/paper-restart.test.ts'];
 const deadlines = [...coreDeadlines, ...servingDeadlines];
