@@ -69,7 +69,16 @@ async function startPrivateCluster(): Promise<PrivateCluster> {
   let running = true;
   void exited.then(() => (running = false));
 
+  // Should the run end without its teardown (an uncaught error), the server goes with it:
+  // SIGQUIT is PostgreSQL's immediate shutdown, which needs no waiting.
+  const orphaned = () => {
+    if (running) server.kill('SIGQUIT');
+    removeDir();
+  };
+  process.once('exit', orphaned);
+
   const stop = async () => {
+    process.off('exit', orphaned);
     // SIGINT: PostgreSQL's fast shutdown (sessions rolled back, no wait for clients).
     if (running) server.kill('SIGINT');
     await Promise.race([exited, sleep(15_000, undefined, { ref: false })]);
