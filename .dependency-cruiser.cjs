@@ -1,5 +1,5 @@
 /**
- * Import cycles in src/, type-only imports included: a cycle through types still ties two files
+ * Import cycles in src/, bench/ and test/, type-only imports included: a cycle through types still ties two files
  * into one unit a reader cannot take apart. (eslint-plugin-import-x's no-cycle does not follow
  * type-only imports, so this check lives here; the folder map lives in eslint.config.js.)
  */
@@ -11,6 +11,20 @@ module.exports = {
       comment: 'Break the cycle: move what both files need into a file of its own that both import.',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'product-stands-alone',
+      severity: 'error',
+      comment: 'src/ is what ships: it imports nothing from the benchmark (bench/) or the tests (test/).',
+      from: { path: '^src/' },
+      to: { path: '^(bench|test)/' },
+    },
+    {
+      name: 'tests-without-benchmark',
+      severity: 'error',
+      comment: 'A fake or helper that the tests and the benchmark share lives under test/, not bench/.',
+      from: { path: '^test/' },
+      to: { path: '^bench/' },
     },
   ],
   options: {

@@ -41,8 +41,6 @@ const MAY_IMPORT = {
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   // Secrets read from files rather than flags, as the agent reads its token.
   cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'files', 'errors'],
-  // `--store-ingest` measures the store's ingest alone, without HTTP: it calls the store directly.
-  bench: ['agent', 'engine', 'store', 'errors'],
   // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
   // Durable file helpers (create a directory, replace a file atomically, read a secret's file), for the store, the agents and the CLI.
@@ -81,6 +79,17 @@ const folderZones = Object.keys(MAY_IMPORT).map((folder) => {
   };
 });
 
+/**
+ * src/ is the product, and the product alone is built and shipped: it imports nothing from the
+ * benchmark (bench/) or the tests (test/). The benchmark may use the product and the tests'
+ * fakes and helpers; the tests do not use the benchmark.
+ */
+const outsideZones = [
+  { target: './src', from: './bench', message: 'src/ is the product: it never imports the benchmark (bench/)' },
+  { target: './src', from: './test', message: 'src/ is the product: it never imports the tests (test/); a helper both need belongs in src/' },
+  { target: './test', from: './bench', message: 'the tests do not import the benchmark: a fake or helper both use lives under test/' },
+];
+
 const faceZones = FACED.flatMap((faced) =>
   Object.keys(MAY_IMPORT)
     .filter((folder) => folder !== faced)
@@ -109,9 +118,9 @@ export default tseslint.config(
     },
   },
   {
-    // The layout: the folder map and the faces of language/ and engine/. (Import cycles are
+    // The layout: the folder map, the faces of language/ and engine/, and what stays out of src/. (Import cycles are
     // checked by dependency-cruiser, .dependency-cruiser.cjs, which also follows type-only imports.)
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })],
@@ -119,7 +128,7 @@ export default tseslint.config(
       'import-x/extensions': ['.ts', '.js'],
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { zones: [...folderZones, ...faceZones] }],
+      'import-x/no-restricted-paths': ['error', { zones: [...folderZones, ...faceZones, ...outsideZones] }],
     },
   },
   {

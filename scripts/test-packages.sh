@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests talk to, when missing: the tests use the real
-# components (a browser, a reverse proxy, an independent FIX engine, strace), never stand-ins.
+# components (a browser, a reverse proxy, an independent FIX engine, strace, a PostgreSQL server
+# for the private cluster a run starts when SIGNALGATE_TEST_DATABASE_URL is unset), never stand-ins.
 set -euo pipefail
 
 # package name, then the file that shows it is installed
@@ -10,6 +11,7 @@ wanted=(
   "libquickfix17:/usr/share/doc/libquickfix17"
   "libquickfix-doc:/usr/share/doc/libquickfix-doc/examples/executor"
   "strace:/usr/bin/strace"
+  "postgresql:/usr/share/doc/postgresql"
 )
 
 missing=()

@@ -86,10 +86,6 @@ async function startOnStore(
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     inboundThread: config.inboundThread,
-    // Checkpoints stay at COMMIT (SQLite's own, at 1,000 pages): on a thread of their own they
-    // let the WAL outgrow that mark while the disk was full, and keep the space once freed
-    // (docs/stores.md, "Checkpoints").
-    checkpointThread: false,
     ...storeOptions,
   }).catch((error: unknown) => {
     throw storeStartupError(config, error);

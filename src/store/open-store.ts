@@ -11,11 +11,6 @@ export interface OpenStoreOptions {
   schema?: string;
   /** SQLite only: where inbound requests are checked and committed (`SIGNALGATE_INBOUND_THREAD`). */
   inboundThread?: InboundThreadSetting;
-  /**
-   * SQLite only: checkpoint the WAL on a thread of the store's own rather than at the COMMIT
-   * that fills it (the server; a short-lived CLI command keeps SQLite's automatic checkpoint).
-   */
-  checkpointThread?: boolean;
 }
 
 /** The store the configuration selects, migrated and ready. */
@@ -28,7 +23,7 @@ export async function openBackend(options: OpenStoreOptions): Promise<StoreBacke
   // Only the selected store's driver is loaded: a command starts faster without the other.
   const backend = options.databaseUrl
     ? (await import('./postgres/postgres-backend.js')).postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : (await import('./sqlite/sqlite-backend.js')).sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread, checkpointThread: options.checkpointThread ?? false });
+    : (await import('./sqlite/sqlite-backend.js')).sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread });
   try {
     await backend.store.migrate();
   } catch (error) {

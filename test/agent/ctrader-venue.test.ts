@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import type { CTraderCounterparty } from '../../src/bench/ctrader-counterparty.js';
+import type { CTraderCounterparty } from '../fakes/ctrader-counterparty.js';
 import type { TestServer } from '../support/start-test-server.js';
 import { deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * A FIX broker that is down (nothing listens at its address) is tried again after 1 s, then

@@ -6,7 +6,7 @@ import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
 
 /**

@@ -6,7 +6,7 @@ import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 
 const ADMIN = 'reconnect-test-admin-token-0123';
 const cleanups: Array<() => Promise<void> | void> = [];

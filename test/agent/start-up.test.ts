@@ -3,7 +3,7 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 
 const WARN = 40;
 

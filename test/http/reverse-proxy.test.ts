@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDebianPackage } from '../support/debian-package.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
 const ADMIN = 'proxy-test-admin-token-0123456789';

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
-import { freePort } from '../../src/bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * The store goes away under a running server: its own PostgreSQL instance stopped (never the

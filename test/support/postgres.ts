@@ -2,9 +2,19 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
 
-/** The PostgreSQL tests run against; each test file gets its own schema in it. */
-export const TEST_DATABASE_URL =
-  process.env.SIGNALGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * The PostgreSQL tests run against; each test file gets its own schema in it. Always set in a
+ * test run: the user's server, or the private cluster the run started (private-postgres.ts).
+ */
+export const TEST_DATABASE_URL = testDatabaseUrl();
+
+function testDatabaseUrl(): string {
+  const url = process.env.SIGNALGATE_TEST_DATABASE_URL;
+  if (url === undefined || url === '') {
+    throw new Error('SIGNALGATE_TEST_DATABASE_URL is unset: run the tests through vitest (npm test or npx vitest run), whose global setup starts a private PostgreSQL');
+  }
+  return url;
+}
 
 export interface TestSchema {
   connectionString: string;

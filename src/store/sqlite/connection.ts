@@ -2,9 +2,6 @@ import Database from 'better-sqlite3';
 import { liftMallocTrimThreshold } from './malloc-trim-guard.js';
 import { WalSync } from './wal-sync.js';
 
-/** SQLite's automatic checkpoint: at the COMMIT that leaves the WAL over this many pages (4 MB). */
-export const CHECKPOINT_PAGES = 1000;
-
 /**
  * One better-sqlite3 connection to `signalgate.db`, with its prepared statements: every
  * concept's SQL runs through `stmt`, which prepares each text once per connection.
@@ -19,11 +16,6 @@ export class SqliteConnection {
     path: string,
     /** How long a write waits for the write lock held by another connection. */
     readonly busyTimeoutMs: number,
-    /**
-     * A COMMIT that leaves the WAL over this many pages checkpoints it then: 1,000 (SQLite's
-     * default), or 0 for never (a checkpoint thread of the process does it: checkpoint-thread.ts).
-     */
-    checkpointPages = CHECKPOINT_PAGES,
   ) {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     // WAL lets readers (the CLI, the admin API) run beside the writer; FULL syncs the WAL on
@@ -34,7 +26,6 @@ export class SqliteConnection {
     this.walSync = journalMode === 'wal' ? new WalSync(path) : null;
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     this.db.pragma('foreign_keys = ON');
-    if (checkpointPages !== CHECKPOINT_PAGES) this.checkpointAfterPages(checkpointPages);
     liftMallocTrimThreshold(this.db);
   }
 
@@ -50,11 +41,6 @@ export class SqliteConnection {
     } finally {
       this.stmt(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(this.busyTimeoutMs))}`).get();
     }
-  }
-
-  /** Turns SQLite's automatic checkpoint at COMMIT on (1,000 pages, its default) or off. */
-  checkpointOnCommit(on: boolean): void {
-    this.checkpointAfterPages(on ? CHECKPOINT_PAGES : 0);
   }
 
   /** A COMMIT that leaves the WAL over `pages` pages checkpoints it (0: none does). */

@@ -11,8 +11,8 @@ import { openSqliteStore } from './sqlite-store.js';
  * With one CPU they are checked and committed on the event loop, against this store's own
  * connection, with the same group commit and the WAL sync on libuv's thread pool.
  */
-export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting; checkpointThread?: boolean }): StoreBackend {
-  const store = openSqliteStore({ dataDir: options.dataDir, checkpoints: options.checkpointThread ? 'thread' : 'on-commit' });
+export function sqliteBackend(options: { dataDir: string; inboundThread?: InboundThreadSetting }): StoreBackend {
+  const store = openSqliteStore({ dataDir: options.dataDir });
   return {
     store,
     startInboundLane: async (events) => {

@@ -28,8 +28,7 @@ import type {
 import { SqliteAccounts } from './accounts.js';
 import { copySqliteDatabase } from './sqlite-backup.js';
 import { SqliteAgents } from './agents.js';
-import { CheckpointThread } from './checkpoint-thread.js';
-import { CHECKPOINT_PAGES, SqliteConnection } from './connection.js';
+import { SqliteConnection } from './connection.js';
 import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { expireDueDeliveries } from './expire-deliveries.js';
@@ -55,13 +54,6 @@ export interface SqliteStoreOptions {
   dataDir: string;
   /** How long a write waits for another process (e.g. the CLI) to release the file. */
   busyTimeoutMs?: number;
-  /**
-   * Who copies the WAL into the database file. 'on-commit' (the default, and the server's):
-   * SQLite's automatic checkpoint, run by the COMMIT that leaves the WAL over 1,000 pages.
-   * 'thread' (measured by the store-ingest benchmark, not used by the server): a checkpoint
-   * thread of this store, every `CHECKPOINT_EVERY_MS`, so no request waits for a checkpoint.
-   */
-  checkpoints?: 'on-commit' | 'thread';
 }
 
 /**
@@ -72,16 +64,10 @@ export interface SqliteStoreOptions {
  */
 const STAND_IN_CHECKPOINT_PAGES = 4000;
 
-/**
- * How often the checkpoint thread copies the WAL into the database file. A few hundred
- * milliseconds of commits are a few MB of WAL at the most this store takes.
- */
-const CHECKPOINT_EVERY_MS = 250;
-
 /** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   createDirectory(options.dataDir);
-  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000, options.checkpoints ?? 'on-commit');
+  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000);
 }
 
 /**
@@ -108,21 +94,13 @@ export class SqliteStore implements Store {
   private readonly agentWrites: SqliteWriteGroup;
   private readonly retention: SqliteRetention;
   private readonly dashboardSessions: SqliteDashboardSessions;
-  private readonly checkpointThread: CheckpointThread | null = null;
   private closed = false;
 
   constructor(
     readonly path: string,
     busyTimeoutMs: number,
-    checkpoints: 'on-commit' | 'thread' = 'on-commit',
   ) {
-    this.connection = new SqliteConnection(path, busyTimeoutMs, checkpoints === 'on-commit' ? CHECKPOINT_PAGES : 0);
-    if (checkpoints === 'thread' && this.connection.walSync) {
-      this.checkpointThread = CheckpointThread.start({ path, intervalMs: CHECKPOINT_EVERY_MS, busyTimeoutMs }, () => {
-        // Without the thread the WAL would only grow: this connection's commits checkpoint again.
-        if (!this.closed) this.connection.checkpointOnCommit(true);
-      });
-    }
+    this.connection = new SqliteConnection(path, busyTimeoutMs);
     this.agentWrites = new SqliteWriteGroup(this.connection);
     // Reads of the log and usage never show a commit still waiting for the disk.
     const whenDurable = async () => {
@@ -158,10 +136,10 @@ export class SqliteStore implements Store {
    * An inbound thread's connection, which commits the signals, now runs the checkpoints at
    * 1,000 pages: this one's commits checkpoint only past `STAND_IN_CHECKPOINT_PAGES`, should
    * the WAL grow that far without it (agents writing while no signal arrives). So no checkpoint
-   * stops the event loop while signals arrive. (With a checkpoint thread, nothing changes.)
+   * stops the event loop while signals arrive.
    */
   leaveCheckpointsToInboundThread(): void {
-    if (this.checkpointThread === null) this.connection.checkpointAfterPages(STAND_IN_CHECKPOINT_PAGES);
+    this.connection.checkpointAfterPages(STAND_IN_CHECKPOINT_PAGES);
   }
 
   /** A pragma's value in force on this connection (journal_mode, synchronous, …). */
@@ -179,7 +157,6 @@ export class SqliteStore implements Store {
     try {
       await Promise.all([this.ingests.drain(), this.agentWrites.drain()]);
     } finally {
-      await this.checkpointThread?.close();
       this.connection.close();
     }
   }

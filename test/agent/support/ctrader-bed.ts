@@ -1,5 +1,5 @@
-import { CTraderCounterparty } from '../../../src/bench/ctrader-counterparty.js';
-import { freePort } from '../../../src/bench/free-port.js';
+import { CTraderCounterparty } from '../../fakes/ctrader-counterparty.js';
+import { freePort } from '../../support/free-port.js';
 import { type FixBed, useFixBed } from './fix-bed.js';
 
 export const AGENT_COMP_ID = 'demo.broker.4242';

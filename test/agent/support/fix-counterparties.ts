@@ -4,8 +4,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { launchFixAcceptor } from '../../../src/bench/fix-acceptor.js';
-import { freePort } from '../../../src/bench/free-port.js';
+import { launchFixAcceptor } from '../../fakes/fix-acceptor.js';
+import { freePort } from '../../support/free-port.js';
 
 const EXECUTOR_GZ = '/usr/share/doc/libquickfix-doc/examples/executor/C++/.libs/executor.gz';
 

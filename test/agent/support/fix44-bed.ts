@@ -1,5 +1,5 @@
-import { Fix44Counterparty } from '../../../src/bench/fix44-counterparty.js';
-import { freePort } from '../../../src/bench/free-port.js';
+import { Fix44Counterparty } from '../../fakes/fix44-counterparty.js';
+import { freePort } from '../../support/free-port.js';
 import { type FixBed, useFixBed } from './fix-bed.js';
 
 export const AGENT_COMP_ID = 'SGAGENT44';
