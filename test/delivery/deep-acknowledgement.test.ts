@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { startTestServer } from '../support/start-test-server.js';
+import { accountWithAgents, agentRequest, postSignal, sourceFor } from './support/delivery-setup.js';
 import { RawSocket } from './support/raw-socket.js';
 
 const ADMIN = 'deep-ack-admin-token-0123456789';
@@ -121,5 +123,29 @@ describe('an acknowledgement whose result nests thousands of lists deep', () => 
     // The same session goes on.
     expect(await deep!.request({ type: 'ack', id: signalId, status: 'executed' })).toMatchObject({ status: 200 });
     expect(deep!.closeCode).toBeNull();
+  });
+});
+
+describe('a grouped write with one acknowledgement that cannot be written', () => {
+  it('fails that acknowledgement alone: the others of the same turn are applied', async () => {
+    const server = await startTestServer();
+    cleanups.push(() => server.stop());
+    const account = await accountWithAgents(server, ['a0', 'a1', 'a2', 'a3']);
+    const { authKey } = await sourceFor(server, account.accountId, { agentIds: account.agents.map((a) => a.id) });
+    const signalId = await postSignal(server.url, authKey, 'EURUSD,buy');
+    for (const agent of account.agents) expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals).toHaveLength(1);
+    // Past the HTTP and WebSocket checks, straight to the store, all in one turn: one group.
+    const deep = JSON.parse(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`) as unknown;
+    const now = new Date().toISOString();
+    const outcomes = await Promise.allSettled(
+      account.agents.map((agent, i) => server.store.ackDelivery(agent.id, signalId, { status: 'executed', message: null, result: i === 0 ? deep : { i } }, now)),
+    );
+    expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: expect.any(RangeError) });
+    for (const outcome of outcomes.slice(1)) expect(outcome).toMatchObject({ status: 'fulfilled', value: { kind: 'acked' } });
+    const deliveries = (await server.admin('GET', `/api/admin/signals/${signalId}`)).body.deliveries as Array<{ agentId: string; status: string }>;
+    expect(Object.fromEntries(deliveries.map((d) => [d.agentId, d.status]))).toEqual({
+      [account.agents[0]!.id]: 'delivered',
+      ...Object.fromEntries(account.agents.slice(1).map((a) => [a.id, 'executed'])),
+    });
   });
 });
