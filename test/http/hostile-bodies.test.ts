@@ -17,6 +17,9 @@ const WS_RUNS = 40;
 const encode = (text: string) => Buffer.from(text, 'utf8');
 const nested = (depth: number, open = '[', close = ']') => open.repeat(depth) + close.repeat(depth);
 
+/** The acknowledgement that ended the server: 10 KB, its result 5,000 lists deep. */
+const DEEP_ACK = encode(`{"status":"executed","result":${nested(5_000)}}`);
+
 /** Hostile bodies: each arm is one kind of trouble, some of them wrapped in fields a route reads. */
 const hostileBody: fc.Arbitrary<Buffer> = fc.oneof(
   fc.integer({ min: 65, max: 30_000 }).map((depth) => encode(`{"status":"executed","result":${nested(depth)}}`)),
@@ -57,12 +60,14 @@ interface Fixtures {
   authKey: string;
   signalId: string;
   cookie: string;
+  /** A new signal, handed to the agent by a poll unless `poll` is false (a WebSocket session takes it then). */
+  freshSignal: (poll: boolean) => Promise<string>;
 }
 
 type Auth = 'admin' | 'dashboard' | 'agent' | 'none';
 interface Route {
   method: string;
-  path: (f: Fixtures) => string;
+  path: (f: Fixtures) => string | Promise<string>;
   auth: Auth[];
 }
 
@@ -86,7 +91,8 @@ const ROUTES: Route[] = [
   { method: 'GET', path: () => '/api/admin/accounts', auth: ['admin', 'dashboard'] },
   { method: 'POST', path: () => '/api/dashboard/session', auth: ['none', 'dashboard'] },
   { method: 'GET', path: () => '/api/dashboard/session', auth: ['dashboard'] },
-  { method: 'POST', path: (f) => `/api/agent/signals/${f.signalId}/ack`, auth: ['agent'] },
+  // A signal handed out and not yet acknowledged each time: the ack is then stored, not refused as a repeat.
+  { method: 'POST', path: async (f) => `/api/agent/signals/${await f.freshSignal(true)}/ack`, auth: ['agent'] },
   { method: 'PUT', path: () => '/api/agent/state', auth: ['agent'] },
   { method: 'GET', path: () => '/api/agent/signals', auth: ['agent'] },
   { method: 'GET', path: () => '/api/agent', auth: ['agent'] },
@@ -121,6 +127,12 @@ describe('hostile bodies on every authenticated route', () => {
     const posted = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
     const signalId = ((await posted.json()) as { id: string }).id;
     await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.body.token}` } });
+    const freshSignal = async (poll: boolean) => {
+      const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,sell' });
+      const id = ((await res.json()) as { id: string }).id;
+      if (poll) await (await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.body.token}` } })).text();
+      return id;
+    };
     const signIn = await fetch(`${server.url}/api/dashboard/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: server.url },
@@ -136,6 +148,7 @@ describe('hostile bodies on every authenticated route', () => {
       authKey: source.body.authKey,
       signalId,
       cookie,
+      freshSignal,
     };
   });
   afterAll(async () => {
@@ -164,17 +177,22 @@ describe('hostile bodies on every authenticated route', () => {
         hostileBody,
         contentType,
         async ([route, auth], body, type) => {
-          const res = await fetch(server.url + route.path(fixtures), {
+          const url = await route.path(fixtures);
+          const res = await fetch(server.url + url, {
             method: route.method,
             headers: headersFor(auth, type),
             ...(route.method === 'GET' ? {} : { body }),
           });
           const text = await res.text();
-          expect(res.status, `${route.method} ${route.path(fixtures)} (${type}, ${body.length} bytes): ${text.slice(0, 300)}`).toBeLessThan(500);
+          expect(res.status, `${route.method} ${url} (${type}, ${body.length} bytes): ${text.slice(0, 300)}`).toBeLessThan(500);
           if (res.status >= 400 && text.length > 0) expect(JSON.parse(text)).toMatchObject({ code: expect.any(String), detail: expect.any(String) });
         },
       ),
-      { numRuns: HTTP_RUNS },
+      {
+        numRuns: HTTP_RUNS,
+        // Every route meets the body that ended the server at least once, whatever the seed.
+        examples: ROUTES.map((route): [[Route, Auth], Buffer, string | null] => [[route, route.auth[0]!], DEEP_ACK, 'application/json']),
+      },
     );
     await stillServing();
   });
@@ -182,14 +200,18 @@ describe('hostile bodies on every authenticated route', () => {
   it('over the WebSocket: every message is answered below 500 or the session closed with a code saying why, and the server answers afterwards', async () => {
     await fc.assert(
       fc.asyncProperty(hostileBody, fc.boolean(), async (body, asAck) => {
+        const signalId = asAck ? await fixtures.freshSignal(false) : fixtures.signalId;
         const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${fixtures.agentToken}` } });
         const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
         let greeted: () => void = () => undefined;
+        let delivered: () => void = () => undefined;
+        const pushed = new Promise<void>((resolve) => (delivered = resolve));
         const hello = new Promise<void>((resolve) => (greeted = resolve));
         const result = new Promise<{ status: number }>((resolve) =>
           ws.on('message', (data) => {
             const message = JSON.parse(data.toString()) as { type: string; status: number };
             if (message.type === 'hello') greeted();
+            if (message.type === 'signals') delivered();
             if (message.type === 'result') resolve(message);
           }),
         );
@@ -198,7 +220,9 @@ describe('hostile bodies on every authenticated route', () => {
         expect(await Promise.race([hello.then(() => 'hello'), closed.then((code) => `closed ${code}`)])).toBe('hello');
         // As an ack of the signal (its fields beside type and id), or as the message itself.
         const text = body.toString('utf8');
-        const message = asAck && text.startsWith('{') && text.length > 2 ? Buffer.concat([encode(`{"type":"ack","id":"${fixtures.signalId}",`), body.subarray(1)]) : body;
+        const message = asAck && text.startsWith('{') && text.length > 2 ? Buffer.concat([encode(`{"type":"ack","id":"${signalId}",`), body.subarray(1)]) : body;
+        // Acknowledged once it is handed out on this session: only then would it be stored.
+        if (asAck) await pushed;
         ws.send(message, { binary: false });
         const answered = await Promise.race([
           closed.then((code) => ({ code })),
@@ -211,7 +235,7 @@ describe('hostile bodies on every authenticated route', () => {
         ws.close();
         await closed;
       }),
-      { numRuns: WS_RUNS },
+      { numRuns: WS_RUNS, examples: [[DEEP_ACK, true]] },
     );
     await stillServing();
   });
