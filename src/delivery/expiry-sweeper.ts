@@ -44,7 +44,7 @@ export function startExpirySweeper(store: Store, logger: Logger, options: { inte
     }
   };
 
-  const task = repeatEvery(intervalMs, runSweep);
+  const task = repeatEvery(intervalMs, runSweep, (err) => logger.error({ err, task: 'expiry sweep' }, 'expiry sweep: a round failed unexpectedly; the next one runs as planned'));
   return {
     stop: async () => {
       stopped = true;

@@ -13,20 +13,24 @@ import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
 import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
+import { MAX_JSON_BODY_BYTES } from '../http/json-body-limits.js';
 
 /** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */
 const HEARTBEAT_MS = 15_000;
 /** Agents get this long to answer the going-away close before their sockets are cut. */
 const CLOSE_GRACE_MS = 1_000;
-/** Frames beyond this close the connection (1009); messages beyond MAX_MESSAGE_BYTES are refused with 413. */
-const MAX_FRAME_BYTES = 1024 * 1024;
 
 /**
  * The WebSocket transport, on the HTTP server's `upgrade` event. The token is checked before
  * the upgrade: a wrong or missing one gets a plain 401 problem answer and no socket.
  */
 export class PushServer {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  /**
+   * A message (a frame, or the frames of a fragmented message together) beyond the body limit
+   * closes the connection with 1009 (`CLOSE_MESSAGE_TOO_BIG`) as it arrives: ws neither buffers
+   * nor decodes more of it.
+   */
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_JSON_BODY_BYTES });
   private readonly alive = new WeakMap<WebSocket, boolean>();
   private readonly heartbeat: NodeJS.Timeout;
   private closing = false;

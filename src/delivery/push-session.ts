@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { unknownNames } from '../errors/unknown-names.js';
 import { repeatedJsonKey, repeatedKeyDetail } from '../http/repeated-json-key.js';
+import { jsonBodyProblem, MAX_JSON_BODY_BYTES } from '../http/json-body-limits.js';
 import { type RawData, WebSocket } from 'ws';
 import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
@@ -9,17 +10,30 @@ import { type AgentAnswer, failure } from './agent-answer.js';
 import type { AgentPresence } from './agent-presence.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
-import { CLOSE_INTERNAL_ERROR, CLOSE_TOKEN_REVOKED, type ResultMessage, type ServerMessage, TOKEN_REVOKED_REASON } from '../protocol/push-protocol.js';
+import {
+  CLOSE_INTERNAL_ERROR,
+  CLOSE_TOKEN_REVOKED,
+  CLOSE_TOO_MANY_MESSAGES,
+  type ResultMessage,
+  type ServerMessage,
+  TOKEN_REVOKED_REASON,
+  TOO_MANY_MESSAGES_REASON,
+} from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { STORE_UNAVAILABLE } from '../http/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 
-/** The largest agent message taken, as the HTTP endpoints' body limit. */
-export const MAX_MESSAGE_BYTES = 64 * 1024;
-
 /** Past this many acks waiting for the disk, the connection's next message waits for them. */
 const MAX_ACKS_IN_FLIGHT = 2 * DELIVERY_BATCH;
+
+/**
+ * The most messages one connection may have received and not yet had taken: four windows' worth
+ * of acks. An agent waits for each window's results before it gets more signals, so only a
+ * client that keeps sending without reading its answers gets here; past it the connection is
+ * closed (`CLOSE_TOO_MANY_MESSAGES`), rather than its messages piling up in the server's memory.
+ */
+export const MAX_WAITING_MESSAGES = 4 * DELIVERY_BATCH;
 
 export interface PushDependencies {
   store: Store;
@@ -46,6 +60,10 @@ export class PushSession {
   private unwatch: () => void = () => {};
   /** Messages are taken one at a time, in the order they came (an ack's write may still be waiting for the disk); answers keep that order, so results need no `ref` to match. */
   private receiving: Promise<void> = Promise.resolve();
+  /** Messages received and not yet taken. */
+  private waiting = 0;
+  /** Closed for sending too much: what is still waiting is dropped, unanswered and unrecorded. */
+  private overrun = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -62,9 +80,12 @@ export class PushSession {
       if (reason === 'queued' || (reason === 'acked' && this.windowFull)) void this.pump();
     });
     ws.on('message', (data, isBinary) => {
+      if (this.overrun) return;
+      if (++this.waiting > MAX_WAITING_MESSAGES) return this.closeOverrun();
       this.receiving = this.receiving
-        .then(() => this.receive(data, isBinary))
-        .catch((err: unknown) => deps.logger.error({ err, agentId: agent.id }, 'agent message failed'));
+        .then(() => (this.overrun ? undefined : this.receive(data, isBinary)))
+        .catch((err: unknown) => deps.logger.error({ err, agentId: agent.id }, 'agent message failed'))
+        .finally(() => this.waiting--);
     });
     ws.on('pong', () => {
       void deps.presence.seen(agent.id);
@@ -116,6 +137,15 @@ export class PushSession {
     if (current === null || current.id !== this.agent.id) this.closeRevoked();
   }
 
+  private closeOverrun(): void {
+    this.overrun = true;
+    this.deps.logger.warn(
+      { agentId: this.agent.id, waiting: this.waiting, limit: MAX_WAITING_MESSAGES },
+      'closing the agent connection: it sent more messages than it waited for answers to; those not yet taken are dropped',
+    );
+    this.ws.close(CLOSE_TOO_MANY_MESSAGES, TOO_MANY_MESSAGES_REASON);
+  }
+
   private closeRevoked(): void {
     this.deps.logger.info({ agentId: this.agent.id }, 'closing the agent connection: its token was rotated or the agent deleted');
     this.ws.close(CLOSE_TOKEN_REVOKED, TOKEN_REVOKED_REASON);
@@ -124,7 +154,16 @@ export class PushSession {
   private async receive(data: RawData, isBinary: boolean): Promise<void> {
     const { deps, agent } = this;
     void deps.presence.seen(agent.id);
-    const text = isBinary ? '' : data.toString();
+    const bytes = byteLength(data);
+    // Bounded before it is parsed, as the HTTP bodies are: nested thousands deep, a message parses
+    // but overflows the stack wherever it is walked later (on its way to the store).
+    // Not decoded at all when too large (ws refuses such frames already: maxPayload).
+    const text = isBinary || bytes > MAX_JSON_BODY_BYTES ? '' : data.toString();
+    const tooBig = jsonBodyProblem(text, bytes, 'message');
+    if (tooBig !== null) {
+      this.reply(null, failure(tooBig));
+      return;
+    }
     let message: unknown;
     try {
       message = isBinary ? undefined : JSON.parse(text);
@@ -137,10 +176,6 @@ export class PushSession {
     }
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
-    if (byteLength(data) > MAX_MESSAGE_BYTES) {
-      this.reply(ref, failure({ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `a message may hold at most ${MAX_MESSAGE_BYTES} bytes` }));
-      return;
-    }
     // As the HTTP bodies are: a field given twice would count as whichever came last.
     const repeated = repeatedJsonKey(text, 'state');
     if (repeated !== null) {

@@ -18,28 +18,16 @@ export const AGENT_STATE_BODY: JsonSchema = {
 };
 
 /**
- * How deeply objects and lists may nest in a snapshot (the snapshot object itself is level 1).
- * Real snapshots nest 3 or 4 levels; without a limit, a snapshot nested thousands deep would
- * overflow the stack when it is stored.
- */
-export const MAX_STATE_DEPTH = 64;
-
-/**
  * Records an agent's account snapshot for the dashboard. The snapshot is the
  * agent's to shape (platforms differ), but the fields the dashboard reads must have their
- * types: `balance`, `equity` numbers, `currency` a string, `positions`, `orders` lists.
+ * types: `balance`, `equity` numbers, `currency` a string, `positions`, `orders` lists. Its
+ * nesting and size were bounded before it was parsed (`jsonBodyProblem`), as every agent body's.
  */
 export async function saveAgentState(store: Store, agentId: string, body: unknown, nowMillis: number): Promise<AgentAnswer> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return failure({
       code: ErrorCode.INVALID_REQUEST,
       detail: 'send the account snapshot as a JSON object {balance, equity, currency, positions, orders}',
-    });
-  }
-  if (nestedDeeperThan(body, MAX_STATE_DEPTH)) {
-    return failure({
-      code: ErrorCode.INVALID_REQUEST,
-      detail: `the account snapshot is nested more than ${MAX_STATE_DEPTH} levels deep (objects and lists within each other); send a flatter snapshot`,
     });
   }
   const snapshot = body as Record<string, unknown>;
@@ -62,16 +50,4 @@ export async function saveAgentState(store: Store, agentId: string, body: unknow
   const savedAt = new Date(nowMillis).toISOString();
   await store.saveAgentState(agentId, snapshot, savedAt);
   return success({ savedAt });
-}
-
-/** Whether objects and lists nest in `value` more than `limit` levels deep; walks without recursion. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [item, depth] = next;
-    if (item === null || typeof item !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(item)) if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
-  }
-  return false;
 }

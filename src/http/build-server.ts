@@ -24,7 +24,8 @@ import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
 import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
-import { useStrictJsonBodies } from './json-body-parser.js';
+import { RefusedBody, useStrictJsonBodies } from './json-body-parser.js';
+import { MAX_JSON_BODY_BYTES } from './json-body-limits.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
@@ -84,7 +85,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     loggerInstance: opts.logger.child({}) as FastifyBaseLogger,
     // One access line per request is written by the onResponse hook below, with the key masked.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 64 * 1024,
+    bodyLimit: MAX_JSON_BODY_BYTES,
     return503OnClosing: false,
     clientErrorHandler: connectionErrors.onClientError,
     forceCloseConnections: 'idle',
@@ -136,7 +137,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
       return sendProblem(reply, [STORE_UNAVAILABLE]);
     }
+    if (error instanceof RefusedBody) return sendProblem(reply, [error.problem]);
     const status = error.statusCode ?? 500;
+    if (status === 413) {
+      return sendProblem(reply, [
+        { code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may send; send less at once` },
+      ]);
+    }
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (status >= 500) return sendProblem(reply, [REQUEST_FAILED], 500);
     if (status === 415) {
@@ -150,8 +157,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
         },
       ]);
     }
-    const code: ErrorCode = status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : ErrorCode.INVALID_REQUEST;
-    return sendProblem(reply, [{ code, detail: `the request could not be read: ${error.message}` }], status);
+    return sendProblem(reply, [{ code: ErrorCode.INVALID_REQUEST, detail: `the request could not be read: ${error.message}` }], status);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -12,7 +12,9 @@ export type { SignalFormat } from './signal-format.js';
 export * from './signal.js';
 export { renderSignalText } from './render-signal-text.js';
 // The strict JSON reading that also finds a repeated key in the agents' JSON messages.
-export { readJsonObject, type JsonMember, type JsonObjectReading, type JsonValue } from './strict-json-reader.js';
+export { readJsonObject, type JsonMember, type JsonObjectReading, type JsonValue, MAX_JSON_NESTING } from './strict-json-reader.js';
+// The bounds every JSON body and agent message is held to before it is parsed.
+export { jsonShapeExcess, type JsonShapeExcess, MAX_JSON_VALUES } from './json-shape.js';
 // The rules replay files share with signals: symbols, decimals and ASCII case.
 export { asciiUpperCase } from './ascii-case.js';
 export { readDecimal, type DecimalReading } from './decimal-number.js';

@@ -6,21 +6,34 @@ export interface RepeatingTask {
 
 /**
  * Runs `round` now, then again `intervalMs` after each round ends (never two at once), on a
- * timer that does not keep the process alive. `round` handles its own errors.
+ * timer that does not keep the process alive. `round` handles the errors it expects; anything
+ * it throws all the same goes to `onError` and the next round still comes: thrown in a timer,
+ * it would otherwise end the process.
  */
-export function repeatEvery(intervalMs: number, round: () => Promise<void>): RepeatingTask {
+export function repeatEvery(intervalMs: number, round: () => Promise<void>, onError: (error: unknown) => void): RepeatingTask {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<void>;
 
+  const run = (): Promise<void> =>
+    Promise.resolve()
+      .then(round)
+      .catch((error: unknown) => {
+        try {
+          onError(error);
+        } catch {
+          // Reporting the error failed too: the next round comes all the same.
+        }
+      })
+      .finally(schedule);
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
-      current = round().finally(schedule);
+      current = run();
     }, intervalMs);
     timer.unref();
   };
-  current = round().finally(schedule);
+  current = run();
 
   return {
     stop: async () => {

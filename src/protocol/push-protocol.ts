@@ -25,6 +25,18 @@ export const CLOSE_AGENT_CONNECTED = 4409;
  */
 export const CLOSE_TOKEN_REVOKED = 4401;
 export const TOKEN_REVOKED_REASON = `${ErrorCode.UNAUTHORIZED}: this agent token was rotated or the agent deleted; start the agent with its new token`;
+/**
+ * The agent sent more messages than it waited for answers to (`MAX_WAITING_MESSAGES` on the
+ * server): the connection is closed with 1008 (policy violation) and the messages not yet taken
+ * are dropped, unrecorded. Reconnect, and wait for each message's result before sending far more.
+ */
+export const CLOSE_TOO_MANY_MESSAGES = 1008;
+export const TOO_MANY_MESSAGES_REASON = `${ErrorCode.INVALID_REQUEST}: too many messages waiting for answers; wait for results before sending more`;
+/**
+ * A message larger than the 64 KiB an agent message may hold closes the connection with 1009
+ * (message too big) before any of it is read.
+ */
+export const CLOSE_MESSAGE_TOO_BIG = 1009;
 /** At most 123 bytes: the WebSocket close frame's limit. */
 export const AGENT_CONNECTED_REASON = `${ErrorCode.AGENT_CONNECTED}: another connection for this agent is open; stop that process. Retry after it closes or misses a ping`;
 

@@ -57,7 +57,9 @@ export function startRetention(
     }
   };
 
-  const task = repeatEvery(options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs), runRound);
+  const task = repeatEvery(options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs), runRound, (err) =>
+    logger.error({ err, task: 'retention' }, 'retention: a round failed unexpectedly; the next one runs as planned'),
+  );
   return {
     stop: async () => {
       stopped = true;

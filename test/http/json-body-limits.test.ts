@@ -66,4 +66,23 @@ describe('JSON bodies the admin and agent APIs refuse', () => {
     expect(res.status).toBe(200);
     expect((await server.admin('GET', `/api/admin/accounts/${accountId}`)).body.name).toBe('Bürö € 📈');
   });
+
+  it('an admin body nested too deep, holding too many values, or over 64 KiB: refused before it is read, naming the field, nothing changed', async () => {
+    const url = `${server.url}/api/admin/accounts/${accountId}`;
+    const before = (await server.admin('GET', `/api/admin/accounts/${accountId}`)).body;
+    const deep = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `{"name":"Deep","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+    expect(deep).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST', param: 'extra', detail: expect.stringContaining('nested more than 64 levels deep') } });
+    const many = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `{"name":"Many","extra":[${'1,'.repeat(20_000)}1]}`);
+    expect(many).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', param: 'extra', detail: expect.stringContaining('more than 10000 values') } });
+    const list = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `[${'0,'.repeat(10_000)}0]`);
+    expect(list).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('more than 10000 values') } });
+    const large = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', JSON.stringify({ name: 'x'.repeat(70_000) }));
+    expect(large).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('65536 bytes') } });
+    expect((await server.admin('GET', `/api/admin/accounts/${accountId}`)).body).toEqual(before);
+  });
+
+  it('an ack whose result nests too deep: 400 naming result, and the signal stays unacknowledged', async () => {
+    const res = await rawJson(`${server.url}/api/agent/signals/sig_none/ack`, agent.token, 'POST', `{"status":"executed","result":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`);
+    expect(res).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST', param: 'result' } });
+  });
 });

@@ -6,6 +6,7 @@ import { unreachablePublicUrl } from '../../config/unreachable-public-url.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import type { RunningService } from '../../service/start-service.js';
 import { StartupError } from '../../service/startup-error.js';
+import { reportEscapedErrors } from '../../service/escaped-errors.js';
 
 /** How long a SIGTERM that arrives during start-up waits for the start to finish. */
 const START_GRACE_MS = 5_000;
@@ -66,6 +67,10 @@ export function registerServeCommand(program: Command): void {
         process.exit(1);
       }
       clearTimeout(giveUp);
+      // From here on an error no handler caught is logged, not the end of the service.
+      reportEscapedErrors((err, origin) =>
+        logger.error({ err, origin }, `an error escaped its handler (${origin}); the service keeps running, but report it as a bug`),
+      );
       // The pid is the process to signal (SIGTERM drains, SIGHUP reloads the certificate): under
       // `npm start` it is not npm's.
       logger.info({ url: service.url, store: service.store.kind, publicUrl, pid: process.pid }, 'listening');

@@ -8,7 +8,10 @@ interface PendingAck {
   agentId: string;
   signalId: string;
   ack: Ack;
-  now: string;
+  /** The time, message and result as the statement sends them, written before the ack joined a group. */
+  at: string;
+  message: string | null;
+  resultJson: string | null;
   resolve: (row: DeliveryRow | null) => void;
   reject: (error: unknown) => void;
 }
@@ -54,8 +57,17 @@ export class GroupedAcks {
   constructor(private readonly pool: pg.Pool) {}
 
   apply(agentId: string, signalId: string, ack: Ack, now: string): Promise<DeliveryRow | null> {
+    // Written here, not when the group runs: an ack that cannot be written (a result nested
+    // deeper than the stack) fails alone, instead of failing the group's statement, or worse,
+    // throwing in the group's turn, outside any caller.
+    let params: Pick<PendingAck, 'at' | 'message' | 'resultJson'>;
+    try {
+      params = { at: isoTime(now), message: textParam(ack.message), resultJson: jsonParam(ack.result) };
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ agentId, signalId, ack, now, resolve, reject });
+      this.queue.push({ agentId, signalId, ack, ...params, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -85,15 +97,15 @@ export class GroupedAcks {
   }
 
   private async run(group: PendingAck[]): Promise<void> {
-    const values = [
-      group.map((p) => p.signalId),
-      group.map((p) => p.agentId),
-      group.map((p) => p.ack.status),
-      group.map((p) => isoTime(p.now)),
-      group.map((p) => textParam(p.ack.message)),
-      group.map((p) => jsonParam(p.ack.result)),
-    ];
     try {
+      const values = [
+        group.map((p) => p.signalId),
+        group.map((p) => p.agentId),
+        group.map((p) => p.ack.status),
+        group.map((p) => p.at),
+        group.map((p) => p.message),
+        group.map((p) => p.resultJson),
+      ];
       // A deadlock's victim is rolled back whole: nothing of the group took effect. Unnamed, as
       // the hand-out (take-deliveries.ts): a generic plan made on a near-empty table outlives it.
       const { rows } = await againIfRolledBack(() => this.pool.query<DeliveryRow>({ text: GROUPED_ACKS_SQL, values }));

@@ -138,7 +138,15 @@ export class SqliteDeliveries {
 
   /** Answers once the acknowledgement is on disk, grouped with the other agent writes of its turn. */
   ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
-    const at = isoTime(now);
+    // Written before the ack joins its group: one that cannot be written fails alone, at once.
+    let at: string;
+    let result: string | null;
+    try {
+      at = isoTime(now);
+      result = jsonText(ack.result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.writes.run((): AckOutcome => {
       const row = this.connection
         .stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?')
@@ -156,7 +164,7 @@ export class SqliteDeliveries {
           `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
             WHERE signal_id = ? AND agent_id = ? RETURNING *`,
         )
-        .get(ack.status, at, ack.message, jsonText(ack.result), afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
+        .get(ack.status, at, ack.message, result, afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
       return { kind: 'acked', delivery: deliveryOf(updated) };
     });
   }
