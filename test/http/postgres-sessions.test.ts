@@ -5,8 +5,9 @@ import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { post } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'postgres-sessions-admin-token-0123';
+const ADMIN = TEST_ADMIN_TOKEN;
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
 
 /** PostgreSQL restarts, failovers, idle-session timeouts and an operator's pg_terminate_backend. */

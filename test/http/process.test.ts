@@ -8,8 +8,9 @@ import { adminRequest, loggedSignalIds, loggedSignals } from '../support/admin-c
 import { freshPostgresSchema } from '../support/postgres.js';
 import { sign } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'process-test-admin-token-abcdef';
+const ADMIN = TEST_ADMIN_TOKEN;
 const CRASH_FIXTURE = path.resolve('test/fixtures/crash-inbound-thread.mjs');
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

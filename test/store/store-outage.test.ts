@@ -8,6 +8,7 @@ import { AgentProcess } from '../agent/support/agent-process.js';
 import { loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { freePort } from '../../src/bench/free-port.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 /**
  * The store goes away under a running server: its own PostgreSQL instance stopped (never the
@@ -15,7 +16,7 @@ import { freePort } from '../../src/bench/free-port.js';
  * Retry-After within 3 s, never a hang and never a 202 for what was not stored; service resumes
  * by itself, and nothing acknowledged is lost.
  */
-const ADMIN = 'outage-test-admin-token-0123456789';
+const ADMIN = TEST_ADMIN_TOKEN;
 const ANSWER_WITHIN_MS = 3000;
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { type Config, loadConfig } from '../../config/config.js';
+import { type Config, ConfigError, loadConfig } from '../../config/config.js';
 import { storeStartupError } from '../../service/startup-error.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
@@ -9,7 +9,15 @@ import type { Store } from '../../store/store.js';
  * driver's stack trace (exit 1).
  */
 export async function withStore(use: (store: Store, config: Config) => Promise<void>): Promise<void> {
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`signalgate: ${error.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   let store: Store;
   try {
     store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
