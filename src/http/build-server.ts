@@ -24,6 +24,7 @@ import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
 import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
+import { applySecurityHeaders, securityHeaders } from './security-headers.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
@@ -64,10 +65,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   opts.metrics.countWrongKeys(() => wrongKeyLog.total);
   const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
+  const headers = securityHeaders(opts.tls !== null);
   const app = Fastify({
     serverFactory: (route) => {
       const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
         connectionErrors.track(req, res);
+        applySecurityHeaders(res, headers);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);

@@ -64,6 +64,11 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     expect(answer.status).toBe(202);
     expect(answer.body.id).toMatch(/^sig_/);
     expect(answer.fingerprint).toBe(fingerprintOf(first.pem));
+    // Served over HTTPS here: browsers are told to come back only over HTTPS, on every route.
+    expect(answer.headers['strict-transport-security']).toBe('max-age=31536000');
+    for (const urlPath of ['/healthz', '/api/admin/accounts', '/', '/no-such-route']) {
+      expect((await request(urlPath)).headers['strict-transport-security'], urlPath).toBe('max-age=31536000');
+    }
     await expect(fetch(server.url.replace('https:', 'http:') + '/healthz')).rejects.toThrow();
   });
 
