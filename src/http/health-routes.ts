@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { bearerToken } from './bearer-token.js';
 import { HEALTHZ_DESCRIPTION, READYZ_DESCRIPTION } from './health-description.js';
 import { sendProblem } from './send-problem.js';
+import type { WrongTokens } from './wrong-tokens.js';
 
 export interface HealthOptions {
   store: Store;
@@ -15,6 +16,8 @@ export interface HealthOptions {
   isAdminToken: (token: string) => boolean;
   /** SIGNALGATE_METRICS_TOKEN: a token that reads `/metrics` and nothing else; null when unset. */
   metricsToken: string | null;
+  /** Wrong tokens counted per client address, and the addresses that sent too many refused. */
+  wrongTokens: WrongTokens;
 }
 
 /**
@@ -50,7 +53,12 @@ export function healthRoutes(opts: HealthOptions) {
 
     app.get('/metrics', async (request, reply) => {
       const token = bearerToken(request);
+      if (token !== null) {
+        const refused = opts.wrongTokens.refuse(request, reply, 'metrics', 'Authorization');
+        if (refused !== undefined) return refused;
+      }
       if (token === null || !(opts.isAdminToken(token) || isMetricsToken(token))) {
+        if (token !== null) opts.wrongTokens.wrong(request, 'metrics');
         return sendProblem(reply, [
           {
             code: ErrorCode.UNAUTHORIZED,
