@@ -176,7 +176,8 @@ export interface Store {
 
   /**
    * Why the store cannot be reached now (a sentence), or null when it answers: what
-   * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
+   * `GET /readyz` reports, so a load balancer stops sending signals an instance cannot store.
+   * It takes no connection the requests would use (PostgreSQL probes on one of its own).
    */
   reachabilityProblem(): Promise<string | null>;
 
