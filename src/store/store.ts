@@ -26,6 +26,8 @@ export interface Store {
   getSetting(name: string): Promise<string | null>;
   /** Stores `value` under `name`, replacing any value there (e.g. the public URL the server renders). */
   setSetting(name: string, value: string): Promise<void>;
+  /** Removes the setting `name`, if there is one (e.g. a generated admin token's digest, once the operator set one). */
+  deleteSetting(name: string): Promise<void>;
 
   // Accounts and usage.
   createAccount(account: Account): Promise<void>;

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -122,7 +122,7 @@ describe.runIf(onSqlite)('starting the service', () => {
     expect(next.stdout()).toContain('took over the data directory of a server that is gone');
   });
 
-  it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
+  it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still in its file', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
@@ -131,13 +131,16 @@ describe.runIf(onSqlite)('starting the service', () => {
       const run = await serve({ SIGNALGATE_DATA_DIR: dataDir, PORT: String(port) });
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`cannot listen on HOST=127.0.0.1 PORT=${port}`);
-      const token = /generated the admin token[^\n]*\n\s+(\S+)/.exec(run.stderr)?.[1];
+      const file = path.join(dataDir, 'admin-token');
+      expect(run.stderr).toContain(`generated the admin token and wrote it to ${file}`);
+      const token = readFileSync(file, 'utf8').trim();
       expect(token).toMatch(/^sgadm_/);
+      expect(run.stderr + run.stdout).not.toContain(token);
 
       const again = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: '' });
       try {
         expect(again.stderr()).not.toContain('generated the admin token');
-        const accounts = await adminRequest(again.url, token!, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
+        const accounts = await adminRequest(again.url, token, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
         expect(accounts.status).toBe(201);
       } finally {
         again.child.kill('SIGKILL');

@@ -254,6 +254,10 @@ export class PostgresStore implements Store {
     return this.settings.setSetting(name, value);
   }
 
+  deleteSetting(name: string): Promise<void> {
+    return this.settings.deleteSetting(name);
+  }
+
   // Accounts and usage.
 
   createAccount(account: Account): Promise<void> {
