@@ -45,7 +45,7 @@ export async function startSignalgate(
   } = {},
 ): Promise<BenchServer> {
   // Instances on one database share one admin token.
-  const adminToken = options.adminToken ?? `bench-${randomBytes(8).toString('hex')}`;
+  const adminToken = options.adminToken ?? randomBytes(32).toString('base64url');
   // A data directory given is kept (the big-log benchmark's cached store); a fresh one goes.
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'signalgate-bench-'));
   // The listening line is looked for in the log: an earlier run's must not be found.

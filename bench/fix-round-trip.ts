@@ -13,7 +13,7 @@ import { BUILT_CLI } from './bench-files.js';
 const WARM_UP = 20;
 /** A signal without its outcome within this long fails the run instead of hanging it. */
 const LOST_AFTER_MS = 20_000;
-const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
+const ADMIN = randomBytes(32).toString('base64url');
 const AGENT_COMP_ID = 'bench.agent';
 const CREDENTIALS = { user: 'bench', password: randomBytes(8).toString('hex') };
 

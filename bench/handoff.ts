@@ -21,7 +21,7 @@ const SIGNALS = Number(process.env.BENCH_HANDOFF_SIGNALS ?? 10_000);
 const WARM_UP = 500;
 /** A signal not handed over within this long fails the run instead of hanging it. */
 const LOST_AFTER_MS = 10_000;
-const ADMIN = `bench-${randomBytes(8).toString('hex')}`;
+const ADMIN = randomBytes(32).toString('base64url');
 
 interface Sample {
   /** Agent has it − sender has the 202, ms; negative when the push beat the answer. */

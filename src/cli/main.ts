@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerAdminTokenCommand } from './commands/admin-token.js';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerBackupCommand } from './commands/backup.js';
 import { registerParseCommand } from './commands/parse.js';
@@ -13,6 +14,7 @@ const program = new Command('signalgate')
 
 registerServeCommand(program);
 registerAdminCommands(program);
+registerAdminTokenCommand(program);
 registerBackupCommand(program);
 registerParseCommand(program);
 registerSimulateCommand(program);

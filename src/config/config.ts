@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { addressEntryProblem } from '../security/address-list.js';
+import { weakTokenProblem } from '../security/token-strength.js';
 import { parseDuration } from './duration.js';
 
 /** Everything the service reads from its environment (docs/operations.md, "Settings"). */
@@ -60,13 +61,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     dataDir,
     databaseUrl,
-    adminToken: nonEmpty(env.SIGNALGATE_ADMIN_TOKEN),
+    adminToken: strongToken('SIGNALGATE_ADMIN_TOKEN', env.SIGNALGATE_ADMIN_TOKEN),
     publicUrl,
     logLevel: parseLogLevel(env.SIGNALGATE_LOG_LEVEL),
     retentionMs: parseRetention(env.SIGNALGATE_RETENTION),
     tls,
     trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
-    metricsToken: nonEmpty(env.SIGNALGATE_METRICS_TOKEN),
+    metricsToken: strongToken('SIGNALGATE_METRICS_TOKEN', env.SIGNALGATE_METRICS_TOKEN),
     inboundThread: parseInboundThread(env.SIGNALGATE_INBOUND_THREAD),
   };
 }
@@ -149,6 +150,15 @@ export function publicUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string |
     );
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** A bearer token setting: unset, or strong enough that guessing it is hopeless (docs/operations.md). */
+function strongToken(setting: string, value: string | undefined): string | null {
+  const token = nonEmpty(value);
+  if (token === null) return null;
+  const problem = weakTokenProblem(setting, token);
+  if (problem !== null) throw new ConfigError(problem);
+  return token;
 }
 
 function nonEmpty(value: string | undefined): string | null {

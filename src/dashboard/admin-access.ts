@@ -2,6 +2,7 @@ import { ErrorCode } from '../errors/catalog.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../http/bearer-token.js';
 import { sendProblem } from '../http/send-problem.js';
+import type { WrongTokens } from '../http/wrong-tokens.js';
 import { crossOrigin } from './dashboard-routes.js';
 import { SESSION_COOKIE, type DashboardSessions } from './dashboard-sessions.js';
 import { sameOriginOrSafe } from './same-origin.js';
@@ -10,6 +11,7 @@ export interface AdminAccessOptions {
   isAdminToken: (token: string) => boolean;
   sessions: DashboardSessions;
   publicUrl: string;
+  wrongTokens: WrongTokens;
 }
 
 /**
@@ -20,7 +22,10 @@ export interface AdminAccessOptions {
 export async function checkAdminAccess(request: FastifyRequest, reply: FastifyReply, opts: AdminAccessOptions): Promise<FastifyReply | undefined> {
   const token = bearerToken(request);
   if (token !== null) {
+    const refused = opts.wrongTokens.refuse(request, reply, 'admin', 'Authorization');
+    if (refused !== undefined) return refused;
     if (opts.isAdminToken(token)) return undefined;
+    opts.wrongTokens.wrong(request, 'admin');
     return unauthorized(reply);
   }
   const session = await opts.sessions.find(request.cookies[SESSION_COOKIE], Date.now());

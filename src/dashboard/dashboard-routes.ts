@@ -7,6 +7,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FieldReader } from '../admin/field-reader.js';
 import { sendProblem } from '../http/send-problem.js';
+import type { WrongTokens } from '../http/wrong-tokens.js';
 import { SESSION_COOKIE, type DashboardSessions } from './dashboard-sessions.js';
 import { sameOriginOrSafe } from './same-origin.js';
 import { setDashboardHeaders } from './security-headers.js';
@@ -22,6 +23,8 @@ export interface DashboardRouteOptions {
   isAdminToken: (token: string) => boolean;
   /** SIGNALGATE_PUBLIC_URL or `http://HOST:PORT`: an Origin it names is this server. */
   publicUrl: string;
+  /** Wrong admin tokens typed at sign-in, counted per client address. */
+  wrongTokens: WrongTokens;
 }
 
 /**
@@ -68,7 +71,10 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
     fields.rejectUnknown();
     if (fields.problems.length > 0 || typeof token !== 'string') return sendProblem(reply, fields.problems);
     if (!sameOriginOrSafe(request, opts.publicUrl)) return crossOrigin(reply);
+    const refused = opts.wrongTokens.refuse(request, reply, 'dashboard_sign_in', 'token');
+    if (refused !== undefined) return refused;
     if (!opts.isAdminToken(token)) {
+      opts.wrongTokens.wrong(request, 'dashboard_sign_in');
       return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, param: 'token', detail: 'that is not the admin token; type the admin token the server was started with' }]);
     }
     const session = await sessions.start(Date.now());
@@ -111,6 +117,7 @@ const SIGN_IN: RouteDescription = {
   answers: { 201: { description: 'Signed in', schema: SESSION } },
   problems: [
     ErrorCode.UNAUTHORIZED,
+    ErrorCode.TOO_MANY_WRONG_TOKENS,
     ErrorCode.CROSS_ORIGIN,
     ErrorCode.INVALID_REQUEST,
     ErrorCode.INVALID_FIELD,

@@ -27,6 +27,7 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused with a different request' },
   // Admin and agent APIs.
   UNAUTHORIZED: { status: 401, title: 'Missing or wrong bearer token' },
+  TOO_MANY_WRONG_TOKENS: { status: 429, title: 'Too many wrong tokens from this address' },
   CROSS_ORIGIN: { status: 403, title: 'Cross-origin request refused' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },

@@ -15,6 +15,7 @@ import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { SignalStreams } from '../dashboard/signal-stream.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
 import { sendProblem } from './send-problem.js';
+import type { WrongTokens } from './wrong-tokens.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 
@@ -26,6 +27,8 @@ export interface AdminRouteOptions {
   isAdminToken: (token: string) => boolean;
   /** Dashboard sign-ins, which the admin API takes in place of the bearer token. */
   sessions: DashboardSessions;
+  /** Wrong admin tokens counted per client address, and the addresses that sent too many refused. */
+  wrongTokens: WrongTokens;
 }
 
 /** The admin API (docs/admin-api.md), behind the admin bearer token. */
@@ -41,7 +44,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     return rendered;
   };
 
-  const access = { isAdminToken: opts.isAdminToken, sessions: opts.sessions, publicUrl: opts.publicUrl };
+  const access = { isAdminToken: opts.isAdminToken, sessions: opts.sessions, publicUrl: opts.publicUrl, wrongTokens: opts.wrongTokens };
   const streams = new SignalStreams(store);
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onRequest', async (request, reply) => {
@@ -257,6 +260,7 @@ function admin(
     answers: opts.answers ?? { 200: { description: 'Done', ...(opts.found === undefined ? {} : { schema: opts.found }) } },
     problems: [
       ErrorCode.UNAUTHORIZED,
+      ErrorCode.TOO_MANY_WRONG_TOKENS,
       ErrorCode.NOT_FOUND,
       ...(opts.body === undefined && opts.query === undefined ? [] : [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_FIELD]),
       ...(opts.body === undefined ? [] : [ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE]),

@@ -26,6 +26,8 @@ import type { DrainState } from './drain-state.js';
 import { healthRoutes } from './health-routes.js';
 import { RefusedBody, useStrictJsonBodies } from './json-body-parser.js';
 import { MAX_JSON_BODY_BYTES } from './json-body-limits.js';
+import { applySecurityHeaders, securityHeaders } from './security-headers.js';
+import { WrongTokens } from './wrong-tokens.js';
 import { sendProblem } from './send-problem.js';
 import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
@@ -63,12 +65,16 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const { clientAddressOf } = opts;
   const wrongKeyLog = new WrongKeyLog(opts.logger);
   opts.metrics.countWrongKeys(() => wrongKeyLog.total);
+  const wrongTokens = new WrongTokens(opts.logger, clientAddressOf);
+  opts.metrics.countWrongTokens(wrongTokens.totals);
   const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
   const connectionErrors = new ConnectionErrors(opts.logger);
+  const headers = securityHeaders(opts.tls !== null);
   const app = Fastify({
     serverFactory: (route) => {
       const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
         connectionErrors.track(req, res);
+        applySecurityHeaders(res, headers);
         const key = inboundKeyOf(req.method, req.url);
         if (key === null) route(req, res);
         else inbound(req, res, key);
@@ -115,6 +121,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onClose', async () => {
     accessLog.flush();
     wrongKeyLog.close();
+    wrongTokens.close();
   });
   app.addHook('onRequest', async (_request, reply) => {
     if (!drain.closing) return;
@@ -129,7 +136,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return payload;
   });
 
-  app.addHook('onResponse', async (request, reply) => logAccess(request, reply, opts.isAdminToken, clientAddressOf));
+  app.addHook('onResponse', async (request, reply) => {
+    // A wrong token's request is in its address's line of the minute, not a line each.
+    if (!wrongTokens.isCounted(request.raw)) logAccess(request, reply, opts.isAdminToken, clientAddressOf);
+  });
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (isStoreUnavailable(error)) {
@@ -164,12 +174,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
   );
 
-  await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null }));
+  await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null, wrongTokens }));
   await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
   await app.register(fastifyCookie);
-  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions });
-  await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl });
+  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions, wrongTokens });
+  await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl, wrongTokens });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

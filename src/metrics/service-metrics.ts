@@ -3,6 +3,12 @@ import type { Store } from '../store/store.js';
 import { DeliveryMeter } from './delivery-meter.js';
 import { INBOUND_DURATION_BUCKETS, InboundMeter } from './inbound-meter.js';
 
+/** Wrong tokens by credential (`admin`, `metrics`, `dashboard_sign_in`): looked at, and refused unexamined. */
+export interface WrongTokenTotals {
+  wrong: ReadonlyMap<string, number>;
+  refused: ReadonlyMap<string, number>;
+}
+
 /**
  * The metrics `GET /metrics` serves, one registry per service (so two services in one process,
  * as in tests, count apart). The hot paths only add to the meters' numbers; the metrics read
@@ -14,6 +20,8 @@ export class ServiceMetrics {
   readonly deliveries = new DeliveryMeter();
   /** Inbound requests with a key no source has, since the start: the HTTP edge's aggregated log counts them. */
   private wrongKeys: () => number = () => 0;
+  /** Wrong admin and metrics tokens since the start, by credential: the HTTP edge counts them. */
+  private wrongTokens: WrongTokenTotals = { wrong: new Map(), refused: new Map() };
 
   constructor(store: Store) {
     const { registry, inbound, deliveries } = this;
@@ -39,6 +47,19 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         this.inc(wrongKeys());
+      },
+    });
+    const wrongTokens = () => this.wrongTokens;
+    new Counter({
+      name: 'signalgate_wrong_tokens_total',
+      help: 'Wrong bearer tokens and dashboard sign-ins, by credential (admin, metrics, dashboard_sign_in) and outcome: wrong (looked at and refused, 401), refused (not looked at: the address sent too many, 429). Logged per client address once a minute.',
+      labelNames: ['credential', 'outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const outcome of ['wrong', 'refused'] as const) {
+          for (const [credential, count] of wrongTokens()[outcome]) this.inc({ credential, outcome }, count);
+        }
       },
     });
     new Counter({
@@ -75,6 +96,11 @@ export class ServiceMetrics {
   /** Where `signalgate_inbound_wrong_keys_total` is read from when scraped. */
   countWrongKeys(total: () => number): void {
     this.wrongKeys = total;
+  }
+
+  /** Where `signalgate_wrong_tokens_total` is read from when scraped. */
+  countWrongTokens(totals: WrongTokenTotals): void {
+    this.wrongTokens = totals;
   }
 
   /** The Prometheus text exposition and its content type. */

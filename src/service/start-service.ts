@@ -14,6 +14,7 @@ import type { InboundLane } from '../inbound/inbound-lane.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { adminTokenFile, removeAdminTokenFile, writeAdminTokenFile } from './admin-token-file.js';
 import { lockDataDirectory } from './data-directory-lock.js';
 import { startRetention } from './retention.js';
 import { listenStartupError, StartupError, storeStartupError } from './startup-error.js';
@@ -50,7 +51,7 @@ export async function startService(
   config: Config,
   logger: Logger,
   storeOptions: { schema?: string } = {},
-  events: { onAdminTokenGenerated?: (token: string) => void } = {},
+  events: { onAdminTokenGenerated?: (file: string) => void } = {},
 ): Promise<RunningService> {
   const lock = serverDirectory(config) === null ? null : lockDataDirectory(config);
   if (lock?.tookOver) logger.warn({ reason: lock.tookOver }, 'took over the data directory of a server that is gone');
@@ -78,7 +79,7 @@ async function startOnStore(
   config: Config,
   logger: Logger,
   storeOptions: { schema?: string },
-  events: { onAdminTokenGenerated?: (token: string) => void },
+  events: { onAdminTokenGenerated?: (file: string) => void },
 ): Promise<RunningService> {
   const tls = config.tls === null ? null : await readTlsCredentials(config.tls).catch(tlsStartupError);
   if (tls !== null) logCertificate(logger, tls, 'serving HTTPS');
@@ -91,10 +92,24 @@ async function startOnStore(
     throw storeStartupError(config, error);
   });
   const { store } = backend;
-  const admin = await resolveAdminToken(store, config.adminToken);
-  // Shown at once: the digest is stored now, so a start that fails after this point must not
-  // take the only showing of the token with it.
-  if (admin.generated !== null) events.onAdminTokenGenerated?.(admin.generated);
+  const admin = await resolveAdminToken(store, config.adminToken).catch(async (error: unknown) => {
+    await store.close().catch(() => undefined);
+    throw error;
+  });
+  if (config.adminToken !== null) forgetGeneratedToken(config.dataDir, logger);
+  // Written at once: the digest is stored now, so a start that fails after this point must not
+  // take the token with it.
+  if (admin.generated !== null) {
+    const file = await writeAdminTokenFile(config.dataDir, admin.generated).catch(async (error: unknown) => {
+      await store.close().catch(() => undefined);
+      throw new StartupError(
+        `could not write the generated admin token to ${adminTokenFile(config.dataDir)} (${error instanceof Error ? error.message : String(error)}); make SIGNALGATE_DATA_DIR writable by this user, then run \`signalgate admin-token reset\` (or set SIGNALGATE_ADMIN_TOKEN)`,
+        { cause: error },
+      );
+    });
+    logger.warn({ file }, `generated the admin token and wrote it to ${file}, readable by this user only; read it with: cat ${file}`);
+    events.onAdminTokenGenerated?.(file);
+  }
   const inbound = await backend.startInboundLane({
     onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
   });
@@ -162,6 +177,15 @@ async function startOnStore(
       await store.close();
     },
   };
+}
+
+/** SIGNALGATE_ADMIN_TOKEN is set: the file of a generated token, which no longer works, goes. */
+function forgetGeneratedToken(dataDir: string, logger: Logger): void {
+  try {
+    removeAdminTokenFile(dataDir);
+  } catch (err) {
+    logger.warn({ err, file: adminTokenFile(dataDir) }, 'could not remove the file of the generated admin token, which no longer works; remove it');
+  }
 }
 
 function tlsStartupError(error: unknown): never {

@@ -26,6 +26,8 @@ export interface Store {
   getSetting(name: string): Promise<string | null>;
   /** Stores `value` under `name`, replacing any value there (e.g. the public URL the server renders). */
   setSetting(name: string, value: string): Promise<void>;
+  /** Removes the setting `name`, if there is one (e.g. a generated admin token's digest, once the operator set one). */
+  deleteSetting(name: string): Promise<void>;
 
   // Accounts and usage.
   createAccount(account: Account): Promise<void>;
@@ -176,7 +178,8 @@ export interface Store {
 
   /**
    * Why the store cannot be reached now (a sentence), or null when it answers: what
-   * `GET /healthz` reports, so a load balancer stops sending signals an instance cannot store.
+   * `GET /readyz` reports, so a load balancer stops sending signals an instance cannot store.
+   * It takes no connection the requests would use (PostgreSQL probes on one of its own).
    */
   reachabilityProblem(): Promise<string | null>;
 

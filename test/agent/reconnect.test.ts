@@ -7,8 +7,9 @@ import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { AgentProcess } from './support/agent-process.js';
 import { freePort } from '../support/free-port.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'reconnect-test-admin-token-0123';
+const ADMIN = TEST_ADMIN_TOKEN;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -7,9 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
-const ADMIN = 'backup-test-admin-token-0123456';
+const ADMIN = TEST_ADMIN_TOKEN;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, seedSource } from '../support/seed-source.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/start-test-server.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -39,7 +40,7 @@ describe('accounts', () => {
     expect(res.body.errors.map((e: { param: string }) => e.param)).toEqual(['name', 'monthlySignalQuota', 'plan']);
     const malformed = await fetch(`${server.url}/api/admin/accounts`, {
       method: 'POST',
-      headers: { authorization: 'Bearer test-admin-token-0123456789', 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: '{"name":',
     });
     expect(malformed.status).toBe(400);
@@ -226,7 +227,7 @@ describe('the signal log query', () => {
 });
 
 describe('rotate-key bodies', () => {
-  const token = 'Bearer test-admin-token-0123456789';
+  const token = `Bearer ${TEST_ADMIN_TOKEN}`;
   const rotate = (sourceId: string, headers: Record<string, string>, body?: string) =>
     fetch(`${server.url}/api/admin/sources/${sourceId}/rotate-key`, {
       method: 'POST',

@@ -6,9 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN, TEST_METRICS_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'health-metrics-admin-token-0123';
-const METRICS = 'metrics-only-token-4567';
+const ADMIN = TEST_ADMIN_TOKEN;
+const METRICS = TEST_METRICS_TOKEN;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

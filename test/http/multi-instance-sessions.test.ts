@@ -6,6 +6,7 @@ import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { within } from '../support/within.js';
 import { agentRequest, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { RawSocket } from '../delivery/support/raw-socket.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 /**
  * One agent, one receiver, across instances: with several instances on one PostgreSQL database,
@@ -13,7 +14,7 @@ import { RawSocket } from '../delivery/support/raw-socket.js';
  * updates of that agent on every other instance, so two processes sharing a token never both
  * execute a signal.
  */
-const ADMIN = 'multi-instance-sessions-admin-token';
+const ADMIN = TEST_ADMIN_TOKEN;
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
 
 /** A guard against a hang, not a deadline: each instance's answer may wait on another's database work on a loaded machine. */

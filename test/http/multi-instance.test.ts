@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 /** Several instances behind a load balancer on one PostgreSQL (issue: PostgreSQL store). */
-const ADMIN = 'multi-instance-admin-token-0123';
+const ADMIN = TEST_ADMIN_TOKEN;
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
 
 describe.runIf(onPostgres)('two instances on one PostgreSQL database', () => {

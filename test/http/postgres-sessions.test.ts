@@ -5,8 +5,9 @@ import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.js';
 import { post } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'postgres-sessions-admin-token-0123';
+const ADMIN = TEST_ADMIN_TOKEN;
 const onPostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
 
 /** PostgreSQL restarts, failovers, idle-session timeouts and an operator's pg_terminate_backend. */
@@ -68,14 +69,16 @@ describe.runIf(onPostgres)('PostgreSQL sessions ended under load', () => {
 });
 
 /** A TCP relay to PostgreSQL that can be cut and restored, as a network outage would. */
-async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void> }> {
+async function relayTo(target: URL): Promise<{ port: number; opened(): number; cut(): Promise<void>; restore(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   let server: net.Server;
   let port = 0;
+  let opened = 0;
   const open = () =>
     new Promise<void>((resolve) => {
       server = net.createServer((client) => {
         const upstream = net.connect(Number(target.port || 5432), target.hostname);
+        opened++;
         for (const socket of [client, upstream]) {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));
@@ -91,6 +94,8 @@ async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void
   await open();
   return {
     port,
+    /** Connections made through the relay so far. */
+    opened: () => opened,
     cut: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -100,7 +105,7 @@ async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void
 }
 
 describe.runIf(onPostgres)('GET /readyz and /healthz with PostgreSQL out of reach', () => {
-  it('readiness answers 503 failing while the database cannot be reached, and ready again once it can; liveness stays 200', async () => {
+  it('readiness answers 503 failing while the database cannot be reached (why: only to the metrics token), and ready again once it can; liveness stays 200', async () => {
     const schema = await freshPostgresSchema('health');
     const relay = await relayTo(new URL(TEST_DATABASE_URL));
     const url = new URL(schema.urlWithSchema);
@@ -108,10 +113,22 @@ describe.runIf(onPostgres)('GET /readyz and /healthz with PostgreSQL out of reac
     const server = await spawnServer({ SIGNALGATE_DATABASE_URL: url.toString(), SIGNALGATE_ADMIN_TOKEN: ADMIN });
     try {
       expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ready', store: 'postgres' });
+      // Anyone may ask, as often as they like: the probes take one connection of their own,
+      // never one of the pool that signals are stored through.
+      const before = relay.opened();
+      const answers = await Promise.all(Array.from({ length: 50 }, () => fetch(`${server.url}/readyz`).then((r) => r.status)));
+      expect(answers).toEqual(Array(50).fill(200));
+      expect(relay.opened() - before).toBeLessThanOrEqual(1);
       await relay.cut();
       const down = await fetch(`${server.url}/readyz`);
       expect(down.status).toBe(503);
-      expect(await down.json()).toMatchObject({ status: 'failing', store: 'postgres', detail: expect.stringContaining('PostgreSQL') });
+      const shown = (await down.json()) as { detail: string };
+      expect(shown).toMatchObject({ status: 'failing', store: 'postgres', detail: expect.stringContaining('recovers by itself') });
+      // The database's own error text is for the operator's token only.
+      expect(shown.detail).not.toMatch(/PostgreSQL|ECONN|connect|terminated/);
+      const told = await fetch(`${server.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(told.status).toBe(503);
+      expect(await told.json()).toMatchObject({ status: 'failing', detail: expect.stringContaining('PostgreSQL') });
       // The process still serves: a supervisor must not restart it for the database's outage.
       expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok', store: 'postgres' });
       await relay.restore();

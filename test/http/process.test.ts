@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,8 +8,9 @@ import { adminRequest, loggedSignalIds, loggedSignals } from '../support/admin-c
 import { freshPostgresSchema } from '../support/postgres.js';
 import { sign } from '../support/seed-source.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'process-test-admin-token-abcdef';
+const ADMIN = TEST_ADMIN_TOKEN;
 const CRASH_FIXTURE = path.resolve('test/fixtures/crash-inbound-thread.mjs');
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -235,23 +236,27 @@ describe('the service as a process', () => {
     },
   );
 
-  it('generates the admin token on first start, prints it once, and keeps it across restarts', async () => {
+  it('generates the admin token on first start, writes it to its file (never to the output), and keeps it across restarts', async () => {
     const env = await storeEnv();
+    const file = path.join(env.SIGNALGATE_DATA_DIR!, 'admin-token');
     const first = await start(env);
     // Standard error is a pipe of its own: its data may arrive after the listening line.
-    for (const deadline = Date.now() + 20_000; !first.stderr().includes('sgadm_') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
-    const token = /^\s+(sgadm_\S+)$/m.exec(first.stderr())?.[1];
-    expect(token).toBeDefined();
+    for (const deadline = Date.now() + 20_000; !first.stderr().includes('generated the admin token') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    expect(first.stderr()).toContain(`wrote it to ${file}`);
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token).toMatch(/^sgadm_/);
     expect((await admin(first.url, 'POST', '/api/admin/accounts', { name: 'x', monthlySignalQuota: 1 }, token)).status).toBe(201);
     first.child.kill('SIGTERM');
     await first.exited;
+    expect(first.stderr() + first.stdout()).not.toContain('sgadm_');
     const second = await start(env);
     expect((await admin(second.url, 'POST', '/api/admin/accounts', { name: 'y', monthlySignalQuota: 1 }, token)).status).toBe(201);
     expect((await admin(second.url, 'POST', '/api/admin/accounts', { name: 'z', monthlySignalQuota: 1 }, 'wrong')).status).toBe(401);
     second.child.kill('SIGTERM');
     await second.exited;
     if (!second.child.stderr!.readableEnded) await new Promise((resolve) => second.child.stderr!.once('end', resolve));
-    expect(second.stderr()).not.toContain('sgadm_');
+    expect(second.stderr()).not.toContain('generated the admin token');
+    expect(readFileSync(file, 'utf8').trim()).toBe(token);
   });
 });
 

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 // The data-directory lock exists on the embedded store only.
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
-const ADMIN = 'restart-after-kill-admin-token-0123';
+const ADMIN = TEST_ADMIN_TOKEN;
 const ROUNDS = 20;
 const dirs: string[] = [];
 afterAll(() => {

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'retention-test-admin-token-0123456';
+const ADMIN = TEST_ADMIN_TOKEN;
 const RETENTION_SECONDS = 2;
 
 /**

@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDebianPackage } from '../support/debian-package.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { freePort } from '../support/free-port.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
-const ADMIN = 'proxy-test-admin-token-0123456789';
+const ADMIN = TEST_ADMIN_TOKEN;
 
 
 /**

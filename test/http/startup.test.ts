@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { CLI, spawnServer } from '../support/spawn-server.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
 const dirs: string[] = [];
@@ -58,6 +59,9 @@ describe.runIf(onSqlite)('starting the service', () => {
     [{ SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' }, "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix"],
     [{ SIGNALGATE_INBOUND_THREAD: 'yes' }, "SIGNALGATE_INBOUND_THREAD must be auto (a thread of its own only with more than one CPU), on or off, got 'yes'"],
     [{ SIGNALGATE_TRUST_PROXY: 'loopback' }, "SIGNALGATE_TRUST_PROXY: 'loopback' is not an IPv4 or IPv6 address"],
+    // The README's old example, and a short one: guessable, so refused with how to make a strong one.
+    [{ SIGNALGATE_ADMIN_TOKEN: 'change-me-to-something-long' }, 'SIGNALGATE_ADMIN_TOKEN is too weak to guard the service (about 99 bits; at least 128 are needed, counted as its length times log2 of how many different characters it uses); make one with `openssl rand -base64 32` and set SIGNALGATE_ADMIN_TOKEN to it'],
+    [{ SIGNALGATE_METRICS_TOKEN: 'metrics-only-token-4567' }, 'SIGNALGATE_METRICS_TOKEN is too weak to guard the service'],
     [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
   ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {
     const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env });
@@ -85,7 +89,7 @@ describe.runIf(onSqlite)('starting the service', () => {
 
   it('a second server on the same data directory is refused naming SIGNALGATE_DATA_DIR; one killed leaves the directory free', async () => {
     const dir = freshDir();
-    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: 'data-dir-lock-admin-token-0123' };
+    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: TEST_ADMIN_TOKEN };
     const first = await spawnServer(env);
     try {
       const second = await serve(env);
@@ -109,7 +113,7 @@ describe.runIf(onSqlite)('starting the service', () => {
 
   it('a lock file left by an earlier version is taken over when its pid no longer runs as a server', async () => {
     const dir = freshDir();
-    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: 'data-dir-lock-admin-token-0123' };
+    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: TEST_ADMIN_TOKEN };
     // An earlier version's lock: its pid, since given to a process that is not a server (this one).
     writeFileSync(path.join(dir, 'server.lock'), JSON.stringify({ pid: process.pid, startTime: '1', token: 'x' }));
     const next = await spawnServer(env);
@@ -118,7 +122,7 @@ describe.runIf(onSqlite)('starting the service', () => {
     expect(next.stdout()).toContain('took over the data directory of a server that is gone');
   });
 
-  it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still shown once', async () => {
+  it('a port in use fails naming HOST and PORT, and the admin token generated on the way is still in its file', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
@@ -127,13 +131,16 @@ describe.runIf(onSqlite)('starting the service', () => {
       const run = await serve({ SIGNALGATE_DATA_DIR: dataDir, PORT: String(port) });
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`cannot listen on HOST=127.0.0.1 PORT=${port}`);
-      const token = /generated the admin token[^\n]*\n\s+(\S+)/.exec(run.stderr)?.[1];
+      const file = path.join(dataDir, 'admin-token');
+      expect(run.stderr).toContain(`generated the admin token and wrote it to ${file}`);
+      const token = readFileSync(file, 'utf8').trim();
       expect(token).toMatch(/^sgadm_/);
+      expect(run.stderr + run.stdout).not.toContain(token);
 
       const again = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: '' });
       try {
         expect(again.stderr()).not.toContain('generated the admin token');
-        const accounts = await adminRequest(again.url, token!, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
+        const accounts = await adminRequest(again.url, token, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
         expect(accounts.status).toBe(201);
       } finally {
         again.child.kill('SIGKILL');
@@ -204,8 +211,8 @@ describe.runIf(onSqlite)('starting the service', () => {
     expect(run.stderr).not.toContain('warning');
   });
 
-  it('masks the admin token in a logged path, however short it is', async () => {
-    const token = 'short-admin-1';
+  it('masks the admin token in a logged path', async () => {
+    const token = TEST_ADMIN_TOKEN;
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_ADMIN_TOKEN: token });
     try {
       expect((await fetch(`${server.url}/api/admin/${token}`)).status).toBe(404);
@@ -216,7 +223,7 @@ describe.runIf(onSqlite)('starting the service', () => {
       await server.exited;
     }
     const logged = server.stdout();
-    expect(logged).toContain('"url":"/api/admin/shor…"');
+    expect(logged).toContain(`"url":"/api/admin/${token.slice(0, 4)}…"`);
     expect(logged).not.toContain(token);
   });
 });

@@ -8,9 +8,10 @@ import { fingerprintOf, httpsRequest, makeCertificate, type TestCertificate } fr
 import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { spawn } from 'node:child_process';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
-const ADMIN = 'tls-test-admin-token-0123456789';
+const ADMIN = TEST_ADMIN_TOKEN;
 
 describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () => {
   // Made when the suite runs: the describe's body runs on the PostgreSQL pass too, where the
@@ -74,6 +75,11 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     expect(answer.status).toBe(202);
     expect(answer.body.id).toMatch(/^sig_/);
     expect(answer.fingerprint).toBe(fingerprintOf(first.pem));
+    // Served over HTTPS here: browsers are told to come back only over HTTPS, on every route.
+    expect(answer.headers['strict-transport-security']).toBe('max-age=31536000');
+    for (const urlPath of ['/healthz', '/api/admin/accounts', '/', '/no-such-route']) {
+      expect((await request(urlPath)).headers['strict-transport-security'], urlPath).toBe('max-age=31536000');
+    }
     await expect(fetch(server.url.replace('https:', 'http:') + '/healthz')).rejects.toThrow();
   });
 

@@ -6,8 +6,9 @@ import { adminRequest } from '../support/admin-client.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { attachStrace, hasStrace } from '../support/strace.js';
 import { RawSocket } from '../delivery/support/raw-socket.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'durability-test-admin-token-abc';
+const ADMIN = TEST_ADMIN_TOKEN;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { attachStrace, hasStrace } from '../support/strace.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const ADMIN = 'checkpoint-test-admin-token-abc';
+const ADMIN = TEST_ADMIN_TOKEN;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

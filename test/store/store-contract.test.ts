@@ -76,6 +76,15 @@ describe.each([
       expect(await store.getSetting(name)).toBe('first');
     });
 
+    it('deletes a setting, after which a claim takes the new value', async () => {
+      const name = `admin-token-${randomUUID()}`;
+      await store.claimSetting(name, 'first');
+      await store.deleteSetting(name);
+      expect(await store.getSetting(name)).toBeNull();
+      await store.deleteSetting(name);
+      expect(await store.claimSetting(name, 'second')).toBe('second');
+    });
+
     it('answers the same value to concurrent claims', async () => {
       const name = `race-${randomUUID()}`;
       const values = await Promise.all(Array.from({ length: 10 }, (_, i) => store.claimSetting(name, `v${i}`)));

@@ -8,6 +8,7 @@ import { AgentProcess } from '../agent/support/agent-process.js';
 import { loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { freePort } from '../support/free-port.js';
+import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 /**
  * The store goes away under a running server: its own PostgreSQL instance stopped (never the
@@ -15,7 +16,7 @@ import { freePort } from '../support/free-port.js';
  * Retry-After within 3 s, never a hang and never a 202 for what was not stored; service resumes
  * by itself, and nothing acknowledged is lost.
  */
-const ADMIN = 'outage-test-admin-token-0123456789';
+const ADMIN = TEST_ADMIN_TOKEN;
 const ANSWER_WITHIN_MS = 3000;
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -388,7 +389,11 @@ describe('the disk under SQLite full', () => {
     expect(write.body.code).toBe('STORE_UNAVAILABLE');
     const health = await fetch(`${server.url}/readyz`);
     expect(health.status).toBe(503);
-    expect(await health.text()).toContain('free');
+    // How much space is left is for the operator's token only.
+    expect(await health.text()).not.toMatch(/bytes|free/);
+    const told = await fetch(`${server.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(told.status).toBe(503);
+    expect(await told.text()).toContain('bytes free');
 
     rmSync(filler);
     const back = await until(async () => {

@@ -6,10 +6,12 @@ import { promisify } from 'node:util';
 import { openStore } from '../../src/store/open-store.js';
 import { freshPostgresSchema } from './postgres.js';
 import { CLI } from './spawn-server.js';
+import { TEST_ADMIN_TOKEN } from './test-tokens.js';
 
 const run = promisify(execFile);
 
-export const CLI_ADMIN_TOKEN = 'cli-admin-token-0123456789';
+/** The admin token CLI runs' environments carry. */
+export const CLI_ADMIN_TOKEN = TEST_ADMIN_TOKEN;
 
 /**
  * The environment of CLI runs on a store of their own: a fresh data directory and, on the

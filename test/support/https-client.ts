@@ -32,6 +32,7 @@ export interface HttpsAnswer {
   body: any;
   /** The SHA-256 fingerprint of the certificate the server presented on this connection. */
   fingerprint: string;
+  headers: import('node:http').IncomingHttpHeaders;
   /** Whether the request went over a connection that an earlier request had opened. */
   reusedConnection: boolean;
 }
@@ -54,7 +55,7 @@ export function httpsRequest(
         } catch {
           body = text;
         }
-        resolve({ status: res.statusCode ?? 0, body, fingerprint, reusedConnection: req.reusedSocket });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, fingerprint, reusedConnection: req.reusedSocket });
       });
     });
     req.on('error', reject);

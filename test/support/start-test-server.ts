@@ -7,7 +7,9 @@ import { startService, type RunningService } from '../../src/service/start-servi
 import { adminRequest } from './admin-client.js';
 import { freshPostgresSchema } from './postgres.js';
 
-export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+import { TEST_ADMIN_TOKEN } from './test-tokens.js';
+
+export { TEST_ADMIN_TOKEN };
 
 export interface TestServer extends RunningService {
   /** Admin API call with the admin token; answers status, headers and parsed body. */

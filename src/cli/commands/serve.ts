@@ -21,7 +21,7 @@ export function registerServeCommand(program: Command): void {
     )
     .action(async () => {
       // A stop asked for while starting is honoured once the start is done (a generated admin
-      // token is then shown, not lost): the service drains at once and exits 0, as a stop always
+      // token is then written, not lost): the service drains at once and exits 0, as a stop always
       // does. A start that hangs (a database host that never answers) is given up after a while.
       let stopAsked: string | null = null;
       let giveUp: NodeJS.Timeout | undefined;
@@ -94,10 +94,10 @@ export function registerServeCommand(program: Command): void {
     });
 }
 
-function printAdminToken(token: string): void {
+function printAdminToken(file: string): void {
   process.stderr.write(
-    `signalgate: generated the admin token; it is shown this once, keep it:\n  ${token}\n` +
-      `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own)\n`,
+    `signalgate: generated the admin token and wrote it to ${file}, readable by this user only; read it with:\n  cat ${file}\n` +
+      `  (or set SIGNALGATE_ADMIN_TOKEN to choose your own; \`signalgate admin-token reset\` makes a new one)\n`,
   );
 }
 

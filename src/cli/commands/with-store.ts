@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { type Config, loadConfig } from '../../config/config.js';
+import { type Config, ConfigError, loadConfig } from '../../config/config.js';
 import { storeStartupError, withoutPassword } from '../../service/startup-error.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
@@ -19,7 +19,15 @@ export interface WithStoreOptions {
  * setting, not a driver's stack trace (exit 1).
  */
 export async function withStore(use: (store: Store, config: Config) => Promise<void>, options: WithStoreOptions = {}): Promise<void> {
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`signalgate: ${error.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   if (config.databaseUrl === null && !options.create && !existsSync(path.join(config.dataDir, 'signalgate.db'))) {
     process.stderr.write(
       `signalgate: no store in SIGNALGATE_DATA_DIR=${config.dataDir} (it has no signalgate.db): run this where the server runs, ` +

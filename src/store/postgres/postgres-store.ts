@@ -94,6 +94,8 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   /** The agents' queries (see `deliveryConnections`). */
   private readonly deliveryPool: pg.Pool;
+  /** One connection of its own for readiness probes, so probing never takes one from the request path. */
+  private readonly probePool: pg.Pool;
   private readonly answerGuard: UnansweringServerGuard;
   private readonly deliveryAnswerGuard: UnansweringServerGuard;
   private readonly clientConfig: pg.ClientConfig;
@@ -147,6 +149,15 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       query_timeout: ANSWER_TIMEOUT_MS,
     });
+    this.probePool = new pg.Pool({
+      ...this.clientConfig,
+      max: 1,
+      application_name: 'signalgate-readiness',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: ANSWER_TIMEOUT_MS,
+    });
+    this.probePool.on('error', () => undefined);
+    this.probePool.on('connect', (client) => client.on('error', () => undefined));
     this.answerGuard = new UnansweringServerGuard(this.pool, this.clientConfig);
     this.deliveryAnswerGuard = new UnansweringServerGuard(this.deliveryPool, this.clientConfig);
     for (const pool of [this.pool, this.deliveryPool]) {
@@ -201,7 +212,7 @@ export class PostgresStore implements Store {
     await this.sessionLocks.close();
     await this.answerGuard.close();
     await this.deliveryAnswerGuard.close();
-    await Promise.all([this.pool.end(), this.deliveryPool.end()]);
+    await Promise.all([this.pool.end(), this.deliveryPool.end(), this.probePool.end()]);
   }
 
   /** A round trip on a pooled connection, given a few seconds (a dead host may never answer). */
@@ -218,7 +229,7 @@ export class PostgresStore implements Store {
     const late = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(`PostgreSQL did not answer within ${REACHABILITY_TIMEOUT_MS / 1000} s`), REACHABILITY_TIMEOUT_MS);
     });
-    const answered = this.pool.query('SELECT 1').then(
+    const answered = this.probePool.query('SELECT 1').then(
       () => null,
       (error: unknown) => `PostgreSQL cannot be reached (${error instanceof Error ? error.message : String(error)})`,
     );
@@ -241,6 +252,10 @@ export class PostgresStore implements Store {
 
   setSetting(name: string, value: string): Promise<void> {
     return this.settings.setSetting(name, value);
+  }
+
+  deleteSetting(name: string): Promise<void> {
+    return this.settings.deleteSetting(name);
   }
 
   // Accounts and usage.

@@ -25,4 +25,8 @@ export class PostgresSettings {
       [name, value],
     );
   }
+
+  async deleteSetting(name: string): Promise<void> {
+    await this.pool.query('DELETE FROM settings WHERE name = $1', [name]);
+  }
 }

@@ -25,4 +25,8 @@ export class SqliteSettings {
       .stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
       .run(name, value);
   }
+
+  deleteSetting(name: string): void {
+    this.connection.stmt('DELETE FROM settings WHERE name = ?').run(name);
+  }
 }

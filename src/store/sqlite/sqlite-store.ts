@@ -197,6 +197,10 @@ export class SqliteStore implements Store {
     this.settings.setSetting(name, value);
   }
 
+  async deleteSetting(name: string): Promise<void> {
+    this.settings.deleteSetting(name);
+  }
+
   // Accounts and usage.
 
   async createAccount(account: Account): Promise<void> {
