@@ -71,7 +71,7 @@ function sourceCard(source, agentsOf, reload) {
         { class: 'key-hint' },
         'Key ',
         h('span', { class: 'mono' }, `${source.authKeyHint}…`),
-        ' · its inbound URL was shown once, when the source was made or its key rotated. Lost it? Rotate the key.',
+        ' · its inbound URL was shown once, when the source was made or given a new key. Lost it? Rotate the key.',
       ),
       once,
       copyField('TradingView alert message', tradingViewMessage(), { multiline: true, rows: 2 }),
