@@ -52,9 +52,9 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
     await client.query(`
       INSERT INTO accounts (id, name, monthly_signal_quota, created_at)
         SELECT 'acc_bl' || lpad(a::text, 5, '0'), 'tenant ' || a, 100000000, ${created} FROM generate_series(0, ${accounts - 1}) a;
-      INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, max_signal_age_seconds, created_at)
+      INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, max_signal_age_seconds, created_at)
         SELECT 'src_bl' || lpad(a::text, 5, '0') || '_' || s, 'acc_bl' || lpad(a::text, 5, '0'), 'source ' || s,
-               'bl_key_' || a || '_' || s, encode(sha256(convert_to('bl_key_' || a || '_' || s, 'UTF8')), 'hex'), true, 120, ${created}
+               left('bl_key_' || a || '_' || s, 4), encode(sha256(convert_to('bl_key_' || a || '_' || s, 'UTF8')), 'hex'), true, 120, ${created}
           FROM generate_series(0, ${accounts - 1}) a, generate_series(0, 2) s;
       INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state)
         SELECT 'agt_bl' || lpad(a::text, 5, '0') || '_' || k, 'acc_bl' || lpad(a::text, 5, '0'), 'agent ' || k,

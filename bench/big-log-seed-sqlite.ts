@@ -38,7 +38,7 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
     db.transaction(() => {
       const account = db.prepare('INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES (?, ?, ?, ?)');
       const source = db.prepare(
-        `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, max_signal_age_seconds, created_at)
+        `INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, max_signal_age_seconds, created_at)
          VALUES (?, ?, ?, ?, ?, 1, 120, ?)`,
       );
       const agent = db.prepare('INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -46,7 +46,7 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
         account.run(accountId(a), `tenant ${a}`, 100_000_000, created);
         for (let s = 0; s < sourcesPerAccount; s++) {
           const key = `bl_key_${a}_${s}`;
-          source.run(sourceId(a, s), accountId(a), `source ${s}`, key, sha(key), created);
+          source.run(sourceId(a, s), accountId(a), `source ${s}`, key.slice(0, 4), sha(key), created);
         }
         for (let k = 0; k < agentsOf(a); k++) agent.run(agentId(a, k), accountId(a), `agent ${k}`, sha(`bl_token_${a}_${k}`), created, n, AGENT_STATE);
       }

@@ -7,6 +7,7 @@ import { runBurst } from './burst.js';
 import { runCpuAb } from './cpu-ab.js';
 import { runEqualCpu } from './equal-cpu.js';
 import { runFixRoundTrip } from './fix-round-trip.js';
+import { runHostileRequests } from './hostile-requests.js';
 import { summariseProfiles } from './profile-summary.js';
 import { runSlowClients } from './slow-clients.js';
 import { runSoak } from './soak.js';
@@ -24,7 +25,8 @@ const USAGE =
   '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200), ' +
   '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached), ' +
   '--store-ingest (the store\'s ingest alone, no HTTP, on an empty and a big store, the log\'s indexes now and before), ' +
-  '--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD\'s, both on one core, alternating rounds)';
+  '--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD\'s, both on one core, alternating rounds), ' +
+  '--hostile (server CPU and bytes stored per hostile request against an ordinary one)';
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -44,7 +46,7 @@ for (let i = 0; i < args.length; i++) {
       process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log', '--store-ingest', '--cpu-ab'].includes(arg)) {
+  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log', '--store-ingest', '--cpu-ab', '--hostile'].includes(arg)) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -97,6 +99,7 @@ if (flags.has('--slow-clients')) {
 }
 if (flags.has('--store-ingest')) await runStoreIngest();
 if (flags.has('--cpu-ab')) await runCpuAb();
+if (flags.has('--hostile')) await runHostileRequests();
 if (flags.has('--big-log')) {
   const { pages, ingest } = await runBigLog();
   for (const row of ingest) figures.set(`big-log ${row.store} ingest vs empty`, row.big / row.empty);

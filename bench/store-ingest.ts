@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ErrorCode } from '../src/errors/catalog.js';
+import { storedAuthKey } from '../src/store/auth-key-hash.js';
 import { openStore } from '../src/store/open-store.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { IngestRequest, Store } from '../src/store/store.js';
@@ -167,7 +168,7 @@ async function seedTenants(store: Store): Promise<void> {
     }
     for (let s = 0; s < sourcesPerAccount; s++) {
       await store.createSource({
-        id: sourceId(a, s), accountId: accountId(a), name: `source ${s}`, authKey: `bench_key_${a}_${s}`, active: true, hmacSecret: null,
+        id: sourceId(a, s), accountId: accountId(a), name: `source ${s}`, ...storedAuthKey(`bench_key_${a}_${s}`), active: true, hmacSecret: null,
         agentIds: [], allowedIps: [], maxSignalAgeSeconds: 120, duplicateWindowSeconds: 0, createdAt: created, revision: 0,
       });
     }

@@ -85,13 +85,13 @@ export function copyField(label, value, opts = {}) {
 }
 
 /** A secret shown once (a new agent token): it is in the page until the operator closes it. */
-export function shownOnce(title, value, onClose) {
+export function shownOnce(title, value, onClose, label = 'Token') {
   const box = h(
     'section',
     { class: 'once', role: 'region', 'aria-label': title },
     h('h3', null, title),
     h('p', null, 'Shown this once: copy it now. signalgate keeps only its digest and cannot show it again.'),
-    copyField('Token', value, { id: 'shown-token' }),
+    copyField(label, value, { id: 'shown-token' }),
     h('button', { type: 'button', class: 'secondary', onclick: () => { box.remove(); onClose?.(); } }, 'I have copied it'),
   );
   return box;

@@ -2,6 +2,7 @@ import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { allowedIpsProblems, MAX_ALLOWED_IPS, TRADINGVIEW } from '../security/allowed-ips.js';
 import { newAuthKey, newId } from '../security/random-secrets.js';
 import type { SourcePatch, Store } from '../store/store.js';
+import { storedAuthKey } from '../store/auth-key-hash.js';
 import { type AdminResult, notFound, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { booleanField, idListField, textField, wholeNumberField } from './field-schemas.js';
@@ -121,11 +122,12 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   }
   const agentProblems = await checkAgents(store, accountId, agentIds ?? []);
   if (agentProblems.length > 0) return refuse(...agentProblems);
+  const authKey = newAuthKey();
   const source = {
     id: newId('src'),
     accountId,
     name: name.trim(),
-    authKey: newAuthKey(),
+    ...storedAuthKey(authKey),
     active: true,
     hmacSecret: hmacSecret ?? null,
     agentIds: agentIds ?? [],
@@ -136,7 +138,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     revision: 0,
   };
   await store.createSource(source);
-  return { ok: true, value: sourceView(source, publicUrl) };
+  return { ok: true, value: sourceView(source, publicUrl, authKey) };
 }
 
 export async function showSource(store: Store, id: string, publicUrl: string): Promise<SourceAnswer> {
@@ -199,8 +201,9 @@ export async function rotateSourceKey(store: Store, id: string, body: unknown, n
       );
     }
   }
-  const updated = await store.updateSource(id, { authKey: newAuthKey() }, new Date(nowMillis).toISOString());
-  return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
+  const authKey = newAuthKey();
+  const updated = await store.updateSource(id, { authKey }, new Date(nowMillis).toISOString());
+  return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl, authKey) };
 }
 
 async function checkAgents(store: Store, accountId: string, agentIds: string[]): Promise<Problem[]> {

@@ -4,13 +4,18 @@ import { type JsonSchema, objectSchema } from '../openapi/index.js';
 
 /** How records are shown by the admin API and the CLI (docs/admin-api.md). Secrets never appear. */
 
-export function sourceView(source: Source, publicUrl: string) {
+/**
+ * A source as shown. The key is only known when it was just made (`authKey`, at creation and at
+ * rotation): only then do `authKey` and `inboundUrl` appear. The store keeps its digest, so any
+ * later view shows only `authKeyHint`, its first characters.
+ */
+export function sourceView(source: Source, publicUrl: string, authKey?: string) {
   return {
     id: source.id,
     accountId: source.accountId,
     name: source.name,
-    authKey: source.authKey,
-    inboundUrl: `${publicUrl}/api/inbound/${source.authKey}`,
+    authKeyHint: source.authKeyHint,
+    ...(authKey !== undefined && { authKey, inboundUrl: `${publicUrl}/api/inbound/${authKey}` }),
     active: source.active,
     hmac: source.hmacSecret !== null,
     agentIds: source.agentIds,
@@ -65,8 +70,9 @@ export const SOURCE_VIEW = objectSchema(
     id: { type: 'string' },
     accountId: { type: 'string' },
     name: { type: 'string' },
-    authKey: { type: 'string', description: 'the secret part of the inbound URL' },
-    inboundUrl: { type: 'string', description: 'where to send signals' },
+    authKeyHint: { type: 'string', description: "the key's first 4 characters, to tell keys apart (not enough to send with)" },
+    authKey: { type: 'string', description: 'the secret part of the inbound URL: only in the answers that create the source or rotate its key, never again' },
+    inboundUrl: { type: 'string', description: 'where to send signals: only in the answers that create the source or rotate its key, never again' },
     active: { type: 'boolean' },
     hmac: { type: 'boolean', description: 'whether a secret is set (the secret is never shown)' },
     agentIds: { type: 'array', items: { type: 'string' } },
@@ -74,7 +80,7 @@ export const SOURCE_VIEW = objectSchema(
     allowedIps: { type: 'array', items: { type: 'string' } },
     createdAt: TIME,
   },
-  ['id', 'accountId', 'name', 'authKey', 'inboundUrl', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'allowedIps', 'createdAt'],
+  ['id', 'accountId', 'name', 'authKeyHint', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'allowedIps', 'createdAt'],
 );
 export const AGENT_VIEW = objectSchema(
   {

@@ -8,6 +8,10 @@ import { registerParseCommand } from './commands/parse.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 
+// Everything signalgate writes (the database and its WAL, backups, journals, paper accounts, FIX
+// stores) holds keys, secrets or trades: none of it is for other users of the machine.
+process.umask(0o077);
+
 const program = new Command('signalgate')
   .description('Inbound trading signal service: authenticate, meter, normalize and deliver trading signals.')
   .showHelpAfterError();

@@ -22,6 +22,8 @@ export const ERROR_CATALOG = {
   SL_REQUIRED: { status: 422, title: 'Stop loss required' },
   ENTRY_REQUIRED: { status: 422, title: 'Entry required' },
   INVALID_PARAMETER: { status: 422, title: 'Invalid parameter' },
+  // The last entry of a list of problems cut short: how many more there were.
+  MORE_PROBLEMS: { status: 422, title: 'More problems than listed' },
   // Metering and replay.
   QUOTA_SIGNALS_IN: { status: 429, title: 'Monthly signal quota exhausted' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused with a different request' },

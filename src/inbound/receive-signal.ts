@@ -10,6 +10,7 @@ import { answerFor, type InboundAnswer } from './inbound-answer.js';
 import type { InboundRequest } from './inbound-request.js';
 import { InstantText } from './instant-text.js';
 import { judgeBody } from './judge-body.js';
+import { listedProblems, refusedRawBody } from './refusal-record.js';
 import { verifySignature } from './verify-signature.js';
 
 /** The largest body accepted (check 3 of docs/inbound-api.md). */
@@ -67,7 +68,7 @@ export async function receiveSignal(
         receivedAt,
         period,
         contentType: request.contentType ?? null,
-        rawBody: text ?? lenientUtf8.decode(body),
+        rawBody: verdict.kind === 'reject' ? refusedRawBody(body, !request.bodyTooLarge) : (text ?? lenientUtf8.decode(body)),
         idempotencyKey: key,
         requestHash: key === null ? null : requestHash(request.contentType, body),
         idempotencySince: idempotencySinceText.of(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS),
@@ -92,7 +93,7 @@ export async function receiveSignal(
     return answerFor(outcome, request.receivedAtMillis, verdict.kind === 'accept' ? verdict.signalJson : null);
   };
   const reject = (problems: Problem[], status: number, authenticated = false) =>
-    record({ kind: 'reject', httpStatus: status, problems }, authenticated);
+    record({ kind: 'reject', httpStatus: status, problems: listedProblems(problems) }, authenticated);
 
   if (!isAllowedAddress(source.allowedIps, request.clientAddress)) {
     return reject(

@@ -1,4 +1,4 @@
-import { readFileSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** Who takes a lock file, for its messages and for judging a lock left by an earlier version. */
@@ -34,6 +34,8 @@ export class LockFile {
   static acquire(file: string, role: LockRole): LockFile {
     let tookOver: string | null = null;
     for (;;) {
+      // Owner-only, made before SQLite opens it (which would make it 0644 less the umask).
+      closeSync(openSync(file, 'a', 0o600));
       const db = new Database(file, { timeout: 0 });
       try {
         db.pragma('locking_mode = EXCLUSIVE');

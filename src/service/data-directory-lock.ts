@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Config } from '../config/config.js';
 import { LockFile, LockHeldError, type LockRole } from '../process/lock-file.js';
 import { createDirectory } from '../files/create-directory.js';
+import { PRIVATE_DIRECTORY_MODE } from '../files/private-files.js';
 import { StartupError, storeStartupError } from './startup-error.js';
 
 /**
@@ -20,7 +21,7 @@ const SERVER: LockRole = {
 /** Takes the data directory for this server, or says in one sentence which server has it. */
 export function lockDataDirectory(config: Config): LockFile {
   try {
-    createDirectory(config.dataDir);
+    createDirectory(config.dataDir, PRIVATE_DIRECTORY_MODE);
   } catch (error) {
     throw storeStartupError(config, error);
   }

@@ -15,6 +15,7 @@ import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { adminTokenFile, removeAdminTokenFile, writeAdminTokenFile } from './admin-token-file.js';
+import { looseModes } from '../files/private-files.js';
 import { lockDataDirectory } from './data-directory-lock.js';
 import { startRetention } from './retention.js';
 import { listenStartupError, StartupError, storeStartupError } from './startup-error.js';
@@ -55,6 +56,7 @@ export async function startService(
 ): Promise<RunningService> {
   const lock = serverDirectory(config) === null ? null : lockDataDirectory(config);
   if (lock?.tookOver) logger.warn({ reason: lock.tookOver }, 'took over the data directory of a server that is gone');
+  if (lock !== null) warnOfLooseModes(config.dataDir, logger);
   let service: RunningService;
   try {
     service = await startOnStore(config, logger, storeOptions, events);
@@ -73,6 +75,16 @@ export async function startService(
       }
     },
   };
+}
+
+/**
+ * The data directory holds the sources' HMAC secrets and every signal: one that other users of
+ * the machine can read (made before this version, or loosened by hand) is said at each start.
+ */
+function warnOfLooseModes(dataDir: string, logger: Logger): void {
+  for (const loose of looseModes(dataDir)) {
+    logger.warn({ path: loose.path, mode: loose.mode }, `${loose.path} is mode ${loose.mode}, open to other users of this machine; run: ${loose.fix}`);
+  }
 }
 
 async function startOnStore(

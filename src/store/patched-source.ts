@@ -1,5 +1,6 @@
 import type { Source } from './records.js';
 import type { SourcePatch } from './store.js';
+import { storedAuthKey } from './auth-key-hash.js';
 
 /**
  * The source after `patch`, at its next revision: absent fields keep their value;
@@ -16,6 +17,6 @@ export function patchedSource(source: Source, patch: SourcePatch): Source {
     ...(patch.maxSignalAgeSeconds !== undefined && { maxSignalAgeSeconds: patch.maxSignalAgeSeconds }),
     ...(patch.duplicateWindowSeconds !== undefined && { duplicateWindowSeconds: patch.duplicateWindowSeconds }),
     ...(patch.allowedIps !== undefined && { allowedIps: [...patch.allowedIps] }),
-    ...(patch.authKey !== undefined && { authKey: patch.authKey }),
+    ...(patch.authKey !== undefined && storedAuthKey(patch.authKey)),
   };
 }

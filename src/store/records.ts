@@ -22,7 +22,10 @@ export interface Source {
   id: string;
   accountId: string;
   name: string;
-  authKey: string;
+  /** SHA-256 hex of the auth key: the key itself is shown once (at creation and rotation) and never stored. */
+  authKeyHash: string;
+  /** The key's first characters, to tell keys apart; not enough to send with. */
+  authKeyHint: string;
   active: boolean;
   /** Never returned by the API; `hmac: boolean` is shown instead. */
   hmacSecret: string | null;

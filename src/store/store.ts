@@ -245,6 +245,7 @@ export interface SourcePatch {
   maxSignalAgeSeconds?: number;
   duplicateWindowSeconds?: number;
   allowedIps?: string[];
+  /** A new auth key, in clear: the store keeps only its digest and hint (`storedAuthKey`). */
   authKey?: string;
 }
 

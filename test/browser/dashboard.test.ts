@@ -90,16 +90,22 @@ describe('the dashboard in a browser', () => {
     expect(await page.content()).not.toContain(agentToken);
   });
 
-  it('creates a source and copies its inbound URL', async () => {
+  it('creates a source and shows its inbound URL once, to copy; its card then shows only the key hint', async () => {
     await go('sources');
     await page.getByRole('button', { name: 'Create source' }).click();
-    const card = page.getByRole('article').filter({ hasText: 'TradingView' });
-    const url = await card.getByLabel('Inbound URL', { exact: true }).inputValue();
+    const once = page.getByRole('region', { name: /^Inbound URL for TradingView/ });
+    const url = await once.getByLabel('Inbound URL', { exact: true }).inputValue();
     expect(url).toMatch(/^http:\/\/signals\.example\.test\/api\/inbound\/[\w-]+$/);
-    await card.getByRole('button', { name: 'Copy Inbound URL' }).click();
+    await once.getByRole('button', { name: 'Copy Inbound URL' }).click();
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(url);
+    const card = page.getByRole('article').filter({ hasText: 'TradingView' });
+    const key = url.split('/').pop()!;
+    expect(await card.locator('.key-hint').textContent()).toContain(`${key.slice(0, 4)}…`);
     expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toBe('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
     inboundPath = new URL(url).pathname;
+    await page.reload();
+    await page.getByRole('article').filter({ hasText: 'TradingView' }).waitFor();
+    expect(await page.content()).not.toContain(key);
   });
 
   it('shows a signal sent over HTTP within seconds, without a reload, and what the paper agent made of it', async () => {
@@ -169,12 +175,15 @@ describe('the dashboard in a browser', () => {
     // Cancelled: nothing changes.
     await card.getByRole('button', { name: 'Rotate key' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
-    expect(new URL(await card.getByLabel('Inbound URL', { exact: true }).inputValue()).pathname).toBe(inboundPath);
+    expect(await card.getByRole('region').count()).toBe(0);
+    expect(await card.locator('.key-hint').textContent()).toContain(`${inboundPath.split('/').pop()!.slice(0, 4)}…`);
 
     await card.getByRole('button', { name: 'Rotate key' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
     await card.getByText('Key rotated').waitFor();
-    const rotated = new URL(await card.getByLabel('Inbound URL', { exact: true }).inputValue()).pathname;
+    const shown = card.getByRole('region', { name: /^New inbound URL for TradingView/ });
+    const rotated = new URL(await shown.getByLabel('Inbound URL', { exact: true }).inputValue()).pathname;
+    expect(await card.locator('.key-hint').textContent()).toContain(`${rotated.split('/').pop()!.slice(0, 4)}…`);
     expect(rotated).not.toBe(inboundPath);
     expect((await post(inboundPath, 'EURUSD,buy,vol=0.1')).status).toBe(401);
     expect((await post(rotated, 'EURUSD,closebuy')).status).toBe(202);

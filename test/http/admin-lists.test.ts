@@ -27,7 +27,8 @@ describe('lists of accounts, sources and agents', () => {
     const { accountId, agents } = await accountWithAgents(server, ['a1', 'a2']);
     const source = await sourceFor(server, accountId);
     const sources = await server.admin('GET', `/api/admin/sources?accountId=${accountId}`);
-    expect(sources.body).toEqual({ sources: [expect.objectContaining({ id: source.id, authKey: source.authKey, inboundUrl: `http://signals.example.test/api/inbound/${source.authKey}` })], next: null });
+    expect(sources.body).toEqual({ sources: [expect.objectContaining({ id: source.id, authKeyHint: source.authKey.slice(0, 4) })], next: null });
+    expect(JSON.stringify(sources.body)).not.toContain(source.authKey);
     expect(JSON.stringify(sources.body)).not.toContain('hmacSecret');
     const listed = await server.admin('GET', `/api/admin/agents?accountId=${accountId}&limit=1`);
     expect(listed.body.agents.map((a: any) => a.id)).toEqual([agents[1]!.id]);

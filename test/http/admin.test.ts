@@ -53,7 +53,7 @@ describe('accounts', () => {
 });
 
 describe('sources', () => {
-  it('creates a source whose detail view carries the key and inbound URL but never the secret', async () => {
+  it('creates a source whose answer carries the key and inbound URL (once: the detail view has only its hint), never the secret', async () => {
     const account = await server.admin('POST', '/api/admin/accounts', { name: 'Desk B', monthlySignalQuota: 10 });
     const created = await server.admin('POST', '/api/admin/sources', {
       accountId: account.body.id,
@@ -65,6 +65,7 @@ describe('sources', () => {
       id: expect.any(String),
       accountId: account.body.id,
       name: 'Webhook',
+      authKeyHint: created.body.authKey.slice(0, 4),
       authKey: expect.stringMatching(/^[A-Za-z0-9_-]{22,}$/),
       inboundUrl: `http://signals.example.test/api/inbound/${created.body.authKey}`,
       active: true,
@@ -77,7 +78,8 @@ describe('sources', () => {
     });
     expect(JSON.stringify(created.body)).not.toContain('very-secret-value');
     const shown = await server.admin('GET', `/api/admin/sources/${created.body.id}`);
-    expect(shown.body).toEqual(created.body);
+    const { authKey: _key, inboundUrl: _url, ...later } = created.body;
+    expect(shown.body).toEqual(later);
   });
 
   it('patches name, activity, secret (set and clear), routing and max age', async () => {
@@ -265,7 +267,7 @@ describe('rotate-key bodies', () => {
     const malformed = await rotate(src.sourceId, { 'content-type': 'application/json' }, '{"x":');
     expect(malformed.status).toBe(400);
     const shown = await server.admin('GET', `/api/admin/sources/${src.sourceId}`);
-    expect(shown.body.authKey).toBe(src.authKey);
+    expect(shown.body.authKeyHint).toBe(src.authKey.slice(0, 4));
     expect((await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' })).status).toBe(202);
   });
 

@@ -109,7 +109,7 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
     const src = await seedSource(server, { hmacSecret: 'top-secret' });
     const big = `EURUSD,buy,comment="${'x'.repeat(16 * 1024)}"`;
     expectProblem(await post(server.url + src.inboundPath, big, { ...TEXT, 'x-signature': 'sha256=00' }), 413, 'PAYLOAD_TOO_LARGE');
-    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'PAYLOAD_TOO_LARGE' });
+    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'PAYLOAD_TOO_LARGE', rawBody: '' });
     const exact = Buffer.alloc(16 * 1024, 0x20);
     exact.write('EURUSD,buy');
     const res = await post(server.url + src.inboundPath, exact, { ...TEXT, 'x-signature': sign('top-secret', exact) });
@@ -408,5 +408,44 @@ describe('the signal log', () => {
     const bad = await server.admin('GET', `/api/admin/signals?status=done`);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'status' });
+  });
+});
+
+describe('what a refusal may make the server write', () => {
+  it('answers and logs a body of thousands of unknown parameters with its first 10 problems and a count of the rest, and keeps its first KiB', async () => {
+    const src = await seedSource(server);
+    const names: string[] = [];
+    for (let i = 0; (`EURUSD,buy,${names.join(',')}`).length < 16_000; i++) names.push(`zz${i}=1`);
+    const body = `EURUSD,buy,${names.join(',')}`;
+    const res = await post(server.url + src.inboundPath, body, TEXT);
+    expectProblem(res, 422, 'UNKNOWN_PARAMETER');
+    expect(res.body.errors).toHaveLength(11);
+    expect(res.body.errors.slice(0, 10).map((e: { code: string }) => e.code)).toEqual(Array(10).fill('UNKNOWN_PARAMETER'));
+    expect(res.body.errors[10]).toEqual({
+      code: 'MORE_PROBLEMS',
+      detail: `${names.length - 10} more problems are not listed; fix the ones above and send again to see the rest`,
+    });
+    expect(JSON.stringify(res.body).length).toBeLessThan(4096);
+
+    const entry = await lastLogEntry(src.sourceId);
+    expect(entry).toMatchObject({ status: 'rejected', code: 'UNKNOWN_PARAMETER', errors: res.body.errors });
+    expect(entry.rawBody).toBe(`${body.slice(0, 1024)}…[cut by signalgate: the first 1024 of ${body.length} bytes are kept]`);
+    expect(JSON.stringify(entry).length).toBeLessThan(6144);
+  });
+
+  it('keeps ten problems as they are, with no count', async () => {
+    const src = await seedSource(server);
+    const body = `EURUSD,buy,${Array.from({ length: 10 }, (_, i) => `zz${i}=1`).join(',')}`;
+    const res = await post(server.url + src.inboundPath, body, TEXT);
+    expect(res.body.errors.map((e: { code: string }) => e.code)).toEqual(Array(10).fill('UNKNOWN_PARAMETER'));
+    expect((await lastLogEntry(src.sourceId)).rawBody).toBe(body);
+  });
+
+  it('keeps an accepted signal whole, however long its body', async () => {
+    const src = await seedSource(server);
+    const body = `{"symbol":"EURUSD","action":"buy",${' '.repeat(8000)}"vol":0.1}`;
+    const res = await post(server.url + src.inboundPath, body, JSON_TYPE);
+    expect(res.status).toBe(202);
+    expect((await server.admin('GET', `/api/admin/signals/${res.body.id}`)).body.rawBody).toBe(body);
   });
 });

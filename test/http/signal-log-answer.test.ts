@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ONE_BUFFER_FROM_CHARACTERS } from '../../src/admin/json-page-body.js';
+import { refusedRawBody } from '../../src/inbound/refusal-record.js';
 import type { SignalFilter } from '../../src/store/store.js';
 import { accountWithAgents, agentRequest, postSignal } from '../delivery/support/delivery-setup.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/start-test-server.js';
@@ -101,11 +102,12 @@ describe('a page of the signal log', () => {
     expect(made.status).toBe(201);
     const source = { id: made.body.id as string, authKey: made.body.authKey as string };
     // Bodies of 2-, 3- and 4-byte characters and of what JSON escapes (quotes, backslashes,
-    // control characters) or not (the line separators), ~10 KB each: a page of fifteen is far
-    // over the characters from which a page is answered as bytes.
+    // control characters) or not (the line separators), ~10 KB each, refused: the log keeps the
+    // first KiB of each, cut between characters, so a page of eighty is over the characters from
+    // which a page is answered as bytes.
     const piece = `${AWKWARD} \u0001\t\n\u2028\u2029\u007f ½€𝄞 "q" \\ `;
     const bodies: string[] = [];
-    for (let k = 0; k < 15; k++) bodies.push(`not a signal ${k} ${piece.repeat(120 + k)}`);
+    for (let k = 0; k < 80; k++) bodies.push(`not a signal ${k} ${piece.repeat(120 + (k % 15))}`);
     for (const body of bodies) {
       expect(Buffer.byteLength(body)).toBeLessThan(16 * 1024);
       const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
@@ -139,7 +141,8 @@ describe('a page of the signal log', () => {
     // The long page holds every signal, each body as it was sent.
     const { bytes } = await read(long);
     const signals = (JSON.parse(bytes.toString('utf8')) as { signals: { id: string; rawBody: string }[] }).signals;
-    expect(signals.map((s) => s.rawBody)).toEqual(['EURUSD,buy,vol=0.1,comment=½€𝄞', ...bodies.reverse()]);
+    expect(signals.map((s) => s.rawBody)).toEqual(['EURUSD,buy,vol=0.1,comment=½€𝄞', ...bodies.reverse().map((body) => refusedRawBody(Buffer.from(body), true))]);
+    expect(signals[1]!.rawBody).toMatch(/^not a signal 79 .*…\[cut by signalgate: the first 10\d\d of \d+ bytes are kept\]$/s);
     expect(signals[0]!.id).toBe(accepted);
   });
 

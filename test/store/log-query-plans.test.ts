@@ -140,7 +140,7 @@ describe('signal log query plans', () => {
       await pool.query(`
         INSERT INTO accounts VALUES ('acc', 'a', 1000000, now());
         INSERT INTO accounts VALUES ('acc-2', 'b', 1000000, now());
-        INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, max_signal_age_seconds, created_at)
+        INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, max_signal_age_seconds, created_at)
           SELECT 'src-' || n, CASE WHEN n = 0 THEN 'acc' ELSE 'acc-2' END, 's' || n, 'k' || n, 'h' || n, true, 120, now()
             FROM generate_series(0, 198) AS n;
         INSERT INTO agents (id, account_id, name, token_hash, created_at) VALUES ('agt', 'acc', 'a', 't', now());

@@ -237,15 +237,15 @@ describe('SQLite store', () => {
     try {
       const seeded = await seed(cli, { agents: 1, route: [0] });
       const turn = () => new Promise((resolve) => setImmediate(resolve));
-      expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
+      expect((await server.findSourceByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
       const { record } = await cli.ingest(request(seeded));
       await cli.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10);
       await turn();
-      expect((await server.findSourceByAuthKey(seeded.source.authKey))!.id).toBe(seeded.source.id);
+      expect((await server.findSourceByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
       await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
       await cli.ackDelivery(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
       await turn();
-      expect(await server.findSourceByAuthKey(seeded.source.authKey)).toBeNull();
+      expect(await server.findSourceByAuthKey(seeded.authKey)).toBeNull();
       expect((await server.findSourceByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);
     } finally {
       await cli.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors/catalog.js';
 import type { NormalizedSignal } from '../../src/language/index.js';
 import { BackupError } from '../../src/store/backup-error.js';
+import { storedAuthKey } from '../../src/store/auth-key-hash.js';
 import type { Agent, ExpiredDelivery, SignalStatus } from '../../src/store/records.js';
 import type { AgentSessionClaim, IngestRequest, SignalFilter, Store } from '../../src/store/store.js';
 import {
@@ -131,10 +132,10 @@ describe.each([
     });
 
     it('stores sources, finds them by auth key and applies patches', async () => {
-      const { source, agents } = await seed(store, { agents: 2 });
+      const { source, agents, authKey } = await seed(store, { agents: 2 });
       expect(await store.getSource(source.id)).toEqual(source);
-      expect(await store.findSourceByAuthKey(source.authKey)).toEqual(source);
-      expect(await store.findSourceByAuthKey(source.authKey + 'x')).toBeNull();
+      expect(await store.findSourceByAuthKey(authKey)).toEqual(source);
+      expect(await store.findSourceByAuthKey(authKey + 'x')).toBeNull();
 
       const patched = await store.updateSource(source.id, {
         name: 'Renamed',
@@ -158,15 +159,17 @@ describe.each([
       expect(await store.getSource(source.id)).toEqual(expected);
 
       // Clearing the secret and rotating the key: the old key stops naming the source at once.
-      const rotated = await store.updateSource(source.id, { hmacSecret: null, authKey: 'new-key-' + randomUUID() }, new Date().toISOString());
+      const newKey = 'new-key-' + randomUUID();
+      const rotated = await store.updateSource(source.id, { hmacSecret: null, authKey: newKey }, new Date().toISOString());
       expect(rotated?.hmacSecret).toBeNull();
       expect(rotated?.name).toBe('Renamed');
-      expect(await store.findSourceByAuthKey(source.authKey)).toBeNull();
-      expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(rotated);
+      expect(rotated).toMatchObject({ authKeyHash: createHash('sha256').update(newKey).digest('hex'), authKeyHint: 'new-' });
+      expect(await store.findSourceByAuthKey(authKey)).toBeNull();
+      expect(await store.findSourceByAuthKey(newKey)).toEqual(rotated);
       expect(rotated?.allowedIps).toEqual(['tradingview', '203.0.113.0/24', '2001:db8::1']);
       const anyAddress = await store.updateSource(source.id, { allowedIps: [] }, new Date().toISOString());
       expect(anyAddress).toMatchObject({ allowedIps: [], revision: 3 });
-      expect(await store.findSourceByAuthKey(rotated!.authKey)).toEqual(anyAddress);
+      expect(await store.findSourceByAuthKey(newKey)).toEqual(anyAddress);
       expect(await store.updateSource('no-such-source', { name: 'x' }, new Date().toISOString())).toBeNull();
     });
   });
@@ -580,7 +583,7 @@ describe.each([
     it('numbers each agent’s deliveries without gaps when sources routing to overlapping agents arrive at once', async () => {
       const seeded = await seed(store, { agents: 3, route: [1] });
       const [a0, a1, a2] = seeded.agents.map((a) => a.id) as [string, string, string];
-      const wide = { ...seeded.source, id: `src-${randomUUID()}`, authKey: `key-${randomUUID()}`, agentIds: [a2, a0, a1] };
+      const wide = { ...seeded.source, id: `src-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), agentIds: [a2, a0, a1] };
       await store.createSource(wide);
       const onWide = { ...seeded, source: wide };
       const requests = Array.from({ length: 12 }, (_, i) => request(i % 3 === 0 ? onWide : seeded));
@@ -886,7 +889,7 @@ describe.each([
 
     it("moves the expiry of a source's unacknowledged deliveries when its maxSignalAgeSeconds changes", async () => {
       const seeded = await seed(store, { agents: 2 });
-      const otherSource = { ...seeded.source, id: `src-${randomUUID()}`, authKey: `key-${randomUUID()}` };
+      const otherSource = { ...seeded.source, id: `src-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`) };
       await store.createSource(otherSource);
       const [agent, second] = seeded.agents.map((a) => a.id) as [string, string];
       const acked = await store.ingest(request(seeded, { receivedAt: at(1000) }));
@@ -1272,7 +1275,7 @@ describe.each([
 
     it("lists sources and agents of one account or all, newest first, a page at a time", async () => {
       const seeded = await seed(store, { agents: 3 });
-      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, authKey: `key-${randomUUID()}`, createdAt: at(10) };
+      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), createdAt: at(10) };
       await store.createSource(second);
       const sources = await store.listSources({ accountId: seeded.accountId, limit: 1 });
       expect(sources.items).toEqual([second]);
@@ -1350,7 +1353,7 @@ describe.each([
       expect(await store.countSignalsPerDay(seeded.accountId, d(0), d(1))).toEqual([{ day: d(1), accepted: 1, rejected: 1 }]);
 
       // A second source's rejection stays when the first source goes with its log.
-      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, authKey: `key-${randomUUID()}` };
+      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`) };
       await store.createSource(second);
       await store.ingest(request({ ...seeded, source: second }, { receivedAt: at(day + 3), verdict: reject }));
       expect(await store.deleteSource(seeded.source.id)).toBe(true);
@@ -1382,7 +1385,7 @@ describe.each([
 
     it('deletes an agent with its deliveries, never handing them out, unless a source routes to it by id', async () => {
       const seeded = await seed(store, { agents: 2, route: [0] });
-      const everyAgent = { ...seeded.source, id: `src-all-${randomUUID()}`, authKey: `key-${randomUUID()}`, agentIds: [] };
+      const everyAgent = { ...seeded.source, id: `src-all-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), agentIds: [] };
       await store.createSource(everyAgent);
       const [routed, other] = seeded.agents as [Agent, Agent];
       expect(await store.deleteAgent(routed.id)).toEqual({ kind: 'routed', sourceIds: [seeded.source.id] });
@@ -1416,7 +1419,7 @@ describe.each([
 
       expect(await store.deleteSource(seeded.source.id)).toBe(true);
       expect(await store.getSource(seeded.source.id)).toBeNull();
-      expect(await store.findSourceByAuthKey(seeded.source.authKey)).toBeNull();
+      expect(await store.findSourceByAuthKey(seeded.authKey)).toBeNull();
       expect(await store.getSignal(first.id)).toBeNull();
       expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
       expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);

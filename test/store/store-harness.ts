@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Problem } from '../../src/errors/catalog.js';
 import type { NormalizedSignal } from '../../src/language/index.js';
+import { storedAuthKey } from '../../src/store/auth-key-hash.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Agent, Source } from '../../src/store/records.js';
 import type { IngestRequest, IngestVerdict, Store } from '../../src/store/store.js';
@@ -53,6 +54,8 @@ export interface Seeded {
   accountId: string;
   source: Source;
   agents: Agent[];
+  /** The source's key in clear, as its creator was shown it (the store keeps its digest). */
+  authKey: string;
 }
 
 /** A fresh account with `agents` agents and one source routing to `route` (indexes into agents) or to all. */
@@ -76,11 +79,12 @@ export async function seed(
     await store.createAgent(agent);
     agents.push(agent);
   }
+  const authKey = `key-${randomUUID()}`;
   const source: Source = {
     id: `src-${randomUUID()}`,
     accountId,
     name: 'TradingView',
-    authKey: `key-${randomUUID()}`,
+    ...storedAuthKey(authKey),
     active: true,
     hmacSecret: null,
     agentIds: (options.route ?? []).map((i) => agents[i]!.id),
@@ -91,7 +95,7 @@ export async function seed(
     revision: 0,
   };
   await store.createSource(source);
-  return { accountId, source, agents };
+  return { accountId, source, agents, authKey };
 }
 
 export function accept(signal: NormalizedSignal = BUY, expiresAt = at(3_600_000)): IngestVerdict {

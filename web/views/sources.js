@@ -1,6 +1,6 @@
 import { api, listAll } from '../api.js';
 import { field, h, put, when } from '../dom.js';
-import { attempt, confirmAction, copyField, notice } from '../ui.js';
+import { attempt, confirmAction, copyField, notice, shownOnce } from '../ui.js';
 
 /**
  * A ready alert message for TradingView strategies: {{strategy.market_position}} becomes long,
@@ -53,6 +53,8 @@ export function sourcesView(body) {
 
 function sourceCard(source, agentsOf, reload) {
   const status = h('div', { class: 'card-status' });
+  // The inbound URL of a rotated key, shown once: the server keeps only the key's digest.
+  const once = h('div');
   const card = h('article', { class: 'card source', 'data-source': source.id, 'aria-labelledby': `src-${source.id}` });
 
   const render = () => {
@@ -69,7 +71,14 @@ function sourceCard(source, agentsOf, reload) {
       card,
       h('header', { class: 'row spread' }, h('h2', { id: `src-${source.id}` }, source.name), h('span', null, badge, ' ', hmacBadge)),
       h('p', { class: 'muted mono' }, source.id, ' · account ', source.accountId, ' · created ', when(source.createdAt)),
-      copyField('Inbound URL', source.inboundUrl),
+      h(
+        'p',
+        { class: 'key-hint' },
+        'Key ',
+        h('span', { class: 'mono' }, `${source.authKeyHint}…`),
+        ' · its inbound URL was shown once, when the source was made or given a new key. Lost it? Rotate the key.',
+      ),
+      once,
       copyField('TradingView alert message', tradingViewMessage(), { multiline: true, rows: 2 }),
       h(
         'p',
@@ -98,8 +107,10 @@ function sourceCard(source, agentsOf, reload) {
     );
     if (!sure) return;
     await attempt(status, async () => {
-      Object.assign(source, await api('POST', `/api/admin/sources/${source.id}/rotate-key`));
+      const { authKey: _key, inboundUrl, ...rotated } = await api('POST', `/api/admin/sources/${source.id}/rotate-key`);
+      Object.assign(source, rotated);
       render();
+      put(once, shownOnce(`New inbound URL for ${source.name}`, inboundUrl, undefined, 'Inbound URL'));
       notice(status, 'Key rotated: the old inbound URL is refused from now on. Copy the new one.');
     });
   };
@@ -207,7 +218,8 @@ function createForm(accounts, agentsOf, reload) {
     attempt(status, async () => {
       const source = await api('POST', '/api/admin/sources', { accountId: account.value, name: name.value, maxSignalAgeSeconds: Number(maxAge.value) });
       await reload();
-      notice(status, `Created ${source.name}: its inbound URL is in its card above.`);
+      put(created, shownOnce(`Inbound URL for ${source.name}`, source.inboundUrl, undefined, 'Inbound URL'));
+      notice(status, `Created ${source.name}: copy its inbound URL now, it is not shown again.`);
       void agentsOf;
     });
   });

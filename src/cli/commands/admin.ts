@@ -85,6 +85,7 @@ export function registerAdminCommands(program: Command): void {
   const sources = program.command('sources').description('inbound signal sources');
   sources
     .command('create')
+    .description('make a source; its authKey and inboundUrl are printed this once (only their digest is kept)')
     .requiredOption('--account <accountId>')
     .requiredOption('--name <name>')
     .option('--hmac-secret <secret>', 'require signed requests; visible to every user in the process list, so prefer --hmac-secret-file')
@@ -177,7 +178,10 @@ export function registerAdminCommands(program: Command): void {
         );
       },
     );
-  sources.command('rotate-key <sourceId>').action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, Date.now(), url)));
+  sources
+    .command('rotate-key <sourceId>')
+    .description('give the source a new key (printed once, with its inboundUrl); the old one is refused at once')
+    .action((id: string) => run((store, url) => rotateSourceKey(store, id, undefined, Date.now(), url)));
 
   const signals = program.command('signals').description('the signal log');
   signals

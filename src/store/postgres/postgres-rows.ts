@@ -21,7 +21,8 @@ export interface SourceRow {
   id: string;
   account_id: string;
   name: string;
-  auth_key: string;
+  auth_key_hint: string;
+  auth_key_hash: string;
   active: boolean;
   hmac_secret: string | null;
   agent_ids: string[];
@@ -122,7 +123,8 @@ export function sourceOf(row: SourceRow): Source {
     id: row.id,
     accountId: row.account_id,
     name: row.name,
-    authKey: row.auth_key,
+    authKeyHash: row.auth_key_hash,
+    authKeyHint: row.auth_key_hint,
     active: row.active,
     hmacSecret: row.hmac_secret,
     agentIds: row.agent_ids,

@@ -34,15 +34,15 @@ export class PostgresSources {
 
   async createSource(source: Source): Promise<void> {
     await this.pool.query(
-      `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
+      `INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, hmac_secret, agent_ids,
                             max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         source.id,
         source.accountId,
         source.name,
-        source.authKey,
-        authKeyHash(source.authKey),
+        source.authKeyHint,
+        source.authKeyHash,
         source.active,
         source.hmacSecret,
         JSON.stringify(source.agentIds),
@@ -70,7 +70,7 @@ export class PostgresSources {
   }
 
   private async lookUp(hashes: string[]): Promise<ItemResult<Source | null>[]> {
-    const { rows } = await this.pool.query<SourceRow & { auth_key_hash: string }>({
+    const { rows } = await this.pool.query<SourceRow>({
       name: 'signalgate-find-sources',
       text: 'SELECT * FROM sources WHERE auth_key_hash = ANY ($1::text[])',
       values: [[...new Set(hashes)]],
@@ -94,14 +94,14 @@ export class PostgresSources {
       if (!rows[0]) return null;
       const next = patchedSource(sourceOf(rows[0]), patch);
       await client.query(
-        `UPDATE sources SET name = $1, auth_key = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
+        `UPDATE sources SET name = $1, auth_key_hint = $2, auth_key_hash = $3, active = $4, hmac_secret = $5,
                             agent_ids = $6, max_signal_age_seconds = $7, allowed_ips = $8, revision = $9,
                             duplicate_window_seconds = $11
           WHERE id = $10`,
         [
           next.name,
-          next.authKey,
-          authKeyHash(next.authKey),
+          next.authKeyHint,
+          next.authKeyHash,
           next.active,
           next.hmacSecret,
           JSON.stringify(next.agentIds),

@@ -29,7 +29,7 @@ export class SqliteSources {
     this.cache.clear();
     this.connection
       .stmt(
-        `INSERT INTO sources (id, account_id, name, auth_key, auth_key_hash, active, hmac_secret, agent_ids,
+        `INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, hmac_secret, agent_ids,
                               max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -37,8 +37,8 @@ export class SqliteSources {
         source.id,
         source.accountId,
         source.name,
-        source.authKey,
-        authKeyHash(source.authKey),
+        source.authKeyHint,
+        source.authKeyHash,
         source.active ? 1 : 0,
         source.hmacSecret,
         JSON.stringify(source.agentIds),
@@ -89,14 +89,14 @@ export class SqliteSources {
         const next = patchedSource(sourceOf(row), patch);
         this.connection
           .stmt(
-            `UPDATE sources SET name = ?, auth_key = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
+            `UPDATE sources SET name = ?, auth_key_hint = ?, auth_key_hash = ?, active = ?, hmac_secret = ?, agent_ids = ?,
                                 max_signal_age_seconds = ?, allowed_ips = ?, revision = ?, duplicate_window_seconds = ?
               WHERE id = ?`,
           )
           .run(
             next.name,
-            next.authKey,
-            authKeyHash(next.authKey),
+            next.authKeyHint,
+            next.authKeyHash,
             next.active ? 1 : 0,
             next.hmacSecret,
             JSON.stringify(next.agentIds),

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
+import { createPrivateFile } from '../../files/private-files.js';
 import { BackupError } from '../backup-error.js';
 
 /**
@@ -20,6 +21,8 @@ export function copySqliteDatabase(db: Database.Database, file: string): void {
   rmSync(partial, { force: true });
   try {
     try {
+      // Empty and 0600, which VACUUM INTO writes into as it is: the copy holds every secret.
+      createPrivateFile(partial);
       db.prepare('VACUUM INTO ?').run(partial);
     } catch (error) {
       throw new BackupError(`cannot write the backup to ${target}: ${(error as Error).message}; check that its directory exists and this user can write there`, {

@@ -18,7 +18,8 @@ export interface SourceRow {
   id: string;
   account_id: string;
   name: string;
-  auth_key: string;
+  auth_key_hint: string;
+  auth_key_hash: string;
   active: number;
   hmac_secret: string | null;
   agent_ids: string;
@@ -84,7 +85,8 @@ export function sourceOf(row: SourceRow): Source {
     id: row.id,
     accountId: row.account_id,
     name: row.name,
-    authKey: row.auth_key,
+    authKeyHash: row.auth_key_hash,
+    authKeyHint: row.auth_key_hint,
     active: row.active === 1,
     hmacSecret: row.hmac_secret,
     agentIds: JSON.parse(row.agent_ids) as string[],

@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createDirectory } from '../../files/create-directory.js';
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE } from '../../files/private-files.js';
 import type { AgentEntry } from '../agent-entry.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
 import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
@@ -66,8 +67,11 @@ const STAND_IN_CHECKPOINT_PAGES = 4000;
 
 /** Opens (creating when missing) the SQLite store; `migrate()` must run before use. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
-  createDirectory(options.dataDir);
-  return new SqliteStore(join(options.dataDir, SQLITE_FILE_NAME), options.busyTimeoutMs ?? 5000);
+  createDirectory(options.dataDir, PRIVATE_DIRECTORY_MODE);
+  const file = join(options.dataDir, SQLITE_FILE_NAME);
+  // Made 0600 before SQLite opens it: the WAL and shared-memory files it makes get its mode.
+  createPrivateFile(file);
+  return new SqliteStore(file, options.busyTimeoutMs ?? 5000);
 }
 
 /**

@@ -34,7 +34,7 @@ class SyncSeqNumStreamProvider extends jspurefix.FileSessionStreamProvider {
   }
 
   override async writeSeqNums(content: string): Promise<void> {
-    writeFileSync(`${this.seqNumsFile}.tmp`, content, 'utf8');
+    writeFileSync(`${this.seqNumsFile}.tmp`, content, { encoding: 'utf8', mode: 0o600 });
     renameSync(`${this.seqNumsFile}.tmp`, this.seqNumsFile);
   }
 }

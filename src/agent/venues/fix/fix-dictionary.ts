@@ -23,6 +23,6 @@ export function ctraderDictionary(dir: string): string {
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'FIX44-ctrader.xml');
-  writeFileSync(file, xml);
+  writeFileSync(file, xml, { mode: 0o600 });
   return file;
 }
