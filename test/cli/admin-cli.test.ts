@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ADMIN_TOKEN, freshCliStore, runCli } from '../support/cli-store.js';
+import { freshPostgresSchema, TEST_DATABASE_URL } from '../support/postgres.js';
 import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
 let env: Record<string, string>;
@@ -144,6 +146,49 @@ describe('which store the admin CLI opens', () => {
     }
   });
 });
+
+describe.runIf(process.env.SIGNALGATE_TEST_STORE === 'postgres')('the admin CLI on an empty PostgreSQL schema', () => {
+  it('starts no new empty store there (exit 1, naming the database without its password, saying how), unless given --create', async () => {
+    const empty = await freshPostgresSchema('cli_empty');
+    cleanups.push(() => empty.drop());
+    const url = new URL(empty.urlWithSchema);
+    url.password = 'hunter2-secret';
+    const shown = new URL(url);
+    shown.password = '****';
+    const pointed = { ...env, SIGNALGATE_DATABASE_URL: url.toString() };
+    const refused = await runCli(pointed, 'accounts', 'list');
+    expect(refused.code).toBe(1);
+    expect(refused.store).toBeNull();
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      `signalgate: no store in the PostgreSQL database at SIGNALGATE_DATABASE_URL=${shown.toString()} ` +
+        `(it has no signalgate tables in that database and schema): set SIGNALGATE_DATABASE_URL to the server's database ` +
+        `(with its search_path, if the server uses a schema); add --create to start a new, empty store there\n`,
+    );
+    expect(refused.stderr).not.toContain('hunter2-secret');
+    expect(await tablesIn(empty.schema)).toEqual([]);
+
+    const created = await runCli({ ...env, SIGNALGATE_DATABASE_URL: empty.urlWithSchema }, 'accounts', 'create', '--name', 'Fresh PG desk', '--quota', '5', '--create');
+    expect(created.code).toBe(0);
+    expect(created.store).toMatch(/^signalgate: store: PostgreSQL postgres:\/\//);
+    expect(await tablesIn(empty.schema)).toContain('schema_migrations');
+    const listed = await runCli({ ...env, SIGNALGATE_DATABASE_URL: empty.urlWithSchema }, 'accounts', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('Fresh PG desk');
+  });
+});
+
+/** The tables in one PostgreSQL schema, by name. */
+async function tablesIn(schema: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+    return rows.map((row) => row.name);
+  } finally {
+    await client.end();
+  }
+}
 
 describe('the admin CLI, refusing what the API refuses', () => {
   it('signals list: a source or cursor naming nothing is a problem, exit 1', async () => {

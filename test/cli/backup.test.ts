@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { CLI, spawnServer, type ServerProcess } from '../support/spawn-server.js';
@@ -120,6 +121,8 @@ describe.runIf(onPostgres)('signalgate backup on PostgreSQL', () => {
   it('says to use pg_dump, and writes nothing', async () => {
     const pg = await freshPostgresSchema('backup');
     cleanups.push(() => pg.drop());
+    // The server's store: on an empty schema the command would refuse before saying anything of pg_dump.
+    await (await openStore({ dataDir: freshDir(), databaseUrl: pg.connectionString, schema: pg.schema })).close();
     const file = path.join(freshDir(), 'copy.db');
     const run = await backup({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: pg.urlWithSchema }, file);
     expect(run.code).toBe(1);

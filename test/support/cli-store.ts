@@ -25,10 +25,9 @@ export async function freshCliStore(cleanups: Array<() => Promise<void> | void>,
     const pg = await freshPostgresSchema();
     cleanups.push(() => pg.drop());
     env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
-  } else {
-    // The store a server would have made: admin commands refuse to start a new one unasked.
-    await (await openStore({ dataDir })).close();
   }
+  // The store a server would have made: admin commands refuse to start a new one unasked.
+  await (await openStore({ dataDir, databaseUrl: env.SIGNALGATE_DATABASE_URL ?? null })).close();
   return env;
 }
 

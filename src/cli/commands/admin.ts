@@ -16,7 +16,7 @@ import { withStore } from './with-store.js';
  */
 export function registerAdminCommands(program: Command): void {
   // The admin commands' one option of the program's: given before or after the subcommand.
-  program.option('--create', 'admin commands: start a new, empty SQLite store when SIGNALGATE_DATA_DIR holds none');
+  program.option('--create', 'admin commands: start a new, empty store when SIGNALGATE_DATA_DIR (or the SIGNALGATE_DATABASE_URL database) holds none');
   const run = <T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>) =>
     runOnStore(operation, program.opts<{ create?: boolean }>().create === true);
   const accounts = program.command('accounts').description('accounts and their monthly quota');
