@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** What signalgate gives its directories: the owner alone may list, enter and write them. */
@@ -47,6 +47,32 @@ export function looseModes(dir: string): LooseMode[] {
     else if (stat.isDirectory()) found.push(loose(file, stat.mode, PRIVATE_DIRECTORY_MODE));
   }
   return found;
+}
+
+/**
+ * `looseModes` of `dir` and of every directory below it, each path once: for the agent, whose
+ * files sit in folders of its own under the data directory (its journal and paper account under
+ * `agents/`, a FIX session's state under `fix/`).
+ */
+export function looseModesBelow(dir: string): LooseMode[] {
+  const found = new Map<string, LooseMode>();
+  const pending = [dir];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    for (const entry of looseModes(next)) found.set(entry.path, entry);
+    let names: string[];
+    try {
+      names = readdirSync(next);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const child = path.join(next, name);
+      const stat = lstatSync(child, { throwIfNoEntry: false });
+      if (stat?.isDirectory()) pending.push(child);
+    }
+  }
+  return [...found.values()];
 }
 
 function loose(file: string, mode: number, wanted: number): LooseMode {

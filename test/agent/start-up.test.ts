@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { chmodSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
@@ -37,6 +38,31 @@ describe('how the agent starts', () => {
     expect((await agentProcess.exited).code).toBe(2);
     expect(agentProcess.stderr).toContain('the server refused the agent token');
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('names a data directory or file open to other users at each start, with the chmod that closes it; a private one is not named', async () => {
+    const { server } = bed;
+    const { agents } = await accountWithAgents(server, ['modes']);
+    const dir = bed.stateDir();
+    const openToOthers = (l: { level: number; msg: string }) => l.level === WARN && l.msg.includes('open to other users');
+
+    const first = bed.startAgent(server.url, agents[0]!.token, dir);
+    await first.waitForLog((l) => l.msg.endsWith(' ready'), 'the paper account ready');
+    expect(first.lines().filter(openToOthers)).toEqual([]);
+    expect((await first.stop()).code).toBe(0);
+
+    const [agentDir] = readdirSync(path.join(dir, 'agents'));
+    const journal = readdirSync(path.join(dir, 'agents', agentDir!)).find((name) => name.endsWith('.json') || name.endsWith('.jsonl'));
+    expect(journal).toBeDefined();
+    const file = path.join(dir, 'agents', agentDir!, journal!);
+    chmodSync(dir, 0o755);
+    chmodSync(file, 0o644);
+    const second = bed.startAgent(server.url, agents[0]!.token, dir);
+    await second.waitForLog((l) => l.msg.endsWith(' ready'), 'the paper account ready');
+    expect(second.lines().filter(openToOthers).map((l) => [l.msg, l.path, l.mode])).toEqual([
+      [`${dir} is mode 0755, open to other users of this machine; run: chmod 0700 ${dir}`, dir, '0755'],
+      [`${file} is mode 0644, open to other users of this machine; run: chmod 0600 ${file}`, file, '0644'],
+    ]);
   });
 
   it('says the server is unreachable at its URL, creates nothing meanwhile, and connects once it answers', async () => {
