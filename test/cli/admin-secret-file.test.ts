@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../support/seed-source.js';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { freshCliStore, runCli, STORE_LINE } from '../support/cli-store.js';
 import { CLI, spawnServer } from '../support/spawn-server.js';
 
 let env: Record<string, string>;
@@ -48,7 +48,7 @@ describe("a source's HMAC secret on the command line", () => {
       input: 'secret-from-stdin',
       encoding: 'utf8',
     });
-    expect({ status: piped.status, stderr: piped.stderr }).toEqual({ status: 0, stderr: '' });
+    expect({ status: piped.status, stderr: piped.stderr.replace(STORE_LINE, '') }).toEqual({ status: 0, stderr: '' });
 
     const loose = await cli('sources', 'create', '--account', account.id, '--name', 'loose', '--hmac-secret-file', secretFile('s2', 'readable-by-all', 0o644));
     expect(loose.code).toBe(0);

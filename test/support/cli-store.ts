@@ -32,7 +32,7 @@ export async function freshCliStore(cleanups: Array<() => Promise<void> | void>,
 }
 
 /** The line with which an admin command names the store it opened. */
-const STORE_LINE = /^signalgate: store: [^\n]*\n/;
+export const STORE_LINE = /^signalgate: store: [^\n]*\n/;
 
 /**
  * Runs `signalgate ARGS` with `env` over this process's environment, less what would point it
