@@ -1,7 +1,7 @@
 import {
   partialCloseLots,
   resolveInstrument,
-  canonicalSymbol,
+  catalogName,
   type EngineState,
   type InstrumentSpec,
   type Position,
@@ -34,7 +34,9 @@ export function emptyLinks(state: EngineState): VenueBook {
 }
 
 export function specOf(state: EngineState, symbol: string): InstrumentSpec {
-  const spec = resolveInstrument(canonicalSymbol(state.config.symbolMap, symbol), state.config.instruments);
+  // By its catalog name, as the engine looks it up: a mapped ticker's instrument may be known only
+  // under the venue's name (BTCUSDT mapped to BTCUSD).
+  const spec = resolveInstrument(catalogName(state.config.symbolMap, symbol), state.config.instruments);
   // Positions and orders exist only for instruments the engine knows.
   if (spec === null) throw new Error(`no instrument for ${symbol}`);
   return spec;

@@ -92,7 +92,7 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
   it('a wrong token: exit 2, saying the server refused it', async () => {
     const refused = AgentProcess.startVenue(server.url, 'sga_not-this-one', stateDir(), ['--paper'], { NODE_EXTRA_CA_CERTS: certificate.certFile });
     expect((await refused.exited).code).toBe(2);
-    expect(refused.stderr).toContain('the server refused the agent token (401); check --token');
+    expect(refused.stderr).toContain('the server refused the agent token (401); check the token given in SIGNALGATE_AGENT_TOKEN, --token-file or --token');
   });
 
   it('a server that is not signalgate (404 to everything): exit 2, saying to check --server', async () => {

@@ -82,7 +82,7 @@ describe("the messages of docs/tradingview.md, on the paper agent the page says 
   it.each(examples)('$message is traded, not refused for its symbol', async ({ message }) => {
     const id = await postSignal(server.url, authKey, message);
     const [delivery] = await settledDeliveriesOf(server, id, `${message} handled`);
-    expect(['executed', 'rejected']).toContain(delivery.status);
+    expect(['executed', 'rejected'], `${delivery.status}: ${delivery.message}`).toContain(delivery.status);
     expect(delivery.message ?? '').not.toMatch(/not in the paper feed|unknown (symbol|instrument)|is not a market/i);
   });
 });
