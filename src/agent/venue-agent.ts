@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride, type Tick } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
-import { looseModesBelow } from '../files/private-files.js';
+import { looseModes } from '../files/private-files.js';
 import { renderSignalText } from '../language/index.js';
 import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
@@ -149,8 +149,8 @@ export class VenueAgent {
       if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
       // As the server does: files made private stay so only until someone loosens them (or they
       // come from before this version), so each start names what others may read.
-      for (const loose of looseModesBelow(options.dataDir)) {
-        log.warn({ path: loose.path, mode: loose.mode }, `${loose.path} is mode ${loose.mode}, open to other users of this machine; run: ${loose.fix}`);
+      for (const loose of looseModes(options.dataDir, { below: true })) {
+        log.warn({ path: loose.path, mode: loose.mode }, loose.warning);
       }
       const ready = sim ? await this.openSimulated(sim, dir) : await this.openVenue(dir);
       if (!ready) return;

@@ -20,63 +20,50 @@ export interface LooseMode {
   path: string;
   mode: string;
   fix: string;
+  /** The sentence the server and the agent warn with at start. */
+  warning: string;
 }
 
 /**
- * The directory and the files directly in it that group or others may reach (any of the
- * 0o077 bits set), with the `chmod` that makes each private. Nothing when the directory is
- * missing.
+ * The directory and the files in it that group or others may reach (any of the 0o077 bits
+ * set), with the `chmod` that makes each private; with `below`, also everything in the
+ * directories under it (the agent's files sit in folders of their own: its journal and paper
+ * account under `agents/`, a FIX session's state under `fix/`). Nothing when the directory is
+ * missing. Each directory is read once.
  */
-export function looseModes(dir: string): LooseMode[] {
+export function looseModes(dir: string, options: { below?: boolean } = {}): LooseMode[] {
   const found: LooseMode[] = [];
   const top = statSync(dir, { throwIfNoEntry: false });
   if (top === undefined) return found;
   if ((top.mode & 0o077) !== 0) found.push(loose(dir, top.mode, PRIVATE_DIRECTORY_MODE));
-  if (!top.isDirectory()) return found;
+  if (top.isDirectory()) collectLoose(dir, options.below === true, found);
+  return found;
+}
+
+function collectLoose(dir: string, below: boolean, found: LooseMode[]): void {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return found;
+    return;
   }
   for (const name of names) {
     const file = path.join(dir, name);
     const stat = statSync(file, { throwIfNoEntry: false });
-    if (stat === undefined || (stat.mode & 0o077) === 0) continue;
-    if (stat.isFile()) found.push(loose(file, stat.mode, PRIVATE_FILE_MODE));
-    else if (stat.isDirectory()) found.push(loose(file, stat.mode, PRIVATE_DIRECTORY_MODE));
-  }
-  return found;
-}
-
-/**
- * `looseModes` of `dir` and of every directory below it, each path once: for the agent, whose
- * files sit in folders of its own under the data directory (its journal and paper account under
- * `agents/`, a FIX session's state under `fix/`).
- */
-export function looseModesBelow(dir: string): LooseMode[] {
-  const found = new Map<string, LooseMode>();
-  const pending = [dir];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    for (const entry of looseModes(next)) found.set(entry.path, entry);
-    let names: string[];
-    try {
-      names = readdirSync(next);
-    } catch {
-      continue;
+    if (stat === undefined) continue;
+    if ((stat.mode & 0o077) !== 0) {
+      if (stat.isFile()) found.push(loose(file, stat.mode, PRIVATE_FILE_MODE));
+      else if (stat.isDirectory()) found.push(loose(file, stat.mode, PRIVATE_DIRECTORY_MODE));
     }
-    for (const name of names) {
-      const child = path.join(next, name);
-      const stat = lstatSync(child, { throwIfNoEntry: false });
-      if (stat?.isDirectory()) pending.push(child);
-    }
+    // Not through a link: a directory is walked where it is, once.
+    if (below && lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) collectLoose(file, below, found);
   }
-  return [...found.values()];
 }
 
 function loose(file: string, mode: number, wanted: number): LooseMode {
-  return { path: file, mode: octal(mode & 0o777), fix: `chmod ${octal(wanted)} ${file}` };
+  const shown = octal(mode & 0o777);
+  const fix = `chmod ${octal(wanted)} ${file}`;
+  return { path: file, mode: shown, fix, warning: `${file} is mode ${shown}, open to other users of this machine; run: ${fix}` };
 }
 
 function octal(mode: number): string {

@@ -83,7 +83,7 @@ export async function startService(
  */
 function warnOfLooseModes(dataDir: string, logger: Logger): void {
   for (const loose of looseModes(dataDir)) {
-    logger.warn({ path: loose.path, mode: loose.mode }, `${loose.path} is mode ${loose.mode}, open to other users of this machine; run: ${loose.fix}`);
+    logger.warn({ path: loose.path, mode: loose.mode }, loose.warning);
   }
 }
 
