@@ -7,7 +7,7 @@ import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { startExpirySweeper } from '../delivery/expiry-sweeper.js';
 import { buildServer } from '../http/build-server.js';
-import { clientAddressResolver } from '../http/client-address.js';
+import { clientAddressResolver } from '../http-kit/client-address.js';
 import { readTlsCredentials, type TlsCredentials, TlsFilesError } from '../http/tls-credentials.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
