@@ -24,8 +24,8 @@ const MAY_IMPORT = {
   protocol: ['language', 'errors'],
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
-  // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
-  store: ['protocol', 'inbound', 'language', 'files', 'errors'],
+  // The store names where its inbound lane runs; the lanes themselves live in src/inbound.
+  store: ['protocol', 'language', 'files', 'errors'],
   // What the HTTP edges below the server share: problem answers, bearer tokens, the client's address, drain state, body limits.
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
