@@ -39,7 +39,7 @@ const MAY_IMPORT = {
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
-  metrics: ['delivery', 'store', 'protocol'],
+  metrics: ['store', 'protocol'],
   service: ['http', 'http-kit', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   // Secrets read from files rather than flags, as the agent reads its token.

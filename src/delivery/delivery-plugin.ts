@@ -12,7 +12,8 @@ import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js
 import { AgentPresence } from './agent-presence.js';
 import { AGENT_CONNECTED_PROBLEM, AgentSessions } from './agent-sessions.js';
 import { DeliveryBoard } from './delivery-board.js';
-import { longPoll, MAX_WAIT_SECONDS, readWaitSeconds } from './long-poll.js';
+import { MAX_WAIT_SECONDS } from '../protocol/long-poll-wait.js';
+import { longPoll, readWaitSeconds } from './long-poll.js';
 import { PUSH_PATH } from '../protocol/push-protocol.js';
 import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
