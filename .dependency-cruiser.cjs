@@ -1,6 +1,7 @@
 /**
  * Import cycles in src/, bench/ and test/, type-only imports included: a cycle through types still ties two files
- * into one unit a reader cannot take apart. (eslint-plugin-import-x's no-cycle does not follow
+ * into one unit a reader cannot take apart. Folder cycles in src/ too: a folder that imports one that imports it
+ * back is no layer. (eslint-plugin-import-x's no-cycle does not follow
  * type-only imports, so this check lives here; the folder map lives in eslint.config.js.)
  */
 module.exports = {
@@ -10,6 +11,18 @@ module.exports = {
       severity: 'error',
       comment: 'Break the cycle: move what both files need into a file of its own that both import.',
       from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycle',
+      severity: 'error',
+      comment:
+        'The folders of src/ are layers: each imports only folders below it (the folder map, docs/architecture.md). ' +
+        'Move what both folders need down into a folder both may import, or hand it in from the folder above both.',
+      // Folder level: every file of a folder (its subfolders included) counts as the folder's, so two
+      // folders leaning on each other through different files fail here, where no file cycle does.
+      scope: 'folder',
+      from: { path: '^src/' },
       to: { circular: true },
     },
     {

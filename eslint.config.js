@@ -24,20 +24,23 @@ const MAY_IMPORT = {
   protocol: ['language', 'errors'],
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
-  // The backends' inbound lanes run inbound's checks (src/inbound's lane and answerInbound).
-  store: ['protocol', 'inbound', 'language', 'files', 'errors'],
-  inbound: ['store', 'security', 'metering', 'logging', 'http', 'metrics', 'language', 'openapi', 'errors'],
+  // The store names where its inbound lane runs; the lanes themselves live in src/inbound.
+  store: ['protocol', 'language', 'files', 'errors'],
+  // What the HTTP edges below the server share: problem answers, bearer tokens, the client's address, drain state, body limits.
+  'http-kit': ['security', 'language', 'errors'],
+  inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
   admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors'],
-  http: ['inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
+  // The server, composed: it builds on every edge below it, and nothing below imports it.
+  http: ['http-kit', 'inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
-  dashboard: ['admin', 'http', 'store', 'openapi', 'errors'],
-  delivery: ['protocol', 'inbound', 'http', 'store', 'security', 'logging', 'openapi', 'errors', 'process'],
+  dashboard: ['admin', 'http-kit', 'store', 'openapi', 'errors'],
+  delivery: ['protocol', 'inbound', 'http-kit', 'store', 'security', 'logging', 'openapi', 'errors', 'process'],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
-  metrics: ['delivery', 'store', 'protocol'],
-  service: ['http', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
+  metrics: ['store', 'protocol'],
+  service: ['http', 'http-kit', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   // Secrets read from files rather than flags, as the agent reads its token.
   cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'files', 'errors'],

@@ -1,8 +1,8 @@
 import { ErrorCode } from '../errors/catalog.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken } from '../http/bearer-token.js';
-import { sendProblem } from '../http/send-problem.js';
-import type { WrongTokens } from '../http/wrong-tokens.js';
+import { bearerToken } from '../http-kit/bearer-token.js';
+import { sendProblem } from '../http-kit/send-problem.js';
+import type { WrongTokens } from '../http-kit/wrong-tokens.js';
 import { crossOrigin } from './dashboard-routes.js';
 import { SESSION_COOKIE, type DashboardSessions } from './dashboard-sessions.js';
 import { sameOriginOrSafe } from './same-origin.js';

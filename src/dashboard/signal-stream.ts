@@ -1,7 +1,7 @@
 import { ErrorCode } from '../errors/catalog.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listSignals, type SignalQuery } from '../admin/signals.js';
-import { sendProblem } from '../http/send-problem.js';
+import { sendProblem } from '../http-kit/send-problem.js';
 import type { Store } from '../store/store.js';
 
 /** How often an open stream reads the newest page of the log. */

@@ -1,11 +1,10 @@
 import type { AgentSignal } from '../protocol/agent-signal.js';
+import { MAX_WAIT_SECONDS } from '../protocol/long-poll-wait.js';
 import { AgentSessionOpenError } from '../store/agent-session-open.js';
 import type { Store } from '../store/store.js';
 import { DELIVERY_BATCH } from './delivery-batch.js';
 import type { DeliveryBoard } from './delivery-board.js';
 import { WakeLatch } from './wake-latch.js';
-
-export const MAX_WAIT_SECONDS = 30;
 
 /**
  * Takes the agent's pending deliveries; with none, holds for up to `waitMs` and answers as

@@ -2,8 +2,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ErrorCode, type Problem, statusOf } from '../errors/catalog.js';
 import { inboundKeyInPath } from '../inbound/inbound-url.js';
-import { rawProblemAnswer } from '../http/raw-problem-answer.js';
-import { STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http/server-problems.js';
+import { rawProblemAnswer } from '../http-kit/raw-problem-answer.js';
+import { STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 import { maskPath } from '../logging/logger.js';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -13,7 +13,7 @@ import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
 import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
-import { MAX_JSON_BODY_BYTES } from '../http/json-body-limits.js';
+import { MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
 
 /** A connection that answered no ping for this long is dead (e.g. a vanished NAT mapping). */
 const HEARTBEAT_MS = 15_000;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { unknownNames } from '../errors/unknown-names.js';
-import { repeatedJsonKey, repeatedKeyDetail } from '../http/repeated-json-key.js';
-import { jsonBodyProblem, MAX_JSON_BODY_BYTES } from '../http/json-body-limits.js';
+import { repeatedJsonKey, repeatedKeyDetail } from '../http-kit/repeated-json-key.js';
+import { jsonBodyProblem, MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
 import { type RawData, WebSocket } from 'ws';
 import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim, Store } from '../store/store.js';
@@ -21,7 +21,7 @@ import {
 } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
-import { STORE_UNAVAILABLE } from '../http/server-problems.js';
+import { STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 /** Past this many acks waiting for the disk, the connection's next message waits for them. */

@@ -14,8 +14,8 @@ import { checkAdminAccess } from '../dashboard/admin-access.js';
 import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { SignalStreams } from '../dashboard/signal-stream.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
-import { sendProblem } from './send-problem.js';
-import type { WrongTokens } from './wrong-tokens.js';
+import { sendProblem } from '../http-kit/send-problem.js';
+import type { WrongTokens } from '../http-kit/wrong-tokens.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 

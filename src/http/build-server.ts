@@ -19,17 +19,17 @@ import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { adminRoutes } from './admin-routes.js';
 import { apiDescriptionRoutes } from './api-description-routes.js';
 import { RouteCatalog } from './route-catalog.js';
-import type { ClientAddressOf } from './client-address.js';
+import type { ClientAddressOf } from '../http-kit/client-address.js';
 import { ConnectionErrors } from './connection-errors.js';
 import { connectionTimeoutOptions } from './connection-timeouts.js';
-import type { DrainState } from './drain-state.js';
+import type { DrainState } from '../http-kit/drain-state.js';
 import { healthRoutes } from './health-routes.js';
 import { RefusedBody, useStrictJsonBodies } from './json-body-parser.js';
-import { MAX_JSON_BODY_BYTES } from './json-body-limits.js';
+import { MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
 import { applySecurityHeaders, securityHeaders } from './security-headers.js';
-import { WrongTokens } from './wrong-tokens.js';
-import { sendProblem } from './send-problem.js';
-import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from './server-problems.js';
+import { WrongTokens } from '../http-kit/wrong-tokens.js';
+import { sendProblem } from '../http-kit/send-problem.js';
+import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 export interface ServerOptions {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
-import { rawProblemAnswer } from './raw-problem-answer.js';
+import { rawProblemAnswer } from '../http-kit/raw-problem-answer.js';
 
 /**
  * Answers bytes on a connection that are not HTTP (node's `clientError`). Node and Fastify

@@ -5,10 +5,10 @@ import { ErrorCode } from '../errors/catalog.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Store } from '../store/store.js';
-import { bearerToken } from './bearer-token.js';
+import { bearerToken } from '../http-kit/bearer-token.js';
 import { HEALTHZ_DESCRIPTION, READYZ_DESCRIPTION } from './health-description.js';
-import { sendProblem } from './send-problem.js';
-import type { WrongTokens } from './wrong-tokens.js';
+import { sendProblem } from '../http-kit/send-problem.js';
+import type { WrongTokens } from '../http-kit/wrong-tokens.js';
 
 export interface HealthOptions {
   store: Store;

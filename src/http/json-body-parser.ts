@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Problem, statusOf } from '../errors/catalog.js';
-import { jsonBodyProblem } from './json-body-limits.js';
-import { repeatedJsonKey, repeatedKeyDetail } from './repeated-json-key.js';
+import { jsonBodyProblem } from '../http-kit/json-body-limits.js';
+import { repeatedJsonKey, repeatedKeyDetail } from '../http-kit/repeated-json-key.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -3,7 +3,7 @@ import type { InboundRequest } from './inbound-request.js';
 
 /**
  * Takes inbound requests through checks 1 to 9 and the commit, in this thread or another.
- * Opening a store yields the lane that suits its backend (`src/store/open-store.ts`).
+ * `startInboundLane` starts the one the store's backend names (`StoreBackend.inboundLane`).
  */
 export interface InboundLane {
   receive(request: InboundRequest): Promise<InboundAnswer>;

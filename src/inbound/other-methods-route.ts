@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem } from '../http/send-problem.js';
+import { sendProblem } from '../http-kit/send-problem.js';
 import { ErrorCode } from '../errors/catalog.js';
 import type { RouteDescription } from '../openapi/index.js';
 import { inboundRoutePath } from './inbound-url.js';

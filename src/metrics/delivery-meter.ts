@@ -1,4 +1,4 @@
-import { MAX_WAIT_SECONDS } from '../delivery/long-poll.js';
+import { MAX_WAIT_SECONDS } from '../protocol/long-poll-wait.js';
 import type { AgentSessionClaim, SessionHandOut, Store } from '../store/store.js';
 
 /** A polling agent counts as connected this long after its last poll began. */

@@ -7,10 +7,11 @@ import { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { deliveryPlugin } from '../delivery/delivery-plugin.js';
 import { startExpirySweeper } from '../delivery/expiry-sweeper.js';
 import { buildServer } from '../http/build-server.js';
-import { clientAddressResolver } from '../http/client-address.js';
+import { clientAddressResolver } from '../http-kit/client-address.js';
 import { readTlsCredentials, type TlsCredentials, TlsFilesError } from '../http/tls-credentials.js';
 import { resolveAdminToken } from '../security/admin-token.js';
 import type { InboundLane } from '../inbound/inbound-lane.js';
+import { startInboundLane } from '../inbound/start-inbound-lane.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { openBackend, serverDirectory } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -122,7 +123,7 @@ async function startOnStore(
     logger.warn({ file }, `generated the admin token and wrote it to ${file}, readable by this user only; read it with: cat ${file}`);
     events.onAdminTokenGenerated?.(file);
   }
-  const inbound = await backend.startInboundLane({
+  const inbound = await startInboundLane(backend, {
     onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
   });
   const metrics = new ServiceMetrics(store);

@@ -1,4 +1,4 @@
-import type { InboundLane, InboundLaneEvents } from '../inbound/inbound-lane.js';
+import type { InboundLanePlace } from './inbound-lane-place.js';
 import type { Store } from './store.js';
 
 /**
@@ -8,8 +8,9 @@ import type { Store } from './store.js';
 export interface StoreBackend {
   store: Store;
   /**
-   * Starts where this store's inbound requests are checked and committed. Agents hear of the
-   * deliveries it commits through `store.watchDeliveries`, whichever connection committed them.
+   * Where this store's inbound requests are checked and committed (`startInboundLane` in
+   * src/inbound starts it). Agents hear of the deliveries it commits through
+   * `store.watchDeliveries`, whichever connection committed them.
    */
-  startInboundLane(events: InboundLaneEvents): Promise<InboundLane>;
+  inboundLane: InboundLanePlace;
 }

@@ -13,7 +13,7 @@ describe('the package', () => {
   it('holds the built product, its migrations and the dashboard, and no benchmark or test code', () => {
     const files = packedFiles();
     expect(files).toContain('dist/cli/main.js');
-    expect(files).toContain('dist/store/sqlite/inbound-thread-main.js');
+    expect(files).toContain('dist/inbound/inbound-thread-main.js');
     expect(files.some((file) => file.startsWith('migrations/sqlite/'))).toBe(true);
     expect(files.some((file) => file.startsWith('migrations/postgres/'))).toBe(true);
     expect(files).toContain('web/app.js');

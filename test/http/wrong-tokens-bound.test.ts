@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { MAX_COUNTED_ADDRESSES, WRONG_TOKENS_PER_WINDOW_OTHERS, WrongTokens } from '../../src/http/wrong-tokens.js';
+import { MAX_COUNTED_ADDRESSES, WRONG_TOKENS_PER_WINDOW_OTHERS, WrongTokens } from '../../src/http-kit/wrong-tokens.js';
 
 /** A request from `address`, as the limiter sees one (the address comes through clientAddressOf). */
 const from = (address: string) => ({ raw: { address } as unknown as IncomingMessage });

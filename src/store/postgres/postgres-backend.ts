@@ -1,4 +1,3 @@
-import { eventLoopLane } from '../../inbound/event-loop-lane.js';
 import type { StoreBackend } from '../store-backend.js';
 import { openPostgresStore } from './postgres-store.js';
 
@@ -9,5 +8,5 @@ import { openPostgresStore } from './postgres-store.js';
  */
 export function postgresBackend(options: { connectionString: string; schema: string | null }): StoreBackend {
   const store = openPostgresStore(options);
-  return { store, startInboundLane: async () => eventLoopLane(store) };
+  return { store, inboundLane: { kind: 'event-loop' } };
 }

@@ -1,7 +1,5 @@
-import { eventLoopLane } from '../../inbound/event-loop-lane.js';
 import { usesInboundThread, type InboundThreadSetting } from '../inbound-thread-choice.js';
 import type { StoreBackend } from '../store-backend.js';
-import { InboundThreadLane } from './inbound-thread-lane.js';
 import { openSqliteStore } from './sqlite-store.js';
 
 /**
@@ -15,15 +13,14 @@ export function sqliteBackend(options: { dataDir: string; inboundThread?: Inboun
   const store = openSqliteStore({ dataDir: options.dataDir });
   return {
     store,
-    startInboundLane: async (events) => {
-      if (!usesInboundThread(options.inboundThread)) return eventLoopLane(store);
-      const lane = await InboundThreadLane.start(
-        { dataDir: options.dataDir },
-        { onDeliveries: (agentIds) => store.announceDeliveries(agentIds), onFailure: events.onFailure },
-      );
-      // That thread's commits checkpoint the WAL from now on, not the event loop's.
-      store.leaveCheckpointsToInboundThread();
-      return lane;
-    },
+    inboundLane: usesInboundThread(options.inboundThread)
+      ? {
+          kind: 'thread',
+          dataDir: options.dataDir,
+          announceDeliveries: (agentIds) => store.announceDeliveries(agentIds),
+          // That thread's commits checkpoint the WAL from now on, not the event loop's.
+          threadStarted: () => store.leaveCheckpointsToInboundThread(),
+        }
+      : { kind: 'event-loop' },
   };
 }

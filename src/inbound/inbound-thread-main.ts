@@ -1,10 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { answerInbound } from '../../inbound/answer-inbound.js';
-import type { InboundRequest } from '../../inbound/inbound-request.js';
-import { OutcomeUnknownError } from '../outcome-unknown.js';
-import { isStoreUnavailable } from '../store-unavailable.js';
+import { answerInbound } from './answer-inbound.js';
+import type { InboundRequest } from './inbound-request.js';
+import { OutcomeUnknownError } from '../store/outcome-unknown.js';
+import { isStoreUnavailable } from '../store/store-unavailable.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 
 /**
  * The inbound thread: with a connection of its own to the embedded store, it runs the checks

@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import type { InboundAnswer } from '../../inbound/inbound-answer.js';
-import type { InboundLane } from '../../inbound/inbound-lane.js';
-import type { InboundRequest } from '../../inbound/inbound-request.js';
-import { OutcomeUnknownError } from '../outcome-unknown.js';
-import { StoreUnavailableError } from '../store-unavailable.js';
+import type { InboundAnswer } from './inbound-answer.js';
+import type { InboundLane } from './inbound-lane.js';
+import type { InboundRequest } from './inbound-request.js';
+import { OutcomeUnknownError } from '../store/outcome-unknown.js';
+import { StoreUnavailableError } from '../store/store-unavailable.js';
 import type { FromInboundThread, InboundThreadData, ToInboundThread } from './inbound-thread-protocol.js';
 
 /**
@@ -143,5 +143,5 @@ export class InboundThreadLane implements InboundLane {
 function threadEntry(): URL {
   const here = new URL(import.meta.url);
   if (!here.pathname.endsWith('.ts')) return new URL('./inbound-thread-main.js', here);
-  return new URL('../../../dist/store/sqlite/inbound-thread-main.js', here);
+  return new URL('../../dist/inbound/inbound-thread-main.js', here);
 }

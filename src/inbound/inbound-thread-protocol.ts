@@ -1,5 +1,5 @@
-import type { InboundAnswer } from '../../inbound/inbound-answer.js';
-import type { InboundRequest } from '../../inbound/inbound-request.js';
+import type { InboundAnswer } from './inbound-answer.js';
+import type { InboundRequest } from './inbound-request.js';
 
 /** What the event-loop thread sends the inbound thread. */
 export type ToInboundThread = { kind: 'requests'; items: Array<{ n: number; request: InboundRequest }> } | { kind: 'close' };
