@@ -9,7 +9,7 @@ export interface StoreBackend {
   store: Store;
   /**
    * Starts where this store's inbound requests are checked and committed. Agents hear of the
-   * deliveries it commits through `store.watchDeliveries`, whichever connection committed them.
+   * deliveries it commits through `store.deliveries.watch`, whichever connection committed them.
    */
   startInboundLane(events: InboundLaneEvents): Promise<InboundLane>;
 }

@@ -64,7 +64,7 @@ export async function seed(
   options: { quota?: number; agents?: number; route?: number[] } = {},
 ): Promise<Seeded> {
   const accountId = `acc-${randomUUID()}`;
-  await store.createAccount({ id: accountId, name: 'Desk', monthlySignalQuota: options.quota ?? 1000, createdAt: at(0) });
+  await store.accounts.create({ id: accountId, name: 'Desk', monthlySignalQuota: options.quota ?? 1000, createdAt: at(0) });
   const agents: Agent[] = [];
   for (let i = 0; i < (options.agents ?? 1); i++) {
     const agent: Agent = {
@@ -76,7 +76,7 @@ export async function seed(
       lastSeenAt: null,
       state: null,
     };
-    await store.createAgent(agent);
+    await store.agents.create(agent);
     agents.push(agent);
   }
   const authKey = `key-${randomUUID()}`;
@@ -94,7 +94,7 @@ export async function seed(
     createdAt: at(0),
     revision: 0,
   };
-  await store.createSource(source);
+  await store.sources.create(source);
   return { accountId, source, agents, authKey };
 }
 

@@ -19,7 +19,7 @@ export function sqliteBackend(options: { dataDir: string; inboundThread?: Inboun
       if (!usesInboundThread(options.inboundThread)) return eventLoopLane(store);
       const lane = await InboundThreadLane.start(
         { dataDir: options.dataDir },
-        { onDeliveries: (agentIds) => store.announceDeliveries(agentIds), onFailure: events.onFailure },
+        { onDeliveries: (agentIds) => store.deliveries.announce(agentIds), onFailure: events.onFailure },
       );
       // That thread's commits checkpoint the WAL from now on, not the event loop's.
       store.leaveCheckpointsToInboundThread();
