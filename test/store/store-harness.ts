@@ -38,6 +38,17 @@ export async function postgresHarness(label: string): Promise<StoreHarness & { s
   };
 }
 
+/**
+ * The stores every contract file runs its tests on, unchanged: the embedded SQLite store and
+ * PostgreSQL (a schema of its own, named after `label`).
+ */
+export function contractStores(label: string): Array<{ name: 'sqlite' | 'postgres'; harness: () => Promise<StoreHarness> }> {
+  return [
+    { name: 'sqlite', harness: () => sqliteHarness() },
+    { name: 'postgres', harness: () => postgresHarness(label) },
+  ];
+}
+
 export const T0 = Date.parse('2030-01-15T12:00:00.000Z');
 export const PERIOD = '2030-01';
 
