@@ -117,7 +117,7 @@ async function ingestRound(variant: Variant, first: number, count: number): Prom
       const i = k++;
       const s = i % sources;
       const sent = performance.now();
-      await variant.store.ingest(requestFor(i, Math.floor(s / sourcesPerAccount), s % sourcesPerAccount));
+      await variant.store.ingest.commit(requestFor(i, Math.floor(s / sourcesPerAccount), s % sourcesPerAccount));
       latencies.push(performance.now() - sent);
     }
   };
@@ -162,12 +162,12 @@ function requestFor(i: number, account: number, source: number): IngestRequest {
 async function seedTenants(store: Store): Promise<void> {
   const created = new Date(Date.now() - 86_400_000).toISOString();
   for (let a = 0; a < accountCount(N); a++) {
-    await store.createAccount({ id: accountId(a), name: `tenant ${a}`, monthlySignalQuota: 100_000_000, createdAt: created });
+    await store.accounts.create({ id: accountId(a), name: `tenant ${a}`, monthlySignalQuota: 100_000_000, createdAt: created });
     for (let k = 0; k < agentsOf(a); k++) {
-      await store.createAgent({ id: agentId(a, k), accountId: accountId(a), name: `agent ${k}`, tokenHash: `bench_${a}_${k}`, createdAt: created, lastSeenAt: null, state: null });
+      await store.agents.create({ id: agentId(a, k), accountId: accountId(a), name: `agent ${k}`, tokenHash: `bench_${a}_${k}`, createdAt: created, lastSeenAt: null, state: null });
     }
     for (let s = 0; s < sourcesPerAccount; s++) {
-      await store.createSource({
+      await store.sources.create({
         id: sourceId(a, s), accountId: accountId(a), name: `source ${s}`, ...storedAuthKey(`bench_key_${a}_${s}`), active: true, hmacSecret: null,
         agentIds: [], allowedIps: [], maxSignalAgeSeconds: 120, duplicateWindowSeconds: 0, createdAt: created, revision: 0,
       });

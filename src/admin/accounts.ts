@@ -30,12 +30,12 @@ export async function createAccount(store: Store, body: unknown, nowMillis: numb
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof name !== 'string' || quota === undefined) return refuse(...fields.problems);
   const account = { id: newId('acc'), name: name.trim(), monthlySignalQuota: quota, createdAt: new Date(nowMillis).toISOString() };
-  await store.createAccount(account);
+  await store.accounts.create(account);
   return { ok: true, value: accountView(account) };
 }
 
 export async function showAccount(store: Store, id: string): Promise<AdminResult<ReturnType<typeof accountView>>> {
-  const account = await store.getAccount(id);
+  const account = await store.accounts.get(id);
   return account === null ? notFound('account', id) : { ok: true, value: accountView(account) };
 }
 
@@ -56,13 +56,13 @@ export async function updateAccount(store: Store, id: string, body: unknown): Pr
   if (Object.keys(patch).length === 0) {
     return refuse({ code: ErrorCode.INVALID_REQUEST, detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
   }
-  const updated = await store.updateAccount(id, patch);
+  const updated = await store.accounts.update(id, patch);
   return updated === null ? notFound('account', id) : { ok: true, value: accountView(updated) };
 }
 
 export async function accountUsage(store: Store, accountId: string, nowMillis: number) {
   const period = periodOf(nowMillis);
-  const usage = await store.getUsage(accountId, period);
+  const usage = await store.usage.get(accountId, period);
   if (usage === null) return notFound<never>('account', accountId);
   return {
     ok: true as const,
@@ -75,8 +75,8 @@ export async function listAccounts(store: Store, query: ListQuery) {
   const read = readListQuery(query, []);
   if (!read.ok) return read;
   const { limit, before } = read.value;
-  if (before !== undefined && (await store.getAccount(before)) === null) return refuse<never>(unknownCursor('account', before));
-  const page = await store.listAccounts({ limit, ...(before !== undefined && { before }) });
+  if (before !== undefined && (await store.accounts.get(before)) === null) return refuse<never>(unknownCursor('account', before));
+  const page = await store.accounts.list({ limit, ...(before !== undefined && { before }) });
   return { ok: true as const, value: { accounts: page.items.map(accountView), next: page.next } };
 }
 
@@ -106,12 +106,12 @@ export async function dailyUsage(store: Store, accountId: string, query: ListQue
     }
   }
   if (problems.length > 0) return refuse<never>(...problems);
-  if ((await store.getAccount(accountId)) === null) return notFound<never>('account', accountId);
+  if ((await store.accounts.get(accountId)) === null) return notFound<never>('account', accountId);
   const today = Math.floor(nowMillis / DAY_MS) * DAY_MS;
   const dayOf = (millis: number) => new Date(millis).toISOString().slice(0, 10);
   const from = dayOf(today - (days - 1) * DAY_MS);
   const to = dayOf(today);
-  const counted = new Map((await store.countSignalsPerDay(accountId, from, to)).map((d) => [d.day, d]));
+  const counted = new Map((await store.signals.countPerDay(accountId, from, to)).map((d) => [d.day, d]));
   const list = [];
   for (let i = days - 1; i >= 0; i -= 1) {
     const day = dayOf(today - i * DAY_MS);

@@ -26,7 +26,7 @@ export async function createAgent(
   const name = fields.string('name');
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof name !== 'string') return refuse(...fields.problems);
-  if ((await store.getAccount(accountId)) === null) return notFound('account', accountId);
+  if ((await store.accounts.get(accountId)) === null) return notFound('account', accountId);
   const token = newAgentToken();
   const agent = {
     id: newId('agt'),
@@ -37,12 +37,12 @@ export async function createAgent(
     lastSeenAt: null,
     state: null,
   };
-  await store.createAgent(agent);
+  await store.agents.create(agent);
   return { ok: true, value: { id: agent.id, name: agent.name, accountId, token, createdAt: agent.createdAt } };
 }
 
 export async function showAgent(store: Store, agentId: string): Promise<AdminResult<ReturnType<typeof agentView>>> {
-  const agent = await store.getAgent(agentId);
+  const agent = await store.agents.get(agentId);
   return agent === null ? notFound('agent', agentId) : { ok: true, value: agentView(agent) };
 }
 
@@ -68,12 +68,12 @@ async function agentPage(store: Store, query: ListQuery): Promise<AdminResult<Re
   if (!read.ok) return read;
   const { limit, before, accountId } = read.value;
   const problems: Problem[] = [];
-  if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
+  if (accountId !== undefined && (await store.accounts.get(accountId)) === null) {
     problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
-  if (before !== undefined && (await store.getAgent(before)) === null) problems.push(unknownCursor('agent', before));
+  if (before !== undefined && (await store.agents.get(before)) === null) problems.push(unknownCursor('agent', before));
   if (problems.length > 0) return refuse<never>(...problems);
-  return { ok: true, value: await store.listAgents({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) }) };
+  return { ok: true, value: await store.agents.list({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) }) };
 }
 
 /**
@@ -88,7 +88,7 @@ export async function rotateAgentToken(
   const bodyProblems = noFields(body, 'rotate-token');
   if (bodyProblems.length > 0) return refuse(...bodyProblems);
   const token = newAgentToken();
-  const agent = await store.rotateAgentToken(agentId, digestToken(token));
+  const agent = await store.agents.rotateToken(agentId, digestToken(token));
   return agent === null ? notFound('agent', agentId) : { ok: true, value: { ...agentView(agent), token } };
 }
 
@@ -97,7 +97,7 @@ export async function rotateAgentToken(
  * taken yet is never handed out. Refused while a source routes to it by id.
  */
 export async function deleteAgent(store: Store, agentId: string): Promise<AdminResult<null>> {
-  const outcome = await store.deleteAgent(agentId);
+  const outcome = await store.agents.delete(agentId);
   if (outcome.kind === 'not_found') return notFound('agent', agentId);
   if (outcome.kind === 'routed') {
     return refuse({

@@ -11,7 +11,7 @@ const PUBLIC_URL_SETTING = 'public_url';
  * Each start records its own; with several instances on one database the last to start wins.
  */
 export async function recordPublicUrl(store: Store, renderedUrl: string): Promise<void> {
-  await store.setSetting(PUBLIC_URL_SETTING, renderedUrl);
+  await store.settings.set(PUBLIC_URL_SETTING, renderedUrl);
 }
 
 /**
@@ -20,5 +20,5 @@ export async function recordPublicUrl(store: Store, renderedUrl: string): Promis
  * (`http://HOST:PORT` from the CLI's own environment), when no server has started on this store.
  */
 export async function cliPublicUrl(store: Store, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  return publicUrlFromEnv(env) ?? (await store.getSetting(PUBLIC_URL_SETTING)) ?? config.publicUrl;
+  return publicUrlFromEnv(env) ?? (await store.settings.get(PUBLIC_URL_SETTING)) ?? config.publicUrl;
 }

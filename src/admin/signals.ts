@@ -36,7 +36,7 @@ export type SignalQuery = Readonly<Record<string, unknown>>;
 export async function listSignals(store: Store, query: SignalQuery) {
   const filter = await signalFilterOf(store, query);
   if (!filter.ok) return filter;
-  const page = await store.listSignals(filter.value);
+  const page = await store.signals.list(filter.value);
   return { ok: true as const, value: { signals: page.signals, next: page.next } };
 }
 
@@ -48,7 +48,7 @@ export async function listSignals(store: Store, query: SignalQuery) {
 export async function signalPageJson(store: Store, query: SignalQuery): Promise<AdminResult<string | Buffer>> {
   const filter = await signalFilterOf(store, query);
   if (!filter.ok) return filter;
-  const page = await store.listLogEntries(filter.value);
+  const page = await store.signals.listLogEntries(filter.value);
   return { ok: true, value: jsonPageBody('{"signals":[', page.entries.map(logEntryJson), `],"next":${JSON.stringify(page.next)}}`) };
 }
 
@@ -107,13 +107,13 @@ async function signalFilterOf(store: Store, query: SignalQuery): Promise<AdminRe
   if (problems.length > 0) return refuse<never>(...problems);
 
   if (values.sourceId !== undefined) {
-    if ((await store.getSource(values.sourceId)) === null) {
+    if ((await store.sources.get(values.sourceId)) === null) {
       problems.push({ code: ErrorCode.NOT_FOUND, param: 'sourceId', detail: `no source with id '${values.sourceId}'` });
     }
     filter.sourceId = values.sourceId;
   }
   if (values.before !== undefined) {
-    if ((await store.getSignal(values.before)) === null) {
+    if ((await store.signals.get(values.before)) === null) {
       problems.push({
         code: ErrorCode.NOT_FOUND,
         param: 'before',
@@ -148,6 +148,6 @@ function readParameters(query: SignalQuery): AdminResult<Partial<Record<Paramete
 }
 
 export async function showSignal(store: Store, id: string): Promise<AdminResult<unknown>> {
-  const signal = await store.getSignal(id);
+  const signal = await store.signals.get(id);
   return signal === null ? notFound('signal', id) : { ok: true, value: signal };
 }

@@ -117,7 +117,7 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   const allowedIps = readAllowedIps(fields);
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
-  if ((await store.getAccount(accountId)) === null) {
+  if ((await store.accounts.get(accountId)) === null) {
     return refuse({ code: ErrorCode.INVALID_FIELD, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
   const agentProblems = await checkAgents(store, accountId, agentIds ?? []);
@@ -137,12 +137,12 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
     createdAt: new Date(nowMillis).toISOString(),
     revision: 0,
   };
-  await store.createSource(source);
+  await store.sources.create(source);
   return { ok: true, value: sourceView(source, publicUrl, authKey) };
 }
 
 export async function showSource(store: Store, id: string, publicUrl: string): Promise<SourceAnswer> {
-  const source = await store.getSource(id);
+  const source = await store.sources.get(id);
   return source === null ? notFound('source', id) : { ok: true, value: sourceView(source, publicUrl) };
 }
 
@@ -172,13 +172,13 @@ export async function updateSource(store: Store, id: string, body: unknown, nowM
         'the update changes nothing; send one or more of name, active, hmacSecret, agentIds, maxSignalAgeSeconds, allowedIps and duplicateWindowSeconds',
     });
   }
-  const current = await store.getSource(id);
+  const current = await store.sources.get(id);
   if (current === null) return notFound('source', id);
   if (patch.agentIds !== undefined) {
     const agentProblems = await checkAgents(store, current.accountId, patch.agentIds);
     if (agentProblems.length > 0) return refuse(...agentProblems);
   }
-  const updated = await store.updateSource(id, patch, new Date(nowMillis).toISOString());
+  const updated = await store.sources.update(id, patch, new Date(nowMillis).toISOString());
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl) };
 }
 
@@ -202,14 +202,14 @@ export async function rotateSourceKey(store: Store, id: string, body: unknown, n
     }
   }
   const authKey = newAuthKey();
-  const updated = await store.updateSource(id, { authKey }, new Date(nowMillis).toISOString());
+  const updated = await store.sources.update(id, { authKey }, new Date(nowMillis).toISOString());
   return updated === null ? notFound('source', id) : { ok: true, value: sourceView(updated, publicUrl, authKey) };
 }
 
 async function checkAgents(store: Store, accountId: string, agentIds: string[]): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const agentId of agentIds) {
-    const agent = await store.getAgent(agentId);
+    const agent = await store.agents.get(agentId);
     if (agent === null || agent.accountId !== accountId) {
       problems.push({ code: ErrorCode.INVALID_FIELD, param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
     }
@@ -223,12 +223,12 @@ export async function listSources(store: Store, query: ListQuery, publicUrl: str
   if (!read.ok) return read;
   const { limit, before, accountId } = read.value;
   const problems: Problem[] = [];
-  if (accountId !== undefined && (await store.getAccount(accountId)) === null) {
+  if (accountId !== undefined && (await store.accounts.get(accountId)) === null) {
     problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
-  if (before !== undefined && (await store.getSource(before)) === null) problems.push(unknownCursor('source', before));
+  if (before !== undefined && (await store.sources.get(before)) === null) problems.push(unknownCursor('source', before));
   if (problems.length > 0) return refuse<never>(...problems);
-  const page = await store.listSources({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
+  const page = await store.sources.list({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
   return { ok: true as const, value: { sources: page.items.map((source) => sourceView(source, publicUrl)), next: page.next } };
 }
 
@@ -238,5 +238,5 @@ export async function listSources(store: Store, query: ListQuery, publicUrl: str
  * keeps the log.
  */
 export async function deleteSource(store: Store, id: string): Promise<AdminResult<null>> {
-  return (await store.deleteSource(id)) ? { ok: true, value: null } : notFound('source', id);
+  return (await store.sources.delete(id)) ? { ok: true, value: null } : notFound('source', id);
 }

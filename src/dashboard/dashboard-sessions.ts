@@ -9,7 +9,7 @@ export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 export const SESSION_COOKIE = 'signalgate_session';
 
 /** The store operations sessions need. */
-export type DashboardSessionRecords = Pick<Store, 'createDashboardSession' | 'getDashboardSession' | 'deleteDashboardSession'>;
+export type DashboardSessionRecords = Pick<Store, 'dashboardSessions'>;
 
 /**
  * Dashboard sign-ins, kept in the store so that they survive a restart and every instance on
@@ -26,7 +26,7 @@ export class DashboardSessions {
   async start(nowMillis: number): Promise<{ id: string; expiresAt: Date }> {
     const id = randomBytes(32).toString('base64url');
     const expiresAt = new Date(nowMillis + SESSION_LIFETIME_MS);
-    await this.records.createDashboardSession({
+    await this.records.dashboardSessions.create({
       idDigest: digestOf(id),
       adminTokenDigest: this.adminTokenDigest,
       createdAt: new Date(nowMillis).toISOString(),
@@ -38,7 +38,7 @@ export class DashboardSessions {
   /** The session the cookie value names, when it is still in force. */
   async find(id: string | undefined, nowMillis: number): Promise<DashboardSession | null> {
     if (id === undefined || id === '' || id.length > 100) return null;
-    const session = await this.records.getDashboardSession(digestOf(id));
+    const session = await this.records.dashboardSessions.get(digestOf(id));
     if (session === null) return null;
     if (Date.parse(session.expiresAt) <= nowMillis) return null;
     // Signed in with an admin token that is no longer the one: the operator changed it.
@@ -48,7 +48,7 @@ export class DashboardSessions {
 
   async end(id: string | undefined): Promise<void> {
     if (id === undefined || id === '' || id.length > 100) return;
-    await this.records.deleteDashboardSession(digestOf(id));
+    await this.records.dashboardSessions.delete(digestOf(id));
   }
 }
 

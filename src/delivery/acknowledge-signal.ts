@@ -38,7 +38,7 @@ export async function acknowledgeSignal(
 ): Promise<AgentAnswer> {
   const parsed = readAck(body);
   if (!parsed.ok) return failure(...parsed.problems);
-  const outcome = await store.ackDelivery(agentId, signalId, parsed.ack, new Date(nowMillis).toISOString());
+  const outcome = await store.deliveries.ack(agentId, signalId, parsed.ack, new Date(nowMillis).toISOString());
   switch (outcome.kind) {
     case 'acked':
       if (outcome.delivery.ackedAfterExpiry) {

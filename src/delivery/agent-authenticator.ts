@@ -17,5 +17,5 @@ export const AGENT_TOKEN_PROBLEM: Problem = {
  */
 export async function authenticateAgent(store: Store, token: string | null): Promise<AgentIdentity | null> {
   if (token === null || token === '') return null;
-  return store.findAgentByTokenHash(digestToken(token));
+  return store.agents.findByTokenHash(digestToken(token));
 }

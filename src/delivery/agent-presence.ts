@@ -23,7 +23,7 @@ export class AgentPresence {
     if (last !== undefined && nowMillis - last < PRESENCE_INTERVAL_MS) return;
     this.lastWritten.set(agentId, nowMillis);
     try {
-      await this.store.touchAgent(agentId, new Date(nowMillis).toISOString());
+      await this.store.agents.touch(agentId, new Date(nowMillis).toISOString());
     } catch (err) {
       this.lastWritten.delete(agentId);
       this.logger.warn({ err, agentId }, 'could not record agent presence');

@@ -19,7 +19,7 @@ export class DeliveryBoard {
   private closingFlag = false;
 
   constructor(store: Store) {
-    this.stopWatching = store.watchDeliveries((agentIds) => {
+    this.stopWatching = store.deliveries.watch((agentIds) => {
       for (const agentId of agentIds) this.wake(agentId, 'queued');
     });
   }

@@ -119,7 +119,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
     const agents = new WeakMap<FastifyRequest, AgentIdentity>();
     app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
-    const stopExpiryLog = store.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
+    const stopExpiryLog = store.deliveries.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
 
     app.addHook('preClose', async () => {
       stopExpiryLog();
@@ -165,7 +165,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const [signals] = await Promise.all([
         longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id), async () => {
           // By digest, like the request's own lookup, which the store batches per turn.
-          const current = await store.findAgentByTokenHash(agent.tokenHash);
+          const current = await store.agents.findByTokenHash(agent.tokenHash);
           return current !== null && current.id === agent.id;
         }),
         presence.seen(agent.id),
@@ -197,7 +197,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       // would overwrite it with its own. Its acks stay accepted: they report what already happened.
       if (sessions.holds(agent.id)) return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       await sessions.settled(agent.id);
-      if (await store.agentSessionOpenElsewhere(agent.id)) {
+      if (await store.deliveries.sessionOpenElsewhere(agent.id)) {
         return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       }
       const now = Date.now();

@@ -32,7 +32,7 @@ export function startExpirySweeper(store: Store, logger: Logger, options: { inte
   const runSweep = async (): Promise<void> => {
     try {
       while (!stopped) {
-        const expired = await store.expireDeliveries(new Date(now()).toISOString(), EXPIRY_SWEEP_BATCH);
+        const expired = await store.deliveries.expire(new Date(now()).toISOString(), EXPIRY_SWEEP_BATCH);
         if (expired < EXPIRY_SWEEP_BATCH) break;
         await sleep(BATCH_PAUSE_MS);
       }

@@ -36,7 +36,7 @@ export async function longPoll(
       if (superseded()) return null;
       let signals: AgentSignal[];
       try {
-        signals = await store.takeDeliveries(agentId, new Date().toISOString(), DELIVERY_BATCH);
+        signals = await store.deliveries.take(agentId, new Date().toISOString(), DELIVERY_BATCH);
       } catch (err) {
         // A session of the agent is open in another process on the same database.
         if (err instanceof AgentSessionOpenError) return null;

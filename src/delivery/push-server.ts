@@ -101,7 +101,7 @@ export class PushServer {
     await slot.earlier;
     let claim: AgentSessionClaim | null;
     try {
-      claim = await this.deps.store.claimAgentSession(agent.id, agent.tokenHash);
+      claim = await this.deps.store.deliveries.claimSession(agent.id, agent.tokenHash);
     } catch (err) {
       slot.releaseOnClose(async () => undefined);
       this.deps.logger.error({ err, agentId: agent.id }, 'could not claim the push session; closing the connection');

@@ -133,7 +133,7 @@ export class PushSession {
   private async closeIfRevoked(): Promise<void> {
     // By the token's digest, as every agent request is looked up: the store answers those of a
     // turn together (PostgreSQL), where a read by id would be a query of its own per wake-up.
-    const current = await this.deps.store.findAgentByTokenHash(this.agent.tokenHash);
+    const current = await this.deps.store.agents.findByTokenHash(this.agent.tokenHash);
     if (current === null || current.id !== this.agent.id) this.closeRevoked();
   }
 

@@ -48,6 +48,6 @@ export async function saveAgentState(store: Store, agentId: string, body: unknow
   }
   if (problems.length > 0) return failure(...problems);
   const savedAt = new Date(nowMillis).toISOString();
-  await store.saveAgentState(agentId, snapshot, savedAt);
+  await store.agents.saveState(agentId, snapshot, savedAt);
   return success({ savedAt });
 }

@@ -30,7 +30,7 @@ export async function answerInbound(store: Store, request: InboundRequest): Prom
     ? request.body
     : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
   for (let check = 1; ; check++) {
-    const source = await store.findSourceByAuthKey(request.authKey);
+    const source = await store.sources.findByAuthKey(request.authKey);
     if (source === null) {
       return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null, unknownKey: true };
     }

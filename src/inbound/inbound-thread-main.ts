@@ -25,7 +25,7 @@ let flushing: NodeJS.Immediate | null = null;
 let inFlight = 0;
 let closing = false;
 
-store.watchDeliveries((ids) => {
+store.deliveries.watch((ids) => {
   for (const id of ids) agentIds.add(id);
   scheduleFlush();
 });

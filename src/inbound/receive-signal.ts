@@ -60,7 +60,7 @@ export async function receiveSignal(
     const key = authenticated ? (request.idempotencyKey ?? null) : null;
     let outcome;
     try {
-      outcome = await store.ingest({
+      outcome = await store.ingest.commit({
         id: signalId,
         sourceId: source.id,
         sourceRevision: source.revision,

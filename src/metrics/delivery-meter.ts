@@ -18,31 +18,32 @@ export class DeliveryMeter {
   private readonly polledAt = new Map<string, number>();
   /**
    * Set while a session's hand-out is being started: a backend whose session hands out through
-   * the store's own `takeDeliveries` (SQLite) calls it synchronously then, and that call is the
+   * the deliveries' own `take` (SQLite) calls it synchronously then, and that call is the
    * session's, counted once by the session.
    */
   private startingSessionTake = false;
 
-  /** Makes `store` report its hand-outs and acknowledgements here (replaces three of its methods on the instance, and watches its expiries). */
+  /** Makes `store` report its hand-outs and acknowledgements here (replaces three methods of its deliveries on the instance, and watches its expiries). */
   watch(store: Store): void {
-    const take = store.takeDeliveries.bind(store);
-    store.takeDeliveries = async (agentId, now, limit) => {
+    const deliveries = store.deliveries;
+    const take = deliveries.take.bind(deliveries);
+    deliveries.take = async (agentId, now, limit) => {
       const poll = !this.startingSessionTake;
       if (poll) this.polledAt.set(agentId, Date.now());
       const signals = await take(agentId, now, limit);
       if (poll) this.add('delivered', signals.length);
       return signals;
     };
-    const ack = store.ackDelivery.bind(store);
-    store.ackDelivery = async (agentId, signalId, given, now) => {
+    const ack = deliveries.ack.bind(deliveries);
+    deliveries.ack = async (agentId, signalId, given, now) => {
       const outcome = await ack(agentId, signalId, given, now);
       if (outcome.kind === 'acked') this.add(outcome.delivery.status, 1);
       return outcome;
     };
     // Expired by a hand-out or by the expiry sweep: the store tells its expiry watchers of both.
-    store.watchExpiries((expired) => this.add('expired', expired.length));
-    const claim = store.claimAgentSession.bind(store);
-    store.claimAgentSession = async (agentId, tokenHash) => {
+    deliveries.watchExpiries((expired) => this.add('expired', expired.length));
+    const claim = deliveries.claimSession.bind(deliveries);
+    deliveries.claimSession = async (agentId, tokenHash) => {
       const held = await claim(agentId, tokenHash);
       return held === null ? null : this.session(agentId, held);
     };

@@ -78,7 +78,7 @@ export class ServiceMetrics {
       labelNames: ['agent'],
       registers: [registry],
       async collect() {
-        const depths = await store.countOpenDeliveries();
+        const depths = await store.deliveries.countOpen();
         this.reset();
         for (const { agentId, open } of depths) this.set({ agent: agentId }, open);
       },

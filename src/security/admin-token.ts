@@ -20,11 +20,11 @@ export interface AdminTokenCheck {
  */
 export async function resolveAdminToken(store: Store, fromEnv: string | null): Promise<AdminTokenCheck> {
   if (fromEnv !== null) {
-    await store.deleteSetting(SETTING);
+    await store.settings.delete(SETTING);
     return { isAdminToken: (token) => secretsEqual(token, fromEnv), digest: digestToken(fromEnv), generated: null };
   }
   const candidate = newAdminToken();
-  const digest = await store.claimSetting(SETTING, digestToken(candidate));
+  const digest = await store.settings.claim(SETTING, digestToken(candidate));
   return {
     isAdminToken: (token) => secretsEqual(digestToken(token), digest),
     digest,
@@ -37,5 +37,5 @@ export async function resolveAdminToken(store: Store, fromEnv: string | null): P
  * token is refused by every server started from now on.
  */
 export async function replaceAdminToken(store: Store, token: string): Promise<void> {
-  await store.setSetting(SETTING, digestToken(token));
+  await store.settings.set(SETTING, digestToken(token));
 }

@@ -38,7 +38,7 @@ export function startRetention(
     while (!stopped) {
       const before = new Date(now() - ageMs).toISOString();
       const deleted =
-        what === 'signals' ? await store.pruneSignals(before, RETENTION_BATCH) : await store.pruneIdempotencyKeys(before, RETENTION_BATCH);
+        what === 'signals' ? await store.retention.pruneSignals(before, RETENTION_BATCH) : await store.retention.pruneIdempotencyKeys(before, RETENTION_BATCH);
       total += deleted;
       if (deleted < RETENTION_BATCH) break;
       await sleep(BATCH_PAUSE_MS);

@@ -1,7 +1,7 @@
 /**
- * The listeners `Store.watchDeliveries` registered in this process: told the ids of agents with
+ * The listeners `store.deliveries.watch` registered in this process: told the ids of agents with
  * new deliveries once those are committed (on SQLite before their sync: a hand-out syncs for
- * itself). Also the listeners of `Store.watchExpiries`, told of the deliveries a hand-out
+ * itself). Also the listeners of `store.deliveries.watchExpiries`, told of the deliveries a hand-out
  * expired (`T` the expired deliveries).
  */
 export class DeliveryListeners<T = string[]> {

@@ -1,4 +1,16 @@
-import type { PageRequest, RecordPage } from './store.js';
+/** A page request of a list, in the signal log's paging style. */
+export interface PageRequest {
+  limit: number;
+  /** Only records older (createdAt, then id) than the record with this id. */
+  before?: string;
+}
+
+/** One page of a list, newest first. */
+export interface RecordPage<T> {
+  items: T[];
+  /** The id to pass as `before` for the following page; null when there is none. */
+  next: string | null;
+}
 
 /** How many rows a store reads for a page: one more than asked, which says whether a next page is. */
 export function rowsForPage(page: PageRequest): number {

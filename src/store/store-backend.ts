@@ -10,7 +10,7 @@ export interface StoreBackend {
   /**
    * Where this store's inbound requests are checked and committed (`startInboundLane` in
    * src/inbound starts it). Agents hear of the deliveries it commits through
-   * `store.watchDeliveries`, whichever connection committed them.
+   * `store.deliveries.watch`, whichever connection committed them.
    */
   inboundLane: InboundLanePlace;
 }

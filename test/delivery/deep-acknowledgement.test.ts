@@ -138,7 +138,7 @@ describe('a grouped write with one acknowledgement that cannot be written', () =
     const deep = JSON.parse(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`) as unknown;
     const now = new Date().toISOString();
     const outcomes = await Promise.allSettled(
-      account.agents.map((agent, i) => server.store.ackDelivery(agent.id, signalId, { status: 'executed', message: null, result: i === 0 ? deep : { i } }, now)),
+      account.agents.map((agent, i) => server.store.deliveries.ack(agent.id, signalId, { status: 'executed', message: null, result: i === 0 ? deep : { i } }, now)),
     );
     expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: expect.any(RangeError) });
     for (const outcome of outcomes.slice(1)) expect(outcome).toMatchObject({ status: 'fulfilled', value: { kind: 'acked' } });

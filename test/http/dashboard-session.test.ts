@@ -146,7 +146,7 @@ describe('dashboard sign-in', () => {
   it("keeps the session in the store as the digest of the cookie's id, bound to the admin token", async () => {
     const cookie = await signIn();
     const id = cookie.split('=')[1]!;
-    const session = await server.store.getDashboardSession(createHash('sha256').update(id).digest('hex'));
+    const session = await server.store.dashboardSessions.get(createHash('sha256').update(id).digest('hex'));
     expect(session).toMatchObject({ adminTokenDigest: createHash('sha256').update(TEST_ADMIN_TOKEN).digest('hex') });
     expect(JSON.stringify(session)).not.toContain(id);
   });

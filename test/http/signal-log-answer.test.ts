@@ -76,7 +76,7 @@ describe('a page of the signal log', () => {
       expect(res.headers.get('content-type'), query).toBe('application/json; charset=utf-8');
       expect(res.headers.get('content-length'), query).toBe(String(Buffer.byteLength(text)));
       // The records as the store reads them, written by JSON.stringify: the answer before.
-      const page = await server.store.listSignals({ limit: 50, ...filter });
+      const page = await server.store.signals.list({ limit: 50, ...filter });
       expect(text, query).toBe(JSON.stringify({ signals: page.signals, next: page.next }));
       // And independently of the store's records: every key in its place, every value as JSON.stringify writes it.
       const parsed = JSON.parse(text) as { signals: Record<string, unknown>[]; next: string | null };
@@ -122,7 +122,7 @@ describe('a page of the signal log', () => {
       const res = await fetch(`${server.url}/api/admin/signals?${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
       return { res, bytes: Buffer.from(await res.arrayBuffer()) };
     };
-    const newest = await server.store.listSignals({ sourceId: source.id, limit: 500 });
+    const newest = await server.store.signals.list({ sourceId: source.id, limit: 500 });
     for (const [query, filter, over] of [
       [long, { sourceId: source.id, limit: 500 }, true],
       [`sourceId=${source.id}&limit=500&before=${newest.signals[7]!.id}`, { sourceId: source.id, limit: 500, before: newest.signals[7]!.id }, true],
@@ -132,7 +132,7 @@ describe('a page of the signal log', () => {
       expect(res.status, query).toBe(200);
       expect(res.headers.get('content-type'), query).toBe('application/json; charset=utf-8');
       expect(res.headers.get('content-length'), query).toBe(String(bytes.length));
-      const page = await server.store.listSignals(filter);
+      const page = await server.store.signals.list(filter);
       const expected = JSON.stringify({ signals: page.signals, next: page.next });
       expect(expected.length >= ONE_BUFFER_FROM_CHARACTERS, query).toBe(over);
       expect(bytes.equals(Buffer.from(expected)), query).toBe(true);

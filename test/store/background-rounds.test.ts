@@ -24,7 +24,7 @@ const until = async (condition: () => boolean) => {
 describe('a background round whose error escapes its own handling', () => {
   it('the expiry sweep: logged at error with the task, and the next rounds still run', async () => {
     let rounds = 0;
-    const store = { expireDeliveries: async () => { rounds++; throw new Error('store gone'); } } as unknown as Store;
+    const store = { deliveries: { expire: async () => { rounds++; throw new Error('store gone'); } } } as unknown as Store;
     const { logger, errors } = brokenWarnLogger();
     const sweeper = startExpirySweeper(store, logger, { intervalMs: 10 });
     await until(() => rounds >= 3);
@@ -35,7 +35,7 @@ describe('a background round whose error escapes its own handling', () => {
 
   it('retention: logged at error with the task, and the next rounds still run', async () => {
     let rounds = 0;
-    const store = { pruneIdempotencyKeys: async () => { rounds++; throw new Error('store gone'); } } as unknown as Store;
+    const store = { retention: { pruneIdempotencyKeys: async () => { rounds++; throw new Error('store gone'); } } } as unknown as Store;
     const { logger, errors } = brokenWarnLogger();
     const retention = startRetention(store, logger, { retentionMs: 86_400_000, intervalMs: 10 });
     await until(() => rounds >= 3);

@@ -31,21 +31,21 @@ describe.each([
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) {
       const req = request(seeded, { verdict: accept(undefined, at(5_000)) });
-      await store.ingest(req);
+      await store.ingest.commit(req);
       ids.push(req.id);
     }
     // Not yet due: nothing is expired.
-    expect(await store.expireDeliveries(at(4_999), 500)).toBe(0);
+    expect(await store.deliveries.expire(at(4_999), 500)).toBe(0);
 
     const reported: ExpiredDelivery[][] = stores.map(() => []);
-    const unwatch = stores.map((s, i) => s.watchExpiries((expired) => reported[i]!.push(...expired)));
-    const handedEarlier = await store.takeDeliveries(agentId, at(2_000), 50);
+    const unwatch = stores.map((s, i) => s.deliveries.watchExpiries((expired) => reported[i]!.push(...expired)));
+    const handedEarlier = await store.deliveries.take(agentId, at(2_000), 50);
     // Sweeps of every instance in batches of 20, racing a hand-out made just before the deadline.
     const sweepAll = (s: Store) => (async () => {
-      while ((await s.expireDeliveries(at(10_000), 20)) > 0);
+      while ((await s.deliveries.expire(at(10_000), 20)) > 0);
     })();
     const [handedLast] = await Promise.all([
-      stores[stores.length - 1]!.takeDeliveries(agentId, at(4_999), 100),
+      stores[stores.length - 1]!.deliveries.take(agentId, at(4_999), 100),
       ...stores.map(sweepAll),
     ]);
     unwatch.forEach((stop) => stop());
@@ -57,10 +57,10 @@ describe.each([
     expect(expired.length + handed.size).toBe(300);
     for (const e of expired) expect(e).toMatchObject({ agentId, expiresAt: at(5_000), receivedAt: at(1000), expiredAt: at(10_000) });
     for (const id of ids) {
-      const { deliveries } = (await store.getSignal(id))!;
+      const { deliveries } = (await store.signals.get(id))!;
       expect(deliveries).toEqual([expect.objectContaining({ status: handed.has(id) ? 'delivered' : 'expired' })]);
     }
     // Nothing is left to sweep, and a handed-out delivery is left to its agent.
-    expect(await store.expireDeliveries(at(20_000), 500)).toBe(0);
+    expect(await store.deliveries.expire(at(20_000), 500)).toBe(0);
   });
 });

@@ -57,7 +57,7 @@ describe('the hand-out on PostgreSQL', () => {
     const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
     const seeded = await seed(store, { route: [0] });
     // One signal ingested as any other, copied 20,000 times below; its own delivery acknowledged.
-    const template = await store.ingest(request(seeded));
+    const template = await store.ingest.commit(request(seeded));
     await store.close();
     const agentId = seeded.agents[0]!.id;
     const client = new pg.Client({ connectionString: schema.urlWithSchema });
@@ -120,7 +120,7 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
     schema = await freshPostgresSchema('plans_warm');
     const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
     const seeded = await seed(store, { agents: 20, route: Array.from({ length: 20 }, (_, i) => i) });
-    const template = await store.ingest(request(seeded));
+    const template = await store.ingest.commit(request(seeded));
     await store.close();
     const templateId = template.kind === 'recorded' ? template.record.id : '';
     const agents = seeded.agents.map((a) => a.id).sort();

@@ -103,25 +103,25 @@ async function schemaShape(schema: string): Promise<unknown> {
 async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promise<void> {
   const seeded = await seed(store, { agents: 1 });
   const keyed = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
-  const first = await store.ingest(keyed);
+  const first = await store.ingest.commit(keyed);
   expect(first).toMatchObject({ kind: 'recorded', record: { status: 'accepted', quota: { period: PERIOD, used: 1 } } });
-  expect(await store.takeDeliveries(seeded.agents[0]!.id, keyed.receivedAt, 10)).toEqual([
+  expect(await store.deliveries.take(seeded.agents[0]!.id, keyed.receivedAt, 10)).toEqual([
     expect.objectContaining({ id: keyed.id, seq: 1 }),
   ]);
-  expect(await store.ingest(request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' }))).toMatchObject({
+  expect(await store.ingest.commit(request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' }))).toMatchObject({
     kind: 'replay',
     record: { id: keyed.id },
   });
   // 003: a different request under a held key is logged as its own refusal.
   const reused = request(seeded, { idempotencyKey: 'k1', requestHash: 'other' });
-  expect(await store.ingest(reused)).toMatchObject({ kind: 'key_reused', originalId: keyed.id });
-  expect(await store.getSignal(reused.id)).toMatchObject({ status: 'rejected', httpStatus: 422 });
+  expect(await store.ingest.commit(reused)).toMatchObject({ kind: 'key_reused', originalId: keyed.id });
+  expect(await store.signals.get(reused.id)).toMatchObject({ status: 'rejected', httpStatus: 422 });
   // 005: a request checked against an earlier revision of its source is not recorded.
-  const changed = await store.updateSource(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
+  const changed = await store.sources.update(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
   const stale = request(seeded);
-  await expect(store.ingest(stale)).rejects.toBeInstanceOf(SourceChangedError);
-  expect(await store.getSignal(stale.id)).toBeNull();
-  expect(await store.ingest(request(seeded, { sourceRevision: changed!.revision }))).toMatchObject({ kind: 'recorded' });
+  await expect(store.ingest.commit(stale)).rejects.toBeInstanceOf(SourceChangedError);
+  expect(await store.signals.get(stale.id)).toBeNull();
+  expect(await store.ingest.commit(request(seeded, { sourceRevision: changed!.revision }))).toMatchObject({ kind: 'recorded' });
   // An instance of the previous release, mid rolling upgrade, sends items without a revision.
   const { source_revision: _omitted, ...older } = ingestItem(request(seeded), 0);
   const answers = await withClient(schema, async (client) => {
@@ -138,7 +138,7 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
   const beforeSymbols = request(seeded);
   const { source_revision: _r, symbol: _s, body_digest: _b, duplicate_since: _d, ...oldest } = ingestItem(beforeSymbols, 0);
   await withClient(schema, (client) => client.query('SELECT signalgate_ingest($1, $2, $3, false)', [JSON.stringify([oldest]), schema, 'an-older-instance']));
-  const found = await store.listSignals({ sourceId: seeded.source.id, symbol: 'EURUSD', limit: 100 });
+  const found = await store.signals.list({ sourceId: seeded.source.id, symbol: 'EURUSD', limit: 100 });
   expect(found.signals.map((signal) => signal.id)).toContain(beforeSymbols.id);
 }
 
@@ -187,13 +187,13 @@ describe('PostgreSQL migrations', () => {
     await withMigratedStore('mig_symbol', async (store, target) => {
       const seeded = await seed(store, { agents: 1 });
       const stored = request(seeded);
-      await store.ingest(stored);
+      await store.ingest.commit(stored);
       // As the previous release's instances left their rows, before this fix was migrated.
       await withClient(target.schema, async (client) => {
         await client.query('UPDATE signals SET symbol = NULL WHERE id = $1', [stored.id]);
         await client.query("DELETE FROM schema_migrations WHERE name = 'symbol_backfill'");
       });
-      const bySymbol = async () => (await store.listSignals({ symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id);
+      const bySymbol = async () => (await store.signals.list({ symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id);
       expect(await bySymbol()).not.toContain(stored.id);
       await store.migrate();
       expect(await bySymbol()).toContain(stored.id);
@@ -204,10 +204,10 @@ describe('PostgreSQL migrations', () => {
     await withMigratedStore('mig_deliveries', async (store, target) => {
       const seeded = await seed(store, { agents: 1 });
       const stored = request(seeded);
-      await store.ingest(stored);
+      await store.ingest.commit(stored);
       const pages = async () => [
-        (await store.listSignals({ outcome: 'queued', sourceId: seeded.source.id, limit: 100 })).signals.map((signal) => signal.id),
-        (await store.listSignals({ outcome: 'queued', symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id),
+        (await store.signals.list({ outcome: 'queued', sourceId: seeded.source.id, limit: 100 })).signals.map((signal) => signal.id),
+        (await store.signals.list({ outcome: 'queued', symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id),
       ];
       expect(await pages()).toEqual([[stored.id], [stored.id]]);
       // The deliveries as 015 left them: neither column (nor the indexes on them).
@@ -223,7 +223,7 @@ describe('PostgreSQL migrations', () => {
       });
       // And the ingest writes both columns from then on.
       const later = request(seeded);
-      await store.ingest(later);
+      await store.ingest.commit(later);
       expect((await pages()).map((ids) => ids.includes(later.id))).toEqual([true, true]);
     });
   });
@@ -233,11 +233,11 @@ describe('PostgreSQL migrations', () => {
       const seeded = await seed(store, { agents: 0 });
       const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
       const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
-      await store.ingest(request(seeded, { duplicateCheck: guard }));
-      expect((await store.ingest(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
-      await store.ingest(request(seeded, { verdict: reject }));
+      await store.ingest.commit(request(seeded, { duplicateCheck: guard }));
+      expect((await store.ingest.commit(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
+      await store.ingest.commit(request(seeded, { verdict: reject }));
       const day = request(seeded).receivedAt.slice(0, 10);
-      const counted = await store.countSignalsPerDay(seeded.accountId, day, day);
+      const counted = await store.signals.countPerDay(seeded.accountId, day, day);
       expect(counted).toEqual([{ day, accepted: 1, rejected: 1 }]);
       // The schema as 013 left it: no counter.
       await withClient(target.schema, async (client) => {
@@ -246,7 +246,7 @@ describe('PostgreSQL migrations', () => {
                             DELETE FROM schema_migrations WHERE name = 'signals_per_day';`);
       });
       await store.migrate();
-      expect(await store.countSignalsPerDay(seeded.accountId, day, day)).toEqual(counted);
+      expect(await store.signals.countPerDay(seeded.accountId, day, day)).toEqual(counted);
     });
   });
 

@@ -52,14 +52,14 @@ describe('PostgreSQL push sessions on their shared connection', () => {
     const seeded = await seed(store, { agents: 9 });
     type Agent = (typeof seeded.agents)[0];
     const [a, b, c, ...others] = seeded.agents as [Agent, Agent, Agent, ...Agent[]];
-    const signal = (await store.ingest(request(seeded, { receivedAt: at(1000) }))).record.id;
+    const signal = (await store.ingest.commit(request(seeded, { receivedAt: at(1000) }))).record.id;
     // Sessions go to the connection with the fewest: A, three others, B, three others, then C
     // (below) share A's connection when there are four; the test checks they share one.
-    const claimA = (await store.claimAgentSession(a.id, a.tokenHash))!;
+    const claimA = (await store.deliveries.claimSession(a.id, a.tokenHash))!;
     const fillers = [];
-    for (const agent of others.slice(0, 3)) fillers.push((await store.claimAgentSession(agent.id, agent.tokenHash))!);
-    const claimB = (await store.claimAgentSession(b.id, b.tokenHash))!;
-    for (const agent of others.slice(3)) fillers.push((await store.claimAgentSession(agent.id, agent.tokenHash))!);
+    for (const agent of others.slice(0, 3)) fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
+    const claimB = (await store.deliveries.claimSession(b.id, b.tokenHash))!;
+    for (const agent of others.slice(3)) fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
     expect(await holderOf(b.id)).toBe(await holderOf(a.id));
 
     // Another transaction holds agent A's delivery, so A's hand-out stays under way on the
@@ -80,7 +80,7 @@ describe('PostgreSQL push sessions on their shared connection', () => {
       expect(waiting).toBe(true);
 
       // Meanwhile: a new claim, B's hand-out, then B's release (its WebSocket closed).
-      const claimingC = store.claimAgentSession(c.id, c.tokenHash);
+      const claimingC = store.deliveries.claimSession(c.id, c.tokenHash);
       const takeB = claimB.takeDeliveries(at(2000), 10).then(
         (handOut) => handOut.signals.map((s) => s.id),
         (error: Error) => error.message,
@@ -94,7 +94,7 @@ describe('PostgreSQL push sessions on their shared connection', () => {
       await releaseB;
       // B's hand-out would have run after the unlock, without the hold: it is not run.
       expect(await takeB).toEqual(expect.stringContaining('no longer held'));
-      const deliveries = (await store.getSignal(signal))!.deliveries;
+      const deliveries = (await store.signals.get(signal))!.deliveries;
       expect(deliveries.find((d) => d.agentId === b.id)).toMatchObject({ status: 'queued', attempts: 0 });
       expect((await claimC!.takeDeliveries(at(3000), 10)).signals.map((s) => s.id)).toEqual([signal]);
       expect(await holderOf(c.id)).toBe(await holderOf(a.id));
@@ -107,9 +107,9 @@ describe('PostgreSQL push sessions on their shared connection', () => {
 
   it('sends one statement at a time while many sessions claim, hand out and release at once', async () => {
     const seeded = await seed(store, { agents: 30 });
-    for (let i = 0; i < 3; i++) await store.ingest(request(seeded, { receivedAt: at(1000 + i) }));
+    for (let i = 0; i < 3; i++) await store.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }));
     for (let round = 0; round < 3; round++) {
-      const claims = await Promise.all(seeded.agents.map((agent) => store.claimAgentSession(agent.id, agent.tokenHash)));
+      const claims = await Promise.all(seeded.agents.map((agent) => store.deliveries.claimSession(agent.id, agent.tokenHash)));
       expect(claims.every((claim) => claim !== null)).toBe(true);
       const handOuts = await Promise.all(
         claims.map(async (claim) => {

@@ -75,11 +75,11 @@ describe('PostgreSQL store', () => {
         $$`);
       const seeded = await seed(store, { quota: 10 });
       const requests = [request(seeded), request(seeded)];
-      const settled = await Promise.allSettled(requests.map((r) => store.ingest(r)));
+      const settled = await Promise.allSettled(requests.map((r) => store.ingest.commit(r)));
       expect(settled[0]!.status).toBe('fulfilled');
       expect(settled[1]!.status === 'rejected' && settled[1]!.reason).toBeInstanceOf(OutcomeUnknownError);
       // Right not to answer it as failed: it was stored.
-      expect(await store.getSignal(requests[1]!.id)).not.toBeNull();
+      expect(await store.signals.get(requests[1]!.id)).not.toBeNull();
     });
   });
 
@@ -88,15 +88,15 @@ describe('PostgreSQL store', () => {
       withOtherConnection(target.connectionString, async (handOut) => {
         const seeded = await seed(store, { agents: 2 });
         const signal = request(seeded);
-        await store.ingest(signal);
+        await store.ingest.commit(signal);
         const [first, second] = [...seeded.agents].sort((x, y) => (x.id < y.id ? -1 : 1));
-        for (const agent of [first!, second!]) expect(await store.takeDeliveries(agent.id, at(2000), 10)).toHaveLength(1);
+        for (const agent of [first!, second!]) expect(await store.deliveries.take(agent.id, at(2000), 10)).toHaveLength(1);
         // Another transaction locks the agents' deliveries as a hand-out does: the first agent's ...
         await handOut.query('BEGIN');
         await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
         // ... while one ack group names the second agent's delivery before the first's.
         const executed = { status: 'executed', message: null, result: null } as const;
-        const acks = Promise.allSettled([second!, first!].map((agent) => store.ackDelivery(agent.id, signal.id, executed, at(3000))));
+        const acks = Promise.allSettled([second!, first!].map((agent) => store.deliveries.ack(agent.id, signal.id, executed, at(3000))));
         await waitUntilWaitingForRowLock('acked_after_expiry');
         // ... then the second's. Had the group locked the second agent's row first, each would now
         // wait for the other: PostgreSQL fails one of the two after deadlock_timeout.
@@ -112,17 +112,17 @@ describe('PostgreSQL store', () => {
     await withMigratedStore('poll_takes', (store, target) =>
       withOtherConnection(target.connectionString, async (holder) => {
         const seeded = await seed(store, { agents: 2 });
-        await store.ingest(request(seeded));
+        await store.ingest.commit(request(seeded));
         const [first, second] = seeded.agents;
         // Another transaction holds the first agent's delivery, as an ack group applying does.
         await holder.query('BEGIN');
         await holder.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
         let firstAnswered = false;
-        const firstTake = store.takeDeliveries(first!.id, at(2000), 10).finally(() => (firstAnswered = true));
+        const firstTake = store.deliveries.take(first!.id, at(2000), 10).finally(() => (firstAnswered = true));
         await waitUntilWaitingForRowLock('signalgate.session');
         // The second agent's poll is not held behind the first's statement (before, one hand-out
         // statement was in flight at a time, so this waited until the holder committed).
-        expect(await store.takeDeliveries(second!.id, at(2000), 10)).toHaveLength(1);
+        expect(await store.deliveries.take(second!.id, at(2000), 10)).toHaveLength(1);
         expect(firstAnswered).toBe(false);
         await holder.query('COMMIT');
         expect(await firstTake).toHaveLength(1);
@@ -155,12 +155,12 @@ describe('PostgreSQL store', () => {
     it('charges exactly the quota when 200 ingests race across both', async () => {
       const seeded = await seed(a, { quota: 50, agents: 2 });
       const outcomes = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(seeded))),
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).ingest.commit(request(seeded))),
       );
       expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(50);
       expect(outcomes.filter((o) => o.record.httpStatus === 429)).toHaveLength(150);
-      expect(await b.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      const [first, second] = await Promise.all(seeded.agents.map((agent) => a.takeDeliveries(agent.id, at(2000), 100)));
+      expect(await b.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
+      const [first, second] = await Promise.all(seeded.agents.map((agent) => a.deliveries.take(agent.id, at(2000), 100)));
       expect(first!.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       // Both agents see the signals in the same (commit) order.
       expect(second!.map((d) => d.id)).toEqual(first!.map((d) => d.id));
@@ -170,40 +170,40 @@ describe('PostgreSQL store', () => {
       const seeded = await seed(a, { quota: 100, agents: 1 });
       const outcomes = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          (i % 2 === 0 ? a : b).ingest(request(seeded, { idempotencyKey: 'dup', requestHash: 'h' })),
+          (i % 2 === 0 ? a : b).ingest.commit(request(seeded, { idempotencyKey: 'dup', requestHash: 'h' })),
         ),
       );
       expect(outcomes.filter((o) => o.kind === 'recorded')).toHaveLength(1);
       expect(outcomes.filter((o) => o.kind === 'replay')).toHaveLength(29);
-      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
-      expect(await b.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toHaveLength(1);
+      expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect(await b.deliveries.take(seeded.agents[0]!.id, at(2000), 10)).toHaveLength(1);
     });
 
     it('lets exactly one of two racing requests take over an expired key', async () => {
       const seeded = await seed(a, { quota: 100 });
-      await a.ingest(request(seeded, { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(0) }));
+      await a.ingest.commit(request(seeded, { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(0) }));
       const later = { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(90_000_000), idempotencySince: at(3_600_000) };
-      const outcomes = await Promise.all([a.ingest(request(seeded, later)), b.ingest(request(seeded, later))]);
+      const outcomes = await Promise.all([a.ingest.commit(request(seeded, later)), b.ingest.commit(request(seeded, later))]);
       expect(outcomes.map((o) => o.kind).sort()).toEqual(['recorded', 'replay']);
-      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+      expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
     });
 
     it('keeps every account’s quota exact when ingests for several accounts race across both', async () => {
       const accounts = await Promise.all([0, 1, 2, 3].map(() => seed(a, { quota: 20, agents: 1 })));
       const outcomes = await Promise.all(
-        Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).ingest(request(accounts[(i * 5 + (i >> 3)) % 4]!))),
+        Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).ingest.commit(request(accounts[(i * 5 + (i >> 3)) % 4]!))),
       );
       expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(80);
       for (const seeded of accounts) {
-        expect(await a.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 20, limit: 20 });
-        const taken = await b.takeDeliveries(seeded.agents[0]!.id, at(2000), 100);
+        expect(await a.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 20, limit: 20 });
+        const taken = await b.deliveries.take(seeded.agents[0]!.id, at(2000), 100);
         expect(taken.map((d) => d.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       }
     });
 
     it('keeps the quota exact beside a charge of the previous functions revision still in flight (a rolling upgrade)', async () => {
       const seeded = await seed(a, { quota: 4, agents: 1 });
-      await a.ingest(request(seeded));
+      await a.ingest.commit(request(seeded));
       // An instance of the previous build mid-batch: revision 3's per-signal upsert, twice, not yet committed.
       const old = new pg.Client({ connectionString: target.urlWithSchema });
       await old.connect();
@@ -220,7 +220,7 @@ describe('PostgreSQL store', () => {
         }
         const holder = (await old.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
         // One turn of this build: one batch, which must wait for the old one's COMMIT and count from it.
-        const batch = Promise.all([request(seeded), request(seeded)].map((r) => b.ingest(r)));
+        const batch = Promise.all([request(seeded), request(seeded)].map((r) => b.ingest.commit(r)));
         let waiting = false;
         for (let tries = 0; tries < 400 && !waiting; tries++) {
           // Asked outside the open transaction, which sees one snapshot of the activity.
@@ -235,7 +235,7 @@ describe('PostgreSQL store', () => {
           ['accepted', 202, 4],
           ['rejected', 429, null],
         ]);
-        expect(await a.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 4, limit: 4 });
+        expect(await a.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 4, limit: 4 });
       } finally {
         await old.end();
       }
@@ -273,33 +273,33 @@ describe('PostgreSQL store', () => {
           // Goes through the isolated resend too, NUL and all.
           request(seeded, { rawBody: 'nul\u0000', verdict: accept({ ...BUY, comment: 'a\u0000b' }) }),
         ];
-        const settled = await Promise.allSettled(requests.map((r) => a.ingest(r)));
+        const settled = await Promise.allSettled(requests.map((r) => a.ingest.commit(r)));
         expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
         expect(settled[1]!.status === 'rejected' && String(settled[1]!.reason)).toMatch(/boom/);
         // Refused by the server, so rolled back: a plain failure (500), not an unknown outcome.
         expect(settled[1]!.status === 'rejected' && settled[1]!.reason).not.toBeInstanceOf(OutcomeUnknownError);
         const used = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.record.quota!.used] : []));
         expect(used).toEqual([1, 2]);
-        expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
-        expect(await a.getSignal(requests[1]!.id)).toBeNull();
-        expect(await a.getSignal(requests[2]!.id)).toMatchObject({ rawBody: 'nul\u0000', signal: { comment: 'a\u0000b' } });
+        expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
+        expect(await a.signals.get(requests[1]!.id)).toBeNull();
+        expect(await a.signals.get(requests[2]!.id)).toMatchObject({ rawBody: 'nul\u0000', signal: { comment: 'a\u0000b' } });
         // The key was not kept: a retry with it is a new request.
-        const retry = await b.ingest(request(seeded, { idempotencyKey: 'b', requestHash: 'h' }));
+        const retry = await b.ingest.commit(request(seeded, { idempotencyKey: 'b', requestHash: 'h' }));
         expect(retry.kind).toBe('recorded');
         expect(retry.record.quota!.used).toBe(3);
-        const taken = await a.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+        const taken = await a.deliveries.take(seeded.agents[0]!.id, at(2000), 10);
         expect(taken.map((d) => d.seq)).toEqual([1, 2, 3]);
       });
 
       it('sends a request rolled back by a deadlock again', async () => {
         const seeded = await seed(a, { quota: 10, agents: 1 });
         const requests = [request(seeded), request(seeded, { rawBody: 'deadlock-once' }), request(seeded)];
-        const outcomes = await Promise.all(requests.map((r) => a.ingest(r)));
+        const outcomes = await Promise.all(requests.map((r) => a.ingest.commit(r)));
         expect(outcomes.map((o) => o.record.status)).toEqual(['accepted', 'accepted', 'accepted']);
         // The retried request went in a later batch: it was charged last.
         expect(outcomes.map((o) => o.record.quota!.used)).toEqual([1, 3, 2]);
-        expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(3);
-        const taken = await a.takeDeliveries(seeded.agents[0]!.id, at(2000), 10);
+        expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(3);
+        const taken = await a.deliveries.take(seeded.agents[0]!.id, at(2000), 10);
         expect(taken.map((d) => d.id)).toEqual([requests[0]!.id, requests[2]!.id, requests[1]!.id]);
       });
     });
@@ -313,7 +313,7 @@ describe('PostgreSQL store', () => {
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE "${target.schema}".signals IN ACCESS EXCLUSIVE MODE`);
         const lost = request(seeded);
-        const pending = a.ingest(lost).then(
+        const pending = a.ingest.commit(lost).then(
           () => null,
           (error: unknown) => error,
         );
@@ -322,46 +322,46 @@ describe('PostgreSQL store', () => {
         expect(error).toBeInstanceOf(OutcomeUnknownError);
         await locker.query('ROLLBACK');
         // Terminated before its COMMIT, as it happens; the store could not have known that.
-        expect(await a.getSignal(lost.id)).toBeNull();
+        expect(await a.signals.get(lost.id)).toBeNull();
       } finally {
         await locker.end();
       }
-      const next = await a.ingest(request(seeded));
+      const next = await a.ingest.commit(request(seeded));
       expect(next.record.status).toBe('accepted');
-      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(1);
+      expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(1);
     });
 
     it('fails alone a request holding what PostgreSQL text cannot store', async () => {
       const seeded = await seed(a, { quota: 10 });
       const settled = await Promise.allSettled([
-        a.ingest(request(seeded)),
-        a.ingest(request(seeded, { idempotencyKey: 'nul\u0000key', requestHash: 'h' })),
-        a.ingest(request(seeded, { contentType: 'text/plain; x=\ud800' })),
+        a.ingest.commit(request(seeded)),
+        a.ingest.commit(request(seeded, { idempotencyKey: 'nul\u0000key', requestHash: 'h' })),
+        a.ingest.commit(request(seeded, { contentType: 'text/plain; x=\ud800' })),
       ]);
       expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       // A lone surrogate is stored as U+FFFD, as a statement parameter would have stored it.
-      expect(settled[2]!.status === 'fulfilled' && (await a.getSignal(settled[2]!.value.record.id))!.contentType).toBe(
+      expect(settled[2]!.status === 'fulfilled' && (await a.signals.get(settled[2]!.value.record.id))!.contentType).toBe(
         'text/plain; x=\ufffd',
       );
-      expect((await a.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
+      expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
     });
 
     it('tells listeners of one instance about deliveries committed by the other, and its own only once', async () => {
       const seeded = await seed(a, { agents: 1 });
       const agentId = seeded.agents[0]!.id;
       const heard: string[][] = [];
-      const stop = a.watchDeliveries((ids) => {
+      const stop = a.deliveries.watch((ids) => {
         if (ids.includes(agentId)) heard.push(ids);
       });
       try {
-        await a.listening();
-        await a.ingest(request(seeded));
+        await a.deliveries.listening();
+        await a.ingest.commit(request(seeded));
         expect(heard).toEqual([[agentId]]); // in-process, right after the commit
-        await b.ingest(request(seeded));
+        await b.ingest.commit(request(seeded));
         await vi.waitFor(() => expect(heard.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
         // Notifications arrive in commit order: had a's own NOTIFY not been skipped, it would be second.
         expect(heard).toEqual([[agentId], [agentId]]);
-        expect(await a.takeDeliveries(agentId, at(2000), 10)).toHaveLength(2);
+        expect(await a.deliveries.take(agentId, at(2000), 10)).toHaveLength(2);
       } finally {
         stop();
       }
@@ -371,25 +371,25 @@ describe('PostgreSQL store', () => {
       const seeded = await seed(a, { agents: 1 });
       const agentId = seeded.agents[0]!.id;
       let heard = 0;
-      const stop = a.watchDeliveries((ids) => {
+      const stop = a.deliveries.watch((ids) => {
         if (ids.includes(agentId)) heard++;
       });
       try {
-        await a.listening();
-        const connections = a.listenConnections;
+        await a.deliveries.listening();
+        const connections = a.deliveries.listenConnections;
         const killed = await query<{ killed: boolean }>(
           'SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = $1',
           [`signalgate-listen ${target.schema}`.slice(0, 63)],
         );
         expect(killed.length).toBeGreaterThanOrEqual(1);
         // Committed while the listener may be down: the reconnect's catch-up reports it.
-        await b.ingest(request(seeded));
+        await b.ingest.commit(request(seeded));
         await vi.waitFor(() => expect(heard).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
-        await vi.waitFor(() => expect(a.listenConnections).toBeGreaterThan(connections), { timeout: 10_000 });
+        await vi.waitFor(() => expect(a.deliveries.listenConnections).toBeGreaterThan(connections), { timeout: 10_000 });
         // Reconnected and caught up: from here on only a NOTIFY can reach the listener.
-        await a.listening();
+        await a.deliveries.listening();
         const before = heard;
-        await b.ingest(request(seeded));
+        await b.ingest.commit(request(seeded));
         await vi.waitFor(() => expect(heard).toBe(before + 1), { timeout: 10_000 });
       } finally {
         stop();

@@ -30,7 +30,7 @@ describe.each([
     const seeded = await seed(store, { agents: 1 });
     const agentId = seeded.agents[0]!.id;
     const ingest = async (ms: number, extra: Parameters<typeof request>[1] = {}) =>
-      (await store.ingest(request(seeded, { receivedAt: at(ms), ...extra }))).record.id;
+      (await store.ingest.commit(request(seeded, { receivedAt: at(ms), ...extra }))).record.id;
 
     const executed = await ingest(1000);
     const delivered = await ingest(1001);
@@ -40,37 +40,37 @@ describe.each([
     });
     const keyed = await ingest(1004, { idempotencyKey: 'k-1', requestHash: 'h' });
     // Hand out what is there and settle `executed` and `keyed`; `expired` expires on this take.
-    expect((await store.takeDeliveries(agentId, at(1600), 10)).map((s) => s.id)).toEqual([executed, delivered, keyed]);
-    await store.ackDelivery(agentId, executed, EXECUTED, at(1700));
-    await store.ackDelivery(agentId, keyed, EXECUTED, at(1700));
+    expect((await store.deliveries.take(agentId, at(1600), 10)).map((s) => s.id)).toEqual([executed, delivered, keyed]);
+    await store.deliveries.ack(agentId, executed, EXECUTED, at(1700));
+    await store.deliveries.ack(agentId, keyed, EXECUTED, at(1700));
     const queued = await ingest(1005);
     const recent = await ingest(9000);
-    const usage = await store.getUsage(seeded.accountId, PERIOD);
+    const usage = await store.usage.get(seeded.accountId, PERIOD);
 
     // Small batches: at most `limit` a call, oldest first.
-    expect(await store.pruneSignals(at(5000), 1)).toBe(1);
-    expect(await store.getSignal(executed)).toBeNull();
-    expect(await store.pruneSignals(at(5000), 100)).toBe(2);
-    expect(await store.pruneSignals(at(5000), 100)).toBe(0);
-    for (const gone of [executed, expired, refused]) expect(await store.getSignal(gone)).toBeNull();
-    for (const kept of [delivered, keyed, queued, recent]) expect(await store.getSignal(kept)).not.toBeNull();
-    expect((await store.getSignal(delivered))!.deliveries[0]).toMatchObject({ status: 'delivered' });
+    expect(await store.retention.pruneSignals(at(5000), 1)).toBe(1);
+    expect(await store.signals.get(executed)).toBeNull();
+    expect(await store.retention.pruneSignals(at(5000), 100)).toBe(2);
+    expect(await store.retention.pruneSignals(at(5000), 100)).toBe(0);
+    for (const gone of [executed, expired, refused]) expect(await store.signals.get(gone)).toBeNull();
+    for (const kept of [delivered, keyed, queued, recent]) expect(await store.signals.get(kept)).not.toBeNull();
+    expect((await store.signals.get(delivered))!.deliveries[0]).toMatchObject({ status: 'delivered' });
     // Usage is counted apart: pruning the log does not give quota back.
-    expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual(usage);
+    expect(await store.usage.get(seeded.accountId, PERIOD)).toEqual(usage);
 
     // The key answers replays until it is pruned; then its signal may go.
-    expect(await store.pruneIdempotencyKeys(at(1004), 100)).toBe(0);
-    expect(await store.pruneIdempotencyKeys(at(5000), 100)).toBe(1);
-    expect(await store.pruneSignals(at(5000), 100)).toBe(1);
-    expect(await store.getSignal(keyed)).toBeNull();
+    expect(await store.retention.pruneIdempotencyKeys(at(1004), 100)).toBe(0);
+    expect(await store.retention.pruneIdempotencyKeys(at(5000), 100)).toBe(1);
+    expect(await store.retention.pruneSignals(at(5000), 100)).toBe(1);
+    expect(await store.signals.get(keyed)).toBeNull();
 
     // Once acknowledged, the pending ones go too.
-    await store.ackDelivery(agentId, delivered, EXECUTED, at(2000));
-    expect(await store.pruneSignals(at(5000), 100)).toBe(1);
-    expect(await store.getSignal(delivered)).toBeNull();
-    expect((await store.listSignals({ limit: 100 })).signals.map((s) => s.id).sort()).toEqual([queued, recent].sort());
+    await store.deliveries.ack(agentId, delivered, EXECUTED, at(2000));
+    expect(await store.retention.pruneSignals(at(5000), 100)).toBe(1);
+    expect(await store.signals.get(delivered)).toBeNull();
+    expect((await store.signals.list({ limit: 100 })).signals.map((s) => s.id).sort()).toEqual([queued, recent].sort());
     // The agent's queue is untouched: the queued one is still handed out.
-    expect((await store.takeDeliveries(agentId, at(9500), 10)).map((s) => s.id)).toEqual([queued, recent]);
+    expect((await store.deliveries.take(agentId, at(9500), 10)).map((s) => s.id)).toEqual([queued, recent]);
   });
 
   it('lets several instances prune at once: each signal deleted once, none kept that should go', async () => {
@@ -78,15 +78,15 @@ describe.each([
     const [first] = stores as [Store];
     const seeded = await seed(first, { agents: 0 });
     const ids: string[] = [];
-    for (let i = 0; i < 300; i++) ids.push((await first.ingest(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+    for (let i = 0; i < 300; i++) ids.push((await first.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
     const counts = await Promise.all(
       stores.map(async (store) => {
         let total = 0;
-        for (let n = -1; n !== 0; total += n) n = await store.pruneSignals(at(5000), 25);
+        for (let n = -1; n !== 0; total += n) n = await store.retention.pruneSignals(at(5000), 25);
         return total;
       }),
     );
     expect(counts.reduce((a, b) => a + b, 0)).toBe(300);
-    expect((await first.listSignals({ limit: 10 })).signals).toEqual([]);
+    expect((await first.signals.list({ limit: 10 })).signals).toEqual([]);
   });
 });

@@ -47,27 +47,27 @@ describe.each([
   it('counts a revision per change of the source', async () => {
     const { source, authKey } = await seed(store);
     expect(source.revision).toBe(0);
-    expect((await store.updateSource(source.id, { active: false }, new Date().toISOString()))!.revision).toBe(1);
-    expect((await store.updateSource(source.id, { maxSignalAgeSeconds: 5 }, new Date().toISOString()))!.revision).toBe(2);
-    expect((await store.findSourceByAuthKey(authKey))!.revision).toBe(2);
+    expect((await store.sources.update(source.id, { active: false }, new Date().toISOString()))!.revision).toBe(1);
+    expect((await store.sources.update(source.id, { maxSignalAgeSeconds: 5 }, new Date().toISOString()))!.revision).toBe(2);
+    expect((await store.sources.findByAuthKey(authKey))!.revision).toBe(2);
   });
 
   it('records nothing for a request checked against an earlier revision, and the rest of its batch as usual', async () => {
     const seeded = await seed(store, { agents: 1 });
     const other = await seed(store, { agents: 1 });
-    await store.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
+    await store.sources.update(seeded.source.id, { active: false }, new Date().toISOString());
 
     // Submitted together, so on the embedded store they share one batch.
-    const [stale, fine] = await Promise.allSettled([store.ingest(request(seeded)), store.ingest(request(other))]);
+    const [stale, fine] = await Promise.allSettled([store.ingest.commit(request(seeded)), store.ingest.commit(request(other))]);
     expect(stale.status === 'rejected' && stale.reason).toBeInstanceOf(SourceChangedError);
     expect(fine.status === 'fulfilled' && fine.value.kind).toBe('recorded');
 
-    expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
-    expect(await store.getUsage(seeded.accountId, PERIOD)).toMatchObject({ used: 0 });
-    expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);
-    expect(await store.getUsage(other.accountId, PERIOD)).toMatchObject({ used: 1 });
+    expect((await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
+    expect(await store.usage.get(seeded.accountId, PERIOD)).toMatchObject({ used: 0 });
+    expect(await store.deliveries.take(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);
+    expect(await store.usage.get(other.accountId, PERIOD)).toMatchObject({ used: 1 });
 
-    const current = await store.ingest(request(seeded, { sourceRevision: 1 }));
+    const current = await store.ingest.commit(request(seeded, { sourceRevision: 1 }));
     expect(current.kind).toBe('recorded');
   });
 
@@ -78,15 +78,15 @@ describe.each([
     try {
       // The inbound side has seen the source active; the change commits on the other
       // connection within the same turn, before the request reaches the store.
-      expect((await store.findSourceByAuthKey(seeded.authKey))!.active).toBe(true);
-      await admin.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
+      expect((await store.sources.findByAuthKey(seeded.authKey))!.active).toBe(true);
+      await admin.sources.update(seeded.source.id, { active: false }, new Date().toISOString());
       const answer = await answerInbound(store, inboundRequest(seeded.authKey));
 
       expect(answer.status).toBe(401);
       expect(JSON.parse(answer.body)).toMatchObject({ status: 401, code: 'SOURCE_INACTIVE' });
-      const log = (await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals;
+      const log = (await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals;
       expect(log.map((s) => [s.status, s.code])).toEqual([['rejected', 'SOURCE_INACTIVE']]);
-      expect(await store.takeDeliveries(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);
+      expect(await store.deliveries.take(seeded.agents[0]!.id, at(2000), 10)).toEqual([]);
     } finally {
       await admin.close();
     }
@@ -114,12 +114,12 @@ describe('postgres: a change of the source in progress', () => {
     try {
       await change.query(`SET search_path TO "${harness.schema}"`);
       await change.query('BEGIN');
-      // What updateSource does: lock the row for update, then write the next revision.
+      // What sources.update does: lock the row for update, then write the next revision.
       await change.query('SELECT * FROM sources WHERE id = $1 FOR UPDATE', [seeded.source.id]);
       await change.query('UPDATE sources SET active = false, revision = revision + 1 WHERE id = $1', [seeded.source.id]);
       const changePid = (await change.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
-      const pending = store.ingest(request(seeded));
+      const pending = store.ingest.commit(request(seeded));
       const outcome = pending.then(
         () => 'recorded',
         (error: unknown) => error,
@@ -138,8 +138,8 @@ describe('postgres: a change of the source in progress', () => {
       await change.query('COMMIT');
 
       expect(await outcome).toBeInstanceOf(SourceChangedError);
-      expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
-      expect(await store.getUsage(seeded.accountId, PERIOD)).toMatchObject({ used: 0 });
+      expect((await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals).toEqual([]);
+      expect(await store.usage.get(seeded.accountId, PERIOD)).toMatchObject({ used: 0 });
     } finally {
       await change.end();
     }
@@ -147,7 +147,7 @@ describe('postgres: a change of the source in progress', () => {
 
   it('still ingests for an instance started before the revision existed (its items carry none)', async () => {
     const seeded = await seed(store, { agents: 1 });
-    await store.updateSource(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
+    await store.sources.update(seeded.source.id, { name: 'renamed' }, new Date().toISOString());
     const { source_revision: _omitted, ...item } = ingestItem(request(seeded), 0);
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await client.connect();
@@ -162,6 +162,6 @@ describe('postgres: a change of the source in progress', () => {
     } finally {
       await client.end();
     }
-    expect((await store.listSignals({ sourceId: seeded.source.id, limit: 10 })).signals).toHaveLength(1);
+    expect((await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals).toHaveLength(1);
   });
 });

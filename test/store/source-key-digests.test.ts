@@ -42,9 +42,9 @@ describe('source keys made before the digests', () => {
     expect(readFileSync(file).includes(KEY)).toBe(true);
 
     const store = await openStore({ dataDir });
-    const found = await store.findSourceByAuthKey(KEY);
+    const found = await store.sources.findByAuthKey(KEY);
     expect(found).toMatchObject({ id: 'src-old', authKeyHash: DIGEST, authKeyHint: 'Zq7v' });
-    expect(await store.getSource('src-old')).toEqual(found);
+    expect(await store.sources.get('src-old')).toEqual(found);
     await store.close();
 
     const after = new Database(file);
@@ -74,9 +74,9 @@ describe('source keys made before the digests', () => {
 
     const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
     try {
-      const found = await store.findSourceByAuthKey(KEY);
+      const found = await store.sources.findByAuthKey(KEY);
       expect(found).toMatchObject({ id: 'src-old', authKeyHash: DIGEST, authKeyHint: 'Zq7v' });
-      expect(await store.getSource('src-old')).toEqual(found);
+      expect(await store.sources.get('src-old')).toEqual(found);
     } finally {
       await store.close();
     }

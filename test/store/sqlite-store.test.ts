@@ -46,15 +46,15 @@ describe('SQLite store', () => {
   it('keeps committed data across a close and reopen, and applies each migration once', async () => {
     const first = await open();
     const seeded = await seed(first, { quota: 10, agents: 1 });
-    const { record } = await first.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }));
+    const { record } = await first.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }));
     await first.close();
 
     const again = await openStore({ dataDir });
     try {
       expect(again.kind).toBe('sqlite');
-      expect(await again.getSignal(record.id)).toMatchObject({ ...record, deliveries: [{ seq: 1, status: 'queued' }] });
-      expect(await again.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
-      expect((await again.ingest(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }))).kind).toBe('replay');
+      expect(await again.signals.get(record.id)).toMatchObject({ ...record, deliveries: [{ seq: 1, status: 'queued' }] });
+      expect(await again.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
+      expect((await again.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }))).kind).toBe('replay');
       await again.migrate();
     } finally {
       await again.close();
@@ -70,11 +70,11 @@ describe('SQLite store', () => {
     const seeded = await seed(first, { quota: 10, agents: 0 });
     const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
     const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
-    await first.ingest(request(seeded, { duplicateCheck: guard }));
-    expect((await first.ingest(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
-    await first.ingest(request(seeded, { verdict: reject }));
+    await first.ingest.commit(request(seeded, { duplicateCheck: guard }));
+    expect((await first.ingest.commit(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
+    await first.ingest.commit(request(seeded, { verdict: reject }));
     const day = request(seeded).receivedAt.slice(0, 10);
-    const counted = await first.countSignalsPerDay(seeded.accountId, day, day);
+    const counted = await first.signals.countPerDay(seeded.accountId, day, day);
     expect(counted).toEqual([{ day, accepted: 1, rejected: 1 }]);
     await first.close();
     // The store as migration 011 left it: no counter.
@@ -85,7 +85,7 @@ describe('SQLite store', () => {
     db.close();
     const again = await open();
     try {
-      expect(await again.countSignalsPerDay(seeded.accountId, day, day)).toEqual(counted);
+      expect(await again.signals.countPerDay(seeded.accountId, day, day)).toEqual(counted);
     } finally {
       await again.close();
     }
@@ -96,15 +96,15 @@ describe('SQLite store', () => {
     try {
       const seeded = await seed(store, { quota: 1000, agents: 2 });
       const before = store.ingestTransactions;
-      for (let i = 0; i < 3; i++) await store.ingest(request(seeded));
+      for (let i = 0; i < 3; i++) await store.ingest.commit(request(seeded));
       // Awaited one by one, each ingest is its own transaction.
       expect(store.ingestTransactions - before).toBe(3);
 
       const mid = store.ingestTransactions;
-      const outcomes = await Promise.all(Array.from({ length: 100 }, () => store.ingest(request(seeded))));
+      const outcomes = await Promise.all(Array.from({ length: 100 }, () => store.ingest.commit(request(seeded))));
       expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       expect(store.ingestTransactions - mid).toBeLessThanOrEqual(2);
-      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(103);
+      expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(103);
     } finally {
       await store.close();
     }
@@ -116,14 +116,14 @@ describe('SQLite store', () => {
       const seeded = await seed(store, { quota: 1000, agents: 1 });
       const before = store.ingestTransactions;
       const results = await Promise.allSettled([
-        store.ingest(request(seeded)),
-        store.ingest(request(seeded, { sourceId: 'src-missing' })),
-        store.ingest(request(seeded)),
+        store.ingest.commit(request(seeded)),
+        store.ingest.commit(request(seeded, { sourceId: 'src-missing' })),
+        store.ingest.commit(request(seeded)),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(store.ingestTransactions - before).toBe(1);
-      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(2);
-      expect((await store.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10)).map((d) => d.seq)).toEqual([
+      expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
+      expect((await store.deliveries.take(seeded.agents[0]!.id, new Date().toISOString(), 10)).map((d) => d.seq)).toEqual([
         1, 2,
       ]);
     } finally {
@@ -135,18 +135,18 @@ describe('SQLite store', () => {
     const store = await open();
     try {
       const seeded = await seed(store, { quota: 2, agents: 1 });
-      const first = await store.ingest(request(seeded));
+      const first = await store.ingest.commit(request(seeded));
       // Same signal id again: charged, then refused by the primary key, so its savepoint rolls
       // back. Its unit must go back to the batch's count, or the third request would be refused.
       const results = await Promise.allSettled([
-        store.ingest(request(seeded, { id: first.record.id })),
-        store.ingest(request(seeded)),
+        store.ingest.commit(request(seeded, { id: first.record.id })),
+        store.ingest.commit(request(seeded)),
       ]);
       expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
-      const third = (results[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof store.ingest>>>).value;
+      const third = (results[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof store.ingest.commit>>>).value;
       expect(third.record.status).toBe('accepted');
       expect(third.record.quota).toEqual({ period: PERIOD, used: 2, limit: 2 });
-      expect(await store.getUsage(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
+      expect(await store.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
     } finally {
       await store.close();
     }
@@ -155,13 +155,13 @@ describe('SQLite store', () => {
   it('commits queued ingests before closing', async () => {
     const store = await open();
     const seeded = await seed(store, { quota: 10 });
-    const pending = store.ingest(request(seeded));
+    const pending = store.ingest.commit(request(seeded));
     await store.close();
     const { record } = await pending;
     const again = await open();
     try {
-      expect((await again.getSignal(record.id))?.status).toBe('accepted');
-      await expect(store.ingest(request(seeded))).rejects.toThrow(/closed/);
+      expect((await again.signals.get(record.id))?.status).toBe('accepted');
+      await expect(store.ingest.commit(request(seeded))).rejects.toThrow(/closed/);
     } finally {
       await again.close();
     }
@@ -172,10 +172,10 @@ describe('SQLite store', () => {
     const cli = await open();
     try {
       const seeded = await seed(cli, { quota: 5, agents: 1 });
-      const outcome = await server.ingest(request(seeded));
+      const outcome = await server.ingest.commit(request(seeded));
       expect(outcome.record.quota).toEqual({ period: PERIOD, used: 1, limit: 5 });
-      await cli.updateSource(seeded.source.id, { active: false }, new Date().toISOString());
-      expect((await server.getSource(seeded.source.id))!.active).toBe(false);
+      await cli.sources.update(seeded.source.id, { active: false }, new Date().toISOString());
+      expect((await server.sources.get(seeded.source.id))!.active).toBe(false);
     } finally {
       await cli.close();
       await server.close();
@@ -186,19 +186,19 @@ describe('SQLite store', () => {
     const store = await open();
     try {
       const seeded = await seed(store, { agents: 3, route: [0, 1, 2] });
-      const { record } = await store.ingest(request(seeded));
+      const { record } = await store.ingest.commit(request(seeded));
       const before = store.agentWriteTransactions;
       const now = new Date().toISOString();
       const [taken] = await Promise.all([
-        Promise.all(seeded.agents.map((agent) => store.takeDeliveries(agent.id, now, 10))),
-        Promise.all(seeded.agents.map((agent) => store.touchAgent(agent.id, now))),
+        Promise.all(seeded.agents.map((agent) => store.deliveries.take(agent.id, now, 10))),
+        Promise.all(seeded.agents.map((agent) => store.agents.touch(agent.id, now))),
       ]);
       expect(taken.map((signals) => signals.map((s) => s.id))).toEqual([[record.id], [record.id], [record.id]]);
       expect(store.agentWriteTransactions).toBe(before + 1);
-      const acks = await Promise.all(seeded.agents.map((agent) => store.ackDelivery(agent.id, record.id, { status: 'executed', message: null, result: null }, now)));
+      const acks = await Promise.all(seeded.agents.map((agent) => store.deliveries.ack(agent.id, record.id, { status: 'executed', message: null, result: null }, now)));
       expect(acks.map((a) => a.kind)).toEqual(['acked', 'acked', 'acked']);
       expect(store.agentWriteTransactions).toBe(before + 2);
-      expect((await store.getSignal(record.id))!.deliveries.map((d) => d.status)).toEqual(['executed', 'executed', 'executed']);
+      expect((await store.signals.get(record.id))!.deliveries.map((d) => d.status)).toEqual(['executed', 'executed', 'executed']);
     } finally {
       await store.close();
     }
@@ -211,7 +211,7 @@ describe('SQLite store', () => {
       const seeded = await seed(store, { agents: 1 });
       const agentId = seeded.agents[0]!.id;
       other.exec('BEGIN IMMEDIATE');
-      const touched = store.touchAgent(agentId, '2026-11-25T12:00:00.000Z');
+      const touched = store.agents.touch(agentId, '2026-11-25T12:00:00.000Z');
       let settled = false;
       void touched.then(
         () => (settled = true),
@@ -221,10 +221,10 @@ describe('SQLite store', () => {
       // busy timeout ran out (and then fail): here the event loop goes on, reads included.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(settled).toBe(false);
-      expect((await store.getAgent(agentId))!.lastSeenAt).toBeNull();
+      expect((await store.agents.get(agentId))!.lastSeenAt).toBeNull();
       other.exec('COMMIT');
       await touched;
-      expect((await store.getAgent(agentId))!.lastSeenAt).toBe('2026-11-25T12:00:00.000Z');
+      expect((await store.agents.get(agentId))!.lastSeenAt).toBe('2026-11-25T12:00:00.000Z');
     } finally {
       other.close();
       await store.close();
@@ -237,16 +237,16 @@ describe('SQLite store', () => {
     try {
       const seeded = await seed(cli, { agents: 1, route: [0] });
       const turn = () => new Promise((resolve) => setImmediate(resolve));
-      expect((await server.findSourceByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
-      const { record } = await cli.ingest(request(seeded));
-      await cli.takeDeliveries(seeded.agents[0]!.id, new Date().toISOString(), 10);
+      expect((await server.sources.findByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
+      const { record } = await cli.ingest.commit(request(seeded));
+      await cli.deliveries.take(seeded.agents[0]!.id, new Date().toISOString(), 10);
       await turn();
-      expect((await server.findSourceByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
-      await cli.updateSource(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
-      await cli.ackDelivery(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
+      expect((await server.sources.findByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
+      await cli.sources.update(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
+      await cli.deliveries.ack(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
       await turn();
-      expect(await server.findSourceByAuthKey(seeded.authKey)).toBeNull();
-      expect((await server.findSourceByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);
+      expect(await server.sources.findByAuthKey(seeded.authKey)).toBeNull();
+      expect((await server.sources.findByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);
     } finally {
       await cli.close();
       await server.close();
@@ -259,22 +259,22 @@ describe('SQLite store', () => {
     try {
       const seeded = await seed(cli, { agents: 2, route: [0, 1] });
       const [rotated, deleted] = seeded.agents as [Agent, Agent];
-      expect((await server.findAgentByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
-      expect((await server.findAgentByTokenHash(deleted.tokenHash))!.id).toBe(deleted.id);
+      expect((await server.agents.findByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
+      expect((await server.agents.findByTokenHash(deleted.tokenHash))!.id).toBe(deleted.id);
       // Hand-outs, acks, presence and state reports leave every token as it was.
-      const { record } = await cli.ingest(request(seeded));
+      const { record } = await cli.ingest.commit(request(seeded));
       const now = new Date().toISOString();
-      await cli.takeDeliveries(rotated.id, now, 10);
-      await cli.ackDelivery(rotated.id, record.id, { status: 'executed', message: null, result: null }, now);
-      await cli.saveAgentState(rotated.id, { balance: 1 }, now);
-      expect((await server.findAgentByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
+      await cli.deliveries.take(rotated.id, now, 10);
+      await cli.deliveries.ack(rotated.id, record.id, { status: 'executed', message: null, result: null }, now);
+      await cli.agents.saveState(rotated.id, { balance: 1 }, now);
+      expect((await server.agents.findByTokenHash(rotated.tokenHash))!.id).toBe(rotated.id);
       // No turn in between: the very next check sees the commit.
-      await cli.rotateAgentToken(rotated.id, 'rotated-digest');
-      expect(await server.findAgentByTokenHash(rotated.tokenHash)).toBeNull();
-      expect((await server.findAgentByTokenHash('rotated-digest'))!.id).toBe(rotated.id);
-      await cli.updateSource(seeded.source.id, { agentIds: [rotated.id] }, new Date().toISOString());
-      expect(await cli.deleteAgent(deleted.id)).toEqual({ kind: 'deleted' });
-      expect(await server.findAgentByTokenHash(deleted.tokenHash)).toBeNull();
+      await cli.agents.rotateToken(rotated.id, 'rotated-digest');
+      expect(await server.agents.findByTokenHash(rotated.tokenHash)).toBeNull();
+      expect((await server.agents.findByTokenHash('rotated-digest'))!.id).toBe(rotated.id);
+      await cli.sources.update(seeded.source.id, { agentIds: [rotated.id] }, new Date().toISOString());
+      expect(await cli.agents.delete(deleted.id)).toEqual({ kind: 'deleted' });
+      expect(await server.agents.findByTokenHash(deleted.tokenHash)).toBeNull();
     } finally {
       await cli.close();
       await server.close();
@@ -297,25 +297,25 @@ describe('SQLite store', () => {
       const seeded = await seed(store, { quota: 100_000, agents: 1 });
       const burst = 5000;
       const before = store.ingestTransactions;
-      const outcomes = await Promise.all(Array.from({ length: burst }, () => store.ingest(request(seeded))));
+      const outcomes = await Promise.all(Array.from({ length: burst }, () => store.ingest.commit(request(seeded))));
       expect(store.ingestTransactions - before).toBeLessThanOrEqual(2);
 
       // Arrivals spread over turns, 50 per turn: closer to a busy HTTP server.
       const spread = 5000;
       const mid = store.ingestTransactions;
       for (let i = 0; i < spread / 50; i++) {
-        outcomes.push(...(await Promise.all(Array.from({ length: 50 }, () => store.ingest(request(seeded))))));
+        outcomes.push(...(await Promise.all(Array.from({ length: 50 }, () => store.ingest.commit(request(seeded))))));
       }
       expect(store.ingestTransactions - mid).toBeLessThanOrEqual((spread / 50) * 2);
 
       const serial = 300;
       const late = store.ingestTransactions;
-      for (let i = 0; i < serial; i++) outcomes.push(await store.ingest(request(seeded)));
+      for (let i = 0; i < serial; i++) outcomes.push(await store.ingest.commit(request(seeded)));
       expect(store.ingestTransactions - late).toBe(serial);
 
       expect(outcomes.every((o) => o.record.status === 'accepted')).toBe(true);
       expect(new Set(outcomes.map((o) => o.record.id)).size).toBe(burst + spread + serial);
-      expect((await store.getUsage(seeded.accountId, PERIOD))!.used).toBe(burst + spread + serial);
+      expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(burst + spread + serial);
     } finally {
       await store.close();
     }

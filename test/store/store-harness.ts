@@ -38,6 +38,17 @@ export async function postgresHarness(label: string): Promise<StoreHarness & { s
   };
 }
 
+/**
+ * The stores every contract file runs its tests on, unchanged: the embedded SQLite store and
+ * PostgreSQL (a schema of its own, named after `label`).
+ */
+export function contractStores(label: string): Array<{ name: 'sqlite' | 'postgres'; harness: () => Promise<StoreHarness> }> {
+  return [
+    { name: 'sqlite', harness: () => sqliteHarness() },
+    { name: 'postgres', harness: () => postgresHarness(label) },
+  ];
+}
+
 export const T0 = Date.parse('2030-01-15T12:00:00.000Z');
 export const PERIOD = '2030-01';
 
@@ -64,7 +75,7 @@ export async function seed(
   options: { quota?: number; agents?: number; route?: number[] } = {},
 ): Promise<Seeded> {
   const accountId = `acc-${randomUUID()}`;
-  await store.createAccount({ id: accountId, name: 'Desk', monthlySignalQuota: options.quota ?? 1000, createdAt: at(0) });
+  await store.accounts.create({ id: accountId, name: 'Desk', monthlySignalQuota: options.quota ?? 1000, createdAt: at(0) });
   const agents: Agent[] = [];
   for (let i = 0; i < (options.agents ?? 1); i++) {
     const agent: Agent = {
@@ -76,7 +87,7 @@ export async function seed(
       lastSeenAt: null,
       state: null,
     };
-    await store.createAgent(agent);
+    await store.agents.create(agent);
     agents.push(agent);
   }
   const authKey = `key-${randomUUID()}`;
@@ -94,7 +105,7 @@ export async function seed(
     createdAt: at(0),
     revision: 0,
   };
-  await store.createSource(source);
+  await store.sources.create(source);
   return { accountId, source, agents, authKey };
 }
 

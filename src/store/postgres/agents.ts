@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { AgentEntry } from '../agent-entry.js';
 import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
-import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
-import { recordPage } from '../record-page.js';
+import type { AgentFilter, Agents, DeleteAgentOutcome } from '../agents.js';
+import { recordPage, type RecordPage } from '../record-page.js';
 import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
 import { AGENT_ENTRY_COLUMNS, agentEntryOf, agentIdentityOf, agentOf, jsonParam, type AgentEntryRow, type AgentIdentityRow, type AgentRow } from './postgres-rows.js';
@@ -25,7 +25,7 @@ const TOUCH_RETRY_MS = 20;
  * by HTTP made 7,000 lookups and 4,000 presence writes, each a query (the writes a commit) of
  * its own.
  */
-export class PostgresAgents {
+export class PostgresAgents implements Agents {
   private readonly lookups: Batches<string, AgentIdentity | null>;
   private readonly touches: Batches<{ agentId: string; now: string }, boolean>;
 
@@ -34,12 +34,14 @@ export class PostgresAgents {
     private readonly deliveryPool: pg.Pool,
     /** Whose notifications these are: the schema and this instance (see delivery-channel.ts). */
     private readonly notices: { scope: () => string; instance: string },
+    /** Wakes this instance's watchers of deliveries of the agents, so their open sessions look again. */
+    private readonly notify: (agentIds: string[]) => void,
   ) {
     this.lookups = new Batches((hashes) => this.lookUp(hashes), { maxBatch: MAX_AGENT_BATCH, maxInFlight: 1 });
-    this.touches = new Batches((touches) => this.touch(touches), { maxBatch: MAX_AGENT_BATCH, maxInFlight: 1 });
+    this.touches = new Batches((touches) => this.touchAll(touches), { maxBatch: MAX_AGENT_BATCH, maxInFlight: 1 });
   }
 
-  async createAgent(agent: Agent): Promise<void> {
+  async create(agent: Agent): Promise<void> {
     await this.pool.query(
       `INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seen_at, state)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -55,13 +57,13 @@ export class PostgresAgents {
     );
   }
 
-  async getAgent(id: string): Promise<Agent | null> {
+  async get(id: string): Promise<Agent | null> {
     const { rows } = await this.pool.query<AgentRow>('SELECT * FROM agents WHERE id = $1', [id]);
     return rows[0] ? agentOf(rows[0]) : null;
   }
 
   /** Reads the database every time (nothing is cached, so a rotated token stops at once); the lookups of a turn share one query. */
-  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
+  findByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     return this.lookups.submit(tokenHash);
   }
 
@@ -79,7 +81,7 @@ export class PostgresAgents {
     });
   }
 
-  async listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
+  async list(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
     return recordPage(filter, (await newestFirst<AgentEntryRow>(this.pool, 'agents', filter, AGENT_ENTRY_COLUMNS)).map(agentEntryOf));
   }
 
@@ -87,13 +89,16 @@ export class PostgresAgents {
    * The old digest finds nothing from this commit on; the other instances hear of the agent at
    * the commit (their open sessions look again and close).
    */
-  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
+  async rotateToken(agentId: string, tokenHash: string): Promise<Agent | null> {
     const row = await inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<AgentRow>('UPDATE agents SET token_hash = $1 WHERE id = $2 RETURNING *', [tokenHash, agentId]);
       if (rows[0]) await this.tellOthers(client, [agentId]);
       return rows[0] ?? null;
     });
-    return row === null ? null : agentOf(row);
+    if (row === null) return null;
+    // This instance's open sessions look again and close: the old token takes nothing more.
+    this.notify([agentId]);
+    return agentOf(row);
   }
 
   /**
@@ -101,9 +106,10 @@ export class PostgresAgents {
    * Every source of the account is locked and moves to a new revision, so a request checked
    * against one of them before this commit is checked again and routed to the agents that remain.
    */
-  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
+  async delete(agentId: string): Promise<DeleteAgentOutcome> {
+    let outcome: DeleteAgentOutcome;
     try {
-      return await inTransaction(this.pool, async (client): Promise<DeleteAgentOutcome> => {
+      outcome = await inTransaction(this.pool, async (client): Promise<DeleteAgentOutcome> => {
         const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM agents WHERE id = $1 FOR UPDATE', [agentId]);
         const agent = rows[0];
         if (!agent) return { kind: 'not_found' };
@@ -124,6 +130,8 @@ export class PostgresAgents {
       if (error instanceof RoutedAgent) return { kind: 'routed', sourceIds: error.sourceIds };
       throw error;
     }
+    if (outcome.kind === 'deleted') this.notify([agentId]);
+    return outcome;
   }
 
   /** Wakes the watchers of `agentIds` in the other instances on this database, at the transaction's commit. */
@@ -133,7 +141,7 @@ export class PostgresAgents {
     }
   }
 
-  async saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
+  async saveState(agentId: string, state: unknown, now: string): Promise<void> {
     await this.deliveryPool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
       jsonParam(state),
       isoTime(now),
@@ -147,7 +155,7 @@ export class PostgresAgents {
    * answer waits for this) waits for the first try only; a skipped write is tried again a few
    * turns later in the background, then left for the agent's next request.
    */
-  async touchAgent(agentId: string, now: string): Promise<void> {
+  async touch(agentId: string, now: string): Promise<void> {
     const touch = { agentId, now: isoTime(now) };
     if (await this.touches.submit(touch)) return;
     void (async () => {
@@ -159,7 +167,7 @@ export class PostgresAgents {
   }
 
   /** One UPDATE for the turn's presence writes; an agent seen twice keeps the later time. Answers whether each was written. */
-  private async touch(touches: { agentId: string; now: string }[]): Promise<ItemResult<boolean>[]> {
+  private async touchAll(touches: { agentId: string; now: string }[]): Promise<ItemResult<boolean>[]> {
     const latest = new Map<string, string>();
     for (const { agentId, now } of touches) {
       const seen = latest.get(agentId);

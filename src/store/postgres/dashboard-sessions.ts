@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { DashboardSessions } from '../dashboard-sessions.js';
 import type { DashboardSession } from '../records.js';
 import { isoTime } from '../iso-time.js';
 import { inTransaction } from './transaction.js';
@@ -11,10 +12,10 @@ interface SessionRow {
 }
 
 /** Dashboard sign-ins: the `dashboard_sessions` table, shared by every instance. */
-export class PostgresDashboardSessions {
+export class PostgresDashboardSessions implements DashboardSessions {
   constructor(private readonly pool: pg.Pool) {}
 
-  async createDashboardSession(session: DashboardSession): Promise<void> {
+  async create(session: DashboardSession): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM dashboard_sessions WHERE expires_at <= $1', [isoTime(session.createdAt)]);
       await client.query('INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
@@ -26,7 +27,7 @@ export class PostgresDashboardSessions {
     });
   }
 
-  async getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
+  async get(idDigest: string): Promise<DashboardSession | null> {
     const { rows } = await this.pool.query<SessionRow>('SELECT * FROM dashboard_sessions WHERE id_digest = $1', [idDigest]);
     const row = rows[0];
     return row
@@ -34,7 +35,7 @@ export class PostgresDashboardSessions {
       : null;
   }
 
-  async deleteDashboardSession(idDigest: string): Promise<boolean> {
+  async delete(idDigest: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('DELETE FROM dashboard_sessions WHERE id_digest = $1', [idDigest]);
     return (rowCount ?? 0) > 0;
   }

@@ -1,8 +1,11 @@
 import type pg from 'pg';
 import type { ExpiredDelivery } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, Deliveries } from '../deliveries.js';
+import type { DeliveryListeners } from '../delivery-listeners.js';
 import { AgentSessionOpenError } from '../agent-session-open.js';
+import { DeliveryChannel } from './delivery-channel.js';
+import { expireDueDeliveries } from './expire-deliveries.js';
 import { deliveryOf, type DeliveryRow } from './postgres-rows.js';
 import { GroupedAcks } from './grouped-acks.js';
 import type { SessionLocks } from './session-locks.js';
@@ -32,7 +35,7 @@ const MAX_POLL_BATCHES_IN_FLIGHT = 2;
  * `signalgate_ingest`; handed out by `take-deliveries.ts`, to a poll here or to a push session
  * through its lock (`session-locks.ts`).
  */
-export class PostgresDeliveries {
+export class PostgresDeliveries implements Deliveries {
   private readonly acks: GroupedAcks;
   /**
    * The polls' hand-outs of one event-loop turn in one statement (one COMMIT), up to
@@ -40,14 +43,28 @@ export class PostgresDeliveries {
    * waits for the next batch.
    */
   private readonly pollTakes: Batches<PollTake, HandOut | null>;
+  /** Other instances' notifications of new deliveries, heard from the first watcher on. */
+  private channel: DeliveryChannel | null = null;
 
   constructor(
+    /** The delivery pool: what the agents cause runs on connections of its own. */
     private readonly pool: pg.Pool,
     private readonly sessionLocks: SessionLocks,
-    /** The schema the tables are in: part of every session lock's key. */
-    private readonly scope: () => string,
-    /** Told, after the commit, of the deliveries a poll's hand-out marked expired. */
-    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
+    private readonly setting: {
+      /** The main pool, where the expiry sweep (the server's, not an agent's) runs. */
+      sweepPool: pg.Pool;
+      /** How the notification connection connects. */
+      client: pg.ClientConfig;
+      /** The schema the tables are in: part of every session lock's key and of the notifications. */
+      scope: () => string;
+      /** Tells this instance's notifications from other instances'. */
+      instance: string;
+      isClosed: () => boolean;
+      /** This process's watchers of new deliveries. */
+      listeners: DeliveryListeners;
+      /** Told, after the commit, of the deliveries a poll's hand-out or the sweep marked expired. */
+      expiryListeners: DeliveryListeners<ExpiredDelivery[]>;
+    },
   ) {
     this.acks = new GroupedAcks(pool);
     this.pollTakes = new Batches((takes) => this.handOutToPolls(takes), {
@@ -57,7 +74,7 @@ export class PostgresDeliveries {
     });
   }
 
-  async countOpenDeliveries(): Promise<AgentQueueDepth[]> {
+  async countOpen(): Promise<AgentQueueDepth[]> {
     const { rows } = await this.pool.query<{ agent_id: string; open: string }>(
       `SELECT a.id AS agent_id,
          (SELECT count(*) FROM deliveries d WHERE d.agent_id = a.id AND d.status IN ('queued', 'delivered')) AS open
@@ -66,7 +83,7 @@ export class PostgresDeliveries {
     return rows.map((row) => ({ agentId: row.agent_id, open: Number(row.open) }));
   }
 
-  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+  async take(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     const handOut = await this.pollTakes.submit({ agentId, now, limit });
     if (handOut === null) throw new AgentSessionOpenError(agentId);
     return handOut.signals;
@@ -88,26 +105,26 @@ export class PostgresDeliveries {
     const requests = [...limits.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agentId, limit]) => ({ agentId, limit, after: 0, tokenHash: null }));
-    const handOuts = await againIfRolledBack(() => takeDeliveriesFor(this.pool, 'poll', this.scope(), requests, now));
+    const handOuts = await againIfRolledBack(() => takeDeliveriesFor(this.pool, 'poll', this.setting.scope(), requests, now));
     const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
-    if (expired.length > 0) this.onExpired(expired);
+    if (expired.length > 0) this.setting.expiryListeners.notify(expired);
     return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
   }
 
-  claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
+  claimSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
     return this.sessionLocks.claim(agentId, tokenHash);
   }
 
-  async agentSessionOpenElsewhere(agentId: string): Promise<boolean> {
+  async sessionOpenElsewhere(agentId: string): Promise<boolean> {
     // A shared hold taken and given back at once: it fails only beside a session's hold.
     const { rows } = await this.pool.query<{ free: boolean }>(
       `SELECT pg_try_advisory_xact_lock_shared(${sessionLockKeySql('$1', '$2')}) AS free`,
-      [agentId, this.scope()],
+      [agentId, this.setting.scope()],
     );
     return !rows[0]?.free;
   }
 
-  async ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
+  async ack(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
     // Conditional update first (grouped with the other acks of this turn): of two racing acks
     // exactly one matches; the other classifies below.
     const updated = await this.acks.apply(agentId, signalId, ack, now);
@@ -122,6 +139,51 @@ export class PostgresDeliveries {
     if (row.status === 'expired') return { kind: 'expired', delivery };
     if (row.status === 'queued') return { kind: row.expires_at.getTime() <= Date.parse(now) ? 'expired' : 'not_delivered', delivery };
     return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
+  }
+
+  /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */
+  watch(listener: (agentIds: string[]) => void): () => void {
+    const unwatch = this.setting.listeners.add(listener);
+    if (!this.channel && !this.setting.isClosed()) {
+      this.channel = new DeliveryChannel({
+        client: { ...this.setting.client, application_name: `signalgate-listen ${this.setting.scope()}`.slice(0, 63) },
+        scope: this.setting.scope,
+        instance: this.setting.instance,
+        onAgents: (agentIds) => this.setting.listeners.notify(agentIds),
+        catchUp: agentsWithQueuedDeliveries,
+      });
+    }
+    return unwatch;
+  }
+
+  /** Resolves once notifications from other instances can arrive (after `watch`). */
+  async listening(): Promise<void> {
+    await this.channel?.listening();
+  }
+
+  /** How many times the notification connection has (re)connected. */
+  get listenConnections(): number {
+    return this.channel?.listenConnections ?? 0;
+  }
+
+  /** Stops hearing other instances (for closing). */
+  async stopListening(): Promise<void> {
+    await this.channel?.stop();
+    this.channel = null;
+  }
+
+  announce(agentIds: string[]): void {
+    this.setting.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.setting.expiryListeners.add(listener);
+  }
+
+  async expire(now: string, limit: number): Promise<number> {
+    const expired = await expireDueDeliveries(this.setting.sweepPool, now, limit);
+    if (expired.length > 0) this.setting.expiryListeners.notify(expired);
+    return expired.length;
   }
 }
 

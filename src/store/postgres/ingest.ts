@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { IngestOutcome, IngestRequest } from '../store.js';
+import type { Ingest, IngestOutcome, IngestRequest } from '../ingest.js';
 import { OutcomeUnknownError } from '../outcome-unknown.js';
 import type { IngestDone } from '../ingest-done.js';
 import type { ItemResult } from '../item-result.js';
@@ -32,13 +32,13 @@ export interface PostgresIngestOptions {
 }
 
 /**
- * `Store.ingest` on PostgreSQL. Ingests are group-committed: those of one event-loop turn go
+ * The ingest (`store.ingest.commit`) on PostgreSQL. Ingests are group-committed: those of one event-loop turn go
  * to the server-side function `signalgate_ingest` (migrations/postgres/functions.sql) in one
  * call, one implicit transaction. The quota is charged by a conditional upsert, idempotency keys
  * are a primary key that concurrent repeats queue on, and per-agent sequence numbers come from
  * the agents' rows locked in id order, so they follow commit order.
  */
-export class PostgresIngest {
+export class PostgresIngest implements Ingest {
   private readonly ingests: Batches<IngestRequest, IngestDone>;
 
   constructor(
@@ -60,7 +60,7 @@ export class PostgresIngest {
     return this.ingests.drained();
   }
 
-  async ingest(request: IngestRequest): Promise<IngestOutcome> {
+  async commit(request: IngestRequest): Promise<IngestOutcome> {
     // A deadlock or serialization failure rolled this request back (alone or with its batch):
     // nothing of it happened, so it is sent again.
     return againIfRolledBack(async () => {

@@ -1,37 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { BackupError } from '../backup-error.js';
-import type { AgentEntry } from '../agent-entry.js';
 import { DeliveryListeners } from '../delivery-listeners.js';
-import type { Account, Agent, AgentIdentity, DashboardSession, ExpiredDelivery, SignalWithDeliveries, Source, Usage } from '../records.js';
-import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type {
-  AccountPatch,
-  Ack,
-  AckOutcome,
-  AgentFilter,
-  AgentQueueDepth,
-  AgentSessionClaim,
-  DayCount,
-  DeleteAgentOutcome,
-  IngestOutcome,
-  IngestRequest,
-  LogEntryPage,
-  PageRequest,
-  RecordPage,
-  SignalFilter,
-  SignalPage,
-  SourceFilter,
-  SourcePatch,
-  Store,
-} from '../store.js';
+import type { ExpiredDelivery } from '../records.js';
+import type { Store } from '../store.js';
 import { PostgresAccounts } from './accounts.js';
 import { PostgresAgents } from './agents.js';
 import { PostgresDashboardSessions } from './dashboard-sessions.js';
-import { agentsWithQueuedDeliveries, PostgresDeliveries } from './deliveries.js';
-import { DeliveryChannel } from './delivery-channel.js';
+import { PostgresDeliveries } from './deliveries.js';
 import { detachResults } from './detached-results.js';
-import { expireDueDeliveries } from './expire-deliveries.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { SessionLocks } from './session-locks.js';
@@ -82,10 +59,10 @@ export function openPostgresStore(options: PostgresStoreOptions): PostgresStore 
 }
 
 /**
- * The PostgreSQL store: several instances may share one database. One connection pool, whose
- * SQL lives with what it stores (settings, accounts, usage, agents, sources, signals,
- * deliveries, and the ingest, a server-side function); this class owns the connections (the
- * pool, the push sessions' lock connection, the notification channel) and composes the rest.
+ * The PostgreSQL store: several instances may share one database. Each room of the store
+ * (settings, accounts, usage, agents, sources, signals, deliveries, and the ingest, a
+ * server-side function) is a class of its own file holding its SQL; this class owns the
+ * connections (the pools, the push sessions' lock connection) and hands each room those it uses.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -101,20 +78,19 @@ export class PostgresStore implements Store {
   private readonly clientConfig: pg.ClientConfig;
   private readonly listeners = new DeliveryListeners();
   private readonly expiryListeners = new DeliveryListeners<ExpiredDelivery[]>();
-  private channel: DeliveryChannel | null = null;
   private scope: string;
   private closed = false;
   private readonly sessionLocks: SessionLocks;
-  private readonly settings: PostgresSettings;
-  private readonly accounts: PostgresAccounts;
-  private readonly usage: PostgresUsage;
-  private readonly agents: PostgresAgents;
-  private readonly sources: PostgresSources;
-  private readonly signals: PostgresSignals;
-  private readonly deliveries: PostgresDeliveries;
-  private readonly ingests: PostgresIngest;
-  private readonly retention: PostgresRetention;
-  private readonly dashboardSessions: PostgresDashboardSessions;
+  readonly settings: PostgresSettings;
+  readonly accounts: PostgresAccounts;
+  readonly usage: PostgresUsage;
+  readonly agents: PostgresAgents;
+  readonly sources: PostgresSources;
+  readonly signals: PostgresSignals;
+  readonly deliveries: PostgresDeliveries;
+  readonly ingest: PostgresIngest;
+  readonly retention: PostgresRetention;
+  readonly dashboardSessions: PostgresDashboardSessions;
 
   constructor(
     connectionString: string,
@@ -170,22 +146,25 @@ export class PostgresStore implements Store {
       // timeout): the query under way gets the error; the event, unheard, would end the process.
       pool.on('connect', (client) => client.on('error', () => undefined));
     }
+    const notify = (agentIds: string[]) => this.listeners.notify(agentIds);
     this.settings = new PostgresSettings(this.pool);
     this.accounts = new PostgresAccounts(this.pool);
     this.usage = new PostgresUsage(this.pool);
-    this.agents = new PostgresAgents(this.pool, this.deliveryPool, { scope, instance: this.instance });
+    this.agents = new PostgresAgents(this.pool, this.deliveryPool, { scope, instance: this.instance }, notify);
     this.dashboardSessions = new PostgresDashboardSessions(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);
-    this.deliveries = new PostgresDeliveries(this.deliveryPool, this.sessionLocks, scope, onExpired);
-    this.ingests = new PostgresIngest(this.pool, {
-      maxConnections,
+    this.deliveries = new PostgresDeliveries(this.deliveryPool, this.sessionLocks, {
+      sweepPool: this.pool,
+      client: this.clientConfig,
       scope,
       instance: this.instance,
       isClosed,
-      notify: (agentIds) => this.listeners.notify(agentIds),
+      listeners: this.listeners,
+      expiryListeners: this.expiryListeners,
     });
+    this.ingest = new PostgresIngest(this.pool, { maxConnections, scope, instance: this.instance, isClosed, notify });
   }
 
   async migrate(): Promise<void> {
@@ -204,11 +183,10 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.ingests.drained(), this.sources.drained()]);
+    await Promise.all([this.ingest.drained(), this.sources.drained()]);
     this.listeners.clear();
     this.expiryListeners.clear();
-    await this.channel?.stop();
-    this.channel = null;
+    await this.deliveries.stopListening();
     await this.sessionLocks.close();
     await this.answerGuard.close();
     await this.deliveryAnswerGuard.close();
@@ -238,219 +216,5 @@ export class PostgresStore implements Store {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  // Settings.
-
-  claimSetting(name: string, value: string): Promise<string> {
-    return this.settings.claimSetting(name, value);
-  }
-
-  getSetting(name: string): Promise<string | null> {
-    return this.settings.getSetting(name);
-  }
-
-  setSetting(name: string, value: string): Promise<void> {
-    return this.settings.setSetting(name, value);
-  }
-
-  deleteSetting(name: string): Promise<void> {
-    return this.settings.deleteSetting(name);
-  }
-
-  // Accounts and usage.
-
-  createAccount(account: Account): Promise<void> {
-    return this.accounts.createAccount(account);
-  }
-
-  getAccount(id: string): Promise<Account | null> {
-    return this.accounts.getAccount(id);
-  }
-
-  updateAccount(id: string, patch: AccountPatch): Promise<Account | null> {
-    return this.accounts.updateAccount(id, patch);
-  }
-
-  getUsage(accountId: string, period: string): Promise<Usage | null> {
-    return this.usage.getUsage(accountId, period);
-  }
-
-  listAccounts(page: PageRequest): Promise<RecordPage<Account>> {
-    return this.accounts.listAccounts(page);
-  }
-
-  countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
-    return this.signals.countSignalsPerDay(accountId, fromDay, toDay);
-  }
-
-  // Agents.
-
-  createAgent(agent: Agent): Promise<void> {
-    return this.agents.createAgent(agent);
-  }
-
-  getAgent(id: string): Promise<Agent | null> {
-    return this.agents.getAgent(id);
-  }
-
-  findAgentByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
-    return this.agents.findAgentByTokenHash(tokenHash);
-  }
-
-  listAgents(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
-    return this.agents.listAgents(filter);
-  }
-
-  async rotateAgentToken(agentId: string, tokenHash: string): Promise<Agent | null> {
-    const agent = await this.agents.rotateAgentToken(agentId, tokenHash);
-    // This instance's open sessions look again and close: the old token takes nothing more.
-    if (agent !== null) this.listeners.notify([agentId]);
-    return agent;
-  }
-
-  async deleteAgent(agentId: string): Promise<DeleteAgentOutcome> {
-    const outcome = await this.agents.deleteAgent(agentId);
-    if (outcome.kind === 'deleted') this.listeners.notify([agentId]);
-    return outcome;
-  }
-
-  saveAgentState(agentId: string, state: unknown, now: string): Promise<void> {
-    return this.agents.saveAgentState(agentId, state, now);
-  }
-
-  touchAgent(agentId: string, now: string): Promise<void> {
-    return this.agents.touchAgent(agentId, now);
-  }
-
-  // Sources.
-
-  createSource(source: Source): Promise<void> {
-    return this.sources.createSource(source);
-  }
-
-  getSource(id: string): Promise<Source | null> {
-    return this.sources.getSource(id);
-  }
-
-  findSourceByAuthKey(authKey: string): Promise<Source | null> {
-    return this.sources.findSourceByAuthKey(authKey);
-  }
-
-  updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
-    return this.sources.updateSource(id, patch, now);
-  }
-
-  listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
-    return this.sources.listSources(filter);
-  }
-
-  deleteSource(id: string): Promise<boolean> {
-    return this.sources.deleteSource(id);
-  }
-
-  // Dashboard sign-ins.
-
-  createDashboardSession(session: DashboardSession): Promise<void> {
-    return this.dashboardSessions.createDashboardSession(session);
-  }
-
-  getDashboardSession(idDigest: string): Promise<DashboardSession | null> {
-    return this.dashboardSessions.getDashboardSession(idDigest);
-  }
-
-  deleteDashboardSession(idDigest: string): Promise<boolean> {
-    return this.dashboardSessions.deleteDashboardSession(idDigest);
-  }
-
-  // The inbound hot path.
-
-  ingest(request: IngestRequest): Promise<IngestOutcome> {
-    return this.ingests.ingest(request);
-  }
-
-  // The signal log.
-
-  listSignals(filter: SignalFilter): Promise<SignalPage> {
-    return this.signals.listSignals(filter);
-  }
-
-  listLogEntries(filter: SignalFilter): Promise<LogEntryPage> {
-    return this.signals.listLogEntries(filter);
-  }
-
-  getSignal(id: string): Promise<SignalWithDeliveries | null> {
-    return this.signals.getSignal(id);
-  }
-
-  // Delivery to agents.
-
-  countOpenDeliveries(): Promise<AgentQueueDepth[]> {
-    return this.deliveries.countOpenDeliveries();
-  }
-
-  takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
-    return this.deliveries.takeDeliveries(agentId, now, limit);
-  }
-
-  claimAgentSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim | null> {
-    return this.deliveries.claimAgentSession(agentId, tokenHash);
-  }
-
-  agentSessionOpenElsewhere(agentId: string): Promise<boolean> {
-    return this.deliveries.agentSessionOpenElsewhere(agentId);
-  }
-
-  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
-    return this.deliveries.ackDelivery(agentId, signalId, ack, now);
-  }
-
-  announceDeliveries(agentIds: string[]): void {
-    this.listeners.notify(agentIds);
-  }
-
-  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
-    return this.expiryListeners.add(listener);
-  }
-
-  async expireDeliveries(now: string, limit: number): Promise<number> {
-    const expired = await expireDueDeliveries(this.pool, now, limit);
-    if (expired.length > 0) this.expiryListeners.notify(expired);
-    return expired.length;
-  }
-
-  /** Listens, from the first watcher on, for other instances' notifications of new deliveries. */
-  watchDeliveries(listener: (agentIds: string[]) => void): () => void {
-    const unwatch = this.listeners.add(listener);
-    if (!this.channel && !this.closed) {
-      this.channel = new DeliveryChannel({
-        client: { ...this.clientConfig, application_name: `signalgate-listen ${this.scope}`.slice(0, 63) },
-        scope: () => this.scope,
-        instance: this.instance,
-        onAgents: (agentIds) => this.listeners.notify(agentIds),
-        catchUp: agentsWithQueuedDeliveries,
-      });
-    }
-    return unwatch;
-  }
-
-  /** Resolves once notifications from other instances can arrive (after `watchDeliveries`). */
-  async listening(): Promise<void> {
-    await this.channel?.listening();
-  }
-
-  /** How many times the notification connection has (re)connected. */
-  get listenConnections(): number {
-    return this.channel?.listenConnections ?? 0;
-  }
-
-  // Retention.
-
-  pruneSignals(before: string, limit: number): Promise<number> {
-    return this.retention.pruneSignals(before, limit);
-  }
-
-  pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
-    return this.retention.pruneIdempotencyKeys(before, limit);
   }
 }

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import { isoTime } from '../iso-time.js';
+import type { Retention } from '../retention.js';
 
 /**
  * Retention on PostgreSQL: deletes old signal records with their deliveries, and old
  * idempotency keys, a small batch per statement. Rows another instance is pruning are skipped
  * (`SKIP LOCKED`), so several instances may prune at once without waiting on each other.
  */
-export class PostgresRetention {
+export class PostgresRetention implements Retention {
   constructor(private readonly pool: pg.Pool) {}
 
   async pruneSignals(before: string, limit: number): Promise<number> {

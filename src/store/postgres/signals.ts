@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { type LogEntry, OutcomeCounts, signalRecordOf } from '../log-entry.js';
 import type { SignalWithDeliveries } from '../records.js';
-import type { DayCount, LogEntryPage, SignalFilter, SignalPage } from '../store.js';
+import type { DayCount, LogEntryPage, SignalFilter, SignalLog, SignalPage } from '../signal-log.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
@@ -24,10 +24,10 @@ export const SIGNALS_PER_DAY_SQL = `SELECT to_char(day, 'YYYY-MM-DD') AS day, ac
  * order (migrations/postgres/007): a page reads about as many rows as it shows, whatever the
  * log's size.
  */
-export class PostgresSignals {
+export class PostgresSignals implements SignalLog {
   constructor(private readonly pool: pg.Pool) {}
 
-  async listSignals(filter: SignalFilter): Promise<SignalPage> {
+  async list(filter: SignalFilter): Promise<SignalPage> {
     const page = await this.listLogEntries(filter);
     return { signals: page.entries.map(signalRecordOf), next: page.next };
   }
@@ -40,7 +40,7 @@ export class PostgresSignals {
   }
 
   /** Duplicates count as neither accepted nor rejected. */
-  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+  async countPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
     const { rows } = await this.pool.query<DayCount>(
       SIGNALS_PER_DAY_SQL,
       [accountId, fromDay, toDay],
@@ -48,7 +48,7 @@ export class PostgresSignals {
     return rows;
   }
 
-  async getSignal(id: string): Promise<SignalWithDeliveries | null> {
+  async get(id: string): Promise<SignalWithDeliveries | null> {
     // The columns and reader of the log's pages: one reading of a stored signal for both.
     const { rows: signals } = await this.pool.query<unknown[]>({ text: `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = $1`, values: [id], rowMode: 'array' });
     if (!signals[0]) return null;

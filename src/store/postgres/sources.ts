@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Source } from '../records.js';
-import type { RecordPage, SourceFilter, SourcePatch } from '../store.js';
-import { recordPage } from '../record-page.js';
+import type { SourceFilter, SourcePatch, Sources } from '../sources.js';
+import { recordPage, type RecordPage } from '../record-page.js';
 import { newestFirst } from './newest-first.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
@@ -13,7 +13,7 @@ import { inTransaction } from './transaction.js';
 import { INBOUND_ANSWER_TIMEOUT_MS } from './unanswering-server.js';
 
 /** Signal sources, their keys and routing: the `sources` table. */
-export class PostgresSources {
+export class PostgresSources implements Sources {
   private readonly lookups: Batches<string, Source | null>;
 
   constructor(
@@ -32,7 +32,7 @@ export class PostgresSources {
     return this.lookups.drained();
   }
 
-  async createSource(source: Source): Promise<void> {
+  async create(source: Source): Promise<void> {
     await this.pool.query(
       `INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, hmac_secret, agent_ids,
                             max_signal_age_seconds, allowed_ips, created_at, revision, duplicate_window_seconds)
@@ -55,7 +55,7 @@ export class PostgresSources {
     );
   }
 
-  async getSource(id: string): Promise<Source | null> {
+  async get(id: string): Promise<Source | null> {
     const { rows } = await this.pool.query<SourceRow>('SELECT * FROM sources WHERE id = $1', [id]);
     return rows[0] ? sourceOf(rows[0]) : null;
   }
@@ -64,7 +64,7 @@ export class PostgresSources {
    * Every call reads the database (nothing is cached, so a rotated key stops working at once on
    * every instance); the calls of one event-loop turn share one query.
    */
-  async findSourceByAuthKey(authKey: string): Promise<Source | null> {
+  async findByAuthKey(authKey: string): Promise<Source | null> {
     if (this.isClosed()) throw new Error('store is closed');
     return this.lookups.submit(authKeyHash(authKey));
   }
@@ -84,7 +84,7 @@ export class PostgresSources {
     });
   }
 
-  async updateSource(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
+  async update(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
     return inTransaction(this.pool, async (client) => {
       // FOR UPDATE conflicts with the key-share lock an ingest takes on its source before it
       // compares revisions (`signalgate_ingest_items`, migrations/postgres/functions.sql): the
@@ -124,7 +124,7 @@ export class PostgresSources {
     });
   }
 
-  async listSources(filter: SourceFilter): Promise<RecordPage<Source>> {
+  async list(filter: SourceFilter): Promise<RecordPage<Source>> {
     return recordPage(filter, (await newestFirst<SourceRow>(this.pool, 'sources', filter)).map(sourceOf));
   }
 
@@ -133,7 +133,7 @@ export class PostgresSources {
    * signals, in one commit: its key finds nothing from then on, and nothing it queued is handed
    * out. The source's row is locked first, so a request being committed on it finishes before.
    */
-  async deleteSource(id: string): Promise<boolean> {
+  async delete(id: string): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [id]);
       if (rows.length === 0) return false;

@@ -1,14 +1,15 @@
 import type pg from 'pg';
+import type { QuotaUsage } from '../quota-usage.js';
 import type { Usage } from '../records.js';
 
 /**
  * What accounts used of their quota: the `usage` table. Charged by `signalgate_ingest`
  * (migrations/postgres/functions.sql).
  */
-export class PostgresUsage {
+export class PostgresUsage implements QuotaUsage {
   constructor(private readonly pool: pg.Pool) {}
 
-  async getUsage(accountId: string, period: string): Promise<Usage | null> {
+  async get(accountId: string, period: string): Promise<Usage | null> {
     const { rows } = await this.pool.query<{ quota: number; used: number }>(
       `SELECT a.monthly_signal_quota AS quota, COALESCE(u.used, 0) AS used
          FROM accounts a LEFT JOIN usage u ON u.account_id = a.id AND u.period = $1

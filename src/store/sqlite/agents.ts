@@ -1,25 +1,36 @@
 import type { AgentEntry } from '../agent-entry.js';
 import type { Agent, AgentIdentity } from '../records.js';
 import { isoTime, isoTimeOrNull } from '../iso-time.js';
-import type { AgentFilter, DeleteAgentOutcome, RecordPage } from '../store.js';
-import { recordPage } from '../record-page.js';
+import type { AgentFilter, Agents, DeleteAgentOutcome } from '../agents.js';
+import { recordPage, type RecordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
 import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
 import { agentEntryOf, agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
+import type { SqliteWriteGroup } from './write-group.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
-export class SqliteAgents {
+export class SqliteAgents implements Agents {
   /** The agents found by token digest, valid while `agent_token_generation` stays where it was. */
   private readonly identities: GenerationCache<AgentIdentity>;
 
-  constructor(private readonly connection: SqliteConnection) {
+  constructor(
+    private readonly connection: SqliteConnection,
+    /** Presence and state are group-committed with the other agent writes of their turn. */
+    private readonly writes: SqliteWriteGroup,
+    private readonly changed: {
+      /** Drops the sources cached by key: a deletion moved their revisions. */
+      forgetSources: () => void;
+      /** Wakes the agents' watchers of deliveries, so their open sessions look again. */
+      notify: (agentIds: string[]) => void;
+    },
+  ) {
     this.identities = new GenerationCache(
       () => connection.stmt('SELECT generation FROM agent_token_generation WHERE id = 1').pluck().get() as number,
     );
   }
 
-  createAgent(agent: Agent): void {
+  async create(agent: Agent): Promise<void> {
     this.connection
       .stmt(
         `INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seen_at, state)
@@ -36,7 +47,7 @@ export class SqliteAgents {
       );
   }
 
-  getAgent(id: string): Agent | null {
+  async get(id: string): Promise<Agent | null> {
     const row = this.connection.stmt('SELECT * FROM agents WHERE id = ?').get(id) as AgentRow | undefined;
     return row ? agentOf(row) : null;
   }
@@ -49,7 +60,7 @@ export class SqliteAgents {
    * token is refused on the first check after its rotation commits, as when every check read
    * the row. Unknown digests are not kept: they read the table each time.
    */
-  findAgentByTokenHash(tokenHash: string): AgentIdentity | null {
+  async findByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     this.identities.refresh();
     return this.identities.get(tokenHash, () => {
       const row = this.connection.stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?').get(tokenHash) as
@@ -59,14 +70,17 @@ export class SqliteAgents {
     });
   }
 
-  listAgents(filter: AgentFilter): RecordPage<AgentEntry> {
+  async list(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
     return recordPage(filter, newestFirst<AgentRow>(this.connection, 'agents', filter).map(agentEntryOf));
   }
 
   /** The old digest finds nothing from this commit on. */
-  rotateAgentToken(agentId: string, tokenHash: string): Agent | null {
+  async rotateToken(agentId: string, tokenHash: string): Promise<Agent | null> {
     const row = this.connection.stmt('UPDATE agents SET token_hash = ? WHERE id = ? RETURNING *').get(tokenHash, agentId) as AgentRow | undefined;
-    return row ? agentOf(row) : null;
+    if (!row) return null;
+    // Its open sessions look again and close: the old token takes nothing more.
+    this.changed.notify([agentId]);
+    return agentOf(row);
   }
 
   /**
@@ -74,8 +88,8 @@ export class SqliteAgents {
    * Every source of the account moves to a new revision, so a request checked against one of
    * them before this commit is checked again and routed to the agents that remain.
    */
-  deleteAgent(agentId: string): DeleteAgentOutcome {
-    return this.connection.db
+  async delete(agentId: string): Promise<DeleteAgentOutcome> {
+    const outcome = this.connection.db
       .transaction((): DeleteAgentOutcome => {
         const agent = this.connection.stmt('SELECT account_id FROM agents WHERE id = ?').get(agentId) as { account_id: string } | undefined;
         if (!agent) return { kind: 'not_found' };
@@ -90,15 +104,24 @@ export class SqliteAgents {
         return { kind: 'deleted' };
       })
       .immediate();
+    if (outcome.kind === 'deleted') {
+      this.changed.forgetSources();
+      this.changed.notify([agentId]);
+    }
+    return outcome;
   }
 
-  saveAgentState(agentId: string, state: unknown, now: string): void {
-    this.connection
-      .stmt('UPDATE agents SET state = ?, last_seen_at = ? WHERE id = ?')
-      .run(jsonText(state), isoTime(now), agentId);
+  async saveState(agentId: string, state: unknown, now: string): Promise<void> {
+    await this.writes.run(() => {
+      this.connection
+        .stmt('UPDATE agents SET state = ?, last_seen_at = ? WHERE id = ?')
+        .run(jsonText(state), isoTime(now), agentId);
+    });
   }
 
-  touchAgent(agentId: string, now: string): void {
-    this.connection.stmt('UPDATE agents SET last_seen_at = ? WHERE id = ?').run(isoTime(now), agentId);
+  async touch(agentId: string, now: string): Promise<void> {
+    await this.writes.run(() => {
+      this.connection.stmt('UPDATE agents SET last_seen_at = ? WHERE id = ?').run(isoTime(now), agentId);
+    });
   }
 }

@@ -1,3 +1,4 @@
+import type { DashboardSessions } from '../dashboard-sessions.js';
 import type { DashboardSession } from '../records.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
@@ -10,10 +11,10 @@ interface SessionRow {
 }
 
 /** Dashboard sign-ins: the `dashboard_sessions` table. */
-export class SqliteDashboardSessions {
+export class SqliteDashboardSessions implements DashboardSessions {
   constructor(private readonly connection: SqliteConnection) {}
 
-  createDashboardSession(session: DashboardSession): void {
+  async create(session: DashboardSession): Promise<void> {
     this.connection.db
       .transaction(() => {
         this.connection.stmt('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(isoTime(session.createdAt));
@@ -24,12 +25,12 @@ export class SqliteDashboardSessions {
       .immediate();
   }
 
-  getDashboardSession(idDigest: string): DashboardSession | null {
+  async get(idDigest: string): Promise<DashboardSession | null> {
     const row = this.connection.stmt('SELECT * FROM dashboard_sessions WHERE id_digest = ?').get(idDigest) as SessionRow | undefined;
     return row ? { idDigest: row.id_digest, adminTokenDigest: row.admin_token_digest, createdAt: row.created_at, expiresAt: row.expires_at } : null;
   }
 
-  deleteDashboardSession(idDigest: string): boolean {
+  async delete(idDigest: string): Promise<boolean> {
     return this.connection.stmt('DELETE FROM dashboard_sessions WHERE id_digest = ?').run(idDigest).changes > 0;
   }
 }

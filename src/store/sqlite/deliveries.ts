@@ -1,8 +1,10 @@
 import type { ExpiredDelivery, SignalRecord } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOut } from '../store.js';
+import type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, Deliveries, SessionHandOut } from '../deliveries.js';
+import type { DeliveryListeners } from '../delivery-listeners.js';
 import { isoTime } from '../iso-time.js';
 import type { SqliteConnection } from './connection.js';
+import { expireDueDeliveries } from './expire-deliveries.js';
 import { agentSignalOf, deliveryOf, jsonText, type AgentSignalRow, type DeliveryRow } from './sqlite-rows.js';
 import type { SqliteWriteGroup } from './write-group.js';
 
@@ -16,16 +18,18 @@ export const EXPIRE_AGENT_DUE_SQL = `UPDATE deliveries SET status = 'expired'
   RETURNING signal_id, received_at, expires_at`;
 
 /** Each agent's queue of signals, handed out and acknowledged: the `deliveries` table. */
-export class SqliteDeliveries {
+export class SqliteDeliveries implements Deliveries {
   constructor(
     private readonly connection: SqliteConnection,
     /** Hand-outs and acks are group-committed with the other agent writes of their turn. */
     private readonly writes: SqliteWriteGroup,
-    /** Told, after the commit, of the deliveries a hand-out marked expired. */
-    private readonly onExpired: (expired: ExpiredDelivery[]) => void,
+    /** This process's watchers of new deliveries. */
+    private readonly listeners: DeliveryListeners,
+    /** Told, after the commit, of the deliveries a hand-out or the sweep marked expired. */
+    private readonly expiryListeners: DeliveryListeners<ExpiredDelivery[]>,
   ) {}
 
-  countOpenDeliveries(): AgentQueueDepth[] {
+  async countOpen(): Promise<AgentQueueDepth[]> {
     return this.connection
       .stmt(
         `SELECT a.id AS agentId,
@@ -53,7 +57,7 @@ export class SqliteDeliveries {
    * Needs no wait for ingests: it writes, so it settles only after its group's sync of the WAL,
    * which also covers any ingest batch it read from; nothing leaves here before it is on disk.
    */
-  async takeDeliveries(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
+  async take(agentId: string, now: string, limit: number): Promise<AgentSignal[]> {
     return (await this.handOut(agentId, null, now, limit, 0)).signals;
   }
 
@@ -112,12 +116,12 @@ export class SqliteDeliveries {
       return { signals: fresh.map(agentSignalOf), full, revoked: false };
       // Soon: the hand-outs one notification woke commit together at once, not at the turn's end.
     }, true);
-    if (expired.length > 0) this.onExpired(expired);
+    if (expired.length > 0) this.expiryListeners.notify(expired);
     return handOut;
   }
 
   /** One process serves a data directory: it keeps its own sessions apart (`AgentSessions`). */
-  claimAgentSession(agentId: string, tokenHash: string): AgentSessionClaim {
+  async claimSession(agentId: string, tokenHash: string): Promise<AgentSessionClaim> {
     let released = false;
     /** The last seq this session handed out: seqs only grow, in commit order. */
     let handedUpTo = 0;
@@ -136,8 +140,13 @@ export class SqliteDeliveries {
     };
   }
 
+  /** One process serves a data directory: no session is ever open elsewhere. */
+  async sessionOpenElsewhere(): Promise<boolean> {
+    return false;
+  }
+
   /** Answers once the acknowledgement is on disk, grouped with the other agent writes of its turn. */
-  ackDelivery(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
+  ack(agentId: string, signalId: string, ack: Ack, now: string): Promise<AckOutcome> {
     // Written before the ack joins its group: one that cannot be written fails alone, at once.
     let at: string;
     let result: string | null;
@@ -167,5 +176,23 @@ export class SqliteDeliveries {
         .get(ack.status, at, ack.message, result, afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
       return { kind: 'acked', delivery: deliveryOf(updated) };
     });
+  }
+
+  watch(listener: (agentIds: string[]) => void): () => void {
+    return this.listeners.add(listener);
+  }
+
+  announce(agentIds: string[]): void {
+    this.listeners.notify(agentIds);
+  }
+
+  watchExpiries(listener: (expired: ExpiredDelivery[]) => void): () => void {
+    return this.expiryListeners.add(listener);
+  }
+
+  async expire(now: string, limit: number): Promise<number> {
+    const expired = expireDueDeliveries(this.connection, now, limit);
+    if (expired.length > 0) this.expiryListeners.notify(expired);
+    return expired.length;
   }
 }

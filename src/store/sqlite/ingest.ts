@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { IngestDone } from '../ingest-done.js';
 import type { ItemResult } from '../item-result.js';
-import type { IngestOutcome, IngestRequest } from '../store.js';
+import type { Ingest, IngestOutcome, IngestRequest } from '../ingest.js';
 import { acceptedVerdict, duplicateVerdict, ingestRecord, rejectedVerdict, type LogVerdict } from '../ingest-record.js';
 import { isoTime } from '../iso-time.js';
 import { keyReusedProblem } from '../key-reused-problem.js';
@@ -17,14 +17,14 @@ import type { SqliteSources } from './sources.js';
 type BatchTransaction = Database.Transaction<(requests: IngestRequest[]) => ItemResult<IngestDone>[]>;
 
 /**
- * `Store.ingest` on SQLite, and the idempotency keys it binds (the `idempotency_keys` table).
+ * The ingest (`store.ingest.commit`) on SQLite, and the idempotency keys it binds (the `idempotency_keys` table).
  * Ingests are group-committed: one transaction per event-loop turn, committed under
  * `synchronous = NORMAL` and then made durable by an fdatasync of the WAL on the thread pool
  * (`WalSync`), so the event loop keeps serving while the disk works; nobody is answered, handed
  * a delivery, or shown the batch by a read before that returned (the agents are told of their
  * deliveries at the COMMIT: see `makeDurable`).
  */
-export class SqliteIngest {
+export class SqliteIngest implements Ingest {
   private readonly ingests: GroupCommit<IngestRequest, IngestOutcome>;
   private readonly batch: BatchTransaction;
   private readonly batchInSavepoints: BatchTransaction;
@@ -37,6 +37,7 @@ export class SqliteIngest {
     private readonly parts: { sources: SqliteSources; signals: SqliteSignals; deliveries: SqliteDeliveries },
     /** Tells this store's watchers of agents with new, durable deliveries. */
     private readonly notify: (agentIds: string[]) => void,
+    private readonly isClosed: () => boolean,
   ) {
     const db = connection.db;
     // Each request in turn, then the batch's usage and per-day counts, all inside the caller's transaction.
@@ -76,7 +77,7 @@ export class SqliteIngest {
       }),
     );
     this.ingests = new GroupCommit(
-      (requests) => this.commit(requests),
+      (requests) => this.commitBatch(requests),
       () => this.makeDurable(),
       {
         recover: () => checkpointDurably(this.connection),
@@ -91,7 +92,8 @@ export class SqliteIngest {
     return this.committedTransactions;
   }
 
-  ingest(request: IngestRequest): Promise<IngestOutcome> {
+  commit(request: IngestRequest): Promise<IngestOutcome> {
+    if (this.isClosed()) return Promise.reject(new Error('store is closed'));
     return this.ingests.submit(request);
   }
 
@@ -113,7 +115,7 @@ export class SqliteIngest {
    * does that next (`makeDurable`); NORMAL still syncs around checkpoints, so a checkpoint
    * never outruns the log.
    */
-  private commit(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
+  private commitBatch(requests: IngestRequest[]): ItemResult<IngestOutcome>[] {
     const walSync = this.connection.walSync;
     let done: ItemResult<IngestDone>[] = [];
     this.connection.withoutWaiting(() => {

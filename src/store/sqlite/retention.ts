@@ -1,4 +1,5 @@
 import { isoTime } from '../iso-time.js';
+import type { Retention } from '../retention.js';
 import type { SqliteConnection } from './connection.js';
 
 /**
@@ -6,10 +7,10 @@ import type { SqliteConnection } from './connection.js';
  * keys, a small batch per transaction, so the inbound thread waits at most one batch for the
  * write lock.
  */
-export class SqliteRetention {
+export class SqliteRetention implements Retention {
   constructor(private readonly connection: SqliteConnection) {}
 
-  pruneSignals(before: string, limit: number): number {
+  async pruneSignals(before: string, limit: number): Promise<number> {
     const cutoff = isoTime(before);
     return this.connection.db
       .transaction((): number => {
@@ -36,7 +37,7 @@ export class SqliteRetention {
       .immediate();
   }
 
-  pruneIdempotencyKeys(before: string, limit: number): number {
+  async pruneIdempotencyKeys(before: string, limit: number): Promise<number> {
     return this.connection
       .stmt(
         `DELETE FROM idempotency_keys WHERE (source_id, key) IN (

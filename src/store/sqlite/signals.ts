@@ -1,6 +1,6 @@
 import { type LogEntry, OutcomeCounts, signalRecordOf } from '../log-entry.js';
 import type { SignalRecord, SignalWithDeliveries } from '../records.js';
-import type { DayCount, LogEntryPage, SignalFilter, SignalPage } from '../store.js';
+import type { DayCount, LogEntryPage, SignalFilter, SignalLog, SignalPage } from '../signal-log.js';
 import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
@@ -22,14 +22,14 @@ export const SIGNALS_PER_DAY_SQL = `SELECT day, accepted, rejected FROM signals_
  * Each filter of the log has an index in log order (migrations/sqlite/005): a page reads about
  * as many rows as it shows, whatever the log's size.
  */
-export class SqliteSignals {
+export class SqliteSignals implements SignalLog {
   constructor(
     private readonly connection: SqliteConnection,
     /** Resolves when no committed ingest is still waiting for the disk. */
     private readonly whenDurable: () => Promise<void>,
   ) {}
 
-  async listSignals(filter: SignalFilter): Promise<SignalPage> {
+  async list(filter: SignalFilter): Promise<SignalPage> {
     const page = await this.listLogEntries(filter);
     return { signals: page.entries.map(signalRecordOf), next: page.next };
   }
@@ -43,14 +43,14 @@ export class SqliteSignals {
   }
 
   /** Duplicates count as neither accepted nor rejected. */
-  async countSignalsPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
+  async countPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
     await this.whenDurable();
     return this.connection
       .stmt(SIGNALS_PER_DAY_SQL)
       .all({ account: accountId, from: fromDay, to: toDay }) as DayCount[];
   }
 
-  async getSignal(id: string): Promise<SignalWithDeliveries | null> {
+  async get(id: string): Promise<SignalWithDeliveries | null> {
     await this.whenDurable();
     const signal = this.readSignal(id);
     if (!signal) return null;

@@ -1,6 +1,6 @@
 import type { Source } from '../records.js';
-import type { RecordPage, SourceFilter, SourcePatch } from '../store.js';
-import { recordPage } from '../record-page.js';
+import type { SourceFilter, SourcePatch, Sources } from '../sources.js';
+import { recordPage, type RecordPage } from '../record-page.js';
 import { authKeyHash } from '../auth-key-hash.js';
 import { isoTime } from '../iso-time.js';
 import { patchedSource } from '../patched-source.js';
@@ -10,7 +10,7 @@ import { newestFirst } from './newest-first.js';
 import { sourceOf, type SourceRow } from './sqlite-rows.js';
 
 /** Signal sources, their keys and routing: the `sources` table. */
-export class SqliteSources {
+export class SqliteSources implements Sources {
   /** The sources found by key, valid while `source_generation` stays where it was. */
   private readonly cache: GenerationCache<Source>;
   private cacheVersion = -1;
@@ -25,7 +25,7 @@ export class SqliteSources {
     this.cache.clear();
   }
 
-  createSource(source: Source): void {
+  async create(source: Source): Promise<void> {
     this.cache.clear();
     this.connection
       .stmt(
@@ -50,7 +50,7 @@ export class SqliteSources {
       );
   }
 
-  getSource(id: string): Source | null {
+  async get(id: string): Promise<Source | null> {
     const row = this.connection.stmt('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
     return row ? sourceOf(row) : null;
   }
@@ -63,7 +63,7 @@ export class SqliteSources {
    * triggers on every change to `sources`) read, since most such commits are agents' acks and
    * hand-outs, which leave the sources as they were.
    */
-  findSourceByAuthKey(authKey: string): Source | null {
+  async findByAuthKey(authKey: string): Promise<Source | null> {
     if (!this.cacheChecked) {
       // Asking costs a read transaction on the WAL: once per event-loop turn is enough.
       this.cacheChecked = true;
@@ -80,7 +80,7 @@ export class SqliteSources {
     });
   }
 
-  updateSource(id: string, patch: SourcePatch, now: string): Source | null {
+  async update(id: string, patch: SourcePatch, now: string): Promise<Source | null> {
     this.cache.clear();
     return this.connection.db
       .transaction((): Source | null => {
@@ -126,7 +126,7 @@ export class SqliteSources {
       .immediate();
   }
 
-  listSources(filter: SourceFilter): RecordPage<Source> {
+  async list(filter: SourceFilter): Promise<RecordPage<Source>> {
     return recordPage(filter, newestFirst<SourceRow>(this.connection, 'sources', filter).map(sourceOf));
   }
 
@@ -134,7 +134,7 @@ export class SqliteSources {
    * Removes the source with its idempotency keys, its signal log and the deliveries of its
    * signals, in one commit: its key finds nothing from then on, and nothing it queued is handed out.
    */
-  deleteSource(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     this.cache.clear();
     return this.connection.db
       .transaction((): boolean => {

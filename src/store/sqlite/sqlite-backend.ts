@@ -17,7 +17,7 @@ export function sqliteBackend(options: { dataDir: string; inboundThread?: Inboun
       ? {
           kind: 'thread',
           dataDir: options.dataDir,
-          announceDeliveries: (agentIds) => store.announceDeliveries(agentIds),
+          announceDeliveries: (agentIds) => store.deliveries.announce(agentIds),
           // That thread's commits checkpoint the WAL from now on, not the event loop's.
           threadStarted: () => store.leaveCheckpointsToInboundThread(),
         }
