@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests talk to, when missing: the tests use the real
-# components (a browser, a reverse proxy, an independent FIX engine, strace, a PostgreSQL server
+# components (a browser, a reverse proxy, an independent FIX engine, strace, systemd-analyze, a PostgreSQL server
 # for the private cluster a run starts when SIGNALGATE_TEST_DATABASE_URL is unset), never stand-ins.
 set -euo pipefail
 
@@ -12,6 +12,7 @@ wanted=(
   "libquickfix-doc:/usr/share/doc/libquickfix-doc/examples/executor"
   "strace:/usr/bin/strace"
   "postgresql:/usr/share/doc/postgresql"
+  "systemd:/usr/bin/systemd-analyze"
 )
 
 missing=()

@@ -1,16 +1,18 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * `npx signalgate` outside the checkout resolves a public package of that name, not this one,
- * and inside it npm does not run the project's own bin either. The documented form runs the
- * project's own build: `node dist/cli/main.js <command>` from the checkout.
+ * The docs run the `signalgate` command, which `npm link` in a clone (or `npm install -g` of the
+ * packed tarball, tested in test/build/installed-command.test.ts) puts on the PATH. Here a
+ * directory on the PATH holds a `signalgate` that runs this checkout's build, as `npm link` would.
  */
-const DOCUMENTED = ['node', 'dist/cli/main.js'];
+const BIN = mkdtempSync(path.join(tmpdir(), 'signalgate-bin-'));
+writeFileSync(path.join(BIN, 'signalgate'), `#!/bin/sh\nexec "${process.execPath}" "${path.resolve('dist/cli/main.js')}" "$@"\n`, { mode: 0o755 });
+afterAll(() => rmSync(BIN, { recursive: true, force: true }));
 
 function markdownFiles(): string[] {
   const files = ['README.md'];
@@ -38,8 +40,7 @@ describe('the documented commands', () => {
   });
 
   it('run the project\'s own CLI in the documented form', () => {
-    const [command, ...args] = DOCUMENTED;
-    const run = spawnSync(command!, [...args, 'parse', 'EURUSD,buy'], { encoding: 'utf8' });
+    const run = spawnSync('signalgate', ['parse', 'EURUSD,buy'], { encoding: 'utf8', env: shellEnv() });
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ symbol: 'EURUSD', action: 'buy' });
   });
@@ -89,7 +90,7 @@ function pasteDirectory(): string {
 function shellEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of Object.keys(env)) if (name.startsWith('SIGNALGATE_') || name === 'HOST' || name === 'PORT') delete env[name];
-  return { ...env, ...extra };
+  return { ...env, PATH: `${BIN}:${env.PATH}`, ...extra };
 }
 
 /**
@@ -137,14 +138,14 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     const table = OPERATIONS.slice(OPERATIONS.indexOf('## Settings'), OPERATIONS.indexOf('## HTTPS'));
     const names = [...table.matchAll(/^\| `([A-Z_]+)`(?:, `([A-Z_]+)`)? \|/gm)].flatMap((m) => [m[1]!, ...(m[2] ? [m[2]] : [])]);
     expect(names.length).toBeGreaterThan(10);
-    const help = spawnSync(process.execPath, [...DOCUMENTED.slice(1), 'serve', '--help'], { encoding: 'utf8' }).stdout.replace(/\s+/g, ' ');
+    const help = spawnSync('signalgate', ['serve', '--help'], { encoding: 'utf8', env: shellEnv() }).stdout.replace(/\s+/g, ' ');
     expect(names.filter((name) => !help.includes(name))).toEqual([]);
   });
 
   it("the README's quick start: a paper trade, from an empty directory, the server started as written", async () => {
     const written = blockAfter(README, '## Quick start');
     expect(written).toContain('export PORT=8080');
-    expect(written).toMatch(/^node dist\/cli\/main\.js serve &/m);
+    expect(written).toMatch(/^signalgate serve &/m);
     // The one change: the port, so the test takes a free one (the block says PORT is the port).
     const script = written.replace('export PORT=8080', `export PORT=${await freePort()}`);
     const dir = pasteDirectory();
@@ -175,7 +176,7 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     const env = shellEnv({ SIGNALGATE_ADMIN_TOKEN: 'pasted-admin-token-0123456789', PORT: String(await freePort()) });
     const dir = pasteDirectory();
     dirs.push(dir);
-    const server = runPasted('node dist/cli/main.js serve', dir, env);
+    const server = runPasted('signalgate serve', dir, env);
     groups.push(server.stopGroup);
     const base = `http://127.0.0.1:${env.PORT}`;
     const cli = (...args: string[]) => {
@@ -207,18 +208,18 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
   it("operations.md's backup, then its restore after a clean stop, bring back what was backed up", async () => {
     const start = blockAfter(OPERATIONS, 'In a shell, start the server');
     const backup = blockAfter(OPERATIONS, 'To back up and restore');
-    const restore = blockAfter(OPERATIONS, 'node dist/cli/main.js backup signalgate-backup.db');
+    const restore = blockAfter(OPERATIONS, 'signalgate backup signalgate-backup.db');
     const ready = 'until curl -sf http://127.0.0.1:$PORT/readyz >/dev/null; do sleep 0.2; done';
     const script = [
       start,
       ready,
-      'node dist/cli/main.js accounts create --name "Backed up" --quota 10',
+      'signalgate accounts create --name "Backed up" --quota 10',
       dedent(backup),
-      'node dist/cli/main.js accounts create --name "After the backup" --quota 10',
+      'signalgate accounts create --name "After the backup" --quota 10',
       dedent(restore),
       ready,
       'echo "restored store:"',
-      'node dist/cli/main.js accounts list',
+      'signalgate accounts list',
       'kill $PID; while kill -0 $PID 2>/dev/null; do sleep 0.2; done',
     ].join('\n');
     const dir = pasteDirectory();
