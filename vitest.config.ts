@@ -26,7 +26,7 @@ const agent = ['test/agent/**/*.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
 const coreDeadlines = ['test/store/store-outage.test.ts'];
-const sqliteDeadlines = ['test/agent/paper-restart.test.ts'];
+const sqliteDeadlines = ['test/agent/paper-restart-after-kill.test.ts'];
 const servingDeadlines = ['test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts'];
 const deadlines = [...coreDeadlines, ...sqliteDeadlines, ...servingDeadlines];
 
