@@ -25,10 +25,11 @@ const bothStores = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'tes
 const agent = ['test/agent/**/*.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
+// The deadlines below are the agent's, the data directory's (SQLite only) and the HTTP server's
+// timeouts, the same whichever store the server has: they run once, on SQLite.
 const coreDeadlines = ['test/store/store-outage.test.ts'];
-const sqliteDeadlines = ['test/agent/paper-restart-after-kill.test.ts'];
-const servingDeadlines = ['test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts'];
-const deadlines = [...coreDeadlines, ...sqliteDeadlines, ...servingDeadlines];
+const sqliteDeadlines = ['test/agent/paper-restart-after-kill.test.ts', 'test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts'];
+const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 
 const together = { maxWorkers: 2, sequence: { groupOrder: 0 } };
 const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
@@ -50,8 +51,7 @@ export default defineConfig({
       { extends: true, test: { name: 'postgres', include: bothStores, exclude: deadlines, env: postgres, ...together } },
       { extends: true, test: { name: 'browser', include: browser, env: sqlite, ...together } },
       { extends: true, test: { name: 'core-deadlines', include: coreDeadlines, ...alone } },
-      { extends: true, test: { name: 'sqlite-deadlines', include: [...sqliteDeadlines, ...servingDeadlines], env: sqlite, ...alone } },
-      { extends: true, test: { name: 'postgres-deadlines', include: servingDeadlines, env: postgres, ...alone } },
+      { extends: true, test: { name: 'sqlite-deadlines', include: sqliteDeadlines, env: sqlite, ...alone } },
     ],
   },
 });
