@@ -31,7 +31,8 @@ const coreDeadlines = ['test/store/store-outage.test.ts'];
 const sqliteDeadlines = ['test/agent/paper-restart-after-kill.test.ts', 'test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts'];
 const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 
-const together = { maxWorkers: 2, sequence: { groupOrder: 0 } };
+// SIGNALGATE_TEST_WORKERS sets how many run at a time (2 unless set), to measure another count.
+const together = { maxWorkers: Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 2, sequence: { groupOrder: 0 } };
 const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 const sqlite = { SIGNALGATE_TEST_STORE: 'sqlite' };
 const postgres = { SIGNALGATE_TEST_STORE: 'postgres' };
