@@ -39,9 +39,10 @@ describe('queue order and exactly-once execution by a paper agent process', () =
   it('executes 1,000 signals over the WebSocket in the order they were accepted, each once', async () => {
     const { server } = bed;
     const { ids, agentId } = await run(1000, 'websocket');
-    for (const id of ids) {
-      const [delivery] = await deliveriesOf(server, id);
-      expect(delivery).toMatchObject({ agentId, status: 'executed' });
+    // Read 50 at a time rather than in 1,000 round trips one after another.
+    for (let from = 0; from < ids.length; from += 50) {
+      const records = await Promise.all(ids.slice(from, from + 50).map((id) => deliveriesOf(server, id)));
+      for (const [delivery] of records) expect(delivery).toMatchObject({ agentId, status: 'executed' });
     }
     const state = (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
     expect(state).toMatchObject({ currency: 'USD', positions: [] });

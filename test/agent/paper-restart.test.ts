@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { accountWithAgents, postSignal, sourceFor, type TestAgent } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
+import { startUp } from './support/start-up.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 
 const CLI = path.resolve('dist/cli/main.js');
@@ -12,24 +13,6 @@ const CLI = path.resolve('dist/cli/main.js');
 /** Where the agent keeps `token`'s account under `dataDir`. */
 function accountDir(dataDir: string, token: string): string {
   return path.join(dataDir, 'agents', `agent-${createHash('sha256').update(token).digest('hex').slice(0, 16)}`);
-}
-
-/**
- * How a start-up ends: the exit code when the agent exits before it connects, or 'connected'
- * when it went on to run (and so did not refuse).
- */
-async function startUp(agent: AgentProcess): Promise<number | null | 'connected'> {
-  const outcome = await Promise.race([
-    agent.exited.then((e) => e.code),
-    agent.connected().then(
-      () => 'connected' as const,
-      () => agent.exited.then((e) => e.code),
-    ),
-  ]);
-  // 'exit' may come before the last of stderr: wait for its end, so the message is whole.
-  const stderr = agent.child.stderr!;
-  if (outcome !== 'connected' && !stderr.readableEnded) await new Promise((resolve) => stderr.once('end', resolve));
-  return outcome;
 }
 
 /** `signalgate agent …` run to its end with a short deadline (flag errors need no server). */
@@ -195,24 +178,6 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const second = bed.startAgent(bed.server.url, agent.token, dir);
     expect(await startUp(second)).toBe(1);
     expect(second.stderr).toContain(`another agent (pid ${first.child.pid}) is running`);
-  });
-
-  it('is started again at once after SIGKILL, round after round, while a second live agent is refused', async () => {
-    const { agent } = await newAgent();
-    const dir = bed.stateDir();
-    for (let round = 0; round < 5; round++) {
-      const running = bed.startAgent(bed.server.url, agent.token, dir);
-      const started = Date.now();
-      expect(await startUp(running)).toBe('connected');
-      expect(Date.now() - started, `round ${round}: connected after`).toBeLessThan(5_000);
-      expect(running.lines().some((l) => l.msg.startsWith('took over'))).toBe(false);
-      if (round === 0) {
-        const rival = bed.startAgent(bed.server.url, agent.token, dir);
-        expect(await startUp(rival)).toBe(1);
-        expect(rival.stderr).toContain(`another agent (pid ${running.child.pid}) is running`);
-      }
-      await running.kill();
-    }
   });
 
   it('names a damaged paper-account.json and says what to do (exit 1)', async () => {
