@@ -39,7 +39,7 @@ describe('the Binance USDⓈ-M test exchange', () => {
 
     // The stop triggers, the position closes, the target (reduce-only) expires.
     exchange.setPrice('BTCUSDT', 48900);
-    const triggered = await binance.fetchOrder(stop.id, 'BTC/USDT:USDT', { trigger: true });
+    const triggered = await binance.fetchOrder(String(stop.id), 'BTC/USDT:USDT', { trigger: true });
     expect(triggered.status).toBe('closed');
     const actual = await binance.fetchOrder(String(triggered.info.actualOrderId), 'BTC/USDT:USDT');
     expect(actual).toMatchObject({ status: 'closed', filled: 0.01, average: 48900 });
