@@ -126,6 +126,19 @@ describe('CCXT venue on Binance: the recorded answers map onto the agent', () =>
     expect((await venue.open()).orders.map((o) => o.id)).toEqual(['664082075']);
   });
 
+  it('funds are read in the settlement currency of the signal’s market, not USDT only', async () => {
+    // A USDC-settled perpetual beside the recorded USDT ones (the records hold none): BTC/USDT:USDT renamed.
+    const usdt = (markets as Record<string, Record<string, unknown>>)['BTC/USDT:USDT']!;
+    const withUsdc = { ...markets, 'BTC/USDC:USDC': { ...usdt, id: 'BTCUSDC', symbol: 'BTC/USDC:USDC', quote: 'USDC', settle: 'USDC', quoteId: 'USDC', settleId: 'USDC' } };
+    const { venue } = recordedVenue(
+      { exchange: 'binance', market: 'swap', markets: withUsdc, exchangeOptions },
+      answers({ '/fapi/v3/account': responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance') }),
+    );
+    expect(await venue.funds('BTC/USDT:USDT')).toEqual({ balance: 31.022612, equity: 31.022612, currency: 'USDT' });
+    // The recorded account holds no USDC: none to size with, in USDC.
+    expect(await venue.funds('BTC/USDC:USDC')).toEqual({ balance: 0, equity: 0, currency: 'USDC' });
+  });
+
   it('the order book gives the quote: best bid and ask', async () => {
     const { venue } = recordedVenue({ exchange: 'binance', market: 'swap', markets, exchangeOptions }, answers({ '/fapi/v1/depth': responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') }));
     expect(await venue.quote('BTC/USDT:USDT')).toEqual({ bid: 42651.1, ask: 42878 });
