@@ -32,8 +32,8 @@ export class DryRunVenue implements Venue {
     return this.real.account();
   }
 
-  funds(): Promise<VenueFunds> {
-    return this.real.funds();
+  funds(symbol?: string): Promise<VenueFunds> {
+    return this.real.funds(symbol);
   }
 
   instrument(symbol: string): InstrumentSpec | null {

@@ -370,7 +370,7 @@ export class VenueAgent {
     let quote;
     let account;
     try {
-      [quote, account] = await Promise.all([venue.quote(symbol), venue.funds()]);
+      [quote, account] = await Promise.all([venue.quote(symbol), venue.funds(symbol)]);
     } catch (error) {
       if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`, result: null };
       throw error;

@@ -42,8 +42,11 @@ export interface Venue {
   open(): Promise<VenueHoldings>;
   /** Balance, equity, currency, positions and open orders, as the venue reports them. */
   account(): Promise<VenueAccount>;
-  /** Balance, equity and currency only: what sizing needs before each signal, cheaper than the whole account. */
-  funds(): Promise<VenueFunds>;
+  /**
+   * Balance, equity and currency only: what sizing needs before each signal, cheaper than the
+   * whole account. `symbol`: in the currency that market settles in (the account's main one without).
+   */
+  funds(symbol?: string): Promise<VenueFunds>;
   /** The instrument as the venue defines it (tick, lot step, minimum, maximum, contract size); null: unknown. */
   instrument(symbol: string): InstrumentSpec | null;
   /**

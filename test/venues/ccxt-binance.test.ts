@@ -109,17 +109,34 @@ describe('CCXT venue on Binance: the recorded answers map onto the agent', () =>
         '/fapi/v3/account': responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance'),
         '/fapi/v3/positionRisk': responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
         '/fapi/v2/positionRisk': responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols'),
-        '/fapi/v1/openOrders': [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order')],
+        // The recorded order (CCXT's client id), and the same one as if this agent had placed it.
+        '/fapi/v1/openOrders': [responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order'), { ...(responseRecord(RESPONSES, 'fetchOpenOrder', 'swap open order') as object), orderId: 664082075, clientOrderId: clientOrderId('sig-9', 'o') }],
         '/fapi/v1/openAlgoOrders': [],
       }),
     );
     const account = await venue.account();
+    // The wallet balance, and the equity the exchange's margin balance (wallet plus unrealized
+    // profit, counted once). The recorded account has no open profit; the recorded positions
+    // come from another recording.
     expect(account).toMatchObject({ currency: 'USDT', balance: 31.022612 });
-    expect(account.equity).toBeCloseTo(31.022612 + 0.51106678, 8);
+    expect(account.equity).toBeCloseTo(31.022612, 8);
     expect(account.positions).toEqual([{ id: 'BTC/USDT:USDT:buy', symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.009, price: 67445.9, protection: [] }]);
-    expect(account.orders).toMatchObject([{ id: '664082074', clientId: 'x-xcKtGhcu68f8383451844295b3e8b9', symbol: 'LTC/USDT:USDT', side: 'buy', kind: 'limit', volume: 0.2, price: 50, status: 'open', filled: 0 }]);
-    // On start only orders with the agent's own client ids count as its own.
-    expect((await venue.open()).orders).toEqual([]);
+    // Only orders with the agent's own client ids count as its own, in the account as on start.
+    expect(account.orders).toMatchObject([{ id: '664082075', clientId: clientOrderId('sig-9', 'o'), symbol: 'LTC/USDT:USDT', side: 'buy', kind: 'limit', volume: 0.2, price: 50, status: 'open', filled: 0 }]);
+    expect((await venue.open()).orders.map((o) => o.id)).toEqual(['664082075']);
+  });
+
+  it('funds are read in the settlement currency of the signal’s market, not USDT only', async () => {
+    // A USDC-settled perpetual beside the recorded USDT ones (the records hold none): BTC/USDT:USDT renamed.
+    const usdt = (markets as Record<string, Record<string, unknown>>)['BTC/USDT:USDT']!;
+    const withUsdc = { ...markets, 'BTC/USDC:USDC': { ...usdt, id: 'BTCUSDC', symbol: 'BTC/USDC:USDC', quote: 'USDC', settle: 'USDC', quoteId: 'USDC', settleId: 'USDC' } };
+    const { venue } = recordedVenue(
+      { exchange: 'binance', market: 'swap', markets: withUsdc, exchangeOptions },
+      answers({ '/fapi/v3/account': responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance') }),
+    );
+    expect(await venue.funds('BTC/USDT:USDT')).toEqual({ balance: 31.022612, equity: 31.022612, currency: 'USDT' });
+    // The recorded account holds no USDC: none to size with, in USDC.
+    expect(await venue.funds('BTC/USDC:USDC')).toEqual({ balance: 0, equity: 0, currency: 'USDC' });
   });
 
   it('the order book gives the quote: best bid and ask', async () => {

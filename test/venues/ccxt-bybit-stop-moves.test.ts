@@ -14,7 +14,9 @@ import { fixture, paramsOf, recordedVenue, requestRecord, responseRecord, type S
  * (BTCUSDT, bid 42544.7, ask 42548) with `shift` added to its prices; only the numbers change.
  * Order answers: CCXT's recorded answer of Bybit's order-create endpoint ({orderId,
  * orderLinkId}), its ids replaced by the order's own; Bybit's cancel endpoint answers in the same
- * form. The requests are compared with CCXT's recorded Bybit requests.
+ * form. The order look-up (/v5/order/realtime, which CCXT's records lack) answers in the form of
+ * Bybit's documentation: a market order filled at `fillAt`, any other order untriggered. The
+ * requests are compared with CCXT's recorded Bybit requests.
  */
 const markets = fixture('bybit-markets.json');
 const REQUESTS = 'bybit-requests.json';
@@ -25,6 +27,10 @@ const exchangeOptions = { enableUnifiedAccount: true, enableUnifiedMargin: false
 
 class RecordedBybit {
   shift = 0;
+  /** Where the exchange fills market orders (its own price, which the agent reads back). */
+  fillAt = '42548';
+  /** Exchange order id → what was placed. */
+  readonly placed = new Map<string, Record<string, string>>();
   readonly open = new Map<string, string>();
   readonly cancelled: string[] = [];
   /** Client order id → exchange order id, of every order placed. */
@@ -43,6 +49,7 @@ class RecordedBybit {
     if (request.method === 'POST' && path === '/v5/order/create') {
       const orderId = String(this.next++);
       this.ids.set(params.orderLinkId!, orderId);
+      this.placed.set(orderId, params);
       if (params.triggerPrice !== undefined) this.open.set(orderId, params.orderLinkId!);
       return { ...created, result: { orderId, orderLinkId: params.orderLinkId } };
     }
@@ -52,6 +59,33 @@ class RecordedBybit {
       this.open.delete(params.orderId!);
       this.cancelled.push(params.orderId!);
       return { ...created, result: { orderId: params.orderId, orderLinkId: link } };
+    }
+    if (request.method === 'GET' && path === '/v5/order/realtime') {
+      const orderId = new URL(request.url).searchParams.get('orderId')!;
+      const p = this.placed.get(orderId);
+      if (p === undefined) return { retCode: 0, retMsg: 'OK', result: { category: 'linear', list: [], nextPageCursor: '' }, retExtInfo: {}, time: Date.now() };
+      const market = p.orderType === 'Market' && p.triggerPrice === undefined;
+      const order = {
+        orderId,
+        orderLinkId: p.orderLinkId,
+        symbol: p.symbol,
+        side: p.side,
+        orderType: p.orderType,
+        price: p.price ?? '0',
+        qty: p.qty,
+        avgPrice: market ? this.fillAt : '',
+        cumExecQty: market ? p.qty : '0',
+        cumExecValue: market ? String(Number(p.qty) * Number(this.fillAt)) : '0',
+        cumExecFee: '0',
+        orderStatus: market ? 'Filled' : this.open.has(orderId) ? 'Untriggered' : 'Cancelled',
+        timeInForce: market ? 'IOC' : 'GTC',
+        triggerPrice: p.triggerPrice ?? '',
+        reduceOnly: p.reduceOnly === 'true' || (p.reduceOnly as unknown) === true,
+        createdTime: String(Date.now()),
+        updatedTime: String(Date.now()),
+        positionIdx: 0,
+      };
+      return { retCode: 0, retMsg: 'OK', result: { category: 'linear', list: [order], nextPageCursor: '' }, retExtInfo: {}, time: Date.now() };
     }
     throw new ccxt.BadRequest(`no recorded answer for ${request.method} ${path}`);
   };
@@ -150,5 +184,35 @@ describe('CCXT venue on Bybit: breakeven and trailing move the exchange-held sto
     expect(exchange.cancelled).toEqual([ids[0], ids[1]]);
     expect([...exchange.open.values()]).toEqual([`${clientOrderId('sig-bybit', 'p1r2')}s`]);
     expect(step.book.protection['1']).toEqual({ revision: 2, orders: [{ id: ids[2], symbol: SYMBOL, trigger: true }] });
+  });
+});
+
+describe('CCXT venue on Bybit: fills are the exchange’s, read back by order look-up', () => {
+  it('a market entry answered with its ids only is read back: the position and its breakeven are at the exchange’s fill, not the quote', async () => {
+    const exchange = new RecordedBybit();
+    exchange.fillAt = '42560.5';
+    const { venue, sent } = recordedVenue({ exchange: 'bybit', market: 'swap', markets, exchangeOptions }, exchange.answer);
+    const quote = await venue.quote(SYMBOL);
+    const text = 'BTCUSDT,buy,vol=0.01,sl_price=41000,be_trigger=500';
+    const parsed = parseSignal(text, 'text');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const done = await executeSignal(venue, bookOn(venue, quote), { id: 'sig-fill', signal: parsed.signal, text }, Date.now());
+    expect(done.outcome).toMatchObject({ status: 'executed', message: 'opened buy 0.01 BTC/USDT:USDT at 42560.5 (position 1)' });
+    expect(done.outcome.result?.orders[0]).toMatchObject({ kind: 'market', status: 'filled', filled: 0.01, average: 42560.5 });
+    // Looked up as Bybit's fetchOrder wants it (acknowledged: its last 500 orders only).
+    expect(sent.filter((r) => new URL(r.url).pathname === '/v5/order/realtime')).toHaveLength(1);
+    // Bid 43064.7: 504.2 past the fill (516.7 past the quote's 42548): breakeven at the fill.
+    exchange.shift = 520;
+    const step = await tick(venue, done.book);
+    expect(step.events).toMatchObject([{ type: 'sl_moved', reason: 'breakeven', sl: 42560.5 }]);
+  });
+
+  it('a pending stop entry is placed with its trigger direction, and followed by order look-ups without ArgumentsRequired', async () => {
+    const exchange = new RecordedBybit();
+    const { venue } = recordedVenue({ exchange: 'bybit', market: 'swap', markets, exchangeOptions }, exchange.answer);
+    await venue.place({ clientId: clientOrderId('sig-pending', 'o'), symbol: SYMBOL, side: 'buy', kind: 'stop', volume: 0.01, price: 45000 });
+    const placed = [...exchange.placed.values()][0]!;
+    expect(placed).toMatchObject({ orderType: 'Market', triggerPrice: '45000', triggerDirection: 1 });
+    expect(await venue.reports()).toEqual([]);
   });
 });

@@ -91,6 +91,12 @@ export class RecordedBinance {
         this.resting.set(orderId, answer);
         return answer;
       }
+      case 'GET /fapi/v1/order': {
+        // A resting order looked up (the agent follows its targets): as it rests.
+        const found = this.resting.get(Number(params.orderId));
+        if (!found) throw new ccxt.OrderNotFound('binance {"code":-2013,"msg":"Order does not exist."}');
+        return found;
+      }
       case 'DELETE /fapi/v1/order': {
         const found = this.resting.get(Number(params.orderId));
         if (!found) throw new ccxt.OrderNotFound('binance {"code":-2011,"msg":"Unknown order sent."}');

@@ -60,14 +60,16 @@ export class CcxtVenue implements Venue {
   readonly netsPositions: boolean;
   readonly oneExitOrder: boolean;
   /**
-   * The exchange fills its own limit and stop entries; `reports()` asks after each pending one.
-   * Stops and targets are seen reached at the agent's quotes, and the exchange is then asked
-   * whether it still holds the position (reports() does not follow them).
+   * The exchange fills its own orders, entries and exits alike; `reports()` asks after each
+   * pending entry and each stop and target, so a target filled in a spike between two of the
+   * agent's reads is still learned (a quote never closes a position here).
    */
-  readonly fills: FillRules = { entries: 'venue', exits: 'engine' };
+  readonly fills: FillRules = { entries: 'venue', exits: 'venue' };
   private readonly exchange: Exchange;
   /** Pending entries placed (or found on start) and not yet filled or gone, by exchange order id. */
   private readonly entries = new Map<string, VenueOrder>();
+  /** Stops and targets placed (or found on start) and not yet ended, with the lots already reported filled. */
+  private readonly exits = new Map<string, { order: VenueOrder; reported: number }>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
 
@@ -106,25 +108,40 @@ export class CcxtVenue implements Venue {
     await this.call('load the markets', () => this.exchange.loadMarkets());
     const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
     const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
-    for (const order of own) if (order.kind === 'limit' || order.kind === 'stop') this.entries.set(order.id, order);
+    for (const order of own) {
+      if (order.kind === 'limit' || order.kind === 'stop') this.entries.set(order.id, order);
+      else if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
+    }
     return { positions: this.options.market === 'swap' ? positions : null, orders: own };
   }
 
   async account(): Promise<VenueAccount> {
-    const [balance, { positions, unrealized }, orders] = await Promise.all([this.balance(), this.positionsAndProfit(), this.openOrders()]);
-    return { ...balance, equity: balance.balance + unrealized, positions, orders };
+    const [funds, { positions }, orders] = await Promise.all([this.funds(), this.positionsAndProfit(), this.openOrders()]);
+    return { ...funds, positions, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
   }
 
-  async funds(): Promise<VenueFunds> {
-    const [balance, { unrealized }] = await Promise.all([this.balance(), this.positionsAndProfit()]);
-    return { ...balance, equity: balance.balance + unrealized };
+  /**
+   * Balance and equity in the settlement currency of `symbol`'s market (the account's main one
+   * without a symbol). Binance's futures answer the wallet balance and the margin balance
+   * (wallet plus unrealized profit): the balance is the wallet, the equity the margin balance,
+   * the unrealized profit counted once. Elsewhere CCXT's total is the wallet balance, and the
+   * equity adds the open positions' unrealized profit.
+   */
+  async funds(symbol?: string): Promise<VenueFunds> {
+    const currency = this.settlementCurrency(symbol);
+    const raw = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
+    const asset = binanceAsset(raw.info, currency);
+    if (asset !== null) return { balance: asset.wallet, equity: asset.margin, currency };
+    const balance = Number((raw[currency] as { total?: number } | undefined)?.total ?? 0);
+    const { unrealized } = await this.positionsAndProfit(currency);
+    return { balance, equity: balance + unrealized, currency };
   }
 
-  /** The total balance in the account currency (free and held as margin or by open orders). */
-  private async balance(): Promise<{ balance: number; currency: string }> {
-    const currency = this.accountCurrency();
-    const balance = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
-    return { balance: Number((balance[currency] as { total?: number } | undefined)?.total ?? 0), currency };
+  /** The currency a market settles in (swaps) or is quoted in (spot); without a symbol, the account's main one. */
+  private settlementCurrency(symbol?: string): string {
+    const market = symbol === undefined ? null : this.market(symbol);
+    const currency = market ? (market.contract ? market.settle : market.quote) : undefined;
+    return currency ?? this.accountCurrency();
   }
 
   /** The currency balances and profits are counted in: the settle currency of swaps, the quote currency of spot markets. */
@@ -169,13 +186,15 @@ export class CcxtVenue implements Venue {
   async place(order: OrderRequest): Promise<VenueOrder> {
     const params: Record<string, unknown> = { clientOrderId: order.clientId, ...this.opening() };
     if (order.kind === 'stop') params.triggerPrice = order.price;
+    // Bybit wants the side of the price the trigger waits for: a buy stop above, a sell stop below.
+    if (order.kind === 'stop' && this.exchange.id === 'bybit') params.triggerDirection = order.side === 'buy' ? 'ascending' : 'descending';
     // A stop entry becomes a stop-market order: it fills once the price gets there.
     const type = order.kind === 'limit' ? 'limit' : 'market';
     const price = order.kind === 'limit' ? (order.price ?? undefined) : undefined;
     const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
       this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
     );
-    const reported = this.report(placed, order.kind, order);
+    const reported = this.report(order.kind === 'market' ? await this.settled(placed, order.symbol) : placed, order.kind, order);
     if (order.kind !== 'market') this.follow(reported);
     return reported;
   }
@@ -193,7 +212,7 @@ export class CcxtVenue implements Venue {
         () => this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
         true,
       );
-      placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }));
+      placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }, true));
     }
     let k = 0;
     for (const target of protection.targets) {
@@ -205,6 +224,7 @@ export class CcxtVenue implements Venue {
       );
       placed.push(this.report(order, 'take_profit', { symbol: position.symbol, side, volume: target.volume, price: target.price }));
     }
+    for (const order of placed) if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
     // The new orders stand: only now are the ones they replace cancelled.
     for (const old of protection.replaces) await this.cancel(old);
     return placed;
@@ -216,16 +236,17 @@ export class CcxtVenue implements Venue {
     const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
       this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
     );
-    return this.report(order, 'market', { symbol: position.symbol, side, volume, price: null });
+    return this.report(await this.settled(order, position.symbol), 'market', { symbol: position.symbol, side, volume, price: null });
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
     this.entries.delete(order.id);
+    this.exits.delete(order.id);
     try {
       await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}));
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
-      if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return;
+      if (isGone(error)) return;
       throw error;
     }
   }
@@ -240,22 +261,80 @@ export class CcxtVenue implements Venue {
   async reports(): Promise<VenueReport[]> {
     const reports = this.filledAtOnce.splice(0);
     for (const entry of [...this.entries.values()]) {
-      let order: Order;
-      try {
-        order = await this.call(`fetch order ${entry.id}`, () => this.exchange.fetchOrder(entry.id, entry.symbol, entry.trigger ? this.conditional(entry.symbol) : {}));
-      } catch (error) {
-        if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) {
-          this.entries.delete(entry.id);
-          continue;
-        }
-        throw error;
+      const order = await this.lookUp(entry);
+      if (order === null) {
+        this.entries.delete(entry.id);
+        continue;
       }
       const now = this.report(order, entry.kind, entry);
       if (now.status === 'open') continue;
       this.entries.delete(entry.id);
       if (now.filled > 0) reports.push({ type: 'entry_filled', order: now });
     }
+    for (const [id, exit] of [...this.exits.entries()]) {
+      const followed = exit.order;
+      const order = await this.lookUp(followed);
+      if (order === null) {
+        this.exits.delete(id);
+        continue;
+      }
+      // The exchange's own id and kind stay: the book knows the order by them.
+      const now = { ...this.report(order, followed.kind, followed), id: followed.id, kind: followed.kind, ...(followed.trigger && { trigger: true }) };
+      if (now.status !== 'open') this.exits.delete(id);
+      const lots = now.filled - exit.reported;
+      if (!(lots > 0)) continue;
+      exit.reported = now.filled;
+      const by = followed.kind === 'stop_loss' ? 'stop_loss' : 'take_profit';
+      reports.push({ type: 'position_reduced', symbol: followed.symbol, side: followed.side === 'buy' ? 'sell' : 'buy', volume: lots, price: now.average, by, order: now });
+    }
     return reports;
+  }
+
+  /**
+   * An order as the exchange has it now, or null when it has none. A conditional order that
+   * triggered (Binance: its algo order FINISHED) is answered with the fill of the order it
+   * placed in the matching engine (`actualOrderId`), which carries the lots and the price.
+   */
+  private async lookUp(followed: VenueOrder): Promise<Order | null> {
+    const fetch = async (id: string, params: Record<string, unknown>): Promise<Order | null> => {
+      try {
+        return await this.call(`fetch order ${id}`, () => this.exchange.fetchOrder(id, followed.symbol, { ...this.lookUpParams(), ...params }));
+      } catch (error) {
+        if (isGone(error)) return null;
+        throw error;
+      }
+    };
+    const order = await fetch(followed.id, followed.trigger ? this.conditional(followed.symbol) : {});
+    const actual = (order?.info as { actualOrderId?: unknown } | undefined)?.actualOrderId;
+    if (order === null || order.status === 'open' || (typeof actual !== 'string' && typeof actual !== 'number') || String(actual) === '') return order;
+    return (await fetch(String(actual), {})) ?? order;
+  }
+
+  /**
+   * A market order as filled: when the exchange's answer to its placement does not say what
+   * filled (Bybit answers only the order's ids), the order is read back, a few times while the
+   * exchange still reports it open, so the fill is the exchange's and never the agent's quote.
+   */
+  private async settled(order: Order, symbol: string): Promise<Order> {
+    let now = order;
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const known = typeof now.average === 'number' && Number(now.filled ?? 0) > 0;
+      if (known || now.status === 'canceled' || now.status === 'expired' || now.status === 'rejected') return now;
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      const id = String(order.id ?? '');
+      if (id === '') return now;
+      const read = await this.call(`fetch order ${id}`, () => this.exchange.fetchOrder(id, symbol, this.lookUpParams()));
+      now = { ...read, clientOrderId: read.clientOrderId ?? order.clientOrderId };
+    }
+    return now;
+  }
+
+  /**
+   * What order look-ups need: Bybit's fetchOrder reads its last 500 orders only and refuses
+   * (ArgumentsRequired) unless told that is understood; the agent looks up recent orders.
+   */
+  private lookUpParams(): Record<string, unknown> {
+    return this.exchange.id === 'bybit' ? { acknowledged: true } : {};
   }
 
   /** An entry just placed: followed until the exchange fills or drops it (already filled: reported next). */
@@ -288,6 +367,12 @@ export class CcxtVenue implements Venue {
     return { trigger: true };
   }
 
+  /** Whether open conditional orders are listed apart from the plain ones (Binance; Bybit lists them together on contracts). */
+  private keepsConditionalApart(): boolean {
+    if (this.exchange.id === 'bybit') return this.options.market !== 'swap';
+    return (this.exchange.id === 'binance' && this.options.market === 'swap') || this.exchange.id === 'binanceusdm';
+  }
+
   /** Opening orders in hedge mode open the position of their own side. */
   private opening(): Record<string, unknown> {
     return this.options.market === 'swap' && this.options.positionMode === 'hedge' ? { hedged: true } : {};
@@ -300,12 +385,13 @@ export class CcxtVenue implements Venue {
     return this.options.positionMode === 'hedge' ? { hedged: true, reduceOnly: true } : { reduceOnly: true };
   }
 
-  /** The open positions (swap markets; none on spot) and their unrealized profit in the settle currency. */
-  private async positionsAndProfit(): Promise<{ positions: VenuePosition[]; unrealized: number }> {
+  /** The open positions (swap markets; none on spot) and their unrealized profit (of the markets settled in `currency`, when given). */
+  private async positionsAndProfit(currency?: string): Promise<{ positions: VenuePosition[]; unrealized: number }> {
     if (this.options.market !== 'swap') return { positions: [], unrealized: 0 };
     const open = (await this.call('fetch the positions', () => this.exchange.fetchPositions(undefined, this.kindParams()))).filter(
       (p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string',
     );
+    const counted = currency === undefined ? open : open.filter((p) => this.market(p.symbol as string)?.settle === currency);
     return {
       positions: open.map((p) => ({
         id: `${p.symbol}:${p.side === 'short' ? 'sell' : 'buy'}`,
@@ -315,7 +401,7 @@ export class CcxtVenue implements Venue {
         price: Number(p.entryPrice ?? 0),
         protection: [],
       })),
-      unrealized: open.reduce((sum, p) => sum + Number(p.unrealizedPnl ?? 0), 0),
+      unrealized: counted.reduce((sum, p) => sum + Number(p.unrealizedPnl ?? 0), 0),
     };
   }
 
@@ -323,7 +409,13 @@ export class CcxtVenue implements Venue {
     // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
     // option acknowledges it: the agent asks once on start and for the published state.
     this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
-    const orders = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()));
+    const plain = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()));
+    // Where the exchange keeps conditional orders apart (Binance USDⓈ-M: the Algo Service), they
+    // are listed apart too: a stop must never be invisible to the reconciliation.
+    const apart = this.keepsConditionalApart();
+    const conditional = apart ? await this.call('fetch the open conditional orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, { ...this.kindParams(), trigger: true })) : [];
+    const seen = new Set(plain.map((o) => String(o.id)));
+    const orders = [...plain, ...conditional.filter((o) => !seen.has(String(o.id)))];
     return orders.map((o) => this.report(o, kindOf(o), { symbol: o.symbol ?? '', side: o.side === 'sell' ? 'sell' : 'buy', volume: Number(o.amount ?? 0), price: o.triggerPrice ?? o.price ?? null }));
   }
 
@@ -341,7 +433,9 @@ export class CcxtVenue implements Venue {
     try {
       return await this.call('place the order', create);
     } catch (error) {
-      if (!(error instanceof VenueRefusedError) || !(error.cause instanceof ccxt.DuplicateOrderId)) throw error;
+      // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated.", which CCXT makes an InvalidOrder.
+      const duplicate = error instanceof VenueRefusedError && (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
+      if (!duplicate) throw error;
       const found = await this.byClientId(clientId, symbol, trigger);
       if (found === null) throw error;
       return found;
@@ -354,9 +448,9 @@ export class CcxtVenue implements Venue {
    */
   private async byClientId(clientId: string, symbol: string, trigger = false): Promise<Order | null> {
     try {
-      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { clientOrderId: clientId, ...(trigger && { trigger: true }) }));
+      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { ...this.lookUpParams(), clientOrderId: clientId, ...(trigger && this.conditional(symbol)) }));
     } catch (error) {
-      if (error instanceof VenueRefusedError && error.cause instanceof ccxt.OrderNotFound) return null;
+      if (isGone(error)) return null;
       throw error;
     }
   }
@@ -374,7 +468,7 @@ export class CcxtVenue implements Venue {
     }
   }
 
-  private report(order: Order, kind: VenueOrder['kind'], asked: { symbol: string; side: Side; volume: number; price: number | null }): VenueOrder {
+  private report(order: Order, kind: VenueOrder['kind'], asked: { symbol: string; side: Side; volume: number; price: number | null }, conditional = false): VenueOrder {
     const filled = Number(order.filled ?? 0);
     const trades = (order.trades ?? []).filter((t) => typeof t.price === 'number');
     return {
@@ -395,19 +489,40 @@ export class CcxtVenue implements Venue {
         fee: t.fee && typeof t.fee.cost === 'number' ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') } : null,
       })),
       // Stops are conditional orders, which some exchanges (Binance) keep and cancel apart.
-      ...(kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
+      ...(conditional || kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
     };
   }
 }
 
 /**
- * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the margin pairs, before
- * anything else: four heavy requests, and margin permissions, for markets the agent never
- * trades. It loads only the kind it trades (USDⓈ-M for swap; inverse markets are refused anyway).
+ * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the wallet's coins and
+ * the margin pairs, before anything else: heavy requests, and wallet and margin permissions,
+ * for what the agent never trades. It loads only the kind it trades (USDⓈ-M for swap; inverse
+ * markets are refused anyway), and neither coins nor margin pairs.
  */
 function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
-  if (exchange !== 'binance') return {};
-  return { fetchMarkets: { types: [market === 'swap' ? 'linear' : 'spot'] }, fetchMargins: false };
+  if (exchange !== 'binance' && exchange !== 'binanceusdm') return {};
+  return { fetchMarkets: { types: [market === 'swap' || exchange === 'binanceusdm' ? 'linear' : 'spot'] }, fetchMargins: false, fetchCurrencies: false };
+}
+
+/** An order the exchange no longer has, or no longer has open: not found (-2013), or a cancel of one not open (Binance -2011). */
+function isGone(error: unknown): boolean {
+  if (!(error instanceof VenueRefusedError)) return false;
+  return error.cause instanceof ccxt.OrderNotFound || /"code":\s*-2011\b/.test(error.message);
+}
+
+/**
+ * Binance futures' balance of one asset: `walletBalance` and `marginBalance` (the wallet plus
+ * unrealized profit), from the account answer CCXT keeps in `info`. Null elsewhere.
+ */
+function binanceAsset(info: unknown, currency: string): { wallet: number; margin: number } | null {
+  const assets = (info as { assets?: unknown } | null)?.assets;
+  if (!Array.isArray(assets)) return null;
+  const asset = assets.find((a) => (a as { asset?: unknown }).asset === currency) as { walletBalance?: unknown; marginBalance?: unknown } | undefined;
+  if (asset === undefined) return assets.length > 0 && typeof (assets[0] as { walletBalance?: unknown }).walletBalance === 'string' ? { wallet: 0, margin: 0 } : null;
+  const wallet = Number(asset.walletBalance);
+  const margin = Number(asset.marginBalance);
+  return Number.isFinite(wallet) && Number.isFinite(margin) ? { wallet, margin } : null;
 }
 
 function statusOf(status: string | undefined): VenueOrder['status'] {

@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { BinanceUsdmExchange, type FakeAlgoOrder, type FakeOrder } from '../fakes/binance-usdm-exchange.js';
+import { AgentProcess } from './support/agent-process.js';
+
+/**
+ * A real `signalgate agent --venue ccxt --exchange binanceusdm` process against the stateful
+ * Binance USDⓈ-M test exchange (test/fakes/binance-usdm-exchange.ts, written from Binance's
+ * published rules), reached through `--proxy-url`. The exchange fills and triggers by its own
+ * rules as prices move; what it holds is read from its state, what the agent believes from the
+ * published state and the signal log.
+ */
+const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
+
+interface ExchangeState {
+  wallet: number;
+  unrealized: number;
+  positions: { symbol: string; amount: number; entryPrice: number }[];
+  openOrders: FakeOrder[];
+  openAlgoOrders: FakeAlgoOrder[];
+}
+
+describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
+  let server: TestServer;
+  let exchange: BinanceUsdmExchange;
+  let dir: string;
+  const agents: AgentProcess[] = [];
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterEach(async () => {
+    for (const agent of agents.splice(0)) await agent.kill();
+    await exchange?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  async function start(name: string) {
+    const { accountId, agents: [testAgent] } = await accountWithAgents(server, [name]);
+    const source = await sourceFor(server, accountId);
+    exchange = await BinanceUsdmExchange.start({ apiKey: KEYS.SIGNALGATE_CCXT_API_KEY, secret: KEYS.SIGNALGATE_CCXT_SECRET });
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-usdm-'));
+    const run = async () => {
+      const agent = AgentProcess.startVenue(server.url, testAgent!.token, dir, ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url], KEYS);
+      agents.push(agent);
+      await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
+      return agent;
+    };
+    const agent = await run();
+    const published = async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state;
+    return { source, agent, run, published };
+  }
+
+  const held = () => exchange.state() as unknown as ExchangeState;
+  const control = async (what: string, query: string) => {
+    const res = await fetch(`${exchange.url}_control/${what}?${query}`, { method: 'POST' });
+    expect(res.status).toBe(200);
+  };
+  const outcome = async (signal: string) => {
+    await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status), `the outcome of ${signal}`, 30_000);
+    return (await deliveriesOf(server, signal))[0];
+  };
+  /** The price through `price` and back within a fraction of a second: between two of the agent's reads. */
+  const spike = async (price: number, back: number) => {
+    await control('price', `symbol=BTCUSDT&price=${price}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await control('price', `symbol=BTCUSDT&price=${back}`);
+  };
+
+  it('start-up loads the USDⓈ-M markets only, neither the wallet coins nor the margin pairs', async () => {
+    await start('usdm-startup');
+    expect(exchange.requests('GET', '/fapi/v1/exchangeInfo')).toHaveLength(1);
+    expect(exchange.received.filter((r) => r.path.startsWith('/sapi/') || r.path.startsWith('/api/') || r.path.startsWith('/dapi/')).map((r) => r.path)).toEqual([]);
+  });
+
+  it('a target the exchange fills in a spike between two reads closes the position, and its stop is cancelled at the exchange', async () => {
+    const { source, published } = await start('usdm-spike');
+    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    expect(await outcome(entry)).toMatchObject({ status: 'executed', message: expect.stringContaining('opened buy 0.01 BTC/USDT:USDT at 50000.1') });
+    expect(held().openAlgoOrders.map((o) => o.clientAlgoId)).toEqual([`${clientOrderId(entry, 'p1r0')}s`]);
+
+    await spike(51000, 50000);
+    expect(held().positions).toEqual([]);
+    await waitUntil(() => held().openAlgoOrders.length === 0, 'the stop cancelled at the exchange', 8000);
+    await waitUntil(async () => (await published())?.positions?.length === 0, 'the position gone from the published state', 8000);
+    expect(held().openOrders).toEqual([]);
+    // The profit is the exchange's: filled at the target's 51000.
+    expect(held().wallet).toBeCloseTo(10_000 + 0.01 * (51000 - 50000.1), 6);
+  });
+
+  it('two positions on one side: the one whose target filled loses its stop, the other keeps its stop and target', async () => {
+    const { source, published } = await start('usdm-two');
+    const first = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    expect((await outcome(first)).status).toBe('executed');
+    const second = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.02,sl_price=48000,tp_price=52000');
+    expect((await outcome(second)).status).toBe('executed');
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.03 }]);
+
+    await spike(51000, 50000);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.02 }]);
+    await waitUntil(() => held().openAlgoOrders.length === 1, "the first position's stop cancelled", 8000);
+    expect(held().openAlgoOrders.map((o) => [o.clientAlgoId, o.triggerPrice, o.quantity])).toEqual([[`${clientOrderId(second, 'p2r0')}s`, 48000, 0.02]]);
+    expect(held().openOrders.map((o) => [o.clientOrderId, o.price, o.origQty])).toEqual([[`${clientOrderId(second, 'p2r0')}t1`, 52000, 0.02]]);
+    await waitUntil(async () => (await published())?.positions?.length === 1, 'one position left in the published state', 8000);
+    expect((await published()).positions).toMatchObject([{ position: 2, volume: 0.02, sl: 48000 }]);
+  });
+
+  it('balance is the wallet and equity the wallet plus the unrealized profit, counted once', async () => {
+    const { source, published } = await start('usdm-balance');
+    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    expect((await outcome(entry)).status).toBe('executed');
+    // 0.01 BTC bought at 50000.1, marked at 50250: 2.499 of open profit.
+    await control('price', 'symbol=BTCUSDT&price=50250');
+    const { wallet } = held();
+    await waitUntil(async () => (await published())?.equity !== undefined && Math.abs((await published()).equity - (wallet + 2.499)) < 1e-6, 'the equity published', 20_000);
+    expect(await published()).toMatchObject({ balance: wallet, currency: 'USDT' });
+  });
+
+  // Fails until the start's reconciliation cancels the orders of positions gone at the venue
+  // (branch h7): the venue lists the stop (an algo order) among the agent's own open orders,
+  // `Venue.cancel` with `trigger` cancels it. Once that is merged this test passes: make it `it`.
+  it.fails('after a restart, a position the exchange closed while the agent was away leaves the book and its stop is cancelled', async () => {
+    const { source, agent, run, published } = await start('usdm-away');
+    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    expect((await outcome(entry)).status).toBe('executed');
+    await agent.kill();
+    await control('close', 'symbol=BTCUSDT');
+    // The target was reduce-only in the matching engine: it expired with the position. The stop stands.
+    expect(held().openOrders).toEqual([]);
+    expect(held().openAlgoOrders).toHaveLength(1);
+
+    await run();
+    await waitUntil(() => held().openAlgoOrders.length === 0, 'the orphaned stop cancelled', 6000);
+    await waitUntil(async () => (await published())?.positions?.length === 0, 'no position published', 10_000);
+  });
+});
