@@ -112,7 +112,8 @@ export class CcxtVenue implements Venue {
 
   async account(): Promise<VenueAccount> {
     const [balance, { positions, unrealized }, orders] = await Promise.all([this.balance(), this.positionsAndProfit(), this.openOrders()]);
-    return { ...balance, equity: balance.balance + unrealized, positions, orders };
+    // A spot market holds coins, not positions: nothing to compare (as at opening).
+    return { ...balance, equity: balance.balance + unrealized, positions: this.options.market === 'swap' ? positions : null, orders };
   }
 
   async funds(): Promise<VenueFunds> {
