@@ -252,7 +252,8 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
     const open = new Set(holdings.orders.map((o) => o.id));
     for (const position of positions) {
       const held = protection[String(position.ticket)];
-      if (!held || held.moving !== undefined || held.orders.length === 0 || reprotect.has(position.ticket)) continue;
+      // Conditional orders some exchanges list apart, or not at all: a stop not listed there is not a stop gone.
+      if (!held || held.moving !== undefined || held.orders.length === 0 || held.orders.some((o) => o.trigger) || reprotect.has(position.ticket)) continue;
       if (held.orders.some((o) => open.has(o.id))) continue;
       reprotect.add(position.ticket);
       findings.push({ level: 'error', message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again`, fields: { position: position.ticket, symbol: position.symbol, orders: held.orders.map((o) => o.id) } });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { applyFill, applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride, type Position, type Tick } from '../engine/index.js';
+import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride, type Tick } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
 import { looseModes } from '../files/private-files.js';
 import { renderSignalText } from '../language/index.js';
@@ -14,13 +14,13 @@ import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
-import { emptyLinks, protectionOf, venuePosition, type VenueBook } from './venue-book.js';
+import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
 import { VENUE_JOURNAL, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
 import { reconcile, type NotManaged } from './reconciliation.js';
-import { DEFAULT_UNPROTECTED_AFTER, DEFAULT_UNPROTECTED_RULE, lackingProtection, ProtectionWatch, type Unprotected, type UnprotectedRule } from './protection-state.js';
-import { clientOrderId } from './client-order-id.js';
+import { DEFAULT_UNPROTECTED_AFTER, DEFAULT_UNPROTECTED_RULE, lackingProtection, ProtectionWatch, type UnprotectedRule } from './protection-state.js';
+import { protectPositions } from './protection-pass.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
@@ -312,82 +312,21 @@ export class VenueAgent {
     await this.reconcile({ positions: account.positions, orders: account.orders });
   }
 
-  /**
-   * Places the stop and targets of each position that lacks them (refused before, adopted,
-   * reduced, gone from the venue); a refusal is counted, and the operator's rule applied after
-   * `--unprotected-after` of them: keep (told at error at most once a minute) or close at market.
-   */
+  /** The stops and targets positions lack, placed (see protection-pass.ts). */
   private async protectAll(): Promise<void> {
-    const log = this.options.log;
-    const now = Date.now();
-    const due = new Set([...this.reprotectDue, ...lackingProtection(this.book).map((p) => p.ticket)]);
-    for (const ticket of due) {
-      const position = this.book.state.positions.find((p) => p.ticket === ticket);
-      const key = String(ticket);
-      const held = this.book.protection[key];
-      if (!position || held?.moving !== undefined) {
-        this.reprotectDue.delete(ticket);
-        continue;
-      }
-      const revision = held === undefined ? 0 : held.revision + 1;
-      const protection = { ...protectionOf(this.book, position, revision), replaces: held?.orders ?? [], mayExist: true };
-      if (protection.stop === null && protection.targets.length === 0) {
-        this.reprotectDue.delete(ticket);
-        continue;
-      }
-      try {
-        const placed = await this.venue.protect(venuePosition(this.book, position), protection);
-        this.book = { ...this.book, protection: { ...this.book.protection, [key]: { revision, orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })) } } };
-        this.reprotectDue.delete(ticket);
-        this.watch.clear(ticket);
-        log.info({ position: ticket, symbol: position.symbol, orders: placed.map((o) => ({ id: o.id, kind: o.kind, price: o.price, volume: o.volume })) }, 'stop and targets placed');
-        await this.journal.save();
-      } catch (error) {
-        if (!(error instanceof VenueRefusedError)) throw error;
-        const reason = `${this.venue.name} refused the stop or targets of position ${ticket}: ${error.message}`;
-        const verdict = this.watch.refused(ticket, reason, now);
-        if (verdict.do === 'nothing') log.warn({ position: ticket, symbol: position.symbol }, `${reason}; the position is NOT protected, and the stop is tried again at the next pass`);
-        else if (verdict.do === 'tell') log.error({ position: ticket, symbol: position.symbol, unprotected: verdict.entry }, `position ${ticket} is NOT protected: ${reason}; kept as --unprotected keep says, and tried again at every pass. Protect or close it at the venue`);
-        else await this.closeUnprotected(position, verdict.entry);
-      }
-      void this.publish();
-    }
-  }
-
-  /** `--unprotected close`: the position the venue keeps refusing a stop for is closed at the market. */
-  private async closeUnprotected(position: Position, entry: Unprotected): Promise<void> {
-    const log = this.options.log;
-    const key = String(position.ticket);
-    log.error({ position: position.ticket, symbol: position.symbol, side: position.side, volume: position.volume, unprotected: entry }, `position ${position.ticket} is NOT protected after ${entry.attempts} refusals: closing it at the market, as --unprotected close says`);
-    let order;
-    try {
-      order = await this.venue.close(venuePosition(this.book, position), position.volume, clientOrderId(position.signalId ?? `position-${position.ticket}`, `u${position.ticket}`), true);
-    } catch (error) {
-      if (!(error instanceof VenueRefusedError)) throw error;
-      log.error({ position: position.ticket, err: error.message }, `${this.venue.name} refused to close the unprotected position ${position.ticket}; it stays open and unprotected: close it at the venue`);
-      return;
-    }
-    if (order.filled <= 0) {
-      log.error({ position: position.ticket, order: order.id, status: order.status, reason: order.reason }, `closing the unprotected position ${position.ticket} filled nothing; it stays open and unprotected: close it at the venue`);
-      return;
-    }
-    const volume = Math.min(order.filled, position.volume);
-    const step = applyFill(this.book.state, { type: 'position_closed', position: position.ticket, volume, price: order.average ?? position.price, reason: 'sl' }, Date.now());
-    this.book = { ...this.book, state: step.state };
-    for (const event of step.events) log.info({ event }, 'account event');
-    if (!this.book.state.positions.some((p) => p.ticket === position.ticket)) {
-      for (const held of this.book.protection[key]?.orders ?? []) await this.venue.cancel(held).catch(() => undefined);
-      const protection = { ...this.book.protection };
-      delete protection[key];
-      const links = { ...this.book.positions };
-      delete links[key];
-      this.book = { ...this.book, protection, positions: links };
-      this.reprotectDue.delete(position.ticket);
-      this.watch.clear(position.ticket);
-    } else {
-      this.reprotectDue.add(position.ticket);
-    }
-    await this.journal.save();
+    await protectPositions(
+      {
+        venue: this.venue,
+        watch: this.watch,
+        log: this.options.log,
+        due: this.reprotectDue,
+        book: () => this.book,
+        setBook: (book) => (this.book = book),
+        save: () => this.journal.save(),
+        publish: () => void this.publish(),
+      },
+      Date.now(),
+    );
   }
 
   private async handle(signal: AgentSignal): Promise<void> {
