@@ -18,12 +18,17 @@ import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
 import { VENUE_JOURNAL, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
+import { reconcile, type NotManaged } from './reconciliation.js';
+import { DEFAULT_UNPROTECTED_AFTER, DEFAULT_UNPROTECTED_RULE, lackingProtection, ProtectionWatch, type UnprotectedRule } from './protection-state.js';
+import { protectPositions } from './protection-pass.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 const PUBLISH_EVERY_MS = 10_000;
 /** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
+/** The venue's positions and open orders are compared with the book this often, by default (`--reconcile-every`). */
+export const RECONCILE_EVERY_MS = 5000;
 
 /**
  * One agent per token directory: two processes executing into the same book would each
@@ -50,6 +55,10 @@ export interface VenueAgentOptions {
   defaultVolumeLots: number | null;
   /** How often the venue's reports are taken and the quotes of symbols with positions (and, where the engine fills them, pending entries) read. */
   manageEveryMs: number;
+  /** How often the book is reconciled with the venue's positions and open orders (at the first management pass after it); default RECONCILE_EVERY_MS. */
+  reconcileEveryMs?: number;
+  /** What becomes of a position whose stop the venue refused `after` times in a row; default keep after 3. */
+  unprotected?: { rule: UnprotectedRule; after: number };
   log: Logger;
 }
 
@@ -98,12 +107,23 @@ export class VenueAgent {
   private fatal: Error | null = null;
   /** Position ticket → why the venue refused its stop's last move (the old stop still stands), for the published state. */
   private readonly refusedMoves = new Map<number, string>();
+  /** What the venue holds that the book does not, as the last reconciliation found it (published). */
+  private notManaged: NotManaged[] = [];
+  /** Not-managed holdings already logged at error, by kind and id: each is told once while it lasts. */
+  private readonly toldNotManaged = new Set<string>();
+  /** Pending-order ticket → lots the venue filled of it while it stays open (published). */
+  private partlyFilled: Record<string, number> = {};
+  /** Positions whose stop and targets must be placed again (reduced, adopted, gone from the venue) until the venue takes them. */
+  private readonly reprotectDue = new Set<number>();
+  private readonly watch: ProtectionWatch;
+  private lastReconciledAt = 0;
 
   constructor(private readonly options: VenueAgentOptions) {
     this.simulated = isSimulated(options.venue) ? options.venue : null;
     // A simulated account sends nothing anywhere: there is nothing for a dry run to hold back.
     if (this.simulated && options.dryRun) throw new Error(`the ${this.simulated.accountName} has no dry run`);
     this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
+    this.watch = new ProtectionWatch(options.unprotected?.rule ?? DEFAULT_UNPROTECTED_RULE, options.unprotected?.after ?? DEFAULT_UNPROTECTED_AFTER);
   }
 
   /** Runs until `stop()` (resolves) or until the token is refused, the venue refuses the credentials or the disk fails (rejects). */
@@ -201,7 +221,7 @@ export class VenueAgent {
     // stopped and not yet in its book) go into the book first: reconciled before them, a pending
     // order filled and gone from the venue would leave the book, and its position unmanaged.
     if ((await this.untilReachable("apply the venue's reports", () => this.takeReports())) === null) return false;
-    this.reconcile(holdings);
+    if ((await this.untilReachable('reconcile the book with the venue', () => this.reconcile(holdings))) === null) return false;
     // A stop move the last run decided and did not see through: finished before any signal.
     if (hasUnfinishedMoves(this.book)) {
       const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
@@ -213,6 +233,8 @@ export class VenueAgent {
       }
       log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
     }
+    // Positions without their stop (refused, or adopted above): protected before any signal.
+    if ((await this.untilReachable('place the stops the positions lack', () => this.protectAll())) === null) return false;
     await this.journal.save();
     log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
     return true;
@@ -238,46 +260,73 @@ export class VenueAgent {
   }
 
   /**
-   * What the venue holds against the book after a time away: a position the book has but the
-   * venue no longer holds was closed there (its stop or a target): it leaves the book, and its
-   * leftover orders are cancelled. A pending order the venue no longer has left the book too
-   * (filled or cancelled there: said at warn, since a fill is then a position the book does not
-   * manage). Orders of this agent's making the book does not know (placed, then the agent
-   * stopped before writing) are reported; the signal comes again and its ids find them.
+   * The book made the projection of what the venue holds (see reconciliation.ts): positions gone
+   * there leave it and their orders are cancelled, positions reduced there shrink, entries filled
+   * while the agent did not look are adopted, and what the venue holds that the book does not is
+   * published as not managed and logged at error (once while it lasts). Stops and targets due are
+   * placed by the protection pass that follows.
    */
-  private reconcile(holdings: VenueHoldings): void {
+  private async reconcile(holdings: VenueHoldings): Promise<void> {
     const log = this.options.log;
-    const venueSide = new Set((holdings.positions ?? []).map((p) => `${p.symbol}:${p.side}`));
-    // Where the venue names positions (cTrader's 721), by their ids: two on the same side are told apart.
-    const venueIds = new Set((holdings.positions ?? []).map((p) => p.id));
-    const state = this.book.state;
-    const positions = state.positions.filter((p) => {
-      const id = this.book.positions?.[String(p.ticket)];
-      if (holdings.positions === null || (id !== undefined ? venueIds.has(id) : venueSide.has(`${p.symbol}:${p.side}`))) return true;
-      log.warn({ position: p.ticket, venuePosition: id, symbol: p.symbol, side: p.side, volume: p.volume }, 'the venue no longer holds this position (closed there while the agent was away); it leaves the book');
-      // A signal in flight may have closed it: executed again, it is told what the venue did.
-      if (this.inFlight.size > 0) {
-        const protection = this.book.protection[String(p.ticket)];
-        this.departed.push({ position: p, ...(id !== undefined && { venueId: id }), ...(protection && { protection }), signals: [...this.inFlight] });
-      }
-      delete this.book.protection[String(p.ticket)];
-      delete this.book.positions?.[String(p.ticket)];
-      return false;
-    });
-    const openIds = new Set(holdings.orders.map((o) => o.id));
-    const orders = state.orders.filter((o) => {
-      const held = this.book.orders[String(o.ticket)];
-      if (held === undefined || openIds.has(held.id)) return true;
-      log.warn({ order: o.ticket, venueOrder: held.id, symbol: o.symbol }, 'the venue no longer has this pending order (filled or cancelled there while the agent was away); it leaves the book, and a position it opened is not managed');
-      delete this.book.orders[String(o.ticket)];
-      return false;
-    });
-    const known = new Set<string>([...Object.values(this.book.orders).map((o) => o.id), ...Object.values(this.book.protection).flatMap((p) => p.orders.map((o) => o.id))]);
-    const strangers = holdings.orders.filter((o) => !known.has(o.id));
-    if (strangers.length > 0) {
-      log.warn({ orders: strangers.map((o) => ({ id: o.id, clientId: o.clientId, symbol: o.symbol })) }, 'the venue has open orders of this agent that its book does not know; their signals are executed again when they come, and find them by their client ids');
+    const done = reconcile(this.book, holdings);
+    this.book = done.book;
+    this.lastReconciledAt = Date.now();
+    for (const finding of done.findings) log[finding.level](finding.fields, finding.message);
+    // A signal in flight may have closed a dropped position: executed again, it is told what the venue did.
+    if (this.inFlight.size > 0) {
+      for (const d of done.dropped) this.departed.push({ ...d, signals: [...this.inFlight] });
     }
-    this.book = { ...this.book, state: { ...state, positions, orders } };
+    for (const ticket of done.reprotect) this.reprotectDue.add(ticket);
+    this.partlyFilled = done.partlyFilled;
+    const seen = new Set(done.notManaged.map((n) => `${n.kind}:${n.id}`));
+    for (const holding of done.notManaged) {
+      if (this.toldNotManaged.has(`${holding.kind}:${holding.id}`)) continue;
+      this.toldNotManaged.add(`${holding.kind}:${holding.id}`);
+      log.error({ notManaged: holding }, `the venue holds ${holding.kind === 'position' ? 'a position' : 'an order'} the agent does not manage: ${holding.reason}; see to it at the venue`);
+    }
+    for (const told of this.toldNotManaged) if (!seen.has(told)) this.toldNotManaged.delete(told);
+    this.notManaged = done.notManaged;
+    const changed = done.findings.length > 0;
+    for (const order of done.cancel) {
+      try {
+        await this.venue.cancel(order);
+      } catch (error) {
+        if (!(error instanceof VenueRefusedError)) throw error;
+        log.error({ venueOrder: order.id, symbol: order.symbol, err: error.message }, `${this.venue.name} refused to cancel an order of a position that is gone; cancel it at the venue`);
+      }
+    }
+    if (changed) await this.journal.save();
+    void this.publish();
+  }
+
+  /**
+   * Every few seconds (and at the first pass after the venue was unreachable): the venue's
+   * positions and orders, read whole, against the book. Fills reported while they were read make
+   * the read stale: the comparison waits for the next pass.
+   */
+  private async reconcileIfDue(): Promise<void> {
+    // A dry run's book holds what was not sent: the venue has none of it to compare.
+    if (this.options.dryRun || Date.now() - this.lastReconciledAt < (this.options.reconcileEveryMs ?? RECONCILE_EVERY_MS)) return;
+    const account = await this.venue.account();
+    if ((await this.takeReports()) > 0) return;
+    await this.reconcile({ positions: account.positions, orders: account.orders });
+  }
+
+  /** The stops and targets positions lack, placed (see protection-pass.ts). */
+  private async protectAll(): Promise<void> {
+    await protectPositions(
+      {
+        venue: this.venue,
+        watch: this.watch,
+        log: this.options.log,
+        due: this.reprotectDue,
+        book: () => this.book,
+        setBook: (book) => (this.book = book),
+        save: () => this.journal.save(),
+        publish: () => void this.publish(),
+      },
+      Date.now(),
+    );
   }
 
   private async handle(signal: AgentSignal): Promise<void> {
@@ -496,6 +545,9 @@ export class VenueAgent {
         await this.journal.save();
         void this.publish();
       }
+      // After the quotes: a target the engine saw reached is in the book before the venue's sizes are compared.
+      await this.reconcileIfDue();
+      await this.protectAll();
       if (!this.connected) {
         this.connected = true;
         void this.publish();
@@ -504,6 +556,8 @@ export class VenueAgent {
       if (error instanceof VenueUnreachableError) {
         this.connected = false;
         this.lastError = error.message;
+        // Back, it is compared at once: the venue may have filled anything meanwhile.
+        this.lastReconciledAt = 0;
       }
       this.options.log.warn({ err: (error as Error).message }, 'managing the positions failed; trying again at the next quote');
     } finally {
@@ -516,9 +570,9 @@ export class VenueAgent {
    * the book, the log and the published state. The signals concerned were acknowledged when
    * their orders stood: those fills are not their outcome, which a signal has once.
    */
-  private async takeReports(): Promise<void> {
+  private async takeReports(): Promise<number> {
     const reports = await this.venue.reports();
-    if (reports.length === 0) return;
+    if (reports.length === 0) return 0;
     const log = this.options.log;
     for (const report of reports) log.info({ report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report }, 'venue report');
     const done = await applyReports(this.venue, this.book, reports, Date.now());
@@ -527,6 +581,7 @@ export class VenueAgent {
     for (const event of done.events) log.info({ event }, 'account event');
     await this.journal.save();
     void this.publish();
+    return reports.length;
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
@@ -553,6 +608,9 @@ export class VenueAgent {
     const book = this.written;
     if (book === null) return;
     const state = book.state;
+    const lacking = lackingProtection(book);
+    for (const p of lacking) this.watch.seen(p.ticket, `the venue holds no stop or target of position ${p.ticket}; placing them at the next pass`, Date.now());
+    const unprotected = this.watch.published([...lacking, ...state.positions.filter((p) => this.reprotectDue.has(p.ticket))]);
     let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
     if (this.connected) {
       try {
@@ -572,8 +630,9 @@ export class VenueAgent {
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
-      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(book, p.ticket, p.sl) })),
-      orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment })),
+      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(book, p.ticket, p.sl), ...(unprotected.has(p.ticket) && { unprotected: unprotected.get(p.ticket) }) })),
+      orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment, ...(this.partlyFilled[String(o.ticket)] !== undefined && { filled: this.partlyFilled[String(o.ticket)] }) })),
+      notManaged: this.notManaged,
       updatedAt: new Date().toISOString(),
     });
   }

@@ -95,7 +95,12 @@ export async function carryOutTick(
     try {
       placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
     } catch (error) {
-      if (!(error instanceof VenueRefusedError) || !moving || next.protection[key]?.moving === undefined) throw error;
+      if (!(error instanceof VenueRefusedError)) throw error;
+      if (!moving || next.protection[key]?.moving === undefined) {
+        // A new position's stop refused: it stands unprotected, and the agent's protection pass tries again.
+        warnings.push(`${venue.name} refused the stop or targets of position ${ticket}: ${error.message}; the position is NOT protected, and they are tried again at the next pass`);
+        return;
+      }
       const move = refusedMove(venue, position, error);
       refused.push(move);
       warnings.push(`${move.reason}; the previous stop stays at the venue, and the move is tried again`);

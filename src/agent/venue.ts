@@ -172,8 +172,13 @@ export interface VenueFunds {
   currency: string;
 }
 
+/**
+ * What the agent reconciles its book with, every few seconds: every open order of this agent's
+ * client ids (conditional ones included), and the positions with their sizes; `positions` null
+ * where the venue cannot list them (spot, plain FIX 4.4), which leaves the book's positions as they are.
+ */
 export interface VenueAccount extends VenueFunds {
-  positions: VenuePosition[];
+  positions: VenuePosition[] | null;
   orders: VenueOrder[];
 }
 

@@ -137,12 +137,42 @@ function stateView(state) {
     table(
       `Open positions (${positions.length})`,
       ['#', 'Symbol', 'Side', 'Volume', 'Price', 'Stop', 'Comment'],
-      positions.map((p) => [p.position, p.symbol, p.side, p.volume, p.price, p.sl ?? '–', p.comment ?? '']),
+      positions.map((p) => [p.position, p.symbol, p.side, p.volume, p.price, stopCell(p), p.comment ?? '']),
     ),
     table(
       `Pending orders (${orders.length})`,
       ['#', 'Symbol', 'Side', 'Kind', 'Volume', 'Price', 'Stop', 'Comment'],
-      orders.map((o) => [o.order, o.symbol, o.side, o.kind, o.volume, o.price, o.sl ?? '–', o.comment ?? '']),
+      orders.map((o) => [o.order, o.symbol, o.side, o.kind, typeof o.filled === 'number' ? `${o.volume} (${o.filled} filled)` : o.volume, o.price, o.sl ?? '–', o.comment ?? '']),
+    ),
+    notManagedView(state.notManaged),
+  );
+}
+
+/** The stop, and a red badge when the venue holds none for the position (its reason on hover and in the text). */
+function stopCell(p) {
+  const u = p.unprotected;
+  if (u === null || typeof u !== 'object') return p.sl ?? '–';
+  return h(
+    'span',
+    null,
+    `${p.sl ?? '–'} `,
+    h('span', { class: 'badge bad', title: `${u.reason} (since ${u.since})` }, `unprotected${u.attempts > 0 ? `, ${u.attempts} refusal${u.attempts === 1 ? '' : 's'}` : ''}`),
+    h('br'),
+    h('small', { class: 'muted' }, u.reason),
+  );
+}
+
+/** What the venue holds that the agent does not manage: only shown when there is some. */
+function notManagedView(list) {
+  if (!Array.isArray(list) || list.length === 0) return null;
+  return h(
+    'div',
+    { class: 'not-managed' },
+    h('p', null, h('span', { class: 'badge bad' }, `not managed (${list.length})`), ' The venue holds these and the agent does not manage them: see to them at the venue.'),
+    table(
+      `Not managed (${list.length})`,
+      ['Kind', 'Venue id', 'Symbol', 'Side', 'Volume', 'Price', 'Why'],
+      list.map((n) => [n.kind, n.id, n.symbol, n.side, n.volume, n.price ?? '–', n.reason]),
     ),
   );
 }
@@ -157,7 +187,7 @@ function table(caption, heads, rows) {
       null,
       h('caption', null, caption),
       h('thead', null, h('tr', null, heads.map((x) => h('th', { scope: 'col' }, x)))),
-      h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, String(c)))))),
+      h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, c instanceof Node ? c : String(c)))))),
     ),
   );
 }

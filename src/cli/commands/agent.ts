@@ -7,6 +7,30 @@ import { type Venue, VenueRefusedError } from '../../agent/venue.js';
 import type { Logger } from 'pino';
 import { type CcxtFlags, CREDENTIAL_VARIABLES, readCcxtSettings } from '../../agent/venues/ccxt/ccxt-options.js';
 import { FIX_CREDENTIAL_VARIABLES, readFixConfig } from '../../agent/venues/fix/fix-config.js';
+import { DEFAULT_UNPROTECTED_AFTER, readUnprotectedRule, type UnprotectedRule } from '../../agent/protection-state.js';
+
+/** The book reconciled every 5 s by default (the agent's RECONCILE_EVERY_MS, not imported: the agent module loads late). */
+const RECONCILE_EVERY_MS = 5000;
+
+interface WatchFlags {
+  reconcileEvery?: string;
+  unprotected?: string;
+  unprotectedAfter?: string;
+}
+
+interface WatchSettings {
+  reconcileEveryMs: number;
+  unprotected: { rule: UnprotectedRule; after: number };
+}
+
+/** `--reconcile-every`, `--unprotected` and `--unprotected-after` of a venue elsewhere. */
+function readWatchFlags(flags: WatchFlags): { ok: true; value: WatchSettings } | { ok: false; message: string } {
+  const seconds = flags.reconcileEvery === undefined ? RECONCILE_EVERY_MS / 1000 : Number(flags.reconcileEvery);
+  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) return { ok: false, message: `--reconcile-every must be a number of seconds from 1 to 3600, got "${flags.reconcileEvery}"` };
+  const rule = readUnprotectedRule(flags.unprotected, flags.unprotectedAfter);
+  if (!rule.ok) return rule;
+  return { ok: true, value: { reconcileEveryMs: Math.round(seconds * 1000), unprotected: { rule: rule.rule, after: rule.after } } };
+}
 
 /**
  * `signalgate agent --venue NAME` (`--paper` for `--venue paper`): the executing agent. Exit codes: 0 after
@@ -37,11 +61,14 @@ export function registerAgentCommand(program: Command): void {
     .option('--credentials <file>', `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret}); fix: JSON file with username and password (or ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password})`)
     .option('--fix-config <file>', "fix: JSON file naming the broker's FIX sessions, account currency and instruments")
     .option('--proxy-url <url>', "ccxt: send the exchange's requests through this URL prefix (CCXT's proxyUrl)")
+    .option('--reconcile-every <seconds>', `exchange or broker: compare the book with the venue's positions and open orders this often (default: ${RECONCILE_EVERY_MS / 1000})`)
+    .option('--unprotected <rule>', 'exchange or broker: what to do with a position whose stop the venue keeps refusing: keep (hold it, say so at error every minute) or close (at the market) (default: keep)')
+    .option('--unprotected-after <n>', `exchange or broker: refusals of a position's stop before --unprotected applies (default: ${DEFAULT_UNPROTECTED_AFTER})`)
     .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
     // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
-    .action(async (flags: AgentFlags & CcxtFlags & { fixConfig?: string }) => {
+    .action(async (flags: AgentFlags & CcxtFlags & WatchFlags & { fixConfig?: string }) => {
       const venue = chooseVenue(flags);
       if (!venue.ok) {
         process.stderr.write(`signalgate agent: ${venue.message}\n`);
@@ -56,6 +83,12 @@ export function registerAgentCommand(program: Command): void {
         await runFixAgent(flags);
         return;
       }
+      const remote = (['reconcileEvery', 'unprotected', 'unprotectedAfter'] as const).filter((name) => flags[name] !== undefined);
+      if (remote.length > 0) {
+        process.stderr.write(`signalgate agent: ${remote.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to an exchange or a broker; the paper account is its own book\n`);
+        process.exitCode = 2;
+        return;
+      }
       const read = readPaperSettings(flags, process.env);
       if (!read.ok) {
         process.stderr.write(`signalgate agent: ${read.message}\n`);
@@ -65,7 +98,7 @@ export function registerAgentCommand(program: Command): void {
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
       for (const warning of read.settings.warnings) log.warn({}, warning);
       const { PaperVenue } = await import('../../agent/venues/paper/paper-venue.js');
-      await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account');
+      await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account', null);
     });
 }
 
@@ -87,7 +120,7 @@ function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' | 'ccxt' | '
 const PAPER_ONLY = ['balance', 'currency', 'ticks', 'seed'] as const;
 
 /** `signalgate agent --venue ccxt`: the same exit codes as the paper agent; 2 also when the exchange refuses the keys. */
-async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
+async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
@@ -98,6 +131,8 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   if (!common.ok) return fail(common.message);
   const read = readCcxtSettings(flags, process.env);
   if (!read.ok) return fail(read.message);
+  const watch = readWatchFlags(flags);
+  if (!watch.ok) return fail(watch.message);
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
   for (const warning of [...common.settings.warnings, ...read.settings.warnings]) log.warn({}, warning);
   // Loaded only for this venue: CCXT is large, and the server and the paper agent start without it.
@@ -110,11 +145,11 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags): Promise<void> {
   }
   const { settings } = common;
   log.info({ venue: venue.name, market: read.settings.market, positionMode: read.settings.positionMode, sandbox: read.settings.sandbox, dryRun: read.settings.dryRun, keys: read.settings.credentials ? 'given' : 'none' }, 'starting');
-  await runOnVenue(venue, settings, read.settings.dryRun, log, 'exchange');
+  await runOnVenue(venue, settings, read.settings.dryRun, log, 'exchange', watch.value);
 }
 
 /** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
-async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string }): Promise<void> {
+async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixConfig?: string }): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
@@ -128,6 +163,8 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
   if (!common.ok) return fail(common.message);
   const read = readFixConfig(flags.fixConfig, flags.credentials, process.env);
   if (!read.ok) return fail(read.message);
+  const watch = readWatchFlags(flags);
+  if (!watch.ok) return fail(watch.message);
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
   for (const warning of [...common.settings.warnings, ...read.value.warnings]) log.warn({}, warning);
   const { settings } = common;
@@ -142,7 +179,7 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
   const venue = new FixVenue({ config: read.value.config, credentials: read.value.credentials, storeDir, log });
   const { trade, quote, dialect } = read.value.config;
   log.info({ venue: venue.name, dialect, trade: `${trade.host}:${trade.port}`, quote: quote ? `${quote.host}:${quote.port}` : null, credentials: read.value.credentials ? 'given' : 'none' }, 'starting');
-  await runOnVenue(venue, settings, false, log, 'broker');
+  await runOnVenue(venue, settings, false, log, 'broker', watch.value);
 }
 
 /**
@@ -150,7 +187,7 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & { fixConfig?: string 
  * refuses the token, --server is not a signalgate server the agent can trust, the venue refuses
  * the agent or the flags contradict the stored paper account, 1 on any other failure.
  */
-async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker' | 'paper account'): Promise<void> {
+async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker' | 'paper account', watch: WatchSettings | null): Promise<void> {
   const { VenueAgent } = await import('../../agent/venue-agent.js');
   const pipSizes: Record<string, number> = {};
   for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
@@ -165,6 +202,7 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
     pipSizes,
     defaultVolumeLots: settings.defaultVolumeLots,
     manageEveryMs: 2000,
+    ...(watch && { reconcileEveryMs: watch.reconcileEveryMs, unprotected: watch.unprotected }),
     log,
   });
   await runUntilStopped(agent, log, (err) =>

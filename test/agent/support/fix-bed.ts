@@ -21,10 +21,10 @@ export interface FixBed<B extends FixCounterparty> {
   readonly broker: B;
   /** The signal source's key, for postSignal. */
   readonly authKey: string;
-  /** `signalgate agent --venue fix` on the broker's session file, always on the same data directory; killed after the block. */
-  start(): AgentProcess;
+  /** `signalgate agent --venue fix` on the broker's session file (and `args`), always on the same data directory; killed after the block. */
+  start(args?: string[]): AgentProcess;
   /** `start`, resolved once the agent says its venue is ready. */
-  startReady(): Promise<AgentProcess>;
+  startReady(args?: string[]): Promise<AgentProcess>;
   /**
    * Kills `agent` with SIGKILL the moment the broker receives an application message `match`
    * takes (whatever the test does next sets it off), and resolves with that message once the
@@ -97,16 +97,16 @@ export function useFixBed<B extends FixCounterparty>(options: {
     get authKey() {
       return authKey;
     },
-    start() {
-      const agent = AgentProcess.startVenue(bed.server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
+    start(args = []) {
+      const agent = AgentProcess.startVenue(bed.server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile, ...args], {
         SIGNALGATE_FIX_USERNAME: options.credentials.user,
         SIGNALGATE_FIX_PASSWORD: options.credentials.password,
       });
       agents.push(agent);
       return agent;
     },
-    async startReady() {
-      const agent = bed.start();
+    async startReady(args = []) {
+      const agent = bed.start(args);
       await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 40_000);
       return agent;
     },

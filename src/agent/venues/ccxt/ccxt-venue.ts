@@ -117,7 +117,8 @@ export class CcxtVenue implements Venue {
 
   async account(): Promise<VenueAccount> {
     const [funds, { positions }, orders] = await Promise.all([this.funds(), this.positionsAndProfit(), this.openOrders()]);
-    return { ...funds, positions, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
+    // A spot market holds coins, not positions: nothing to compare (as at opening).
+    return { ...funds, positions: this.options.market === 'swap' ? positions : null, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
   }
 
   /**

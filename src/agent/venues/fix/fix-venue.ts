@@ -128,7 +128,12 @@ export class FixVenue implements Venue {
   }
 
   async account(): Promise<VenueAccount> {
-    return { ...(await this.funds()), positions: [], orders: this.openOrders() };
+    // cTrader lists positions and orders; plain FIX 4.4 has no positions, and its orders are the record's.
+    if (this.options.config.dialect === 'ctrader') {
+      const [funds, positions, orders] = await Promise.all([this.funds(), this.requestPositions(), this.requestOrders()]);
+      return { ...funds, positions, orders };
+    }
+    return { ...(await this.funds()), positions: null, orders: this.openOrders() };
   }
 
   async funds(): Promise<VenueFunds> {
