@@ -55,6 +55,11 @@ export class DryRunVenue implements Venue {
     return simulated(order.clientId, order, order.side === 'buy' ? quote.ask : quote.bid);
   }
 
+  /** A dry run sends nothing: no order of its making stands at the venue. */
+  async find(_order: OrderRequest): Promise<VenueOrder | null> {
+    return null;
+  }
+
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
     this.log.info({ dryRun: true, position: position.id, stop: protection.stop, targets: protection.targets }, 'dry run: would place the stop and targets');
     const side = position.side === 'buy' ? 'sell' : 'buy';

@@ -22,6 +22,8 @@ import { reconcile, type NotManaged } from './reconciliation.js';
 import { DEFAULT_UNPROTECTED_AFTER, DEFAULT_UNPROTECTED_RULE, lackingProtection, ProtectionWatch, type UnprotectedRule } from './protection-state.js';
 import { protectPositions } from './protection-pass.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
+import { entriesOnly, entryDeadline, type EntryDeadline } from './signal-age.js';
+import { SymbolFailures } from './symbol-failures.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 const PUBLISH_EVERY_MS = 10_000;
@@ -88,6 +90,8 @@ export class VenueAgent {
   private readonly executed = new Map<string, ExecutedSignal>();
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
+  /** Those signals themselves, by id (kept on disk): the next run finishes them first. */
+  private readonly inFlightSignals = new Map<string, AgentSignal>();
   /** Positions the start's reconciliation dropped while signals were in flight (kept on disk). */
   private departed: DepartedPosition[] = [];
   private agentId: string | null = null;
@@ -99,6 +103,10 @@ export class VenueAgent {
   private readonly simulated: SimulatedVenue | null;
   private connected = false;
   private lastError: string | null = null;
+  /** When the venue stopped answering (ISO time); null while it answers. */
+  private unreachableSince: string | null = null;
+  /** Symbols whose management pass fails, each managed apart from the others. */
+  private readonly symbolFailures = new SymbolFailures();
   private timers: NodeJS.Timeout[] = [];
   private readonly stopping = new AbortController();
   private managing = false;
@@ -182,9 +190,17 @@ export class VenueAgent {
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
-      for await (const signal of client.signals()) {
+      // Signals in flight when the last run stopped are finished first, from the journal: the
+      // server hands none out again once past its age, and their orders may stand at the venue.
+      for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) {
+        if (this.fatal || this.stopping.signal.aborted) break;
         await this.handle(signal);
-        if (this.fatal) break;
+      }
+      if (!this.fatal) {
+        for await (const signal of client.signals()) {
+          await this.handle(signal);
+          if (this.fatal) break;
+        }
       }
     } finally {
       await this.shutdown();
@@ -206,12 +222,13 @@ export class VenueAgent {
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
     for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
+    for (const signal of stored?.inFlightSignals ?? []) if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
         this.writing = this.book;
-        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight], ...(this.departed.length > 0 && { departed: this.departed }) };
+        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight], inFlightSignals: [...this.inFlightSignals.values()], ...(this.departed.length > 0 && { departed: this.departed }) };
       },
       () => (this.written = this.writing),
     );
@@ -339,34 +356,53 @@ export class VenueAgent {
     }
     let outcome: ExecutedSignal['outcome'] | null;
     const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
-    if (Date.now() > Date.parse(signal.expiresAt)) {
-      // Handed out in time but reached only now (a backlog): a late order is worse than none.
-      outcome = { status: 'rejected', message: `the signal expired at ${signal.expiresAt} before the agent could execute it`, result: null };
+    // The venue stopped answering while this signal waited: when, for the message of an expired entry.
+    let outage: string | null = null;
+    const deadline = entryDeadline(signal.expiresAt, Date.now, () => outage);
+    // Nothing of the signal can have left yet (not in flight): an entry-only one past its age is refused now.
+    const expired = this.inFlight.has(signal.id) || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
+    if (expired !== null) {
+      outcome = { status: 'rejected', message: expired, result: null };
     } else if (unpriced !== null) {
       outcome = { status: 'rejected', message: unpriced, result: null };
     } else if (this.simulated) {
       // The account is the book: nothing stands elsewhere that a restart would have to look up.
-      outcome = await this.simulate(signal);
+      outcome = await this.simulate(signal, deadline);
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
-      // knows the signal's orders may stand already.
+      // knows the signal's orders may stand already, and has the signal to finish it.
       let again = this.inFlight.has(signal.id);
       if (!again) {
         this.inFlight.add(signal.id);
+        this.inFlightSignals.set(signal.id, signal);
         await this.journal.save();
       }
       // One writer of the book at a time: a management pass (quotes, the venue's reports) in
       // progress finishes first, and none starts until the signal is carried out.
       this.executing = true;
+      let sending = again;
       try {
         while (this.managing && !this.stopping.signal.aborted) await sleep(20, this.stopping.signal);
-        outcome = await this.untilReachable(`execute signal ${signal.id}`, async () => {
-          try {
-            return await this.execute(signal, again);
-          } finally {
-            again = true; // a retry after a lost answer: the orders may stand
-          }
-        });
+        outcome = await this.untilReachable(
+          `execute signal ${signal.id}`,
+          async () => {
+            outage ??= this.unreachableSince;
+            try {
+              return await this.execute(signal, again, deadline, () => (sending = true));
+            } finally {
+              again = sending; // a retry after a lost answer: the orders may stand
+            }
+          },
+          {
+            wakeAt: Date.parse(signal.expiresAt),
+            // Past its age with none of its orders sent yet (the venue unreachable all along): refused without the venue.
+            settle: () => {
+              outage ??= this.unreachableSince;
+              const late = sending || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
+              return late === null ? null : { status: 'rejected' as const, message: late, result: null };
+            },
+          },
+        );
       } finally {
         this.executing = false;
       }
@@ -375,6 +411,7 @@ export class VenueAgent {
     const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
+    this.inFlightSignals.delete(signal.id);
     // A rejection or failure is something the trader must see: not at the level of routine lines.
     const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
     log[level]({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
@@ -395,10 +432,10 @@ export class VenueAgent {
   }
 
   /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
-  private async simulate(signal: AgentSignal): Promise<ExecutedSignal['outcome']> {
+  private async simulate(signal: AgentSignal, deadline: EntryDeadline): Promise<ExecutedSignal['outcome']> {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
-      const done = await executeSignal(this.venue, emptyLinks(this.book.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now());
+      const done = await executeSignal(this.venue, emptyLinks(this.book.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), false, deadline);
       this.book = emptyLinks(done.book.state);
       return done.outcome;
     } catch (err) {
@@ -407,7 +444,7 @@ export class VenueAgent {
   }
 
   /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
-  private async execute(signal: AgentSignal, again: boolean): Promise<ExecutedSignal['outcome']> {
+  private async execute(signal: AgentSignal, again: boolean, deadline: EntryDeadline, sending: () => void): Promise<ExecutedSignal['outcome']> {
     const venue = this.venue;
     const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
     const symbol = this.options.symbolMap[canonical] ?? this.book.state.config.symbolMap.toBroker[canonical] ?? venue.findSymbol?.(canonical) ?? null;
@@ -443,7 +480,9 @@ export class VenueAgent {
     const departed = this.departed.filter((d) => d.signals.includes(signal.id));
     const book = departed.length === 0 ? this.book : withDeparted(this.book, departed);
     try {
-      const done = await executeSignal(venue, book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again);
+      // From here orders may leave: a retry must look them up first.
+      sending();
+      const done = await executeSignal(venue, book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again, deadline);
       this.book = departed.length === 0 ? done.book : withoutDeparted(done.book, departed);
       this.departed = this.departed.flatMap((d) => (d.signals.includes(signal.id) ? (d.signals.length > 1 ? [{ ...d, signals: d.signals.filter((s) => s !== signal.id) }] : []) : [d]));
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
@@ -456,12 +495,17 @@ export class VenueAgent {
 
   /**
    * Runs `action` until the venue answers: while it is unreachable, retries with backoff and
-   * publishes itself disconnected. Resolves null when the agent stops first.
+   * publishes itself disconnected. Resolves null when the agent stops first. `settle`: asked
+   * before each retry, an answer that makes asking the venue needless (a signal past its age);
+   * `wakeAt` (epoch ms): a retry is due then too, whatever the backoff (that age's end).
    */
-  private async untilReachable<T>(what: string, action: () => Promise<T>): Promise<T | null> {
+  private async untilReachable<T>(what: string, action: () => Promise<T>, retry: { wakeAt?: number; settle?: () => T | null } = {}): Promise<T | null> {
+    const { wakeAt, settle } = retry;
     const backoff = new Backoff(1000, 60_000);
-    for (;;) {
+    for (let attempt = 0; ; attempt += 1) {
       if (this.stopping.signal.aborted) return null;
+      const settled = attempt > 0 ? (settle?.() ?? null) : null;
+      if (settled !== null) return settled;
       try {
         const result = await action();
         if (!this.connected) {
@@ -469,13 +513,17 @@ export class VenueAgent {
           this.lastError = null;
           void this.publish();
         }
+        this.unreachableSince = null;
         return result;
       } catch (error) {
         if (!(error instanceof VenueUnreachableError)) throw error;
-        const wait = backoff.next();
+        let wait = backoff.next();
+        // Just past the deadline, so the retry finds it passed.
+        if (wakeAt !== undefined && wakeAt >= Date.now()) wait = Math.min(wait, wakeAt - Date.now() + 10);
         this.options.log.warn({ venue: this.venue.name, err: error.message, retryInMs: wait }, `the venue is unreachable; will ${what} when it answers`);
         this.connected = false;
         this.lastError = error.message;
+        this.unreachableSince ??= new Date().toISOString();
         void this.publish();
         await sleep(wait, this.stopping.signal);
       }
@@ -525,30 +573,37 @@ export class VenueAgent {
       // A symbol with pending entries only needs quotes where the engine fills them.
       const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
       const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
+      this.symbolFailures.keepOnly(symbols);
+      // Each symbol apart: one whose quote, stop or cancel fails never keeps the others unmanaged.
+      let reached = symbols.size === 0;
+      let unreachable: VenueUnreachableError | null = null;
       for (const symbol of symbols) {
-        if (waiting.has(symbol)) continue;
-        const quote = await this.venue.quote(symbol);
-        // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
-        const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
-        if (step.events.length === 0) {
-          this.book = { ...this.book, state: step.state };
-          continue;
+        if (waiting.has(symbol) || this.stopping.signal.aborted) continue;
+        try {
+          await this.manageSymbol(symbol);
+          reached = true;
+          const recovered = this.symbolFailures.succeeded(symbol);
+          if (recovered) {
+            this.options.log.info({ symbol, failures: recovered.failures, since: recovered.since }, 'managing the symbol works again');
+            void this.publish();
+          }
+        } catch (error) {
+          if (error instanceof VenueUnreachableError) unreachable = error;
+          const message = (error as Error).message;
+          if (this.symbolFailures.failed(symbol, message, Date.now())) {
+            this.options.log.warn({ symbol, err: message }, 'managing the symbol failed; the other symbols are managed, and this one is tried again at the next pass');
+            void this.publish();
+          }
         }
-        const done = await carryOutTick(this.venue, this.book, step, async (intent) => {
-          this.book = intent;
-          await this.journal.save();
-        });
-        this.book = done.book;
-        for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
-        for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
-        for (const event of step.events) this.options.log.info({ event }, 'account event');
-        await this.journal.save();
-        void this.publish();
       }
       // After the quotes: a target the engine saw reached is in the book before the venue's sizes are compared.
       await this.reconcileIfDue();
       await this.protectAll();
-      if (!this.connected) {
+      if (unreachable !== null && !reached) {
+        this.connected = false;
+        this.lastError = unreachable.message;
+        this.lastReconciledAt = 0;
+      } else if (!this.connected) {
         this.connected = true;
         void this.publish();
       }
@@ -563,6 +618,27 @@ export class VenueAgent {
     } finally {
       this.managing = false;
     }
+  }
+
+  /** One symbol's part of a management pass: its quote, and what the engine does at it. */
+  private async manageSymbol(symbol: string): Promise<void> {
+    const quote = await this.venue.quote(symbol);
+    // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
+    const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
+    if (step.events.length === 0) {
+      this.book = { ...this.book, state: step.state };
+      return;
+    }
+    const done = await carryOutTick(this.venue, this.book, step, async (intent) => {
+      this.book = intent;
+      await this.journal.save();
+    });
+    this.book = done.book;
+    for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
+    for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
+    for (const event of step.events) this.options.log.info({ event }, 'account event');
+    await this.journal.save();
+    void this.publish();
   }
 
   /**
@@ -630,6 +706,7 @@ export class VenueAgent {
       ...(this.lastError !== null && !this.connected ? { disconnectedBecause: this.lastError } : {}),
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
+      ...(this.symbolFailures.list().length > 0 && { failingSymbols: this.symbolFailures.list() }),
       positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(book, p.ticket, p.sl), ...(unprotected.has(p.ticket) && { unprotected: unprotected.get(p.ticket) }) })),
       orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment, ...(this.partlyFilled[String(o.ticket)] !== undefined && { filled: this.partlyFilled[String(o.ticket)] }) })),
       notManaged: this.notManaged,

@@ -2,7 +2,8 @@ import { applySignal, describeEvents, reviseClose, type ClosedEvent, type Engine
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
-import { VenueRefusedError, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';
+import { SignalExpiredError, type EntryDeadline } from './signal-age.js';
+import { VenueRefusedError, type OrderRequest, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
 /** What a signal came to: the acknowledgement's status, message and result. */
@@ -20,7 +21,9 @@ export interface ExecutionOutcome {
  * some steps were carried out fails the signal and says what was done. A stop or target the
  * venue refuses does not undo the position it was for: the outcome says it is unprotected.
  * VenueUnreachableError propagates: the caller retries the whole signal, and the client order
- * ids make the steps already carried out answer the orders they placed.
+ * ids make the steps already carried out answer the orders they placed. `deadline`: the signal's
+ * age, checked immediately before each entry leaves (see signal-age.ts); an entry it holds back
+ * is refused as the venue's refusal would be (rejected when it was the first step).
  */
 export async function executeSignal(
   venue: Venue,
@@ -29,6 +32,7 @@ export async function executeSignal(
   now: number,
   /** The signal may have been carried out in part before (a lost answer, a restart): each order is looked up first. */
   again = false,
+  deadline: EntryDeadline | null = null,
 ): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
   const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
   if (step.outcome.status === 'rejected') {
@@ -38,12 +42,12 @@ export async function executeSignal(
   if (netted !== null) return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
   const doubleExit = venue.oneExitOrder === true ? stopAndTarget(venue.name, step) : null;
   if (doubleExit !== null) return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
-  const run = new Carrying(venue, book, step, signal.id, again);
+  const run = new Carrying(venue, book, step, signal.id, again, deadline);
   try {
     await run.all();
   } catch (error) {
-    if (!(error instanceof VenueRefusedError)) throw error;
-    const refused = `${venue.name} refused ${run.current}: ${error.message}`;
+    if (!(error instanceof VenueRefusedError) && !(error instanceof SignalExpiredError)) throw error;
+    const refused = error instanceof SignalExpiredError ? error.message : `${venue.name} refused ${run.current}: ${error.message}`;
     if (run.done === 0) {
       return { book, outcome: { status: 'rejected', message: refused, result: { events: run.events, orders: run.orders } } };
     }
@@ -245,6 +249,7 @@ class Carrying {
     private readonly step: StepResult,
     private readonly signalId: string,
     private readonly again: boolean,
+    private readonly deadline: EntryDeadline | null,
   ) {
     this.state = step.state;
     this.events = [...step.events];
@@ -333,7 +338,7 @@ class Carrying {
       case 'opened': {
         this.current = `the ${event.side} market order of ${event.volume} ${event.symbol}`;
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
-        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null, mayExist: this.again });
+        const order = await this.enter({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null });
         this.orders.push(order);
         // Ended without a single lot (no liquidity): there is no position, whatever was asked.
         refuseUnfilled(order, event.volume);
@@ -345,7 +350,7 @@ class Carrying {
       }
       case 'order_placed': {
         this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
-        const order = await venue.place({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price, mayExist: this.again });
+        const order = await this.enter({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price });
         this.orders.push(order);
         this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
@@ -354,6 +359,20 @@ class Carrying {
       default:
         return;
     }
+  }
+
+  /**
+   * Sends an entry, the signal's age checked immediately before it leaves. Expired, no entry
+   * leaves; one that may have left before (a lost answer, a restart) is looked up, and if the
+   * venue has it, it is the signal's outcome (a position the book must not miss).
+   */
+  private async enter(request: Omit<OrderRequest, 'mayExist'>): Promise<VenueOrder> {
+    const refusal = this.deadline?.refusal(this.current) ?? null;
+    if (refusal === null) return this.venue.place({ ...request, mayExist: this.again });
+    const found = this.again ? await this.venue.find(request) : null;
+    if (found === null) throw new SignalExpiredError(refusal);
+    this.notes.push(`the signal had expired when the agent came back to it, but ${this.venue.name} had its order ${found.id} (sent before): the outcome is that order`);
+    return found;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { JournalFormat } from './agent-journal.js';
 import type { ExecutedSignal } from './executed-signal.js';
 import type { Position } from '../engine/index.js';
+import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
 
 /**
@@ -29,6 +30,12 @@ export interface VenueJournalFile {
    * on the venue, so executing them again looks each client id up first.
    */
   inFlight: string[];
+  /**
+   * The in-flight signals themselves (absent in journals written before they were kept): the
+   * next run finishes them without waiting for the server, which hands out no signal past its
+   * age again, though its orders may stand at the venue.
+   */
+  inFlightSignals?: AgentSignal[];
   /** Absent: none. */
   departed?: DepartedPosition[];
   savedAt: string;

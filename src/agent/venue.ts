@@ -59,6 +59,12 @@ export interface Venue {
   /** Places a market, limit or stop order. Placing a client id the venue already has answers that order. */
   place(order: OrderRequest): Promise<VenueOrder>;
   /**
+   * The order with this request's client id as the venue has it, or null when the venue has none;
+   * sends nothing. For an entry whose signal expired after it may have been sent (a lost answer, a
+   * restart): one that stands or filled is the signal's outcome, and no new one may leave.
+   */
+  find(order: OrderRequest): Promise<VenueOrder | null>;
+  /**
    * Attaches the stop and take-profit orders of a position, or moves them: what the position
    * had before (`protection.replaces`) is cancelled once the new orders stand.
    */

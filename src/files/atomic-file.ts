@@ -1,21 +1,27 @@
-import { open, rename } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
  * Replaces `file` with `content` so that after a crash at any moment the file holds either
  * the old or the new content, never a mix: write a temporary file beside it, fsync it, rename
- * it over the old one, fsync the directory so the rename itself is durable.
+ * it over the old one, fsync the directory so the rename itself is durable. A write that fails
+ * leaves no temporary file behind (the old content stays as it was).
  */
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
   try {
-    await handle.writeFile(content, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
+    const handle = await open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(content, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw error;
   }
-  await rename(temp, file);
   const dir = await open(path.dirname(file), 'r');
   try {
     await dir.sync();

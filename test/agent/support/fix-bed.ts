@@ -50,6 +50,8 @@ export function useFixBed<B extends FixCounterparty>(options: {
   name: string;
   credentials: { user: string; password: string };
   broker: () => Promise<B>;
+  /** The signal source's maxSignalAgeSeconds (the server's default when absent). */
+  maxSignalAgeSeconds?: number;
 }): FixBed<B> {
   let server: TestServer | undefined;
   let broker: B | undefined;
@@ -72,7 +74,7 @@ export function useFixBed<B extends FixCounterparty>(options: {
     const made = await accountWithAgents(server, [options.name]);
     token = made.agents[0]!.token;
     agentId = made.agents[0]!.id;
-    authKey = (await sourceFor(server, made.accountId)).authKey;
+    authKey = (await sourceFor(server, made.accountId, options.maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds: options.maxSignalAgeSeconds })).authKey;
   });
 
   // A test that failed before its agent died must not leave a hook to kill the next test's agent.

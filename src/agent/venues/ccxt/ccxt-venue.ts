@@ -200,6 +200,14 @@ export class CcxtVenue implements Venue {
     return reported;
   }
 
+  async find(order: OrderRequest): Promise<VenueOrder | null> {
+    const found = await this.byClientId(order.clientId, order.symbol, false);
+    if (found === null) return null;
+    const reported = this.report(found, order.kind, order);
+    if (order.kind !== 'market') this.follow(reported);
+    return reported;
+  }
+
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const placed: VenueOrder[] = [];

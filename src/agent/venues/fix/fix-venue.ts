@@ -187,6 +187,11 @@ export class FixVenue implements Venue {
     return publicOrder(await this.submit(tracked, null));
   }
 
+  async find(order: OrderRequest): Promise<VenueOrder | null> {
+    const known = this.answered(order.clientId) ?? (await this.lookUp(order.clientId, order.symbol, order.side));
+    return known ? publicOrder(known) : null;
+  }
+
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const positionId = isBrokerPositionId(position) ? position.id : null;

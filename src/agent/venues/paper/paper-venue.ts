@@ -102,6 +102,11 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
     return paperOrder(order.clientId, order, order.side === 'buy' ? quote.ask : quote.bid);
   }
 
+  /** The account is the book: no order stands anywhere a look-up could find. */
+  async find(_order: OrderRequest): Promise<VenueOrder | null> {
+    return null;
+  }
+
   async protect(_position: VenuePosition, _protection: Protection): Promise<VenueOrder[]> {
     // The simulation holds them (the engine closes at the stop and the targets on ticks).
     return [];
