@@ -123,10 +123,9 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     expect(await published()).toMatchObject({ balance: wallet, currency: 'USDT' });
   });
 
-  // Fails until the start's reconciliation cancels the orders of positions gone at the venue
-  // (branch h7): the venue lists the stop (an algo order) among the agent's own open orders,
-  // `Venue.cancel` with `trigger` cancels it. Once that is merged this test passes: make it `it`.
-  it.fails('after a restart, a position the exchange closed while the agent was away leaves the book and its stop is cancelled', async () => {
+  // The venue lists the stop (an algo order) among the agent's own open orders; the start's
+  // reconciliation cancels the orders of a position gone at the venue.
+  it('after a restart, a position the exchange closed while the agent was away leaves the book and its stop is cancelled', async () => {
     const { source, agent, run, published } = await start('usdm-away');
     const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
     expect((await outcome(entry)).status).toBe('executed');
