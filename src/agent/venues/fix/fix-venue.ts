@@ -1,6 +1,7 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { writeFileAtomicSync } from '../../../files/atomic-file.js';
 import { defaultInstrument, type FillRules, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
 import {
   VenueRefusedError,
@@ -46,6 +47,12 @@ interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
    * report not taken when the agent stopped is given again at the next start.
    */
   taken?: boolean;
+  /**
+   * place() handed this entry to the agent, so its book can hold it. An entry sent by an agent
+   * killed before the answer is not: its fill (resent by the broker at the restart, before the
+   * signal is executed again) waits until place() hands it over, else the book would drop it.
+   */
+  handed?: boolean;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -111,9 +118,7 @@ export class FixVenue implements Venue {
     this.loadRecord();
     // An entry fill reported before the agent stopped, and perhaps not in its book: again.
     for (const order of this.orders.values()) {
-      if (isEntry(order) && order.reported !== undefined && !order.taken && !this.pendingReports.some((r) => r.type === 'entry_filled' && r.order.clientId === order.clientId)) {
-        this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
-      }
+      if (isEntry(order) && order.reported !== undefined && !order.taken && order.handed !== false) this.reportEntry(order);
     }
     this.trade.start();
     if (this.quotes !== this.trade) this.quotes.start();
@@ -187,8 +192,17 @@ export class FixVenue implements Venue {
 
   async place(order: OrderRequest): Promise<VenueOrder> {
     const known = this.answered(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
-    if (known) return publicOrder(known);
-    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null };
+    if (known) {
+      // The agent's book takes the order now: a fill learnt before (its report held back, or
+      // handed out and dropped by a book that did not hold the order yet) is reported again.
+      if (isEntry(known)) {
+        known.handed = true;
+        if (known.reported !== undefined && !known.taken) this.reportEntry(known);
+        this.saveRecord();
+      }
+      return publicOrder(known);
+    }
+    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null, ...((order.kind === 'limit' || order.kind === 'stop') && { handed: false }) };
     return publicOrder(await this.submit(tracked, null));
   }
 
@@ -495,6 +509,8 @@ export class FixVenue implements Venue {
         waiter.resolve({ refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`) });
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
+        // place() returns it to the agent now.
+        if (order.handed === false) order.handed = true;
         waiter.resolve({ order });
         // A pending entry whose first answer is its fill: the position comes from this report too.
         if (isEntry(order) && order.filled > 0) this.entryFilled(order);
@@ -522,7 +538,11 @@ export class FixVenue implements Venue {
       if (order.status !== 'filled' && order.status !== 'open' && order.status !== 'cancelled') return;
       order.reported = order.filled;
       this.saveRecord();
-      this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+      if (order.handed === false) {
+        this.options.log.info({ order: publicOrder(order) }, `the broker filled order ${order.clientId}, sent before the agent stopped and never answered: the fill goes to the book when the signal is executed again`);
+      } else {
+        this.reportEntry(order);
+      }
       if (order.status === 'open') {
         this.options.log.warn({ order: publicOrder(order) }, `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`);
         this.cancelRest(order);
@@ -534,6 +554,12 @@ export class FixVenue implements Venue {
       order.reported = order.filled;
       this.saveRecord();
     }
+  }
+
+  /** An entry's fill for the agent's next reports(), once. */
+  private reportEntry(order: TrackedOrder): void {
+    if (this.pendingReports.some((r) => r.type === 'entry_filled' && r.order.clientId === order.clientId)) return;
+    this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
   }
 
   /**
@@ -697,14 +723,13 @@ export class FixVenue implements Venue {
     // Settled orders older than the open ones are not needed to answer a retry after a day. An
     // order sent and not yet answered (no id) is kept: the broker may hold it.
     const orders = [...this.orders.values()].filter((o) => o.id !== '' || o.status === 'open').slice(-500);
-    const temp = `${this.recordFile}.tmp`;
-    writeFileSync(temp, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }), { mode: 0o600 });
-    renameSync(temp, this.recordFile);
+    // Synced: an order on its way to the broker must be in the record after a power loss too.
+    writeFileAtomicSync(this.recordFile, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }));
   }
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, reported: _reported, taken: _taken, ...rest } = order;
+  const { positionId, reported: _reported, taken: _taken, handed: _handed, ...rest } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
