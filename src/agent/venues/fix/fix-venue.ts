@@ -509,8 +509,11 @@ export class FixVenue implements Venue {
         waiter.resolve({ refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`) });
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
-        // place() returns it to the agent now.
-        if (order.handed === false) order.handed = true;
+        // place() returns it to the agent now (on disk too: a fill while the agent is away is then reported at the restart).
+        if (order.handed === false) {
+          order.handed = true;
+          this.saveRecord();
+        }
         waiter.resolve({ order });
         // A pending entry whose first answer is its fill: the position comes from this report too.
         if (isEntry(order) && order.filled > 0) this.entryFilled(order);
