@@ -13,6 +13,7 @@ import { AgentClosedError } from './agent-errors.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
+import { quotelessEntryQuote } from './quoteless-entry.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
@@ -455,8 +456,16 @@ export class VenueAgent {
     if (spec === null) return { status: 'rejected', message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`, result: null };
     let quote;
     let account;
+    // Quotes the venue refuses: a pending entry at a price sized in lots still goes out (its stand-in quote is dropped after).
+    let standIn = false;
+    const quoted = venue.quote(symbol).catch((error: unknown) => {
+      const stand = error instanceof VenueRefusedError ? quotelessEntryQuote(signal.signal, spec) : null;
+      if (stand === null) throw error;
+      standIn = true;
+      return stand;
+    });
     try {
-      [quote, account] = await Promise.all([venue.quote(symbol), venue.funds(symbol)]);
+      [quote, account] = await Promise.all([quoted, venue.funds(symbol)]);
     } catch (error) {
       if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`, result: null };
       throw error;
@@ -479,6 +488,17 @@ export class VenueAgent {
     // again: the venue then says what its close did (the order looked up by its client id).
     const departed = this.departed.filter((d) => d.signals.includes(signal.id));
     const book = departed.length === 0 ? this.book : withDeparted(this.book, departed);
+    try {
+      return await this.executeOn(venue, book, signal, departed, again, deadline, sending);
+    } finally {
+      if (standIn) {
+        const { [symbol]: _standIn, ...quotes } = this.book.state.quotes;
+        this.book = { ...this.book, state: { ...this.book.state, quotes } };
+      }
+    }
+  }
+
+  private async executeOn(venue: Venue, book: VenueBook, signal: AgentSignal, departed: DepartedPosition[], again: boolean, deadline: EntryDeadline, sending: () => void): Promise<ExecutedSignal['outcome']> {
     try {
       // From here orders may leave: a retry must look them up first.
       sending();

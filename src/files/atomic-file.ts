@@ -1,3 +1,4 @@
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -27,5 +28,33 @@ export async function writeFileAtomic(file: string, content: string): Promise<vo
     await dir.sync();
   } finally {
     await dir.close();
+  }
+}
+
+/**
+ * `writeFileAtomic` done before it returns, for state written in the middle of synchronous
+ * work (a FIX session's sequence numbers before a message leaves, its orders record as each
+ * report is applied): two writes in flight could otherwise land out of order.
+ */
+export function writeFileAtomicSync(file: string, content: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeFileSync(fd, content, 'utf8');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  const dir = openSync(path.dirname(file), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
   }
 }

@@ -1,6 +1,6 @@
-import { renameSync, writeFileSync } from 'node:fs';
 import jspurefix from 'jspurefix';
 import type { IFixMsgStoreRecord, IFixSessionStore, IFixSessionStoreFactory, SessionId } from 'jspurefix';
+import { writeFileAtomicSync } from '../../../files/atomic-file.js';
 
 /**
  * Session-level message types (Heartbeat, TestRequest, ResendRequest, Reject, SequenceReset,
@@ -21,11 +21,12 @@ class ApplicationMessageFileStore extends jspurefix.FileSessionStore {
 }
 
 /**
- * Sequence numbers written at once and whole (a temporary file renamed over the old): jspurefix
- * writes them asynchronously, so two writes in flight could land out of order, and a write cut
- * by a kill could leave the file empty (the next logon numbered from 1: too low, refused).
+ * Sequence numbers written at once, whole and synced (writeFileAtomicSync): jspurefix writes
+ * them asynchronously, so two writes in flight could land out of order, and a write cut by a
+ * kill or a power loss could leave the file empty (the next logon numbered from 1: too low,
+ * refused).
  */
-class SyncSeqNumStreamProvider extends jspurefix.FileSessionStreamProvider {
+export class SyncSeqNumStreamProvider extends jspurefix.FileSessionStreamProvider {
   private readonly seqNumsFile: string;
 
   constructor(sessionId: SessionId, directory: string) {
@@ -34,8 +35,7 @@ class SyncSeqNumStreamProvider extends jspurefix.FileSessionStreamProvider {
   }
 
   override async writeSeqNums(content: string): Promise<void> {
-    writeFileSync(`${this.seqNumsFile}.tmp`, content, { encoding: 'utf8', mode: 0o600 });
-    renameSync(`${this.seqNumsFile}.tmp`, this.seqNumsFile);
+    writeFileAtomicSync(this.seqNumsFile, content);
   }
 }
 

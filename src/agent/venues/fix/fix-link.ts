@@ -63,8 +63,8 @@ const PASSWORD = new RegExp(`(^|[${SOH}|^])554=[^${SOH}|^]*`, 'g');
 const SEQ_NUM = new RegExp(`(?:^|[${SOH}|])34=(\\d+)`);
 const tagValue = (tag: number) => new RegExp(`(?:^|[${SOH}|])${tag}=([^${SOH}|]+)`);
 const CL_ORD_ID = tagValue(11);
-/** The field that names each request we send (ClOrdID, PosReqID, MassStatusReqID): a session Reject names only its sequence number. */
-const REQUEST_KEY: Record<string, RegExp> = { D: CL_ORD_ID, F: CL_ORD_ID, H: CL_ORD_ID, AN: tagValue(710), AF: tagValue(584) };
+/** The field that names each request we send (ClOrdID, PosReqID, MassStatusReqID, MDReqID): a session Reject names only its sequence number. */
+const REQUEST_KEY: Record<string, RegExp> = { D: CL_ORD_ID, F: CL_ORD_ID, H: CL_ORD_ID, AN: tagValue(710), AF: tagValue(584), V: tagValue(262) };
 
 /** The logon password (554) never reaches a log line. */
 export function redact(text: string): string {

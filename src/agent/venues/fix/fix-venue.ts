@@ -1,6 +1,7 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { writeFileAtomicSync } from '../../../files/atomic-file.js';
 import { defaultInstrument, type FillRules, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
 import {
   VenueRefusedError,
@@ -25,6 +26,8 @@ const ANSWER_MS = 10_000;
 const LOGON_MS = 20_000;
 /** How long the start waits for the answer to an OrderStatusRequest (plain FIX 4.4). */
 const STATUS_MS = 5_000;
+/** How long a market data refusal stands before the quote is asked for again. */
+const QUOTE_RETRY_MS = 60_000;
 
 export interface FixVenueOptions {
   config: FixConfig;
@@ -44,6 +47,12 @@ interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
    * report not taken when the agent stopped is given again at the next start.
    */
   taken?: boolean;
+  /**
+   * place() handed this entry to the agent, so its book can hold it. An entry sent by an agent
+   * killed before the answer is not: its fill (resent by the broker at the restart, before the
+   * signal is executed again) waits until place() hands it over, else the book would drop it.
+   */
+  handed?: boolean;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -77,6 +86,12 @@ export class FixVenue implements Venue {
   private readonly prices = new Map<string, { bid: number | null; ask: number | null; time: number }>();
   private readonly quoteWaiters = new Map<string, Array<(error: string | null) => void>>();
   private readonly subscribed = new Set<string>();
+  /**
+   * Symbols whose market data the broker refused (MarketDataRequestReject, or a session or
+   * business Reject of the request), with its reason: published, and a quote of them refused at
+   * once instead of waiting. Asked again after QUOTE_RETRY_MS or at the next logon.
+   */
+  private readonly quotesRefused = new Map<string, { reason: string; since: string; at: number }>();
   private readonly requests = new Map<string, (type: string, message: FixMessage) => boolean>();
   private readonly recordFile: string;
 
@@ -87,7 +102,10 @@ export class FixVenue implements Venue {
     const listener = (link: 'trade' | 'quote') => ({
       received: (type: string, message: FixMessage) => this.received(type, message, link),
       loggedOn: () => {
-        if (link === (config.quote ? 'quote' : 'trade')) for (const symbol of this.subscribed) this.subscribe(symbol);
+        if (link !== (config.quote ? 'quote' : 'trade')) return;
+        // A new logon is a new chance: the broker may give the quotes it refused.
+        this.quotesRefused.clear();
+        for (const symbol of this.subscribed) this.subscribe(symbol);
       },
       lost: () => undefined,
     });
@@ -100,9 +118,7 @@ export class FixVenue implements Venue {
     this.loadRecord();
     // An entry fill reported before the agent stopped, and perhaps not in its book: again.
     for (const order of this.orders.values()) {
-      if (isEntry(order) && order.reported !== undefined && !order.taken && !this.pendingReports.some((r) => r.type === 'entry_filled' && r.order.clientId === order.clientId)) {
-        this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
-      }
+      if (isEntry(order) && order.reported !== undefined && !order.taken && order.handed !== false) this.reportEntry(order);
     }
     this.trade.start();
     if (this.quotes !== this.trade) this.quotes.start();
@@ -158,6 +174,8 @@ export class FixVenue implements Venue {
     if (!this.quotes.loggedOn) throw new VenueUnreachableError(this.quotes.lastError ?? `the FIX ${this.quotes.name} session is not logged on`);
     const have = this.prices.get(symbol);
     if (have?.bid != null && have.ask != null) return { bid: have.bid, ask: have.ask };
+    const refused = this.quotesRefused.get(symbol);
+    if (refused && Date.now() - refused.at < QUOTE_RETRY_MS) throw new VenueRefusedError(refused.reason);
     const error = await new Promise<string | null>((resolve) => {
       const timer = setTimeout(() => resolve('timeout'), ANSWER_MS);
       const list = this.quoteWaiters.get(symbol) ?? [];
@@ -172,18 +190,24 @@ export class FixVenue implements Venue {
       }
     });
     if (error === 'timeout') throw new VenueUnreachableError(`no quote for ${symbol} within ${ANSWER_MS / 1000} s of the MarketDataRequest`);
-    if (error !== null) {
-      this.subscribed.delete(symbol);
-      throw new VenueRefusedError(error);
-    }
+    if (error !== null) throw new VenueRefusedError(error);
     const got = this.prices.get(symbol)!;
     return { bid: got.bid!, ask: got.ask! };
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {
     const known = this.answered(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
-    if (known) return publicOrder(known);
-    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null };
+    if (known) {
+      // The agent's book takes the order now: a fill learnt before (its report held back, or
+      // handed out and dropped by a book that did not hold the order yet) is reported again.
+      if (isEntry(known)) {
+        known.handed = true;
+        if (known.reported !== undefined && !known.taken) this.reportEntry(known);
+        this.saveRecord();
+      }
+      return publicOrder(known);
+    }
+    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null, ...((order.kind === 'limit' || order.kind === 'stop') && { handed: false }) };
     return publicOrder(await this.submit(tracked, null));
   }
 
@@ -201,9 +225,30 @@ export class FixVenue implements Venue {
       const order = known ?? (await this.submit({ id: '', clientId, symbol: position.symbol, side, kind, volume, price, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
       placed.push(publicOrder(order));
     };
-    if (protection.stop !== null) await put(`${protection.clientId}s`, 'stop_loss', position.volume, protection.stop);
+    const log = this.options.log;
+    if (protection.stop !== null) {
+      try {
+        await put(`${protection.clientId}s`, 'stop_loss', position.volume, protection.stop);
+      } catch (error) {
+        if (error instanceof VenueRefusedError) {
+          log.error({ position: position.id, symbol: position.symbol, stop: protection.stop }, `${this.name} refused the stop at ${protection.stop} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}; the position is NOT protected`);
+        }
+        throw error;
+      }
+    }
     let k = 0;
-    for (const target of protection.targets) await put(`${protection.clientId}t${++k}`, 'take_profit', target.volume, target.price);
+    for (const target of protection.targets) {
+      try {
+        await put(`${protection.clientId}t${++k}`, 'take_profit', target.volume, target.price);
+      } catch (error) {
+        if (!(error instanceof VenueRefusedError)) throw error;
+        log.error({ position: position.id, symbol: position.symbol, target: target.price }, `${this.name} refused the target at ${target.price} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}`);
+        // The stop stands: the orders placed are the position's (a refusal here would leave them
+        // unknown to the book, never cancelled when the position goes). Without a stop, refused.
+        if (protection.stop === null) throw error;
+        break;
+      }
+    }
     // The new orders stand: only now are the ones they replace cancelled.
     for (const old of protection.replaces) await this.cancel(old);
     return placed;
@@ -315,7 +360,8 @@ export class FixVenue implements Venue {
 
   status(): Record<string, unknown> {
     const of = (link: FixLink) => ({ loggedOn: link.loggedOn, ...(link.lastError !== null && !link.loggedOn && { lastError: link.lastError }), events: [...link.events] });
-    return { fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) } };
+    const refused = Object.fromEntries([...this.quotesRefused].map(([symbol, r]) => [symbol, { reason: r.reason, since: r.since }]));
+    return { fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) }, ...(this.quotesRefused.size > 0 && { quotesRefused: refused }) };
   }
 
   async shutdown(): Promise<void> {
@@ -405,8 +451,19 @@ export class FixVenue implements Venue {
   }
 
   private received(type: string, message: FixMessage, link: 'trade' | 'quote'): void {
+    const quoteLink = link === (this.options.config.quote ? 'quote' : 'trade');
+    if (quoteLink && (type === 'W' || type === 'X' || type === 'Y')) return this.marketData(type, message);
+    if (quoteLink && (type === '3' || type === 'j')) {
+      // A Reject of a MarketDataRequest: the broker gives no quotes (QuickFIX's executor does this).
+      const session = link === 'quote' ? this.quotes : this.trade;
+      const id = type === 'j' ? String(message.BusinessRejectRefID ?? '') || session.orderOfSeq(Number(message.RefSeqNum)) : session.orderOfSeq(Number(message.RefSeqNum));
+      if (id?.startsWith('q') && (type === '3' || message.RefMsgType === 'V' || message.BusinessRejectRefID === id)) {
+        const symbol = id.slice(1);
+        return this.refuseQuotes(symbol, `${this.name} refuses market data for ${symbol}: ${rejectText(message)}`);
+      }
+    }
+    if (link !== 'trade') return;
     for (const handle of [...this.requests.values()]) handle(type, message);
-    if (link === (this.options.config.quote ? 'quote' : 'trade') && (type === 'W' || type === 'X' || type === 'Y')) return this.marketData(type, message);
     if (type === '8') return this.executionReport(message);
     if (type === '3' || type === 'j') {
       const id = type === 'j' ? String(message.BusinessRejectRefID ?? '') : this.trade.orderOfSeq(Number(message.RefSeqNum));
@@ -462,6 +519,11 @@ export class FixVenue implements Venue {
         waiter.resolve({ refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`) });
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
+        // place() returns it to the agent now (on disk too: a fill while the agent is away is then reported at the restart).
+        if (order.handed === false) {
+          order.handed = true;
+          this.saveRecord();
+        }
         waiter.resolve({ order });
         // A pending entry whose first answer is its fill: the position comes from this report too.
         if (isEntry(order) && order.filled > 0) this.entryFilled(order);
@@ -489,7 +551,11 @@ export class FixVenue implements Venue {
       if (order.status !== 'filled' && order.status !== 'open' && order.status !== 'cancelled') return;
       order.reported = order.filled;
       this.saveRecord();
-      this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
+      if (order.handed === false) {
+        this.options.log.info({ order: publicOrder(order) }, `the broker filled order ${order.clientId}, sent before the agent stopped and never answered: the fill goes to the book when the signal is executed again`);
+      } else {
+        this.reportEntry(order);
+      }
       if (order.status === 'open') {
         this.options.log.warn({ order: publicOrder(order) }, `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`);
         this.cancelRest(order);
@@ -501,6 +567,12 @@ export class FixVenue implements Venue {
       order.reported = order.filled;
       this.saveRecord();
     }
+  }
+
+  /** An entry's fill for the agent's next reports(), once. */
+  private reportEntry(order: TrackedOrder): void {
+    if (this.pendingReports.some((r) => r.type === 'entry_filled' && r.order.clientId === order.clientId)) return;
+    this.pendingReports.push({ type: 'entry_filled', order: publicOrder(order) });
   }
 
   /**
@@ -612,7 +684,7 @@ export class FixVenue implements Venue {
   private marketData(type: string, m: FixMessage): void {
     const reqSymbol = typeof m.MDReqID === 'string' && m.MDReqID.startsWith('q') ? m.MDReqID.slice(1) : null;
     if (type === 'Y') {
-      if (reqSymbol) this.wakeQuote(reqSymbol, `market data refused for ${reqSymbol}: ${String(m.Text ?? `MDReqRejReason ${String(m.MDReqRejReason ?? 'not given')}`)}`);
+      if (reqSymbol) this.refuseQuotes(reqSymbol, `${this.name} refuses market data for ${reqSymbol}: ${String(m.Text ?? `MDReqRejReason ${String(m.MDReqRejReason ?? 'not given')}`)}`);
       return;
     }
     const top = (m.Instrument as FixMessage | undefined)?.Symbol;
@@ -636,6 +708,14 @@ export class FixVenue implements Venue {
     }
   }
 
+  /** The broker will not quote `symbol`: said once at error level, published, and the quote's waiters told. */
+  private refuseQuotes(symbol: string, reason: string): void {
+    if (!this.quotesRefused.has(symbol)) this.options.log.error({ symbol }, `${reason}; signals that need a quote of ${symbol} are rejected, pending orders at a price sized in lots still go out`);
+    this.quotesRefused.set(symbol, { reason, since: this.quotesRefused.get(symbol)?.since ?? new Date().toISOString(), at: Date.now() });
+    this.subscribed.delete(symbol);
+    this.wakeQuote(symbol, reason);
+  }
+
   private wakeQuote(symbol: string, error: string | null): void {
     for (const wake of this.quoteWaiters.get(symbol)?.splice(0) ?? []) wake(error);
   }
@@ -656,14 +736,13 @@ export class FixVenue implements Venue {
     // Settled orders older than the open ones are not needed to answer a retry after a day. An
     // order sent and not yet answered (no id) is kept: the broker may hold it.
     const orders = [...this.orders.values()].filter((o) => o.id !== '' || o.status === 'open').slice(-500);
-    const temp = `${this.recordFile}.tmp`;
-    writeFileSync(temp, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }), { mode: 0o600 });
-    renameSync(temp, this.recordFile);
+    // Synced: an order on its way to the broker must be in the record after a power loss too.
+    writeFileAtomicSync(this.recordFile, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }));
   }
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, reported: _reported, taken: _taken, ...rest } = order;
+  const { positionId, reported: _reported, taken: _taken, handed: _handed, ...rest } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
