@@ -32,7 +32,20 @@ const MAY_IMPORT = {
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
   admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors'],
   // The server, composed: it builds on every edge below it, and nothing below imports it.
-  http: ['http-kit', 'inbound', 'admin', 'dashboard', 'store', 'metrics', 'logging', 'config', 'security', 'language', 'openapi', 'errors'],
+  http: [
+    'http-kit',
+    'inbound',
+    'admin',
+    'dashboard',
+    'store',
+    'metrics',
+    'logging',
+    'config',
+    'security',
+    'language',
+    'openapi',
+    'errors',
+  ],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
   dashboard: ['admin', 'http-kit', 'store', 'openapi', 'errors'],
   delivery: ['protocol', 'inbound', 'http-kit', 'store', 'security', 'logging', 'openapi', 'errors', 'process'],
@@ -40,7 +53,19 @@ const MAY_IMPORT = {
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
   metrics: ['store', 'protocol'],
-  service: ['http', 'http-kit', 'dashboard', 'delivery', 'inbound', 'store', 'security', 'config', 'process', 'files', 'metrics'],
+  service: [
+    'http',
+    'http-kit',
+    'dashboard',
+    'delivery',
+    'inbound',
+    'store',
+    'security',
+    'config',
+    'process',
+    'files',
+    'metrics',
+  ],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   // Secrets read from files rather than flags, as the agent reads its token.
   cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'files', 'errors'],
@@ -67,7 +92,9 @@ const srcFolders = readdirSync(path.join(import.meta.dirname, 'src'), { withFile
   .map((entry) => entry.name);
 for (const folder of srcFolders) {
   if (!(folder in MAY_IMPORT)) {
-    throw new Error(`src/${folder} is not in the folder map: add it to MAY_IMPORT in eslint.config.js with the folders it may import`);
+    throw new Error(
+      `src/${folder} is not in the folder map: add it to MAY_IMPORT in eslint.config.js with the folders it may import`,
+    );
   }
 }
 
@@ -89,8 +116,16 @@ const folderZones = Object.keys(MAY_IMPORT).map((folder) => {
  */
 const outsideZones = [
   { target: './src', from: './bench', message: 'src/ is the product: it never imports the benchmark (bench/)' },
-  { target: './src', from: './test', message: 'src/ is the product: it never imports the tests (test/); a helper both need belongs in src/' },
-  { target: './test', from: './bench', message: 'the tests do not import the benchmark: a fake or helper both use lives under test/' },
+  {
+    target: './src',
+    from: './test',
+    message: 'src/ is the product: it never imports the tests (test/); a helper both need belongs in src/',
+  },
+  {
+    target: './test',
+    from: './bench',
+    message: 'the tests do not import the benchmark: a fake or helper both use lives under test/',
+  },
 ];
 
 const faceZones = FACED.flatMap((faced) =>
@@ -105,9 +140,11 @@ const faceZones = FACED.flatMap((faced) =>
 );
 
 /** The error codes of the catalog: outside src/errors they are named (ErrorCode.X), never spelt. */
-const errorCodes = [...readFileSync(path.join(import.meta.dirname, 'src/errors/catalog.ts'), 'utf8').matchAll(/^ {2}([A-Z][A-Z_]+): \{ status/gm)].map(
-  (match) => match[1],
-);
+const errorCodes = [
+  ...readFileSync(path.join(import.meta.dirname, 'src/errors/catalog.ts'), 'utf8').matchAll(
+    /^ {2}([A-Z][A-Z_]+): \{ status/gm,
+  ),
+].map((match) => match[1]);
 const spelledCode = `/\\b(${errorCodes.join('|')})\\b/`;
 
 export default tseslint.config(
@@ -126,7 +163,9 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/extensions': ['.ts', '.js'],
     },
@@ -139,7 +178,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^[^.]', message: 'src/language, src/engine and src/errors are pure: no package or node: module' }] },
+        {
+          patterns: [
+            { regex: '^[^.]', message: 'src/language, src/engine and src/errors are pure: no package or node: module' },
+          ],
+        },
       ],
     },
   },

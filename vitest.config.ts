@@ -21,14 +21,22 @@ import { defineConfig } from 'vitest/config';
  * store fails, serving within 5 s of a restart, slow clients cut within seconds) run afterwards,
  * one at a time, so that a neighbouring test's load cannot make them miss it.
  */
-const bothStores = ['test/http/**/*.test.ts', 'test/delivery/**/*.test.ts', 'test/cli/!(parse|simulate|documented-)*.test.ts'];
+const bothStores = [
+  'test/http/**/*.test.ts',
+  'test/delivery/**/*.test.ts',
+  'test/cli/!(parse|simulate|documented-)*.test.ts',
+];
 const agent = ['test/agent/**/*.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
 // The deadlines below are the agent's, the data directory's (SQLite only) and the HTTP server's
 // timeouts, the same whichever store the server has: they run once, on SQLite.
 const coreDeadlines = ['test/store/store-outage.test.ts'];
-const sqliteDeadlines = ['test/agent/paper-restart-after-kill.test.ts', 'test/http/restart-after-kill.test.ts', 'test/http/slow-clients.test.ts'];
+const sqliteDeadlines = [
+  'test/agent/paper-restart-after-kill.test.ts',
+  'test/http/restart-after-kill.test.ts',
+  'test/http/slow-clients.test.ts',
+];
 const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 
 // SIGNALGATE_TEST_WORKERS sets how many run at a time (2 unless set), to measure another count.
@@ -47,9 +55,23 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/support/fresh-build.ts', 'test/support/private-postgres.ts'],
     projects: [
-      { extends: true, test: { name: 'core', include: ['test/**/*.test.ts'], exclude: [...bothStores, ...agent, ...browser, ...deadlines], ...together } },
-      { extends: true, test: { name: 'sqlite', include: [...bothStores, ...agent], exclude: deadlines, env: sqlite, ...together } },
-      { extends: true, test: { name: 'postgres', include: bothStores, exclude: deadlines, env: postgres, ...together } },
+      {
+        extends: true,
+        test: {
+          name: 'core',
+          include: ['test/**/*.test.ts'],
+          exclude: [...bothStores, ...agent, ...browser, ...deadlines],
+          ...together,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'sqlite', include: [...bothStores, ...agent], exclude: deadlines, env: sqlite, ...together },
+      },
+      {
+        extends: true,
+        test: { name: 'postgres', include: bothStores, exclude: deadlines, env: postgres, ...together },
+      },
       { extends: true, test: { name: 'browser', include: browser, env: sqlite, ...together } },
       { extends: true, test: { name: 'core-deadlines', include: coreDeadlines, ...alone } },
       { extends: true, test: { name: 'sqlite-deadlines', include: sqliteDeadlines, env: sqlite, ...alone } },

@@ -62,11 +62,21 @@ export async function runAgentLoad(
     const schema = await createPostgresSchema();
     if (schema === null) return null;
     const env = { SIGNALGATE_DATABASE_URL: schema.url };
-    const first = await startSignalgate(env, { nodeArgs: SERVER_NODE_ARGS }, { cleanup: store === 'postgres' ? schema.drop : undefined });
+    const first = await startSignalgate(
+      env,
+      { nodeArgs: SERVER_NODE_ARGS },
+      { cleanup: store === 'postgres' ? schema.drop : undefined },
+    );
     servers.push(first);
     if (store === 'postgres-2') {
       // Started once the first has migrated; the schema goes with the last one stopped.
-      servers.push(await startSignalgate(env, { nodeArgs: SERVER_NODE_ARGS }, { cleanup: schema.drop, adminToken: first.adminToken }));
+      servers.push(
+        await startSignalgate(
+          env,
+          { nodeArgs: SERVER_NODE_ARGS },
+          { cleanup: schema.drop, adminToken: first.adminToken },
+        ),
+      );
     }
   }
   const server = servers[0]!;
@@ -85,18 +95,28 @@ export async function runAgentLoad(
       }
     }
     // Source i belongs to agent i % agents: consecutive signals go to different tenants.
-    const interleaved = Array.from({ length: sourceKeys.length }, (_, i) => sourceKeys[(i % agents) * sourcesPerAgent + Math.floor(i / agents)]!);
+    const interleaved = Array.from(
+      { length: sourceKeys.length },
+      (_, i) => sourceKeys[(i % agents) * sourcesPerAgent + Math.floor(i / agents)]!,
+    );
     const configFile = path.join(dir, 'agents.json');
     const resultsFile = path.join(dir, 'arrivals.json');
     writeFileSync(configFile, JSON.stringify({ servers: servers.map((s) => s.url), tokens, transport, resultsFile }));
-    const child = spawn(process.execPath, [...AGENTS_NODE_ARGS, ...TYPESCRIPT_NODE_ARGS, benchFile('bench-agents.ts'), configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [...AGENTS_NODE_ARGS, ...TYPESCRIPT_NODE_ARGS, benchFile('bench-agents.ts'), configFile],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     agentsProcess = child;
     if (process.env.BENCH_SHOW_PIDS) process.stderr.write(`bench: agents pid ${child.pid}\n`);
     let held = 0;
     let acked = 0;
     let ackFailures = 0;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the ${agents} agents did not all connect by ${transport} within 60 s`)), 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`the ${agents} agents did not all connect by ${transport} within 60 s`)),
+        60_000,
+      );
       let partial = '';
       child.stdout!.on('data', (chunk: Buffer) => {
         const lines = (partial + chunk.toString()).split('\n');
@@ -120,15 +140,24 @@ export async function runAgentLoad(
     let acceptedBefore = 0;
     for (let round = 1; round <= warmups; round++) {
       const serverCpu = cpuOf()[0]!;
-      const warm = await sendOnSchedule(servers.map((s) => s.url), schedule, SENDER_CONNECTIONS);
+      const warm = await sendOnSchedule(
+        servers.map((s) => s.url),
+        schedule,
+        SENDER_CONNECTIONS,
+      );
       acceptedBefore += warm.answers.filter((a) => a.id !== null).length;
       const deadline = Date.now() + 60_000;
       while (held < acceptedBefore || acked + ackFailures < acceptedBefore) {
-        if (Date.now() > deadline) throw new Error(`warm-up ${round}: the agents hold ${held} and acknowledged ${acked + ackFailures} of ${acceptedBefore} after 60 s`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `warm-up ${round}: the agents hold ${held} and acknowledged ${acked + ackFailures} of ${acceptedBefore} after 60 s`,
+          );
         await sleep(100);
       }
       // The server's CPU from the round's start to its last acknowledgement (it reads /proc): the warm-up's effect, round by round.
-      process.stdout.write(`burst ${store} ${transport}: warm-up ${round} of ${warmups}, server CPU ${cpuOf()[0]! - serverCpu} ms\n`);
+      process.stdout.write(
+        `burst ${store} ${transport}: warm-up ${round} of ${warmups}, server CPU ${cpuOf()[0]! - serverCpu} ms\n`,
+      );
     }
     const heldBefore = held;
     const ackFailuresBefore = ackFailures;
@@ -148,12 +177,20 @@ export async function runAgentLoad(
     const cpu = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
     if (process.env.BENCH_SHOW_PIDS) {
       // Monotonic µs, the clock of a V8 CPU profile's samples: the window to read a profile in.
-      process.stderr.write(`bench: CPU ms from the start to all held: server ${cpu[0]}, agents ${cpu[1]}, sender ${cpu[2]}; monotonic µs ${monotonicStart}-${process.hrtime.bigint() / 1000n}\n`);
-      process.stderr.write(`bench: schedule start ${new Date(startAt).toISOString()}, last answer ${new Date(answeredAt).toISOString()}, all held by ${new Date().toISOString()}\n`);
+      process.stderr.write(
+        `bench: CPU ms from the start to all held: server ${cpu[0]}, agents ${cpu[1]}, sender ${cpu[2]}; monotonic µs ${monotonicStart}-${process.hrtime.bigint() / 1000n}\n`,
+      );
+      process.stderr.write(
+        `bench: schedule start ${new Date(startAt).toISOString()}, last answer ${new Date(answeredAt).toISOString()}, all held by ${new Date().toISOString()}\n`,
+      );
     }
     await stopProcess(child);
     agentsProcess = null;
-    const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { arrivals: Record<string, number>; carriers: Record<string, Carrier>; ackFailures: number };
+    const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as {
+      arrivals: Record<string, number>;
+      carriers: Record<string, Carrier>;
+      ackFailures: number;
+    };
     return {
       startAt,
       answers,
@@ -170,12 +207,20 @@ export async function runAgentLoad(
   }
 }
 
-async function provisionTenant(server: BenchServer, n: number, sources: number): Promise<{ token: string; keys: string[] }> {
+async function provisionTenant(
+  server: BenchServer,
+  n: number,
+  sources: number,
+): Promise<{ token: string; keys: string[] }> {
   const account = await server.admin('/api/admin/accounts', { name: `tenant ${n}`, monthlySignalQuota: 1_000_000_000 });
   const agent = await server.admin(`/api/admin/accounts/${account.id}/agents`, { name: `agent ${n}` });
   const keys: string[] = [];
   for (let s = 0; s < sources; s++) {
-    const source = await server.admin('/api/admin/sources', { accountId: account.id, name: `source ${n}.${s}`, agentIds: [agent.id] });
+    const source = await server.admin('/api/admin/sources', {
+      accountId: account.id,
+      name: `source ${n}.${s}`,
+      agentIds: [agent.id],
+    });
     keys.push(source.authKey);
   }
   return { token: agent.token, keys };

@@ -19,11 +19,15 @@ const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
 const certFile = process.env.BENCH_TLS_CERT;
 const keyFile = process.env.BENCH_TLS_KEY;
 const tls = certFile !== undefined && keyFile !== undefined;
-const server = tls ? https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, handler) : http.createServer(handler);
+const server = tls
+  ? https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, handler)
+  : http.createServer(handler);
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ msg: 'listening', url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ msg: 'listening', url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}` })}\n`,
+  );
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

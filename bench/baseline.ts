@@ -20,7 +20,10 @@ const BASELINE_FILE = path.join(here, 'baseline.json');
 
 export function compareWithBaseline(figures: Map<string, number>): void {
   if (figures.size === 0) return;
-  const baseline = (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as { recorded: string; figures: Record<string, BaselineFigure> });
+  const baseline = JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as {
+    recorded: string;
+    figures: Record<string, BaselineFigure>;
+  };
   let out = `\nagainst the baseline of ${baseline.recorded} (bench/baseline.json, docs/performance.md)\n| figure | baseline | now | verdict |\n|---|---|---|---|\n`;
   for (const [name, now] of figures) {
     const base = baseline.figures[name];
@@ -29,7 +32,13 @@ export function compareWithBaseline(figures: Map<string, number>): void {
       continue;
     }
     const gain = base.better === 'higher' ? now - base.value : base.value - now;
-    const verdict = Number.isNaN(now) ? 'no figure' : Math.abs(gain) <= base.noise ? 'within noise' : gain > 0 ? 'BETTER' : 'WORSE';
+    const verdict = Number.isNaN(now)
+      ? 'no figure'
+      : Math.abs(gain) <= base.noise
+        ? 'within noise'
+        : gain > 0
+          ? 'BETTER'
+          : 'WORSE';
     out += `| ${name} | ${format(base.value)} ${base.unit} | ${format(now)} ${base.unit} | ${verdict} (±${format(base.noise)}) |\n`;
   }
   process.stdout.write(out);

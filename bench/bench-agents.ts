@@ -49,7 +49,9 @@ const events: BenchAgentEvents = {
 };
 const agents = config.tokens.map((token, i) => {
   const server = config.servers[i % config.servers.length]!;
-  return config.transport === 'websocket' ? new BenchPushAgent(server, token, events) : new BenchPollAgent(new URL(server), token, events);
+  return config.transport === 'websocket'
+    ? new BenchPushAgent(server, token, events)
+    : new BenchPollAgent(new URL(server), token, events);
 });
 
 process.on('SIGTERM', () => {

@@ -68,10 +68,13 @@ export class BenchPollAgent {
     for (const { id, carrier } of this.signals.takeAll()) {
       this.events.held(id, carrier);
       this.acking++;
-      this.send(this.request('POST', `/api/agent/signals/${encodeURIComponent(id)}/ack`, JSON.stringify(EXECUTED)), (answer) => {
-        this.events.acked(answer?.status === 200);
-        if (--this.acking === 0) this.poll();
-      });
+      this.send(
+        this.request('POST', `/api/agent/signals/${encodeURIComponent(id)}/ack`, JSON.stringify(EXECUTED)),
+        (answer) => {
+          this.events.acked(answer?.status === 200);
+          if (--this.acking === 0) this.poll();
+        },
+      );
     }
   }
 

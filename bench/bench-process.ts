@@ -25,13 +25,22 @@ export async function spawnListening(
   const log = openSync(logFile, 'a');
   let child: ChildProcess;
   // The benchmark's own servers (bare-server.ts) run from their TypeScript sources.
-  const command = [...(placement.nodeArgs ?? []), ...(script.endsWith('.ts') ? TYPESCRIPT_NODE_ARGS : []), script, ...args];
+  const command = [
+    ...(placement.nodeArgs ?? []),
+    ...(script.endsWith('.ts') ? TYPESCRIPT_NODE_ARGS : []),
+    script,
+    ...args,
+  ];
   try {
     // taskset execs node in place, so the child's pid (and its SIGTERM) is node's own.
-    child = spawn(placement.cpu === undefined ? process.execPath : 'taskset', placement.cpu === undefined ? command : ['-c', placement.cpu, process.execPath, ...command], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-      stdio: ['ignore', log, 'inherit'],
-    });
+    child = spawn(
+      placement.cpu === undefined ? process.execPath : 'taskset',
+      placement.cpu === undefined ? command : ['-c', placement.cpu, process.execPath, ...command],
+      {
+        env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+        stdio: ['ignore', log, 'inherit'],
+      },
+    );
   } finally {
     closeSync(log);
   }

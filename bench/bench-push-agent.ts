@@ -15,14 +15,23 @@ export class BenchPushAgent {
   private readonly signals = new SignalQueue();
   private nextRef = 1;
 
-  constructor(server: string, token: string, private readonly events: BenchAgentEvents) {
-    this.ws = new WebSocket(server.replace(/\/+$/, '').replace(/^http/i, 'ws') + PUSH_PATH, { headers: { authorization: `Bearer ${token}` } });
+  constructor(
+    server: string,
+    token: string,
+    private readonly events: BenchAgentEvents,
+  ) {
+    this.ws = new WebSocket(server.replace(/\/+$/, '').replace(/^http/i, 'ws') + PUSH_PATH, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     this.ws.on('error', () => {});
     this.ws.on('message', (data: Buffer) => {
       const receivedAt = now();
       const message = JSON.parse(data.toString()) as { type: string; signals?: AgentSignal[]; status?: number };
       if (message.type === 'signals') {
-        this.signals.offer(message.signals!.map((signal) => signal.id), { askedAt: null, receivedAt });
+        this.signals.offer(
+          message.signals!.map((signal) => signal.id),
+          { askedAt: null, receivedAt },
+        );
         this.takeAll();
       } else if (message.type === 'result') {
         this.events.acked(message.status === 200);

@@ -100,7 +100,12 @@ export async function startSignalgate(
 }
 
 /** An admin POST; over HTTPS it trusts the benchmark's own certificate (`ca`), which fetch cannot be told to. */
-function postJson(url: string, token: string, body: unknown, ca: string | undefined): Promise<{ status: number; text: string }> {
+function postJson(
+  url: string,
+  token: string,
+  body: unknown,
+  ca: string | undefined,
+): Promise<{ status: number; text: string }> {
   const client = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.request(

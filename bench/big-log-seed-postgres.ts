@@ -32,7 +32,12 @@ function generated(n: number, endMillis: number): string {
  * made. Then VACUUM ANALYZE of the schema's tables, as autovacuum would have done on a store
  * that grew to this size.
  */
-export async function seedPostgres(url: string, n: number, endMillis: number, progress: (done: number) => void): Promise<void> {
+export async function seedPostgres(
+  url: string,
+  n: number,
+  endMillis: number,
+  progress: (done: number) => void,
+): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -112,7 +117,7 @@ export async function seedPostgres(url: string, n: number, endMillis: number, pr
                            GROUP BY 1, 2`);
     for (const index of indexes) await client.query(index.definition);
     const { rows: tables } = await client.query<{ name: string }>(
-      "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
+      'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename',
     );
     await client.query(`VACUUM ANALYZE ${tables.map((t) => `"${t.name}"`).join(', ')}`);
   } finally {

@@ -1,7 +1,19 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { ErrorCode } from '../src/errors/catalog.js';
-import { accountCount, AGENT_STATE, accountId, agentId, agentsOf, seedDeliveryStatus, seedSignal, signalId, sourceId, sourcesPerAccount, SPAN_MS } from './big-log-shape.js';
+import {
+  accountCount,
+  AGENT_STATE,
+  accountId,
+  agentId,
+  agentsOf,
+  seedDeliveryStatus,
+  seedSignal,
+  signalId,
+  sourceId,
+  sourcesPerAccount,
+  SPAN_MS,
+} from './big-log-shape.js';
 
 const CHUNK = 200_000;
 const iso = (millis: number) => new Date(millis).toISOString();
@@ -22,7 +34,8 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
     // better-sqlite3 runs SQLite in defensive mode, which refuses to turn the journal off.
     db.unsafeMode(true);
     const journal = db.pragma('journal_mode = OFF', { simple: true });
-    if (journal !== 'off') throw new Error(`seeding ${file}: SQLite kept journal_mode ${String(journal)} where OFF was asked`);
+    if (journal !== 'off')
+      throw new Error(`seeding ${file}: SQLite kept journal_mode ${String(journal)} where OFF was asked`);
     db.pragma('synchronous = OFF');
     db.pragma('locking_mode = EXCLUSIVE');
     db.pragma('cache_size = -1000000');
@@ -36,19 +49,24 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
     const created = iso(endMillis - SPAN_MS - 86_400_000);
     const accounts = accountCount(n);
     db.transaction(() => {
-      const account = db.prepare('INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES (?, ?, ?, ?)');
+      const account = db.prepare(
+        'INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES (?, ?, ?, ?)',
+      );
       const source = db.prepare(
         `INSERT INTO sources (id, account_id, name, auth_key_hint, auth_key_hash, active, max_signal_age_seconds, created_at)
          VALUES (?, ?, ?, ?, ?, 1, 120, ?)`,
       );
-      const agent = db.prepare('INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      const agent = db.prepare(
+        'INSERT INTO agents (id, account_id, name, token_hash, created_at, last_seq, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      );
       for (let a = 0; a < accounts; a++) {
         account.run(accountId(a), `tenant ${a}`, 100_000_000, created);
         for (let s = 0; s < sourcesPerAccount; s++) {
           const key = `bl_key_${a}_${s}`;
           source.run(sourceId(a, s), accountId(a), `source ${s}`, key.slice(0, 4), sha(key), created);
         }
-        for (let k = 0; k < agentsOf(a); k++) agent.run(agentId(a, k), accountId(a), `agent ${k}`, sha(`bl_token_${a}_${k}`), created, n, AGENT_STATE);
+        for (let k = 0; k < agentsOf(a); k++)
+          agent.run(agentId(a, k), accountId(a), `agent ${k}`, sha(`bl_token_${a}_${k}`), created, n, AGENT_STATE);
       }
     })();
     const signal = db.prepare(
@@ -67,20 +85,62 @@ export function seedSqlite(file: string, n: number, endMillis: number, progress:
         const body = `${s.symbol},${s.action},vol=0.1,sl_pips=20,tp_pips=40`;
         if (s.status === 'rejected') {
           const detail = `unknown action '${s.action}x'; did you mean ${s.action}?`;
-          signal.run(s.id, sourceId(s.account, s.source), accountId(s.account), at, 'rejected', 422, ErrorCode.UNKNOWN_ACTION, detail, 'action',
-            JSON.stringify([{ code: ErrorCode.UNKNOWN_ACTION, param: 'action', detail }]), `${s.symbol},${s.action}x,vol=0.1`, null, null, null, null, null);
+          signal.run(
+            s.id,
+            sourceId(s.account, s.source),
+            accountId(s.account),
+            at,
+            'rejected',
+            422,
+            ErrorCode.UNKNOWN_ACTION,
+            detail,
+            'action',
+            JSON.stringify([{ code: ErrorCode.UNKNOWN_ACTION, param: 'action', detail }]),
+            `${s.symbol},${s.action}x,vol=0.1`,
+            null,
+            null,
+            null,
+            null,
+            null,
+          );
           continue;
         }
         const normalized = `{"symbol":"${s.symbol}","action":"${s.action}","volume":{"type":"lots","value":0.1},"sl":{"type":"pips","value":20},"tp":[{"type":"pips","value":40,"pct":100}]}`;
-        signal.run(s.id, sourceId(s.account, s.source), accountId(s.account), at, 'queued', 202, null, null, null, null, body, normalized,
-          at.slice(0, 7), 1 + (i % 1000), 100_000_000, s.status === 'duplicate' ? signalId(Math.max(0, i - 1)) : null);
+        signal.run(
+          s.id,
+          sourceId(s.account, s.source),
+          accountId(s.account),
+          at,
+          'queued',
+          202,
+          null,
+          null,
+          null,
+          null,
+          body,
+          normalized,
+          at.slice(0, 7),
+          1 + (i % 1000),
+          100_000_000,
+          s.status === 'duplicate' ? signalId(Math.max(0, i - 1)) : null,
+        );
         if (s.status !== 'accepted') continue;
         for (let k = 0; k < agentsOf(s.account); k++) {
           const status = seedDeliveryStatus(i, k, n);
           const handed = status !== 'queued';
           const acked = handed && status !== 'delivered' && status !== 'expired';
-          delivery.run(s.id, agentId(s.account, k), i + 1, status, iso(s.receivedMillis + 120_000), handed ? iso(s.receivedMillis + 50) : null,
-            handed ? 1 : 0, acked ? iso(s.receivedMillis + 300) : null, status === 'rejected' || status === 'failed' ? 'broker said no' : null, at);
+          delivery.run(
+            s.id,
+            agentId(s.account, k),
+            i + 1,
+            status,
+            iso(s.receivedMillis + 120_000),
+            handed ? iso(s.receivedMillis + 50) : null,
+            handed ? 1 : 0,
+            acked ? iso(s.receivedMillis + 300) : null,
+            status === 'rejected' || status === 'failed' ? 'broker said no' : null,
+            at,
+          );
         }
       }
     });

@@ -13,7 +13,20 @@
  * - each accepted signal has a delivery per agent of its account: 80 % executed, 8 % rejected,
  *   3 % failed, 9 % expired; the newest 200 are delivered, the newest 50 still queued.
  */
-export const SYMBOLS = ['EURUSD', 'GBPUSD', 'XAUUSD', 'USDJPY', 'BTCUSD', 'NAS100', 'US30', 'ETHUSD', 'AUDUSD', 'USDCAD', 'GBPJPY', 'EURJPY'];
+export const SYMBOLS = [
+  'EURUSD',
+  'GBPUSD',
+  'XAUUSD',
+  'USDJPY',
+  'BTCUSD',
+  'NAS100',
+  'US30',
+  'ETHUSD',
+  'AUDUSD',
+  'USDCAD',
+  'GBPJPY',
+  'EURJPY',
+];
 export const SPAN_MS = 80 * 24 * 3600 * 1000;
 const SOURCES_PER_ACCOUNT = 3;
 

@@ -8,7 +8,15 @@ import { accountCount, accountId, agentId, signalId, sourceId } from './big-log-
 import { seedPostgres } from './big-log-seed-postgres.js';
 import { seedSqlite } from './big-log-seed-sqlite.js';
 import { loadAverage } from './load-average.js';
-import { BENCH_PG_URL, createPostgresSchema, median, percentile, redact, startSignalgate, type BenchServer } from './bench-server.js';
+import {
+  BENCH_PG_URL,
+  createPostgresSchema,
+  median,
+  percentile,
+  redact,
+  startSignalgate,
+  type BenchServer,
+} from './bench-server.js';
 import { runLoad, type LoadResult } from './load.js';
 import { backendMillis, PostgresBackends } from './postgres-backends.js';
 import { cpuMillis } from './process-cpu.js';
@@ -56,11 +64,16 @@ export interface BigLogIngest {
 }
 
 export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogIngest[] }> {
-  if (!Number.isInteger(N) || N < 1000) throw new Error(`BENCH_BIG_LOG_SIGNALS must be a whole number of at least 1000, got '${process.env.BENCH_BIG_LOG_SIGNALS}'`);
+  if (!Number.isInteger(N) || N < 1000)
+    throw new Error(
+      `BENCH_BIG_LOG_SIGNALS must be a whole number of at least 1000, got '${process.env.BENCH_BIG_LOG_SIGNALS}'`,
+    );
   const pages: BigLogRow[] = [];
   const ingest: BigLogIngest[] = [];
   const memory: string[] = [];
-  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) => STORES.includes(name === 'SQLite' ? 'sqlite' : 'postgres'))) {
+  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) =>
+    STORES.includes(name === 'SQLite' ? 'sqlite' : 'postgres'),
+  )) {
     const big = store === 'SQLite' ? await sqliteCache() : await postgresCache();
     if (big === null) {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL rows\n`);
@@ -73,29 +86,48 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
     try {
       const bigServer = await startSignalgate({ ...RETENTION, ...big.env }, {}, { dataDir: big.dataDir });
       servers.push(bigServer);
-      const emptyServer = await startSignalgate({ ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) }, {});
+      const emptyServer = await startSignalgate(
+        { ...RETENTION, ...(emptySchema ? { SIGNALGATE_DATABASE_URL: emptySchema.url } : {}) },
+        {},
+      );
       servers.push(emptyServer);
       // On PostgreSQL, the backends serving each server, read per round beside the server's own CPU.
-      if (store === 'PostgreSQL') for (const [name, server] of [['big', bigServer], ['empty', emptyServer]] as const) backends.set(name, new PostgresBackends(server.pid));
+      if (store === 'PostgreSQL')
+        for (const [name, server] of [
+          ['big', bigServer],
+          ['empty', emptyServer],
+        ] as const)
+          backends.set(name, new PostgresBackends(server.pid));
       // Both servers' memory, so the ingest rounds' load (the same on both) and the store's size
       // (the big one's alone) can be told apart.
       const rssStart = [rss(bigServer.pid), rss(emptyServer.pid)];
       const bigMix = await ingestMix(bigServer);
       const emptyMix = await ingestMix(emptyServer);
       const runs = { big: [] as LoadResult[], empty: [] as LoadResult[] };
-      const cpu = { big: [] as number[], empty: [] as number[], bigBackends: [] as number[], emptyBackends: [] as number[] };
+      const cpu = {
+        big: [] as number[],
+        empty: [] as number[],
+        bigBackends: [] as number[],
+        emptyBackends: [] as number[],
+      };
       await runLoad(bigServer.url, bigMix, CONNECTIONS, 2);
       await runLoad(emptyServer.url, emptyMix, CONNECTIONS, 2);
       for (let round = 1; round <= ROUNDS; round++) {
         // Which store goes first alternates: the second of a pair runs after the first's writes
         // (its checkpoint, autovacuum), so a fixed order would lean one way.
-        const pair = [['empty', emptyServer, emptyMix], ['big', bigServer, bigMix]] as const;
+        const pair = [
+          ['empty', emptyServer, emptyMix],
+          ['big', bigServer, bigMix],
+        ] as const;
         for (const [name, server, mix] of round % 2 === 1 ? pair : [...pair].reverse()) {
           const serverBefore = cpuMillis(server.pid);
           const database = backends.get(name);
           const backendsBefore = await database?.cpu();
           const result = await runLoad(server.url, mix, CONNECTIONS, SECONDS);
-          if (result.non2xx > 0 || result.errors > 0) throw new Error(`${store} ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
+          if (result.non2xx > 0 || result.errors > 0)
+            throw new Error(
+              `${store} ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`,
+            );
           runs[name].push(result);
           const serverUs = ((cpuMillis(server.pid) - serverBefore) * 1000) / result.total;
           cpu[name].push(serverUs);
@@ -119,7 +151,10 @@ export async function runBigLog(): Promise<{ pages: BigLogRow[]; ingest: BigLogI
         cpuUs: {
           empty: median(cpu.empty),
           big: median(cpu.big),
-          ...(cpu.bigBackends.length > 0 && { emptyBackends: median(cpu.emptyBackends), bigBackends: median(cpu.bigBackends) }),
+          ...(cpu.bigBackends.length > 0 && {
+            emptyBackends: median(cpu.emptyBackends),
+            bigBackends: median(cpu.bigBackends),
+          }),
         },
       });
       const rssIngest = [rss(bigServer.pid), rss(emptyServer.pid)];
@@ -151,7 +186,10 @@ export function adminPages(): [string, string[]][] {
   const source = sourceId(typical, 0);
   const busy = sourceId(0, 1);
   const signals = (query: string) => [`/api/admin/signals${query ? `?${query}` : ''}`];
-  const byId = Array.from({ length: 50 }, (_, k) => `/api/admin/signals/${signalId(Math.floor(((k * 7919) % 1000) * (N / 1000)))}`);
+  const byId = Array.from(
+    { length: 50 },
+    (_, k) => `/api/admin/signals/${signalId(Math.floor(((k * 7919) % 1000) * (N / 1000)))}`,
+  );
   return [
     ['log, first page', signals('')],
     ['log, deep page (before = the middle)', signals(`before=${mid}`)],
@@ -177,15 +215,18 @@ export function adminPages(): [string, string[]][] {
     ['source + outcome=failed', signals(`sourceId=${source}&outcome=failed`)],
     ['status=rejected + symbol=XAUUSD', signals('status=rejected&symbol=XAUUSD')],
     ['outcome=executed + symbol=EURJPY', signals('outcome=executed&symbol=EURJPY')],
-    ['source + status + symbol, limit=1 (the dashboard\'s filter check)', signals(`sourceId=${source}&status=accepted&symbol=XAUUSD&limit=1`)],
+    [
+      "source + status + symbol, limit=1 (the dashboard's filter check)",
+      signals(`sourceId=${source}&status=accepted&symbol=XAUUSD&limit=1`),
+    ],
     ['a signal by id', byId],
     ['accounts', ['/api/admin/accounts?limit=20']],
     ['accounts, deep page', [`/api/admin/accounts?limit=20&before=${accountId(typical)}`]],
-    ['accounts, 100 per page (the dashboard\'s pick lists)', ['/api/admin/accounts?limit=100']],
+    ["accounts, 100 per page (the dashboard's pick lists)", ['/api/admin/accounts?limit=100']],
     ['accounts, 500 per page', ['/api/admin/accounts?limit=500']],
     ['sources', ['/api/admin/sources?limit=20']],
     ['sources of an account', [`/api/admin/sources?limit=20&accountId=${accountId(typical)}`]],
-    ['sources, 100 per page (the dashboard\'s pick lists)', ['/api/admin/sources?limit=100']],
+    ["sources, 100 per page (the dashboard's pick lists)", ['/api/admin/sources?limit=100']],
     ['sources, 500 per page', ['/api/admin/sources?limit=500']],
     ['agents', ['/api/admin/agents?limit=20']],
     ['agents, 500 per page (each with its published state)', ['/api/admin/agents?limit=500']],
@@ -214,14 +255,23 @@ async function ingestMix(server: BenchServer): Promise<BenchRequest[]> {
   const account = await server.admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
   const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
   const secret = randomBytes(16).toString('hex');
-  const signed = await server.admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
+  const signed = await server.admin('/api/admin/sources', {
+    accountId: account.id,
+    name: 'signed',
+    hmacSecret: secret,
+  });
   return signalMix(plain.authKey, signed.authKey, secret);
 }
 
 /** The last migration's number: a cached store seeded under an older schema is not reused. */
 function lastMigration(dialect: 'sqlite' | 'postgres'): number {
   const dir = path.join(here, '..', 'migrations', dialect);
-  return Math.max(...readdirSync(dir).map((name) => /^(\d+)_/.exec(name)?.[1]).filter((v) => v !== undefined).map(Number));
+  return Math.max(
+    ...readdirSync(dir)
+      .map((name) => /^(\d+)_/.exec(name)?.[1])
+      .filter((v) => v !== undefined)
+      .map(Number),
+  );
 }
 
 /** The seeders' revision: a cache seeded by an earlier one (agents without a state, before 2) is not reused. */
@@ -276,7 +326,10 @@ async function sqliteCache(): Promise<{ dataDir: string; env: Record<string, str
   const end = Date.now() - 60_000;
   const started = Date.now();
   seedSqlite(path.join(dataDir, 'signalgate.db'), N, end, (done) => progress('SQLite', done, started));
-  writeFileSync(path.join(dataDir, 'seeded'), `${N} signals seeded ${new Date(end).toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  writeFileSync(
+    path.join(dataDir, 'seeded'),
+    `${N} signals seeded ${new Date(end).toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+  );
   return { dataDir, env: {} };
 }
 
@@ -321,12 +374,16 @@ async function postgresCache(): Promise<{ dataDir?: string; env: Record<string, 
 }
 
 function progress(store: string, done: number, started: number): void {
-  process.stdout.write(`${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  process.stdout.write(
+    `${store}: seeded ${done.toLocaleString('en')} of ${N.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+  );
 }
 
 /** Resident memory of a process, in bytes (Linux). */
 function rss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) * 1024;
 }
 
@@ -337,9 +394,13 @@ function mb(bytes: number): string {
 function report(pages: BigLogRow[], ingest: BigLogIngest[], memory: string[]): void {
   let out = `\nbig log: ${N.toLocaleString('en')} signals seeded, retention 90d, node ${process.version}\n`;
   out += `ingest: medians of ${ROUNDS} alternating rounds × ${SECONDS} s, ${CONNECTIONS} connections\n`;
-  out += '| store | empty store req/s | big store req/s | big vs empty | p99 empty ms | p99 big ms | server CPU µs / request, empty / big | backends\' CPU µs / request, empty / big |\n|---|---|---|---|---|---|---|---|\n';
+  out +=
+    "| store | empty store req/s | big store req/s | big vs empty | p99 empty ms | p99 big ms | server CPU µs / request, empty / big | backends' CPU µs / request, empty / big |\n|---|---|---|---|---|---|---|---|\n";
   for (const row of ingest) {
-    const backends = row.cpuUs.bigBackends === undefined ? '—' : `${row.cpuUs.emptyBackends!.toFixed(0)} / ${row.cpuUs.bigBackends.toFixed(0)}`;
+    const backends =
+      row.cpuUs.bigBackends === undefined
+        ? '—'
+        : `${row.cpuUs.emptyBackends!.toFixed(0)} / ${row.cpuUs.bigBackends.toFixed(0)}`;
     out += `| ${row.store} | ${row.empty.toFixed(0)} | ${row.big.toFixed(0)} | ${(row.big / row.empty).toFixed(2)} | ${row.emptyP99} | ${row.bigP99} | ${row.cpuUs.empty.toFixed(0)} / ${row.cpuUs.big.toFixed(0)} | ${backends} |\n`;
   }
   out += `\nadmin pages on the big store: ${REQUESTS} requests each, one at a time\n| page | ${[...new Set(pages.map((p) => p.store))].map((s) => `${s} p50 / p99 / max ms`).join(' | ')} |\n`;
@@ -352,6 +413,9 @@ function report(pages: BigLogRow[], ingest: BigLogIngest[], memory: string[]): v
     });
     out += `| ${page} | ${cells.join(' | ')} |\n`;
   }
-  out += '\nserver resident memory\n| store | server | at start | after ingest | after the pages |\n|---|---|---|---|---|\n' + memory.join('\n') + '\n';
+  out +=
+    '\nserver resident memory\n| store | server | at start | after ingest | after the pages |\n|---|---|---|---|---|\n' +
+    memory.join('\n') +
+    '\n';
   process.stdout.write(out);
 }

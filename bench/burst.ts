@@ -65,16 +65,24 @@ const STORES = (process.env.BENCH_BURST_STORES ?? 'sqlite,postgres,postgres-2').
 const TRANSPORTS = (process.env.BENCH_BURST_TRANSPORTS ?? 'websocket,long-poll').split(',') as BenchTransport[];
 
 export async function runBurst(): Promise<BurstRow[]> {
-  if (!Number.isInteger(WARMUPS) || WARMUPS < 0) throw new Error(`BENCH_BURST_WARMUP must be a whole number of warm-up bursts, 0 or more, got '${process.env.BENCH_BURST_WARMUP}'`);
+  if (!Number.isInteger(WARMUPS) || WARMUPS < 0)
+    throw new Error(
+      `BENCH_BURST_WARMUP must be a whole number of warm-up bursts, 0 or more, got '${process.env.BENCH_BURST_WARMUP}'`,
+    );
   const rows: BurstRow[] = [];
   for (const store of STORES) {
     for (const transport of TRANSPORTS) {
-      const run = await runAgentLoad(store, transport, AGENTS, SOURCES_PER_AGENT, (keys) =>
-        Array.from({ length: SIGNALS }, (_, i) => ({
-          at: (i * WINDOW_MS) / SIGNALS,
-          path: `/api/inbound/${keys[i % keys.length]!}`,
-          body: i % 2 === 0 ? 'EURUSD,buy,vol=0.01,sl_pips=20' : 'EURUSD,closebuy',
-        })),
+      const run = await runAgentLoad(
+        store,
+        transport,
+        AGENTS,
+        SOURCES_PER_AGENT,
+        (keys) =>
+          Array.from({ length: SIGNALS }, (_, i) => ({
+            at: (i * WINDOW_MS) / SIGNALS,
+            path: `/api/inbound/${keys[i % keys.length]!}`,
+            body: i % 2 === 0 ? 'EURUSD,buy,vol=0.01,sl_pips=20' : 'EURUSD,closebuy',
+          })),
         WARMUPS,
       );
       if (run === null) {
@@ -86,7 +94,9 @@ export async function runBurst(): Promise<BurstRow[]> {
         // What the failures were (status 0: no answer), so a run's failures can be told apart.
         const statuses = new Map<number, number>();
         for (const a of run.answers) if (a.status !== 202) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-        process.stdout.write(`burst ${store} ${transport}: failed by status ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}\n`);
+        process.stdout.write(
+          `burst ${store} ${transport}: failed by status ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}\n`,
+        );
       }
       const ms = ([p50, p99]: [number, number]) => `${p50.toFixed(1)} / ${p99.toFixed(1)}`;
       process.stdout.write(
@@ -139,7 +149,9 @@ function summarise(store: BenchStore, transport: BenchTransport, run: AgentLoadR
   };
   const late = run.answers.filter((a) => !Number.isNaN(a.sentAt)).map((a) => a.sentAt - a.scheduledAt);
   // A failed request (no answer, or not a 202) counts as over 3 s: the sender lost it.
-  const over = run.answers.filter((a) => a.status !== 202 || a.answeredAt - a.scheduledAt > TRADINGVIEW_GIVES_UP_MS).length;
+  const over = run.answers.filter(
+    (a) => a.status !== 202 || a.answeredAt - a.scheduledAt > TRADINGVIEW_GIVES_UP_MS,
+  ).length;
   return {
     store,
     transport,

@@ -23,8 +23,12 @@ const STORE = (process.env.BENCH_AB_STORE ?? 'sqlite') as 'sqlite' | 'postgres';
 
 export async function runCpuAb(): Promise<void> {
   const other = process.env.BENCH_AB_BUILD;
-  if (other === undefined || other === '') throw new Error('--cpu-ab compares with another build: set BENCH_AB_BUILD to its directory (a checkout with dist/ built)');
-  if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error(`BENCH_AB_STORE is sqlite or postgres, not '${STORE}'`);
+  if (other === undefined || other === '')
+    throw new Error(
+      '--cpu-ab compares with another build: set BENCH_AB_BUILD to its directory (a checkout with dist/ built)',
+    );
+  if (STORE !== 'sqlite' && STORE !== 'postgres')
+    throw new Error(`BENCH_AB_STORE is sqlite or postgres, not '${STORE}'`);
   if (!onPath('taskset')) throw new Error('taskset (util-linux) is missing: the A/B pins processes with it');
   ensureWrk();
   const targets: Target[] = [];
@@ -32,7 +36,10 @@ export async function runCpuAb(): Promise<void> {
   const backendCpu = new Map<string, number[]>();
   const backends = new Map<string, PostgresBackends>();
   try {
-    for (const [name, build] of [[`other (${other})`, other], ['this build', undefined]] as const) {
+    for (const [name, build] of [
+      [`other (${other})`, other],
+      ['this build', undefined],
+    ] as const) {
       let env: Record<string, string> = {};
       let drop: (() => Promise<void>) | undefined;
       if (STORE === 'postgres') {
@@ -56,7 +63,10 @@ export async function runCpuAb(): Promise<void> {
         const databaseBefore = await database?.cpu();
         const before = cpuMillis(target.pid);
         const result = await runWrk(target.url, target.requests, CONNECTIONS, SECONDS, '1');
-        if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors; the run is not valid`);
+        if (result.non2xx > 0 || result.errors > 0)
+          throw new Error(
+            `${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors; the run is not valid`,
+          );
         const us = ((cpuMillis(target.pid) - before) * 1000) / result.total;
         cpu.get(target.name)!.push(us);
         let databasePart = '';

@@ -45,7 +45,12 @@ function makeTicks(count: number): Tick[] {
 }
 
 function openBook(): EngineState {
-  let state = applyTick(createEngineState({ balance: 10_000_000 }), { time: 0, symbol: 'EURUSD', bid: 1.1, ask: 1.10015 }).state;
+  let state = applyTick(createEngineState({ balance: 10_000_000 }), {
+    time: 0,
+    symbol: 'EURUSD',
+    bid: 1.1,
+    ask: 1.10015,
+  }).state;
   for (let i = 0; i < POSITIONS; i++) {
     const result = applySignal(
       state,

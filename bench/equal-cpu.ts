@@ -46,8 +46,11 @@ export interface Target {
 }
 
 /** Runs the scenario; with `profileDir`, the SQLite server writes a V8 CPU profile there. */
-export async function runEqualCpu(profileDir: string | null): Promise<{ rows: EqualCpuRow[]; profiledRequests: number }> {
-  if (!onPath('taskset')) throw new Error('taskset (util-linux) is missing: the equal-CPU scenario pins processes with it');
+export async function runEqualCpu(
+  profileDir: string | null,
+): Promise<{ rows: EqualCpuRow[]; profiledRequests: number }> {
+  if (!onPath('taskset'))
+    throw new Error('taskset (util-linux) is missing: the equal-CPU scenario pins processes with it');
   ensureWrk();
   const targets: Target[] = [];
   let sqliteRequests = 0;
@@ -56,10 +59,20 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
   try {
     targets.push(await bareTarget());
     const sqliteNodeArgs = profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
-    targets.push(await signalgateTarget('signalgate (SQLite)', 'sqlite', {}, { cpu: SERVER_CPU, nodeArgs: sqliteNodeArgs }));
+    targets.push(
+      await signalgateTarget('signalgate (SQLite)', 'sqlite', {}, { cpu: SERVER_CPU, nodeArgs: sqliteNodeArgs }),
+    );
     const pgSchema = await createPostgresSchema();
     if (pgSchema !== null) {
-      targets.push(await signalgateTarget('signalgate (PostgreSQL)', 'postgres', { SIGNALGATE_DATABASE_URL: pgSchema.url }, { cpu: SERVER_CPU }, pgSchema.drop));
+      targets.push(
+        await signalgateTarget(
+          'signalgate (PostgreSQL)',
+          'postgres',
+          { SIGNALGATE_DATABASE_URL: pgSchema.url },
+          { cpu: SERVER_CPU },
+          pgSchema.drop,
+        ),
+      );
     } else {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL row\n`);
     }
@@ -67,7 +80,7 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
       results.set(target.name, []);
       cpu.set(target.name, []);
     }
-      for (const target of targets) {
+    for (const target of targets) {
       const warmUp = await runWrk(target.url, target.requests, CONNECTIONS, 2, LOAD_CPU);
       if (target.store === 'sqlite') sqliteRequests += warmUp.total;
     }
@@ -78,7 +91,9 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
         const cpuUs = ((cpuMillis(target.pid) - cpuBefore) * 1000) / result.total;
         cpu.get(target.name)!.push(cpuUs);
         if (result.non2xx > 0 || result.errors > 0) {
-          throw new Error(`${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors (${result.errorDetail ?? ''}); the run is not valid`);
+          throw new Error(
+            `${target.name}: ${result.non2xx} error answers and ${result.errors} socket errors (${result.errorDetail ?? ''}); the run is not valid`,
+          );
         }
         results.get(target.name)!.push(result);
         if (target.store === 'sqlite') sqliteRequests += result.total;
@@ -118,7 +133,9 @@ export async function runEqualCpu(profileDir: string | null): Promise<{ rows: Eq
 
 async function bareTarget(): Promise<Target> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
-  const proc = await spawnListening(benchFile('bare-server.ts'), [], {}, path.join(logDir, 'server.log'), { cpu: SERVER_CPU });
+  const proc = await spawnListening(benchFile('bare-server.ts'), [], {}, path.join(logDir, 'server.log'), {
+    cpu: SERVER_CPU,
+  });
   return {
     name: 'bare node:http',
     store: 'bare',
@@ -145,6 +162,17 @@ export async function signalgateTarget(
   const account = await server.admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
   const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
   const secret = randomBytes(16).toString('hex');
-  const signed = await server.admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
-  return { name, store, url: server.url, pid: server.pid, requests: signalMix(plain.authKey, signed.authKey, secret), stop: server.stop };
+  const signed = await server.admin('/api/admin/sources', {
+    accountId: account.id,
+    name: 'signed',
+    hmacSecret: secret,
+  });
+  return {
+    name,
+    store,
+    url: server.url,
+    pid: server.pid,
+    requests: signalMix(plain.authKey, signed.authKey, secret),
+    stop: server.stop,
+  };
 }

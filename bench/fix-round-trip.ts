@@ -36,7 +36,12 @@ export interface FixRoundTripRow {
  */
 export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-bench-'));
-  const server = await spawnListening(BUILT_CLI, ['serve'], { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN }, path.join(dataDir, 'server.log'));
+  const server = await spawnListening(
+    BUILT_CLI,
+    ['serve'],
+    { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN },
+    path.join(dataDir, 'server.log'),
+  );
   const arrivals = new Map<string, number>();
   const broker = new CTraderCounterparty({
     tradePort: await freePort(),
@@ -54,10 +59,21 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
     const { token, authKey } = await provision(server.url);
     const configFile = path.join(dataDir, 'fix.json');
     writeFileSync(configFile, JSON.stringify(broker.agentConfig(1_000_000)));
-    agent = spawn(process.execPath, [BUILT_CLI, 'agent', '--server', server.url, '--venue', 'fix', '--fix-config', configFile], {
-      env: { ...process.env, SIGNALGATE_AGENT_TOKEN: token, SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'), SIGNALGATE_LOG_LEVEL: 'warn', SIGNALGATE_FIX_USERNAME: CREDENTIALS.user, SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    agent = spawn(
+      process.execPath,
+      [BUILT_CLI, 'agent', '--server', server.url, '--venue', 'fix', '--fix-config', configFile],
+      {
+        env: {
+          ...process.env,
+          SIGNALGATE_AGENT_TOKEN: token,
+          SIGNALGATE_DATA_DIR: path.join(dataDir, 'agent'),
+          SIGNALGATE_LOG_LEVEL: 'warn',
+          SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
+          SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const handoff: number[] = [];
     const roundTrip: number[] = [];
     for (let i = 0; i < WARM_UP + signals; i++) {
@@ -73,7 +89,13 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
     }
     handoff.sort((a, b) => a - b);
     roundTrip.sort((a, b) => a - b);
-    const row = { signals, handoffP50: percentile(handoff, 0.5), handoffP99: percentile(handoff, 0.99), roundTripP50: percentile(roundTrip, 0.5), roundTripP99: percentile(roundTrip, 0.99) };
+    const row = {
+      signals,
+      handoffP50: percentile(handoff, 0.5),
+      handoffP99: percentile(handoff, 0.99),
+      roundTripP50: percentile(roundTrip, 0.5),
+      roundTripP99: percentile(roundTrip, 0.99),
+    };
     process.stdout.write(
       `\nFIX path, ${signals} signals after ${WARM_UP} warm-up, one at a time (market buy, then its close), loopback, SQLite store,\n` +
         `agent process on --venue fix (cTrader dialect) against a jspurefix counterparty, node ${process.version}\n` +
@@ -93,7 +115,11 @@ export async function runFixRoundTrip(signals: number): Promise<FixRoundTripRow>
 
 async function provision(url: string): Promise<{ token: string; authKey: string }> {
   const admin = async (urlPath: string, body: unknown) => {
-    const res = await fetch(url + urlPath, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(url + urlPath, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`${urlPath}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { id: string; token: string; authKey: string };
   };
@@ -104,7 +130,11 @@ async function provision(url: string): Promise<{ token: string; authKey: string 
 }
 
 async function post(url: string, authKey: string, text: string): Promise<string> {
-  const res = await fetch(`${url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
+  const res = await fetch(`${url}/api/inbound/${authKey}`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: text,
+  });
   const body = (await res.json()) as { id: string };
   if (res.status !== 202) throw new Error(`inbound: ${res.status} ${JSON.stringify(body)}`);
   return body.id;
@@ -115,10 +145,13 @@ async function outcome(url: string, id: string, timeoutMs: number): Promise<numb
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await fetch(`${url}/api/admin/signals/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
-    const body = (await res.json()) as { deliveries: { status: string; ackedAt: string | null; message: string | null }[] };
+    const body = (await res.json()) as {
+      deliveries: { status: string; ackedAt: string | null; message: string | null }[];
+    };
     const delivery = body.deliveries[0];
     if (delivery?.ackedAt) {
-      if (delivery.status !== 'executed') throw new Error(`signal ${id} was ${delivery.status}: ${delivery.message ?? ''}`);
+      if (delivery.status !== 'executed')
+        throw new Error(`signal ${id} was ${delivery.status}: ${delivery.message ?? ''}`);
       return Date.parse(delivery.ackedAt);
     }
     if (Date.now() > deadline) throw new Error(`signal ${id} had no outcome within ${timeoutMs} ms`);
@@ -129,4 +162,3 @@ async function outcome(url: string, id: string, timeoutMs: number): Promise<numb
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
-

@@ -88,7 +88,13 @@ async function provision(url: string, label: string): Promise<{ token: string; a
   return { token: agent.token, authKey: source.authKey };
 }
 
-async function measure(url: string, pool: http.Agent, token: string, authKey: string, transport: TransportChoice): Promise<Sample> {
+async function measure(
+  url: string,
+  pool: http.Agent,
+  token: string,
+  authKey: string,
+  transport: TransportChoice,
+): Promise<Sample> {
   const client = new AgentClient({ server: url, token, transport });
   const arrivals = new Map<string, number>();
   const waiting: { arrived: ((id: string) => void) | null } = { arrived: null };
@@ -107,14 +113,22 @@ async function measure(url: string, pool: http.Agent, token: string, authKey: st
   const sample: Sample = { afterAnswer: [], endToEnd: [] };
   for (let i = 0; i < WARM_UP + SIGNALS; i++) {
     const handedOver = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`signal ${i} was not handed over within ${LOST_AFTER_MS} ms`)), LOST_AFTER_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`signal ${i} was not handed over within ${LOST_AFTER_MS} ms`)),
+        LOST_AFTER_MS,
+      );
       waiting.arrived = (id) => {
         clearTimeout(timer);
         resolve(id);
       };
     });
     const sentAt = performance.now();
-    const { id, answeredAt } = await postSignal(url, pool, authKey, i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy');
+    const { id, answeredAt } = await postSignal(
+      url,
+      pool,
+      authKey,
+      i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy',
+    );
     const handedId = await handedOver;
     if (handedId !== id) throw new Error(`expected ${id}, the agent got ${handedId}`);
     const arrivedAt = arrivals.get(id)!;
@@ -129,7 +143,12 @@ async function measure(url: string, pool: http.Agent, token: string, authKey: st
 }
 
 /** POSTs a text signal; answers its id and the instant the 202's head arrived. */
-function postSignal(url: string, pool: http.Agent, authKey: string, text: string): Promise<{ id: string; answeredAt: number }> {
+function postSignal(
+  url: string,
+  pool: http.Agent,
+  authKey: string,
+  text: string,
+): Promise<{ id: string; answeredAt: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/api/inbound/${authKey}`, {
       method: 'POST',

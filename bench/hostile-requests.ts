@@ -42,11 +42,20 @@ export async function runHostileRequests(): Promise<HostileRow[]> {
         const source = await server.admin('/api/admin/sources', { accountId: account.id, name: kind });
         let answerBytes = 0;
         const before = cpuMillis(server.pid);
-        for (let i = 0; i < REQUESTS; i++) answerBytes += await post(`${server.url}/api/inbound/${source.authKey}`, body, agent);
+        for (let i = 0; i < REQUESTS; i++)
+          answerBytes += await post(`${server.url}/api/inbound/${source.authKey}`, body, agent);
         const cpu = cpuMillis(server.pid) - before;
-        const page = JSON.parse(await server.adminGet(`/api/admin/signals?sourceId=${source.id}&limit=500`)) as { signals: unknown[] };
+        const page = JSON.parse(await server.adminGet(`/api/admin/signals?sourceId=${source.id}&limit=500`)) as {
+          signals: unknown[];
+        };
         const stored = page.signals.reduce<number>((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry)), 0);
-        rows.push({ kind, requests: REQUESTS, cpuMsPerRequest: cpu / REQUESTS, answerBytes: answerBytes / REQUESTS, storedBytes: stored / page.signals.length });
+        rows.push({
+          kind,
+          requests: REQUESTS,
+          cpuMsPerRequest: cpu / REQUESTS,
+          answerBytes: answerBytes / REQUESTS,
+          storedBytes: stored / page.signals.length,
+        });
       }
     } finally {
       agent.destroy();
@@ -55,8 +64,12 @@ export async function runHostileRequests(): Promise<HostileRow[]> {
     await server.stop();
   }
   const ordinary = rows[0]!;
-  process.stdout.write('\nhostile requests (SQLite, one at a time): server CPU and bytes per request, against an ordinary signal\n');
-  process.stdout.write('| request | CPU ms | × ordinary | answer bytes | stored bytes | × ordinary |\n|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    '\nhostile requests (SQLite, one at a time): server CPU and bytes per request, against an ordinary signal\n',
+  );
+  process.stdout.write(
+    '| request | CPU ms | × ordinary | answer bytes | stored bytes | × ordinary |\n|---|---|---|---|---|---|\n',
+  );
   for (const row of rows) {
     process.stdout.write(
       `| ${row.kind} | ${row.cpuMsPerRequest.toFixed(3)} | ${(row.cpuMsPerRequest / ordinary.cpuMsPerRequest).toFixed(1)} | ` +

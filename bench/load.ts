@@ -13,7 +13,12 @@ export interface LoadResult {
 }
 
 /** Drives one server with the mix for a fixed time and keeps the figures that matter. */
-export async function runLoad(url: string, requests: BenchRequest[], connections: number, seconds: number): Promise<LoadResult> {
+export async function runLoad(
+  url: string,
+  requests: BenchRequest[],
+  connections: number,
+  seconds: number,
+): Promise<LoadResult> {
   const result = await autocannon({
     url,
     connections,

@@ -24,8 +24,8 @@ const USAGE =
   '--soak (300 signals/s with an agent), --soak-seconds N (default 60), --slow-clients (the load alone and beside 200 connections sending one byte a second), ' +
   '--fix (a signal to a FIX broker and back: hand-off and round trip), --fix-signals N (default 200), ' +
   '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached), ' +
-  '--store-ingest (the store\'s ingest alone, no HTTP, on an empty and a big store, the log\'s indexes now and before), ' +
-  '--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD\'s, both on one core, alternating rounds), ' +
+  "--store-ingest (the store's ingest alone, no HTTP, on an empty and a big store, the log's indexes now and before), " +
+  "--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD's, both on one core, alternating rounds), " +
   '--hostile (server CPU and bytes stored per hostile request against an ordinary one)';
 
 const args = process.argv.slice(2);
@@ -37,16 +37,35 @@ for (let i = 0; i < args.length; i++) {
   if (arg === '--soak-seconds') {
     soakSeconds = Number(args[++i]);
     if (!Number.isInteger(soakSeconds) || soakSeconds < 1) {
-      process.stderr.write(`bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`);
+      process.stderr.write(
+        `bench: --soak-seconds takes a whole number of seconds, at least 1; got '${args[i] ?? ''}'\n`,
+      );
       process.exit(2);
     }
   } else if (arg === '--fix-signals') {
     fixSignals = Number(args[++i]);
     if (!Number.isInteger(fixSignals) || fixSignals < 1) {
-      process.stderr.write(`bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`);
+      process.stderr.write(
+        `bench: --fix-signals takes a whole number of signals, at least 1; got '${args[i] ?? ''}'\n`,
+      );
       process.exit(2);
     }
-  } else if (['--https', '--retention', '--equal-cpu', '--profile', '--burst', '--soak', '--fix', '--slow-clients', '--big-log', '--store-ingest', '--cpu-ab', '--hostile'].includes(arg)) {
+  } else if (
+    [
+      '--https',
+      '--retention',
+      '--equal-cpu',
+      '--profile',
+      '--burst',
+      '--soak',
+      '--fix',
+      '--slow-clients',
+      '--big-log',
+      '--store-ingest',
+      '--cpu-ab',
+      '--hostile',
+    ].includes(arg)
+  ) {
     flags.add(arg);
   } else {
     process.stderr.write(`bench: unknown argument '${arg}'; ${USAGE}\n`);
@@ -104,8 +123,12 @@ if (flags.has('--big-log')) {
   const { pages, ingest } = await runBigLog();
   for (const row of ingest) figures.set(`big-log ${row.store} ingest vs empty`, row.big / row.empty);
   for (const store of new Set(pages.map((p) => p.store))) {
-    figures.set(`big-log ${store} worst page p99`, Math.max(...pages.filter((p) => p.store === store).map((p) => p.p99)));
+    figures.set(
+      `big-log ${store} worst page p99`,
+      Math.max(...pages.filter((p) => p.store === store).map((p) => p.p99)),
+    );
   }
 }
-if (flags.size === 0 || flags.has('--https') || flags.has('--retention')) await runThroughput(flags.has('--https'), flags.has('--retention'));
+if (flags.size === 0 || flags.has('--https') || flags.has('--retention'))
+  await runThroughput(flags.has('--https'), flags.has('--retention'));
 compareWithBaseline(figures);

@@ -35,7 +35,11 @@ export interface Answer {
  * (`RawHttpConnection`), so the sender's CPU, on the same cores as the server, is spent on the
  * schedule and little else.
  */
-export async function sendOnSchedule(baseUrls: string[], schedule: Scheduled[], connections: number): Promise<{ startAt: number; answers: Answer[] }> {
+export async function sendOnSchedule(
+  baseUrls: string[],
+  schedule: Scheduled[],
+  connections: number,
+): Promise<{ startAt: number; answers: Answer[] }> {
   // Request i goes to baseUrls[i % n], each server with its share of the connections.
   const perServer = Math.max(1, Math.floor(connections / baseUrls.length));
   const targets = baseUrls.map((baseUrl) => new URL(baseUrl));
@@ -45,7 +49,13 @@ export async function sendOnSchedule(baseUrls: string[], schedule: Scheduled[], 
   const open: RawHttpConnection[] = free.flat();
   const requests = schedule.map((item, i) => buildRequest(targets[i % targets.length]!, item));
   const startAt = now() + 100;
-  const answers: Answer[] = schedule.map((item) => ({ scheduledAt: startAt + item.at, sentAt: NaN, answeredAt: NaN, status: 0, id: null }));
+  const answers: Answer[] = schedule.map((item) => ({
+    scheduledAt: startAt + item.at,
+    sentAt: NaN,
+    answeredAt: NaN,
+    status: 0,
+    id: null,
+  }));
   const queued: number[][] = targets.map(() => []);
   const reopening = targets.map(() => 0);
   let next = 0;
@@ -120,7 +130,9 @@ export async function sendOnSchedule(baseUrls: string[], schedule: Scheduled[], 
 async function openChecked(url: URL): Promise<RawHttpConnection> {
   const connection = await RawHttpConnection.open(url.hostname, Number(url.port));
   const request = Buffer.from(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nConnection: keep-alive\r\n\r\n`, 'latin1');
-  const status = await new Promise<number>((resolve) => connection.send(request, (answer) => resolve(answer?.status ?? 0)));
+  const status = await new Promise<number>((resolve) =>
+    connection.send(request, (answer) => resolve(answer?.status ?? 0)),
+  );
   if (status !== 200) throw new Error(`${url.origin}/healthz did not answer 200 on a new connection`);
   return connection;
 }

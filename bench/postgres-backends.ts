@@ -19,7 +19,10 @@ export class PostgresBackends {
   async cpu(): Promise<Map<number, number>> {
     await this.connected;
     const ports = databasePorts(this.serverPid);
-    const { rows } = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [ports]);
+    const { rows } = await this.client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])',
+      [ports],
+    );
     const cpu = new Map<number, number>();
     for (const { pid } of rows) {
       try {

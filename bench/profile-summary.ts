@@ -26,14 +26,30 @@ const STAGES: Array<[string, (fn: string, url: string) => boolean]> = [
   ['language (parse, validate)', (_fn, url) => /\/language\//.test(url)],
   ['logging', (_fn, url) => /\/logging\/|pino|sonic-boom/.test(url)],
   ['key lookup, quota, routing', (_fn, url) => /\/metering\/|sources|routing|quota|idempot/i.test(url)],
-  ['store commit (SQLite, SQL, sync)', (fn, url) => /\/store\/|better-sqlite3/.test(url) || (url === '' && /^(run|all|get|exec|prepare|transaction|fdatasync|fsync)$/.test(fn))],
-  ['inbound hand-over and answers', (_fn, url) => /\/inbound\/|node:internal\/worker|structured|messageport/i.test(url)],
-  ['HTTP (node:http, net, streams)', (_fn, url) => /node:(_http|http|net|internal\/(streams|http|net|stream_base|timers|async_hooks|process\/task_queues))/.test(url) || /\/http\//.test(url)],
+  [
+    'store commit (SQLite, SQL, sync)',
+    (fn, url) =>
+      /\/store\/|better-sqlite3/.test(url) ||
+      (url === '' && /^(run|all|get|exec|prepare|transaction|fdatasync|fsync)$/.test(fn)),
+  ],
+  [
+    'inbound hand-over and answers',
+    (_fn, url) => /\/inbound\/|node:internal\/worker|structured|messageport/i.test(url),
+  ],
+  [
+    'HTTP (node:http, net, streams)',
+    (_fn, url) =>
+      /node:(_http|http|net|internal\/(streams|http|net|stream_base|timers|async_hooks|process\/task_queues))/.test(
+        url,
+      ) || /\/http\//.test(url),
+  ],
   ['(program, native)', (fn, url) => url === '' || fn === '(program)'],
 ];
 
 export function summariseProfiles(dir: string, requests: number): string {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
   let out = `\nCPU profile of the SQLite server (${files.length} threads), ${requests} requests served while profiled\n`;
   for (const file of files) {
     const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile;
@@ -67,7 +83,10 @@ export function summariseProfiles(dir: string, requests: number): string {
       out += `| ${stage} | ${perRequest(us)} | ${((100 * us) / busy).toFixed(1)} % |\n`;
     }
     out += `| top self time | µs per request | share of busy |\n|---|---|---|\n`;
-    for (const [key, entry] of [...byFunction].filter(([, e]) => e.fn !== '(idle)').sort((a, b) => b[1].us - a[1].us).slice(0, 20)) {
+    for (const [key, entry] of [...byFunction]
+      .filter(([, e]) => e.fn !== '(idle)')
+      .sort((a, b) => b[1].us - a[1].us)
+      .slice(0, 20)) {
       out += `| \`${key}\` | ${perRequest(entry.us)} | ${((100 * entry.us) / busy).toFixed(1)} % |\n`;
     }
   }

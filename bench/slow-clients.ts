@@ -28,7 +28,9 @@ export interface SlowClientsRow {
 /** SLOW_CONNECTIONS connections dripping one byte a second each, reopened when closed. */
 function startSlowClients(url: string, authKey: string): { stop: () => number } {
   const { hostname, port } = new URL(url);
-  const request = Buffer.from(`POST /api/inbound/${authKey} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nEURUSD,buy`);
+  const request = Buffer.from(
+    `POST /api/inbound/${authKey} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nEURUSD,buy`,
+  );
   let stopped = false;
   let cut = 0;
   const sockets = new Set<net.Socket>();
@@ -69,12 +71,19 @@ export async function runSlowClients(): Promise<SlowClientsRow[]> {
     const account = await server.admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
     const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
     const secret = randomBytes(16).toString('hex');
-    const signed = await server.admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
+    const signed = await server.admin('/api/admin/sources', {
+      accountId: account.id,
+      name: 'signed',
+      hmacSecret: secret,
+    });
     const requests = signalMix(plain.authKey, signed.authKey, secret);
     await runLoad(server.url, requests, CONNECTIONS, 2); // warm-up
     const check = (name: string, result: LoadResult) => {
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
-      process.stdout.write(`${name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`);
+      if (result.non2xx > 0 || result.errors > 0)
+        throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
+      process.stdout.write(
+        `${name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`,
+      );
       return result;
     };
     for (let round = 1; round <= ROUNDS; round++) {
@@ -83,7 +92,12 @@ export async function runSlowClients(): Promise<SlowClientsRow[]> {
       // Let them all connect and start dripping before the load starts.
       await new Promise((resolve) => setTimeout(resolve, 2000));
       try {
-        slow.push(check(`round ${round} with ${SLOW_CONNECTIONS} slow clients`, await runLoad(server.url, requests, CONNECTIONS, SECONDS)));
+        slow.push(
+          check(
+            `round ${round} with ${SLOW_CONNECTIONS} slow clients`,
+            await runLoad(server.url, requests, CONNECTIONS, SECONDS),
+          ),
+        );
       } finally {
         cut += clients.stop();
       }
@@ -98,13 +112,18 @@ export async function runSlowClients(): Promise<SlowClientsRow[]> {
     p99: median(runs.map((r) => r.p99)),
     cut: cutCount,
   });
-  const rows = [row('no slow clients', quiet, 0), row(`${SLOW_CONNECTIONS} connections sending one byte a second`, slow, cut)];
+  const rows = [
+    row('no slow clients', quiet, 0),
+    row(`${SLOW_CONNECTIONS} connections sending one byte a second`, slow, cut),
+  ];
   process.stdout.write(
     `\nslow clients: signalgate (SQLite), medians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections of normal load, node ${process.version}\n` +
       '| condition | req/s | p50 ms | p99 ms | req/s vs none | slow connections cut by the server |\n|---|---|---|---|---|---|\n',
   );
   for (const r of rows) {
-    process.stdout.write(`| ${r.condition} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${(r.rps / rows[0]!.rps).toFixed(2)} | ${r.condition === 'no slow clients' ? '–' : r.cut} |\n`);
+    process.stdout.write(
+      `| ${r.condition} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${(r.rps / rows[0]!.rps).toFixed(2)} | ${r.condition === 'no slow clients' ? '–' : r.cut} |\n`,
+    );
   }
   return rows;
 }

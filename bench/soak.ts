@@ -36,7 +36,10 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
   const startedAt = run.startAt;
   // Every request's times (epoch ms), to read beside the server's own (strace, or a probe loaded into the server with BENCH_SERVER_NODE_ARGS).
   if (process.env.BENCH_SOAK_ANSWERS) {
-    writeFileSync(process.env.BENCH_SOAK_ANSWERS, JSON.stringify({ startAt: startedAt, answers: run.answers, arrivals: run.arrivals }));
+    writeFileSync(
+      process.env.BENCH_SOAK_ANSWERS,
+      JSON.stringify({ startAt: startedAt, answers: run.answers, arrivals: run.arrivals }),
+    );
   }
   const ok = run.answers.filter((a) => a.status === 202);
   const latency = ok.map((a) => a.answeredAt - a.scheduledAt);
@@ -54,7 +57,10 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
       stallAt = events[i - 1]! - startedAt;
     }
   }
-  const handoff = ok.filter((a) => run.arrivals[a.id!] !== undefined).map((a) => run.arrivals[a.id!]! - a.answeredAt).sort((a, b) => a - b);
+  const handoff = ok
+    .filter((a) => run.arrivals[a.id!] !== undefined)
+    .map((a) => run.arrivals[a.id!]! - a.answeredAt)
+    .sort((a, b) => a - b);
   const row: SoakRow = {
     seconds,
     sent: run.answers.length,
@@ -79,7 +85,11 @@ export async function runSoak(seconds: number): Promise<SoakRow> {
 }
 
 /** Hand-off per 2-second window of the schedule, median / max ms: when in the run the agent fell behind. */
-function handoffWindows(ok: { id: string | null; scheduledAt: number; answeredAt: number }[], arrivals: Record<string, number>, startedAt: number): string {
+function handoffWindows(
+  ok: { id: string | null; scheduledAt: number; answeredAt: number }[],
+  arrivals: Record<string, number>,
+  startedAt: number,
+): string {
   const windows: number[][] = [];
   for (const a of ok) {
     const heldAt = arrivals[a.id!];
@@ -101,7 +111,12 @@ function handoffWindows(ok: { id: string | null; scheduledAt: number; answeredAt
  * elsewhere (the inbound thread, the disk).
  */
 function eventLoopReport(metrics: string): string {
-  const value = (name: string) => metrics.split('\n').find((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))?.split(' ').pop();
+  const value = (name: string) =>
+    metrics
+      .split('\n')
+      .find((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))
+      ?.split(' ')
+      .pop();
   const lagMax = Number(value('nodejs_eventloop_lag_max_seconds')) * 1000;
   let out = `server event loop: longest delay ${lagMax.toFixed(0)} ms (nodejs_eventloop_lag_max_seconds, since the start)\n`;
   for (const kind of ['minor', 'major', 'incremental']) {

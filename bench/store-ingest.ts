@@ -70,14 +70,18 @@ interface Variant {
 
 export async function runStoreIngest(): Promise<StoreIngestRow[]> {
   const rows: StoreIngestRow[] = [];
-  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) => STORES.includes(name === 'SQLite' ? 'sqlite' : 'postgres'))) {
+  for (const store of (['SQLite', 'PostgreSQL'] as const).filter((name) =>
+    STORES.includes(name === 'SQLite' ? 'sqlite' : 'postgres'),
+  )) {
     const variants = store === 'SQLite' ? await sqliteVariants() : await postgresVariants();
     if (variants === null) {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL rows\n`);
       continue;
     }
     try {
-      const results = new Map<string, { cpu: number[]; wall: number[]; latencies: number[] }>(variants.map((v) => [v.name, { cpu: [], wall: [], latencies: [] }]));
+      const results = new Map<string, { cpu: number[]; wall: number[]; latencies: number[] }>(
+        variants.map((v) => [v.name, { cpu: [], wall: [], latencies: [] }]),
+      );
       let next = 0;
       for (const variant of variants) next = (await ingestRound(variant, next, 200)).next; // warm-up
       for (let round = 1; round <= ROUNDS; round++) {
@@ -88,13 +92,22 @@ export async function runStoreIngest(): Promise<StoreIngestRow[]> {
           r.cpu.push(result.cpuUs / REQUESTS);
           r.wall.push(result.wallUs / REQUESTS);
           r.latencies.push(...result.latencies);
-          process.stdout.write(`round ${round} ${store} ${variant.name}: ${(result.cpuUs / REQUESTS).toFixed(0)} µs CPU, ${(result.wallUs / REQUESTS).toFixed(0)} µs wall per request\n`);
+          process.stdout.write(
+            `round ${round} ${store} ${variant.name}: ${(result.cpuUs / REQUESTS).toFixed(0)} µs CPU, ${(result.wallUs / REQUESTS).toFixed(0)} µs wall per request\n`,
+          );
         }
       }
       for (const variant of variants) {
         const r = results.get(variant.name)!;
         const sorted = r.latencies.sort((a, b) => a - b);
-        rows.push({ store, variant: variant.name, cpuUs: median(r.cpu), wallUs: median(r.wall), p99Ms: percentile(sorted, 0.99), maxMs: sorted.at(-1)! });
+        rows.push({
+          store,
+          variant: variant.name,
+          cpuUs: median(r.cpu),
+          wallUs: median(r.wall),
+          p99Ms: percentile(sorted, 0.99),
+          maxMs: sorted.at(-1)!,
+        });
       }
     } finally {
       for (const variant of variants) await variant.dispose();
@@ -105,7 +118,11 @@ export async function runStoreIngest(): Promise<StoreIngestRow[]> {
 }
 
 /** `count` requests, `IN_FLIGHT` at a time, to the seeded sources in turn. */
-async function ingestRound(variant: Variant, first: number, count: number): Promise<{ next: number; cpuUs: number; wallUs: number; latencies: number[] }> {
+async function ingestRound(
+  variant: Variant,
+  first: number,
+  count: number,
+): Promise<{ next: number; cpuUs: number; wallUs: number; latencies: number[] }> {
   const sources = accountCount(N) * sourcesPerAccount;
   let k = first;
   const latencies: number[] = [];
@@ -122,7 +139,12 @@ async function ingestRound(variant: Variant, first: number, count: number): Prom
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  return { next: end, cpuUs: (await variant.cpu()) - cpuStart, wallUs: (performance.now() - started) * 1000, latencies };
+  return {
+    next: end,
+    cpuUs: (await variant.cpu()) - cpuStart,
+    wallUs: (performance.now() - started) * 1000,
+    latencies,
+  };
 }
 
 /** Tells this run's signal ids from an earlier run's in a big schema that is kept (`BENCH_STORE_PG_BIG_SCHEMA`). */
@@ -147,11 +169,20 @@ function requestFor(i: number, account: number, source: number): IngestRequest {
     idempotencySince: new Date(now.getTime() - 86_400_000).toISOString(),
     duplicateCheck: null,
     verdict: rejected
-      ? { kind: 'reject', httpStatus: 422, problems: [{ code: ErrorCode.UNKNOWN_ACTION, detail: "unknown action 'buyx'", param: 'action' }] }
+      ? {
+          kind: 'reject',
+          httpStatus: 422,
+          problems: [{ code: ErrorCode.UNKNOWN_ACTION, detail: "unknown action 'buyx'", param: 'action' }],
+        }
       : {
           kind: 'accept',
           signal: { symbol, action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } },
-          signalJson: JSON.stringify({ symbol, action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } }),
+          signalJson: JSON.stringify({
+            symbol,
+            action: 'buy',
+            volume: { type: 'lots', value: 0.1 },
+            sl: { type: 'pips', value: 20 },
+          }),
           expiresAt: new Date(now.getTime() + 120_000).toISOString(),
           quotaExhausted: { code: ErrorCode.QUOTA_SIGNALS_IN, detail: 'The monthly signal quota is used up.' },
         },
@@ -162,14 +193,37 @@ function requestFor(i: number, account: number, source: number): IngestRequest {
 async function seedTenants(store: Store): Promise<void> {
   const created = new Date(Date.now() - 86_400_000).toISOString();
   for (let a = 0; a < accountCount(N); a++) {
-    await store.accounts.create({ id: accountId(a), name: `tenant ${a}`, monthlySignalQuota: 100_000_000, createdAt: created });
+    await store.accounts.create({
+      id: accountId(a),
+      name: `tenant ${a}`,
+      monthlySignalQuota: 100_000_000,
+      createdAt: created,
+    });
     for (let k = 0; k < agentsOf(a); k++) {
-      await store.agents.create({ id: agentId(a, k), accountId: accountId(a), name: `agent ${k}`, tokenHash: `bench_${a}_${k}`, createdAt: created, lastSeenAt: null, state: null });
+      await store.agents.create({
+        id: agentId(a, k),
+        accountId: accountId(a),
+        name: `agent ${k}`,
+        tokenHash: `bench_${a}_${k}`,
+        createdAt: created,
+        lastSeenAt: null,
+        state: null,
+      });
     }
     for (let s = 0; s < sourcesPerAccount; s++) {
       await store.sources.create({
-        id: sourceId(a, s), accountId: accountId(a), name: `source ${s}`, ...storedAuthKey(`bench_key_${a}_${s}`), active: true, hmacSecret: null,
-        agentIds: [], allowedIps: [], maxSignalAgeSeconds: 120, duplicateWindowSeconds: 0, createdAt: created, revision: 0,
+        id: sourceId(a, s),
+        accountId: accountId(a),
+        name: `source ${s}`,
+        ...storedAuthKey(`bench_key_${a}_${s}`),
+        active: true,
+        hmacSecret: null,
+        agentIds: [],
+        allowedIps: [],
+        maxSignalAgeSeconds: 120,
+        duplicateWindowSeconds: 0,
+        createdAt: created,
+        revision: 0,
       });
     }
   }
@@ -189,7 +243,11 @@ async function sqliteVariants(): Promise<Variant[]> {
     await store.close();
   }
   const started = Date.now();
-  seedSqlite(file(dirs[2]!.dir), N, Date.now() - 60_000, (done) => process.stdout.write(`SQLite: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`));
+  seedSqlite(file(dirs[2]!.dir), N, Date.now() - 60_000, (done) =>
+    process.stdout.write(
+      `SQLite: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+    ),
+  );
   copyFileSync(file(dirs[2]!.dir), file(dirs[3]!.dir));
   for (const { name, dir } of dirs.filter((d) => d.name.endsWith('before'))) {
     const db = new Database(file(dir));
@@ -224,9 +282,11 @@ async function postgresVariants(): Promise<Variant[] | null> {
   const variants: Variant[] = [];
   try {
     const names =
-      PG_BIG_SCHEMA !== undefined ? ['empty', 'big']
-      : PG_FUNCTIONS_BEFORE === undefined ? ['empty', 'empty, before', 'big', 'big, before']
-      : ['empty', 'empty, functions before', 'big', 'big, functions before'];
+      PG_BIG_SCHEMA !== undefined
+        ? ['empty', 'big']
+        : PG_FUNCTIONS_BEFORE === undefined
+          ? ['empty', 'empty, before', 'big', 'big, before']
+          : ['empty', 'empty, functions before', 'big', 'big, functions before'];
     for (const name of names) {
       const cached = PG_BIG_SCHEMA !== undefined && name === 'big';
       const schema = cached ? PG_BIG_SCHEMA : `bench_store_${name.replaceAll(/[, ]+/g, '_')}_${tag}`;
@@ -240,7 +300,11 @@ async function postgresVariants(): Promise<Variant[] | null> {
       } else if (name.startsWith('big')) {
         await store.close();
         const started = Date.now();
-        await seedPostgres(url.toString(), N, Date.now() - 60_000, (done) => process.stdout.write(`PostgreSQL ${name}: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`));
+        await seedPostgres(url.toString(), N, Date.now() - 60_000, (done) =>
+          process.stdout.write(
+            `PostgreSQL ${name}: seeded ${done.toLocaleString('en')} signals (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+          ),
+        );
         store = await openStore({ dataDir: '/nonexistent', databaseUrl: url.toString(), schema });
       } else {
         await seedTenants(store);
@@ -250,7 +314,13 @@ async function postgresVariants(): Promise<Variant[] | null> {
         await functions.connect();
         await functions.query(readFileSync(PG_FUNCTIONS_BEFORE!, 'utf8'));
         await functions.end();
-      } else if (name.endsWith('before')) for (const sql of BEFORE) await admin.query(sql.replace(/ON signals|INDEX signals_rejected_log/, (m) => (m === 'ON signals' ? `ON ${schema}.signals` : `INDEX ${schema}.signals_rejected_log`)));
+      } else if (name.endsWith('before'))
+        for (const sql of BEFORE)
+          await admin.query(
+            sql.replace(/ON signals|INDEX signals_rejected_log/, (m) =>
+              m === 'ON signals' ? `ON ${schema}.signals` : `INDEX ${schema}.signals_rejected_log`,
+            ),
+          );
       if (!cached) await admin.query(`ANALYZE ${schema}.signals`);
       const opened = store;
       variants.push({
@@ -289,7 +359,10 @@ async function processCpuUs(): Promise<number> {
  */
 function backendCpuUs(admin: pg.Client, applicationName: string): () => Promise<number> {
   return async () => {
-    const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
+    const { rows } = await admin.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+      [applicationName],
+    );
     let total = 0;
     for (const { pid } of rows) {
       try {
@@ -305,7 +378,9 @@ function backendCpuUs(admin: pg.Client, applicationName: string): () => Promise<
 
 function report(rows: StoreIngestRow[]): void {
   let out = `\nstore ingest alone: ${N.toLocaleString('en')} signals in the big stores; medians of ${ROUNDS} alternating rounds of ${REQUESTS} requests, ${IN_FLIGHT} in flight\n`;
-  out += '| store | variant | CPU µs / request | wall µs / request | request p99 ms | slowest ms |\n|---|---|---|---|---|---|\n';
-  for (const row of rows) out += `| ${row.store} | ${row.variant} | ${row.cpuUs.toFixed(0)} | ${row.wallUs.toFixed(0)} | ${row.p99Ms.toFixed(1)} | ${row.maxMs.toFixed(0)} |\n`;
+  out +=
+    '| store | variant | CPU µs / request | wall µs / request | request p99 ms | slowest ms |\n|---|---|---|---|---|---|\n';
+  for (const row of rows)
+    out += `| ${row.store} | ${row.variant} | ${row.cpuUs.toFixed(0)} | ${row.wallUs.toFixed(0)} | ${row.p99Ms.toFixed(1)} | ${row.maxMs.toFixed(0)} |\n`;
   process.stdout.write(out);
 }

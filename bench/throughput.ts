@@ -52,7 +52,12 @@ export async function runThroughput(withHttps: boolean, retention: boolean): Pro
       const certificate = makeBenchCertificate(certDir);
       targets.push(
         await bareTarget(certificate),
-        await signalgateTarget('signalgate (SQLite, HTTPS)', { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile }, undefined, certificate),
+        await signalgateTarget(
+          'signalgate (SQLite, HTTPS)',
+          { SIGNALGATE_TLS_CERT: certificate.certFile, SIGNALGATE_TLS_KEY: certificate.keyFile },
+          undefined,
+          certificate,
+        ),
       );
     }
     // Retention: SQLite only, the size reported is the embedded store's.
@@ -60,7 +65,9 @@ export async function runThroughput(withHttps: boolean, retention: boolean): Pro
     if (retention) {
       // no PostgreSQL row
     } else if (pgSchema !== null) {
-      targets.push(await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop));
+      targets.push(
+        await signalgateTarget('signalgate (PostgreSQL)', { SIGNALGATE_DATABASE_URL: pgSchema.url }, pgSchema.drop),
+      );
     } else {
       process.stdout.write(`PostgreSQL at ${redact(BENCH_PG_URL)} not reachable: no PostgreSQL row\n`);
     }
@@ -70,7 +77,9 @@ export async function runThroughput(withHttps: boolean, retention: boolean): Pro
       for (const target of targets) {
         const result = await runLoad(target.url, target.requests, CONNECTIONS, SECONDS);
         if (result.non2xx > 0 || result.errors > 0) {
-          throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`);
+          throw new Error(
+            `${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the run is not valid`,
+          );
         }
         results.get(target.name)!.push(result);
         const size = retention && target.dataDir ? `, store ${(storeBytes(target.dataDir) / 1e6).toFixed(1)} MB` : '';
@@ -94,7 +103,9 @@ function report(results: Map<string, LoadResult[]>, retention: boolean): void {
     p99: median(runs.map((r) => r.p99)),
   }));
   const bareOf = (name: string) =>
-    rows.find((row) => row.name === (retention ? NOTHING_TO_PRUNE : /https/i.test(name) ? 'bare node:https' : 'bare node:http'))!;
+    rows.find(
+      (row) => row.name === (retention ? NOTHING_TO_PRUNE : /https/i.test(name) ? 'bare node:https' : 'bare node:http'),
+    )!;
   process.stdout.write(
     `\nmedians of ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n` +
       `| server | req/s | p50 ms | p99 ms | throughput vs ${retention ? 'nothing to prune' : 'bare (same transport)'} |\n|---|---|---|---|---|\n`,
@@ -108,7 +119,8 @@ function report(results: Map<string, LoadResult[]>, retention: boolean): void {
 
 async function bareTarget(certificate: BenchCertificate | null): Promise<Target> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-bare-'));
-  const env: Record<string, string> = certificate === null ? {} : { BENCH_TLS_CERT: certificate.certFile, BENCH_TLS_KEY: certificate.keyFile };
+  const env: Record<string, string> =
+    certificate === null ? {} : { BENCH_TLS_CERT: certificate.certFile, BENCH_TLS_KEY: certificate.keyFile };
   const proc = await spawnListening(benchFile('bare-server.ts'), [], env, path.join(logDir, 'server.log'));
   return {
     name: certificate === null ? 'bare node:http' : 'bare node:https',
@@ -131,8 +143,18 @@ async function signalgateTarget(
   const account = await server.admin('/api/admin/accounts', { name: 'bench', monthlySignalQuota: 1_000_000_000 });
   const plain = await server.admin('/api/admin/sources', { accountId: account.id, name: 'plain' });
   const secret = randomBytes(16).toString('hex');
-  const signed = await server.admin('/api/admin/sources', { accountId: account.id, name: 'signed', hmacSecret: secret });
-  return { name, url: server.url, requests: signalMix(plain.authKey, signed.authKey, secret), stop: server.stop, dataDir: server.dataDir };
+  const signed = await server.admin('/api/admin/sources', {
+    accountId: account.id,
+    name: 'signed',
+    hmacSecret: secret,
+  });
+  return {
+    name,
+    url: server.url,
+    requests: signalMix(plain.authKey, signed.authKey, secret),
+    stop: server.stop,
+    dataDir: server.dataDir,
+  };
 }
 
 /** The bytes of the SQLite store's files (the database, its WAL and shared memory), not the log. */

@@ -25,7 +25,12 @@ export async function load(url, context, nextLoad) {
   const fileName = fileURLToPath(url);
   const { outputText } = ts.transpileModule(await readFile(fileName, 'utf8'), {
     fileName,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, isolatedModules: true, inlineSourceMap: true },
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      isolatedModules: true,
+      inlineSourceMap: true,
+    },
   });
   return { format: 'module', source: outputText, shortCircuit: true };
 }

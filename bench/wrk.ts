@@ -14,7 +14,10 @@ import type { BenchRequest } from './signal-mix.js';
 export function ensureWrk(): void {
   if (onPath('wrk')) return;
   process.stdout.write('wrk is missing: installing the Debian package with apt-get\n');
-  execFileSync('apt-get', ['install', '-y', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('apt-get', ['install', '-y', 'wrk'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 export function onPath(command: string): boolean {
@@ -30,16 +33,41 @@ export function onPath(command: string): boolean {
  * One wrk run of `seconds` at `connections` on one thread pinned to `cpu`, cycling through the
  * mix; the script's `done` prints the figures as one JSON line (latencies in µs).
  */
-export async function runWrk(url: string, requests: BenchRequest[], connections: number, seconds: number, cpu: string): Promise<LoadResult> {
+export async function runWrk(
+  url: string,
+  requests: BenchRequest[],
+  connections: number,
+  seconds: number,
+  cpu: string,
+): Promise<LoadResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-wrk-'));
   try {
     const script = path.join(dir, 'mix.lua');
     writeFileSync(script, luaScript(requests));
-    const output = await run('taskset', ['-c', cpu, 'wrk', '--timeout', '10s', '-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url]);
+    const output = await run('taskset', [
+      '-c',
+      cpu,
+      'wrk',
+      '--timeout',
+      '10s',
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '-s',
+      script,
+      url,
+    ]);
     const line = output.split('\n').find((l) => l.startsWith('{"wrk"'));
     if (line === undefined) throw new Error(`wrk printed no figures:\n${output}`);
     const errorLine = output.split('\n').find((l) => l.startsWith('wrk socket errors'))!;
-    const figures = JSON.parse(line) as { requests: number; durationUs: number; p50: number; p99: number; status: number; socket: number };
+    const figures = JSON.parse(line) as {
+      requests: number;
+      durationUs: number;
+      p50: number;
+      p99: number;
+      status: number;
+      socket: number;
+    };
     return {
       requestsPerSecond: figures.requests / (figures.durationUs / 1e6),
       p50: figures.p50 / 1000,
@@ -60,7 +88,9 @@ function luaScript(requests: BenchRequest[]): string {
     return JSON.stringify(text);
   };
   const entries = requests.map((r) => {
-    const headers = Object.entries(r.headers).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`).join(', ');
+    const headers = Object.entries(r.headers)
+      .map(([k, v]) => `[${lua(k)}] = ${lua(v)}`)
+      .join(', ');
     return `wrk.format(${lua(r.method)}, ${lua(r.path)}, { ${headers} }, ${lua(r.body)})`;
   });
   return `local mix = {}
@@ -89,6 +119,8 @@ function run(command: string, args: string[]): Promise<string> {
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${out}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${out}`)),
+    );
   });
 }

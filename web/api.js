@@ -33,7 +33,8 @@ export async function api(method, path, body) {
   if (!res.ok) {
     const error = new ApiError(res.status, parsed);
     // The session ended (signed out elsewhere, expired, or the admin token changed).
-    if (res.status === 401 && !path.startsWith('/api/dashboard/session')) window.dispatchEvent(new CustomEvent('signed-out'));
+    if (res.status === 401 && !path.startsWith('/api/dashboard/session'))
+      window.dispatchEvent(new CustomEvent('signed-out'));
     throw error;
   }
   return parsed;

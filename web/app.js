@@ -36,7 +36,13 @@ function showSignIn(message) {
   leave();
   signingIn = true;
   const problems = h('div');
-  const token = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true, spellcheck: 'false' });
+  const token = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'current-password',
+    required: true,
+    spellcheck: 'false',
+  });
   const form = h(
     'form',
     { class: 'signin card', 'aria-labelledby': 'signin-title' },
@@ -67,7 +73,11 @@ function showShell() {
   const nav = h(
     'nav',
     { 'aria-label': 'Sections' },
-    h('ul', null, VIEWS.map((v) => h('li', null, h('a', { href: `#${v.path}`, 'data-view': v.path }, v.label)))),
+    h(
+      'ul',
+      null,
+      VIEWS.map((v) => h('li', null, h('a', { href: `#${v.path}`, 'data-view': v.path }, v.label))),
+    ),
   );
   const signOut = h('button', { type: 'button', class: 'secondary', onclick: doSignOut }, 'Sign out');
   const main = h('main', { id: 'view', tabindex: '-1' });

@@ -13,7 +13,11 @@ export function dailyChart(days, label) {
   const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
   const total = days.map((d) => d.accepted + d.rejected);
   const accepted = days.map((d) => d.accepted);
-  const summary = h('p', { class: 'visually-hidden' }, `${total.reduce((a, b) => a + b, 0)} signals over ${days.length} days.`);
+  const summary = h(
+    'p',
+    { class: 'visually-hidden' },
+    `${total.reduce((a, b) => a + b, 0)} signals over ${days.length} days.`,
+  );
   box.append(summary);
   let plot = null;
   const draw = () => {
@@ -26,10 +30,21 @@ export function dailyChart(days, label) {
         legend: { show: true, live: false },
         cursor: { drag: { x: false, y: false } },
         // Half a day of room each side, so the first and last bars are whole.
-        scales: { x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] }, y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
+        scales: {
+          x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] },
+          y: { range: (_u, _min, max) => [0, Math.max(4, max)] },
+        },
         axes: [
-          { stroke: '#5b6675', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
-          { stroke: '#5b6675', size: 40, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')) },
+          {
+            stroke: '#5b6675',
+            grid: { show: false },
+            values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)),
+          },
+          {
+            stroke: '#5b6675',
+            size: 40,
+            values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')),
+          },
         ],
         series: [
           { value: (_u, t) => (t == null ? '' : new Date(t * 1000).toISOString().slice(0, 10)) },

@@ -7,7 +7,15 @@ export function problemList(error) {
   return h(
     'ul',
     { class: 'problems', role: 'alert' },
-    problems.map((p) => h('li', null, h('code', null, p.code), p.param ? h('span', { class: 'param' }, ` ${p.param}`) : null, `: ${p.detail}`)),
+    problems.map((p) =>
+      h(
+        'li',
+        null,
+        h('code', null, p.code),
+        p.param ? h('span', { class: 'param' }, ` ${p.param}`) : null,
+        `: ${p.detail}`,
+      ),
+    ),
   );
 }
 
@@ -78,7 +86,16 @@ export function copyField(label, value, opts = {}) {
       'div',
       { class: 'row' },
       control,
-      h('button', { type: 'button', class: 'secondary', 'aria-label': `Copy ${label}`, onclick: () => copyText(value, control, status) }, 'Copy'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Copy ${label}`,
+          onclick: () => copyText(value, control, status),
+        },
+        'Copy',
+      ),
     ),
     status,
   );
@@ -92,7 +109,18 @@ export function shownOnce(title, value, onClose, label = 'Token') {
     h('h3', null, title),
     h('p', null, 'Shown this once: copy it now. signalgate keeps only its digest and cannot show it again.'),
     copyField(label, value, { id: 'shown-token' }),
-    h('button', { type: 'button', class: 'secondary', onclick: () => { box.remove(); onClose?.(); } }, 'I have copied it'),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        onclick: () => {
+          box.remove();
+          onClose?.();
+        },
+      },
+      'I have copied it',
+    ),
   );
   return box;
 }

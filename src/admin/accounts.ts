@@ -15,7 +15,12 @@ export const MAX_MONTHLY_QUOTA = 1_000_000_000;
 
 const ACCOUNT_FIELDS = {
   name: textField(200, 'what the account is called', 'Alice'),
-  monthlySignalQuota: wholeNumberField(0, MAX_MONTHLY_QUOTA, 'signals the account may send per calendar month (UTC)', 1000),
+  monthlySignalQuota: wholeNumberField(
+    0,
+    MAX_MONTHLY_QUOTA,
+    'signals the account may send per calendar month (UTC)',
+    1000,
+  ),
 };
 
 /** The body of `POST /api/admin/accounts` (and `signalgate accounts create`). */
@@ -23,13 +28,22 @@ export const CREATE_ACCOUNT_BODY = objectSchema(ACCOUNT_FIELDS, ['name', 'monthl
 /** The body of `PATCH /api/admin/accounts/{id}`: any of the fields, at least one. */
 export const UPDATE_ACCOUNT_BODY = objectSchema(ACCOUNT_FIELDS, [], 'at least one field');
 
-export async function createAccount(store: Store, body: unknown, nowMillis: number): Promise<AdminResult<ReturnType<typeof accountView>>> {
+export async function createAccount(
+  store: Store,
+  body: unknown,
+  nowMillis: number,
+): Promise<AdminResult<ReturnType<typeof accountView>>> {
   const fields = new FieldReader(body, CREATE_ACCOUNT_BODY);
   const name = fields.string('name');
   const quota = fields.integer('monthlySignalQuota');
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof name !== 'string' || quota === undefined) return refuse(...fields.problems);
-  const account = { id: newId('acc'), name: name.trim(), monthlySignalQuota: quota, createdAt: new Date(nowMillis).toISOString() };
+  const account = {
+    id: newId('acc'),
+    name: name.trim(),
+    monthlySignalQuota: quota,
+    createdAt: new Date(nowMillis).toISOString(),
+  };
   await store.accounts.create(account);
   return { ok: true, value: accountView(account) };
 }
@@ -44,7 +58,11 @@ export async function showAccount(store: Store, id: string): Promise<AdminResult
  * quota holds for the current month at once: a raised one lets signals in again, a lowered one
  * below what was used refuses the next.
  */
-export async function updateAccount(store: Store, id: string, body: unknown): Promise<AdminResult<ReturnType<typeof accountView>>> {
+export async function updateAccount(
+  store: Store,
+  id: string,
+  body: unknown,
+): Promise<AdminResult<ReturnType<typeof accountView>>> {
   const fields = new FieldReader(body, UPDATE_ACCOUNT_BODY);
   const patch: AccountPatch = {};
   const name = fields.string('name');
@@ -54,7 +72,10 @@ export async function updateAccount(store: Store, id: string, body: unknown): Pr
   fields.rejectUnknown();
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (Object.keys(patch).length === 0) {
-    return refuse({ code: ErrorCode.INVALID_REQUEST, detail: 'the update changes nothing; send name, monthlySignalQuota or both' });
+    return refuse({
+      code: ErrorCode.INVALID_REQUEST,
+      detail: 'the update changes nothing; send name, monthlySignalQuota or both',
+    });
   }
   const updated = await store.accounts.update(id, patch);
   return updated === null ? notFound('account', id) : { ok: true, value: accountView(updated) };
@@ -75,7 +96,8 @@ export async function listAccounts(store: Store, query: ListQuery) {
   const read = readListQuery(query, []);
   if (!read.ok) return read;
   const { limit, before } = read.value;
-  if (before !== undefined && (await store.accounts.get(before)) === null) return refuse<never>(unknownCursor('account', before));
+  if (before !== undefined && (await store.accounts.get(before)) === null)
+    return refuse<never>(unknownCursor('account', before));
   const page = await store.accounts.list({ limit, ...(before !== undefined && { before }) });
   return { ok: true as const, value: { accounts: page.items.map(accountView), next: page.next } };
 }
@@ -102,7 +124,11 @@ export async function dailyUsage(store: Store, accountId: string, query: ListQue
   if (given !== undefined) {
     days = Number(given);
     if (typeof given !== 'string' || !/^\d+$/.test(given) || days < 1 || days > MAX_USAGE_DAYS) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'days', detail: `days must be a whole number from 1 to ${MAX_USAGE_DAYS}` });
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'days',
+        detail: `days must be a whole number from 1 to ${MAX_USAGE_DAYS}`,
+      });
     }
   }
   if (problems.length > 0) return refuse<never>(...problems);

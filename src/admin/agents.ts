@@ -13,7 +13,10 @@ import { agentEntryJson, agentView } from './views.js';
 import { jsonPageBody } from './json-page-body.js';
 
 /** The body of `POST /api/admin/accounts/{id}/agents`. */
-export const CREATE_AGENT_BODY = objectSchema({ name: textField(200, 'what the agent is called, e.g. the terminal it runs in', 'MT5 live') }, ['name']);
+export const CREATE_AGENT_BODY = objectSchema(
+  { name: textField(200, 'what the agent is called, e.g. the terminal it runs in', 'MT5 live') },
+  ['name'],
+);
 
 /** Creates an agent of the account; its token is shown in this answer only. */
 export async function createAgent(
@@ -50,7 +53,10 @@ export async function showAgent(store: Store, agentId: string): Promise<AdminRes
 export async function listAgents(store: Store, query: ListQuery) {
   const page = await agentPage(store, query);
   if (!page.ok) return page;
-  return { ok: true as const, value: { agents: page.value.items.map((entry) => agentView(agentOfEntry(entry))), next: page.value.next } };
+  return {
+    ok: true as const,
+    value: { agents: page.value.items.map((entry) => agentView(agentOfEntry(entry))), next: page.value.next },
+  };
 }
 
 /**
@@ -60,7 +66,14 @@ export async function listAgents(store: Store, query: ListQuery) {
 export async function agentPageJson(store: Store, query: ListQuery): Promise<AdminResult<string | Buffer>> {
   const page = await agentPage(store, query);
   if (!page.ok) return page;
-  return { ok: true, value: jsonPageBody('{"agents":[', page.value.items.map(agentEntryJson), `],"next":${JSON.stringify(page.value.next)}}`) };
+  return {
+    ok: true,
+    value: jsonPageBody(
+      '{"agents":[',
+      page.value.items.map(agentEntryJson),
+      `],"next":${JSON.stringify(page.value.next)}}`,
+    ),
+  };
 }
 
 async function agentPage(store: Store, query: ListQuery): Promise<AdminResult<RecordPage<AgentEntry>>> {
@@ -73,7 +86,14 @@ async function agentPage(store: Store, query: ListQuery): Promise<AdminResult<Re
   }
   if (before !== undefined && (await store.agents.get(before)) === null) problems.push(unknownCursor('agent', before));
   if (problems.length > 0) return refuse<never>(...problems);
-  return { ok: true, value: await store.agents.list({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) }) };
+  return {
+    ok: true,
+    value: await store.agents.list({
+      limit,
+      ...(before !== undefined && { before }),
+      ...(accountId !== undefined && { accountId }),
+    }),
+  };
 }
 
 /**

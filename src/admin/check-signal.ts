@@ -1,7 +1,12 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { judgeBody } from '../inbound/judge-body.js';
 import { MAX_BODY_BYTES } from '../inbound/receive-signal.js';
-import { readTradingViewTemplate, type NormalizedSignal, type TemplatePlaceholder, type TemplateRendering } from '../language/index.js';
+import {
+  readTradingViewTemplate,
+  type NormalizedSignal,
+  type TemplatePlaceholder,
+  type TemplateRendering,
+} from '../language/index.js';
 import { type AdminResult, refuse } from './admin-result.js';
 import { FieldReader } from './field-reader.js';
 import { objectSchema } from '../openapi/index.js';
@@ -41,15 +46,22 @@ export const CHECK_BODY = objectSchema(
 export function checkSignal(body: unknown): AdminResult<SignalCheck> {
   const fields = new FieldReader(body, CHECK_BODY);
   const signal = fields.has('body') ? (body as { body: unknown }).body : undefined;
-  if (signal === undefined) fields.fail('body', "'body' is required: the signal as it would be posted, e.g. \"EURUSD,buy,vol=0.1\"");
-  else if (typeof signal !== 'string') fields.fail('body', "'body' must be a string: the signal text or JSON exactly as it would be posted");
+  if (signal === undefined)
+    fields.fail('body', '\'body\' is required: the signal as it would be posted, e.g. "EURUSD,buy,vol=0.1"');
+  else if (typeof signal !== 'string')
+    fields.fail('body', "'body' must be a string: the signal text or JSON exactly as it would be posted");
   const contentType = fields.string('contentType');
   fields.rejectUnknown();
   if (fields.problems.length > 0 || typeof signal !== 'string') return refuse(...fields.problems);
 
   const bytes = Buffer.from(signal, 'utf8');
   if (bytes.length > MAX_BODY_BYTES) {
-    return judged(413, [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }]);
+    return judged(413, [
+      {
+        code: ErrorCode.PAYLOAD_TOO_LARGE,
+        detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request`,
+      },
+    ]);
   }
   // Decoded from the bytes, as the endpoint does (a lone surrogate becomes U+FFFD there too).
   return { ok: true, value: checkMessage(contentType ?? undefined, bytes.toString('utf8')) };
@@ -71,7 +83,8 @@ export function checkMessage(contentType: string | undefined, message: string): 
 
 function checkBody(contentType: string | undefined, text: string): BodyCheck {
   const verdict = judgeBody(contentType, undefined, Buffer.from(text, 'utf8'), text);
-  if (!verdict.ok) return { valid: false, httpStatus: verdict.httpStatus, code: verdict.problems[0]!.code, errors: verdict.problems };
+  if (!verdict.ok)
+    return { valid: false, httpStatus: verdict.httpStatus, code: verdict.problems[0]!.code, errors: verdict.problems };
   return { valid: true, format: verdict.format, signal: verdict.signal };
 }
 

@@ -6,7 +6,14 @@ import type { JsonSchema } from '../openapi/index.js';
  * published document refuses what the server would.
  */
 export function textField(maxLength: number, description: string, example: string): JsonSchema {
-  return { type: 'string', description, minLength: 1, maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$', examples: [example] };
+  return {
+    type: 'string',
+    description,
+    minLength: 1,
+    maxLength,
+    pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
+    examples: [example],
+  };
 }
 
 export function wholeNumberField(minimum: number, maximum: number, description: string, example: number): JsonSchema {

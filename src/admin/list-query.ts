@@ -35,7 +35,10 @@ export function readListQuery<Name extends string>(
       problems.push({
         code: ErrorCode.INVALID_REQUEST,
         param: name,
-        detail: name === 'before' ? 'before must be the next of the previous page; leave it out for the first page' : `${name} must not be empty; leave it out for no filter`,
+        detail:
+          name === 'before'
+            ? 'before must be the next of the previous page; leave it out for the first page'
+            : `${name} must not be empty; leave it out for no filter`,
       });
     } else {
       values[name] = value;
@@ -45,7 +48,11 @@ export function readListQuery<Name extends string>(
   if (values.limit !== undefined) {
     limit = Number(values.limit);
     if (!/^\d+$/.test(values.limit) || limit < 1 || limit > MAX_LIST_PAGE) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_LIST_PAGE}` });
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'limit',
+        detail: `limit must be a whole number from 1 to ${MAX_LIST_PAGE}`,
+      });
     }
   }
   if (problems.length > 0) return refuse(...problems);

@@ -19,6 +19,10 @@ export async function recordPublicUrl(store: Store, renderedUrl: string): Promis
  * it for the CLI; else the one the server recorded when it started; else the default
  * (`http://HOST:PORT` from the CLI's own environment), when no server has started on this store.
  */
-export async function cliPublicUrl(store: Store, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function cliPublicUrl(
+  store: Store,
+  config: Config,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   return publicUrlFromEnv(env) ?? (await store.settings.get(PUBLIC_URL_SETTING)) ?? config.publicUrl;
 }

@@ -16,11 +16,30 @@ const SYMBOL_FORM = /^[A-Z0-9._\-/#+!$@&^:]{1,32}$/;
 /** The query of `GET /api/admin/signals`, as published; its names are the ones taken. */
 const QUERY_FIELDS: Record<Parameter, JsonSchema> = {
   sourceId: { type: 'string', minLength: 1, description: "only this source's signals", examples: ['src_0123'] },
-  status: { type: 'string', enum: SIGNAL_STATUSES, description: 'only signals accepted, rejected, or taken as duplicates at intake' },
-  outcome: { type: 'string', enum: DELIVERY_STATUSES, description: 'only signals with at least one delivery in this status' },
-  symbol: { type: 'string', minLength: 1, maxLength: 32, description: 'only signals for this symbol (case-insensitive)', examples: ['EURUSD'] },
+  status: {
+    type: 'string',
+    enum: SIGNAL_STATUSES,
+    description: 'only signals accepted, rejected, or taken as duplicates at intake',
+  },
+  outcome: {
+    type: 'string',
+    enum: DELIVERY_STATUSES,
+    description: 'only signals with at least one delivery in this status',
+  },
+  symbol: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 32,
+    description: 'only signals for this symbol (case-insensitive)',
+    examples: ['EURUSD'],
+  },
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'signals per page' },
-  before: { type: 'string', minLength: 1, description: "the previous page's next: the page of signals older than it", examples: ['sig_0123'] },
+  before: {
+    type: 'string',
+    minLength: 1,
+    description: "the previous page's next: the page of signals older than it",
+    examples: ['sig_0123'],
+  },
 };
 export const SIGNAL_QUERY = objectSchema(QUERY_FIELDS);
 const PARAMETERS = Object.keys(SIGNAL_QUERY.properties);
@@ -49,7 +68,10 @@ export async function signalPageJson(store: Store, query: SignalQuery): Promise<
   const filter = await signalFilterOf(store, query);
   if (!filter.ok) return filter;
   const page = await store.signals.listLogEntries(filter.value);
-  return { ok: true, value: jsonPageBody('{"signals":[', page.entries.map(logEntryJson), `],"next":${JSON.stringify(page.next)}}`) };
+  return {
+    ok: true,
+    value: jsonPageBody('{"signals":[', page.entries.map(logEntryJson), `],"next":${JSON.stringify(page.next)}}`),
+  };
 }
 
 /** The filter a query asks for, every parameter checked. */
@@ -62,13 +84,21 @@ async function signalFilterOf(store: Store, query: SignalQuery): Promise<AdminRe
   if (values.limit !== undefined) {
     const limit = Number(values.limit);
     if (!/^\d+$/.test(values.limit) || limit < 1 || limit > MAX_PAGE) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'limit', detail: `limit must be a whole number from 1 to ${MAX_PAGE}` });
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'limit',
+        detail: `limit must be a whole number from 1 to ${MAX_PAGE}`,
+      });
     }
     filter.limit = limit;
   }
   if (values.status !== undefined) {
     if (!SIGNAL_STATUSES.includes(values.status as SignalStatus)) {
-      problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'status', detail: `status must be one of ${SIGNAL_STATUSES.join(', ')}` });
+      problems.push({
+        code: ErrorCode.INVALID_REQUEST,
+        param: 'status',
+        detail: `status must be one of ${SIGNAL_STATUSES.join(', ')}`,
+      });
     }
     filter.status = values.status as SignalStatus;
   }
@@ -89,13 +119,18 @@ async function signalFilterOf(store: Store, query: SignalQuery): Promise<AdminRe
       problems.push({
         code: ErrorCode.INVALID_REQUEST,
         param: 'symbol',
-        detail: 'symbol must be a symbol as signals name it: up to 32 letters A-Z, digits and ._-/#+!$@&^:, like EURUSD',
+        detail:
+          'symbol must be a symbol as signals name it: up to 32 letters A-Z, digits and ._-/#+!$@&^:, like EURUSD',
       });
     }
     filter.symbol = symbol;
   }
   if (values.sourceId === '') {
-    problems.push({ code: ErrorCode.INVALID_REQUEST, param: 'sourceId', detail: "sourceId must name a source; leave it out for every source's signals" });
+    problems.push({
+      code: ErrorCode.INVALID_REQUEST,
+      param: 'sourceId',
+      detail: "sourceId must name a source; leave it out for every source's signals",
+    });
   }
   if (values.before === '') {
     problems.push({

@@ -21,14 +21,19 @@ type SourceAnswer = AdminResult<ReturnType<typeof sourceView>>;
 
 const HMAC_SECRET: JsonSchema = {
   type: ['string', 'null'],
-  description: 'the shared secret of X-Signature / X-Signalgate-Secret; null clears it. Printable ASCII without spaces at either end.',
+  description:
+    'the shared secret of X-Signature / X-Signalgate-Secret; null clears it. Printable ASCII without spaces at either end.',
   minLength: 1,
   maxLength: SECRET_MAX,
   pattern: '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$',
   examples: ['s3cret-shared-with-tradingview'],
 };
 const SOURCE_NAME = textField(200, 'what the source is called, e.g. the strategy', 'EURUSD breakout');
-const AGENT_IDS = idListField(MAX_ROUTED_AGENTS, "the account's agents that receive its signals; empty means every agent of the account", 'agt_0123');
+const AGENT_IDS = idListField(
+  MAX_ROUTED_AGENTS,
+  "the account's agents that receive its signals; empty means every agent of the account",
+  'agt_0123',
+);
 const ALLOWED_IPS: JsonSchema = {
   type: 'array',
   description: `addresses allowed to send: IPv4/IPv6 addresses, CIDR ranges or '${TRADINGVIEW}' (its published addresses); empty allows any`,
@@ -36,8 +41,18 @@ const ALLOWED_IPS: JsonSchema = {
   maxItems: MAX_ALLOWED_IPS,
   examples: [[TRADINGVIEW, '203.0.113.0/24']],
 };
-const DUPLICATE_WINDOW = wholeNumberField(0, MAX_DUPLICATE_WINDOW_SECONDS, 'seconds within which an entry (an opening action) with the same raw body as the source\'s previous accepted signal is answered as that signal, neither charged nor delivered twice; closes, cancels and position targets are never held back (0, the default, is off)', 60);
-const MAX_AGE = wholeNumberField(1, MAX_AGE_LIMIT, `seconds a signal may wait for delivery before it expires (default ${DEFAULT_MAX_SIGNAL_AGE_SECONDS})`, 120);
+const DUPLICATE_WINDOW = wholeNumberField(
+  0,
+  MAX_DUPLICATE_WINDOW_SECONDS,
+  "seconds within which an entry (an opening action) with the same raw body as the source's previous accepted signal is answered as that signal, neither charged nor delivered twice; closes, cancels and position targets are never held back (0, the default, is off)",
+  60,
+);
+const MAX_AGE = wholeNumberField(
+  1,
+  MAX_AGE_LIMIT,
+  `seconds a signal may wait for delivery before it expires (default ${DEFAULT_MAX_SIGNAL_AGE_SECONDS})`,
+  120,
+);
 
 /** The body of `POST /api/admin/sources`. */
 export const CREATE_SOURCE_BODY = objectSchema(
@@ -106,7 +121,12 @@ function readAllowedIps(fields: FieldReader): string[] | undefined {
   return problems.length === 0 ? value : undefined;
 }
 
-export async function createSource(store: Store, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
+export async function createSource(
+  store: Store,
+  body: unknown,
+  nowMillis: number,
+  publicUrl: string,
+): Promise<SourceAnswer> {
   const fields = new FieldReader(body, CREATE_SOURCE_BODY);
   const accountId = fields.string('accountId');
   const name = fields.string('name');
@@ -116,7 +136,8 @@ export async function createSource(store: Store, body: unknown, nowMillis: numbe
   const duplicateWindow = fields.integer('duplicateWindowSeconds');
   const allowedIps = readAllowedIps(fields);
   fields.rejectUnknown();
-  if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string') return refuse(...fields.problems);
+  if (fields.problems.length > 0 || typeof accountId !== 'string' || typeof name !== 'string')
+    return refuse(...fields.problems);
   if ((await store.accounts.get(accountId)) === null) {
     return refuse({ code: ErrorCode.INVALID_FIELD, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
@@ -146,7 +167,13 @@ export async function showSource(store: Store, id: string, publicUrl: string): P
   return source === null ? notFound('source', id) : { ok: true, value: sourceView(source, publicUrl) };
 }
 
-export async function updateSource(store: Store, id: string, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
+export async function updateSource(
+  store: Store,
+  id: string,
+  body: unknown,
+  nowMillis: number,
+  publicUrl: string,
+): Promise<SourceAnswer> {
   const fields = new FieldReader(body, UPDATE_SOURCE_BODY);
   const patch: SourcePatch = {};
   const name = fields.string('name');
@@ -186,7 +213,13 @@ export async function updateSource(store: Store, id: string, body: unknown, nowM
  * Gives the source a new auth key; the old one stops working with this commit. It takes no
  * fields: the body is empty (or `{}`), and any field in it is refused rather than ignored.
  */
-export async function rotateSourceKey(store: Store, id: string, body: unknown, nowMillis: number, publicUrl: string): Promise<SourceAnswer> {
+export async function rotateSourceKey(
+  store: Store,
+  id: string,
+  body: unknown,
+  nowMillis: number,
+  publicUrl: string,
+): Promise<SourceAnswer> {
   if (body !== undefined && body !== '') {
     const fields = new FieldReader(body, ROTATE_KEY_BODY);
     if (fields.problems.length > 0) return refuse(...fields.problems);
@@ -211,7 +244,11 @@ async function checkAgents(store: Store, accountId: string, agentIds: string[]):
   for (const agentId of agentIds) {
     const agent = await store.agents.get(agentId);
     if (agent === null || agent.accountId !== accountId) {
-      problems.push({ code: ErrorCode.INVALID_FIELD, param: 'agentIds', detail: `no agent '${agentId}' in account '${accountId}'` });
+      problems.push({
+        code: ErrorCode.INVALID_FIELD,
+        param: 'agentIds',
+        detail: `no agent '${agentId}' in account '${accountId}'`,
+      });
     }
   }
   return problems;
@@ -226,10 +263,18 @@ export async function listSources(store: Store, query: ListQuery, publicUrl: str
   if (accountId !== undefined && (await store.accounts.get(accountId)) === null) {
     problems.push({ code: ErrorCode.NOT_FOUND, param: 'accountId', detail: `no account with id '${accountId}'` });
   }
-  if (before !== undefined && (await store.sources.get(before)) === null) problems.push(unknownCursor('source', before));
+  if (before !== undefined && (await store.sources.get(before)) === null)
+    problems.push(unknownCursor('source', before));
   if (problems.length > 0) return refuse<never>(...problems);
-  const page = await store.sources.list({ limit, ...(before !== undefined && { before }), ...(accountId !== undefined && { accountId }) });
-  return { ok: true as const, value: { sources: page.items.map((source) => sourceView(source, publicUrl)), next: page.next } };
+  const page = await store.sources.list({
+    limit,
+    ...(before !== undefined && { before }),
+    ...(accountId !== undefined && { accountId }),
+  });
+  return {
+    ok: true as const,
+    value: { sources: page.items.map((source) => sourceView(source, publicUrl)), next: page.next },
+  };
 }
 
 /**

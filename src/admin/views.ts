@@ -70,9 +70,19 @@ export const SOURCE_VIEW = objectSchema(
     id: { type: 'string' },
     accountId: { type: 'string' },
     name: { type: 'string' },
-    authKeyHint: { type: 'string', description: "the key's first 4 characters, to tell keys apart (not enough to send with)" },
-    authKey: { type: 'string', description: 'the secret part of the inbound URL: only in the answers that create the source or rotate its key, never again' },
-    inboundUrl: { type: 'string', description: 'where to send signals: only in the answers that create the source or rotate its key, never again' },
+    authKeyHint: {
+      type: 'string',
+      description: "the key's first 4 characters, to tell keys apart (not enough to send with)",
+    },
+    authKey: {
+      type: 'string',
+      description:
+        'the secret part of the inbound URL: only in the answers that create the source or rotate its key, never again',
+    },
+    inboundUrl: {
+      type: 'string',
+      description: 'where to send signals: only in the answers that create the source or rotate its key, never again',
+    },
     active: { type: 'boolean' },
     hmac: { type: 'boolean', description: 'whether a secret is set (the secret is never shown)' },
     agentIds: { type: 'array', items: { type: 'string' } },
@@ -80,7 +90,18 @@ export const SOURCE_VIEW = objectSchema(
     allowedIps: { type: 'array', items: { type: 'string' } },
     createdAt: TIME,
   },
-  ['id', 'accountId', 'name', 'authKeyHint', 'active', 'hmac', 'agentIds', 'maxSignalAgeSeconds', 'allowedIps', 'createdAt'],
+  [
+    'id',
+    'accountId',
+    'name',
+    'authKeyHint',
+    'active',
+    'hmac',
+    'agentIds',
+    'maxSignalAgeSeconds',
+    'allowedIps',
+    'createdAt',
+  ],
 );
 export const AGENT_VIEW = objectSchema(
   {

@@ -2,7 +2,14 @@ import type { HelloMessage } from '../protocol/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, Delivery } from '../protocol/delivery.js';
-import { AgentClosedError, AgentConnectedError, AgentSetupError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
+import {
+  AgentClosedError,
+  AgentConnectedError,
+  AgentSetupError,
+  AgentUnauthorizedError,
+  ServerUnreachableError,
+  TransientError,
+} from './agent-errors.js';
 import { AgentHttp, type AgentIdentity } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
 import { type AckAnswer, type AgentReply, isAgentConnected } from './agent-reply.js';
@@ -106,7 +113,11 @@ export class AgentClient {
         if (!(err instanceof TransientError)) throw err;
         if (this.stop.signal.aborted) throw new AgentClosedError();
         if (err instanceof ServerUnreachableError) this.unreachable(err.message);
-        else this.log.warn({ server: this.options.server, err: err.message }, 'the server could not check the agent token yet; retrying');
+        else
+          this.log.warn(
+            { server: this.options.server, err: err.message },
+            'the server could not check the agent token yet; retrying',
+          );
         await sleep(backoff.next(), this.stop.signal);
       }
     }
@@ -139,7 +150,11 @@ export class AgentClient {
    * refusal (409 ALREADY_ACKNOWLEDGED with another status, 409 SIGNAL_EXPIRED or SIGNAL_NOT_DELIVERED, 404).
    */
   async ack(id: string, outcome: Outcome): Promise<AckAnswer> {
-    const body = { status: outcome.status, message: outcome.message ?? null, ...(outcome.result !== undefined && { result: outcome.result }) };
+    const body = {
+      status: outcome.status,
+      message: outcome.message ?? null,
+      ...(outcome.result !== undefined && { result: outcome.result }),
+    };
     const backoff = this.newBackoff();
     try {
       while (true) {
@@ -147,7 +162,9 @@ export class AgentClient {
         if (this.stop.signal.aborted) throw new AgentClosedError();
         try {
           const link = this.link;
-          const reply = link?.open ? await link.request({ type: 'ack', id, ...body }) : await this.http.ack(id, body, this.stop.signal);
+          const reply = link?.open
+            ? await link.request({ type: 'ack', id, ...body })
+            : await this.http.ack(id, body, this.stop.signal);
           return answerOf(reply);
         } catch (err) {
           if (err instanceof AgentUnauthorizedError) this.fail(err);
@@ -203,7 +220,8 @@ export class AgentClient {
         else if (mode === 'websocket' && end.status === null) this.unreachable(end.reason);
         else if (mode === 'auto' && end.fallback) {
           // While the server is known to be down, every attempt would say this again.
-          if (!this.unreachableSaid) this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
+          if (!this.unreachableSaid)
+            this.log.warn({ reason: end.reason }, 'WebSocket unavailable; falling back to long-poll');
           pollUntil = Date.now() + (this.options.webSocketRetryMs ?? 60_000);
           continue;
         }
@@ -281,7 +299,10 @@ export class AgentClient {
   private unreachable(reason: string): void {
     if (this.unreachableSaid || this.stop.signal.aborted) return;
     this.unreachableSaid = true;
-    this.log.warn({ server: this.options.server, reason }, `the server is unreachable at ${this.options.server}; retrying until it answers`);
+    this.log.warn(
+      { server: this.options.server, reason },
+      `the server is unreachable at ${this.options.server}; retrying until it answers`,
+    );
   }
 
   private reachable(): void {

@@ -1,6 +1,8 @@
 /** The server refused the agent token (401): retrying cannot help, so the client stops. */
 export class AgentUnauthorizedError extends Error {
-  constructor(detail = 'the server refused the agent token (401); check the token given in SIGNALGATE_AGENT_TOKEN, --token-file or --token') {
+  constructor(
+    detail = 'the server refused the agent token (401); check the token given in SIGNALGATE_AGENT_TOKEN, --token-file or --token',
+  ) {
     super(detail);
     this.name = 'AgentUnauthorizedError';
   }

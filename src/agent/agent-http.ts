@@ -2,7 +2,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { ErrorCode } from '../errors/catalog.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import { AgentConnectedError, AgentSetupError, AgentUnauthorizedError, ServerUnreachableError, TransientError } from './agent-errors.js';
+import {
+  AgentConnectedError,
+  AgentSetupError,
+  AgentUnauthorizedError,
+  ServerUnreachableError,
+  TransientError,
+} from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
 
 export interface AgentIdentity {
@@ -48,13 +54,23 @@ export class AgentHttp {
     this.base = new URL(server.replace(/\/+$/, '') + '/');
     const secure = this.base.protocol === 'https:';
     this.transport = secure ? https : http;
-    this.pool = secure ? new https.Agent({ keepAlive: true, maxSockets: 4 }) : new http.Agent({ keepAlive: true, maxSockets: 4 });
+    this.pool = secure
+      ? new https.Agent({ keepAlive: true, maxSockets: 4 })
+      : new http.Agent({ keepAlive: true, maxSockets: 4 });
   }
 
   async poll(waitSeconds: number, abort: AbortSignal): Promise<AgentSignal[]> {
-    const reply = await this.call('GET', `api/agent/signals?wait=${waitSeconds}`, undefined, waitSeconds * 1000 + POLL_GRACE_MS, abort);
+    const reply = await this.call(
+      'GET',
+      `api/agent/signals?wait=${waitSeconds}`,
+      undefined,
+      waitSeconds * 1000 + POLL_GRACE_MS,
+      abort,
+    );
     if (isAgentConnected(reply)) {
-      throw new AgentConnectedError(`poll answered 409 ${ErrorCode.AGENT_CONNECTED}: ${(reply.body as { detail?: string }).detail ?? ''}`);
+      throw new AgentConnectedError(
+        `poll answered 409 ${ErrorCode.AGENT_CONNECTED}: ${(reply.body as { detail?: string }).detail ?? ''}`,
+      );
     }
     if (reply.status !== 200) throw new TransientError(`poll answered ${reply.status}: ${JSON.stringify(reply.body)}`);
     return (reply.body as { signals: AgentSignal[] }).signals;
@@ -83,7 +99,13 @@ export class AgentHttp {
     this.pool.destroy();
   }
 
-  private call(method: string, path: string, body: unknown, timeoutMs: number, abort?: AbortSignal): Promise<AgentReply> {
+  private call(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    abort?: AbortSignal,
+  ): Promise<AgentReply> {
     const url = new URL(path, this.base);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise<AgentReply>((resolve, reject) => {
@@ -145,5 +167,7 @@ export class AgentHttp {
 
 function isIdentity(body: unknown): body is AgentIdentity {
   const agent = body as Partial<AgentIdentity> | null;
-  return typeof agent === 'object' && agent !== null && typeof agent.id === 'string' && typeof agent.accountId === 'string';
+  return (
+    typeof agent === 'object' && agent !== null && typeof agent.id === 'string' && typeof agent.accountId === 'string'
+  );
 }

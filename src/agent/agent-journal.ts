@@ -47,7 +47,8 @@ export class AgentJournal<T extends JournalRecord> {
     } catch (err) {
       throw new Error(`${file} is damaged (${(err as Error).message}); ${format.remedy}`);
     }
-    if (!format.accepts(parsed)) throw new Error(`${file} is not ${format.kind} this version can read; ${format.remedy}`);
+    if (!format.accepts(parsed))
+      throw new Error(`${file} is not ${format.kind} this version can read; ${format.remedy}`);
     return parsed;
   }
 
@@ -64,7 +65,10 @@ export class AgentJournal<T extends JournalRecord> {
         this.pending = null;
         this.current = next;
         try {
-          await writeFileAtomic(this.file, JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }));
+          await writeFileAtomic(
+            this.file,
+            JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }),
+          );
           this.written();
         } finally {
           if (this.current === next) this.current = null;

@@ -12,7 +12,10 @@ export type AgentTokenRead = { ok: true; token: string; warnings: string[] } | {
  */
 export function readAgentToken(flags: { token?: string; tokenFile?: string }, env: NodeJS.ProcessEnv): AgentTokenRead {
   if (flags.token !== undefined && flags.tokenFile !== undefined) {
-    return { ok: false, message: `give the agent token one way: --token-file FILE or ${AGENT_TOKEN_VARIABLE}, not --token as well` };
+    return {
+      ok: false,
+      message: `give the agent token one way: --token-file FILE or ${AGENT_TOKEN_VARIABLE}, not --token as well`,
+    };
   }
   if (flags.tokenFile !== undefined) {
     const read = readSecretFile('--token-file', flags.tokenFile);
@@ -21,7 +24,11 @@ export function readAgentToken(flags: { token?: string; tokenFile?: string }, en
   }
   if (flags.token !== undefined) {
     const token = flags.token.trim();
-    if (!token) return { ok: false, message: `--token is empty; give the agent token in ${AGENT_TOKEN_VARIABLE} or a file named by --token-file` };
+    if (!token)
+      return {
+        ok: false,
+        message: `--token is empty; give the agent token in ${AGENT_TOKEN_VARIABLE} or a file named by --token-file`,
+      };
     return {
       ok: true,
       token,
@@ -31,6 +38,7 @@ export function readAgentToken(flags: { token?: string; tokenFile?: string }, en
     };
   }
   const token = env[AGENT_TOKEN_VARIABLE]?.trim();
-  if (!token) return { ok: false, message: `give the agent token in ${AGENT_TOKEN_VARIABLE} or in a file named by --token-file` };
+  if (!token)
+    return { ok: false, message: `give the agent token in ${AGENT_TOKEN_VARIABLE} or in a file named by --token-file` };
   return { ok: true, token, warnings: [] };
 }

@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
  * `o` the opening order, `c1`… the closes, `s0`/`t0k` the stop and targets of revision 0…
  */
 export function clientOrderId(signalId: string, step: string): string {
-  if (!/^[a-z0-9]{1,14}$/.test(step)) throw new RangeError(`a client order id step is 1 to 14 letters or digits, got "${step}"`);
+  if (!/^[a-z0-9]{1,14}$/.test(step))
+    throw new RangeError(`a client order id step is 1 to 14 letters or digits, got "${step}"`);
   return `sg${createHash('sha256').update(signalId).digest('hex').slice(0, 16)}${step}`;
 }
 

@@ -1,7 +1,18 @@
 import { ENGINE_FILLS, type InstrumentSpec, type Quote } from '../engine/index.js';
 import type { AgentLog } from './agent-log.js';
 import { assumedOrder } from './assumed-order.js';
-import type { OrderRequest, Protection, Venue, VenueAccount, VenueFunds, VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition, VenueReport } from './venue.js';
+import type {
+  OrderRequest,
+  Protection,
+  Venue,
+  VenueAccount,
+  VenueFunds,
+  VenueHoldings,
+  VenueOrder,
+  VenueOrderRef,
+  VenuePosition,
+  VenueReport,
+} from './venue.js';
 
 /**
  * `--dry-run`: reads the real venue (account, instruments, quotes) and logs every order it
@@ -61,14 +72,31 @@ export class DryRunVenue implements Venue {
   }
 
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
-    this.log.info({ dryRun: true, position: position.id, stop: protection.stop, targets: protection.targets }, 'dry run: would place the stop and targets');
+    this.log.info(
+      { dryRun: true, position: position.id, stop: protection.stop, targets: protection.targets },
+      'dry run: would place the stop and targets',
+    );
     const side = position.side === 'buy' ? 'sell' : 'buy';
     const orders: VenueOrder[] = [];
     if (protection.stop !== null) {
-      orders.push({ ...simulated(`${protection.clientId}s`, { symbol: position.symbol, side, kind: 'market', volume: position.volume, price: protection.stop }, null), kind: 'stop_loss' });
+      orders.push({
+        ...simulated(
+          `${protection.clientId}s`,
+          { symbol: position.symbol, side, kind: 'market', volume: position.volume, price: protection.stop },
+          null,
+        ),
+        kind: 'stop_loss',
+      });
     }
     protection.targets.forEach((target, i) => {
-      orders.push({ ...simulated(`${protection.clientId}t${i + 1}`, { symbol: position.symbol, side, kind: 'limit', volume: target.volume, price: target.price }, null), kind: 'take_profit' });
+      orders.push({
+        ...simulated(
+          `${protection.clientId}t${i + 1}`,
+          { symbol: position.symbol, side, kind: 'limit', volume: target.volume, price: target.price },
+          null,
+        ),
+        kind: 'take_profit',
+      });
     });
     return orders;
   }
@@ -77,7 +105,11 @@ export class DryRunVenue implements Venue {
     this.log.info({ dryRun: true, position: position.id, volume }, 'dry run: would close');
     const quote = await this.real.quote(position.symbol);
     const side = position.side === 'buy' ? 'sell' : 'buy';
-    return simulated(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, side === 'buy' ? quote.ask : quote.bid);
+    return simulated(
+      clientId,
+      { symbol: position.symbol, side, kind: 'market', volume, price: null },
+      side === 'buy' ? quote.ask : quote.bid,
+    );
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
@@ -94,6 +126,10 @@ export class DryRunVenue implements Venue {
 }
 
 /** Nothing was filled anywhere: a market order counts as filled at the quote, with no fills listed. */
-function simulated(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, fill: number | null): VenueOrder {
+function simulated(
+  clientId: string,
+  order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>,
+  fill: number | null,
+): VenueOrder {
   return assumedOrder(`dry-run-${clientId}`, clientId, order, fill, false);
 }

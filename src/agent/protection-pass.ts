@@ -46,17 +46,41 @@ export async function protectPositions(host: ProtectionPassHost, now: number): P
     try {
       const placed = await venue.protect(venuePosition(book, position), protection);
       const latest = host.book();
-      host.setBook({ ...latest, protection: { ...latest.protection, [key]: { revision, orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })) } } });
+      host.setBook({
+        ...latest,
+        protection: {
+          ...latest.protection,
+          [key]: {
+            revision,
+            orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })),
+          },
+        },
+      });
       host.due.delete(ticket);
       watch.clear(ticket);
-      log.info({ position: ticket, symbol: position.symbol, orders: placed.map((o) => ({ id: o.id, kind: o.kind, price: o.price, volume: o.volume })) }, 'stop and targets placed');
+      log.info(
+        {
+          position: ticket,
+          symbol: position.symbol,
+          orders: placed.map((o) => ({ id: o.id, kind: o.kind, price: o.price, volume: o.volume })),
+        },
+        'stop and targets placed',
+      );
       await host.save();
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
       const reason = `${venue.name} refused the stop or targets of position ${ticket}: ${error.message}`;
       const verdict = watch.refused(ticket, reason, now);
-      if (verdict.do === 'nothing') log.warn({ position: ticket, symbol: position.symbol }, `${reason}; the position is NOT protected, and the stop is tried again at the next pass`);
-      else if (verdict.do === 'tell') log.error({ position: ticket, symbol: position.symbol, unprotected: verdict.entry }, `position ${ticket} is NOT protected: ${reason}; kept as --unprotected keep says, and tried again at every pass. Protect or close it at the venue`);
+      if (verdict.do === 'nothing')
+        log.warn(
+          { position: ticket, symbol: position.symbol },
+          `${reason}; the position is NOT protected, and the stop is tried again at the next pass`,
+        );
+      else if (verdict.do === 'tell')
+        log.error(
+          { position: ticket, symbol: position.symbol, unprotected: verdict.entry },
+          `position ${ticket} is NOT protected: ${reason}; kept as --unprotected keep says, and tried again at every pass. Protect or close it at the venue`,
+        );
       else await closeUnprotected(host, position, verdict.entry);
     }
     host.publish();
@@ -67,22 +91,52 @@ export async function protectPositions(host: ProtectionPassHost, now: number): P
 async function closeUnprotected(host: ProtectionPassHost, position: Position, entry: Unprotected): Promise<void> {
   const { venue, log } = host;
   const key = String(position.ticket);
-  log.error({ position: position.ticket, symbol: position.symbol, side: position.side, volume: position.volume, unprotected: entry }, `position ${position.ticket} is NOT protected after ${entry.attempts} refusals: closing it at the market, as --unprotected close says`);
+  log.error(
+    {
+      position: position.ticket,
+      symbol: position.symbol,
+      side: position.side,
+      volume: position.volume,
+      unprotected: entry,
+    },
+    `position ${position.ticket} is NOT protected after ${entry.attempts} refusals: closing it at the market, as --unprotected close says`,
+  );
   let order;
   try {
-    order = await venue.close(venuePosition(host.book(), position), position.volume, clientOrderId(position.signalId ?? `position-${position.ticket}`, `u${position.ticket}`), true);
+    order = await venue.close(
+      venuePosition(host.book(), position),
+      position.volume,
+      clientOrderId(position.signalId ?? `position-${position.ticket}`, `u${position.ticket}`),
+      true,
+    );
   } catch (error) {
     if (!(error instanceof VenueRefusedError)) throw error;
-    log.error({ position: position.ticket, err: error.message }, `${venue.name} refused to close the unprotected position ${position.ticket}; it stays open and unprotected: close it at the venue`);
+    log.error(
+      { position: position.ticket, err: error.message },
+      `${venue.name} refused to close the unprotected position ${position.ticket}; it stays open and unprotected: close it at the venue`,
+    );
     return;
   }
   if (order.filled <= 0) {
-    log.error({ position: position.ticket, order: order.id, status: order.status, reason: order.reason }, `closing the unprotected position ${position.ticket} filled nothing; it stays open and unprotected: close it at the venue`);
+    log.error(
+      { position: position.ticket, order: order.id, status: order.status, reason: order.reason },
+      `closing the unprotected position ${position.ticket} filled nothing; it stays open and unprotected: close it at the venue`,
+    );
     return;
   }
   const volume = Math.min(order.filled, position.volume);
   const book = host.book();
-  const step = applyFill(book.state, { type: 'position_closed', position: position.ticket, volume, price: order.average ?? position.price, reason: 'sl' }, Date.now());
+  const step = applyFill(
+    book.state,
+    {
+      type: 'position_closed',
+      position: position.ticket,
+      volume,
+      price: order.average ?? position.price,
+      reason: 'sl',
+    },
+    Date.now(),
+  );
   for (const event of step.events) log.info({ event }, 'account event');
   if (step.state.positions.some((p) => p.ticket === position.ticket)) {
     host.setBook({ ...book, state: step.state });

@@ -41,7 +41,8 @@ export function lackingProtection(book: VenueBook): Position[] {
 }
 
 /** What to do with an unprotected position after this pass's attempt. */
-export type ProtectionVerdict = { do: 'nothing' } | { do: 'tell'; entry: Unprotected } | { do: 'close'; entry: Unprotected };
+export type ProtectionVerdict =
+  { do: 'nothing' } | { do: 'tell'; entry: Unprotected } | { do: 'close'; entry: Unprotected };
 
 /**
  * The unprotected positions of one agent run, by ticket: their refusals counted, the rule applied.
@@ -99,10 +100,18 @@ function publicEntry(entry: Entry): Unprotected {
 }
 
 /** `--unprotected` and `--unprotected-after`, read; an error names the flag and what it takes. */
-export function readUnprotectedRule(rule: string | undefined, after: string | undefined): { ok: true; rule: UnprotectedRule; after: number } | { ok: false; message: string } {
+export function readUnprotectedRule(
+  rule: string | undefined,
+  after: string | undefined,
+): { ok: true; rule: UnprotectedRule; after: number } | { ok: false; message: string } {
   const chosen = rule?.trim().toLowerCase() ?? DEFAULT_UNPROTECTED_RULE;
-  if (!(UNPROTECTED_RULES as readonly string[]).includes(chosen)) return { ok: false, message: `--unprotected must be keep or close, got "${rule}"` };
+  if (!(UNPROTECTED_RULES as readonly string[]).includes(chosen))
+    return { ok: false, message: `--unprotected must be keep or close, got "${rule}"` };
   const count = after === undefined ? DEFAULT_UNPROTECTED_AFTER : Number(after);
-  if (!Number.isInteger(count) || count < 1 || count > 1000) return { ok: false, message: `--unprotected-after must be a whole number of refusals from 1 to 1000, got "${after}"` };
+  if (!Number.isInteger(count) || count < 1 || count > 1000)
+    return {
+      ok: false,
+      message: `--unprotected-after must be a whole number of refusals from 1 to 1000, got "${after}"`,
+    };
   return { ok: true, rule: chosen as UnprotectedRule, after: count };
 }

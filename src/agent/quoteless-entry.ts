@@ -10,7 +10,12 @@ import type { NormalizedSignal } from '../language/index.js';
  * entry in pips or percent from the market, a size from the balance, equity or risk).
  */
 export function quotelessEntryQuote(signal: NormalizedSignal, spec: Pick<InstrumentSpec, 'digits'>): Quote | null {
-  const kind = { buylimit: ['buy', 'limit'], selllimit: ['sell', 'limit'], buystop: ['buy', 'stop'], sellstop: ['sell', 'stop'] }[signal.action as string];
+  const kind = {
+    buylimit: ['buy', 'limit'],
+    selllimit: ['sell', 'limit'],
+    buystop: ['buy', 'stop'],
+    sellstop: ['sell', 'stop'],
+  }[signal.action as string];
   if (kind === undefined || signal.entry?.type !== 'price') return null;
   if (signal.volume !== undefined && signal.volume.type !== 'lots') return null;
   // The engine's reference is the ask for a buy, the bid for a sell; a limit waits below it

@@ -95,7 +95,17 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
       claimedOrders.add(open.id);
       if (open.filled > LOTS_EPSILON) {
         partlyFilled[String(order.ticket)] = open.filled;
-        findings.push({ level: 'warn', message: `pending order ${order.ticket} is filled in part at the venue (${open.filled} of ${order.volume} lots) and still open`, fields: { order: order.ticket, venueOrder: open.id, symbol: order.symbol, filled: open.filled, volume: order.volume } });
+        findings.push({
+          level: 'warn',
+          message: `pending order ${order.ticket} is filled in part at the venue (${open.filled} of ${order.volume} lots) and still open`,
+          fields: {
+            order: order.ticket,
+            venueOrder: open.id,
+            symbol: order.symbol,
+            filled: open.filled,
+            volume: order.volume,
+          },
+        });
       }
       continue;
     }
@@ -113,14 +123,41 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
       const was = positions.find((p) => p.ticket === ticket)!;
       positions = positions.map((p) => (p.ticket === ticket ? { ...p, volume } : p));
       reprotect.add(ticket);
-      findings.push({ level: 'warn', message: `position ${ticket} is smaller at the venue (${volume} of ${was.volume} lots): ${why}; the book follows, and its stop and targets are placed again for ${volume}`, fields: { position: ticket, venuePosition: venueId, symbol: was.symbol, side: was.side, volume: was.volume, venueVolume: volume } });
+      findings.push({
+        level: 'warn',
+        message: `position ${ticket} is smaller at the venue (${volume} of ${was.volume} lots): ${why}; the book follows, and its stop and targets are placed again for ${volume}`,
+        fields: {
+          position: ticket,
+          venuePosition: venueId,
+          symbol: was.symbol,
+          side: was.side,
+          volume: was.volume,
+          venueVolume: volume,
+        },
+      });
     };
     const drop = (position: Position) => {
       const key = String(position.ticket);
       const held = protection[key];
-      dropped.push({ position, ...(links[key] !== undefined && { venueId: links[key] }), ...(held && { protection: held }) });
+      dropped.push({
+        position,
+        ...(links[key] !== undefined && { venueId: links[key] }),
+        ...(held && { protection: held }),
+      });
       cancel.push(...(held?.orders ?? []));
-      findings.push({ level: 'warn', message: 'the venue no longer holds this position (closed there: its stop, a target, or by hand); it leaves the book and its other orders are cancelled', fields: { position: position.ticket, venuePosition: links[key], symbol: position.symbol, side: position.side, volume: position.volume, cancelled: (held?.orders ?? []).map((o) => o.id) } });
+      findings.push({
+        level: 'warn',
+        message:
+          'the venue no longer holds this position (closed there: its stop, a target, or by hand); it leaves the book and its other orders are cancelled',
+        fields: {
+          position: position.ticket,
+          venuePosition: links[key],
+          symbol: position.symbol,
+          side: position.side,
+          volume: position.volume,
+          cancelled: (held?.orders ?? []).map((o) => o.id),
+        },
+      });
       positions = positions.filter((p) => p.ticket !== position.ticket);
       delete protection[key];
       delete links[key];
@@ -135,15 +172,30 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
         continue;
       }
       claimedVenue.add(id);
-      if (held.volume < position.volume - LOTS_EPSILON) shrink(position.ticket, held.volume, 'closed in part there', id);
+      if (held.volume < position.volume - LOTS_EPSILON)
+        shrink(position.ticket, held.volume, 'closed in part there', id);
       else if (held.volume > position.volume + LOTS_EPSILON) {
-        notManaged.push({ kind: 'position', id, clientId: null, symbol: held.symbol, side: held.side, volume: round(held.volume - position.volume), price: held.price, reason: `the venue's position ${id} is larger than the book's position ${position.ticket} (${held.volume} against ${position.volume} lots)` });
+        notManaged.push({
+          kind: 'position',
+          id,
+          clientId: null,
+          symbol: held.symbol,
+          side: held.side,
+          volume: round(held.volume - position.volume),
+          price: held.price,
+          reason: `the venue's position ${id} is larger than the book's position ${position.ticket} (${held.volume} against ${position.volume} lots)`,
+        });
       }
     }
     // The others by symbol and side, in sum: a netting venue holds one position per side.
-    const keys = new Set([...state.positions.filter((p) => links[String(p.ticket)] === undefined).map((p) => `${p.symbol}:${p.side}`), ...venue.filter((p) => !claimedVenue.has(p.id)).map((p) => `${p.symbol}:${p.side}`)]);
+    const keys = new Set([
+      ...state.positions.filter((p) => links[String(p.ticket)] === undefined).map((p) => `${p.symbol}:${p.side}`),
+      ...venue.filter((p) => !claimedVenue.has(p.id)).map((p) => `${p.symbol}:${p.side}`),
+    ]);
     for (const key of keys) {
-      const mine = positions.filter((p) => links[String(p.ticket)] === undefined && `${p.symbol}:${p.side}` === key).sort((a, b) => a.ticket - b.ticket);
+      const mine = positions
+        .filter((p) => links[String(p.ticket)] === undefined && `${p.symbol}:${p.side}` === key)
+        .sort((a, b) => a.ticket - b.ticket);
       const theirs = venue.filter((p) => !claimedVenue.has(p.id) && `${p.symbol}:${p.side}` === key);
       const venueLots = theirs.reduce((sum, p) => sum + p.volume, 0);
       let bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
@@ -169,7 +221,11 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
         if (excess <= LOTS_EPSILON) break;
         const lots = round(Math.min(order.volume, excess));
         const price = theirs.length === 1 ? theirs[0]!.price : order.price;
-        const step = applyFill({ ...nextState, positions, orders }, { type: 'order_filled', order: order.ticket, price, volume: lots < order.volume ? lots : null }, Date.now());
+        const step = applyFill(
+          { ...nextState, positions, orders },
+          { type: 'order_filled', order: order.ticket, price, volume: lots < order.volume ? lots : null },
+          Date.now(),
+        );
         const opened = step.events.find((e) => e.type === 'opened');
         if (!opened || opened.type !== 'opened') continue;
         nextState = step.state;
@@ -180,12 +236,35 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
         if (theirs.length === 1 && !venueNamesBySide(theirs[0]!)) links[String(opened.position)] = theirs[0]!.id;
         reprotect.add(opened.position);
         excess -= lots;
-        findings.push({ level: 'warn', message: `pending order ${order.ticket} was filled at the venue while the agent did not look (${lots} lots at ${price}): it is now position ${opened.position}, and gets its stop and targets`, fields: { order: order.ticket, position: opened.position, symbol: order.symbol, side: order.side, volume: lots, price } });
+        findings.push({
+          level: 'warn',
+          message: `pending order ${order.ticket} was filled at the venue while the agent did not look (${lots} lots at ${price}): it is now position ${opened.position}, and gets its stop and targets`,
+          fields: {
+            order: order.ticket,
+            position: opened.position,
+            symbol: order.symbol,
+            side: order.side,
+            volume: lots,
+            price,
+          },
+        });
       }
       if (excess <= LOTS_EPSILON) continue;
       const [symbol, side] = key.split(':') as [string, Side];
       const id = theirs.length === 1 ? theirs[0]!.id : key;
-      notManaged.push({ kind: 'position', id, clientId: null, symbol, side, volume: round(excess), price: theirs.length === 1 ? theirs[0]!.price : null, reason: bookLots > 0 ? `the venue holds ${round(venueLots)} lots ${side} ${symbol}, the book ${round(bookLots)}` : `the venue holds ${round(venueLots)} lots ${side} ${symbol} that the book does not` });
+      notManaged.push({
+        kind: 'position',
+        id,
+        clientId: null,
+        symbol,
+        side,
+        volume: round(excess),
+        price: theirs.length === 1 ? theirs[0]!.price : null,
+        reason:
+          bookLots > 0
+            ? `the venue holds ${round(venueLots)} lots ${side} ${symbol}, the book ${round(bookLots)}`
+            : `the venue holds ${round(venueLots)} lots ${side} ${symbol} that the book does not`,
+      });
     }
   }
 
@@ -196,16 +275,30 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
     delete pendingRefs[String(order.ticket)];
     findings.push({
       level: 'warn',
-      message: holdings.positions === null
-        ? 'the venue no longer has this pending order (filled or cancelled there), and cannot list positions to tell which; it leaves the book'
-        : 'the venue no longer has this pending order and holds no position it opened (cancelled or expired there); it leaves the book',
-      fields: { order: order.ticket, venueOrder: ref?.id, symbol: order.symbol, side: order.side, volume: order.volume },
+      message:
+        holdings.positions === null
+          ? 'the venue no longer has this pending order (filled or cancelled there), and cannot list positions to tell which; it leaves the book'
+          : 'the venue no longer has this pending order and holds no position it opened (cancelled or expired there); it leaves the book',
+      fields: {
+        order: order.ticket,
+        venueOrder: ref?.id,
+        symbol: order.symbol,
+        side: order.side,
+        volume: order.volume,
+      },
     });
   }
 
   // --- open orders the book does not know ---
-  const known = new Set<string>([...Object.values(pendingRefs).map((o) => o.id), ...Object.values(protection).flatMap((p) => p.orders.map((o) => o.id)), ...claimedOrders]);
-  const owners = positions.map((p) => ({ position: p, prefix: clientOrderId(p.signalId ?? `position-${p.ticket}`, `p${p.ticket}r`) }));
+  const known = new Set<string>([
+    ...Object.values(pendingRefs).map((o) => o.id),
+    ...Object.values(protection).flatMap((p) => p.orders.map((o) => o.id)),
+    ...claimedOrders,
+  ]);
+  const owners = positions.map((p) => ({
+    position: p,
+    prefix: clientOrderId(p.signalId ?? `position-${p.ticket}`, `p${p.ticket}r`),
+  }));
   const unmanagedSides = new Set(notManaged.filter((n) => n.kind === 'position').map((n) => `${n.symbol}:${n.side}`));
   for (const order of holdings.orders) {
     if (known.has(order.id) || cancel.some((c) => c.id === order.id)) continue;
@@ -218,7 +311,11 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
         if (held?.moving === exit) continue; // the move under way: finishMoves finds it by its client id
         if (held !== undefined && exit < held.revision) {
           cancel.push(ref);
-          findings.push({ level: 'warn', message: `order ${order.id} is an earlier stop or target of position ${owner.position.ticket} (revision ${exit}, the book's is ${held.revision}), left standing by a move: cancelled`, fields: { venueOrder: order.id, clientId: order.clientId, symbol: order.symbol } });
+          findings.push({
+            level: 'warn',
+            message: `order ${order.id} is an earlier stop or target of position ${owner.position.ticket} (revision ${exit}, the book's is ${held.revision}), left standing by a move: cancelled`,
+            fields: { venueOrder: order.id, clientId: order.clientId, symbol: order.symbol },
+          });
           continue;
         }
       } else {
@@ -226,7 +323,18 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
         const mayProtect = unmanagedSides.has(`${order.symbol}:${protectedSide}`);
         if (!mayProtect) {
           cancel.push(ref);
-          findings.push({ level: 'error', message: `order ${order.id} (${order.clientId}) is the stop or target of a position of this agent that is gone: cancelled, so it cannot close or open anything later`, fields: { venueOrder: order.id, clientId: order.clientId, symbol: order.symbol, side: order.side, volume: order.volume, price: order.price } });
+          findings.push({
+            level: 'error',
+            message: `order ${order.id} (${order.clientId}) is the stop or target of a position of this agent that is gone: cancelled, so it cannot close or open anything later`,
+            fields: {
+              venueOrder: order.id,
+              clientId: order.clientId,
+              symbol: order.symbol,
+              side: order.side,
+              volume: order.volume,
+              price: order.price,
+            },
+          });
           continue;
         }
       }
@@ -253,10 +361,21 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
     for (const position of positions) {
       const held = protection[String(position.ticket)];
       // Conditional orders some exchanges list apart, or not at all: a stop not listed there is not a stop gone.
-      if (!held || held.moving !== undefined || held.orders.length === 0 || held.orders.some((o) => o.trigger) || reprotect.has(position.ticket)) continue;
+      if (
+        !held ||
+        held.moving !== undefined ||
+        held.orders.length === 0 ||
+        held.orders.some((o) => o.trigger) ||
+        reprotect.has(position.ticket)
+      )
+        continue;
       if (held.orders.some((o) => open.has(o.id))) continue;
       reprotect.add(position.ticket);
-      findings.push({ level: 'error', message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again`, fields: { position: position.ticket, symbol: position.symbol, orders: held.orders.map((o) => o.id) } });
+      findings.push({
+        level: 'error',
+        message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again`,
+        fields: { position: position.ticket, symbol: position.symbol, orders: held.orders.map((o) => o.id) },
+      });
     }
   }
 

@@ -18,7 +18,11 @@ export interface EntryDeadline {
  * The deadline of a signal expiring at `expiresAt` (ISO time). `unreachableSince`: when the
  * venue stopped answering, if it did while the signal waited (null: it did not), for the message.
  */
-export function entryDeadline(expiresAt: string, now: () => number, unreachableSince: () => string | null): EntryDeadline {
+export function entryDeadline(
+  expiresAt: string,
+  now: () => number,
+  unreachableSince: () => string | null,
+): EntryDeadline {
   const deadline = Date.parse(expiresAt);
   return {
     refusal(what) {
@@ -42,5 +46,7 @@ export class SignalExpiredError extends Error {
  * the venue anything when none of its orders can have left yet.
  */
 export function entriesOnly(signal: NormalizedSignal): boolean {
-  return isEntryAction(signal.action) && !CLOSE_THEN_OPEN_ACTIONS.includes(signal.action) && signal.opposite === undefined;
+  return (
+    isEntryAction(signal.action) && !CLOSE_THEN_OPEN_ACTIONS.includes(signal.action) && signal.opposite === undefined
+  );
 }

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { applyTick, canonicalSymbol, createSymbolMap, type EngineState, type InstrumentOverride, type Tick } from '../engine/index.js';
+import {
+  applyTick,
+  canonicalSymbol,
+  createSymbolMap,
+  type EngineState,
+  type InstrumentOverride,
+  type Tick,
+} from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
 import { looseModes } from '../files/private-files.js';
 import { renderSignalText } from '../language/index.js';
@@ -20,7 +27,13 @@ import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './
 import { applyReports } from './venue-reports.js';
 import { VENUE_JOURNAL, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
 import { reconcile, type NotManaged } from './reconciliation.js';
-import { DEFAULT_UNPROTECTED_AFTER, DEFAULT_UNPROTECTED_RULE, lackingProtection, ProtectionWatch, type UnprotectedRule } from './protection-state.js';
+import {
+  DEFAULT_UNPROTECTED_AFTER,
+  DEFAULT_UNPROTECTED_RULE,
+  lackingProtection,
+  ProtectionWatch,
+  type UnprotectedRule,
+} from './protection-state.js';
 import { protectPositions } from './protection-pass.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 import { entriesOnly, entryDeadline, type EntryDeadline } from './signal-age.js';
@@ -40,7 +53,8 @@ export const RECONCILE_EVERY_MS = 5000;
 const AGENT: Omit<LockRole, 'title'> = {
   name: 'agent',
   place: 'with the same token',
-  runsAs: (args) => args.includes('agent') && args.some((arg) => arg === '--paper' || arg === '--venue' || arg.startsWith('--venue=')),
+  runsAs: (args) =>
+    args.includes('agent') && args.some((arg) => arg === '--paper' || arg === '--venue' || arg.startsWith('--venue=')),
 };
 
 export interface VenueAgentOptions {
@@ -132,7 +146,10 @@ export class VenueAgent {
     // A simulated account sends nothing anywhere: there is nothing for a dry run to hold back.
     if (this.simulated && options.dryRun) throw new Error(`the ${this.simulated.accountName} has no dry run`);
     this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
-    this.watch = new ProtectionWatch(options.unprotected?.rule ?? DEFAULT_UNPROTECTED_RULE, options.unprotected?.after ?? DEFAULT_UNPROTECTED_AFTER);
+    this.watch = new ProtectionWatch(
+      options.unprotected?.rule ?? DEFAULT_UNPROTECTED_RULE,
+      options.unprotected?.after ?? DEFAULT_UNPROTECTED_AFTER,
+    );
   }
 
   /** Runs until `stop()` (resolves) or until the token is refused, the venue refuses the credentials or the disk fails (rejects). */
@@ -158,7 +175,11 @@ export class VenueAgent {
       if (err instanceof AgentClosedError) return;
       throw err;
     }
-    const dir = path.join(options.dataDir, 'agents', `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`);
+    const dir = path.join(
+      options.dataDir,
+      'agents',
+      `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`,
+    );
     const sim = this.simulated;
     try {
       try {
@@ -169,7 +190,10 @@ export class VenueAgent {
           { cause: error },
         );
       }
-      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), { ...AGENT, title: sim ? `signalgate ${sim.name} agent` : `signalgate agent on ${options.venue.name}` });
+      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), {
+        ...AGENT,
+        title: sim ? `signalgate ${sim.name} agent` : `signalgate agent on ${options.venue.name}`,
+      });
     } catch (err) {
       await client.close();
       throw err;
@@ -223,13 +247,22 @@ export class VenueAgent {
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
     for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
-    for (const signal of stored?.inFlightSignals ?? []) if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
+    for (const signal of stored?.inFlightSignals ?? [])
+      if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
         this.writing = this.book;
-        return { venue: options.venue.name, agentId: this.agentId, book: this.book, executed: [...this.executed.values()], inFlight: [...this.inFlight], inFlightSignals: [...this.inFlightSignals.values()], ...(this.departed.length > 0 && { departed: this.departed }) };
+        return {
+          venue: options.venue.name,
+          agentId: this.agentId,
+          book: this.book,
+          executed: [...this.executed.values()],
+          inFlight: [...this.inFlight],
+          inFlightSignals: [...this.inFlightSignals.values()],
+          ...(this.departed.length > 0 && { departed: this.departed }),
+        };
       },
       () => (this.written = this.writing),
     );
@@ -239,7 +272,8 @@ export class VenueAgent {
     // stopped and not yet in its book) go into the book first: reconciled before them, a pending
     // order filled and gone from the venue would leave the book, and its position unmanaged.
     if ((await this.untilReachable("apply the venue's reports", () => this.takeReports())) === null) return false;
-    if ((await this.untilReachable('reconcile the book with the venue', () => this.reconcile(holdings))) === null) return false;
+    if ((await this.untilReachable('reconcile the book with the venue', () => this.reconcile(holdings))) === null)
+      return false;
     // A stop move the last run decided and did not see through: finished before any signal.
     if (hasUnfinishedMoves(this.book)) {
       const finished = await this.untilReachable('finish moving the stops', () => finishMoves(this.venue, this.book));
@@ -249,12 +283,25 @@ export class VenueAgent {
         log.warn(`${reason}; trying again at the next quote`);
         this.refusedMoves.set(position, reason);
       }
-      log.info({ orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) }, 'finished moving the stops the last run had begun to move');
+      log.info(
+        { orders: finished.orders.map((o) => ({ id: o.id, clientId: o.clientId, kind: o.kind, price: o.price })) },
+        'finished moving the stops the last run had begun to move',
+      );
     }
     // Positions without their stop (refused, or adopted above): protected before any signal.
-    if ((await this.untilReachable('place the stops the positions lack', () => this.protectAll())) === null) return false;
+    if ((await this.untilReachable('place the stops the positions lack', () => this.protectAll())) === null)
+      return false;
     await this.journal.save();
-    log.info({ venue: this.venue.name, file, dryRun: options.dryRun, positions: this.book.state.positions.length, orders: this.book.state.orders.length }, 'venue ready');
+    log.info(
+      {
+        venue: this.venue.name,
+        file,
+        dryRun: options.dryRun,
+        positions: this.book.state.positions.length,
+        orders: this.book.state.orders.length,
+      },
+      'venue ready',
+    );
     return true;
   }
 
@@ -266,9 +313,20 @@ export class VenueAgent {
     this.book = emptyLinks(restored.state);
     this.agentId ??= restored.agentId;
     for (const entry of restored.executed) this.executed.set(entry.id, entry);
-    this.journal = new AgentJournal(file, () => sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }));
+    this.journal = new AgentJournal(file, () =>
+      sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
+    );
     const { state } = this.book;
-    this.options.log.info({ file, balance: state.balance, currency: state.config.currency, executed: this.executed.size, resumed: stored !== null }, `${sim.accountName} ready`);
+    this.options.log.info(
+      {
+        file,
+        balance: state.balance,
+        currency: state.config.currency,
+        executed: this.executed.size,
+        resumed: stored !== null,
+      },
+      `${sim.accountName} ready`,
+    );
     return true;
   }
 
@@ -300,7 +358,10 @@ export class VenueAgent {
     for (const holding of done.notManaged) {
       if (this.toldNotManaged.has(`${holding.kind}:${holding.id}`)) continue;
       this.toldNotManaged.add(`${holding.kind}:${holding.id}`);
-      log.error({ notManaged: holding }, `the venue holds ${holding.kind === 'position' ? 'a position' : 'an order'} the agent does not manage: ${holding.reason}; see to it at the venue`);
+      log.error(
+        { notManaged: holding },
+        `the venue holds ${holding.kind === 'position' ? 'a position' : 'an order'} the agent does not manage: ${holding.reason}; see to it at the venue`,
+      );
     }
     for (const told of this.toldNotManaged) if (!seen.has(told)) this.toldNotManaged.delete(told);
     this.notManaged = done.notManaged;
@@ -310,7 +371,10 @@ export class VenueAgent {
         await this.venue.cancel(order);
       } catch (error) {
         if (!(error instanceof VenueRefusedError)) throw error;
-        log.error({ venueOrder: order.id, symbol: order.symbol, err: error.message }, `${this.venue.name} refused to cancel an order of a position that is gone; cancel it at the venue`);
+        log.error(
+          { venueOrder: order.id, symbol: order.symbol, err: error.message },
+          `${this.venue.name} refused to cancel an order of a position that is gone; cancel it at the venue`,
+        );
       }
     }
     if (changed) await this.journal.save();
@@ -324,7 +388,11 @@ export class VenueAgent {
    */
   private async reconcileIfDue(): Promise<void> {
     // A dry run's book holds what was not sent: the venue has none of it to compare.
-    if (this.options.dryRun || Date.now() - this.lastReconciledAt < (this.options.reconcileEveryMs ?? RECONCILE_EVERY_MS)) return;
+    if (
+      this.options.dryRun ||
+      Date.now() - this.lastReconciledAt < (this.options.reconcileEveryMs ?? RECONCILE_EVERY_MS)
+    )
+      return;
     const account = await this.venue.account();
     if ((await this.takeReports()) > 0) return;
     await this.reconcile({ positions: account.positions, orders: account.orders });
@@ -351,7 +419,10 @@ export class VenueAgent {
     const log = this.options.log;
     const known = this.executed.get(signal.id);
     if (known) {
-      log.info({ signalId: signal.id, seq: signal.seq, status: known.outcome.status }, 'signal already executed; acknowledging it again');
+      log.info(
+        { signalId: signal.id, seq: signal.seq, status: known.outcome.status },
+        'signal already executed; acknowledging it again',
+      );
       void this.acknowledge(known);
       return;
     }
@@ -361,7 +432,10 @@ export class VenueAgent {
     let outage: string | null = null;
     const deadline = entryDeadline(signal.expiresAt, Date.now, () => outage);
     // Nothing of the signal can have left yet (not in flight): an entry-only one past its age is refused now.
-    const expired = this.inFlight.has(signal.id) || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
+    const expired =
+      this.inFlight.has(signal.id) || !entriesOnly(signal.signal)
+        ? null
+        : deadline.refusal(`its ${signal.signal.action} order`);
     if (expired !== null) {
       outcome = { status: 'rejected', message: expired, result: null };
     } else if (unpriced !== null) {
@@ -399,7 +473,8 @@ export class VenueAgent {
             // Past its age with none of its orders sent yet (the venue unreachable all along): refused without the venue.
             settle: () => {
               outage ??= this.unreachableSince;
-              const late = sending || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
+              const late =
+                sending || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
               return late === null ? null : { status: 'rejected' as const, message: late, result: null };
             },
           },
@@ -409,13 +484,29 @@ export class VenueAgent {
       }
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
     }
-    const entry: ExecutedSignal = { id: signal.id, seq: signal.seq, executedAt: new Date().toISOString(), outcome, acked: false };
+    const entry: ExecutedSignal = {
+      id: signal.id,
+      seq: signal.seq,
+      executedAt: new Date().toISOString(),
+      outcome,
+      acked: false,
+    };
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
     // A rejection or failure is something the trader must see: not at the level of routine lines.
     const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
-    log[level]({ signalId: signal.id, seq: signal.seq, symbol: signal.signal.symbol, action: signal.signal.action, status: outcome.status, message: outcome.message }, 'signal handled');
+    log[level](
+      {
+        signalId: signal.id,
+        seq: signal.seq,
+        symbol: signal.signal.symbol,
+        action: signal.signal.action,
+        status: outcome.status,
+        message: outcome.message,
+      },
+      'signal handled',
+    );
     try {
       await this.journal.save();
     } catch (err) {
@@ -436,24 +527,53 @@ export class VenueAgent {
   private async simulate(signal: AgentSignal, deadline: EntryDeadline): Promise<ExecutedSignal['outcome']> {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
-      const done = await executeSignal(this.venue, emptyLinks(this.book.state), { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), false, deadline);
+      const done = await executeSignal(
+        this.venue,
+        emptyLinks(this.book.state),
+        { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) },
+        Date.now(),
+        false,
+        deadline,
+      );
       this.book = emptyLinks(done.book.state);
       return done.outcome;
     } catch (err) {
-      return { status: 'failed', message: `the ${this.venue.name} engine failed: ${(err as Error).message}`, result: null };
+      return {
+        status: 'failed',
+        message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
+        result: null,
+      };
     }
   }
 
   /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
-  private async execute(signal: AgentSignal, again: boolean, deadline: EntryDeadline, sending: () => void): Promise<ExecutedSignal['outcome']> {
+  private async execute(
+    signal: AgentSignal,
+    again: boolean,
+    deadline: EntryDeadline,
+    sending: () => void,
+  ): Promise<ExecutedSignal['outcome']> {
     const venue = this.venue;
     const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
-    const symbol = this.options.symbolMap[canonical] ?? this.book.state.config.symbolMap.toBroker[canonical] ?? venue.findSymbol?.(canonical) ?? null;
+    const symbol =
+      this.options.symbolMap[canonical] ??
+      this.book.state.config.symbolMap.toBroker[canonical] ??
+      venue.findSymbol?.(canonical) ??
+      null;
     if (symbol === null) {
-      return { status: 'rejected', message: `${canonical} is not a market of ${venue.name}; map it to one in the instruments file ("symbolMap": {"${canonical}": "BTC/USDT:USDT"})`, result: null };
+      return {
+        status: 'rejected',
+        message: `${canonical} is not a market of ${venue.name}; map it to one in the instruments file ("symbolMap": {"${canonical}": "BTC/USDT:USDT"})`,
+        result: null,
+      };
     }
     const spec = venue.instrument(symbol);
-    if (spec === null) return { status: 'rejected', message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`, result: null };
+    if (spec === null)
+      return {
+        status: 'rejected',
+        message: `${venue.name} gives no usable instrument data for ${symbol} (tick size, lot step), or it is an inverse market, which the agent does not trade`,
+        result: null,
+      };
     let quote;
     let account;
     // Quotes the venue refuses: a pending entry at a price sized in lots still goes out (its stand-in quote is dropped after).
@@ -467,11 +587,19 @@ export class VenueAgent {
     try {
       [quote, account] = await Promise.all([quoted, venue.funds(symbol)]);
     } catch (error) {
-      if (error instanceof VenueRefusedError) return { status: 'rejected', message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`, result: null };
+      if (error instanceof VenueRefusedError)
+        return {
+          status: 'rejected',
+          message: `${venue.name} refused to quote ${symbol} or to give the balance: ${error.message}`,
+          result: null,
+        };
       throw error;
     }
     const { symbol: _name, ...venueSpec } = spec;
-    const override: InstrumentOverride = { ...venueSpec, pipSize: this.options.pipSizes[canonical] ?? venueSpec.pipSize };
+    const override: InstrumentOverride = {
+      ...venueSpec,
+      pipSize: this.options.pipSizes[canonical] ?? venueSpec.pipSize,
+    };
     const state = this.book.state;
     const mapping = { ...state.config.symbolMap.toBroker, [canonical]: symbol };
     const instruments: Record<string, InstrumentOverride> = { ...state.config.instruments, [canonical]: override };
@@ -498,18 +626,47 @@ export class VenueAgent {
     }
   }
 
-  private async executeOn(venue: Venue, book: VenueBook, signal: AgentSignal, departed: DepartedPosition[], again: boolean, deadline: EntryDeadline, sending: () => void): Promise<ExecutedSignal['outcome']> {
+  private async executeOn(
+    venue: Venue,
+    book: VenueBook,
+    signal: AgentSignal,
+    departed: DepartedPosition[],
+    again: boolean,
+    deadline: EntryDeadline,
+    sending: () => void,
+  ): Promise<ExecutedSignal['outcome']> {
     try {
       // From here orders may leave: a retry must look them up first.
       sending();
-      const done = await executeSignal(venue, book, { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) }, Date.now(), again, deadline);
+      const done = await executeSignal(
+        venue,
+        book,
+        { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) },
+        Date.now(),
+        again,
+        deadline,
+      );
       this.book = departed.length === 0 ? done.book : withoutDeparted(done.book, departed);
-      this.departed = this.departed.flatMap((d) => (d.signals.includes(signal.id) ? (d.signals.length > 1 ? [{ ...d, signals: d.signals.filter((s) => s !== signal.id) }] : []) : [d]));
+      this.departed = this.departed.flatMap((d) =>
+        d.signals.includes(signal.id)
+          ? d.signals.length > 1
+            ? [{ ...d, signals: d.signals.filter((s) => s !== signal.id) }]
+            : []
+          : [d],
+      );
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
-      return { status: done.outcome.status, message, result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result };
+      return {
+        status: done.outcome.status,
+        message,
+        result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result,
+      };
     } catch (error) {
       if (error instanceof VenueUnreachableError) throw error;
-      return { status: 'failed', message: `the agent failed on ${venue.name}: ${(error as Error).message}`, result: null };
+      return {
+        status: 'failed',
+        message: `the agent failed on ${venue.name}: ${(error as Error).message}`,
+        result: null,
+      };
     }
   }
 
@@ -519,7 +676,11 @@ export class VenueAgent {
    * before each retry, an answer that makes asking the venue needless (a signal past its age);
    * `wakeAt` (epoch ms): a retry is due then too, whatever the backoff (that age's end).
    */
-  private async untilReachable<T>(what: string, action: () => Promise<T>, retry: { wakeAt?: number; settle?: () => T | null } = {}): Promise<T | null> {
+  private async untilReachable<T>(
+    what: string,
+    action: () => Promise<T>,
+    retry: { wakeAt?: number; settle?: () => T | null } = {},
+  ): Promise<T | null> {
     const { wakeAt, settle } = retry;
     const backoff = new Backoff(1000, 60_000);
     for (let attempt = 0; ; attempt += 1) {
@@ -540,7 +701,10 @@ export class VenueAgent {
         let wait = backoff.next();
         // Just past the deadline, so the retry finds it passed.
         if (wakeAt !== undefined && wakeAt >= Date.now()) wait = Math.min(wait, wakeAt - Date.now() + 10);
-        this.options.log.warn({ venue: this.venue.name, err: error.message, retryInMs: wait }, `the venue is unreachable; will ${what} when it answers`);
+        this.options.log.warn(
+          { venue: this.venue.name, err: error.message, retryInMs: wait },
+          `the venue is unreachable; will ${what} when it answers`,
+        );
         this.connected = false;
         this.lastError = error.message;
         this.unreachableSince ??= new Date().toISOString();
@@ -604,14 +768,20 @@ export class VenueAgent {
           reached = true;
           const recovered = this.symbolFailures.succeeded(symbol);
           if (recovered) {
-            this.options.log.info({ symbol, failures: recovered.failures, since: recovered.since }, 'managing the symbol works again');
+            this.options.log.info(
+              { symbol, failures: recovered.failures, since: recovered.since },
+              'managing the symbol works again',
+            );
             void this.publish();
           }
         } catch (error) {
           if (error instanceof VenueUnreachableError) unreachable = error;
           const message = (error as Error).message;
           if (this.symbolFailures.failed(symbol, message, Date.now())) {
-            this.options.log.warn({ symbol, err: message }, 'managing the symbol failed; the other symbols are managed, and this one is tried again at the next pass');
+            this.options.log.warn(
+              { symbol, err: message },
+              'managing the symbol failed; the other symbols are managed, and this one is tried again at the next pass',
+            );
             void this.publish();
           }
         }
@@ -634,7 +804,10 @@ export class VenueAgent {
         // Back, it is compared at once: the venue may have filled anything meanwhile.
         this.lastReconciledAt = 0;
       }
-      this.options.log.warn({ err: (error as Error).message }, 'managing the positions failed; trying again at the next quote');
+      this.options.log.warn(
+        { err: (error as Error).message },
+        'managing the positions failed; trying again at the next quote',
+      );
     } finally {
       this.managing = false;
     }
@@ -644,7 +817,11 @@ export class VenueAgent {
   private async manageSymbol(symbol: string): Promise<void> {
     const quote = await this.venue.quote(symbol);
     // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
-    const step = applyTick(this.book.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
+    const step = applyTick(
+      this.book.state,
+      { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask },
+      this.venue.fills,
+    );
     if (step.events.length === 0) {
       this.book = { ...this.book, state: step.state };
       return;
@@ -670,7 +847,11 @@ export class VenueAgent {
     const reports = await this.venue.reports();
     if (reports.length === 0) return 0;
     const log = this.options.log;
-    for (const report of reports) log.info({ report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report }, 'venue report');
+    for (const report of reports)
+      log.info(
+        { report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report },
+        'venue report',
+      );
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);
@@ -685,11 +866,16 @@ export class VenueAgent {
     if (!client) return;
     try {
       const answer = await client.ack(entry.id, entry.outcome);
-      if (!answer.ok) this.options.log.warn({ signalId: entry.id, status: answer.status, problem: answer.problem }, 'the server refused the acknowledgement');
+      if (!answer.ok)
+        this.options.log.warn(
+          { signalId: entry.id, status: answer.status, problem: answer.problem },
+          'the server refused the acknowledgement',
+        );
       entry.acked = true;
       forgetSettled(this.executed);
     } catch (err) {
-      if (!(err instanceof AgentClosedError)) this.options.log.error({ signalId: entry.id, err: (err as Error).message }, 'acknowledgement failed');
+      if (!(err instanceof AgentClosedError))
+        this.options.log.error({ signalId: entry.id, err: (err as Error).message }, 'acknowledgement failed');
     }
   }
 
@@ -705,9 +891,21 @@ export class VenueAgent {
     if (book === null) return;
     const state = book.state;
     const lacking = lackingProtection(book);
-    for (const p of lacking) this.watch.seen(p.ticket, `the venue holds no stop or target of position ${p.ticket}; placing them at the next pass`, Date.now());
-    const unprotected = this.watch.published([...lacking, ...state.positions.filter((p) => this.reprotectDue.has(p.ticket))]);
-    let account: { balance: number; equity: number; currency: string } = { balance: state.balance, equity: state.balance, currency: state.config.currency };
+    for (const p of lacking)
+      this.watch.seen(
+        p.ticket,
+        `the venue holds no stop or target of position ${p.ticket}; placing them at the next pass`,
+        Date.now(),
+      );
+    const unprotected = this.watch.published([
+      ...lacking,
+      ...state.positions.filter((p) => this.reprotectDue.has(p.ticket)),
+    ]);
+    let account: { balance: number; equity: number; currency: string } = {
+      balance: state.balance,
+      equity: state.balance,
+      currency: state.config.currency,
+    };
     if (this.connected) {
       try {
         const read = await this.venue.funds();
@@ -727,8 +925,28 @@ export class VenueAgent {
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
       ...(this.symbolFailures.list().length > 0 && { failingSymbols: this.symbolFailures.list() }),
-      positions: state.positions.map((p) => ({ position: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, price: p.price, sl: p.sl, comment: p.comment, ...this.stopMove(book, p.ticket, p.sl), ...(unprotected.has(p.ticket) && { unprotected: unprotected.get(p.ticket) }) })),
-      orders: state.orders.map((o) => ({ order: o.ticket, symbol: o.symbol, side: o.side, kind: o.kind, volume: o.volume, price: o.price, sl: o.sl, comment: o.comment, ...(this.partlyFilled[String(o.ticket)] !== undefined && { filled: this.partlyFilled[String(o.ticket)] }) })),
+      positions: state.positions.map((p) => ({
+        position: p.ticket,
+        symbol: p.symbol,
+        side: p.side,
+        volume: p.volume,
+        price: p.price,
+        sl: p.sl,
+        comment: p.comment,
+        ...this.stopMove(book, p.ticket, p.sl),
+        ...(unprotected.has(p.ticket) && { unprotected: unprotected.get(p.ticket) }),
+      })),
+      orders: state.orders.map((o) => ({
+        order: o.ticket,
+        symbol: o.symbol,
+        side: o.side,
+        kind: o.kind,
+        volume: o.volume,
+        price: o.price,
+        sl: o.sl,
+        comment: o.comment,
+        ...(this.partlyFilled[String(o.ticket)] !== undefined && { filled: this.partlyFilled[String(o.ticket)] }),
+      })),
       notManaged: this.notManaged,
       updatedAt: new Date().toISOString(),
     });
@@ -739,7 +957,11 @@ export class VenueAgent {
    * venue has the new stop the previous one protects the position. `refused`: the venue's reason
    * for refusing the move, which is tried again at each management pass.
    */
-  private stopMove(book: VenueBook, ticket: number, sl: number | null): { stopMove?: { to: number | null; refused: string | null } } {
+  private stopMove(
+    book: VenueBook,
+    ticket: number,
+    sl: number | null,
+  ): { stopMove?: { to: number | null; refused: string | null } } {
     if (book.protection[String(ticket)]?.moving === undefined) {
       this.refusedMoves.delete(ticket);
       return {};
@@ -755,7 +977,10 @@ export class VenueAgent {
     try {
       if (this.journal) await this.journal.save();
     } catch (err) {
-      this.options.log.error({ err: (err as Error).message }, `could not write ${this.simulated ? this.journalName() : 'the journal'} on shutdown`);
+      this.options.log.error(
+        { err: (err as Error).message },
+        `could not write ${this.simulated ? this.journalName() : 'the journal'} on shutdown`,
+      );
     }
     if (!this.simulated) await this.venue.shutdown().catch(() => undefined);
     this.lock?.release();
@@ -770,7 +995,12 @@ export class VenueAgent {
 /** A book with nothing in it yet; currency and balance come from the venue with the first signal. */
 function freshState(options: VenueAgentOptions): EngineState {
   return {
-    config: { currency: 'USDT', instruments: {}, symbolMap: createSymbolMap(options.symbolMap), defaultVolumeLots: options.defaultVolumeLots },
+    config: {
+      currency: 'USDT',
+      instruments: {},
+      symbolMap: createSymbolMap(options.symbolMap),
+      defaultVolumeLots: options.defaultVolumeLots,
+    },
     balance: 0,
     quotes: {},
     positions: [],
@@ -802,5 +1032,10 @@ function withoutDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBo
     delete positions[String(ticket)];
     delete protection[String(ticket)];
   }
-  return { ...book, state: { ...book.state, positions: book.state.positions.filter((p) => !gone.has(p.ticket)) }, protection, positions };
+  return {
+    ...book,
+    state: { ...book.state, positions: book.state.positions.filter((p) => !gone.has(p.ticket)) },
+    protection,
+    positions,
+  };
 }

@@ -1,9 +1,26 @@
-import { applySignal, describeEvents, reviseClose, type ClosedEvent, type EngineEvent, type EngineState, type PartialCloseEvent, type Position, type StepResult } from '../engine/index.js';
+import {
+  applySignal,
+  describeEvents,
+  reviseClose,
+  type ClosedEvent,
+  type EngineEvent,
+  type EngineState,
+  type PartialCloseEvent,
+  type Position,
+  type StepResult,
+} from '../engine/index.js';
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
 import { SignalExpiredError, type EntryDeadline } from './signal-age.js';
-import { VenueRefusedError, type OrderRequest, type Venue, type VenueHoldings, type VenueOrder, type VenueOrderRef } from './venue.js';
+import {
+  VenueRefusedError,
+  type OrderRequest,
+  type Venue,
+  type VenueHoldings,
+  type VenueOrder,
+  type VenueOrderRef,
+} from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
 /** What a signal came to: the acknowledgement's status, message and result. */
@@ -36,35 +53,62 @@ export async function executeSignal(
 ): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
   const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
   if (step.outcome.status === 'rejected') {
-    return { book, outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } } };
+    return {
+      book,
+      outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } },
+    };
   }
   const netted = venue.netsPositions ? nettedOpening(step) : null;
-  if (netted !== null) return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
+  if (netted !== null)
+    return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
   const doubleExit = venue.oneExitOrder === true ? stopAndTarget(venue.name, step) : null;
-  if (doubleExit !== null) return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
+  if (doubleExit !== null)
+    return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
   const run = new Carrying(venue, book, step, signal.id, again, deadline);
   try {
     await run.all();
   } catch (error) {
     if (!(error instanceof VenueRefusedError) && !(error instanceof SignalExpiredError)) throw error;
-    const refused = error instanceof SignalExpiredError ? error.message : `${venue.name} refused ${run.current}: ${error.message}`;
+    const refused =
+      error instanceof SignalExpiredError ? error.message : `${venue.name} refused ${run.current}: ${error.message}`;
     if (run.done === 0) {
-      return { book, outcome: { status: 'rejected', message: refused, result: { events: run.events, orders: run.orders } } };
+      return {
+        book,
+        outcome: { status: 'rejected', message: refused, result: { events: run.events, orders: run.orders } },
+      };
     }
     return {
       // What was carried out stays in the book; the rest is dropped with the engine's plan.
       book: run.partialBook(),
-      outcome: { status: 'failed', message: `${describeEvents(run.events)}, but ${refused} after the first ${run.done} step(s) were carried out`, result: { events: run.events, orders: run.orders } },
+      outcome: {
+        status: 'failed',
+        message: `${describeEvents(run.events)}, but ${refused} after the first ${run.done} step(s) were carried out`,
+        result: { events: run.events, orders: run.orders },
+      },
     };
   }
   const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
   if (run.uncertain.length > 0) {
     // Neither executed nor rejected can be said: failed, so the trader looks at the broker.
     const done = run.events.length > 0 ? `${describeEvents(run.events)}; ` : '';
-    return { book: run.book(), outcome: { status: 'failed', message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`, result: { events: run.events, orders: run.orders } } };
+    return {
+      book: run.book(),
+      outcome: {
+        status: 'failed',
+        message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`,
+        result: { events: run.events, orders: run.orders },
+      },
+    };
   }
   // The events as the venue carried them out (its fill's lots and price), and the message from them.
-  return { book: run.book(), outcome: { status: 'executed', message: (describeEvents(run.events) || step.outcome.message) + notes, result: { events: run.events, orders: run.orders } } };
+  return {
+    book: run.book(),
+    outcome: {
+      status: 'executed',
+      message: (describeEvents(run.events) || step.outcome.message) + notes,
+      result: { events: run.events, orders: run.orders },
+    },
+  };
 }
 
 /**
@@ -82,7 +126,12 @@ export async function carryOutTick(
   /** Writes the book down before a stop is moved (the journal), so a restart in the middle finishes the move. */
   intend: (book: VenueBook) => Promise<void> = async () => undefined,
 ): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[]; refused: RefusedMove[] }> {
-  const next: VenueBook = { state: step.state, protection: { ...book.protection }, orders: { ...book.orders }, positions: { ...book.positions } };
+  const next: VenueBook = {
+    state: step.state,
+    protection: { ...book.protection },
+    orders: { ...book.orders },
+    positions: { ...book.positions },
+  };
   const orders: VenueOrder[] = [];
   const warnings: string[] = [];
   const refused: RefusedMove[] = [];
@@ -102,7 +151,9 @@ export async function carryOutTick(
       if (!(error instanceof VenueRefusedError)) throw error;
       if (!moving || next.protection[key]?.moving === undefined) {
         // A new position's stop refused: it stands unprotected, and the agent's protection pass tries again.
-        warnings.push(`${venue.name} refused the stop or targets of position ${ticket}: ${error.message}; the position is NOT protected, and they are tried again at the next pass`);
+        warnings.push(
+          `${venue.name} refused the stop or targets of position ${ticket}: ${error.message}; the position is NOT protected, and they are tried again at the next pass`,
+        );
         return;
       }
       const move = refusedMove(venue, position, error);
@@ -126,9 +177,13 @@ export async function carryOutTick(
       // on a position the venue still holds would leave it unprotected.
       const was = book.state.positions.find((p) => p.ticket === event.position);
       held ??= await venue.open();
-      const stillHeld = held.positions === null || (was !== undefined && held.positions.some((p) => p.symbol === was.symbol && p.side === was.side));
+      const stillHeld =
+        held.positions === null ||
+        (was !== undefined && held.positions.some((p) => p.symbol === was.symbol && p.side === was.side));
       if (stillHeld) {
-        warnings.push(`position ${event.position} reached its ${event.reason === 'sl' ? 'stop' : 'last target'} at the prices the agent read, but the venue ${held.positions === null ? 'cannot say whether it still holds it' : 'still holds a position on that side'}: its stop and target orders stay on the venue`);
+        warnings.push(
+          `position ${event.position} reached its ${event.reason === 'sl' ? 'stop' : 'last target'} at the prices the agent read, but the venue ${held.positions === null ? 'cannot say whether it still holds it' : 'still holds a position on that side'}: its stop and target orders stay on the venue`,
+        );
       } else {
         for (const order of next.protection[String(event.position)]?.orders ?? []) await venue.cancel(order);
       }
@@ -146,7 +201,11 @@ export interface RefusedMove {
 }
 
 function refusedMove(venue: Venue, position: Position, error: VenueRefusedError): RefusedMove {
-  return { position: position.ticket, symbol: position.symbol, reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}` };
+  return {
+    position: position.ticket,
+    symbol: position.symbol,
+    reason: `${venue.name} refused moving the stop of position ${position.ticket} to ${position.sl}: ${error.message}`,
+  };
 }
 
 /**
@@ -158,7 +217,10 @@ function refusedMove(venue: Venue, position: Position, error: VenueRefusedError)
  * tried again; `refused` names its symbol, whose quotes must wait for it: a later move of the
  * same position would reuse its client ids.
  */
-export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: RefusedMove[] }> {
+export async function finishMoves(
+  venue: Venue,
+  book: VenueBook,
+): Promise<{ book: VenueBook; orders: VenueOrder[]; refused: RefusedMove[] }> {
   const next: VenueBook = { ...book, protection: { ...book.protection } };
   const orders: VenueOrder[] = [];
   const refused: RefusedMove[] = [];
@@ -170,7 +232,10 @@ export async function finishMoves(venue: Venue, book: VenueBook): Promise<{ book
       continue;
     }
     try {
-      const placed = await venue.protect(venuePosition(next, position), { ...protectionOf(next, position, entry.moving), mayExist: true });
+      const placed = await venue.protect(venuePosition(next, position), {
+        ...protectionOf(next, position, entry.moving),
+        mayExist: true,
+      });
       orders.push(...placed);
       next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
     } catch (error) {
@@ -281,7 +346,11 @@ class Carrying {
       ...was.orders.filter((o) => !this.touched.has(o.ticket)),
       ...after.orders.filter((o) => this.touched.has(o.ticket)),
     ].filter((o, i, all) => all.findIndex((q) => q.ticket === o.ticket) === i);
-    const closed = new Set(this.events.filter((e) => e.type === 'closed' && this.touched.has(e.position)).map((e) => (e as { position: number }).position));
+    const closed = new Set(
+      this.events
+        .filter((e) => e.type === 'closed' && this.touched.has(e.position))
+        .map((e) => (e as { position: number }).position),
+    );
     return {
       state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
       protection: this.protection,
@@ -298,7 +367,12 @@ class Carrying {
         const position = this.before.state.positions.find((p) => p.ticket === event.position)!;
         this.current = `closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol})`;
         this.closes += 1;
-        const order = await venue.close(venuePosition(this.before, position), event.volume, clientOrderId(this.signalId, `c${this.closes}`), this.again);
+        const order = await venue.close(
+          venuePosition(this.before, position),
+          event.volume,
+          clientOrderId(this.signalId, `c${this.closes}`),
+          this.again,
+        );
         this.orders.push(order);
         if (order.uncertain !== undefined) {
           // The venue holds the position no more, and cannot say whether this close emptied it:
@@ -306,7 +380,9 @@ class Carrying {
           this.touched.add(position.ticket);
           this.state = { ...this.state, positions: this.state.positions.filter((p) => p.ticket !== position.ticket) };
           this.events.splice(this.events.indexOf(event), 1);
-          this.uncertain.push(`closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol}): ${order.uncertain}`);
+          this.uncertain.push(
+            `closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol}): ${order.uncertain}`,
+          );
           delete this.protection[String(position.ticket)];
           return;
         }
@@ -315,14 +391,17 @@ class Carrying {
         this.touched.add(position.ticket);
         const closed = this.adoptClose(position, event, order);
         if (closed.type === 'closed') {
-          for (const held of this.protection[String(position.ticket)]?.orders ?? []) await this.quietly(() => venue.cancel(held), 'cancel a closed position\'s stop or target');
+          for (const held of this.protection[String(position.ticket)]?.orders ?? [])
+            await this.quietly(() => venue.cancel(held), "cancel a closed position's stop or target");
           delete this.protection[String(position.ticket)];
         } else {
           // What the venue still holds keeps (or gets back) a stop and targets of exactly its lots.
           const rest = this.state.positions.find((p) => p.ticket === position.ticket);
           if (rest) await this.protect(rest);
           if (closed.requested !== undefined && rest) {
-            this.notes.push(`${venue.name} filled ${closed.volume} of the ${closed.requested} lots asked: position ${position.ticket} stays open with ${rest.volume} lots`);
+            this.notes.push(
+              `${venue.name} filled ${closed.volume} of the ${closed.requested} lots asked: position ${position.ticket} stays open with ${rest.volume} lots`,
+            );
           }
         }
         return;
@@ -338,7 +417,14 @@ class Carrying {
       case 'opened': {
         this.current = `the ${event.side} market order of ${event.volume} ${event.symbol}`;
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
-        const order = await this.enter({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: 'market', volume: event.volume, price: null });
+        const order = await this.enter({
+          clientId: clientOrderId(this.signalId, 'o'),
+          symbol: event.symbol,
+          side: event.side,
+          kind: 'market',
+          volume: event.volume,
+          price: null,
+        });
         this.orders.push(order);
         // Ended without a single lot (no liquidity): there is no position, whatever was asked.
         refuseUnfilled(order, event.volume);
@@ -350,7 +436,14 @@ class Carrying {
       }
       case 'order_placed': {
         this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
-        const order = await this.enter({ clientId: clientOrderId(this.signalId, 'o'), symbol: event.symbol, side: event.side, kind: event.kind, volume: event.volume, price: event.price });
+        const order = await this.enter({
+          clientId: clientOrderId(this.signalId, 'o'),
+          symbol: event.symbol,
+          side: event.side,
+          kind: event.kind,
+          volume: event.volume,
+          price: event.price,
+        });
         this.orders.push(order);
         this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
@@ -371,7 +464,9 @@ class Carrying {
     if (refusal === null) return this.venue.place({ ...request, mayExist: this.again });
     const found = this.again ? await this.venue.find(request) : null;
     if (found === null) throw new SignalExpiredError(refusal);
-    this.notes.push(`the signal had expired when the agent came back to it, but ${this.venue.name} had its order ${found.id} (sent before): the outcome is that order`);
+    this.notes.push(
+      `the signal had expired when the agent came back to it, but ${this.venue.name} had its order ${found.id} (sent before): the outcome is that order`,
+    );
     return found;
   }
 
@@ -384,10 +479,14 @@ class Carrying {
     const { price, volume } = venueFill(order, position.volume, position.price);
     if (price === position.price && volume === position.volume) return position;
     const adopted: Position = { ...position, price, volume, originalVolume: volume };
-    this.state = { ...this.state, positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)) };
+    this.state = {
+      ...this.state,
+      positions: this.state.positions.map((p) => (p.ticket === position.ticket ? adopted : p)),
+    };
     const at = this.events.findIndex((e) => e.type === 'opened' && e.position === position.ticket);
     const event = this.events[at];
-    if (event?.type === 'opened') this.events[at] = { ...event, price, volume, ...(volume !== position.volume && { requested: position.volume }) };
+    if (event?.type === 'opened')
+      this.events[at] = { ...event, price, volume, ...(volume !== position.volume && { requested: position.volume }) };
     return adopted;
   }
 
@@ -396,10 +495,16 @@ class Carrying {
    * fewer), in the book and in the close's event: a close filled in part leaves the position
    * open with the lots the venue still holds ("closed 0.03 of 0.1 lots of position 4 …").
    */
-  private adoptClose(was: Position, event: PartialCloseEvent | ClosedEvent, order: VenueOrder): PartialCloseEvent | ClosedEvent {
+  private adoptClose(
+    was: Position,
+    event: PartialCloseEvent | ClosedEvent,
+    order: VenueOrder,
+  ): PartialCloseEvent | ClosedEvent {
     const { price, volume } = venueFill(order, event.volume, event.price);
     if (order.average === null && order.filled > 0) {
-      this.notes.push(`${this.venue.name} did not say the price it closed position ${was.ticket} at: the profit is at the agent's price ${price}`);
+      this.notes.push(
+        `${this.venue.name} did not say the price it closed position ${was.ticket} at: the profit is at the agent's price ${price}`,
+      );
     }
     if (price === event.price && volume === event.volume) return event;
     const revised = reviseClose(this.state, was, event, { volume, price });
@@ -414,12 +519,17 @@ class Carrying {
     const revision = (this.protection[key]?.revision ?? -1) + 1;
     const book = { state: this.state, protection: this.protection, orders: this.pending, positions: this.positionIds };
     try {
-      const placed = await this.venue.protect(venuePosition(book, position), { ...protectionOf(book, position, revision), mayExist: this.again });
+      const placed = await this.venue.protect(venuePosition(book, position), {
+        ...protectionOf(book, position, revision),
+        mayExist: this.again,
+      });
       this.orders.push(...placed);
       this.protection[key] = { revision, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
-      this.notes.push(`position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`);
+      this.notes.push(
+        `position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`,
+      );
     }
   }
 
@@ -436,7 +546,9 @@ class Carrying {
 /** An order that ended without a single lot (cancelled or rejected) is the venue's refusal, with its reason. */
 function refuseUnfilled(order: VenueOrder, volume: number): void {
   if (order.filled === 0 && (order.status === 'cancelled' || order.status === 'rejected')) {
-    throw new VenueRefusedError(`it filled none of the ${volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`);
+    throw new VenueRefusedError(
+      `it filled none of the ${volume} lots (the order ended ${order.status}${order.reason ? `: ${order.reason}` : ''})`,
+    );
   }
 }
 

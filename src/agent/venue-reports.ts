@@ -11,8 +11,18 @@ import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
  * a venue whose orders are not tied to the position); a closed position's leftover orders are
  * cancelled. The book changes first, so a refused follow-up only leaves a warning.
  */
-export async function applyReports(venue: Venue, book: VenueBook, reports: VenueReport[], now: number): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[] }> {
-  let next: VenueBook = { state: book.state, protection: { ...book.protection }, orders: { ...book.orders }, positions: { ...book.positions } };
+export async function applyReports(
+  venue: Venue,
+  book: VenueBook,
+  reports: VenueReport[],
+  now: number,
+): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[] }> {
+  let next: VenueBook = {
+    state: book.state,
+    protection: { ...book.protection },
+    orders: { ...book.orders },
+    positions: { ...book.positions },
+  };
   const events: EngineEvent[] = [];
   const warnings: string[] = [];
   const quietly = async (what: string, action: () => Promise<void>) => {
@@ -30,7 +40,10 @@ export async function applyReports(venue: Venue, book: VenueBook, reports: Venue
     if (protection.stop === null && protection.targets.length === 0) return;
     await quietly(`protect position ${position.ticket}; it is NOT protected`, async () => {
       const placed = await venue.protect(venuePosition(next, position), protection);
-      next.protection[key] = { revision, orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })) };
+      next.protection[key] = {
+        revision,
+        orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })),
+      };
     });
   };
 
@@ -39,11 +52,27 @@ export async function applyReports(venue: Venue, book: VenueBook, reports: Venue
       const ticket = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
       if (ticket === undefined) {
         // Given again after a restart, and in the book already: the position it opened is there.
-        if (next.state.positions.some((p) => p.signalId !== null && clientOrderId(p.signalId, 'o') === report.order.clientId)) continue;
-        warnings.push(`${venue.name} filled order ${report.order.id} (${report.order.clientId ?? 'no client id'}), which the book does not hold; the position it opened is not managed`);
+        if (
+          next.state.positions.some(
+            (p) => p.signalId !== null && clientOrderId(p.signalId, 'o') === report.order.clientId,
+          )
+        )
+          continue;
+        warnings.push(
+          `${venue.name} filled order ${report.order.id} (${report.order.clientId ?? 'no client id'}), which the book does not hold; the position it opened is not managed`,
+        );
         continue;
       }
-      const step = applyFill(next.state, { type: 'order_filled', order: Number(ticket), price: report.order.average ?? report.order.price ?? 0, volume: report.order.filled > 0 ? report.order.filled : null }, now);
+      const step = applyFill(
+        next.state,
+        {
+          type: 'order_filled',
+          order: Number(ticket),
+          price: report.order.average ?? report.order.price ?? 0,
+          volume: report.order.filled > 0 ? report.order.filled : null,
+        },
+        now,
+      );
       delete next.orders[ticket];
       next = { ...next, state: step.state };
       events.push(...step.events);
@@ -55,18 +84,36 @@ export async function applyReports(venue: Venue, book: VenueBook, reports: Venue
       continue;
     }
     const filledId = report.order?.id;
-    const byOrder = filledId === undefined ? undefined : Object.entries(next.protection).find(([, held]) => held.orders.some((o) => o.id === filledId))?.[0];
-    const byId = report.order?.positionId === undefined ? undefined : Object.entries(next.positions ?? {}).find(([, id]) => id === report.order!.positionId)?.[0];
+    const byOrder =
+      filledId === undefined
+        ? undefined
+        : Object.entries(next.protection).find(([, held]) => held.orders.some((o) => o.id === filledId))?.[0];
+    const byId =
+      report.order?.positionId === undefined
+        ? undefined
+        : Object.entries(next.positions ?? {}).find(([, id]) => id === report.order!.positionId)?.[0];
     const position =
       next.state.positions.find((p) => String(p.ticket) === (byOrder ?? byId)) ??
       next.state.positions.find((p) => p.symbol === report.symbol && p.side === report.side);
     if (!position) {
-      warnings.push(`${venue.name} closed ${report.volume} lots of a ${report.side} ${report.symbol} position the book does not hold`);
+      warnings.push(
+        `${venue.name} closed ${report.volume} lots of a ${report.side} ${report.symbol} position the book does not hold`,
+      );
       continue;
     }
     const key = String(position.ticket);
     const price = report.price ?? position.price;
-    const step = applyFill(next.state, { type: 'position_closed', position: position.ticket, volume: report.volume, price, reason: report.by === 'take_profit' ? 'tp' : 'sl' }, now);
+    const step = applyFill(
+      next.state,
+      {
+        type: 'position_closed',
+        position: position.ticket,
+        volume: report.volume,
+        price,
+        reason: report.by === 'take_profit' ? 'tp' : 'sl',
+      },
+      now,
+    );
     next = { ...next, state: step.state };
     events.push(...step.events);
     const leftover = (next.protection[key]?.orders ?? []).filter((o) => o.id !== filledId);
@@ -75,7 +122,8 @@ export async function applyReports(venue: Venue, book: VenueBook, reports: Venue
       await protect(rest, leftover);
       continue;
     }
-    for (const order of leftover) await quietly(`cancel order ${order.id} of the closed position ${key}`, () => venue.cancel(order));
+    for (const order of leftover)
+      await quietly(`cancel order ${order.id} of the closed position ${key}`, () => venue.cancel(order));
     delete next.protection[key];
     delete next.positions![key];
   }

@@ -198,7 +198,15 @@ export interface VenueHoldings {
 /** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position. */
 export type VenueReport =
   | { type: 'entry_filled'; order: VenueOrder }
-  | { type: 'position_reduced'; symbol: string; side: Side; volume: number; price: number | null; by: 'stop_loss' | 'take_profit' | 'venue'; order: VenueOrder | null };
+  | {
+      type: 'position_reduced';
+      symbol: string;
+      side: Side;
+      volume: number;
+      price: number | null;
+      by: 'stop_loss' | 'take_profit' | 'venue';
+      order: VenueOrder | null;
+    };
 
 /** The venue refused a request; `message` is its reason, as it gave it. */
 export class VenueRefusedError extends Error {

@@ -1,5 +1,12 @@
 import WebSocket from 'ws';
-import { CLOSE_AGENT_CONNECTED, PUSH_PATH, type AgentMessage, type HelloMessage, type ResultMessage, type ServerMessage } from '../protocol/push-protocol.js';
+import {
+  CLOSE_AGENT_CONNECTED,
+  PUSH_PATH,
+  type AgentMessage,
+  type HelloMessage,
+  type ResultMessage,
+  type ServerMessage,
+} from '../protocol/push-protocol.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
@@ -46,7 +53,10 @@ export class WebSocketLink {
 
   constructor(server: string, token: string, handlers: LinkHandlers) {
     const url = server.replace(/\/+$/, '').replace(/^http/i, 'ws') + PUSH_PATH;
-    this.ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    this.ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${token}` },
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
+    });
     let unauthorized = false;
     let reason = 'closed';
     let status: number | null = null;

@@ -89,8 +89,11 @@ function tlsFilesFromEnv(env: NodeJS.ProcessEnv): TlsFiles | null {
   const keyFile = nonEmpty(env.SIGNALGATE_TLS_KEY);
   if (certFile === null && keyFile === null) return null;
   if (certFile === null || keyFile === null) {
-    const [missing, given] = certFile === null ? ['SIGNALGATE_TLS_CERT', 'SIGNALGATE_TLS_KEY'] : ['SIGNALGATE_TLS_KEY', 'SIGNALGATE_TLS_CERT'];
-    throw new ConfigError(`${given} is set but ${missing} is not; set both (PEM certificate and private key files) to serve HTTPS, or neither for plain HTTP`);
+    const [missing, given] =
+      certFile === null ? ['SIGNALGATE_TLS_CERT', 'SIGNALGATE_TLS_KEY'] : ['SIGNALGATE_TLS_KEY', 'SIGNALGATE_TLS_CERT'];
+    throw new ConfigError(
+      `${given} is set but ${missing} is not; set both (PEM certificate and private key files) to serve HTTPS, or neither for plain HTTP`,
+    );
   }
   return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
 }
@@ -144,7 +147,13 @@ export function publicUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string |
   } catch {
     url = null;
   }
-  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+  if (
+    url === null ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
     throw new ConfigError(
       `SIGNALGATE_PUBLIC_URL must be the http:// or https:// address senders reach this service at (like https://signals.example.com), without query or fragment, got '${raw}'`,
     );

@@ -19,7 +19,11 @@ export interface AdminAccessOptions {
  * dashboard signed in (its session cookie), whose state-changing requests must also come from
  * the dashboard's own origin. Answers the refusal, or undefined to let the request through.
  */
-export async function checkAdminAccess(request: FastifyRequest, reply: FastifyReply, opts: AdminAccessOptions): Promise<FastifyReply | undefined> {
+export async function checkAdminAccess(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opts: AdminAccessOptions,
+): Promise<FastifyReply | undefined> {
   const token = bearerToken(request);
   if (token !== null) {
     const refused = opts.wrongTokens.refuse(request, reply, 'admin', 'Authorization');
@@ -35,5 +39,11 @@ export async function checkAdminAccess(request: FastifyRequest, reply: FastifyRe
 }
 
 function unauthorized(reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, detail: 'send the admin token as Authorization: Bearer <token>', param: 'Authorization' }]);
+  return sendProblem(reply, [
+    {
+      code: ErrorCode.UNAUTHORIZED,
+      detail: 'send the admin token as Authorization: Bearer <token>',
+      param: 'Authorization',
+    },
+  ]);
 }

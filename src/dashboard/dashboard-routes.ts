@@ -39,7 +39,13 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
     return payload;
   });
 
-  await app.register(fastifyStatic, { root: WEB_ROOT, prefix: '/dashboard/', index: false, wildcard: true, cacheControl: false });
+  await app.register(fastifyStatic, {
+    root: WEB_ROOT,
+    prefix: '/dashboard/',
+    index: false,
+    wildcard: true,
+    cacheControl: false,
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     // Assets are small and change with every release: revalidated each time (ETag), never stale.
     if (request.url.startsWith('/dashboard/')) reply.header('cache-control', 'no-cache');
@@ -75,7 +81,13 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
     if (refused !== undefined) return refused;
     if (!opts.isAdminToken(token)) {
       opts.wrongTokens.wrong(request, 'dashboard_sign_in');
-      return sendProblem(reply, [{ code: ErrorCode.UNAUTHORIZED, param: 'token', detail: 'that is not the admin token; type the admin token the server was started with' }]);
+      return sendProblem(reply, [
+        {
+          code: ErrorCode.UNAUTHORIZED,
+          param: 'token',
+          detail: 'that is not the admin token; type the admin token the server was started with',
+        },
+      ]);
     }
     const session = await sessions.start(Date.now());
     reply.setCookie(SESSION_COOKIE, session.id, {
@@ -86,7 +98,10 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
       secure: requestOrigin(request)?.startsWith('https:') === true,
       expires: session.expiresAt,
     });
-    return reply.header('cache-control', 'no-store').code(201).send({ signedIn: true, expiresAt: session.expiresAt.toISOString() });
+    return reply
+      .header('cache-control', 'no-store')
+      .code(201)
+      .send({ signedIn: true, expiresAt: session.expiresAt.toISOString() });
   });
 
   app.delete('/api/dashboard/session', { config: { api: SIGN_OUT } }, async (request, reply) => {
@@ -98,10 +113,16 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardRoute
 }
 
 const SESSION = objectSchema(
-  { signedIn: { type: 'boolean' }, expiresAt: { type: 'string', format: 'date-time', description: 'when the sign-in ends' } },
+  {
+    signedIn: { type: 'boolean' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'when the sign-in ends' },
+  },
   ['signedIn'],
 );
-const SIGN_IN_BODY = objectSchema({ token: { type: 'string', minLength: 1, maxLength: 1000, description: 'the admin token' } }, ['token']);
+const SIGN_IN_BODY = objectSchema(
+  { token: { type: 'string', minLength: 1, maxLength: 1000, description: 'the admin token' } },
+  ['token'],
+);
 const SESSION_STATE: RouteDescription = {
   summary: "Whether this browser's dashboard is signed in (its session cookie)",
   tag: 'admin',
@@ -126,7 +147,7 @@ const SIGN_IN: RouteDescription = {
   ],
 };
 const SIGN_OUT: RouteDescription = {
-  summary: "Sign the dashboard out: ends the session and clears its cookie",
+  summary: 'Sign the dashboard out: ends the session and clears its cookie',
   tag: 'admin',
   auth: 'none',
   answers: { 204: { description: 'Signed out' } },
@@ -143,7 +164,8 @@ export function crossOrigin(reply: FastifyReply): FastifyReply {
     {
       code: ErrorCode.CROSS_ORIGIN,
       param: 'Origin',
-      detail: "a request signed in by the dashboard's cookie must come from the dashboard's own page (its Origin header must name this server)",
+      detail:
+        "a request signed in by the dashboard's cookie must come from the dashboard's own page (its Origin header must name this server)",
     },
   ]);
 }

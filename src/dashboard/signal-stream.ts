@@ -26,9 +26,18 @@ export class SignalStreams {
 
   constructor(private readonly store: Store) {}
 
-  async serve(request: FastifyRequest<{ Querystring: SignalQuery }>, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  async serve(
+    request: FastifyRequest<{ Querystring: SignalQuery }>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply | undefined> {
     if (request.query.before !== undefined) {
-      return sendProblem(reply, [{ code: ErrorCode.INVALID_REQUEST, param: 'before', detail: 'the stream always starts at the newest signal; leave before out' }]);
+      return sendProblem(reply, [
+        {
+          code: ErrorCode.INVALID_REQUEST,
+          param: 'before',
+          detail: 'the stream always starts at the newest signal; leave before out',
+        },
+      ]);
     }
     const query = { ...request.query, limit: request.query.limit ?? DEFAULT_STREAM_PAGE };
     const first = await listSignals(this.store, query);

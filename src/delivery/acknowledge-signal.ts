@@ -14,8 +14,16 @@ const MAX_MESSAGE_CHARS = 2000;
 export const ACK_BODY = objectSchema(
   {
     status: { type: 'string', enum: ACK_STATUSES, description: 'what the agent did with the signal' },
-    message: { type: ['string', 'null'], maxLength: MAX_MESSAGE_CHARS, description: 'a note for the signal log, e.g. the broker\'s refusal', examples: ['filled at 1.08412'] },
-    result: { description: 'anything the agent wants recorded with the acknowledgement (order ids, fills)', examples: [{ ticket: 123 }] },
+    message: {
+      type: ['string', 'null'],
+      maxLength: MAX_MESSAGE_CHARS,
+      description: "a note for the signal log, e.g. the broker's refusal",
+      examples: ['filled at 1.08412'],
+    },
+    result: {
+      description: 'anything the agent wants recorded with the acknowledgement (order ids, fills)',
+      examples: [{ ticket: 123 }],
+    },
   },
   ['status'],
 );
@@ -71,7 +79,11 @@ export async function acknowledgeSignal(
         detail: `signal ${signalId} has not been handed to this agent yet, so it cannot have been executed; take it from GET /api/agent/signals (or the WebSocket) and acknowledge it after acting on it`,
       });
     case 'not_found':
-      return failure({ code: ErrorCode.NOT_FOUND, param: 'id', detail: `no signal '${signalId}' was queued for this agent` });
+      return failure({
+        code: ErrorCode.NOT_FOUND,
+        param: 'id',
+        detail: `no signal '${signalId}' was queued for this agent`,
+      });
   }
 }
 
@@ -82,7 +94,12 @@ export function readAck(body: unknown): ReadAck {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return {
       ok: false,
-      problems: [{ code: ErrorCode.INVALID_REQUEST, detail: 'send a JSON object {"status": "executed"|"rejected"|"failed", "message"?, "result"?}' }],
+      problems: [
+        {
+          code: ErrorCode.INVALID_REQUEST,
+          detail: 'send a JSON object {"status": "executed"|"rejected"|"failed", "message"?, "result"?}',
+        },
+      ],
     };
   }
   const fields = body as Record<string, unknown>;
@@ -96,8 +113,16 @@ export function readAck(body: unknown): ReadAck {
     });
   }
   const message = fields.message;
-  if (message !== undefined && message !== null && (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)) {
-    problems.push({ code: ErrorCode.INVALID_FIELD, param: 'message', detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters` });
+  if (
+    message !== undefined &&
+    message !== null &&
+    (typeof message !== 'string' || message.length > MAX_MESSAGE_CHARS)
+  ) {
+    problems.push({
+      code: ErrorCode.INVALID_FIELD,
+      param: 'message',
+      detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters`,
+    });
   }
   problems.push(...unknownNames(Object.keys(fields), ACK_FIELDS, 'field'));
   if (problems.length > 0) return { ok: false, problems };

@@ -6,7 +6,8 @@ import { type ProblemBody, problemBody } from '../errors/problem-body.js';
  * `body` as they are; the WebSocket sends them in a `result` message. Errors carry an
  * RFC 9457 problem body.
  */
-export type AgentAnswer = { ok: true; status: number; body: unknown } | { ok: false; status: number; body: ProblemBody };
+export type AgentAnswer =
+  { ok: true; status: number; body: unknown } | { ok: false; status: number; body: ProblemBody };
 
 export function success(body: unknown, status = 200): AgentAnswer {
   return { ok: true, status, body };

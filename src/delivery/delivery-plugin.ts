@@ -36,7 +36,10 @@ const POLL_QUERY = objectSchema({
 const POLL_PARAMETERS = Object.keys(POLL_QUERY.properties);
 
 const AGENT_PROBLEMS = [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST, ErrorCode.AGENT_CONNECTED];
-const DELIVERY = { type: 'object' as const, description: 'the delivery as recorded: status, times, message and result' };
+const DELIVERY = {
+  type: 'object' as const,
+  description: 'the delivery as recorded: status, times, message and result',
+};
 
 const WHOAMI: RouteDescription = {
   summary: 'The agent this token belongs to',
@@ -46,21 +49,29 @@ const WHOAMI: RouteDescription = {
   answers: {
     200: {
       description: 'The agent',
-      schema: objectSchema({ id: { type: 'string' }, name: { type: 'string' }, accountId: { type: 'string' } }, ['id', 'name', 'accountId']),
+      schema: objectSchema({ id: { type: 'string' }, name: { type: 'string' }, accountId: { type: 'string' } }, [
+        'id',
+        'name',
+        'accountId',
+      ]),
     },
   },
   problems: [ErrorCode.UNAUTHORIZED, ErrorCode.INVALID_REQUEST],
 };
 const POLL: RouteDescription = {
   summary: "Take this agent's pending signals",
-  description: 'Oldest first; with none pending, waits up to wait seconds for one. Acknowledge each after acting on it.',
+  description:
+    'Oldest first; with none pending, waits up to wait seconds for one. Acknowledge each after acting on it.',
   tag: 'agent',
   auth: 'agent',
   query: POLL_QUERY,
   answers: {
     200: {
       description: 'The pending signals (possibly none)',
-      schema: objectSchema({ signals: { type: 'array', items: { type: 'object', description: 'a signal with its id and expiry' } } }, ['signals']),
+      schema: objectSchema(
+        { signals: { type: 'array', items: { type: 'object', description: 'a signal with its id and expiry' } } },
+        ['signals'],
+      ),
     },
   },
   problems: AGENT_PROBLEMS,
@@ -96,7 +107,12 @@ const STATE: RouteDescription = {
   tag: 'agent',
   auth: 'agent',
   body: { schema: AGENT_STATE_BODY, required: true },
-  answers: { 200: { description: 'Recorded', schema: objectSchema({ savedAt: { type: 'string', format: 'date-time' } }, ['savedAt']) } },
+  answers: {
+    200: {
+      description: 'Recorded',
+      schema: objectSchema({ savedAt: { type: 'string', format: 'date-time' } }, ['savedAt']),
+    },
+  },
   problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
 };
 
@@ -132,7 +148,11 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = await authenticateAgent(store, bearerToken(request));
       if (agent === null) return sendProblem(reply, [AGENT_TOKEN_PROBLEM]);
       // Refused, not ignored: a mistyped `wiat=30` would turn a connector's poll into a busy loop.
-      const unknown = unknownNames(Object.keys(request.query as object), request.routeOptions.url === POLL_PATH ? POLL_PARAMETERS : [], 'query parameter');
+      const unknown = unknownNames(
+        Object.keys(request.query as object),
+        request.routeOptions.url === POLL_PATH ? POLL_PARAMETERS : [],
+        'query parameter',
+      );
       if (unknown.length > 0) return sendProblem(reply, unknown);
       agents.set(request, agent);
     });
@@ -150,7 +170,11 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const seconds = readWaitSeconds(request.query.wait);
       if (seconds === null) {
         return sendProblem(reply, [
-          { code: ErrorCode.INVALID_REQUEST, param: 'wait', detail: `'wait' must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` },
+          {
+            code: ErrorCode.INVALID_REQUEST,
+            param: 'wait',
+            detail: `'wait' must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}`,
+          },
         ]);
       }
       const gone = new AbortController();
@@ -163,11 +187,19 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       // A session of the agent that closed here just now may still hold it in the store.
       await sessions.settled(agent.id);
       const [signals] = await Promise.all([
-        longPoll(store, board, agent.id, seconds * 1000, gone.signal, () => sessions.holds(agent.id), async () => {
-          // By digest, like the request's own lookup, which the store batches per turn.
-          const current = await store.agents.findByTokenHash(agent.tokenHash);
-          return current !== null && current.id === agent.id;
-        }),
+        longPoll(
+          store,
+          board,
+          agent.id,
+          seconds * 1000,
+          gone.signal,
+          () => sessions.holds(agent.id),
+          async () => {
+            // By digest, like the request's own lookup, which the store batches per turn.
+            const current = await store.agents.findByTokenHash(agent.tokenHash);
+            return current !== null && current.id === agent.id;
+          },
+        ),
         presence.seen(agent.id),
       ]);
       if (gone.signal.aborted) {
@@ -181,15 +213,19 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       return reply.send({ signals });
     });
 
-    app.post<{ Params: { id: string } }>('/api/agent/signals/:id/ack', { config: { api: ACK } }, async (request, reply) => {
-      const agent = agentOf(request);
-      const [answer] = await Promise.all([
-        acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now()),
-        presence.seen(agent.id),
-      ]);
-      if (answer.ok) board.wake(agent.id, 'acked');
-      return send(reply, answer);
-    });
+    app.post<{ Params: { id: string } }>(
+      '/api/agent/signals/:id/ack',
+      { config: { api: ACK } },
+      async (request, reply) => {
+        const agent = agentOf(request);
+        const [answer] = await Promise.all([
+          acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now()),
+          presence.seen(agent.id),
+        ]);
+        if (answer.ok) board.wake(agent.id, 'acked');
+        return send(reply, answer);
+      },
+    );
 
     app.put('/api/agent/state', { config: { api: STATE } }, async (request, reply) => {
       const agent = agentOf(request);

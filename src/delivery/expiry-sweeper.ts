@@ -23,7 +23,11 @@ export interface ExpirySweeper {
  * Off the request path: a timer, in small batches. A failing sweep (the store unavailable) is
  * logged once until a sweep works again.
  */
-export function startExpirySweeper(store: Store, logger: Logger, options: { intervalMs?: number; now?: () => number } = {}): ExpirySweeper {
+export function startExpirySweeper(
+  store: Store,
+  logger: Logger,
+  options: { intervalMs?: number; now?: () => number } = {},
+): ExpirySweeper {
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? EXPIRY_SWEEP_INTERVAL_MS;
   let stopped = false;
@@ -44,7 +48,12 @@ export function startExpirySweeper(store: Store, logger: Logger, options: { inte
     }
   };
 
-  const task = repeatEvery(intervalMs, runSweep, (err) => logger.error({ err, task: 'expiry sweep' }, 'expiry sweep: a round failed unexpectedly; the next one runs as planned'));
+  const task = repeatEvery(intervalMs, runSweep, (err) =>
+    logger.error(
+      { err, task: 'expiry sweep' },
+      'expiry sweep: a round failed unexpectedly; the next one runs as planned',
+    ),
+  );
   return {
     stop: async () => {
       stopped = true;

@@ -11,7 +11,13 @@ import { AGENT_TOKEN_PROBLEM, authenticateAgent } from './agent-authenticator.js
 import type { AgentSessions, SessionSlot } from './agent-sessions.js';
 import type { AgentIdentity } from '../store/records.js';
 import type { AgentSessionClaim } from '../store/store.js';
-import { AGENT_CONNECTED_REASON, CLOSE_AGENT_CONNECTED, CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, PUSH_PATH } from '../protocol/push-protocol.js';
+import {
+  AGENT_CONNECTED_REASON,
+  CLOSE_AGENT_CONNECTED,
+  CLOSE_GOING_AWAY,
+  CLOSE_INTERNAL_ERROR,
+  PUSH_PATH,
+} from '../protocol/push-protocol.js';
 import { type PushDependencies, PushSession } from './push-session.js';
 import { MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
 
@@ -40,7 +46,10 @@ export class PushServer {
     private readonly deps: PushDependencies,
     private readonly sessions: AgentSessions,
   ) {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
+    server.on(
+      'upgrade',
+      (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head),
+    );
     this.heartbeat = setInterval(() => this.checkAlive(), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -59,26 +68,37 @@ export class PushServer {
       // node:http hands every request with an Upgrade header here, never to the routes: the
       // inbound URL answers what it would without the header, as far as that needs no body.
       if (inboundKeyInPath(request.url) === null) {
-        return refused({ code: ErrorCode.NOT_FOUND, detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}` });
+        return refused({
+          code: ErrorCode.NOT_FOUND,
+          detail: `no WebSocket endpoint at ${path}; agents connect to ${PUSH_PATH}`,
+        });
       }
-      if (request.method !== 'POST') return refused({ code: ErrorCode.METHOD_NOT_ALLOWED, detail: 'send signals with POST' }, { Allow: 'POST' });
+      if (request.method !== 'POST')
+        return refused({ code: ErrorCode.METHOD_NOT_ALLOWED, detail: 'send signals with POST' }, { Allow: 'POST' });
       return refused({
         code: ErrorCode.INVALID_REQUEST,
         param: 'Upgrade',
-        detail: 'this server does not switch protocols: send the signal as a plain HTTP/1.1 POST without an Upgrade header (curl: leave out --http2 on http:// URLs)',
+        detail:
+          'this server does not switch protocols: send the signal as a plain HTTP/1.1 POST without an Upgrade header (curl: leave out --http2 on http:// URLs)',
       });
     }
-    if (this.closing) return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down; reconnect shortly' });
+    if (this.closing)
+      return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down; reconnect shortly' });
     let agent;
     try {
       agent = await authenticateAgent(this.deps.store, bearer(request.headers.authorization));
     } catch (err) {
       this.deps.logger.error({ err }, 'agent lookup failed during WebSocket upgrade');
-      if (isStoreUnavailable(err)) return refused(STORE_UNAVAILABLE, { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) });
-      return refused({ code: ErrorCode.INTERNAL_ERROR, detail: 'the server could not check the token; reconnect shortly' });
+      if (isStoreUnavailable(err))
+        return refused(STORE_UNAVAILABLE, { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) });
+      return refused({
+        code: ErrorCode.INTERNAL_ERROR,
+        detail: 'the server could not check the token; reconnect shortly',
+      });
     }
     if (agent === null) return refused(AGENT_TOKEN_PROBLEM);
-    if (this.closing || socket.destroyed) return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down' });
+    if (this.closing || socket.destroyed)
+      return refused({ code: ErrorCode.SHUTTING_DOWN, detail: 'the server is shutting down' });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       logAccess(101);
       this.alive.set(ws, true);
@@ -114,11 +134,18 @@ export class PushServer {
     }
     const held = claim;
     slot.releaseOnClose(() =>
-      held.release().catch((err: unknown) => this.deps.logger.warn({ err, agentId: agent.id }, 'could not release the push session')),
+      held
+        .release()
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err, agentId: agent.id }, 'could not release the push session'),
+        ),
     );
     if (ws.readyState !== WebSocket.OPEN) return;
     claim.onLost(() => {
-      this.deps.logger.error({ agentId: agent.id }, 'lost the hold on the push session (database connection broke); closing the connection');
+      this.deps.logger.error(
+        { agentId: agent.id },
+        'lost the hold on the push session (database connection broke); closing the connection',
+      );
       ws.close(CLOSE_INTERNAL_ERROR, 'store failure; reconnect');
     });
     ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));

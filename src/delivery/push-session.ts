@@ -75,7 +75,11 @@ export class PushSession {
   start(): void {
     const { ws, agent, deps } = this;
     void deps.presence.seen(agent.id);
-    this.send({ type: 'hello', agent: { id: agent.id, name: agent.name, accountId: agent.accountId }, window: DELIVERY_BATCH });
+    this.send({
+      type: 'hello',
+      agent: { id: agent.id, name: agent.name, accountId: agent.accountId },
+      window: DELIVERY_BATCH,
+    });
     this.unwatch = deps.board.watch(agent.id, (reason) => {
       if (reason === 'queued' || (reason === 'acked' && this.windowFull)) void this.pump();
     });
@@ -91,7 +95,9 @@ export class PushSession {
       void deps.presence.seen(agent.id);
       // Also every ping: a rotation by a process that could not wake this one (the CLI on the
       // embedded store) closes the connection within a heartbeat.
-      void this.closeIfRevoked().catch((err: unknown) => deps.logger.warn({ err, agentId: agent.id }, 'could not check the agent token'));
+      void this.closeIfRevoked().catch((err: unknown) =>
+        deps.logger.warn({ err, agentId: agent.id }, 'could not check the agent token'),
+      );
     });
     ws.on('close', () => this.unwatch());
     void this.pump();
@@ -147,7 +153,10 @@ export class PushSession {
   }
 
   private closeRevoked(): void {
-    this.deps.logger.info({ agentId: this.agent.id }, 'closing the agent connection: its token was rotated or the agent deleted');
+    this.deps.logger.info(
+      { agentId: this.agent.id },
+      'closing the agent connection: its token was rotated or the agent deleted',
+    );
     this.ws.close(CLOSE_TOKEN_REVOKED, TOKEN_REVOKED_REASON);
   }
 
@@ -171,7 +180,10 @@ export class PushSession {
       message = undefined;
     }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-      this.reply(null, failure({ code: ErrorCode.INVALID_REQUEST, detail: 'each message must be one JSON object with a "type"' }));
+      this.reply(
+        null,
+        failure({ code: ErrorCode.INVALID_REQUEST, detail: 'each message must be one JSON object with a "type"' }),
+      );
       return;
     }
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
@@ -179,14 +191,20 @@ export class PushSession {
     // As the HTTP bodies are: a field given twice would count as whichever came last.
     const repeated = repeatedJsonKey(text, 'state');
     if (repeated !== null) {
-      this.reply(ref, failure({ code: ErrorCode.INVALID_REQUEST, param: repeated, detail: repeatedKeyDetail(repeated) }));
+      this.reply(
+        ref,
+        failure({ code: ErrorCode.INVALID_REQUEST, param: repeated, detail: repeatedKeyDetail(repeated) }),
+      );
       return;
     }
     try {
       if (type === 'ack') {
         const { id, ...ack } = fields;
         if (typeof id !== 'string' || id === '') {
-          this.reply(ref, failure({ code: ErrorCode.INVALID_FIELD, param: 'id', detail: "'id' must name the signal acknowledged" }));
+          this.reply(
+            ref,
+            failure({ code: ErrorCode.INVALID_FIELD, param: 'id', detail: "'id' must name the signal acknowledged" }),
+          );
           return;
         }
         // Not waited for (up to a bound): the acks that arrive together then share one commit and
@@ -206,7 +224,10 @@ export class PushSession {
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
       } else {
-        this.reply(ref, failure({ code: ErrorCode.INVALID_REQUEST, param: 'type', detail: "'type' must be \"ack\" or \"state\"" }));
+        this.reply(
+          ref,
+          failure({ code: ErrorCode.INVALID_REQUEST, param: 'type', detail: '\'type\' must be "ack" or "state"' }),
+        );
       }
     } catch (err) {
       this.reply(ref, this.failureOf(err));
@@ -232,7 +253,10 @@ export class PushSession {
     return failure(
       isStoreUnavailable(err)
         ? STORE_UNAVAILABLE
-        : { code: ErrorCode.INTERNAL_ERROR, detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry' },
+        : {
+            code: ErrorCode.INTERNAL_ERROR,
+            detail: 'the server failed to handle this message; nothing was recorded, so it is safe to retry',
+          },
     );
   }
 

@@ -23,7 +23,12 @@ export const AGENT_STATE_BODY: JsonSchema = {
  * types: `balance`, `equity` numbers, `currency` a string, `positions`, `orders` lists. Its
  * nesting and size were bounded before it was parsed (`jsonBodyProblem`), as every agent body's.
  */
-export async function saveAgentState(store: Store, agentId: string, body: unknown, nowMillis: number): Promise<AgentAnswer> {
+export async function saveAgentState(
+  store: Store,
+  agentId: string,
+  body: unknown,
+  nowMillis: number,
+): Promise<AgentAnswer> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return failure({
       code: ErrorCode.INVALID_REQUEST,
@@ -39,7 +44,11 @@ export async function saveAgentState(store: Store, agentId: string, body: unknow
     }
   }
   if (snapshot.currency !== undefined && typeof snapshot.currency !== 'string') {
-    problems.push({ code: ErrorCode.INVALID_FIELD, param: 'currency', detail: "'currency' must be a string such as \"USD\"" });
+    problems.push({
+      code: ErrorCode.INVALID_FIELD,
+      param: 'currency',
+      detail: '\'currency\' must be a string such as "USD"',
+    });
   }
   for (const name of ['positions', 'orders'] as const) {
     if (snapshot[name] !== undefined && !Array.isArray(snapshot[name])) {

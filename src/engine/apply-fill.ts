@@ -21,19 +21,32 @@ export function applyFill(state: EngineState, fill: BookFill, time: number): Ste
   if (fill.type === 'order_filled') {
     const order = ledger.orders.find((o) => o.ticket === fill.order);
     if (!order) return { state, events: [] };
-    const position = newPosition(takeTicket(ledger), { symbol: order.symbol, side: order.side, volume: fill.volume ?? order.volume, price: fill.price, time }, order);
+    const position = newPosition(
+      takeTicket(ledger),
+      { symbol: order.symbol, side: order.side, volume: fill.volume ?? order.volume, price: fill.price, time },
+      order,
+    );
     ledger.orders = ledger.orders.filter((o) => o !== order);
     ledger.positions.push(position);
-    ledger.events.push({ type: 'order_filled', time, order: order.ticket, position: position.ticket, price: fill.price });
+    ledger.events.push({
+      type: 'order_filled',
+      time,
+      order: order.ticket,
+      position: position.ticket,
+      price: fill.price,
+    });
     const opened = openedEvent(time, position);
-    ledger.events.push(fill.volume !== null && fill.volume < order.volume ? { ...opened, requested: order.volume } : opened);
+    ledger.events.push(
+      fill.volume !== null && fill.volume < order.volume ? { ...opened, requested: order.volume } : opened,
+    );
     return { state: closeLedger(ledger), events: ledger.events };
   }
   const position = ledger.positions.find((p) => p.ticket === fill.position);
   const spec = position ? instrumentOf(ledger.config, position.symbol) : null;
   if (!position || spec === null) return { state, events: [] };
   // A target filled: the next protection carries the levels not reached yet.
-  const moved = fill.reason === 'tp' ? { ...position, tpNext: Math.min(position.tp.length, position.tpNext + 1) } : position;
+  const moved =
+    fill.reason === 'tp' ? { ...position, tpNext: Math.min(position.tp.length, position.tpNext + 1) } : position;
   const rest = closeLots(ledger, moved, fill.volume, fill.price, fill.reason, spec);
   ledger.positions = ledger.positions.flatMap((p) => (p !== position ? [p] : rest === null ? [] : [rest]));
   return { state: closeLedger(ledger), events: ledger.events };

@@ -45,8 +45,16 @@ const OPENING: Partial<Record<Action, { side: Side; kind: OrderKind | null; clos
   sellstop: { side: 'sell', kind: 'stop', closeFirst: null },
 };
 
-const TARGET_WORD: Partial<Record<Action, string>> = { positionlong: 'long', positionshort: 'short', positionflat: 'flat' };
-const TARGET_SIDE: Partial<Record<Action, Side | null>> = { positionlong: 'buy', positionshort: 'sell', positionflat: null };
+const TARGET_WORD: Partial<Record<Action, string>> = {
+  positionlong: 'long',
+  positionshort: 'short',
+  positionflat: 'flat',
+};
+const TARGET_SIDE: Partial<Record<Action, Side | null>> = {
+  positionlong: 'buy',
+  positionshort: 'sell',
+  positionflat: null,
+};
 
 /**
  * A position target: the symbol's pending entries are cancelled and its positions of any other
@@ -54,7 +62,13 @@ const TARGET_SIDE: Partial<Record<Action, Side | null>> = { positionlong: 'buy',
  * opens a position only when none of its side is open. Already there is done, not refused: the
  * sender says what to hold, and a repeat changes nothing.
  */
-function reachPosition(ledger: Ledger, signal: NormalizedSignal, symbol: string, spec: InstrumentSpec, signalId: string | null): StepOutcome {
+function reachPosition(
+  ledger: Ledger,
+  signal: NormalizedSignal,
+  symbol: string,
+  spec: InstrumentSpec,
+  signalId: string | null,
+): StepOutcome {
   const side = TARGET_SIDE[signal.action] ?? null;
   const { comment } = signal;
   const cancelled = ledger.orders.filter((o) => o.symbol === symbol && commentMatches(o.comment, comment));
@@ -67,7 +81,9 @@ function reachPosition(ledger: Ledger, signal: NormalizedSignal, symbol: string,
     return { ok: true };
   }
   closeSelected(ledger, { symbol, side: oppositeSide(side), comment }, undefined, 'signal', spec);
-  const held = ledger.positions.some((p) => p.symbol === symbol && p.side === side && commentMatches(p.comment, comment));
+  const held = ledger.positions.some(
+    (p) => p.symbol === symbol && p.side === side && commentMatches(p.comment, comment),
+  );
   if (held) return { ok: true };
   return openMarket(ledger, { signal, side, symbol, spec, signalId });
 }
@@ -82,10 +98,16 @@ export function applySignal(
   const done = execute(ledger, signal, ref.signalId ?? null);
   if (!done.ok) {
     const text = ref.text ?? `${signal.symbol},${signal.action}`;
-    return { state, events: [rejectedEvent(time, text, done.reason)], outcome: { status: 'rejected', message: done.reason } };
+    return {
+      state,
+      events: [rejectedEvent(time, text, done.reason)],
+      outcome: { status: 'rejected', message: done.reason },
+    };
   }
   // A position target already reached does nothing, and says so.
-  const message = describeEvents(ledger.events) || `${signal.symbol} is already ${TARGET_WORD[signal.action] ?? 'as asked'}; nothing to do`;
+  const message =
+    describeEvents(ledger.events) ||
+    `${signal.symbol} is already ${TARGET_WORD[signal.action] ?? 'as asked'}; nothing to do`;
   return {
     state: closeLedger(ledger),
     events: ledger.events,
@@ -113,7 +135,10 @@ function execute(ledger: Ledger, signal: NormalizedSignal, signalId: string | nu
       const side = signal.action === 'closebuy' ? 'buy' : signal.action === 'closesell' ? 'sell' : null;
       const result = closeSelected(ledger, { symbol, side, comment }, signal.close, 'signal', spec);
       if (result.matched === 0) {
-        return { ok: false, reason: `there are no open ${side === null ? '' : `${side} `}positions on ${symbol}${filtered} to close` };
+        return {
+          ok: false,
+          reason: `there are no open ${side === null ? '' : `${side} `}positions on ${symbol}${filtered} to close`,
+        };
       }
       if (result.touched === 0) {
         return {
@@ -155,7 +180,10 @@ function execute(ledger: Ledger, signal: NormalizedSignal, signalId: string | nu
     closed += closeSelected(ledger, { symbol, side: oppositeSide(side), comment }, undefined, 'opposite', spec).matched;
     if (signal.opposite === 'exit') {
       if (closed > 0) return { ok: true };
-      return { ok: false, reason: `there are no open ${oppositeSide(side)} positions on ${symbol}${filtered} to exit (exop opens nothing)` };
+      return {
+        ok: false,
+        reason: `there are no open ${oppositeSide(side)} positions on ${symbol}${filtered} to exit (exop opens nothing)`,
+      };
     }
   }
   const request = { signal, side, symbol, spec, signalId };

@@ -77,7 +77,13 @@ function fillOrders(ledger: Ledger, symbol: string, quote: Quote): boolean {
       order,
     );
     ledger.positions.push(position);
-    ledger.events.push({ type: 'order_filled', time: ledger.time, order: order.ticket, position: position.ticket, price });
+    ledger.events.push({
+      type: 'order_filled',
+      time: ledger.time,
+      order: order.ticket,
+      position: position.ticket,
+      price,
+    });
     ledger.events.push(openedEvent(ledger.time, position));
   }
   ledger.orders = waiting;

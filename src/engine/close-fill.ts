@@ -23,10 +23,16 @@ export interface CloseFill {
  * with `fill` in its place and the event that says so: `partial_close` with `requested` (the
  * lots the engine closed) when fewer filled, the position staying open with the rest.
  */
-export function reviseClose(state: EngineState, was: Position, event: PartialCloseEvent | ClosedEvent, fill: CloseFill): { state: EngineState; event: PartialCloseEvent | ClosedEvent } {
+export function reviseClose(
+  state: EngineState,
+  was: Position,
+  event: PartialCloseEvent | ClosedEvent,
+  fill: CloseFill,
+): { state: EngineState; event: PartialCloseEvent | ClosedEvent } {
   const spec = instrumentOf(state.config, was.symbol);
   // The engine closed it, so it knew the instrument.
-  if (spec === null) throw new Error(`no instrument for ${was.symbol} while revising the close of position ${was.ticket}`);
+  if (spec === null)
+    throw new Error(`no instrument for ${was.symbol} while revising the close of position ${was.ticket}`);
   const volume = Math.min(fill.volume, event.volume);
   const ledger = openLedger({ ...state, balance: roundMoney(state.balance - event.profit) }, event.time);
   const left = ledger.positions.find((p) => p.ticket === was.ticket);
@@ -39,6 +45,7 @@ export function reviseClose(state: EngineState, was: Position, event: PartialClo
   const revised = ledger.events[ledger.events.length - 1] as PartialCloseEvent | ClosedEvent;
   return {
     state: closeLedger(ledger),
-    event: revised.type === 'partial_close' && volume < event.volume ? { ...revised, requested: event.volume } : revised,
+    event:
+      revised.type === 'partial_close' && volume < event.volume ? { ...revised, requested: event.volume } : revised,
   };
 }

@@ -15,10 +15,18 @@ export function floatingProfit(config: EngineConfig, quotes: Quotes, position: P
   const rate = spec === null ? null : rateToAccount(config, quotes, spec.quoteCurrency);
   // Positions only open with a known instrument, price and rate, and those are never forgotten.
   if (quote === undefined || spec === null || rate === null) return 0;
-  return quoteProfit(position.side, position.price, closePrice(position.side, quote), position.volume, spec.contractSize) * rate;
+  return (
+    quoteProfit(position.side, position.price, closePrice(position.side, quote), position.volume, spec.contractSize) *
+    rate
+  );
 }
 
-export function equityOf(config: EngineConfig, quotes: Quotes, balance: number, positions: readonly Position[]): number {
+export function equityOf(
+  config: EngineConfig,
+  quotes: Quotes,
+  balance: number,
+  positions: readonly Position[],
+): number {
   let floating = 0;
   for (const position of positions) floating += floatingProfit(config, quotes, position);
   return roundMoney(balance + floating);

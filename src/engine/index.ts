@@ -15,7 +15,13 @@ export { reviseClose, type CloseFill } from './close-fill.js';
 export { ENGINE_FILLS, type Filler, type FillRules } from './fill-rules.js';
 export type * from './events.js';
 export { rejectedEvent } from './events.js';
-export { defaultInstrument, resolveInstrument, type InstrumentOverride, type InstrumentOverrides, type InstrumentSpec } from './instruments.js';
+export {
+  defaultInstrument,
+  resolveInstrument,
+  type InstrumentOverride,
+  type InstrumentOverrides,
+  type InstrumentSpec,
+} from './instruments.js';
 export { parseInstrumentsFile, type InstrumentsFile, type InstrumentsFileOutcome } from './instruments-file.js';
 export type { Quote, Side } from './market.js';
 export {
@@ -36,4 +42,12 @@ export { summarize } from './summary.js';
 // For the agent's venues: the lots each take-profit level closes, and the shape of a target level.
 export { floorToStep, partialCloseLots } from './lots.js';
 export type { TargetLevel } from './stops.js';
-export { brokerSymbol, canonicalSymbol, catalogName, createSymbolMap, resolveSignalSymbol, type SignalSymbol, type SymbolMap } from './symbol-map.js';
+export {
+  brokerSymbol,
+  canonicalSymbol,
+  catalogName,
+  createSymbolMap,
+  resolveSignalSymbol,
+  type SignalSymbol,
+  type SymbolMap,
+} from './symbol-map.js';

@@ -22,8 +22,7 @@ export interface InstrumentsFile {
 }
 
 export type InstrumentsFileOutcome =
-  | { ok: true; file: InstrumentsFile }
-  | { ok: false; line: number | null; message: string };
+  { ok: true; file: InstrumentsFile } | { ok: false; line: number | null; message: string };
 
 const POSITIVE_FIELDS = ['pipSize', 'contractSize', 'lotMin', 'lotStep', 'lotMax'] as const;
 const FIELDS: readonly string[] = [...POSITIVE_FIELDS, 'digits', 'quoteCurrency'];
@@ -53,7 +52,8 @@ export function parseInstrumentsFile(text: string): InstrumentsFileOutcome {
 }
 
 function readFile(value: unknown): InstrumentsFile {
-  if (!isObject(value)) throw new FileProblem('the file must hold one JSON object with "instruments" and/or "symbolMap"', []);
+  if (!isObject(value))
+    throw new FileProblem('the file must hold one JSON object with "instruments" and/or "symbolMap"', []);
   for (const key of Object.keys(value)) {
     if (key !== 'instruments' && key !== 'symbolMap') {
       throw new FileProblem(`unknown key "${key}"; the file holds "instruments" and "symbolMap"`, [key]);
@@ -61,7 +61,8 @@ function readFile(value: unknown): InstrumentsFile {
   }
   const instruments: Record<string, InstrumentOverride> = {};
   if (value.instruments !== undefined) {
-    if (!isObject(value.instruments)) throw new FileProblem('"instruments" must be an object keyed by symbol', ['instruments']);
+    if (!isObject(value.instruments))
+      throw new FileProblem('"instruments" must be an object keyed by symbol', ['instruments']);
     for (const [symbol, fields] of Object.entries(value.instruments)) {
       const key = symbol.trim().toUpperCase();
       if (key === '') throw new FileProblem('an instrument needs a symbol', ['instruments', symbol]);
@@ -70,7 +71,8 @@ function readFile(value: unknown): InstrumentsFile {
   }
   const symbolMap: Record<string, string> = {};
   if (value.symbolMap !== undefined) {
-    if (!isObject(value.symbolMap)) throw new FileProblem('"symbolMap" must be an object of symbol → broker symbol', ['symbolMap']);
+    if (!isObject(value.symbolMap))
+      throw new FileProblem('"symbolMap" must be an object of symbol → broker symbol', ['symbolMap']);
     for (const [symbol, broker] of Object.entries(value.symbolMap)) {
       if (typeof broker !== 'string' || broker.trim() === '' || symbol.trim() === '') {
         throw new FileProblem(`symbolMap "${symbol}" must map to a non-empty broker symbol`, ['symbolMap', symbol]);
@@ -87,12 +89,16 @@ function readFile(value: unknown): InstrumentsFile {
 }
 
 function readInstrument(symbol: string, fields: unknown): InstrumentOverride {
-  const at = (field?: string): JsonPath => (field === undefined ? ['instruments', symbol] : ['instruments', symbol, field]);
+  const at = (field?: string): JsonPath =>
+    field === undefined ? ['instruments', symbol] : ['instruments', symbol, field];
   if (!isObject(fields)) throw new FileProblem(`instrument ${symbol} must be an object of fields`, at());
   const override: { -readonly [K in keyof InstrumentOverride]: InstrumentOverride[K] } = {};
   for (const [field, value] of Object.entries(fields)) {
     if (!FIELDS.includes(field)) {
-      throw new FileProblem(`instrument ${symbol}: unknown field "${field}"; fields are ${FIELDS.join(', ')}`, at(field));
+      throw new FileProblem(
+        `instrument ${symbol}: unknown field "${field}"; fields are ${FIELDS.join(', ')}`,
+        at(field),
+      );
     }
     if (field === 'quoteCurrency') {
       if (typeof value !== 'string' || !/^[A-Za-z]{3}$/.test(value)) {
@@ -115,7 +121,10 @@ function readInstrument(symbol: string, fields: unknown): InstrumentOverride {
   const spec = resolveInstrument(key, { [key]: override });
   if (spec === null) {
     const missing = (['pipSize', 'contractSize', 'quoteCurrency'] as const).filter((f) => override[f] === undefined);
-    throw new FileProblem(`instrument ${symbol} is not in the built-in catalog, so it needs ${missing.join(', ')}`, at());
+    throw new FileProblem(
+      `instrument ${symbol} is not in the built-in catalog, so it needs ${missing.join(', ')}`,
+      at(),
+    );
   }
   if (spec.lotMin > spec.lotMax) {
     throw new FileProblem(`instrument ${symbol}: lotMin (${spec.lotMin}) is above lotMax (${spec.lotMax})`, at());

@@ -30,20 +30,68 @@ export type InstrumentOverrides = Readonly<Record<string, InstrumentOverride>>;
 const LOTS = { lotMin: 0.01, lotStep: 0.01, lotMax: 100 } as const;
 
 const CURRENCIES: ReadonlySet<string> = new Set([
-  'USD', 'EUR', 'GBP', 'JPY', 'CHF', 'CAD', 'AUD', 'NZD', 'SEK', 'NOK', 'DKK', 'PLN', 'HUF',
-  'CZK', 'TRY', 'ZAR', 'MXN', 'SGD', 'HKD', 'CNH', 'ILS', 'THB', 'RUB',
+  'USD',
+  'EUR',
+  'GBP',
+  'JPY',
+  'CHF',
+  'CAD',
+  'AUD',
+  'NZD',
+  'SEK',
+  'NOK',
+  'DKK',
+  'PLN',
+  'HUF',
+  'CZK',
+  'TRY',
+  'ZAR',
+  'MXN',
+  'SGD',
+  'HKD',
+  'CNH',
+  'ILS',
+  'THB',
+  'RUB',
 ]);
 
 /** Index symbol → the currency its points are quoted in. */
 const INDICES: Readonly<Record<string, string>> = {
-  US30: 'USD', DJ30: 'USD', US500: 'USD', SPX500: 'USD', US100: 'USD', NAS100: 'USD', USTEC: 'USD',
-  US2000: 'USD', GER40: 'EUR', GER30: 'EUR', DE40: 'EUR', DE30: 'EUR', FRA40: 'EUR', EU50: 'EUR',
-  STOXX50: 'EUR', ESP35: 'EUR', UK100: 'GBP', JP225: 'JPY', JPN225: 'JPY', AUS200: 'AUD', HK50: 'HKD',
+  US30: 'USD',
+  DJ30: 'USD',
+  US500: 'USD',
+  SPX500: 'USD',
+  US100: 'USD',
+  NAS100: 'USD',
+  USTEC: 'USD',
+  US2000: 'USD',
+  GER40: 'EUR',
+  GER30: 'EUR',
+  DE40: 'EUR',
+  DE30: 'EUR',
+  FRA40: 'EUR',
+  EU50: 'EUR',
+  STOXX50: 'EUR',
+  ESP35: 'EUR',
+  UK100: 'GBP',
+  JP225: 'JPY',
+  JPN225: 'JPY',
+  AUS200: 'AUD',
+  HK50: 'HKD',
 };
 
 /** Crypto base → price digits (pip 1 and contract 1 for all of them, per the contract). */
 const CRYPTO: Readonly<Record<string, number>> = {
-  BTC: 2, ETH: 2, LTC: 2, BCH: 2, SOL: 2, XRP: 5, ADA: 5, DOGE: 5, DOT: 3, LINK: 3,
+  BTC: 2,
+  ETH: 2,
+  LTC: 2,
+  BCH: 2,
+  SOL: 2,
+  XRP: 5,
+  ADA: 5,
+  DOGE: 5,
+  DOT: 3,
+  LINK: 3,
 };
 
 /** The built-in spec of a canonical symbol, or null when the defaults do not know it. */

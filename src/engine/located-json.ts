@@ -91,7 +91,12 @@ export function parseLocatedJson(text: string): LocatedJson {
         if (text[i] !== ':') fail(`expected ":" after "${key}", found ${describe()}`);
         i++;
         // defineProperty: a "__proto__" key must be data, not a prototype change.
-        Object.defineProperty(object, key, { value: parseValue([...path, key]), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(object, key, {
+          value: parseValue([...path, key]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
         lines.set(JSON.stringify([...path, key]), lineAt(keyAt));
         skip();
         if (text[i] === ',') {
@@ -128,7 +133,11 @@ export function parseLocatedJson(text: string): LocatedJson {
       }
     }
     if (c === '"') return parseString();
-    for (const [word, value] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, value] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
         return value;

@@ -27,7 +27,13 @@ const PIP_TOLERANCE = 1e-7;
 const PCT_TOLERANCE = 1e-9;
 
 /** Applies one tick to one position; answers the position as it stands after, or null when closed. */
-export function managePosition(ledger: Ledger, position: Position, quote: Quote, spec: InstrumentSpec, exits: Filler = 'engine'): Position | null {
+export function managePosition(
+  ledger: Ledger,
+  position: Position,
+  quote: Quote,
+  spec: InstrumentSpec,
+  exits: Filler = 'engine',
+): Position | null {
   const price = closePrice(position.side, quote);
   const dir = direction(position.side);
 
@@ -69,7 +75,13 @@ export function managePosition(ledger: Ledger, position: Position, quote: Quote,
     const forward = gain > PIP_TOLERANCE && gain >= p.trail.step - PIP_TOLERANCE;
     if (forward && dir * (price - candidate) > 0) {
       p = { ...p, sl: candidate };
-      ledger.events.push({ type: 'sl_moved', time: ledger.time, position: p.ticket, sl: candidate, reason: 'trailing' });
+      ledger.events.push({
+        type: 'sl_moved',
+        time: ledger.time,
+        position: p.ticket,
+        sl: candidate,
+        reason: 'trailing',
+      });
     }
   }
   return p;

@@ -83,7 +83,14 @@ export function openMarket(ledger: Ledger, request: OpenRequest): StepOutcome {
   if (!market.ok) return market;
   const { signal, side, spec } = request;
   const price = fillPrice(side, market.quote);
-  const resolved = resolveStops(signal, side, price, closePrice(side, market.quote), `the current ${side === 'buy' ? 'bid' : 'ask'}`, spec);
+  const resolved = resolveStops(
+    signal,
+    side,
+    price,
+    closePrice(side, market.quote),
+    `the current ${side === 'buy' ? 'bid' : 'ask'}`,
+    spec,
+  );
   if (!resolved.ok) return resolved;
   const sized = size(ledger, request, price, resolved.stops, market.rate);
   if (!sized.ok) return sized;

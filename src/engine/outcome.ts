@@ -4,9 +4,7 @@
  */
 import type { EngineEvent } from './events.js';
 
-export type SignalOutcome =
-  | { status: 'executed'; message: string }
-  | { status: 'rejected'; message: string };
+export type SignalOutcome = { status: 'executed'; message: string } | { status: 'rejected'; message: string };
 
 function describeEvent(event: EngineEvent): string | null {
   switch (event.type) {

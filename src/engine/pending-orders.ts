@@ -41,7 +41,13 @@ function entrySide(side: Side, kind: OrderKind): 1 | -1 {
 export type EntryOutcome = { ok: true; price: number } | { ok: false; reason: string };
 
 /** The entry price of a new order, checked to be on the right side of the current price. */
-export function resolveEntry(entry: Distance, side: Side, kind: OrderKind, quote: Quote, spec: InstrumentSpec): EntryOutcome {
+export function resolveEntry(
+  entry: Distance,
+  side: Side,
+  kind: OrderKind,
+  quote: Quote,
+  spec: InstrumentSpec,
+): EntryOutcome {
   const reference = fillPrice(side, quote);
   const sign = entrySide(side, kind);
   const price =

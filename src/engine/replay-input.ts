@@ -55,7 +55,12 @@ export function parseTimestamp(text: string): number | null {
   const m = ISO.exec(t);
   if (m === null) return null;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((s) => Number(s ?? 0)) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const ms = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0'));
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
@@ -99,11 +104,15 @@ interface RecordLines {
 function recordLines(text: string): RecordLines {
   const lines: { line: number; content: string }[] = [];
   let header: RecordLines['header'] = null;
-  for (const [index, content] of text.replace(/^\uFEFF/, '').split(/\r?\n/).entries()) {
+  for (const [index, content] of text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .entries()) {
     const trimmed = content.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
     // Only the first record line can be a header; the rest are split by their readers.
-    const fields: string[] | null = lines.length === 0 && header === null ? trimmed.split(',').map((f) => f.trim().toLowerCase()) : null;
+    const fields: string[] | null =
+      lines.length === 0 && header === null ? trimmed.split(',').map((f) => f.trim().toLowerCase()) : null;
     if (fields?.[0] === 'time') {
       header = { line: index + 1, fields, content: trimmed };
     } else {
@@ -114,7 +123,11 @@ function recordLines(text: string): RecordLines {
 }
 
 /** Null when the header is absent or names exactly `columns`; else the failure naming its line. */
-function headerProblem(header: RecordLines['header'], columns: readonly string[], hint: string): { ok: false; line: number; message: string } | null {
+function headerProblem(
+  header: RecordLines['header'],
+  columns: readonly string[],
+  hint: string,
+): { ok: false; line: number; message: string } | null {
   if (header === null || header.fields.join(',') === columns.join(',')) return null;
   return {
     ok: false,
@@ -152,7 +165,8 @@ export function parseTicksFile(text: string): FileOutcome<ReplayTick> {
     return {
       ok: false,
       line: null,
-      message: 'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
+      message:
+        'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
     };
   }
   const records: ReplayTick[] = [];

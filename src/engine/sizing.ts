@@ -37,7 +37,10 @@ export function sizeOrder(request: SizingRequest): LotsOutcome {
   const basis = volume.type === 'pcteq' || volume.type === 'pcteq_loss' ? 'equity' : 'balance';
   const account = volume.type === 'dollar' ? null : basis === 'equity' ? request.equity() : request.balance;
   if (account !== null && !(account > 0)) {
-    return { ok: false, reason: `the account ${basis} (${account.toFixed(2)} ${currency}) is not positive, so it sizes no trade` };
+    return {
+      ok: false,
+      reason: `the account ${basis} (${account.toFixed(2)} ${currency}) is not positive, so it sizes no trade`,
+    };
   }
   const amount = account === null ? volume.value : (account * volume.value) / 100;
 

@@ -58,7 +58,12 @@ export function createEngineState(options: EngineOptions): EngineState {
     instruments[symbol.trim().toUpperCase()] = override;
   }
   return {
-    config: { currency, instruments, symbolMap: createSymbolMap(options.symbolMap, instruments), defaultVolumeLots: defaultLots },
+    config: {
+      currency,
+      instruments,
+      symbolMap: createSymbolMap(options.symbolMap, instruments),
+      defaultVolumeLots: defaultLots,
+    },
     balance: options.balance,
     quotes: {},
     positions: [],

@@ -82,7 +82,10 @@ export function resolveStops(
     }
     if (dir * (price - reference) <= 0) {
       const where = side === 'buy' ? 'above' : 'below';
-      return { ok: false, reason: `the ${name} ${show(price)} of a ${side} must be ${where} ${referenceName} ${show(reference)}` };
+      return {
+        ok: false,
+        reason: `the ${name} ${show(price)} of a ${side} must be ${where} ${referenceName} ${show(reference)}`,
+      };
     }
     const previous = tp[tp.length - 1];
     if (previous !== undefined && dir * (price - previous.price) < 0) {

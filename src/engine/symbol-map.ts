@@ -26,7 +26,10 @@ export interface SymbolMap {
  * Builds the map; throws when two names of one venue symbol are different instruments, or when
  * a venue symbol is itself a ticker mapped to another venue symbol (a chain).
  */
-export function createSymbolMap(mapping: Readonly<Record<string, string>> = {}, overrides: InstrumentOverrides = {}): SymbolMap {
+export function createSymbolMap(
+  mapping: Readonly<Record<string, string>> = {},
+  overrides: InstrumentOverrides = {},
+): SymbolMap {
   const toBroker: Record<string, string> = {};
   const tickersOf = new Map<string, string[]>();
   for (const [ticker, broker] of Object.entries(mapping)) {
@@ -41,7 +44,9 @@ export function createSymbolMap(mapping: Readonly<Record<string, string>> = {}, 
   for (const [venue, tickers] of tickersOf) {
     const onward = toBroker[venue];
     if (onward !== undefined && onward.toUpperCase() !== venue) {
-      throw new Error(`${tickers[0]} maps to ${venue}, which itself maps to ${onward}: map ${tickers[0]} to ${onward} directly`);
+      throw new Error(
+        `${tickers[0]} maps to ${venue}, which itself maps to ${onward}: map ${tickers[0]} to ${onward} directly`,
+      );
     }
     // A mapped `OANDA:EURUSD` is the EURUSD instrument, as an unmapped one would be.
     const names = [...new Set([...tickers.flatMap((ticker) => [ticker, withoutExchange(ticker) ?? ticker]), venue])];
@@ -99,18 +104,26 @@ export type SignalSymbol = { ok: true; canonical: string } | { ok: false; reason
  */
 export function resolveSignalSymbol(map: SymbolMap, symbol: string): SignalSymbol {
   const upper = symbol.trim().toUpperCase();
-  if (map.toBroker[upper] !== undefined || map.toCanonical[upper] !== undefined) return { ok: true, canonical: canonicalSymbol(map, upper) };
+  if (map.toBroker[upper] !== undefined || map.toCanonical[upper] !== undefined)
+    return { ok: true, canonical: canonicalSymbol(map, upper) };
   const unprefixed = withoutExchange(upper);
   if (unprefixed !== null) {
     const rest = resolveSignalSymbol(map, unprefixed);
     return rest.ok ? rest : { ok: false, reason: `${symbol} (read as ${unprefixed}): ${rest.reason}` };
   }
-  const mapHint = (example: string) => `add it to the symbolMap of the instruments file (like "${upper}": "${example}")`;
+  const mapHint = (example: string) =>
+    `add it to the symbolMap of the instruments file (like "${upper}": "${example}")`;
   if (upper.endsWith('.P')) {
-    return { ok: false, reason: `${upper} is a TradingView perpetual-futures symbol, not the spot ${upper.slice(0, -2)}; to trade it, ${mapHint(upper.slice(0, -2))} naming the venue's symbol for it` };
+    return {
+      ok: false,
+      reason: `${upper} is a TradingView perpetual-futures symbol, not the spot ${upper.slice(0, -2)}; to trade it, ${mapHint(upper.slice(0, -2))} naming the venue's symbol for it`,
+    };
   }
   if (/\d!$/.test(upper)) {
-    return { ok: false, reason: `${upper} is a TradingView continuous-futures symbol, which rolls from contract to contract; to trade it, ${mapHint('US500')} naming the venue's symbol for it` };
+    return {
+      ok: false,
+      reason: `${upper} is a TradingView continuous-futures symbol, which rolls from contract to contract; to trade it, ${mapHint('US500')} naming the venue's symbol for it`,
+    };
   }
   return { ok: true, canonical: upper };
 }

@@ -53,9 +53,9 @@ export type ErrorCode = keyof typeof ERROR_CATALOG;
  * a code is never written as a string literal, so a misspelt name is a type error rather than a
  * new code on the wire.
  */
-export const ErrorCode = Object.freeze(
-  Object.fromEntries(Object.keys(ERROR_CATALOG).map((code) => [code, code])),
-) as { readonly [Code in ErrorCode]: Code };
+export const ErrorCode = Object.freeze(Object.fromEntries(Object.keys(ERROR_CATALOG).map((code) => [code, code]))) as {
+  readonly [Code in ErrorCode]: Code;
+};
 
 /** One problem found in a request: what is wrong, with which parameter, and what to do. */
 export interface Problem {

@@ -10,11 +10,16 @@ import path from 'node:path';
  */
 export function createDirectory(dir: string, mode = 0o777): void {
   const missing: string[] = [];
-  for (let at = path.resolve(dir); ; ) {
+  for (let at = path.resolve(dir); ;) {
     // Errors other than ENOENT (ENOTDIR under a file, EACCES) are the answer already.
     const found = statSync(at, { throwIfNoEntry: false });
     if (found !== undefined) {
-      if (!found.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: at });
+      if (!found.isDirectory())
+        throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), {
+          code: 'ENOTDIR',
+          syscall: 'mkdir',
+          path: at,
+        });
       break;
     }
     missing.unshift(at);

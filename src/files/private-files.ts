@@ -63,7 +63,12 @@ function collectLoose(dir: string, below: boolean, found: LooseMode[]): void {
 function loose(file: string, mode: number, wanted: number): LooseMode {
   const shown = octal(mode & 0o777);
   const fix = `chmod ${octal(wanted)} ${file}`;
-  return { path: file, mode: shown, fix, warning: `${file} is mode ${shown}, open to other users of this machine; run: ${fix}` };
+  return {
+    path: file,
+    mode: shown,
+    fix,
+    warning: `${file} is mode ${shown}, open to other users of this machine; run: ${fix}`,
+  };
 }
 
 function octal(mode: number): string {

@@ -15,7 +15,8 @@ export function readSecretFile(flag: string, file: string): SecretFileRead {
       text = readFileSync(0, 'utf8');
     } else {
       text = readFileSync(file, 'utf8');
-      if ((statSync(file).mode & 0o077) !== 0) warnings.push(`${flag} ${file} can be read by other users of this machine; chmod 600 it`);
+      if ((statSync(file).mode & 0o077) !== 0)
+        warnings.push(`${flag} ${file} can be read by other users of this machine; chmod 600 it`);
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -23,6 +24,7 @@ export function readSecretFile(flag: string, file: string): SecretFileRead {
   }
   const secret = text.replace(/\r?\n$/, '');
   if (secret === '') return { ok: false, message: `${flag} ${file} is empty; write the secret in it, on one line` };
-  if (/[\r\n]/.test(secret)) return { ok: false, message: `${flag} ${file} holds more than one line; write only the secret in it, on one line` };
+  if (/[\r\n]/.test(secret))
+    return { ok: false, message: `${flag} ${file} holds more than one line; write only the secret in it, on one line` };
   return { ok: true, secret, warnings };
 }

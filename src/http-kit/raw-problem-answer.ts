@@ -7,7 +7,11 @@ import { PROBLEM_CONTENT_TYPE, problemBody } from '../errors/problem-body.js';
  * (an upgrade refused, bytes that are not HTTP), with `headers` beside its own. It closes the
  * connection.
  */
-export function rawProblemAnswer(problem: Problem, status = statusOf(problem.code), headers: Record<string, string> = {}): string {
+export function rawProblemAnswer(
+  problem: Problem,
+  status = statusOf(problem.code),
+  headers: Record<string, string> = {},
+): string {
   const body = JSON.stringify(problemBody([problem], status));
   const extra = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)

@@ -18,7 +18,8 @@ export const REQUEST_FAILED: Problem = Object.freeze({
  */
 export const STORE_UNAVAILABLE: Problem = Object.freeze({
   code: ErrorCode.STORE_UNAVAILABLE,
-  detail: 'the store is unavailable (database unreachable or disk full) and recorded nothing; send the request again in a few seconds',
+  detail:
+    'the store is unavailable (database unreachable or disk full) and recorded nothing; send the request again in a few seconds',
 });
 
 /** Seconds a caller is asked to wait before retrying after `STORE_UNAVAILABLE`. */

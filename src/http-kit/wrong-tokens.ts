@@ -59,7 +59,12 @@ export class WrongTokens {
    * Before a presented token is looked at: the refusal already answered (429), or undefined when
    * the address may present it.
    */
-  refuse(request: { raw: IncomingMessage }, reply: FastifyReply, kind: CredentialKind, param: string): FastifyReply | undefined {
+  refuse(
+    request: { raw: IncomingMessage },
+    reply: FastifyReply,
+    kind: CredentialKind,
+    param: string,
+  ): FastifyReply | undefined {
     const key = this.keyOf(request.raw);
     const count = this.counts.get(key);
     const limit = key === OTHERS ? WRONG_TOKENS_PER_WINDOW_OTHERS : WRONG_TOKENS_PER_WINDOW;

@@ -1,10 +1,36 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { accountUsage, CREATE_ACCOUNT_BODY, createAccount, dailyUsage, listAccounts, showAccount, UPDATE_ACCOUNT_BODY, updateAccount } from '../admin/accounts.js';
+import {
+  accountUsage,
+  CREATE_ACCOUNT_BODY,
+  createAccount,
+  dailyUsage,
+  listAccounts,
+  showAccount,
+  UPDATE_ACCOUNT_BODY,
+  updateAccount,
+} from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
-import { agentPageJson, CREATE_AGENT_BODY, createAgent, deleteAgent, rotateAgentToken, showAgent } from '../admin/agents.js';
+import {
+  agentPageJson,
+  CREATE_AGENT_BODY,
+  createAgent,
+  deleteAgent,
+  rotateAgentToken,
+  showAgent,
+} from '../admin/agents.js';
 import { type ListQuery, MAX_LIST_PAGE, DEFAULT_LIST_PAGE } from '../admin/list-query.js';
 import { SIGNAL_QUERY, type SignalQuery, showSignal, signalPageJson } from '../admin/signals.js';
-import { CREATE_SOURCE_BODY, createSource, deleteSource, listSources, ROTATE_KEY_BODY, rotateSourceKey, showSource, UPDATE_SOURCE_BODY, updateSource } from '../admin/sources.js';
+import {
+  CREATE_SOURCE_BODY,
+  createSource,
+  deleteSource,
+  listSources,
+  ROTATE_KEY_BODY,
+  rotateSourceKey,
+  showSource,
+  UPDATE_SOURCE_BODY,
+  updateSource,
+} from '../admin/sources.js';
 import { ACCOUNT_VIEW, AGENT_VIEW, SOURCE_VIEW } from '../admin/views.js';
 import { type JsonSchema, objectSchema, type ObjectSchema, type RouteDescription } from '../openapi/index.js';
 import { listeningPublicUrl } from '../config/listening-public-url.js';
@@ -44,7 +70,12 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     return rendered;
   };
 
-  const access = { isAdminToken: opts.isAdminToken, sessions: opts.sessions, publicUrl: opts.publicUrl, wrongTokens: opts.wrongTokens };
+  const access = {
+    isAdminToken: opts.isAdminToken,
+    sessions: opts.sessions,
+    publicUrl: opts.publicUrl,
+    wrongTokens: opts.wrongTokens,
+  };
   const streams = new SignalStreams(store);
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onRequest', async (request, reply) => {
@@ -61,49 +92,82 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   type Id = { Params: { id: string } };
   type List = { Querystring: ListQuery };
   const described = (api: RouteDescription) => ({ config: { api } });
-  app.get<List>('/api/admin/accounts', described(admin('A page of the accounts, newest first', { query: LIST_QUERY, found: page('accounts', ACCOUNT_VIEW) })), async (req, reply) =>
-    answer(reply, await listAccounts(store, req.query)),
+  app.get<List>(
+    '/api/admin/accounts',
+    described(
+      admin('A page of the accounts, newest first', { query: LIST_QUERY, found: page('accounts', ACCOUNT_VIEW) }),
+    ),
+    async (req, reply) => answer(reply, await listAccounts(store, req.query)),
   );
   app.get<List>(
     '/api/admin/sources',
-    described(admin('A page of the sources (of one account, or all), newest first', { query: ACCOUNT_LIST_QUERY, found: page('sources', SOURCE_VIEW) })),
+    described(
+      admin('A page of the sources (of one account, or all), newest first', {
+        query: ACCOUNT_LIST_QUERY,
+        found: page('sources', SOURCE_VIEW),
+      }),
+    ),
     async (req, reply) => answer(reply, await listSources(store, req.query, publicUrl())),
   );
   app.get<List>(
     '/api/admin/agents',
-    described(admin('A page of the agents (of one account, or all), newest first', { query: ACCOUNT_LIST_QUERY, found: page('agents', AGENT_VIEW) })),
+    described(
+      admin('A page of the agents (of one account, or all), newest first', {
+        query: ACCOUNT_LIST_QUERY,
+        found: page('agents', AGENT_VIEW),
+      }),
+    ),
     async (req, reply) => answerJson(reply, await agentPageJson(store, req.query)),
   );
   app.get<Id & List>(
     '/api/admin/accounts/:id/usage/daily',
-    described(admin("The account's signals per day, accepted and rejected apart", { query: DAILY_USAGE_QUERY, found: DAILY_USAGE })),
+    described(
+      admin("The account's signals per day, accepted and rejected apart", {
+        query: DAILY_USAGE_QUERY,
+        found: DAILY_USAGE,
+      }),
+    ),
     async (req, reply) => answer(reply, await dailyUsage(store, req.params.id, req.query, Date.now())),
   );
   app.delete<Id>(
     '/api/admin/sources/:id',
-    described(admin('Delete a source', { answers: { 204: { description: 'Deleted' } }, })),
+    described(admin('Delete a source', { answers: { 204: { description: 'Deleted' } } })),
     async (req, reply) => answer(reply, await deleteSource(store, req.params.id), 204),
   );
   app.delete<Id>(
     '/api/admin/agents/:id',
-    described(admin('Delete an agent', { answers: { 204: { description: 'Deleted' } }, extraProblems: [ErrorCode.AGENT_ROUTED] })),
+    described(
+      admin('Delete an agent', {
+        answers: { 204: { description: 'Deleted' } },
+        extraProblems: [ErrorCode.AGENT_ROUTED],
+      }),
+    ),
     async (req, reply) => answer(reply, await deleteAgent(store, req.params.id), 204),
   );
   app.post(
     '/api/admin/accounts',
-    described(admin('Create an account', { body: CREATE_ACCOUNT_BODY, answers: { 201: { description: 'The account', schema: ACCOUNT_VIEW } } })),
+    described(
+      admin('Create an account', {
+        body: CREATE_ACCOUNT_BODY,
+        answers: { 201: { description: 'The account', schema: ACCOUNT_VIEW } },
+      }),
+    ),
     async (req, reply) => answer(reply, await createAccount(store, req.body, Date.now()), 201),
   );
-  app.get<Id>('/api/admin/accounts/:id', described(admin('Show an account', { found: ACCOUNT_VIEW })), async (req, reply) =>
-    answer(reply, await showAccount(store, req.params.id)),
+  app.get<Id>(
+    '/api/admin/accounts/:id',
+    described(admin('Show an account', { found: ACCOUNT_VIEW })),
+    async (req, reply) => answer(reply, await showAccount(store, req.params.id)),
   );
   app.patch<Id>(
     '/api/admin/accounts/:id',
     described(admin('Rename an account or change its quota', { body: UPDATE_ACCOUNT_BODY, found: ACCOUNT_VIEW })),
     async (req, reply) => answer(reply, await updateAccount(store, req.params.id, req.body)),
   );
-  app.get<Id>('/api/admin/accounts/:id/usage', described(admin("The account's usage this month", { found: USAGE })), async (req, reply) =>
-    answer(reply, await accountUsage(store, req.params.id, Date.now())),
+  app.get<Id>(
+    '/api/admin/accounts/:id/usage',
+    described(admin("The account's usage this month", { found: USAGE })),
+    async (req, reply) => answer(reply, await accountUsage(store, req.params.id, Date.now())),
   );
   app.post<Id>(
     '/api/admin/accounts/:id/agents',
@@ -120,14 +184,21 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   );
   app.post(
     '/api/admin/sources',
-    described(admin('Create a source', { body: CREATE_SOURCE_BODY, answers: { 201: { description: 'The source with its inbound URL', schema: SOURCE_VIEW } } })),
+    described(
+      admin('Create a source', {
+        body: CREATE_SOURCE_BODY,
+        answers: { 201: { description: 'The source with its inbound URL', schema: SOURCE_VIEW } },
+      }),
+    ),
     async (req, reply) => answer(reply, await createSource(store, req.body, Date.now(), publicUrl()), 201),
   );
   app.get<Id>('/api/admin/sources/:id', described(admin('Show a source', { found: SOURCE_VIEW })), async (req, reply) =>
     answer(reply, await showSource(store, req.params.id, publicUrl())),
   );
-  app.patch<Id>('/api/admin/sources/:id', described(admin('Change a source', { body: UPDATE_SOURCE_BODY, found: SOURCE_VIEW })), async (req, reply) =>
-    answer(reply, await updateSource(store, req.params.id, req.body, Date.now(), publicUrl())),
+  app.patch<Id>(
+    '/api/admin/sources/:id',
+    described(admin('Change a source', { body: UPDATE_SOURCE_BODY, found: SOURCE_VIEW })),
+    async (req, reply) => answer(reply, await updateSource(store, req.params.id, req.body, Date.now(), publicUrl())),
   );
   // In a scope of its own: its JSON parser takes an empty body, which the other routes refuse.
   await app.register(async (scope) => {
@@ -135,14 +206,19 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     scope.post<Id>(
       '/api/admin/sources/:id/rotate-key',
       described(
-        admin("Give the source a new key; the old one stops working at once", { body: ROTATE_KEY_BODY, optionalBody: true, found: SOURCE_VIEW }),
+        admin('Give the source a new key; the old one stops working at once', {
+          body: ROTATE_KEY_BODY,
+          optionalBody: true,
+          found: SOURCE_VIEW,
+        }),
       ),
-      async (req, reply) => answer(reply, await rotateSourceKey(store, req.params.id, req.body, Date.now(), publicUrl())),
+      async (req, reply) =>
+        answer(reply, await rotateSourceKey(store, req.params.id, req.body, Date.now(), publicUrl())),
     );
     scope.post<Id>(
       '/api/admin/agents/:id/rotate-token',
       described(
-        admin("Give the agent a new token; the old one stops working at once", {
+        admin('Give the agent a new token; the old one stops working at once', {
           body: NO_FIELDS_BODY,
           optionalBody: true,
           answers: { 200: { description: 'The agent with its new token, shown only here', schema: NEW_AGENT } },
@@ -160,12 +236,17 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   app.post(
     '/api/admin/check',
     described(
-      admin('Check a signal as the inbound endpoint would judge it, storing nothing', { body: CHECK_BODY, found: CHECK_ANSWER }),
+      admin('Check a signal as the inbound endpoint would judge it, storing nothing', {
+        body: CHECK_BODY,
+        found: CHECK_ANSWER,
+      }),
     ),
     async (req, reply) => answer(reply, checkSignal(req.body)),
   );
-  app.get<Id>('/api/admin/signals/:id', described(admin('Show a signal with its deliveries', { found: SIGNAL })), async (req, reply) =>
-    answer(reply, await showSignal(store, req.params.id)),
+  app.get<Id>(
+    '/api/admin/signals/:id',
+    described(admin('Show a signal with its deliveries', { found: SIGNAL })),
+    async (req, reply) => answer(reply, await showSignal(store, req.params.id)),
   );
 }
 
@@ -188,9 +269,15 @@ const NEW_AGENT = objectSchema(
   },
   ['id', 'name', 'accountId', 'token', 'createdAt'],
 );
-const SIGNAL: JsonSchema = { type: 'object', description: 'a signal log record: the request, its outcome, the normalized signal and its deliveries' };
+const SIGNAL: JsonSchema = {
+  type: 'object',
+  description: 'a signal log record: the request, its outcome, the normalized signal and its deliveries',
+};
 const SIGNAL_PAGE = objectSchema(
-  { signals: { type: 'array', items: SIGNAL }, next: { type: ['string', 'null'], description: 'pass as before for the following page' } },
+  {
+    signals: { type: 'array', items: SIGNAL },
+    next: { type: ['string', 'null'], description: 'pass as before for the following page' },
+  },
   ['signals', 'next'],
 );
 
@@ -199,7 +286,13 @@ const SIGNAL_STREAM = '/api/admin/signals/stream';
 
 /** The query of the record lists; readListQuery checks requests against the same names. */
 const LIST_FIELDS: Record<string, JsonSchema> = {
-  limit: { type: 'integer', minimum: 1, maximum: MAX_LIST_PAGE, default: DEFAULT_LIST_PAGE, description: 'records per page' },
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_LIST_PAGE,
+    default: DEFAULT_LIST_PAGE,
+    description: 'records per page',
+  },
   before: { type: 'string', minLength: 1, description: "the previous page's next: the page of records older than it" },
 };
 const LIST_QUERY = objectSchema(LIST_FIELDS);
@@ -217,7 +310,10 @@ const DAILY_USAGE = objectSchema(
     to: { type: 'string', format: 'date' },
     days: {
       type: 'array',
-      items: objectSchema({ day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' } }, ['day', 'accepted', 'rejected']),
+      items: objectSchema(
+        { day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' } },
+        ['day', 'accepted', 'rejected'],
+      ),
     },
   },
   ['accountId', 'from', 'to', 'days'],
@@ -225,7 +321,10 @@ const DAILY_USAGE = objectSchema(
 /** A page of one kind of record, newest first. */
 function page(name: string, item: JsonSchema): ObjectSchema {
   return objectSchema(
-    { [name]: { type: 'array', items: item }, next: { type: ['string', 'null'], description: 'pass as before for the following page' } },
+    {
+      [name]: { type: 'array', items: item },
+      next: { type: ['string', 'null'], description: 'pass as before for the following page' },
+    },
     [name, 'next'],
   );
 }
@@ -257,12 +356,16 @@ function admin(
     auth: 'admin',
     ...(opts.body === undefined ? {} : { body: { schema: opts.body, required: opts.optionalBody !== true } }),
     ...(opts.query === undefined ? {} : { query: opts.query }),
-    answers: opts.answers ?? { 200: { description: 'Done', ...(opts.found === undefined ? {} : { schema: opts.found }) } },
+    answers: opts.answers ?? {
+      200: { description: 'Done', ...(opts.found === undefined ? {} : { schema: opts.found }) },
+    },
     problems: [
       ErrorCode.UNAUTHORIZED,
       ErrorCode.TOO_MANY_WRONG_TOKENS,
       ErrorCode.NOT_FOUND,
-      ...(opts.body === undefined && opts.query === undefined ? [] : [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_FIELD]),
+      ...(opts.body === undefined && opts.query === undefined
+        ? []
+        : [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_FIELD]),
       ...(opts.body === undefined ? [] : [ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE]),
       ...(opts.extraProblems ?? []),
     ],

@@ -1,6 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { ErrorCode } from '../errors/catalog.js';
 import { InboundAccessLog } from '../logging/inbound-access-log.js';
@@ -29,7 +35,12 @@ import { MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
 import { applySecurityHeaders, securityHeaders } from './security-headers.js';
 import { WrongTokens } from '../http-kit/wrong-tokens.js';
 import { sendProblem } from '../http-kit/send-problem.js';
-import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
+import {
+  REQUEST_FAILED,
+  SHUTTING_DOWN,
+  STORE_RETRY_AFTER_SECONDS,
+  STORE_UNAVAILABLE,
+} from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 
 export interface ServerOptions {
@@ -67,7 +78,15 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   opts.metrics.countWrongKeys(() => wrongKeyLog.total);
   const wrongTokens = new WrongTokens(opts.logger, clientAddressOf);
   opts.metrics.countWrongTokens(wrongTokens.totals);
-  const inbound = createInboundHandler({ lane: opts.inbound, logger: opts.logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter: opts.metrics.inbound });
+  const inbound = createInboundHandler({
+    lane: opts.inbound,
+    logger: opts.logger,
+    accessLog,
+    wrongKeyLog,
+    drain,
+    clientAddressOf,
+    meter: opts.metrics.inbound,
+  });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const headers = securityHeaders(opts.tls !== null);
   const app = Fastify({
@@ -100,8 +119,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     frameworkErrors: async (error, request, reply) => {
       await sendProblem(reply, [
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? { code: ErrorCode.NOT_FOUND, detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path' }
-          : { code: ErrorCode.INVALID_REQUEST, detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX' },
+          ? {
+              code: ErrorCode.NOT_FOUND,
+              detail: 'no record has an id this long (ids are at most 100 characters); check the id in the path',
+            }
+          : {
+              code: ErrorCode.INVALID_REQUEST,
+              detail: 'the request path is not valid percent-encoding; encode reserved characters as %XX',
+            },
       ]);
       logAccess(request, reply, opts.isAdminToken, clientAddressOf);
     },
@@ -151,7 +176,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const status = error.statusCode ?? 500;
     if (status === 413) {
       return sendProblem(reply, [
-        { code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may send; send less at once` },
+        {
+          code: ErrorCode.PAYLOAD_TOO_LARGE,
+          detail: `the body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may send; send less at once`,
+        },
       ]);
     }
     if (status >= 500) request.log.error({ err: error }, 'request failed');
@@ -167,19 +195,36 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
         },
       ]);
     }
-    return sendProblem(reply, [{ code: ErrorCode.INVALID_REQUEST, detail: `the request could not be read: ${error.message}` }], status);
+    return sendProblem(
+      reply,
+      [{ code: ErrorCode.INVALID_REQUEST, detail: `the request could not be read: ${error.message}` }],
+      status,
+    );
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, [{ code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` }]),
+    sendProblem(reply, [
+      { code: ErrorCode.NOT_FOUND, detail: `no route ${request.method} ${request.url.split('?')[0]}` },
+    ]),
   );
 
   await app.register(healthRoutes({ ...opts, metricsToken: opts.metricsToken ?? null, wrongTokens }));
   await app.register(apiDescriptionRoutes(routes));
   await app.register(inboundOtherMethodsRoute);
   await app.register(fastifyCookie);
-  await app.register(adminRoutes, { store: opts.store, publicUrl: opts.publicUrl, isAdminToken: opts.isAdminToken, sessions: opts.sessions, wrongTokens });
-  await app.register(dashboardRoutes, { sessions: opts.sessions, isAdminToken: opts.isAdminToken, publicUrl: opts.publicUrl, wrongTokens });
+  await app.register(adminRoutes, {
+    store: opts.store,
+    publicUrl: opts.publicUrl,
+    isAdminToken: opts.isAdminToken,
+    sessions: opts.sessions,
+    wrongTokens,
+  });
+  await app.register(dashboardRoutes, {
+    sessions: opts.sessions,
+    isAdminToken: opts.isAdminToken,
+    publicUrl: opts.publicUrl,
+    wrongTokens,
+  });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

@@ -30,7 +30,10 @@ export class ConnectionErrors {
   readonly onClientError = (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || this.waiting.has(socket)) return;
     const answer = errorAnswer(error);
-    this.logger.info({ code: error.code ?? null, statusCode: answer.status }, 'bytes on a connection that are not an HTTP request; answered and closed');
+    this.logger.info(
+      { code: error.code ?? null, statusCode: answer.status },
+      'bytes on a connection that are not an HTTP request; answered and closed',
+    );
     this.waiting.set(socket, answer.text);
     const owed = [...(this.unanswered.get(socket) ?? [])];
     // Requests read in full get their answers first. One whose own bytes broke off (a bad
@@ -62,12 +65,21 @@ function errorAnswer(error: Error & { code?: string }): { status: number; text: 
 
 function describe(code: string | undefined): [number, Problem] {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return [408, { code: ErrorCode.INVALID_REQUEST, detail: 'the request was not received in full within 30 seconds; send it again' }];
+    return [
+      408,
+      {
+        code: ErrorCode.INVALID_REQUEST,
+        detail: 'the request was not received in full within 30 seconds; send it again',
+      },
+    ];
   }
   if (code === 'HPE_HEADER_OVERFLOW') {
     return [
       431,
-      { code: ErrorCode.INVALID_REQUEST, detail: 'the request headers are larger than the server reads (16 KiB); send fewer or shorter headers' },
+      {
+        code: ErrorCode.INVALID_REQUEST,
+        detail: 'the request headers are larger than the server reads (16 KiB); send fewer or shorter headers',
+      },
     ];
   }
   return [

@@ -46,7 +46,8 @@ export function healthRoutes(opts: HealthOptions) {
       probing ??= store
         .reachabilityProblem()
         .then((problem) => {
-          if (problem !== null && last === null) opts.logger.warn({ reason: problem }, `not ready: inbound signals cannot be stored: ${problem}`);
+          if (problem !== null && last === null)
+            opts.logger.warn({ reason: problem }, `not ready: inbound signals cannot be stored: ${problem}`);
           if (problem === null && last !== null) opts.logger.info('ready again: the store answers');
           last = problem;
           return problem;
@@ -76,14 +77,25 @@ export function healthRoutes(opts: HealthOptions) {
       if (typeof detailed !== 'boolean') return detailed;
       const failure = inbound.failure;
       if (failure === null) return { status: 'ok', store: store.kind };
-      return failing(reply, detailed, INBOUND_FAILED, `inbound signals cannot be received (${failure.message}); restart the service`);
+      return failing(
+        reply,
+        detailed,
+        INBOUND_FAILED,
+        `inbound signals cannot be received (${failure.message}); restart the service`,
+      );
     });
 
     app.get('/readyz', { config: { api: READYZ_DESCRIPTION } }, async (request, reply) => {
       const detailed = mayReadDetail(request, reply);
       if (typeof detailed !== 'boolean') return detailed;
       const failure = inbound.failure;
-      if (failure !== null) return failing(reply, detailed, INBOUND_FAILED, `inbound signals cannot be received (${failure.message}); restart the service`);
+      if (failure !== null)
+        return failing(
+          reply,
+          detailed,
+          INBOUND_FAILED,
+          `inbound signals cannot be received (${failure.message}); restart the service`,
+        );
       const unreachable = await probe();
       if (unreachable === null) return { status: 'ready', store: store.kind };
       return failing(reply, detailed, STORE_FAILING, `inbound signals cannot be stored: ${unreachable}`);
@@ -105,7 +117,8 @@ export function healthRoutes(opts: HealthOptions) {
   };
 }
 
-const INBOUND_FAILED = 'inbound signals cannot be received; restart the service (the log says why; so does this answer, with the metrics token as a bearer)';
+const INBOUND_FAILED =
+  'inbound signals cannot be received; restart the service (the log says why; so does this answer, with the metrics token as a bearer)';
 const STORE_FAILING =
   'inbound signals cannot be stored now; this recovers by itself once the store is back (the log says why; so does this answer, with the metrics token as a bearer)';
 

@@ -34,7 +34,10 @@ export function useStrictJsonBodies(app: FastifyInstance, opts: { emptyIsNoBody?
       text = utf8.decode(bytes);
     } catch {
       // Decoded leniently, each bad byte would be stored as U+FFFD: a name or secret the sender never wrote.
-      return done(Object.assign(new Error('the body is not valid UTF-8; send JSON encoded as UTF-8'), { statusCode: 400 }), undefined);
+      return done(
+        Object.assign(new Error('the body is not valid UTF-8; send JSON encoded as UTF-8'), { statusCode: 400 }),
+        undefined,
+      );
     }
     if (opts.emptyIsNoBody && text.length === 0) return done(null, undefined);
     const tooBig = jsonBodyProblem(text, bytes.length, 'body');

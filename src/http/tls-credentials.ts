@@ -68,7 +68,9 @@ async function readPem(file: string, setting: string): Promise<Buffer> {
   try {
     return await readFile(file);
   } catch (error) {
-    throw new TlsFilesError(`cannot read ${setting}=${file} (${reasonOf(error)}); check the path and that this user may read it`);
+    throw new TlsFilesError(
+      `cannot read ${setting}=${file} (${reasonOf(error)}); check the path and that this user may read it`,
+    );
   }
 }
 

@@ -32,10 +32,17 @@ export async function answerInbound(store: Store, request: InboundRequest): Prom
   for (let check = 1; ; check++) {
     const source = await store.sources.findByAuthKey(request.authKey);
     if (source === null) {
-      return { status: UNKNOWN_KEY.status, headers: { 'content-type': PROBLEM_CONTENT_TYPE }, body: UNKNOWN_KEY_TEXT, signalId: null, unknownKey: true };
+      return {
+        status: UNKNOWN_KEY.status,
+        headers: { 'content-type': PROBLEM_CONTENT_TYPE },
+        body: UNKNOWN_KEY_TEXT,
+        signalId: null,
+        unknownKey: true,
+      };
     }
     const answer = await receiveSignal(store, request, source, newSignalId(request.receivedAtMillis), body);
     if (answer !== null) return answer;
-    if (check === MAX_CHECKS) throw new Error(`source ${source.id} changed ${MAX_CHECKS} times while one request was checked`);
+    if (check === MAX_CHECKS)
+      throw new Error(`source ${source.id} changed ${MAX_CHECKS} times while one request was checked`);
   }
 }

@@ -1,6 +1,7 @@
 import type { SignalFormat } from '../language/index.js';
 
-export type FormatDecision = { ok: true; format: SignalFormat } | { ok: false; detail: string; param: 'Content-Type' | 'Content-Encoding' };
+export type FormatDecision =
+  { ok: true; format: SignalFormat } | { ok: false; detail: string; param: 'Content-Type' | 'Content-Encoding' };
 
 const JSON_FORMAT: FormatDecision = Object.freeze({ ok: true, format: 'json' });
 const TEXT_FORMAT: FormatDecision = Object.freeze({ ok: true, format: 'text' });
@@ -16,7 +17,11 @@ const EXACT_TYPES = new Map<string, FormatDecision>([
  * is text, and a missing type or the form type `curl -d` sends is decided by the first
  * non-blank byte. A charset other than UTF-8 is refused rather than misread.
  */
-export function decideFormat(contentType: string | undefined, contentEncoding: string | undefined, body: Buffer): FormatDecision {
+export function decideFormat(
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  body: Buffer,
+): FormatDecision {
   // A compressed body would be read as bytes that are not UTF-8: say what is wrong instead.
   const encoding = contentEncoding?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
@@ -59,7 +64,15 @@ export function decideFormat(contentType: string | undefined, contentEncoding: s
 function sniff(body: Buffer): SignalFormat {
   for (const byte of body) {
     // Skip the UTF-8 byte order mark and ASCII white space.
-    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0xef || byte === 0xbb || byte === 0xbf) {
+    if (
+      byte === 0x20 ||
+      byte === 0x09 ||
+      byte === 0x0a ||
+      byte === 0x0d ||
+      byte === 0xef ||
+      byte === 0xbb ||
+      byte === 0xbf
+    ) {
       continue;
     }
     return byte === 0x7b ? 'json' : 'text';

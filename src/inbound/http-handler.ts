@@ -7,7 +7,12 @@ import type { WrongKeyLog } from '../logging/wrong-key-log.js';
 import { maskedInboundPath } from '../logging/logger.js';
 import type { ClientAddressOf } from '../http-kit/client-address.js';
 import type { DrainState } from '../http-kit/drain-state.js';
-import { REQUEST_FAILED, SHUTTING_DOWN, STORE_RETRY_AFTER_SECONDS, STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
+import {
+  REQUEST_FAILED,
+  SHUTTING_DOWN,
+  STORE_RETRY_AFTER_SECONDS,
+  STORE_UNAVAILABLE,
+} from '../http-kit/server-problems.js';
 import type { InboundMeter } from '../metrics/inbound-meter.js';
 import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
@@ -40,7 +45,14 @@ export function createInboundHandler(opts: {
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
     const clientAddress = clientAddressOf(req);
-    const answer = (status: number, headers: Record<string, string>, body: string, signalId: string | null, unknownKey = false, noAgentsSourceId?: string) => {
+    const answer = (
+      status: number,
+      headers: Record<string, string>,
+      body: string,
+      signalId: string | null,
+      unknownKey = false,
+      noAgentsSourceId?: string,
+    ) => {
       // Answers finished while draining close their connection, so keep-alive clients do not
       // hold the shutdown open until their idle timeout.
       if (drain.closing) headers.connection = 'close';
@@ -50,7 +62,15 @@ export function createInboundHandler(opts: {
       const ms = performance.now() - startedAt;
       meter.record(status, ms);
       if (unknownKey) wrongKeyLog.record(clientAddress);
-      else accessLog.record({ encodedKey, statusCode: status, ms: Math.round(ms * 100) / 100, clientAddress, signalId, noAgentsSourceId });
+      else
+        accessLog.record({
+          encodedKey,
+          statusCode: status,
+          ms: Math.round(ms * 100) / 100,
+          clientAddress,
+          signalId,
+          noAgentsSourceId,
+        });
     };
     const problem = (problems: Problem[], headers: Record<string, string> = {}) => {
       const body = problemBody(problems);
@@ -110,7 +130,14 @@ export function createInboundHandler(opts: {
       if (tooLarge) headers.connection = 'close';
       const notice = inbound.notice;
       // The warning of a signal nobody will execute goes out with its access line, as cheaply.
-      answer(inbound.status, headers, inbound.body, inbound.signalId, inbound.unknownKey, notice?.kind === 'no_agents' ? notice.sourceId : undefined);
+      answer(
+        inbound.status,
+        headers,
+        inbound.body,
+        inbound.signalId,
+        inbound.unknownKey,
+        notice?.kind === 'no_agents' ? notice.sourceId : undefined,
+      );
       if (notice?.kind === 'duplicate') {
         logger.info(
           { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },

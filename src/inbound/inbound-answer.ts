@@ -42,19 +42,36 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number, signalJson:
       body: JSON.stringify(answer.body),
       signalId: outcome.record.id,
       unknownKey: false,
-      notice: { kind: 'duplicate', signalId: outcome.record.id, sourceId: outcome.record.sourceId, duplicateOf: outcome.original.id },
+      notice: {
+        kind: 'duplicate',
+        signalId: outcome.record.id,
+        sourceId: outcome.record.sourceId,
+        duplicateOf: outcome.original.id,
+      },
     };
   }
   const { record } = outcome;
   if (outcome.kind === 'recorded' && record.status === 'accepted' && signalJson !== null) {
-    const inbound: InboundAnswer = { status: 202, headers: { 'content-type': ACCEPTED_CONTENT_TYPE }, body: acceptedBody(record, signalJson), signalId: record.id, unknownKey: false };
+    const inbound: InboundAnswer = {
+      status: 202,
+      headers: { 'content-type': ACCEPTED_CONTENT_TYPE },
+      body: acceptedBody(record, signalJson),
+      signalId: record.id,
+      unknownKey: false,
+    };
     if (agentsOf(record) === 0) inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
     return inbound;
   }
   const answer = recordAnswer(record, nowMillis);
   const headers = answer.headers;
   if (outcome.kind === 'replay') headers['idempotent-replayed'] = 'true';
-  const inbound: InboundAnswer = { status: answer.status, headers, body: JSON.stringify(answer.body), signalId: record.id, unknownKey: false };
+  const inbound: InboundAnswer = {
+    status: answer.status,
+    headers,
+    body: JSON.stringify(answer.body),
+    signalId: record.id,
+    unknownKey: false,
+  };
   if (outcome.kind === 'recorded' && record.status === 'accepted' && agentsOf(record) === 0) {
     inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
   }
@@ -68,7 +85,10 @@ const ACCEPTED_CONTENT_TYPE = 'application/json; charset=utf-8';
  * signal's JSON as stored: the same bytes, one serialisation of the signal fewer per request.
  */
 function acceptedBody(record: SignalRecord, signalJson: string): string {
-  const quota = record.quota === null ? 'null' : `{"used":${JSON.stringify(record.quota.used)},"limit":${JSON.stringify(record.quota.limit)},"period":${JSON.stringify(record.quota.period)}}`;
+  const quota =
+    record.quota === null
+      ? 'null'
+      : `{"used":${JSON.stringify(record.quota.used)},"limit":${JSON.stringify(record.quota.limit)},"period":${JSON.stringify(record.quota.period)}}`;
   return `{"id":${JSON.stringify(record.id)},"status":"queued","signal":${signalJson},"quota":${quota},"agents":${agentsOf(record)}}`;
 }
 
@@ -79,7 +99,10 @@ function agentsOf(record: SignalRecord): number {
   return agents;
 }
 
-function recordAnswer(record: SignalRecord, nowMillis: number): { status: number; headers: Record<string, string>; body: unknown } {
+function recordAnswer(
+  record: SignalRecord,
+  nowMillis: number,
+): { status: number; headers: Record<string, string>; body: unknown } {
   if (record.status === 'accepted') {
     return {
       status: 202,

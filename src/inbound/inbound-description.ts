@@ -1,5 +1,11 @@
 import { ErrorCode } from '../errors/catalog.js';
-import { ACTIONS, documentedParameters, type DocumentedParameter, MAX_TP_LEVELS, type ParameterDefinition } from '../language/index.js';
+import {
+  ACTIONS,
+  documentedParameters,
+  type DocumentedParameter,
+  MAX_TP_LEVELS,
+  type ParameterDefinition,
+} from '../language/index.js';
 import type { JsonSchema, RouteDescription } from '../openapi/index.js';
 import { MAX_BODY_BYTES } from './receive-signal.js';
 
@@ -48,8 +54,7 @@ function jsonSignalSchema(): JsonSchema {
   }
   return {
     type: 'object',
-    description:
-      `One signal as a JSON object. Names are matched ignoring ASCII case; numbers may be JSON numbers or decimal strings. An unknown name is refused (422 ${ErrorCode.UNKNOWN_PARAMETER}), never ignored.`,
+    description: `One signal as a JSON object. Names are matched ignoring ASCII case; numbers may be JSON numbers or decimal strings. An unknown name is refused (422 ${ErrorCode.UNKNOWN_PARAMETER}), never ignored.`,
     properties,
     patternProperties,
     required: ['symbol', 'action'],
@@ -60,7 +65,9 @@ function jsonSignalSchema(): JsonSchema {
 
 function textSignalSchema(): JsonSchema {
   const names = documentedParameters()
-    .filter((parameter) => parameter.formats.includes('text') && parameter.kind !== 'symbol' && parameter.kind !== 'action')
+    .filter(
+      (parameter) => parameter.formats.includes('text') && parameter.kind !== 'symbol' && parameter.kind !== 'action',
+    )
     .map((parameter) => parameter.name);
   return {
     type: 'string',
@@ -76,10 +83,13 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
   description: `Checks, meters and stores one signal for delivery to the account's agents. The body is at most ${MAX_BODY_BYTES} bytes of UTF-8; without Content-Type the format is recognised from the body. Nothing is answered before the signal is durably stored.`,
   tag: 'inbound',
   auth: 'none',
-  params: { sourceAuthKey: { type: 'string', description: "the source's authKey (the secret part of its inbound URL)" } },
+  params: {
+    sourceAuthKey: { type: 'string', description: "the source's authKey (the secret part of its inbound URL)" },
+  },
   headers: {
     'X-Signature': {
-      description: "'sha256=' and the hex HMAC-SHA256 of the raw body with the source's secret; when present it alone decides",
+      description:
+        "'sha256=' and the hex HMAC-SHA256 of the raw body with the source's secret; when present it alone decides",
       schema: { type: 'string', pattern: '^sha256=[0-9a-fA-F]{64}$' },
     },
     'X-Signature-Timestamp': {
@@ -87,9 +97,13 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
         "optional: the signing time in unix seconds; X-Signature then covers the timestamp, a '.' and the raw body, and the request is refused more than 300 s from the server's clock",
       schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
     },
-    'X-Signalgate-Secret': { description: "the source's HMAC secret itself, where the sender cannot sign", schema: { type: 'string' } },
+    'X-Signalgate-Secret': {
+      description: "the source's HMAC secret itself, where the sender cannot sign",
+      schema: { type: 'string' },
+    },
     'Idempotency-Key': {
-      description: 'makes retries safe: a repeat within 24 hours gets the original answer (with Idempotent-Replayed: true)',
+      description:
+        'makes retries safe: a repeat within 24 hours gets the original answer (with Idempotent-Replayed: true)',
       schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
     },
   },
@@ -109,12 +123,21 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
           signal: { type: 'object', description: 'the normalized signal' },
           quota: {
             type: ['object', 'null'],
-            properties: { used: { type: 'integer' }, limit: { type: 'integer' }, period: { type: 'string', examples: ['2026-11'] } },
+            properties: {
+              used: { type: 'integer' },
+              limit: { type: 'integer' },
+              period: { type: 'string', examples: ['2026-11'] },
+            },
           },
         },
         required: ['id', 'status', 'signal', 'quota'],
       },
-      headers: { 'Idempotent-Replayed': { description: "'true' on a repeat answered from the original", schema: { type: 'string' } } },
+      headers: {
+        'Idempotent-Replayed': {
+          description: "'true' on a repeat answered from the original",
+          schema: { type: 'string' },
+        },
+      },
     },
   },
   problems: [

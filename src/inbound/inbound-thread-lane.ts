@@ -75,7 +75,8 @@ export class InboundThreadLane implements InboundLane {
     const n = this.next++;
     // A message copies a view's whole backing buffer: a body that shares one (a pooled
     // allocation) is copied out first. A body read in one chunk has a buffer of its own.
-    const body = request.body.byteLength === request.body.buffer.byteLength ? request.body : new Uint8Array(request.body);
+    const body =
+      request.body.byteLength === request.body.buffer.byteLength ? request.body : new Uint8Array(request.body);
     return new Promise<InboundAnswer>((resolve, reject) => {
       this.pending.set(n, { resolve, reject });
       this.outgoing.push({ n, request: { ...request, body } });

@@ -2,7 +2,8 @@ import type { InboundAnswer } from './inbound-answer.js';
 import type { InboundRequest } from './inbound-request.js';
 
 /** What the event-loop thread sends the inbound thread. */
-export type ToInboundThread = { kind: 'requests'; items: Array<{ n: number; request: InboundRequest }> } | { kind: 'close' };
+export type ToInboundThread =
+  { kind: 'requests'; items: Array<{ n: number; request: InboundRequest }> } | { kind: 'close' };
 
 /** What the inbound thread sends back. */
 export type FromInboundThread =

@@ -68,7 +68,8 @@ export async function receiveSignal(
         receivedAt,
         period,
         contentType: request.contentType ?? null,
-        rawBody: verdict.kind === 'reject' ? refusedRawBody(body, !request.bodyTooLarge) : (text ?? lenientUtf8.decode(body)),
+        rawBody:
+          verdict.kind === 'reject' ? refusedRawBody(body, !request.bodyTooLarge) : (text ?? lenientUtf8.decode(body)),
         idempotencyKey: key,
         requestHash: key === null ? null : requestHash(request.contentType, body),
         idempotencySince: idempotencySinceText.of(request.receivedAtMillis - IDEMPOTENCY_WINDOW_MS),
@@ -107,11 +108,24 @@ export async function receiveSignal(
     );
   }
   if (!source.active) {
-    return reject([{ code: ErrorCode.SOURCE_INACTIVE, detail: 'this source is deactivated; an administrator can activate it again' }], 401);
+    return reject(
+      [
+        {
+          code: ErrorCode.SOURCE_INACTIVE,
+          detail: 'this source is deactivated; an administrator can activate it again',
+        },
+      ],
+      401,
+    );
   }
   if (request.bodyTooLarge) {
     return reject(
-      [{ code: ErrorCode.PAYLOAD_TOO_LARGE, detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request` }],
+      [
+        {
+          code: ErrorCode.PAYLOAD_TOO_LARGE,
+          detail: `the body is larger than ${MAX_BODY_BYTES} bytes; send one signal per request`,
+        },
+      ],
       413,
     );
   }

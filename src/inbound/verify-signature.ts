@@ -15,7 +15,12 @@ export interface SignatureHeaders {
 
 export type SignatureCheck =
   | { ok: true }
-  | { ok: false; code: typeof ErrorCode.HMAC_MISMATCH | typeof ErrorCode.SIGNATURE_TIMESTAMP_OUT_OF_RANGE; detail: string; param: string };
+  | {
+      ok: false;
+      code: typeof ErrorCode.HMAC_MISMATCH | typeof ErrorCode.SIGNATURE_TIMESTAMP_OUT_OF_RANGE;
+      detail: string;
+      param: string;
+    };
 
 /** How far a signed timestamp may be from the server's clock, either way. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -32,7 +37,12 @@ const DOT = Buffer.from('.');
  * sent again later; the range is judged only once the signature fits, so a sender is never told
  * about the clock of a request it did not sign.
  */
-export function verifySignature(secret: string, rawBody: Buffer, headers: SignatureHeaders, nowMillis: number): SignatureCheck {
+export function verifySignature(
+  secret: string,
+  rawBody: Buffer,
+  headers: SignatureHeaders,
+  nowMillis: number,
+): SignatureCheck {
   const timestamp = headers.timestamp?.trim();
   if (headers.signature !== undefined) {
     const match = SIGNATURE_FORM.exec(headers.signature.trim());
@@ -43,7 +53,10 @@ export function verifySignature(secret: string, rawBody: Buffer, headers: Signat
       );
     }
     if (timestamp !== undefined && !TIMESTAMP_FORM.test(timestamp)) {
-      return mismatch('X-Signature-Timestamp', 'X-Signature-Timestamp must be the signing time in whole unix seconds (1 to 12 digits), e.g. the output of date +%s');
+      return mismatch(
+        'X-Signature-Timestamp',
+        'X-Signature-Timestamp must be the signing time in whole unix seconds (1 to 12 digits), e.g. the output of date +%s',
+      );
     }
     const given = Buffer.from(match[1]!, 'hex');
     const hmac = createHmac('sha256', secret);
@@ -89,7 +102,10 @@ export function verifySignature(secret: string, rawBody: Buffer, headers: Signat
       "the 'secret' query parameter is retired and never authenticates; send the signature in the X-Signature header (sha256=<hex>) or the secret in the X-Signalgate-Secret header",
     );
   }
-  return mismatch('X-Signature', 'this source requires a signature; send X-Signature: sha256=<hex of HMAC-SHA256(secret, raw body)>');
+  return mismatch(
+    'X-Signature',
+    'this source requires a signature; send X-Signature: sha256=<hex of HMAC-SHA256(secret, raw body)>',
+  );
 }
 
 function mismatch(param: string, detail: string): SignatureCheck {

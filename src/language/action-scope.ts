@@ -23,7 +23,9 @@ export function scopeProblem(definition: ParameterDefinition, param: string, act
         : `${param} only applies to pending orders (${PENDING_LIST}); ${action} does not take an entry`;
     case 'closePct':
     case 'closeLots':
-      return CLOSE_ACTIONS.includes(action) ? undefined : `${param} only applies to ${CLOSE_LIST}; ${action} does not close a share of positions`;
+      return CLOSE_ACTIONS.includes(action)
+        ? undefined
+        : `${param} only applies to ${CLOSE_LIST}; ${action} does not close a share of positions`;
     case 'opposite':
       if (POSITION_ACTIONS.includes(action)) {
         return `${param} does not apply to ${action}: a position target already closes what is on the other side`;
@@ -47,12 +49,26 @@ function scopeOfOpening(param: string, action: Action): string | undefined {
 
 /** Actions whose position or order is a sell (a sell's target lies below the entry). */
 export function isSellSide(action: Action): boolean {
-  return action === 'sell' || action === 'positionshort' || action === 'closelongsell' || action === 'closeshortsell' || action === 'selllimit' || action === 'sellstop';
+  return (
+    action === 'sell' ||
+    action === 'positionshort' ||
+    action === 'closelongsell' ||
+    action === 'closeshortsell' ||
+    action === 'selllimit' ||
+    action === 'sellstop'
+  );
 }
 
 /** Actions whose position or order is a buy (a buy's stop lies below the entry). */
 export function isBuySide(action: Action): boolean {
-  return action === 'buy' || action === 'positionlong' || action === 'closelongbuy' || action === 'closeshortbuy' || action === 'buylimit' || action === 'buystop';
+  return (
+    action === 'buy' ||
+    action === 'positionlong' ||
+    action === 'closelongbuy' ||
+    action === 'closeshortbuy' ||
+    action === 'buylimit' ||
+    action === 'buystop'
+  );
 }
 
 /** Pending orders whose entry lies below the current price. */

@@ -42,7 +42,6 @@ export interface Collected {
   opposite?: Opposite;
 }
 
-
 /** Reads the value an accepted parameter takes and files it under what it sets. */
 export function collect(item: AcceptedEntry, collected: Collected, log: ProblemLog): void {
   const { entry, known } = item;
@@ -62,10 +61,20 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     }
     case 'volume':
-      collected.volume = { param, position, type: definition.type, value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1') };
+      collected.volume = {
+        param,
+        position,
+        type: definition.type,
+        value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1'),
+      };
       return;
     case 'typedVolume':
-      collected.volume = { param, position, type: undefined, value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1') };
+      collected.volume = {
+        param,
+        position,
+        type: undefined,
+        value: readNumber(item, log, ErrorCode.INVALID_VOLUME, '0.1'),
+      };
       return;
     case 'volumeType':
       collected.volumeType = readChoice(item, log, VOLUME_TYPES, ErrorCode.INVALID_VOLUME);
@@ -84,7 +93,11 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     case 'typedTp':
       if (entry.value.kind === 'json' && entry.value.json.kind === 'array') {
-        return reportInvalid(item, log, 'tp must be one number (with tpType); for several take-profit levels use tp1, tp2 … with pct1, pct2 …');
+        return reportInvalid(
+          item,
+          log,
+          'tp must be one number (with tpType); for several take-profit levels use tp1, tp2 … with pct1, pct2 …',
+        );
       }
       collected.tp = { param, position, unit: undefined, value: readNumber(item, log) };
       return;
@@ -94,10 +107,19 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
     case 'tpLevel':
     case 'tpShare': {
       if (definition.level > MAX_TP_LEVELS) {
-        return reportInvalid(item, log, `${param} is beyond the last take-profit level; a signal has at most ${MAX_TP_LEVELS} (tp1 … tp${MAX_TP_LEVELS})`);
+        return reportInvalid(
+          item,
+          log,
+          `${param} is beyond the last take-profit level; a signal has at most ${MAX_TP_LEVELS} (tp1 … tp${MAX_TP_LEVELS})`,
+        );
       }
       if (definition.kind === 'tpLevel') {
-        collected.levels.set(definition.level, { param, position, unit: definition.unit, value: readNumber(item, log) });
+        collected.levels.set(definition.level, {
+          param,
+          position,
+          unit: definition.unit,
+          value: readNumber(item, log),
+        });
         return;
       }
       let share = readNumber(item, log, ErrorCode.INVALID_PARAMETER, '50');
@@ -110,7 +132,12 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
       return;
     }
     case 'entry':
-      collected.entry = { param, position, type: definition.unit, value: readNumber(item, log, ErrorCode.INVALID_PARAMETER, '1.0850') };
+      collected.entry = {
+        param,
+        position,
+        type: definition.unit,
+        value: readNumber(item, log, ErrorCode.INVALID_PARAMETER, '1.0850'),
+      };
       return;
     case 'trail':
       collected.trail[definition.field] = { param, position, value: readNumber(item, log) };
@@ -122,7 +149,10 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
     case 'closeLots': {
       const amount = readNumber(item, log, ErrorCode.INVALID_PARAMETER, definition.kind === 'closePct' ? '50' : '0.1');
       if (amount === undefined) return;
-      const problem = definition.kind === 'closePct' ? closePercentProblem(param, amount) : positiveProblem(param, amount, 'lots to close');
+      const problem =
+        definition.kind === 'closePct'
+          ? closePercentProblem(param, amount)
+          : positiveProblem(param, amount, 'lots to close');
       if (problem !== undefined) return reportInvalid(item, log, problem);
       collected.close = { param, position, value: definition.kind === 'closePct' ? { pct: amount } : { lots: amount } };
       return;
@@ -136,12 +166,22 @@ export function collect(item: AcceptedEntry, collected: Collected, log: ProblemL
   }
 }
 
-function reportInvalid(item: AcceptedEntry, log: ProblemLog, detail: string, code: ErrorCode = ErrorCode.INVALID_PARAMETER): void {
+function reportInvalid(
+  item: AcceptedEntry,
+  log: ProblemLog,
+  detail: string,
+  code: ErrorCode = ErrorCode.INVALID_PARAMETER,
+): void {
   log.add(item.entry.position, code, detail, item.known.param);
 }
 
 /** The value as a number, or undefined when it is not one (reported under `code`). */
-function readNumber(item: AcceptedEntry, log: ProblemLog, code: ErrorCode = ErrorCode.INVALID_PARAMETER, example = '20'): number | undefined {
+function readNumber(
+  item: AcceptedEntry,
+  log: ProblemLog,
+  code: ErrorCode = ErrorCode.INVALID_PARAMETER,
+  example = '20',
+): number | undefined {
   const reading = readNumberValue(item.entry.value, item.known.param, example);
   if (reading.ok) return reading.value;
   reportInvalid(item, log, reading.detail, code);
@@ -149,7 +189,12 @@ function readNumber(item: AcceptedEntry, log: ProblemLog, code: ErrorCode = Erro
 }
 
 /** The value as one of `allowed` (trimmed, ASCII-case-insensitive); undefined value when it is none. */
-function readChoice<T extends string>(item: AcceptedEntry, log: ProblemLog, allowed: readonly T[], code: ErrorCode): GivenParameter<T> {
+function readChoice<T extends string>(
+  item: AcceptedEntry,
+  log: ProblemLog,
+  allowed: readonly T[],
+  code: ErrorCode,
+): GivenParameter<T> {
   const { param } = item.known;
   const { position, value } = item.entry;
   const reading = readTextValue(value, param, allowed[0]!);

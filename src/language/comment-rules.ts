@@ -14,7 +14,8 @@ export function commentProblem(comment: string): string | undefined {
   // Characters are code points; only a string of more code units than the limit can have too many.
   if (comment.length > COMMENT_MAX_CHARACTERS) {
     const length = [...comment].length;
-    if (length > COMMENT_MAX_CHARACTERS) return `comment is ${length} characters long; a comment has at most ${COMMENT_MAX_CHARACTERS}`;
+    if (length > COMMENT_MAX_CHARACTERS)
+      return `comment is ${length} characters long; a comment has at most ${COMMENT_MAX_CHARACTERS}`;
   }
   if (CONTROL_OR_LINE_BREAK.test(comment)) {
     return 'comment holds a control character or line break; a comment is one line of printable text';

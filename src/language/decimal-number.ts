@@ -48,7 +48,8 @@ export function readExactDecimal(text: string): DecimalReading {
   // Fifteen significant digits or fewer always come back from a double as the same value (its
   // 15.95 decimal digits of precision), so the digit by digit comparison below can only agree:
   // most numbers in signals take this path, which costs no regular expression or allocation.
-  if (text.length <= MAX_ALWAYS_EXACT_LENGTH && hasNoExponent(text) && Number.isFinite(value)) return { ok: true, value: value === 0 ? 0 : value };
+  if (text.length <= MAX_ALWAYS_EXACT_LENGTH && hasNoExponent(text) && Number.isFinite(value))
+    return { ok: true, value: value === 0 ? 0 : value };
   if (!Number.isFinite(value)) return { ok: false, reason: 'too_large' };
   // -0 and 0 are the same amount; keep one of them so equal signals compare equal.
   const amount = value === 0 ? 0 : value;

@@ -20,16 +20,24 @@ export function readNumberValue(value: EntryValue, param: string, example = '20'
     reading = readExactDecimal(text);
   } else {
     if (value.kind === 'json') {
-      if (value.json.kind === 'null') return { ok: false, detail: `${param} is null; give a number (like ${example}) or leave ${param} out` };
+      if (value.json.kind === 'null')
+        return { ok: false, detail: `${param} is null; give a number (like ${example}) or leave ${param} out` };
       if (value.json.kind !== 'string') {
-        return { ok: false, detail: `${param} must be a number (like ${example} or "${example}"), not ${describeJson(value.json)}` };
+        return {
+          ok: false,
+          detail: `${param} must be a number (like ${example} or "${example}"), not ${describeJson(value.json)}`,
+        };
       }
       text = value.json.value.trim();
     } else {
       // A quoted value keeps its inner spaces until here; a number is trimmed as in JSON strings.
       text = value.text.trim();
     }
-    if (text === '') return { ok: false, detail: `${param} has an empty value; give a number (e.g. ${param}=${example}) or leave ${param} out` };
+    if (text === '')
+      return {
+        ok: false,
+        detail: `${param} has an empty value; give a number (e.g. ${param}=${example}) or leave ${param} out`,
+      };
     reading = readDecimal(text);
   }
   if (reading.ok) return { ok: true, value: reading.value };
@@ -37,7 +45,8 @@ export function readNumberValue(value: EntryValue, param: string, example = '20'
   switch (reading.reason) {
     case 'inexact':
       // Digits do not help a value too close to 0 to be held at all (1e-330).
-      if (reading.value === 0) return { ok: false, detail: `${param} is too small to be a usable number (it would read as 0), got ${got}` };
+      if (reading.value === 0)
+        return { ok: false, detail: `${param} is too small to be a usable number (it would read as 0), got ${got}` };
       return {
         ok: false,
         detail: `${param} has more digits than can be held exactly (it would read as ${formatDecimal(reading.value)}); write at most 15 significant digits`,
@@ -46,10 +55,16 @@ export function readNumberValue(value: EntryValue, param: string, example = '20'
       return { ok: false, detail: `${param} must be a plain decimal number without an exponent, got ${got}` };
     case 'comma':
       // Only a decimal comma can be meant (`1,5`), so the same value with a point is safe to offer.
-      return { ok: false, detail: `${param} must use a point as decimal separator: if you meant ${text.replace(',', '.')}, write that, got ${got}` };
+      return {
+        ok: false,
+        detail: `${param} must use a point as decimal separator: if you meant ${text.replace(',', '.')}, write that, got ${got}`,
+      };
     case 'grouped':
       // `39,000` may be 39000 or 39.0: offering either could move a stop a thousandfold.
-      return { ok: false, detail: `${param} must be a plain number: numbers take no thousands separator, and decimals use a point, got ${got}` };
+      return {
+        ok: false,
+        detail: `${param} must be a plain number: numbers take no thousands separator, and decimals use a point, got ${got}`,
+      };
     case 'too_large':
       return { ok: false, detail: `${param} is too large to be a usable number, got ${got}` };
     case 'not_decimal':
@@ -72,10 +87,16 @@ export function readTextValue(value: EntryValue, param: string, example: string)
 export function readFlagValue(value: EntryValue, param: string): ValueReading<boolean> {
   if (value.kind === 'bare') return { ok: true, value: true };
   if (value.kind === 'text') {
-    return { ok: false, detail: `${param} is a flag and takes no value; write just ${param}, not ${param}=${shortened(value.text)}` };
+    return {
+      ok: false,
+      detail: `${param} is a flag and takes no value; write just ${param}, not ${param}=${shortened(value.text)}`,
+    };
   }
   if (value.json.kind === 'boolean') return { ok: true, value: value.json.value };
-  return { ok: false, detail: `${param} is a flag: give true to set it (false or leaving it out means not set), not ${describeJson(value.json)}` };
+  return {
+    ok: false,
+    detail: `${param} is a flag: give true to set it (false or leaving it out means not set), not ${describeJson(value.json)}`,
+  };
 }
 
 export function describeJson(json: JsonValue): string {

@@ -12,7 +12,13 @@ export type { SignalFormat } from './signal-format.js';
 export * from './signal.js';
 export { renderSignalText } from './render-signal-text.js';
 // The strict JSON reading that also finds a repeated key in the agents' JSON messages.
-export { readJsonObject, type JsonMember, type JsonObjectReading, type JsonValue, MAX_JSON_NESTING } from './strict-json-reader.js';
+export {
+  readJsonObject,
+  type JsonMember,
+  type JsonObjectReading,
+  type JsonValue,
+  MAX_JSON_NESTING,
+} from './strict-json-reader.js';
 // The bounds every JSON body and agent message is held to before it is parsed.
 export { jsonShapeExcess, type JsonShapeExcess, MAX_JSON_VALUES } from './json-shape.js';
 // The rules replay files share with signals: symbols, decimals and ASCII case.
@@ -23,4 +29,9 @@ export { symbolProblem } from './symbol-rules.js';
 export { documentedParameters, type DocumentedParameter, MAX_TP_LEVELS } from './parameter-table.js';
 export type { ParameterDefinition } from './parameter-table.js';
 // TradingView alert messages with {{...}} placeholders, for the checker and parse.
-export { readTradingViewTemplate, type TemplatePlaceholder, type TemplateReading, type TemplateRendering } from './tradingview-template.js';
+export {
+  readTradingViewTemplate,
+  type TemplatePlaceholder,
+  type TemplateReading,
+  type TemplateRendering,
+} from './tradingview-template.js';

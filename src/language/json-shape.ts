@@ -71,7 +71,8 @@ export function jsonShapeExcess(text: string): JsonShapeExcess | null {
 function stringEnd(text: string, start: number): number {
   for (let pos = start + 1; pos < text.length; pos++) {
     const code = text.charCodeAt(pos);
-    if (code === 0x5c) pos++; // \ escapes the next character
+    if (code === 0x5c)
+      pos++; // \ escapes the next character
     else if (code === 0x22) return pos;
   }
   return text.length;

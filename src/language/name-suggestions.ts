@@ -19,7 +19,11 @@ export function suggestNames(written: string, candidates: readonly string[]): st
     });
   const byCloseness = (a: { distance: number; order: number }, b: { distance: number; order: number }): number =>
     a.distance - b.distance || a.order - b.order;
-  const pick = (found: typeof scored): string[] => found.sort(byCloseness).slice(0, MAX_SUGGESTIONS).map((entry) => entry.name);
+  const pick = (found: typeof scored): string[] =>
+    found
+      .sort(byCloseness)
+      .slice(0, MAX_SUGGESTIONS)
+      .map((entry) => entry.name);
 
   const family = scored.filter((entry) => entry.name.startsWith(`${written}_`));
   if (family.length > 0) return pick(family);
@@ -30,7 +34,9 @@ export function suggestNames(written: string, candidates: readonly string[]): st
     return pick(near.filter((entry) => entry.distance === closest));
   }
   const prefixed = scored.filter(
-    (entry) => (written.length >= 2 && entry.name.startsWith(written)) || (entry.name.length >= 3 && written.startsWith(entry.name)),
+    (entry) =>
+      (written.length >= 2 && entry.name.startsWith(written)) ||
+      (entry.name.length >= 3 && written.startsWith(entry.name)),
   );
   if (prefixed.length > 0) return pick(prefixed);
   return pick(scored.filter((entry) => entry.name.endsWith(`_${written}`)));
@@ -49,7 +55,12 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j += 1) {
       const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let best = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) {
+      if (
+        i > 1 &&
+        j > 1 &&
+        a.charCodeAt(i - 1) === b.charCodeAt(j - 2) &&
+        a.charCodeAt(i - 2) === b.charCodeAt(j - 1)
+      ) {
         best = Math.min(best, before[j - 2]! + 1);
       }
       current[j] = best;

@@ -37,7 +37,12 @@ export function normalizeEntries(entries: readonly SignalEntry[], format: Signal
     const { definition, param } = known;
     if (definition.kind === 'symbol' || definition.kind === 'action') continue;
     // JSON `false` on a flag means "not set", exactly like leaving the key out.
-    if (definition.kind === 'opposite' && entry.value.kind === 'json' && entry.value.json.kind === 'boolean' && !entry.value.json.value) {
+    if (
+      definition.kind === 'opposite' &&
+      entry.value.kind === 'json' &&
+      entry.value.json.kind === 'boolean' &&
+      !entry.value.json.value
+    ) {
       continue;
     }
     if (action !== undefined) {
@@ -98,7 +103,11 @@ function acceptNames(entries: readonly SignalEntry[], format: SignalFormat, log:
       continue;
     }
     const { definition, param } = known;
-    if (format === 'text' && (definition.kind === 'symbol' || definition.kind === 'action') && entry.positional !== true) {
+    if (
+      format === 'text' &&
+      (definition.kind === 'symbol' || definition.kind === 'action') &&
+      entry.positional !== true
+    ) {
       const place = definition.kind === 'symbol' ? 'first' : 'second';
       log.add(
         entry.position,

@@ -66,7 +66,12 @@ function firstLevelTaken(taken: ReadonlyMap<string, AcceptedEntry>): AcceptedEnt
   return undefined;
 }
 
-function conflictDetail(definition: ParameterDefinition, param: string, earlier: ParameterDefinition, first: string): string {
+function conflictDetail(
+  definition: ParameterDefinition,
+  param: string,
+  earlier: ParameterDefinition,
+  first: string,
+): string {
   const typedMix = definition.kind.startsWith('typed') !== earlier.kind.startsWith('typed');
   switch (definition.kind) {
     case 'volume':

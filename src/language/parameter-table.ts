@@ -72,7 +72,14 @@ const FLAT_PARAMETERS: ReadonlyMap<string, ParameterDefinition> = new Map<string
  * path, and with one shape those reads stay monomorphic (about 8% of a whole parse).
  */
 function knownParameter(param: string, definition: ParameterDefinition): KnownParameter {
-  const uniform = { kind: definition.kind, type: undefined, unit: undefined, level: undefined, field: undefined, opposite: undefined };
+  const uniform = {
+    kind: definition.kind,
+    type: undefined,
+    unit: undefined,
+    level: undefined,
+    field: undefined,
+    opposite: undefined,
+  };
   return { param, definition: Object.assign(uniform, definition) };
 }
 
@@ -136,7 +143,9 @@ export function isVolumeParameter(definition: ParameterDefinition): boolean {
 
 /** Names offered as did-you-mean candidates, in table order (the order they are suggested in). */
 export function suggestableNames(format: SignalFormat, level: number): string[] {
-  const flat = [...FLAT_PARAMETERS.keys()].filter((name) => format === 'json' || (name !== 'symbol' && name !== 'action'));
+  const flat = [...FLAT_PARAMETERS.keys()].filter(
+    (name) => format === 'json' || (name !== 'symbol' && name !== 'action'),
+  );
   const levels = [`tp${level}`, ...PRICE_UNITS.map((unit) => `tp${level}_${unit}`), `pct${level}`];
   const typed = format === 'json' ? [...TYPED_PARAMETERS.values()].map((known) => known.param) : [];
   return [...flat, ...levels, ...typed];
@@ -176,13 +185,21 @@ export interface DocumentedParameter {
  */
 export function documentedParameters(): DocumentedParameter[] {
   const both: readonly SignalFormat[] = ['text', 'json'];
-  const flat = [...FLAT_PARAMETERS].map(([name, definition]): DocumentedParameter => ({ name, kind: definition.kind, formats: both }));
+  const flat = [...FLAT_PARAMETERS].map(([name, definition]): DocumentedParameter => ({
+    name,
+    kind: definition.kind,
+    formats: both,
+  }));
   const units = PRICE_UNITS.join('|');
   const levels: DocumentedParameter[] = [
     { name: 'tp{N}', pattern: '^tp[1-9][0-9]*$', kind: 'tpLevel', formats: both },
     { name: `tp{N}_{${units}}`, pattern: `^tp[1-9][0-9]*_(${units})$`, kind: 'tpLevel', formats: both },
     { name: 'pct{N}', pattern: '^pct[1-9][0-9]*$', kind: 'tpShare', formats: both },
   ];
-  const typed = [...TYPED_PARAMETERS.values()].map((known): DocumentedParameter => ({ name: known.param, kind: known.definition.kind, formats: ['json'] }));
+  const typed = [...TYPED_PARAMETERS.values()].map((known): DocumentedParameter => ({
+    name: known.param,
+    kind: known.definition.kind,
+    formats: ['json'],
+  }));
   return [...flat, ...levels, ...typed];
 }

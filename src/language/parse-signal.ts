@@ -15,8 +15,13 @@ import { tokenizeSignalLine } from './text-tokenizer.js';
 export function parseSignal(body: string, format: SignalFormat): ParseOutcome {
   // A leading byte order mark is an editor's artefact, not part of the signal.
   const text = body.startsWith('\uFEFF') ? body.slice(1) : body;
-  const reading = format === 'json' ? jsonEntries(text) : startsLikeJson(text) ? jsonInTextForm(text) : textEntries(text);
-  if (!reading.ok) return { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: unfilledPlaceholder(text) ?? reading.detail }] };
+  const reading =
+    format === 'json' ? jsonEntries(text) : startsLikeJson(text) ? jsonInTextForm(text) : textEntries(text);
+  if (!reading.ok)
+    return {
+      ok: false,
+      problems: [{ code: ErrorCode.PARSE_ERROR, detail: unfilledPlaceholder(text) ?? reading.detail }],
+    };
   return normalizeEntries(reading.entries, format);
 }
 
@@ -49,7 +54,8 @@ function jsonInTextForm(text: string): EntryReading {
   if (!json.ok) return json;
   return {
     ok: false,
-    detail: 'the body is a JSON object but is read as the text form (EURUSD,buy,...); send it with Content-Type: application/json',
+    detail:
+      'the body is a JSON object but is read as the text form (EURUSD,buy,...); send it with Content-Type: application/json',
   };
 }
 
@@ -61,11 +67,18 @@ function textEntries(text: string): EntryReading {
   for (const token of tokens) {
     if (token.index < 2) {
       const name = token.index === 0 ? 'symbol' : 'action';
-      entries.push({ name, value: { kind: 'text', text: token.raw, quoted: false }, position: token.index, positional: true });
+      entries.push({
+        name,
+        value: { kind: 'text', text: token.raw, quoted: false },
+        position: token.index,
+        positional: true,
+      });
       continue;
     }
     const value: SignalEntry['value'] =
-      token.value === undefined ? { kind: 'bare' } : { kind: 'text', text: token.value.text, quoted: token.value.quoted };
+      token.value === undefined
+        ? { kind: 'bare' }
+        : { kind: 'text', text: token.value.text, quoted: token.value.quoted };
     entries.push({ name: asciiLowerCase(token.name), value, position: token.index });
   }
   return { ok: true, entries };

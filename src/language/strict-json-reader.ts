@@ -61,12 +61,16 @@ export function readJsonObject(text: string): JsonObjectReading {
   const cursor = new JsonCursor(text);
   try {
     cursor.skipWhitespace();
-    if (cursor.atEnd()) return { ok: false, detail: 'the body is empty; send one JSON object like {"symbol":"EURUSD","action":"buy"}' };
+    if (cursor.atEnd())
+      return { ok: false, detail: 'the body is empty; send one JSON object like {"symbol":"EURUSD","action":"buy"}' };
     if (!cursor.at('{')) {
       const found = cursor.readValue(0);
       cursor.skipWhitespace();
       const what = cursor.atEnd() ? `a JSON ${found.kind}` : 'something that is not JSON';
-      return { ok: false, detail: `the body must be one JSON object like {"symbol":"EURUSD","action":"buy"}, not ${what}` };
+      return {
+        ok: false,
+        detail: `the body must be one JSON object like {"symbol":"EURUSD","action":"buy"}, not ${what}`,
+      };
     }
     cursor.pos += 1;
     const members: JsonMember[] = [];
@@ -254,7 +258,8 @@ function numberEnd(text: string, start: number): number {
   }
   if (text.charCodeAt(pos) === 0x2e && isDigit(text.charCodeAt(pos + 1))) pos = digitsEnd(text, pos + 1); // .
   const exponent = text.charCodeAt(pos);
-  if (exponent === 0x65 || exponent === 0x45) { // e E
+  if (exponent === 0x65 || exponent === 0x45) {
+    // e E
     let digits = pos + 1;
     const sign = text.charCodeAt(digits);
     if (sign === 0x2b || sign === 0x2d) digits += 1; // + -

@@ -26,7 +26,11 @@ function firstOfKind(accepted: readonly AcceptedEntry[], kind: 'symbol' | 'actio
   return undefined;
 }
 
-export function readSymbol(accepted: readonly AcceptedEntry[], format: SignalFormat, log: ProblemLog): string | undefined {
+export function readSymbol(
+  accepted: readonly AcceptedEntry[],
+  format: SignalFormat,
+  log: ProblemLog,
+): string | undefined {
   const given = firstOfKind(accepted, 'symbol');
   const missing =
     format === 'text' ? 'the text form starts with it, like EURUSD,buy' : 'add it, like "symbol":"EURUSD"';
@@ -57,10 +61,13 @@ export function readSymbol(accepted: readonly AcceptedEntry[], format: SignalFor
   return symbol;
 }
 
-export function readAction(accepted: readonly AcceptedEntry[], format: SignalFormat, log: ProblemLog): Action | undefined {
+export function readAction(
+  accepted: readonly AcceptedEntry[],
+  format: SignalFormat,
+  log: ProblemLog,
+): Action | undefined {
   const given = firstOfKind(accepted, 'action');
-  const missing =
-    format === 'text' ? 'it is the second token, like EURUSD,buy' : 'add it, like "action":"buy"';
+  const missing = format === 'text' ? 'it is the second token, like EURUSD,buy' : 'add it, like "action":"buy"';
   if (given === undefined) {
     // In text the action's place is the second token, after any problem with the symbol.
     log.add(format === 'text' ? 1 : BEFORE_BODY, ErrorCode.MISSING_ACTION, `action is missing; ${missing}`, 'action');

@@ -17,12 +17,17 @@ export function symbolProblem(symbol: string, format: 'text' | 'json'): string |
   // Characters are code points; only a string of more code units than the limit can have too many.
   if (symbol.length > SYMBOL_MAX_LENGTH) {
     const length = [...symbol].length;
-    if (length > SYMBOL_MAX_LENGTH) return `symbol is ${length} characters long; a symbol has at most ${SYMBOL_MAX_LENGTH}`;
+    if (length > SYMBOL_MAX_LENGTH)
+      return `symbol is ${length} characters long; a symbol has at most ${SYMBOL_MAX_LENGTH}`;
   }
   if (!SYMBOL_CHARACTERS.test(symbol)) {
-    const hint = format === 'text' && symbol.includes('=') ? '; the text form starts with the symbol itself, like EURUSD,buy,sl_pips=20' : '';
+    const hint =
+      format === 'text' && symbol.includes('=')
+        ? '; the text form starts with the symbol itself, like EURUSD,buy,sl_pips=20'
+        : '';
     return `symbol ${quotedExcerpt(symbol)} may only hold letters A-Z, digits and ${SYMBOL_PUNCTUATION.split('').join(' ')} (like EURUSD, GER40.cash or BTC/USD)${hint}`;
   }
-  if (!LETTER_OR_DIGIT.test(symbol)) return `symbol ${quotedExcerpt(symbol)} must hold at least one letter or digit, like EURUSD`;
+  if (!LETTER_OR_DIGIT.test(symbol))
+    return `symbol ${quotedExcerpt(symbol)} must hold at least one letter or digit, like EURUSD`;
   return undefined;
 }

@@ -104,7 +104,8 @@ function buildLevels(
       sound = false;
       continue;
     }
-    const label = entry.unit === undefined && level !== 1 ? `${entry.param} (in ${unit}, the unit of tp1)` : entry.param;
+    const label =
+      entry.unit === undefined && level !== 1 ? `${entry.param} (in ${unit}, the unit of tp1)` : entry.param;
     const problem = distanceProblem(label, 'take profit', unit, entry.value, action);
     if (problem !== undefined) {
       log.add(entry.position, ErrorCode.INVALID_PARAMETER, problem, entry.param);
@@ -125,18 +126,35 @@ function buildLevels(
   if (sum > 100) {
     const byPosition = [...givenShares].sort((a, b) => a.position - b.position);
     const last = byPosition[byPosition.length - 1]!;
-    const names = nameList(byPosition.map((share) => share.param), 'and');
-    log.add(last.position, ErrorCode.INVALID_PARAMETER, `${names} add up to ${sum}%; the take-profit shares may total at most 100`, last.param);
+    const names = nameList(
+      byPosition.map((share) => share.param),
+      'and',
+    );
+    log.add(
+      last.position,
+      ErrorCode.INVALID_PARAMETER,
+      `${names} add up to ${sum}%; the take-profit shares may total at most 100`,
+      last.param,
+    );
     return undefined;
   }
   const unshared = numbers.filter((level) => !shares.has(level));
   const rest = 100 - sum;
   if (unshared.length > 0 && rest < unshared.length) {
     const first = levels.get(unshared[0]!)!;
-    const names = nameList(unshared.map((level) => `tp${level}`), 'and');
-    const givenNames = nameList(givenShares.map((share) => share.param), 'and');
+    const names = nameList(
+      unshared.map((level) => `tp${level}`),
+      'and',
+    );
+    const givenNames = nameList(
+      givenShares.map((share) => share.param),
+      'and',
+    );
     const single = givenShares.length === 1;
-    const missingShares = nameList(unshared.map((level) => `pct${level}`), 'and');
+    const missingShares = nameList(
+      unshared.map((level) => `pct${level}`),
+      'and',
+    );
     const detail =
       rest === 0
         ? `${givenNames} already ${single ? 'gives' : 'give'} away 100% of the position, leaving nothing for ${names}; give ${missingShares}, or lower the other shares`

@@ -66,7 +66,10 @@ export function tokenizeSignalLine(body: string): TextTokenizing {
       }
       const reading = readQuoted(line, pos);
       if (!reading.ok) {
-        return { ok: false, detail: `${reading.problem} in the value of ${quotedExcerpt(head.slice(0, equals).trim())} (token ${index + 1}); ${QUOTING_HELP}` };
+        return {
+          ok: false,
+          detail: `${reading.problem} in the value of ${quotedExcerpt(head.slice(0, equals).trim())} (token ${index + 1}); ${QUOTING_HELP}`,
+        };
       }
       quoted = reading.text;
       pos = reading.end;
@@ -117,8 +120,12 @@ function buildToken(index: number, head: string, quoted: string | undefined): To
   if (equals < 0) return { ok: true, token: { index, raw, name: raw } };
   const name = raw.slice(0, equals).trim();
   if (name === '') {
-    return { ok: false, detail: `token ${index + 1} (${quotedExcerpt(raw)}) has a value but no name; write name=value, e.g. sl_pips=20` };
+    return {
+      ok: false,
+      detail: `token ${index + 1} (${quotedExcerpt(raw)}) has a value but no name; write name=value, e.g. sl_pips=20`,
+    };
   }
-  const value = quoted === undefined ? { text: raw.slice(equals + 1).trim(), quoted: false } : { text: quoted, quoted: true };
+  const value =
+    quoted === undefined ? { text: raw.slice(equals + 1).trim(), quoted: false } : { text: quoted, quoted: true };
   return { ok: true, token: { index, raw, name, value } };
 }

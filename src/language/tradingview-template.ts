@@ -33,7 +33,13 @@ const PRICE = '123.45';
 
 /** Sample values of TradingView's placeholders (its alert documentation's names). */
 const SAMPLES: ReadonlyMap<string, { value: string; note?: string }> = new Map([
-  ['ticker', { value: 'BTCUSDT', note: "the chart's symbol without its exchange; map it in the agent if the venue names it otherwise" }],
+  [
+    'ticker',
+    {
+      value: 'BTCUSDT',
+      note: "the chart's symbol without its exchange; map it in the agent if the venue names it otherwise",
+    },
+  ],
   ['exchange', { value: 'BINANCE' }],
   ['interval', { value: '60' }],
   ['open', { value: PRICE }],
@@ -45,12 +51,18 @@ const SAMPLES: ReadonlyMap<string, { value: string; note?: string }> = new Map([
   ['timenow', { value: '2026-12-01T12:00:05Z' }],
   ['syminfo.currency', { value: 'USDT' }],
   ['syminfo.basecurrency', { value: 'BTC' }],
-  ['strategy.order.action', { value: 'buy', note: 'the side of each order the strategy places (buy or sell), its exits included' }],
+  [
+    'strategy.order.action',
+    { value: 'buy', note: 'the side of each order the strategy places (buy or sell), its exits included' },
+  ],
   ['strategy.order.contracts', { value: '1' }],
   ['strategy.order.price', { value: PRICE }],
   ['strategy.order.id', { value: 'Long' }],
   ['strategy.order.comment', { value: 'Long' }],
-  ['strategy.market_position', { value: 'long', note: 'the position the strategy holds after the order (long, short or flat)' }],
+  [
+    'strategy.market_position',
+    { value: 'long', note: 'the position the strategy holds after the order (long, short or flat)' },
+  ],
   ['strategy.market_position_size', { value: '1', note: 'the size of that position, 0 when flat' }],
   ['strategy.prev_market_position', { value: 'flat' }],
   ['strategy.prev_market_position_size', { value: '0' }],
@@ -62,9 +74,24 @@ const ACTION_VARIANTS: readonly { name: string; values: readonly Record<string, 
   {
     name: 'strategy.market_position',
     values: [
-      { 'strategy.market_position': 'long', 'strategy.market_position_size': '1', 'strategy.position_size': '1', 'strategy.order.action': 'buy' },
-      { 'strategy.market_position': 'short', 'strategy.market_position_size': '1', 'strategy.position_size': '-1', 'strategy.order.action': 'sell' },
-      { 'strategy.market_position': 'flat', 'strategy.market_position_size': '0', 'strategy.position_size': '0', 'strategy.order.action': 'sell' },
+      {
+        'strategy.market_position': 'long',
+        'strategy.market_position_size': '1',
+        'strategy.position_size': '1',
+        'strategy.order.action': 'buy',
+      },
+      {
+        'strategy.market_position': 'short',
+        'strategy.market_position_size': '1',
+        'strategy.position_size': '-1',
+        'strategy.order.action': 'sell',
+      },
+      {
+        'strategy.market_position': 'flat',
+        'strategy.market_position_size': '0',
+        'strategy.position_size': '0',
+        'strategy.order.action': 'sell',
+      },
     ],
   },
   { name: 'strategy.order.action', values: [{ 'strategy.order.action': 'buy' }, { 'strategy.order.action': 'sell' }] },
@@ -83,11 +110,21 @@ export function readTradingViewTemplate(message: string): TemplateReading | null
 
   const placeholders = names.map((name): TemplatePlaceholder => {
     if (name === 'strategy.order.alert_message') {
-      return { written: `{{${name}}}`, becomes: null, note: "the alert_message your script gives each order; check each of those messages itself" };
+      return {
+        written: `{{${name}}}`,
+        becomes: null,
+        note: 'the alert_message your script gives each order; check each of those messages itself',
+      };
     }
-    if (/^plot_\d+$/.test(name) || /^plot\(".*"\)$/.test(name)) return { written: `{{${name}}}`, becomes: PRICE, note: 'a value your script plots' };
+    if (/^plot_\d+$/.test(name) || /^plot\(".*"\)$/.test(name))
+      return { written: `{{${name}}}`, becomes: PRICE, note: 'a value your script plots' };
     const sample = SAMPLES.get(name);
-    if (sample === undefined) return { written: `{{${name}}}`, becomes: null, note: 'not a TradingView placeholder signalgate knows: it is checked as written' };
+    if (sample === undefined)
+      return {
+        written: `{{${name}}}`,
+        becomes: null,
+        note: 'not a TradingView placeholder signalgate knows: it is checked as written',
+      };
     return { written: `{{${name}}}`, becomes: sample.value, ...(sample.note !== undefined && { note: sample.note }) };
   });
 
@@ -101,18 +138,22 @@ export function readTradingViewTemplate(message: string): TemplateReading | null
     if (match[1]!.trim() !== 'strategy.market_position') continue;
     if (!message.slice(0, match.index).toLowerCase().endsWith('position')) {
       warnings.push(
-        '{{strategy.market_position}} alone becomes long, short or flat: long is buy and short is sell, which open another position at every alert, and flat is no action. Write position{{strategy.market_position}}, which keeps the account at the strategy\'s position',
+        "{{strategy.market_position}} alone becomes long, short or flat: long is buy and short is sell, which open another position at every alert, and flat is no action. Write position{{strategy.market_position}}, which keeps the account at the strategy's position",
       );
       break;
     }
   }
   for (const size of ['strategy.market_position_size', 'strategy.position_size']) {
     if (names.includes(size)) {
-      warnings.push(`{{${size}}} is 0 when the strategy is flat${size === 'strategy.position_size' ? ' and negative when short' : ''}, which no volume may be: give a fixed size (vol=1) or a risk-based one (vol_pctbal_loss=1 with a stop) instead`);
+      warnings.push(
+        `{{${size}}} is 0 when the strategy is flat${size === 'strategy.position_size' ? ' and negative when short' : ''}, which no volume may be: give a fixed size (vol=1) or a risk-based one (vol_pctbal_loss=1 with a stop) instead`,
+      );
     }
   }
   if (names.includes('strategy.order.alert_message')) {
-    warnings.push("{{strategy.order.alert_message}} is whatever your script's alert_message says for each order: the message cannot be checked here; check each alert_message of the script, with the symbol written out");
+    warnings.push(
+      "{{strategy.order.alert_message}} is whatever your script's alert_message says for each order: the message cannot be checked here; check each alert_message of the script, with the symbol written out",
+    );
   }
 
   const samples: Record<string, string> = {};
@@ -120,7 +161,8 @@ export function readTradingViewTemplate(message: string): TemplateReading | null
     if (placeholder.becomes !== null) samples[placeholder.written.slice(2, -2).trim()] = placeholder.becomes;
   }
   const variant = ACTION_VARIANTS.find((v) => names.includes(v.name));
-  const valueSets = variant === undefined ? [samples] : variant.values.map((values) => ({ ...samples, ...pick(values, names) }));
+  const valueSets =
+    variant === undefined ? [samples] : variant.values.map((values) => ({ ...samples, ...pick(values, names) }));
   const renderings = valueSets.map((values): TemplateRendering => ({ values, body: fill(message, values) }));
   return { placeholders, warnings, renderings };
 }

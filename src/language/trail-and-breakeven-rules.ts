@@ -42,7 +42,9 @@ function checkTrailValue(
 ): boolean {
   if (parameter === undefined) return true;
   if (parameter.value === undefined) return false;
-  const problem = zeroAllowed ? nonNegativeProblem(label, parameter.value, unit) : positiveProblem(label, parameter.value, unit);
+  const problem = zeroAllowed
+    ? nonNegativeProblem(label, parameter.value, unit)
+    : positiveProblem(label, parameter.value, unit);
   if (problem === undefined) return true;
   log.add(parameter.position, ErrorCode.INVALID_PARAMETER, problem, parameter.param);
   return false;

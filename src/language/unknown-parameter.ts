@@ -17,7 +17,12 @@ import type { SignalEntry } from './signal-entry.js';
  */
 export const MAX_SUGGESTED_UNKNOWNS = 32;
 
-export function unknownParameterDetail(entries: readonly SignalEntry[], index: number, format: SignalFormat, suggest: boolean): string {
+export function unknownParameterDetail(
+  entries: readonly SignalEntry[],
+  index: number,
+  format: SignalFormat,
+  suggest: boolean,
+): string {
   const entry = entries[index]!;
   const previous = entries[index - 1];
   const shown = quotedExcerpt(entry.name);
@@ -30,7 +35,8 @@ export function unknownParameterDetail(entries: readonly SignalEntry[], index: n
   if (isDigitRun(entry) && previous?.value.kind === 'text' && /^[+-]?\d+$/.test(previous.value.text)) {
     // The whole number as written: `1,000,000` splits into three entries.
     let number = `${previous.value.text},${entry.name}`;
-    for (let next = index + 1; next < entries.length && !number.includes('.') && isDigitRun(entries[next]!); next += 1) number += `,${entries[next]!.name}`;
+    for (let next = index + 1; next < entries.length && !number.includes('.') && isDigitRun(entries[next]!); next += 1)
+      number += `,${entries[next]!.name}`;
     // Offered only where a decimal comma is the one reading: `39,000` may mean 39000 or 39.0,
     // and offering either could move a stop a thousandfold.
     if (/^[+-]?\d+,\d+$/.test(number) && !commaMayGroupThousands(number)) {

@@ -12,7 +12,12 @@ import { ErrorCode } from '../errors/catalog.js';
 
 const RISK_VOLUMES: readonly VolumeType[] = ['dollar', 'pctbal_loss', 'pcteq_loss'];
 
-export function buildVolume(collected: Collected, taken: ReadonlyMap<string, AcceptedEntry>, format: SignalFormat, log: ProblemLog): Volume | undefined {
+export function buildVolume(
+  collected: Collected,
+  taken: ReadonlyMap<string, AcceptedEntry>,
+  format: SignalFormat,
+  log: ProblemLog,
+): Volume | undefined {
   const { volume, volumeType } = collected;
   if (volumeType !== undefined && (volume === undefined || volume.type !== undefined)) {
     const detail =
@@ -30,7 +35,8 @@ export function buildVolume(collected: Collected, taken: ReadonlyMap<string, Acc
   if (problem !== undefined) log.add(volume.position, ErrorCode.INVALID_VOLUME, problem, volume.param);
   const needsStop = type !== undefined && RISK_VOLUMES.includes(type) && !taken.has('sl');
   if (needsStop) {
-    const stops = format === 'json' ? 'sl_pips, sl_price or sl_percent (or sl with slType)' : 'sl_pips, sl_price or sl_percent';
+    const stops =
+      format === 'json' ? 'sl_pips, sl_price or sl_percent (or sl with slType)' : 'sl_pips, sl_price or sl_percent';
     log.add(
       volume.position,
       ErrorCode.SL_REQUIRED,

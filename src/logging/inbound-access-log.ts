@@ -91,11 +91,19 @@ export class InboundAccessLog {
     for (const { encodedKey, statusCode, ms, clientAddress, signalId, noAgentsSourceId } of entries) {
       if (info) {
         const url = maskedInboundPath(encodedKey);
-        if (!isPlain(url) || !isPlain(clientAddress) || (signalId !== null && !isPlain(signalId)) || !Number.isFinite(ms)) {
+        if (
+          !isPlain(url) ||
+          !isPlain(clientAddress) ||
+          (signalId !== null && !isPlain(signalId)) ||
+          !Number.isFinite(ms)
+        ) {
           // In order: what is made so far goes first.
           if (block !== '') stream.write(block);
           block = '';
-          logger.info({ method: 'POST', url, statusCode, ms, clientAddress, signalId: signalId ?? undefined }, 'request');
+          logger.info(
+            { method: 'POST', url, statusCode, ms, clientAddress, signalId: signalId ?? undefined },
+            'request',
+          );
         } else {
           block += `${infoStart}${parts[pino.symbols.timeSym]()}${bindings},"method":"POST","url":"${url}","statusCode":${statusCode},"ms":${ms},"clientAddress":"${clientAddress}"${
             signalId === null ? '' : `,"signalId":"${signalId}"`

@@ -11,14 +11,17 @@ const FLUSH_EVERY_MS = 50;
  * record that holds a secret.
  */
 export function createLogger(level: string, destination: pino.DestinationStream = standardOutput()): Logger {
-  return pino({
-    level,
-    base: { service: 'signalgate' },
-    timestamp: isoTimeField,
-    serializers: {
-      req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
+  return pino(
+    {
+      level,
+      base: { service: 'signalgate' },
+      timestamp: isoTimeField,
+      serializers: {
+        req: (req: { method?: string; url?: string }) => ({ method: req.method, url: maskPath(req.url ?? '') }),
+      },
     },
-  }, destination);
+    destination,
+  );
 }
 
 function standardOutput(): LineBatcher {
@@ -69,7 +72,11 @@ export function maskPath(url: string, isSecret: (segment: string) => boolean = (
   let afterInbound = false;
   return segments
     .map((segment) => {
-      const masked = afterInbound ? maskSegment(segment) : mayBeKey(segment) || isSecret(segment) ? maskSecret(segment) : segment;
+      const masked = afterInbound
+        ? maskSegment(segment)
+        : mayBeKey(segment) || isSecret(segment)
+          ? maskSecret(segment)
+          : segment;
       // Mistyped inbound paths (`/api//inbound/…`, `/API/INBOUND/…`, `/inbound/x/../…`) carry keys too.
       if (readsInbound(segment)) afterInbound = true;
       return masked;

@@ -36,7 +36,11 @@ export interface ObjectSchema extends JsonSchema {
 }
 
 /** An object of the named fields; anything else in it is refused (`additionalProperties: false`). */
-export function objectSchema(properties: Record<string, JsonSchema>, required: string[] = [], description?: string): ObjectSchema {
+export function objectSchema(
+  properties: Record<string, JsonSchema>,
+  required: string[] = [],
+  description?: string,
+): ObjectSchema {
   return {
     type: 'object',
     ...(description === undefined ? {} : { description }),

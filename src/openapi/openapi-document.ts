@@ -12,13 +12,15 @@ export interface DescribedRoute {
 const TAGS: Record<RouteTag, string> = {
   inbound: 'Signals sent by TradingView and other senders, authenticated by the key in the URL.',
   admin: 'Accounts, agents, sources and the signal log, behind the admin token.',
-  agent: "What executing agents call, with their agent token (the WebSocket transport is described in the agents' guide).",
+  agent:
+    "What executing agents call, with their agent token (the WebSocket transport is described in the agents' guide).",
   service: 'The API description itself and the service state.',
 };
 
 const PROBLEM_SCHEMA: JsonSchema = {
   type: 'object',
-  description: 'An RFC 9457 problem: the first problem speaks for the answer; errors lists every one when there are several.',
+  description:
+    'An RFC 9457 problem: the first problem speaks for the answer; errors lists every one when there are several.',
   properties: {
     type: { type: 'string', examples: [`urn:signalgate:problem:${ErrorCode.INVALID_FIELD}`] },
     title: { type: 'string' },
@@ -55,14 +57,19 @@ export function openApiDocument(routes: readonly DescribedRoute[], version: stri
     info: {
       title: 'signalgate',
       version,
-      description: 'Inbound trading signals: receive, meter, store and deliver to executing agents. Every error answer is an application/problem+json body.',
+      description:
+        'Inbound trading signals: receive, meter, store and deliver to executing agents. Every error answer is an application/problem+json body.',
     },
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'the admin token (SIGNALGATE_ADMIN_TOKEN)' },
-        agentToken: { type: 'http', scheme: 'bearer', description: "an agent's token, shown once when the agent is created" },
+        agentToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "an agent's token, shown once when the agent is created",
+        },
       },
       schemas: { Problem: PROBLEM_SCHEMA },
     },
@@ -77,7 +84,13 @@ function operation(route: DescribedRoute, path: string): Record<string, unknown>
     parameters.push({ name: bare, in: 'path', required: true, schema: api.params?.[bare] ?? { type: 'string' } });
   }
   for (const [name, schema] of Object.entries(api.query?.properties ?? {})) {
-    parameters.push({ name, in: 'query', required: api.query?.required?.includes(name) ?? false, description: schema.description, schema });
+    parameters.push({
+      name,
+      in: 'query',
+      required: api.query?.required?.includes(name) ?? false,
+      description: schema.description,
+      schema,
+    });
   }
   for (const [name, header] of Object.entries(api.headers ?? {})) {
     parameters.push({ name, in: 'header', required: false, description: header.description, schema: header.schema });
@@ -109,8 +122,17 @@ function successes(api: RouteDescription): Record<string, unknown> {
         description: answer.description,
         ...(answer.headers === undefined
           ? {}
-          : { headers: Object.fromEntries(Object.entries(answer.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }])) }),
-        ...(answer.schema === undefined ? {} : { content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema } } }),
+          : {
+              headers: Object.fromEntries(
+                Object.entries(answer.headers).map(([name, h]) => [
+                  name,
+                  { description: h.description, schema: h.schema },
+                ]),
+              ),
+            }),
+        ...(answer.schema === undefined
+          ? {}
+          : { content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema } } }),
       },
     ]),
   );

@@ -16,7 +16,13 @@ type Doc = {
   tags: Array<{ name: string; description: string }>;
   paths: Record<string, Record<string, Operation>>;
 };
-type Schema = { type?: unknown; description?: string; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[] };
+type Schema = {
+  type?: unknown;
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  enum?: unknown[];
+};
 type Operation = {
   summary: string;
   description?: string;
@@ -35,7 +41,9 @@ export function referencePage(document: Record<string, unknown>): string {
         .filter(([, op]) => op.tags.includes(tag.name))
         .map(([method, op]) => operationHtml(method, path, op)),
     );
-    return operations.length === 0 ? '' : `<h2 id="${esc(tag.name)}">${esc(tag.name)}</h2><p>${esc(tag.description)}</p>${operations.join('')}`;
+    return operations.length === 0
+      ? ''
+      : `<h2 id="${esc(tag.name)}">${esc(tag.name)}</h2><p>${esc(tag.description)}</p>${operations.join('')}`;
   });
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
@@ -48,7 +56,11 @@ export function referencePage(document: Record<string, unknown>): string {
 
 function operationHtml(method: string, path: string, op: Operation): string {
   const auth = op.security.length === 0 ? 'no token' : `Authorization: Bearer ${Object.keys(op.security[0]!).join('')}`;
-  const params = (op.parameters ?? []).map((p) => [`${p.name} (${p.in})`, p.required ? 'required' : '', describe(p.schema, p.description)]);
+  const params = (op.parameters ?? []).map((p) => [
+    `${p.name} (${p.in})`,
+    p.required ? 'required' : '',
+    describe(p.schema, p.description),
+  ]);
   const bodies = Object.entries(op.requestBody?.content ?? {}).map(([type, { schema }]) => {
     const fields = Object.entries(schema.properties ?? {}).map(([name, field]) => [
       name,
@@ -65,14 +77,19 @@ function operationHtml(method: string, path: string, op: Operation): string {
 }
 
 function describe(schema: Schema, description?: string): string {
-  const type = Array.isArray(schema.type) ? schema.type.join(' or ') : typeof schema.type === 'string' ? schema.type : '';
+  const type = Array.isArray(schema.type)
+    ? schema.type.join(' or ')
+    : typeof schema.type === 'string'
+      ? schema.type
+      : '';
   const choices = schema.enum ? `one of ${schema.enum.join(', ')}` : '';
   return [type, choices, description ?? schema.description ?? ''].filter((part) => part !== '').join('; ');
 }
 
 function table(head: string[], rows: string[][]): string {
   if (rows.length === 0) return '';
-  const cells = (row: string[], tag: string) => `<tr>${row.map((cell) => `<${tag}>${esc(cell)}</${tag}>`).join('')}</tr>`;
+  const cells = (row: string[], tag: string) =>
+    `<tr>${row.map((cell) => `<${tag}>${esc(cell)}</${tag}>`).join('')}</tr>`;
   return `<table>${cells(head, 'th')}${rows.map((row) => cells(row, 'td')).join('')}</table>`;
 }
 

@@ -50,7 +50,10 @@ export class LockFile {
         const code = (error as { code?: string }).code;
         if (code === 'SQLITE_BUSY') {
           const pid = holderOf(file);
-          throw new LockHeldError(pid, `another ${role.name}${pid === null ? '' : ` (pid ${pid})`} is running on ${file}; stop it first`);
+          throw new LockHeldError(
+            pid,
+            `another ${role.name}${pid === null ? '' : ` (pid ${pid})`} is running on ${file}; stop it first`,
+          );
         }
         if (code !== 'SQLITE_NOTADB' || tookOver !== null) throw error;
         tookOver = takeOverEarlierLock(file, role);

@@ -10,7 +10,11 @@ export interface RepeatingTask {
  * it throws all the same goes to `onError` and the next round still comes: thrown in a timer,
  * it would otherwise end the process.
  */
-export function repeatEvery(intervalMs: number, round: () => Promise<void>, onError: (error: unknown) => void): RepeatingTask {
+export function repeatEvery(
+  intervalMs: number,
+  round: () => Promise<void>,
+  onError: (error: unknown) => void,
+): RepeatingTask {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<void>;

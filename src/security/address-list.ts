@@ -32,7 +32,8 @@ export function addressEntryProblem(entry: string): string | null {
   const slash = entry.indexOf('/');
   const address = slash === -1 ? entry : entry.slice(0, slash);
   const family = address.includes('%') ? 0 : isIP(address);
-  if (family === 0) return `'${entry}' is not an IPv4 or IPv6 address or CIDR range (like 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32)`;
+  if (family === 0)
+    return `'${entry}' is not an IPv4 or IPv6 address or CIDR range (like 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32)`;
   if (slash === -1) return null;
   const prefixText = entry.slice(slash + 1);
   const bits = family === 4 ? 32 : 128;

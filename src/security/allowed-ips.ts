@@ -6,7 +6,12 @@ import { AddressList, addressEntryProblem } from './address-list.js';
  * TradingView's list is a change here, not an edit of every source.
  */
 export const TRADINGVIEW = 'tradingview';
-export const TRADINGVIEW_ADDRESSES: readonly string[] = ['52.89.214.238', '34.212.75.30', '54.218.53.128', '52.32.178.7'];
+export const TRADINGVIEW_ADDRESSES: readonly string[] = [
+  '52.89.214.238',
+  '34.212.75.30',
+  '54.218.53.128',
+  '52.32.178.7',
+];
 
 /** The most entries one source's allowlist may have. */
 export const MAX_ALLOWED_IPS = 100;
@@ -16,7 +21,8 @@ export const MAX_ALLOWED_IPS = 100;
  * empty list when it can be stored as it is.
  */
 export function allowedIpsProblems(entries: readonly string[]): string[] {
-  if (entries.length > MAX_ALLOWED_IPS) return [`at most ${MAX_ALLOWED_IPS} entries; use CIDR ranges to cover more addresses`];
+  if (entries.length > MAX_ALLOWED_IPS)
+    return [`at most ${MAX_ALLOWED_IPS} entries; use CIDR ranges to cover more addresses`];
   const problems: string[] = [];
   const seen = new Set<string>();
   for (const entry of entries) {

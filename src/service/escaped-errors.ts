@@ -6,7 +6,9 @@
  * every restart that met the same input, would stop every account's signals, where one failed
  * task stops only what it was doing: the error is logged and serving goes on.
  */
-export function reportEscapedErrors(report: (error: unknown, origin: 'uncaught exception' | 'unhandled rejection') => void): void {
+export function reportEscapedErrors(
+  report: (error: unknown, origin: 'uncaught exception' | 'unhandled rejection') => void,
+): void {
   process.on('uncaughtException', (error) => report(error, 'uncaught exception'));
   process.on('unhandledRejection', (reason) => report(reason, 'unhandled rejection'));
 }

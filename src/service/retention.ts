@@ -38,7 +38,9 @@ export function startRetention(
     while (!stopped) {
       const before = new Date(now() - ageMs).toISOString();
       const deleted =
-        what === 'signals' ? await store.retention.pruneSignals(before, RETENTION_BATCH) : await store.retention.pruneIdempotencyKeys(before, RETENTION_BATCH);
+        what === 'signals'
+          ? await store.retention.pruneSignals(before, RETENTION_BATCH)
+          : await store.retention.pruneIdempotencyKeys(before, RETENTION_BATCH);
       total += deleted;
       if (deleted < RETENTION_BATCH) break;
       await sleep(BATCH_PAUSE_MS);
@@ -57,8 +59,11 @@ export function startRetention(
     }
   };
 
-  const task = repeatEvery(options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs), runRound, (err) =>
-    logger.error({ err, task: 'retention' }, 'retention: a round failed unexpectedly; the next one runs as planned'),
+  const task = repeatEvery(
+    options.intervalMs ?? Math.min(RETENTION_INTERVAL_MS, options.retentionMs),
+    runRound,
+    (err) =>
+      logger.error({ err, task: 'retention' }, 'retention: a round failed unexpectedly; the next one runs as planned'),
   );
   return {
     stop: async () => {

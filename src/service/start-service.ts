@@ -120,11 +120,18 @@ async function startOnStore(
         { cause: error },
       );
     });
-    logger.warn({ file }, `generated the admin token and wrote it to ${file}, readable by this user only; read it with: cat ${file}`);
+    logger.warn(
+      { file },
+      `generated the admin token and wrote it to ${file}, readable by this user only; read it with: cat ${file}`,
+    );
     events.onAdminTokenGenerated?.(file);
   }
   const inbound = await startInboundLane(backend, {
-    onFailure: (error) => logger.fatal({ err: error }, 'the inbound thread stopped; every inbound request now fails until the service is restarted'),
+    onFailure: (error) =>
+      logger.fatal(
+        { err: error },
+        'the inbound thread stopped; every inbound request now fails until the service is restarted',
+      ),
   });
   const metrics = new ServiceMetrics(store);
   metrics.deliveries.watch(store);
@@ -197,7 +204,10 @@ function forgetGeneratedToken(dataDir: string, logger: Logger): void {
   try {
     removeAdminTokenFile(dataDir);
   } catch (err) {
-    logger.warn({ err, file: adminTokenFile(dataDir) }, 'could not remove the file of the generated admin token, which no longer works; remove it');
+    logger.warn(
+      { err, file: adminTokenFile(dataDir) },
+      'could not remove the file of the generated admin token, which no longer works; remove it',
+    );
   }
 }
 
@@ -208,7 +218,11 @@ function tlsStartupError(error: unknown): never {
 
 function logCertificate(logger: Logger, tls: TlsCredentials, message: string): void {
   const { summary } = tls;
-  if (summary.expired) logger.warn({ certificate: summary }, `${message}, but the certificate expired at ${summary.validTo}; replace it and send SIGHUP`);
+  if (summary.expired)
+    logger.warn(
+      { certificate: summary },
+      `${message}, but the certificate expired at ${summary.validTo}; replace it and send SIGHUP`,
+    );
   else logger.info({ certificate: summary }, message);
 }
 

@@ -11,7 +11,10 @@ export type InboundThreadSetting = 'auto' | 'on' | 'off';
  * With two or more,
  * the thread runs the checks and the commit beside the event loop's socket work.
  */
-export function usesInboundThread(setting: InboundThreadSetting = 'auto', cpus: number = availableParallelism()): boolean {
+export function usesInboundThread(
+  setting: InboundThreadSetting = 'auto',
+  cpus: number = availableParallelism(),
+): boolean {
   if (setting === 'on') return true;
   if (setting === 'off') return false;
   return cpus > 1;

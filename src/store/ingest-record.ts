@@ -40,7 +40,16 @@ export function rejectedVerdict(httpStatus: number, problems: Problem[]): LogVer
  * neither charged nor delivered.
  */
 export function duplicateVerdict(signal: NormalizedSignal | null): LogVerdict {
-  return { status: 'duplicate', httpStatus: 202, code: null, detail: null, param: null, errors: null, signal, quota: null };
+  return {
+    status: 'duplicate',
+    httpStatus: 202,
+    code: null,
+    detail: null,
+    param: null,
+    errors: null,
+    signal,
+    quota: null,
+  };
 }
 
 /**

@@ -77,7 +77,11 @@ export function signalRecordOf(entry: LogEntry): SignalRecord {
 const json = JSON.stringify;
 /** A value that is often null: no call for a null (a seventh of the writing of a page of 500). */
 const nullable = (value: string | null): string => (value === null ? 'null' : json(value));
-const STATUS_JSON: Record<SignalStatus, string> = { accepted: '"accepted"', rejected: '"rejected"', duplicate: '"duplicate"' };
+const STATUS_JSON: Record<SignalStatus, string> = {
+  accepted: '"accepted"',
+  rejected: '"rejected"',
+  duplicate: '"duplicate"',
+};
 
 /**
  * `JSON.stringify(signalRecordOf(entry))`, byte for byte (the same keys in the same order,

@@ -64,7 +64,9 @@ export function functionsRevisionOf(comment: string | null): number {
 export function readFunctionsFile(dialect: Dialect): FunctionsFile {
   const path = migrationDirectory(dialect) + 'functions.sql';
   const sql = readFileSync(path, 'utf8');
-  const comments = [...sql.matchAll(/^COMMENT ON FUNCTION .* IS '([^']*)';$/gm)].map((match) => functionsRevisionOf(match[1]!));
+  const comments = [...sql.matchAll(/^COMMENT ON FUNCTION .* IS '([^']*)';$/gm)].map((match) =>
+    functionsRevisionOf(match[1]!),
+  );
   if (comments.length !== 1 || comments[0] === 0) {
     throw new Error(`${path} must end with one COMMENT ON FUNCTION naming 'signalgate functions revision N'`);
   }

@@ -22,8 +22,14 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 export async function openBackend(options: OpenStoreOptions): Promise<StoreBackend> {
   // Only the selected store's driver is loaded: a command starts faster without the other.
   const backend = options.databaseUrl
-    ? (await import('./postgres/postgres-backend.js')).postgresBackend({ connectionString: options.databaseUrl, schema: options.schema ?? null })
-    : (await import('./sqlite/sqlite-backend.js')).sqliteBackend({ dataDir: options.dataDir, inboundThread: options.inboundThread });
+    ? (await import('./postgres/postgres-backend.js')).postgresBackend({
+        connectionString: options.databaseUrl,
+        schema: options.schema ?? null,
+      })
+    : (await import('./sqlite/sqlite-backend.js')).sqliteBackend({
+        dataDir: options.dataDir,
+        inboundThread: options.inboundThread,
+      });
   try {
     await backend.store.migrate();
   } catch (error) {

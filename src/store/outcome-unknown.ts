@@ -8,9 +8,12 @@
  */
 export class OutcomeUnknownError extends Error {
   constructor(cause: unknown) {
-    super(`the request may have been stored, but cannot be answered: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+    super(
+      `the request may have been stored, but cannot be answered: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
     this.name = 'OutcomeUnknownError';
   }
 }

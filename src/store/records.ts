@@ -83,7 +83,14 @@ export const SIGNAL_STATUSES: readonly SignalStatus[] = ['accepted', 'rejected',
 /** A delivery's statuses, for the store's users that filter on them (the signal log's `outcome`). */
 export type { DeliveryStatus };
 
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['queued', 'delivered', 'executed', 'rejected', 'failed', 'expired'];
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'queued',
+  'delivered',
+  'executed',
+  'rejected',
+  'failed',
+  'expired',
+];
 
 /** How many of a signal's deliveries are in each status, e.g. `{"executed": 1, "expired": 1}`; `{}`: no agent. */
 export type Outcome = Partial<Record<DeliveryStatus, number>>;

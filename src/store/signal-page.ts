@@ -9,7 +9,10 @@ export function rowsToRead(filter: SignalFilter): number {
 }
 
 /** The page out of the `rowsToRead(filter)` newest matching entries. */
-export function signalPage<T extends { id: string }>(filter: SignalFilter, read: T[]): { entries: T[]; next: string | null } {
+export function signalPage<T extends { id: string }>(
+  filter: SignalFilter,
+  read: T[],
+): { entries: T[]; next: string | null } {
   const size = pageSize(filter);
   const entries = read.slice(0, size);
   return { entries, next: read.length > size && size > 0 ? entries[size - 1]!.id : null };

@@ -14,7 +14,16 @@ export class StoreUnavailableError extends Error {
 /** SQLite's answers when the disk (or the shared-memory file beside the WAL) has no room. */
 const SQLITE_NO_ROOM = new Set(['SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE']);
 /** Socket errors of a connection to PostgreSQL that could not be made. */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'EPIPE',
+]);
 /**
  * PostgreSQL's SQLSTATEs for a server that is going away, not up yet, out of connections or
  * out of disk (classes 08 and 53 and the operator interventions of 57P0x): the statement did not run.

@@ -16,7 +16,11 @@ describe('how the agent is given its token', () => {
   });
 
   function start(args: string[], env: Record<string, string> = {}): AgentProcess {
-    const agent = AgentProcess.startExactly(['--server', bed.server.url, '--paper', ...args], { SIGNALGATE_DATA_DIR: bed.stateDir(), SIGNALGATE_AGENT_TOKEN: '', ...env });
+    const agent = AgentProcess.startExactly(['--server', bed.server.url, '--paper', ...args], {
+      SIGNALGATE_DATA_DIR: bed.stateDir(),
+      SIGNALGATE_AGENT_TOKEN: '',
+      ...env,
+    });
     started.push(agent);
     return agent;
   }
@@ -60,7 +64,9 @@ describe('how the agent is given its token', () => {
     try {
       const agent = start(['--token-file', file]);
       await agent.connected();
-      expect(tokenWarnings(agent).map((l) => l.msg)).toEqual([`--token-file ${file} can be read by other users of this machine; chmod 600 it`]);
+      expect(tokenWarnings(agent).map((l) => l.msg)).toEqual([
+        `--token-file ${file} can be read by other users of this machine; chmod 600 it`,
+      ]);
     } finally {
       rmSync(path.dirname(file), { recursive: true, force: true });
     }
@@ -72,7 +78,9 @@ describe('how the agent is given its token', () => {
     await agent.connected();
     const [warning, ...more] = tokenWarnings(agent);
     expect(more).toEqual([]);
-    expect(warning!.msg).toMatch(/^--token puts the agent token in the process list, where every user of this machine can read it/);
+    expect(warning!.msg).toMatch(
+      /^--token puts the agent token in the process list, where every user of this machine can read it/,
+    );
     expect(warning!.msg).toContain('SIGNALGATE_AGENT_TOKEN');
     expect(warning!.msg).toContain('--token-file');
     // The warning never repeats the token itself.

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { BinanceUsdmExchange, type FakeAlgoOrder, type FakeOrder } from '../fakes/binance-usdm-exchange.js';
 import { AgentProcess } from './support/agent-process.js';
 
@@ -43,12 +49,24 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
   });
 
   async function start(name: string) {
-    const { accountId, agents: [testAgent] } = await accountWithAgents(server, [name]);
+    const {
+      accountId,
+      agents: [testAgent],
+    } = await accountWithAgents(server, [name]);
     const source = await sourceFor(server, accountId);
-    exchange = await BinanceUsdmExchange.start({ apiKey: KEYS.SIGNALGATE_CCXT_API_KEY, secret: KEYS.SIGNALGATE_CCXT_SECRET });
+    exchange = await BinanceUsdmExchange.start({
+      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
+      secret: KEYS.SIGNALGATE_CCXT_SECRET,
+    });
     dir = mkdtempSync(path.join(tmpdir(), 'signalgate-usdm-'));
     const run = async () => {
-      const agent = AgentProcess.startVenue(server.url, testAgent!.token, dir, ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url], KEYS);
+      const agent = AgentProcess.startVenue(
+        server.url,
+        testAgent!.token,
+        dir,
+        ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
+        KEYS,
+      );
       agents.push(agent);
       await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
       return agent;
@@ -64,7 +82,11 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     expect(res.status).toBe(200);
   };
   const outcome = async (signal: string) => {
-    await waitUntil(async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status), `the outcome of ${signal}`, 30_000);
+    await waitUntil(
+      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status),
+      `the outcome of ${signal}`,
+      30_000,
+    );
     return (await deliveriesOf(server, signal))[0];
   };
   /** The price through `price` and back within a fraction of a second: between two of the agent's reads. */
@@ -77,19 +99,30 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
   it('start-up loads the USDⓈ-M markets only, neither the wallet coins nor the margin pairs', async () => {
     await start('usdm-startup');
     expect(exchange.requests('GET', '/fapi/v1/exchangeInfo')).toHaveLength(1);
-    expect(exchange.received.filter((r) => r.path.startsWith('/sapi/') || r.path.startsWith('/api/') || r.path.startsWith('/dapi/')).map((r) => r.path)).toEqual([]);
+    expect(
+      exchange.received
+        .filter((r) => r.path.startsWith('/sapi/') || r.path.startsWith('/api/') || r.path.startsWith('/dapi/'))
+        .map((r) => r.path),
+    ).toEqual([]);
   });
 
   it('a target the exchange fills in a spike between two reads closes the position, and its stop is cancelled at the exchange', async () => {
     const { source, published } = await start('usdm-spike');
     const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
-    expect(await outcome(entry)).toMatchObject({ status: 'executed', message: expect.stringContaining('opened buy 0.01 BTC/USDT:USDT at 50000.1') });
+    expect(await outcome(entry)).toMatchObject({
+      status: 'executed',
+      message: expect.stringContaining('opened buy 0.01 BTC/USDT:USDT at 50000.1'),
+    });
     expect(held().openAlgoOrders.map((o) => o.clientAlgoId)).toEqual([`${clientOrderId(entry, 'p1r0')}s`]);
 
     await spike(51000, 50000);
     expect(held().positions).toEqual([]);
     await waitUntil(() => held().openAlgoOrders.length === 0, 'the stop cancelled at the exchange', 8000);
-    await waitUntil(async () => (await published())?.positions?.length === 0, 'the position gone from the published state', 8000);
+    await waitUntil(
+      async () => (await published())?.positions?.length === 0,
+      'the position gone from the published state',
+      8000,
+    );
     expect(held().openOrders).toEqual([]);
     // The profit is the exchange's: filled at the target's 51000.
     expect(held().wallet).toBeCloseTo(10_000 + 0.01 * (51000 - 50000.1), 6);
@@ -106,9 +139,17 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     await spike(51000, 50000);
     expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.02 }]);
     await waitUntil(() => held().openAlgoOrders.length === 1, "the first position's stop cancelled", 8000);
-    expect(held().openAlgoOrders.map((o) => [o.clientAlgoId, o.triggerPrice, o.quantity])).toEqual([[`${clientOrderId(second, 'p2r0')}s`, 48000, 0.02]]);
-    expect(held().openOrders.map((o) => [o.clientOrderId, o.price, o.origQty])).toEqual([[`${clientOrderId(second, 'p2r0')}t1`, 52000, 0.02]]);
-    await waitUntil(async () => (await published())?.positions?.length === 1, 'one position left in the published state', 8000);
+    expect(held().openAlgoOrders.map((o) => [o.clientAlgoId, o.triggerPrice, o.quantity])).toEqual([
+      [`${clientOrderId(second, 'p2r0')}s`, 48000, 0.02],
+    ]);
+    expect(held().openOrders.map((o) => [o.clientOrderId, o.price, o.origQty])).toEqual([
+      [`${clientOrderId(second, 'p2r0')}t1`, 52000, 0.02],
+    ]);
+    await waitUntil(
+      async () => (await published())?.positions?.length === 1,
+      'one position left in the published state',
+      8000,
+    );
     expect((await published()).positions).toMatchObject([{ position: 2, volume: 0.02, sl: 48000 }]);
   });
 
@@ -119,7 +160,12 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     // 0.01 BTC bought at 50000.1, marked at 50250: 2.499 of open profit.
     await control('price', 'symbol=BTCUSDT&price=50250');
     const { wallet } = held();
-    await waitUntil(async () => (await published())?.equity !== undefined && Math.abs((await published()).equity - (wallet + 2.499)) < 1e-6, 'the equity published', 20_000);
+    await waitUntil(
+      async () =>
+        (await published())?.equity !== undefined && Math.abs((await published()).equity - (wallet + 2.499)) < 1e-6,
+      'the equity published',
+      20_000,
+    );
     expect(await published()).toMatchObject({ balance: wallet, currency: 'USDT' });
   });
 

@@ -13,13 +13,19 @@ describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
   const bed = useCTraderBed();
 
   /** The broker's orders tied to a position: kind, price, units. */
-  const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
-  const published = async (comment: string) => ((await bed.state())?.positions ?? []).find((p: { comment: string | null }) => p.comment === comment);
+  const held = (positionId: string) =>
+    [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
+  const published = async (comment: string) =>
+    ((await bed.state())?.positions ?? []).find((p: { comment: string | null }) => p.comment === comment);
 
   /** Opens a buy of 0.1 (stop 20 pips, target 40) tagged `comment`, filled whole at 1.1052: the broker's position id and the book's ticket. */
   const open = async (comment: string) => {
     const before = new Set(bed.broker.positions.keys());
-    const signal = await postSignal(bed.server.url, bed.authKey, `EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40,comment=${comment}`);
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      `EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40,comment=${comment}`,
+    );
     const delivery = await bed.settled(signal);
     const position = [...bed.broker.positions.values()].find((p) => !before.has(p.id))!;
     expect(position).toMatchObject({ side: 'buy', units: 10000, price: 1.1052 });
@@ -50,16 +56,43 @@ describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
 
     // The broker filled 0.03 at its bid and cancelled the rest.
     expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 7000 });
-    expect(delivery.result.orders[0]).toMatchObject({ clientId: clientOrderId(signal, 'c1'), kind: 'market', side: 'sell', volume: 0.1, filled: 0.03, average: 1.106, status: 'cancelled' });
-    expect(delivery.result.events[0]).toEqual({ type: 'partial_close', time: expect.any(Number), position: ticket, volume: 0.03, requested: 0.1, price: 1.106, profit: 2.4 });
-    expect(delivery.message).toBe(`closed 0.03 of 0.1 lots of position ${ticket} at 1.106, profit 2.4; fix:cServer filled 0.03 of the 0.1 lots asked: position ${ticket} stays open with 0.07 lots`);
+    expect(delivery.result.orders[0]).toMatchObject({
+      clientId: clientOrderId(signal, 'c1'),
+      kind: 'market',
+      side: 'sell',
+      volume: 0.1,
+      filled: 0.03,
+      average: 1.106,
+      status: 'cancelled',
+    });
+    expect(delivery.result.events[0]).toEqual({
+      type: 'partial_close',
+      time: expect.any(Number),
+      position: ticket,
+      volume: 0.03,
+      requested: 0.1,
+      price: 1.106,
+      profit: 2.4,
+    });
+    expect(delivery.message).toBe(
+      `closed 0.03 of 0.1 lots of position ${ticket} at 1.106, profit 2.4; fix:cServer filled 0.03 of the 0.1 lots asked: position ${ticket} stays open with 0.07 lots`,
+    );
     // The 0.07 lots left keep a stop and a target of exactly their lots, and nothing else.
     expect(held(positionId)).toEqual([
       ['stop', 1.1032, 7000],
       ['limit', 1.1092, 7000],
     ]);
-    await waitUntil(async () => (await published('whole'))?.volume === 0.07, 'the position left in the published state');
-    expect(await published('whole')).toMatchObject({ position: ticket, side: 'buy', volume: 0.07, price: 1.1052, sl: 1.1032 });
+    await waitUntil(
+      async () => (await published('whole'))?.volume === 0.07,
+      'the position left in the published state',
+    );
+    expect(await published('whole')).toMatchObject({
+      position: ticket,
+      side: 'buy',
+      volume: 0.07,
+      price: 1.1052,
+      sl: 1.1032,
+    });
 
     // The book holds those lots: the next close closes them, and the broker's position is gone.
     const again = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy,comment=whole');
@@ -78,8 +111,18 @@ describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
     bed.broker.partialClose = null;
 
     expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 8000 });
-    expect(delivery.result.events[0]).toMatchObject({ type: 'partial_close', position: ticket, volume: 0.02, requested: 0.05, price: 1.105 });
-    expect(delivery.message).toMatch(new RegExp(`^closed 0\\.02 of 0\\.05 lots of position ${ticket} at 1\\.105, profit -0\\.4; .*stays open with 0\\.08 lots$`));
+    expect(delivery.result.events[0]).toMatchObject({
+      type: 'partial_close',
+      position: ticket,
+      volume: 0.02,
+      requested: 0.05,
+      price: 1.105,
+    });
+    expect(delivery.message).toMatch(
+      new RegExp(
+        `^closed 0\\.02 of 0\\.05 lots of position ${ticket} at 1\\.105, profit -0\\.4; .*stays open with 0\\.08 lots$`,
+      ),
+    );
     expect(held(positionId)).toEqual([
       ['stop', 1.1032, 8000],
       ['limit', 1.1092, 8000],
@@ -89,17 +132,25 @@ describe('closes a cTrader-style FIX 4.4 broker fills in part', () => {
 
   it('a close the broker cancels without filling a lot: rejected with its reason, and the position, its protection and the book unchanged', async () => {
     const { positionId, ticket } = await open('none');
-    const protection = [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => o.clOrdId);
+    const protection = [...bed.broker.resting.values()]
+      .filter((o) => o.positionId === positionId)
+      .map((o) => o.clOrdId);
     bed.broker.partialClose = { units: 0 };
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy,comment=none');
     const delivery = await bed.settled(signal, 'rejected');
     bed.broker.partialClose = null;
 
-    expect(delivery.message).toBe(`fix:cServer refused closing 0.1 of position ${ticket} (buy 1): it filled none of the 0.1 lots (the order ended cancelled: the order found no liquidity)`);
-    expect(delivery.result.orders).toMatchObject([{ kind: 'market', volume: 0.1, filled: 0, status: 'cancelled', reason: 'the order found no liquidity' }]);
+    expect(delivery.message).toBe(
+      `fix:cServer refused closing 0.1 of position ${ticket} (buy 1): it filled none of the 0.1 lots (the order ended cancelled: the order found no liquidity)`,
+    );
+    expect(delivery.result.orders).toMatchObject([
+      { kind: 'market', volume: 0.1, filled: 0, status: 'cancelled', reason: 'the order found no liquidity' },
+    ]);
     expect(bed.broker.positions.get(positionId)).toMatchObject({ units: 10000 });
     // The same stop and target stand: nothing was cancelled or placed for the position.
-    expect([...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => o.clOrdId)).toEqual(protection);
+    expect([...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => o.clOrdId)).toEqual(
+      protection,
+    );
     expect(held(positionId)).toEqual([
       ['stop', 1.1032, 10000],
       ['limit', 1.1092, 10000],

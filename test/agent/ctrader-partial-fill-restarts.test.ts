@@ -18,13 +18,18 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   let agent: AgentProcess;
 
   /** The broker's orders tied to a position: kind, price, units. */
-  const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
+  const held = (positionId: string) =>
+    [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
   const restWorking = (entryId: string) => [...bed.broker.resting.values()].some((o) => o.clOrdId === entryId);
   const placed = (clOrdId: string) => bed.sent('D').filter((m) => m.ClOrdID === clOrdId).length;
 
   /** Posts a buy limit of 0.05 at 1.104 (stop 30 pips, target 50) and waits until it rests at the broker and in the published state. */
   const pendingEntry = async () => {
-    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+    );
     const delivery = await bed.settled(signal);
     expect(delivery.message).toMatch(/^placed buy limit 0\.05 1 at 1\.104/);
     await waitUntil(async () => (await bed.state())?.orders?.length === 1, 'the pending order in the published state');
@@ -46,7 +51,10 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     // The rest is cancelled and the filled lots protected before the agent says it is ready.
     expect(restWorking(entryId)).toBe(false);
     // The orders the broker was sent for the position, to tell a re-placement from a new revision.
-    const sentFor = bed.sent('D').filter((m) => m.PosMaintRptID === positionId).map((m) => m.ClOrdID);
+    const sentFor = bed
+      .sent('D')
+      .filter((m) => m.PosMaintRptID === positionId)
+      .map((m) => m.ClOrdID);
     expect(held(positionId), `orders sent for position ${positionId}: ${sentFor.join(', ')}`).toEqual([
       ['stop', 1.101, 2000],
       ['limit', 1.109, 2000],
@@ -55,11 +63,17 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     expect(placed(entryId)).toBe(1);
     await waitUntil(async () => {
       const state = await bed.state();
-      return state?.connected === true && state.orders?.length === 0 && state.positions?.some((p: { volume: number }) => p.volume === 0.02);
+      return (
+        state?.connected === true &&
+        state.orders?.length === 0 &&
+        state.positions?.some((p: { volume: number }) => p.volume === 0.02)
+      );
     }, 'the filled lots as a position in the published state, and no pending order');
     // The published positions are the broker's, one for one.
     const lots = (list: { volume: number; price: number }[]) => list.map((p) => `${p.volume}@${p.price}`).sort();
-    expect(lots((await bed.state()).positions)).toEqual(lots([...bed.broker.positions.values()].map((p) => ({ volume: p.units / 100000, price: p.price }))));
+    expect(lots((await bed.state()).positions)).toEqual(
+      lots([...bed.broker.positions.values()].map((p) => ({ volume: p.units / 100000, price: p.price }))),
+    );
     expect(restarted.handled()).toHaveLength(0);
   };
 
@@ -81,9 +95,17 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
 
     agent = await bed.startReady();
     await reconciled(agent, entryId, positionId);
-    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened', 'the opening in the log');
+    const opened = await agent.waitForLog(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened',
+      'the opening in the log',
+    );
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039, sl: 1.101, tp: 1.109 });
-    expect(agent.lines().filter((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId).map((l) => l.report.order)).toMatchObject([{ filled: 0.02, volume: 0.05, average: 1.1039 }]);
+    expect(
+      agent
+        .lines()
+        .filter((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)
+        .map((l) => l.report.order),
+    ).toMatchObject([{ filled: 0.02, volume: 0.05, average: 1.1039 }]);
   }, 120_000);
 
   it('killed after sending the cancel of the rest, before the broker answered: the restarted agent cancels it again and protects the filled lots once', async () => {
@@ -103,7 +125,9 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(2);
     await reconciled(agent, entryId, positionId);
     // Whichever run put the fill in the book, the log says once what it opened.
-    const openings = [...killed.lines().slice(from), ...agent.lines()].filter((l) => l.msg === 'account event' && l.event?.type === 'opened');
+    const openings = [...killed.lines().slice(from), ...agent.lines()].filter(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened',
+    );
     expect(openings.map((l) => l.event)).toMatchObject([{ volume: 0.02, requested: 0.05, price: 1.1039 }]);
   }, 120_000);
 
@@ -116,7 +140,10 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
     // published state (which shows only what the journal holds) when every broker position is.
     await waitUntil(async () => {
       const positions: { volume: number; price: number; sl: number | null }[] = (await bed.state())?.positions ?? [];
-      return positions.length === bed.broker.positions.size && positions.every((p) => p.volume === 0.02 && p.price === 1.1039 && p.sl === 1.101);
+      return (
+        positions.length === bed.broker.positions.size &&
+        positions.every((p) => p.volume === 0.02 && p.price === 1.1039 && p.sl === 1.101)
+      );
     }, 'the position in the published state');
     const protections = bed.sent('D').filter((m) => m.PosMaintRptID === positionId).length;
     await agent.kill();
@@ -134,7 +161,14 @@ describe('a pending entry partly filled across an agent restart (cTrader-style F
   it('killed the moment the broker receives the target, before its answer: the restart finds the target standing and places it not again', async () => {
     const { entryId } = await pendingEntry();
     const before = new Set(bed.broker.positions.keys());
-    const targeting = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.PosMaintRptID !== undefined && !before.has(String(m.PosMaintRptID)) && /t1$/.test(String(m.ClOrdID)));
+    const targeting = bed.killAgentWhenBrokerReceives(
+      agent,
+      (type, m) =>
+        type === 'D' &&
+        m.PosMaintRptID !== undefined &&
+        !before.has(String(m.PosMaintRptID)) &&
+        /t1$/.test(String(m.ClOrdID)),
+    );
     const positionId = fillPart();
     await targeting;
     const targets = () => bed.sent('D').filter((m) => m.PosMaintRptID === positionId && /t1$/.test(String(m.ClOrdID)));

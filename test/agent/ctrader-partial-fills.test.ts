@@ -15,8 +15,10 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
   let agent: AgentProcess;
 
   /** The broker's orders tied to a position: kind, price, units. */
-  const held = (positionId: string) => [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
-  const ours = async (volume: number) => ((await bed.state())?.positions ?? []).find((p: { volume: number }) => p.volume === volume);
+  const held = (positionId: string) =>
+    [...bed.broker.resting.values()].filter((o) => o.positionId === positionId).map((o) => [o.kind, o.price, o.units]);
+  const ours = async (volume: number) =>
+    ((await bed.state())?.positions ?? []).find((p: { volume: number }) => p.volume === volume);
 
   beforeAll(async () => {
     agent = await bed.startReady();
@@ -29,7 +31,11 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
   });
 
   it('a pending entry filled in part: those lots are a protected position at once, and the rest is cancelled', async () => {
-    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+    );
     await bed.settled(signal);
     const entryId = clientOrderId(signal, 'o');
     await waitUntil(async () => (await bed.state())?.orders?.length === 1, 'the pending order in the published state');
@@ -46,13 +52,27 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
       ['limit', 1.109, 2000],
     ]);
     expect([...bed.broker.resting.values()].some((o) => o.clOrdId === entryId)).toBe(false);
-    await waitUntil(async () => ((s) => (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.02) && s?.orders?.length === 0)(await bed.state()), 'the filled lots as a position in the published state');
+    await waitUntil(
+      async () =>
+        ((s) => (s?.positions ?? []).some((p: { volume: number }) => p.volume === 0.02) && s?.orders?.length === 0)(
+          await bed.state(),
+        ),
+      'the filled lots as a position in the published state',
+    );
     expect(await ours(0.02)).toMatchObject({ side: 'buy', price: 1.1039, sl: 1.101 });
     expect(bed.broker.positions.get(position!.id)).toMatchObject({ units: 2000 });
-    await agent.waitForLog((l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId, 'the fill report in the log');
-    expect(agent.lines().find((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)!.report.order).toMatchObject({ filled: 0.02, volume: 0.05 });
+    await agent.waitForLog(
+      (l) => l.msg === 'venue report' && l.report?.type === 'entry_filled' && l.report.order?.clientId === entryId,
+      'the fill report in the log',
+    );
+    expect(
+      agent.lines().find((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)!.report.order,
+    ).toMatchObject({ filled: 0.02, volume: 0.05 });
     // The account event says the lots filled of those asked.
-    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened' && l.event.volume === 0.02, 'the opening in the log');
+    const opened = await agent.waitForLog(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened' && l.event.volume === 0.02,
+      'the opening in the log',
+    );
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039 });
   });
 
@@ -63,7 +83,14 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     bed.broker.partialFill = null;
     const position = [...bed.broker.positions.values()].find((p) => p.units === 10000)!;
     expect(position.price).toBe(1.10538);
-    expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.1, average: 1.10538, status: 'filled', positionId: position.id });
+    expect(delivery.result.orders[0]).toMatchObject({
+      kind: 'market',
+      volume: 0.1,
+      filled: 0.1,
+      average: 1.10538,
+      status: 'filled',
+      positionId: position.id,
+    });
     expect(delivery.message).toMatch(/^opened buy 0\.1 1 at 1\.10538 \(position \d+\)$/);
     expect(delivery.result.orders[0].fills.map((f: { volume: number; price: number }) => [f.volume, f.price])).toEqual([
       [0.04, 1.1052],
@@ -84,7 +111,14 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     bed.broker.partialFill = null;
     const position = [...bed.broker.positions.values()].find((p) => p.units === 3000)!;
     expect(position).toMatchObject({ side: 'buy', price: 1.1052 });
-    expect(delivery.result.orders[0]).toMatchObject({ kind: 'market', volume: 0.1, filled: 0.03, average: 1.1052, status: 'cancelled', positionId: position.id });
+    expect(delivery.result.orders[0]).toMatchObject({
+      kind: 'market',
+      volume: 0.1,
+      filled: 0.03,
+      average: 1.1052,
+      status: 'cancelled',
+      positionId: position.id,
+    });
     // The outcome is what the account holds: the lots filled of those asked, at the fill's price.
     expect(delivery.message).toMatch(/^opened buy 0\.03 of 0\.1 1 at 1\.1052 \(position \d+\)$/);
     expect(delivery.result.events[0]).toMatchObject({ type: 'opened', volume: 0.03, requested: 0.1, price: 1.1052 });
@@ -106,7 +140,9 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     bed.broker.partialFill = { units: 0, rest: 'cancel' };
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
     const delivery = await bed.settled(signal, 'rejected');
-    expect(delivery.message).toContain('filled none of the 0.1 lots (the order ended cancelled: the order found no liquidity)');
+    expect(delivery.message).toContain(
+      'filled none of the 0.1 lots (the order ended cancelled: the order found no liquidity)',
+    );
     expect(delivery.result.orders).toMatchObject([{ kind: 'market', volume: 0.1, filled: 0, status: 'cancelled' }]);
     expect(bed.broker.positions.size).toBe(positions);
     expect(bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(clientOrderId(signal, 'p')))).toHaveLength(0);
@@ -114,6 +150,9 @@ describe('partial fills at a cTrader-style FIX 4.4 broker', () => {
     bed.broker.partialFill = null;
     const next = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.01');
     await bed.settled(next);
-    await waitUntil(async () => (await bed.state())?.positions?.length === published + 1, 'the next position, and only it, in the published state');
+    await waitUntil(
+      async () => (await bed.state())?.positions?.length === published + 1,
+      'the next position, and only it, in the published state',
+    );
   });
 });

@@ -21,12 +21,21 @@ describe('position targets on a cTrader-style FIX 4.4 broker', () => {
       ['flat', []],
     ];
     for (const [target, held] of steps) {
-      const signal = await postSignal(bed.server.url, bed.authKey, `EURUSD,position${target},vol=0.1,sl_pips=20,tp_pips=40`);
+      const signal = await postSignal(
+        bed.server.url,
+        bed.authKey,
+        `EURUSD,position${target},vol=0.1,sl_pips=20,tp_pips=40`,
+      );
       const delivery = await bed.settled(signal);
       expect(delivery.status, `${target}: ${delivery.message}`).toBe('executed');
-      expect([...bed.broker.positions.values()].map((p) => `${p.side} ${p.units}`), target).toEqual(held);
+      expect(
+        [...bed.broker.positions.values()].map((p) => `${p.side} ${p.units}`),
+        target,
+      ).toEqual(held);
       // Each open position has its stop and target at the broker; nothing else rests.
-      expect([...bed.broker.resting.values()].map((o) => o.kind).sort(), target).toEqual(held.length === 0 ? [] : ['limit', 'stop']);
+      expect([...bed.broker.resting.values()].map((o) => o.kind).sort(), target).toEqual(
+        held.length === 0 ? [] : ['limit', 'stop'],
+      );
     }
   });
 });

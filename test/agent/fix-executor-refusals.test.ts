@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
 import { freePort } from '../support/free-port.js';
 import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
@@ -15,7 +21,17 @@ import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
  * quotes must be a visible state in which orders that need no quote still go out.
  */
 const CREDENTIALS = { user: 'trader-x', password: 'pw-x-554' };
-const INSTRUMENTS = { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } };
+const INSTRUMENTS = {
+  EURUSD: {
+    brokerSymbol: 'EURUSD',
+    digits: 5,
+    contractSize: 100000,
+    lotMin: 0.01,
+    lotStep: 0.01,
+    lotMax: 50,
+    quoteCurrency: 'USD',
+  },
+};
 
 interface Bed {
   server: TestServer;
@@ -35,18 +51,41 @@ async function bed(compId: string, withQuotes: boolean, extra: () => QuoteBroker
   const executor = await QuickFixExecutor.start(path.join(dir, 'executor'), compId);
   let quote: object | undefined;
   if (withQuotes) {
-    const quotes = new QuoteBroker(await freePort(), 'cServer', compId, { EURUSD: { bid: 1.105, ask: 1.1052 } }, CREDENTIALS);
+    const quotes = new QuoteBroker(
+      await freePort(),
+      'cServer',
+      compId,
+      { EURUSD: { bid: 1.105, ask: 1.1052 } },
+      CREDENTIALS,
+    );
     quotes.start();
     await quotes.ready();
     extra().push(quotes);
-    quote = { host: '127.0.0.1', port: quotes.port, tls: false, senderCompId: compId, targetCompId: 'cServer', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, resetOnLogon: true };
+    quote = {
+      host: '127.0.0.1',
+      port: quotes.port,
+      tls: false,
+      senderCompId: compId,
+      targetCompId: 'cServer',
+      senderSubId: 'QUOTE',
+      targetSubId: 'QUOTE',
+      heartbeatSeconds: 30,
+      resetOnLogon: true,
+    };
   }
   const configFile = path.join(dir, 'fix.json');
   writeFileSync(
     configFile,
     JSON.stringify({
       dialect: 'fix44',
-      trade: { host: '127.0.0.1', port: executor.port, tls: false, senderCompId: compId, targetCompId: 'EXECUTOR', heartbeatSeconds: 5 },
+      trade: {
+        host: '127.0.0.1',
+        port: executor.port,
+        tls: false,
+        senderCompId: compId,
+        targetCompId: 'EXECUTOR',
+        heartbeatSeconds: 5,
+      },
       ...(quote && { quote }),
       account: { currency: 'USD', balance: 10000 },
       instruments: INSTRUMENTS,
@@ -54,10 +93,16 @@ async function bed(compId: string, withQuotes: boolean, extra: () => QuoteBroker
   );
   const { accountId, agents } = await accountWithAgents(server, [compId.toLowerCase()]);
   const authKey = (await sourceFor(server, accountId)).authKey;
-  const agent = AgentProcess.startVenue(server.url, agents[0]!.token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
-    SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
-    SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
-  });
+  const agent = AgentProcess.startVenue(
+    server.url,
+    agents[0]!.token,
+    path.join(dir, 'agent'),
+    ['--venue', 'fix', '--fix-config', configFile],
+    {
+      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
+      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
+    },
+  );
   await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
   const agentId = agents[0]!.id;
   return {
@@ -69,7 +114,11 @@ async function bed(compId: string, withQuotes: boolean, extra: () => QuoteBroker
     agent,
     state: async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state,
     settled: async (signal, status) => {
-      await waitUntil(async () => (await deliveriesOf(server, signal))[0].status === status, `the ${status} ack of ${signal}`, 40_000);
+      await waitUntil(
+        async () => (await deliveriesOf(server, signal))[0].status === status,
+        `the ${status} ack of ${signal}`,
+        40_000,
+      );
       return (await deliveriesOf(server, signal))[0];
     },
   };
@@ -91,24 +140,39 @@ describe('a stop the broker refuses (QuickFIX executor: 35=3 for stop orders)', 
   }, 90_000);
   afterAll(() => teardown(b, quotes));
 
-  it('the entry fills, the broker refuses its stop, and the agent says so at error level with the broker\'s reason', async () => {
+  it("the entry fills, the broker refuses its stop, and the agent says so at error level with the broker's reason", async () => {
     const signal = await postSignal(b!.server.url, b!.authKey, 'EURUSD,buylimit,vol=0.1,entry_price=1.1,sl_price=1.07');
     await b!.settled(signal, 'executed');
     // The executor filled the limit at once and refused the stop order (40=3) with a session Reject.
     await waitUntil(() => b!.executor.output.includes('Value is incorrect'), 'the session Reject of the stop', 30_000);
-    await waitUntil(async () => (await b!.state())?.positions?.length === 1, 'the position in the published state', 30_000);
+    await waitUntil(
+      async () => (await b!.state())?.positions?.length === 1,
+      'the position in the published state',
+      30_000,
+    );
     // The FIX venue says at error level that the broker refused the stop and the position stands unprotected.
-    const refused = await b!.agent.waitForLog((l) => l.level >= 50 && /stop/i.test(l.msg) && /refused/i.test(l.msg), 'the refusal at error level', 30_000);
+    const refused = await b!.agent.waitForLog(
+      (l) => l.level >= 50 && /stop/i.test(l.msg) && /refused/i.test(l.msg),
+      'the refusal at error level',
+      30_000,
+    );
     expect(refused.msg).toMatch(/Value is incorrect/);
     expect(refused.msg).toMatch(/NOT protected/);
   }, 120_000);
 
   // Needs the published `unprotected` field (the agent's handling of refused stops, on another branch).
-  it('the filled entry is published as unprotected with the broker\'s reason, never with its stop as if it stood', async () => {
-    await waitUntil(async () => (await b!.state())?.positions?.[0]?.unprotected !== undefined, 'the position published as unprotected', 30_000).catch(() => undefined);
+  it("the filled entry is published as unprotected with the broker's reason, never with its stop as if it stood", async () => {
+    await waitUntil(
+      async () => (await b!.state())?.positions?.[0]?.unprotected !== undefined,
+      'the position published as unprotected',
+      30_000,
+    ).catch(() => undefined);
     const published = (await b!.state()).positions[0];
     expect(published).toMatchObject({ side: 'buy', volume: 0.1, price: 1.1 });
-    expect(published.unprotected).toMatchObject({ reason: expect.stringMatching(/Value is incorrect/), attempts: expect.any(Number) });
+    expect(published.unprotected).toMatchObject({
+      reason: expect.stringMatching(/Value is incorrect/),
+      attempts: expect.any(Number),
+    });
   }, 120_000);
 });
 
@@ -119,12 +183,16 @@ describe('a broker that refuses market data (QuickFIX executor: 35=3 for MarketD
   }, 90_000);
   afterAll(() => teardown(b, []));
 
-  it('a signal that needs a quote is rejected with the broker\'s reason; the published state says quotes are refused', async () => {
+  it("a signal that needs a quote is rejected with the broker's reason; the published state says quotes are refused", async () => {
     const signal = await postSignal(b!.server.url, b!.authKey, 'EURUSD,buy,vol=0.1');
     const delivery = await b!.settled(signal, 'rejected');
     expect(delivery.message).toMatch(/quote/);
     expect(delivery.message).toMatch(/tag appears more than once|269/i);
-    await waitUntil(async () => (await b!.state())?.quotesRefused !== undefined, 'the refusal in the published state', 20_000);
+    await waitUntil(
+      async () => (await b!.state())?.quotesRefused !== undefined,
+      'the refusal in the published state',
+      20_000,
+    );
     const state = await b!.state();
     expect(state.connected).toBe(true);
     expect(state.quotesRefused).toMatchObject({ EURUSD: { reason: expect.stringMatching(/269/) } });

@@ -36,17 +36,52 @@ describe('an agent whose FIX broker is down', () => {
       configFile,
       JSON.stringify({
         dialect: 'fix44',
-        trade: { host: '127.0.0.1', port: tradePort, senderCompId: 'SGAGENT', targetCompId: 'BROKER', heartbeatSeconds: 30, tls: false },
-        quote: { host: '127.0.0.1', port: quotePort, senderCompId: 'SGAGENT', targetCompId: 'BROKER', senderSubId: 'QUOTE', targetSubId: 'QUOTE', heartbeatSeconds: 30, tls: false },
+        trade: {
+          host: '127.0.0.1',
+          port: tradePort,
+          senderCompId: 'SGAGENT',
+          targetCompId: 'BROKER',
+          heartbeatSeconds: 30,
+          tls: false,
+        },
+        quote: {
+          host: '127.0.0.1',
+          port: quotePort,
+          senderCompId: 'SGAGENT',
+          targetCompId: 'BROKER',
+          senderSubId: 'QUOTE',
+          targetSubId: 'QUOTE',
+          heartbeatSeconds: 30,
+          tls: false,
+        },
         account: { currency: 'USD', balance: 10000 },
-        instruments: { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+        instruments: {
+          EURUSD: {
+            brokerSymbol: 'EURUSD',
+            digits: 5,
+            contractSize: 100000,
+            lotMin: 0.01,
+            lotStep: 0.01,
+            lotMax: 50,
+            quoteCurrency: 'USD',
+          },
+        },
       }),
     );
-    agent = AgentProcess.startVenue(server.url, agents[0]!.token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile], {
-      SIGNALGATE_FIX_USERNAME: 'trader-1',
-      SIGNALGATE_FIX_PASSWORD: 'pw-down-1',
-    });
-    await agent.waitForLog((l) => l.msg === 'FIX session down; reconnecting' && l.fix === 'trade', 'the first failed attempt');
+    agent = AgentProcess.startVenue(
+      server.url,
+      agents[0]!.token,
+      path.join(dir, 'agent'),
+      ['--venue', 'fix', '--fix-config', configFile],
+      {
+        SIGNALGATE_FIX_USERNAME: 'trader-1',
+        SIGNALGATE_FIX_PASSWORD: 'pw-down-1',
+      },
+    );
+    await agent.waitForLog(
+      (l) => l.msg === 'FIX session down; reconnecting' && l.fix === 'trade',
+      'the first failed attempt',
+    );
     const first = Date.now();
     // Attempts at about 0, 1, 3 and 7 s: within 5 s of the first failure, at most three more.
     await new Promise((resolve) => setTimeout(resolve, 5000));

@@ -24,11 +24,16 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
       .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
       .map((o) => [o.side, o.ordType, o.price, o.units])
       .sort();
-  const protectionsSent = (entryId: string) => bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(entryId.slice(0, 18)) && m.ClOrdID !== entryId).length;
+  const protectionsSent = (entryId: string) =>
+    bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(entryId.slice(0, 18)) && m.ClOrdID !== entryId).length;
 
   /** Posts a buy limit of 0.05 at 1.104 (stop 30 pips, target 50) and waits until it works at the broker and shows in the published state. */
   const pendingEntry = async () => {
-    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+    );
     const delivery = await bed.settled(signal);
     expect(delivery.message).toMatch(/^placed buy limit 0\.05 EURUSD at 1\.104/);
     await waitUntil(async () => (await bed.state())?.orders?.length === 1, 'the pending order in the published state');
@@ -80,10 +85,18 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     // The start asked the broker for the entry's status.
     expect(bed.sent('H').map((m) => m.ClOrdID)).toContain(entryId);
     await reconciled(entryId);
-    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened', 'the opening in the log');
+    const opened = await agent.waitForLog(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened',
+      'the opening in the log',
+    );
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039, sl: 1.101, tp: 1.109 });
     // One fill of 0.02, though both the resent report and the status answer told it.
-    expect(agent.lines().filter((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId).map((l) => l.report.order)).toMatchObject([{ filled: 0.02, volume: 0.05, average: 1.1039, fills: [{ volume: 0.02, price: 1.1039 }] }]);
+    expect(
+      agent
+        .lines()
+        .filter((l) => l.msg === 'venue report' && l.report?.order?.clientId === entryId)
+        .map((l) => l.report.order),
+    ).toMatchObject([{ filled: 0.02, volume: 0.05, average: 1.1039, fills: [{ volume: 0.02, price: 1.1039 }] }]);
     expect(agent.handled()).toHaveLength(0);
   }, 120_000);
 
@@ -96,7 +109,10 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
 
     agent = await bed.startReady();
     await reconciled(entryId);
-    const opened = await agent.waitForLog((l) => l.msg === 'account event' && l.event?.type === 'opened', 'the opening in the log');
+    const opened = await agent.waitForLog(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened',
+      'the opening in the log',
+    );
     expect(opened.event).toMatchObject({ volume: 0.02, requested: 0.05, price: 1.1039 });
     expect(agent.handled()).toHaveLength(0);
   }, 120_000);
@@ -105,7 +121,11 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     await flatten();
     bed.broker.gapFillOnly = true;
     const placing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.OrdType === '2');
-    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+    );
     const entryId = String((await placing).ClOrdID);
     expect(entryId).toBe(clientOrderId(signal, 'o'));
     expect(bed.broker.order(entryId)).toMatchObject({ status: '0', units: 5000 });
@@ -125,7 +145,7 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     await reconciled(entryId);
   }, 120_000);
 
-  it('killed while the cancel of a partly filled entry\'s rest is unanswered: the restart cancels it again and protects the filled lots once', async () => {
+  it("killed while the cancel of a partly filled entry's rest is unanswered: the restart cancels it again and protects the filled lots once", async () => {
     await flatten();
     const killed = agent;
     const from = killed.lines().length;
@@ -143,7 +163,9 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
     expect(bed.sent('F').filter((m) => m.OrigClOrdID === entryId)).toHaveLength(2);
     expect(bed.broker.order(entryId)?.status).toBe('4');
     await reconciled(entryId);
-    const openings = [...killed.lines().slice(from), ...agent.lines()].filter((l) => l.msg === 'account event' && l.event?.type === 'opened');
+    const openings = [...killed.lines().slice(from), ...agent.lines()].filter(
+      (l) => l.msg === 'account event' && l.event?.type === 'opened',
+    );
     expect(openings.map((l) => l.event)).toMatchObject([{ volume: 0.02, requested: 0.05, price: 1.1039 }]);
     expect(agent.handled()).toHaveLength(0);
   }, 120_000);

@@ -26,7 +26,11 @@ describe('a fill the broker resends after the agent was killed', () => {
 
   it('killed as the entry reaches the broker, filled while away: the resent fill opens the position, which gets its stop and target', async () => {
     const placing = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.OrdType === '2');
-    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50');
+    const signal = await postSignal(
+      bed.server.url,
+      bed.authKey,
+      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+    );
     const entryId = String((await placing).ClOrdID);
     expect(entryId).toBe(clientOrderId(signal, 'o'));
     // The broker fills it whole while nobody is logged on: its reports wait for the resend.
@@ -37,10 +41,14 @@ describe('a fill the broker resends after the agent was killed', () => {
     expect(delivery.message).toMatch(/^placed buy limit 0\.05 EURUSD at 1\.104/);
     expect(bed.sent('D').filter((m) => m.ClOrdID === entryId)).toHaveLength(1);
     // The fill is the book's: the position at the broker's price, its stop and target working at the broker.
-    await waitUntil(async () => {
-      const state = await bed.state();
-      return state?.orders?.length === 0 && state.positions?.length === 1;
-    }, 'the filled entry as the one position in the published state', 40_000);
+    await waitUntil(
+      async () => {
+        const state = await bed.state();
+        return state?.orders?.length === 0 && state.positions?.length === 1;
+      },
+      'the filled entry as the one position in the published state',
+      40_000,
+    );
     expect((await bed.state()).positions).toMatchObject([{ side: 'buy', volume: 0.05, price: 1.1039, sl: 1.101 }]);
     const protection = () =>
       bed.broker
@@ -53,6 +61,13 @@ describe('a fill the broker resends after the agent was killed', () => {
       ['sell', '2', 1.109, 5000],
       ['sell', '3', 1.101, 5000],
     ]);
-    expect(agent.lines().some((l) => /which the book does not hold/.test(l.msg ?? '') || /which the book does not hold/.test(JSON.stringify(l)))).toBe(false);
+    expect(
+      agent
+        .lines()
+        .some(
+          (l) =>
+            /which the book does not hold/.test(l.msg ?? '') || /which the book does not hold/.test(JSON.stringify(l)),
+        ),
+    ).toBe(false);
   }, 400_000);
 });

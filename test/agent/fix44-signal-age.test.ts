@@ -21,7 +21,11 @@ describe("the signal's age at a plain FIX 4.4 broker", () => {
   }, 60_000);
 
   const settledAny = async (signal: string, timeoutMs = 60_000) => {
-    await waitUntil(async () => !['queued', 'delivered'].includes((await deliveriesOf(bed.server, signal))[0].status), `the ack of ${signal}`, timeoutMs);
+    await waitUntil(
+      async () => !['queued', 'delivered'].includes((await deliveriesOf(bed.server, signal))[0].status),
+      `the ack of ${signal}`,
+      timeoutMs,
+    );
     return (await deliveriesOf(bed.server, signal))[0];
   };
 
@@ -29,26 +33,42 @@ describe("the signal's age at a plain FIX 4.4 broker", () => {
   const brokerDown = async () => {
     const from = agent.lines().length;
     bed.broker.stop();
-    await agent.waitForLog((l) => agent.lines().indexOf(l) >= from && l.msg === 'FIX session down; reconnecting', 'the session down', 30_000);
+    await agent.waitForLog(
+      (l) => agent.lines().indexOf(l) >= from && l.msg === 'FIX session down; reconnecting',
+      'the session down',
+      30_000,
+    );
   };
 
   /** Starts the broker again and waits until the agent has logged on to it. */
   const brokerUp = async () => {
     const from = agent.lines().length;
     bed.broker.start();
-    await agent.waitForLog((l) => agent.lines().indexOf(l) >= from && l.msg === 'FIX logged on', 'the session back', 60_000);
+    await agent.waitForLog(
+      (l) => agent.lines().indexOf(l) >= from && l.msg === 'FIX logged on',
+      'the session back',
+      60_000,
+    );
   };
 
   it('an entry whose signal expires while the broker is unreachable is never sent: rejected, saying since when the venue was unreachable', async () => {
     await brokerDown();
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.1,sl_pips=20');
-    await agent.waitForLog((l) => l.msg === `the venue is unreachable; will execute signal ${signal} when it answers`, 'the signal waiting for the venue', 30_000);
+    await agent.waitForLog(
+      (l) => l.msg === `the venue is unreachable; will execute signal ${signal} when it answers`,
+      'the signal waiting for the venue',
+      30_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, AGE_S * 1000 + 500));
     // The broker back after the signal expired: the old agent sent the order now, hours late had it been hours.
     await brokerUp();
     const delivery = await settledAny(signal);
     expect(delivery.status).toBe('rejected');
-    expect(delivery.message).toMatch(new RegExp(`^the signal expired at ${delivery.expiresAt.replace(/[.]/g, '\\.')} while the venue was unreachable since \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z; its buy order was not sent$`));
+    expect(delivery.message).toMatch(
+      new RegExp(
+        `^the signal expired at ${delivery.expiresAt.replace(/[.]/g, '\\.')} while the venue was unreachable since \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z; its buy order was not sent$`,
+      ),
+    );
     expect(bed.sent('D').filter((m) => m.ClOrdID === clientOrderId(signal, 'o'))).toEqual([]);
     expect(bed.broker.netUnits('EURUSD')).toBe(0);
   });
@@ -59,7 +79,11 @@ describe("the signal's age at a plain FIX 4.4 broker", () => {
     expect(bed.broker.netUnits('EURUSD')).toBe(10000);
     await brokerDown();
     const close = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy');
-    await agent.waitForLog((l) => l.msg === `the venue is unreachable; will execute signal ${close} when it answers`, 'the close waiting for the venue', 30_000);
+    await agent.waitForLog(
+      (l) => l.msg === `the venue is unreachable; will execute signal ${close} when it answers`,
+      'the close waiting for the venue',
+      30_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, AGE_S * 1000 + 500));
     await brokerUp();
     const delivery = await settledAny(close);
@@ -69,7 +93,10 @@ describe("the signal's age at a plain FIX 4.4 broker", () => {
   });
 
   it('killed after sending an entry, restarted past its age: the order is looked up first and the book adopts what the broker filled, protected', async () => {
-    const killed = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'D' && m.OrdType === '1' && m.Side === '1');
+    const killed = bed.killAgentWhenBrokerReceives(
+      agent,
+      (type, m) => type === 'D' && m.OrdType === '1' && m.Side === '1',
+    );
     const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.2,sl_pips=20');
     expect((await killed).ClOrdID).toBe(clientOrderId(signal, 'o'));
     // The broker filled it while the agent was dead; the signal is past its age when the agent is back.
@@ -83,20 +110,36 @@ describe("the signal's age at a plain FIX 4.4 broker", () => {
     // Sent once; the position in the book and the published state, its stop at the broker.
     expect(bed.sent('D').filter((m) => m.ClOrdID === clientOrderId(signal, 'o'))).toHaveLength(1);
     expect(bed.broker.netUnits('EURUSD')).toBe(20000);
-    await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { volume: number; sl: number }) => p.volume === 0.2 && p.sl === 1.1032), 'the adopted position in the published state');
-    expect(bed.broker.working().filter((o) => o.clOrdId.startsWith(clientOrderId(signal, 'o').slice(0, 18))).map((o) => [o.side, o.ordType, o.price, o.units])).toEqual([['sell', '3', 1.1032, 20000]]);
+    await waitUntil(
+      async () =>
+        ((await bed.state())?.positions ?? []).some(
+          (p: { volume: number; sl: number }) => p.volume === 0.2 && p.sl === 1.1032,
+        ),
+      'the adopted position in the published state',
+    );
+    expect(
+      bed.broker
+        .working()
+        .filter((o) => o.clOrdId.startsWith(clientOrderId(signal, 'o').slice(0, 18)))
+        .map((o) => [o.side, o.ordType, o.price, o.units]),
+    ).toEqual([['sell', '3', 1.1032, 20000]]);
   });
 
   it('killed after it took a signal and before it sent the order, restarted past its age: nothing found at the broker, rejected as expired, nothing sent', async () => {
     // Killed asking for its first GBPUSD quote: the signal is in flight on disk, no order sent.
-    const killed = bed.killAgentWhenBrokerReceives(agent, (type, m) => type === 'V' && JSON.stringify(m).includes('GBPUSD'));
+    const killed = bed.killAgentWhenBrokerReceives(
+      agent,
+      (type, m) => type === 'V' && JSON.stringify(m).includes('GBPUSD'),
+    );
     const signal = await postSignal(bed.server.url, bed.authKey, 'GBPUSD,buy,vol=0.1');
     await killed;
     await new Promise((resolve) => setTimeout(resolve, AGE_S * 1000 + 500));
     agent = await bed.startReady();
     const delivery = await settledAny(signal);
     expect(delivery.status).toBe('rejected');
-    expect(delivery.message).toMatch(/^the signal expired at .* before the buy market order of 0\.1 GBPUSD could be sent; it was not sent$/);
+    expect(delivery.message).toMatch(
+      /^the signal expired at .* before the buy market order of 0\.1 GBPUSD could be sent; it was not sent$/,
+    );
     // Looked up first (OrderStatusRequest), and never sent.
     expect(bed.sent('H').some((m) => m.ClOrdID === clientOrderId(signal, 'o'))).toBe(true);
     expect(bed.sent('D').filter((m) => m.ClOrdID === clientOrderId(signal, 'o'))).toEqual([]);

@@ -28,19 +28,41 @@ describe('management of several symbols at a plain FIX 4.4 broker', () => {
     bed.broker.options.prices.EURUSD = { bid: 1.107, ask: 1.1072 };
     delete bed.broker.options.prices.GBPUSD;
     agent = await bed.startReady();
-    await waitUntil(async () => ((await bed.state())?.positions ?? []).some((p: { symbol: string; sl: number }) => p.symbol === 'EURUSD' && p.sl === 1.1052), "EURUSD's stop at breakeven in the published state", 30_000);
+    await waitUntil(
+      async () =>
+        ((await bed.state())?.positions ?? []).some(
+          (p: { symbol: string; sl: number }) => p.symbol === 'EURUSD' && p.sl === 1.1052,
+        ),
+      "EURUSD's stop at breakeven in the published state",
+      30_000,
+    );
     const stops = (signal: string) =>
       bed.broker
         .working()
         .filter((o) => o.clOrdId.startsWith(clientOrderId(signal, 'o').slice(0, 18)) && o.ordType === '3')
         .map((o) => o.price);
-    await waitUntil(() => stops(eur).length === 1 && stops(eur)[0] === 1.1052, "EURUSD's one stop at the broker at breakeven");
+    await waitUntil(
+      () => stops(eur).length === 1 && stops(eur)[0] === 1.1052,
+      "EURUSD's one stop at the broker at breakeven",
+    );
     expect(stops(gbp)).toEqual([1.2682]);
     const state = await bed.state();
-    expect(state.failingSymbols).toEqual([{ symbol: 'GBPUSD', error: expect.stringContaining('GBPUSD'), since: expect.any(String), failures: expect.any(Number) }]);
+    expect(state.failingSymbols).toEqual([
+      {
+        symbol: 'GBPUSD',
+        error: expect.stringContaining('GBPUSD'),
+        since: expect.any(String),
+        failures: expect.any(Number),
+      },
+    ]);
     // Passes every 2 s: the same failure is logged once, not at each pass.
-    await waitUntil(async () => (await bed.state())?.failingSymbols?.[0]?.failures >= 3, 'three failed passes of GBPUSD');
-    expect(agent.lines().filter((l) => l.msg.startsWith('managing the symbol failed') && l.symbol === 'GBPUSD')).toHaveLength(1);
+    await waitUntil(
+      async () => (await bed.state())?.failingSymbols?.[0]?.failures >= 3,
+      'three failed passes of GBPUSD',
+    );
+    expect(
+      agent.lines().filter((l) => l.msg.startsWith('managing the symbol failed') && l.symbol === 'GBPUSD'),
+    ).toHaveLength(1);
     expect(agent.lines().some((l) => l.msg.startsWith('managing the positions failed'))).toBe(false);
   });
 });

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, settledDeliveriesOf, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  settledDeliveriesOf,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
@@ -16,13 +23,17 @@ describe('queue order and exactly-once execution by a paper agent process', () =
   /** Posts `count` signals one after another, opening and closing a position in turn. */
   async function postAlternating(authKey: string, count: number): Promise<string[]> {
     const ids: string[] = [];
-    for (let i = 0; i < count; i++) ids.push(await postSignal(bed.server.url, authKey, i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy'));
+    for (let i = 0; i < count; i++)
+      ids.push(await postSignal(bed.server.url, authKey, i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy'));
     return ids;
   }
 
   async function run(count: number, transport: 'websocket' | 'long-poll') {
     const { server } = bed;
-    const { accountId, agents: [agent] } = await accountWithAgents(server, ['paper']);
+    const {
+      accountId,
+      agents: [agent],
+    } = await accountWithAgents(server, ['paper']);
     const source = await sourceFor(server, accountId);
     const process = bed.startAgent(server.url, agent!.token, bed.stateDir(), ['--transport', transport, '--seed', '1']);
     await process.connected(transport);
@@ -58,12 +69,20 @@ describe('queue order and exactly-once execution by a paper agent process', () =
 
   it("carries out a poll's signals in order while their acks are still on the way, and each once", async () => {
     const { server } = bed;
-    const { accountId, agents: [agent] } = await accountWithAgents(server, ['paper']);
+    const {
+      accountId,
+      agents: [agent],
+    } = await accountWithAgents(server, ['paper']);
     const source = await sourceFor(server, accountId);
     // Queued before the agent starts, so its first poll takes all three.
     const ids = await postAlternating(source.authKey, 3);
     proxy.holdAcks = true;
-    const process = bed.startAgent(proxy.url, agent!.token, bed.stateDir(), ['--transport', 'long-poll', '--seed', '1']);
+    const process = bed.startAgent(proxy.url, agent!.token, bed.stateDir(), [
+      '--transport',
+      'long-poll',
+      '--seed',
+      '1',
+    ]);
     try {
       await process.waitForHandled(3);
       expect(process.handled().map((line) => line.signalId)).toEqual(ids);

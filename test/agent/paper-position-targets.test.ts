@@ -1,7 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 
 /**
@@ -26,7 +32,10 @@ describe('a paper agent given position targets', () => {
     const state = async () => (await bed.server.admin('GET', `/api/admin/agents/${agents[0]!.id}`)).body.state;
     const held = async () => {
       const s = await state();
-      return { positions: (s?.positions ?? []).map((p: { side: string; volume: number }) => `${p.side} ${p.volume}`), orders: s?.orders ?? [] };
+      return {
+        positions: (s?.positions ?? []).map((p: { side: string; volume: number }) => `${p.side} ${p.volume}`),
+        orders: s?.orders ?? [],
+      };
     };
 
     const steps: [string, string[]][] = [
@@ -37,10 +46,20 @@ describe('a paper agent given position targets', () => {
       ['flat', []],
     ];
     for (const [marketPosition, positions] of steps) {
-      const id = await postSignal(bed.server.url, authKey, `EURUSD,position${marketPosition},vol=0.1,sl_pips=20,tp_pips=40`);
-      await waitUntil(async () => !['queued', 'delivered'].includes((await deliveriesOf(bed.server, id))[0].status), `the ack of ${marketPosition}`);
+      const id = await postSignal(
+        bed.server.url,
+        authKey,
+        `EURUSD,position${marketPosition},vol=0.1,sl_pips=20,tp_pips=40`,
+      );
+      await waitUntil(
+        async () => !['queued', 'delivered'].includes((await deliveriesOf(bed.server, id))[0].status),
+        `the ack of ${marketPosition}`,
+      );
       expect((await deliveriesOf(bed.server, id))[0].status, marketPosition).toBe('executed');
-      await waitUntil(async () => JSON.stringify((await held()).positions) === JSON.stringify(positions), `the account to hold ${positions.join(", ") || "nothing"} after ${marketPosition}`);
+      await waitUntil(
+        async () => JSON.stringify((await held()).positions) === JSON.stringify(positions),
+        `the account to hold ${positions.join(', ') || 'nothing'} after ${marketPosition}`,
+      );
       expect(await held()).toEqual({ positions, orders: [] });
     }
   });

@@ -12,7 +12,9 @@ describe('a paper agent killed with SIGKILL', () => {
   const bed = useAgentTestBed();
 
   it('is started again at once after SIGKILL, round after round, while a second live agent is refused', async () => {
-    const { agents: [agent] } = await accountWithAgents(bed.server, ['paper']);
+    const {
+      agents: [agent],
+    } = await accountWithAgents(bed.server, ['paper']);
     const dir = bed.stateDir();
     for (let round = 0; round < 5; round++) {
       const running = bed.startAgent(bed.server.url, agent!.token, dir);

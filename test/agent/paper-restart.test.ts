@@ -43,7 +43,11 @@ describe('a paper agent restarted with other flags than its stored account', () 
   async function runOnce(agent: TestAgent, dir: string, args: string[]): Promise<AgentProcess> {
     const first = bed.startAgent(bed.server.url, agent.token, dir, args);
     await first.connected();
-    if (args.includes('--ticks')) await first.waitForLog((l) => l.msg === 'the ticks file is played out; prices stay where they are', 'the ticks applied');
+    if (args.includes('--ticks'))
+      await first.waitForLog(
+        (l) => l.msg === 'the ticks file is played out; prices stay where they are',
+        'the ticks applied',
+      );
     expect((await first.stop()).code).toBe(0);
     return first;
   }
@@ -51,7 +55,13 @@ describe('a paper agent restarted with other flags than its stored account', () 
   function ticksFile(dir: string, name: string, prices: number[]): string {
     const file = path.join(dir, name);
     // One instant: the whole file plays at start-up, so the stored count is the file's length.
-    writeFileSync(file, ['time,symbol,bid,ask', ...prices.map((p) => `2024-03-01T09:30:00Z,EURUSD,${p.toFixed(5)},${(p + 0.0002).toFixed(5)}`)].join('\n') + '\n');
+    writeFileSync(
+      file,
+      [
+        'time,symbol,bid,ask',
+        ...prices.map((p) => `2024-03-01T09:30:00Z,EURUSD,${p.toFixed(5)},${(p + 0.0002).toFixed(5)}`),
+      ].join('\n') + '\n',
+    );
     return file;
   }
 
@@ -65,7 +75,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     expect(await startUp(restarted)).toBe(2);
     expect(restarted.stderr).toContain(old);
     expect(restarted.stderr).toContain(other);
-    expect(restarted.stderr).toMatch(/restart with the same file, or start a new paper account with a fresh SIGNALGATE_DATA_DIR/);
+    expect(restarted.stderr).toMatch(
+      /restart with the same file, or start a new paper account with a fresh SIGNALGATE_DATA_DIR/,
+    );
   });
 
   it('resumes the same ticks file (by content, wherever it lies now) after the ticks it applied', async () => {
@@ -78,9 +90,16 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const restarted = bed.startAgent(bed.server.url, agent.token, dir, ['--ticks', moved]);
     expect(await startUp(restarted)).toBe('connected');
     // All three were applied before: nothing is replayed again.
-    await restarted.waitForLog((l) => l.msg === 'the ticks file is played out; prices stay where they are', 'the end of the file');
+    await restarted.waitForLog(
+      (l) => l.msg === 'the ticks file is played out; prices stay where they are',
+      'the end of the file',
+    );
     const account = JSON.parse(readFileSync(path.join(accountDir(dir, agent.token), 'paper-account.json'), 'utf8'));
-    expect(account.feed).toMatchObject({ kind: 'ticks-file', applied: 3, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') });
+    expect(account.feed).toMatchObject({
+      kind: 'ticks-file',
+      applied: 3,
+      sha256: createHash('sha256').update(readFileSync(file)).digest('hex'),
+    });
     expect(account.engine.quotes.EURUSD).toEqual({ bid: 1.102, ask: 1.1022 });
   });
 
@@ -98,7 +117,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     await runOnce(other, walkDir, ['--seed', '1']);
     const ticks = bed.startAgent(bed.server.url, other.token, walkDir, ['--ticks', file]);
     expect(await startUp(ticks)).toBe(2);
-    expect(ticks.stderr).toMatch(/trades on the random walk, and --ticks .*ticks\.csv would replace its prices: restart without --ticks/);
+    expect(ticks.stderr).toMatch(
+      /trades on the random walk, and --ticks .*ticks\.csv would replace its prices: restart without --ticks/,
+    );
   });
 
   it('refuses another symbol map while positions are open on the mapped symbol, and takes it when none are', async () => {
@@ -110,7 +131,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const first = bed.startAgent(bed.server.url, agent.token, dir, ['--seed', '1', '--instruments', instruments]);
     await first.connected();
     const bought = await postSignal(bed.server.url, source.authKey, 'EURUSD,buy,vol=0.1');
-    expect(await first.waitForLog((l) => l.msg === 'signal handled' && l.signalId === bought, 'the buy')).toMatchObject({ status: 'executed' });
+    expect(await first.waitForLog((l) => l.msg === 'signal handled' && l.signalId === bought, 'the buy')).toMatchObject(
+      { status: 'executed' },
+    );
     expect((await first.stop()).code).toBe(0);
 
     const unmapped = bed.startAgent(bed.server.url, agent.token, dir, ['--seed', '1']);
@@ -123,7 +146,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const mapped = bed.startAgent(bed.server.url, agent.token, dir, ['--instruments', instruments]);
     await mapped.connected();
     const closed = await postSignal(bed.server.url, source.authKey, 'EURUSD,closebuy');
-    expect(await mapped.waitForLog((l) => l.msg === 'signal handled' && l.signalId === closed, 'the close')).toMatchObject({
+    expect(
+      await mapped.waitForLog((l) => l.msg === 'signal handled' && l.signalId === closed, 'the close'),
+    ).toMatchObject({
       status: 'executed',
       message: expect.stringMatching(/^closed position 1:/),
     });
@@ -138,7 +163,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const dir = bed.stateDir();
     const walk = bed.startAgent(bed.server.url, agent.token, dir, ['--currency', 'EUD']);
     expect(await startUp(walk)).toBe(2);
-    expect(walk.stderr).toContain('--currency EUD: the built-in reference prices can only price AUD, BTC, CAD, CHF, ETH, EUR, GBP, JPY, NZD, USD');
+    expect(walk.stderr).toContain(
+      '--currency EUD: the built-in reference prices can only price AUD, BTC, CAD, CHF, ETH, EUR, GBP, JPY, NZD, USD',
+    );
 
     const file = ticksFile(dir, 'ticks.csv', [1.1]);
     const ticks = bed.startAgent(bed.server.url, agent.token, dir, ['--ticks', file, '--currency', 'jpy']);
@@ -154,15 +181,24 @@ describe('a paper agent restarted with other flags than its stored account', () 
     await runOnce(agent, dir, ['--seed', '1']);
     const restarted = bed.startAgent(bed.server.url, agent.token, dir, ['--balance', '5000', '--currency', 'EUR']);
     await restarted.connected();
-    const warnings = restarted.lines().filter((l) => l.level === 40).map((l) => l.msg);
+    const warnings = restarted
+      .lines()
+      .filter((l) => l.level === 40)
+      .map((l) => l.msg);
     expect(warnings).toEqual([
-      expect.stringMatching(/^--balance 5000 differs from the stored balance 10000: the stored value is kept .*fresh SIGNALGATE_DATA_DIR/),
+      expect.stringMatching(
+        /^--balance 5000 differs from the stored balance 10000: the stored value is kept .*fresh SIGNALGATE_DATA_DIR/,
+      ),
       expect.stringMatching(/^--currency EUR differs from the stored currency USD: the stored value is kept/),
     ]);
-    expect(restarted.lines().find((l) => l.msg === 'paper account ready')).toMatchObject({ balance: 10000, currency: 'USD', resumed: true });
+    expect(restarted.lines().find((l) => l.msg === 'paper account ready')).toMatchObject({
+      balance: 10000,
+      currency: 'USD',
+      resumed: true,
+    });
   });
 
-  it('takes over an earlier version\'s lock whose pid now belongs to an unrelated process, and still refuses a live agent', async () => {
+  it("takes over an earlier version's lock whose pid now belongs to an unrelated process, and still refuses a live agent", async () => {
     const { agent } = await newAgent();
     const dir = bed.stateDir();
     const decoy = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
@@ -173,7 +209,9 @@ describe('a paper agent restarted with other flags than its stored account', () 
     writeFileSync(lock, String(decoy.pid));
     const first = bed.startAgent(bed.server.url, agent.token, dir);
     expect(await startUp(first)).toBe('connected');
-    expect(first.lines().find((l) => l.msg === 'took over the lock of an agent that is gone')?.reason).toContain(`pid ${decoy.pid}`);
+    expect(first.lines().find((l) => l.msg === 'took over the lock of an agent that is gone')?.reason).toContain(
+      `pid ${decoy.pid}`,
+    );
 
     const second = bed.startAgent(bed.server.url, agent.token, dir);
     expect(await startUp(second)).toBe(1);
@@ -189,14 +227,16 @@ describe('a paper agent restarted with other flags than its stored account', () 
     const broken = bed.startAgent(bed.server.url, agent.token, dir);
     expect(await startUp(broken)).toBe(1);
     expect(broken.stderr).toContain(`signalgate agent: ${account} is damaged (`);
-    expect(broken.stderr).toContain('restore it from a backup, or start a new paper account with a fresh SIGNALGATE_DATA_DIR');
+    expect(broken.stderr).toContain(
+      'restore it from a backup, or start a new paper account with a fresh SIGNALGATE_DATA_DIR',
+    );
   });
 });
 
 describe('the flags of signalgate agent', () => {
   const bed = useAgentTestBed();
 
-  it('exit 2 on every flag error, commander\'s own included', () => {
+  it("exit 2 on every flag error, commander's own included", () => {
     const server = ['--server', 'http://127.0.0.1:9', '--paper', '--token', 'x'];
     const cases: Array<[string[], RegExp]> = [
       [[...server, '--bogus'], /unknown option '--bogus'/],
@@ -229,7 +269,9 @@ describe('the flags of signalgate agent', () => {
     expect((await agent.exited).code).toBe(1);
     const run = { stderr: agent.stderr };
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(run.stderr).toContain("signalgate agent: cannot create the paper account's directory /proc/signalgate/data/agents/");
+    expect(run.stderr).toContain(
+      "signalgate agent: cannot create the paper account's directory /proc/signalgate/data/agents/",
+    );
     expect(run.stderr).toContain('in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
   });
 });

@@ -24,8 +24,14 @@ const position = (ticket: number, sl: number | null): Position => ({
 describe('unprotected positions', () => {
   it('a position with a stop and no stop order at the venue lacks protection; one being moved or without a stop does not', () => {
     const book: VenueBook = {
-      state: { ...createEngineState({ balance: 1000 }), positions: [position(1, 1.09), position(2, 1.09), position(3, null), position(4, 1.09)] },
-      protection: { '2': { revision: 0, orders: [{ id: 'a', symbol: 'EURUSD' }] }, '4': { revision: 0, orders: [], moving: 1 } },
+      state: {
+        ...createEngineState({ balance: 1000 }),
+        positions: [position(1, 1.09), position(2, 1.09), position(3, null), position(4, 1.09)],
+      },
+      protection: {
+        '2': { revision: 0, orders: [{ id: 'a', symbol: 'EURUSD' }] },
+        '4': { revision: 0, orders: [], moving: 1 },
+      },
       orders: {},
     };
     expect(lackingProtection(book).map((p) => p.ticket)).toEqual([1]);
@@ -35,7 +41,10 @@ describe('unprotected positions', () => {
     const watch = new ProtectionWatch('keep', 3);
     expect(watch.refused(1, 'no stops', 0)).toEqual({ do: 'nothing' });
     expect(watch.refused(1, 'no stops', 2000)).toEqual({ do: 'nothing' });
-    expect(watch.refused(1, 'no stops here', 4000)).toMatchObject({ do: 'tell', entry: { reason: 'no stops here', attempts: 3, since: new Date(0).toISOString() } });
+    expect(watch.refused(1, 'no stops here', 4000)).toMatchObject({
+      do: 'tell',
+      entry: { reason: 'no stops here', attempts: 3, since: new Date(0).toISOString() },
+    });
     expect(watch.refused(1, 'no stops', 6000)).toEqual({ do: 'nothing' });
     expect(watch.refused(1, 'no stops', 64_000)).toMatchObject({ do: 'tell', entry: { attempts: 5 } });
   });
@@ -60,7 +69,13 @@ describe('unprotected positions', () => {
   it('the flags: keep after 3 by default; anything else refused naming the flag', () => {
     expect(readUnprotectedRule(undefined, undefined)).toEqual({ ok: true, rule: 'keep', after: 3 });
     expect(readUnprotectedRule('CLOSE', '1')).toEqual({ ok: true, rule: 'close', after: 1 });
-    expect(readUnprotectedRule('flatten', undefined)).toMatchObject({ ok: false, message: expect.stringContaining('--unprotected must be keep or close') });
-    expect(readUnprotectedRule(undefined, '0')).toMatchObject({ ok: false, message: expect.stringContaining('--unprotected-after') });
+    expect(readUnprotectedRule('flatten', undefined)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--unprotected must be keep or close'),
+    });
+    expect(readUnprotectedRule(undefined, '0')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--unprotected-after'),
+    });
   });
 });

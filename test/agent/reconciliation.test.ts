@@ -43,7 +43,15 @@ const pending = (ticket: number, side: 'buy' | 'sell', volume: number, symbol = 
   signalId: `signal-${ticket}`,
 });
 
-const venueOrder = (id: string, clientId: string | null, side: 'buy' | 'sell', volume: number, kind: VenueOrder['kind'] = 'limit', filled = 0, symbol = 'EURUSD'): VenueOrder => ({
+const venueOrder = (
+  id: string,
+  clientId: string | null,
+  side: 'buy' | 'sell',
+  volume: number,
+  kind: VenueOrder['kind'] = 'limit',
+  filled = 0,
+  symbol = 'EURUSD',
+): VenueOrder => ({
   id,
   clientId,
   symbol,
@@ -57,13 +65,27 @@ const venueOrder = (id: string, clientId: string | null, side: 'buy' | 'sell', v
   fills: [],
 });
 
-const venuePos = (side: 'buy' | 'sell', volume: number, id = `EURUSD:${side}`, symbol = 'EURUSD'): VenuePosition => ({ id, symbol, side, volume, price: 1.1, protection: [] });
+const venuePos = (side: 'buy' | 'sell', volume: number, id = `EURUSD:${side}`, symbol = 'EURUSD'): VenuePosition => ({
+  id,
+  symbol,
+  side,
+  volume,
+  price: 1.1,
+  protection: [],
+});
 
 /** A book holding `positions` (each protected by a stop `s<ticket>` and target `t<ticket>`) and `orders` (venue order `e<ticket>`). */
 function bookOf(positions: Position[], orders: PendingOrder[] = []): VenueBook {
   const state = { ...createEngineState({ balance: 10_000 }), positions, orders, nextTicket: 100 };
   const protection: VenueBook['protection'] = {};
-  for (const p of positions) protection[String(p.ticket)] = { revision: 0, orders: [{ id: `s${p.ticket}`, symbol: p.symbol }, { id: `t${p.ticket}`, symbol: p.symbol }] };
+  for (const p of positions)
+    protection[String(p.ticket)] = {
+      revision: 0,
+      orders: [
+        { id: `s${p.ticket}`, symbol: p.symbol },
+        { id: `t${p.ticket}`, symbol: p.symbol },
+      ],
+    };
   const refs: VenueBook['orders'] = {};
   for (const o of orders) refs[String(o.ticket)] = { id: `e${o.ticket}`, symbol: o.symbol };
   return { state, protection, orders: refs, positions: {} };
@@ -74,7 +96,10 @@ function protectionAtVenue(book: VenueBook): VenueOrder[] {
   return book.state.positions.flatMap((p) => {
     const exit = p.side === 'buy' ? 'sell' : 'buy';
     const base = clientOrderId(p.signalId!, `p${p.ticket}r0`);
-    return [venueOrder(`s${p.ticket}`, `${base}s`, exit, p.volume, 'stop_loss'), venueOrder(`t${p.ticket}`, `${base}t1`, exit, p.volume, 'take_profit')];
+    return [
+      venueOrder(`s${p.ticket}`, `${base}s`, exit, p.volume, 'stop_loss'),
+      venueOrder(`t${p.ticket}`, `${base}t1`, exit, p.volume, 'take_profit'),
+    ];
   });
 }
 
@@ -101,7 +126,7 @@ describe('reconcile', () => {
     expect(done.cancel).toEqual([]);
   });
 
-  it('two positions on one side, the venue holding the first one\'s lots: the newest leaves the book', () => {
+  it("two positions on one side, the venue holding the first one's lots: the newest leaves the book", () => {
     const book = bookOf([position(1, 'buy', 0.1), position(2, 'buy', 0.05)]);
     const done = reconcile(book, { positions: [venuePos('buy', 0.1)], orders: protectionAtVenue(book) });
     expect(done.book.state.positions.map((p) => p.ticket)).toEqual([1]);
@@ -143,18 +168,24 @@ describe('reconcile', () => {
     ]);
   });
 
-  it('an earlier revision of a position\'s stop left standing by a move is cancelled', () => {
+  it("an earlier revision of a position's stop left standing by a move is cancelled", () => {
     const book = bookOf([position(1, 'buy', 0.1)]);
     book.protection['1'] = { revision: 2, orders: [{ id: 's1', symbol: 'EURUSD' }] };
     const old = venueOrder('old', `${clientOrderId('signal-1', 'p1r1')}s`, 'sell', 0.1, 'stop_loss');
-    const done = reconcile(book, { positions: [venuePos('buy', 0.1)], orders: [venueOrder('s1', null, 'sell', 0.1, 'stop_loss'), old] });
+    const done = reconcile(book, {
+      positions: [venuePos('buy', 0.1)],
+      orders: [venueOrder('s1', null, 'sell', 0.1, 'stop_loss'), old],
+    });
     expect(done.cancel.map((o) => o.id)).toEqual(['old']);
     expect(done.notManaged).toEqual([]);
   });
 
   it('a pending entry filled in part and still open is reported', () => {
     const book = bookOf([], [pending(5, 'buy', 0.2)]);
-    const done = reconcile(book, { positions: [], orders: [venueOrder('e5', clientOrderId('signal-5', 'o'), 'buy', 0.2, 'limit', 0.05)] });
+    const done = reconcile(book, {
+      positions: [],
+      orders: [venueOrder('e5', clientOrderId('signal-5', 'o'), 'buy', 0.2, 'limit', 0.05)],
+    });
     expect(done.partlyFilled).toEqual({ '5': 0.05 });
     expect(done.book.state.orders).toHaveLength(1);
     expect(done.findings.map((f) => f.level)).toContain('warn');
@@ -167,7 +198,7 @@ describe('reconcile', () => {
     expect(done.book.state.positions).toHaveLength(1);
   });
 
-  it('a venue that cannot list positions leaves the book\'s positions alone', () => {
+  it("a venue that cannot list positions leaves the book's positions alone", () => {
     const book = bookOf([position(1, 'buy', 0.1)]);
     const done = reconcile(book, { positions: null, orders: [] });
     expect(done.book.state.positions).toHaveLength(1);
@@ -175,7 +206,7 @@ describe('reconcile', () => {
     expect(done.reprotect).toEqual([]);
   });
 
-  it('positions named by the venue\'s ids: one gone of two on the same side leaves, the other stays', () => {
+  it("positions named by the venue's ids: one gone of two on the same side leaves, the other stays", () => {
     const book = bookOf([position(1, 'buy', 0.1), position(2, 'buy', 0.1)]);
     book.positions = { '1': 'P1', '2': 'P2' };
     const done = reconcile(book, { positions: [venuePos('buy', 0.1, 'P2')], orders: protectionAtVenue(book) });
@@ -202,26 +233,42 @@ describe('reconcile', () => {
           // Netted by symbol and side, as a one-way venue would list them.
           const netted = new Map<string, number>();
           for (const [s, v, sym] of venuePositions) netted.set(`${sym}:${s}`, (netted.get(`${sym}:${s}`) ?? 0) + v);
-          const held: VenuePosition[] = [...netted].map(([key, v]) => venuePos(key.split(':')[1] as 'buy' | 'sell', Math.round(v * 100) / 100, key, key.split(':')[0]));
+          const held: VenuePosition[] = [...netted].map(([key, v]) =>
+            venuePos(key.split(':')[1] as 'buy' | 'sell', Math.round(v * 100) / 100, key, key.split(':')[0]),
+          );
           const open: VenueOrder[] = [
             ...(keepProtection ? protectionAtVenue(book) : []),
-            ...orders.filter((_, i) => i % 2 === 0).map((o) => venueOrder(`e${o.ticket}`, clientOrderId(o.signalId!, 'o'), o.side, o.volume)),
-            ...strangers.map(([s, v, sym, step], i) => venueOrder(`x${i}`, clientOrderId(`stranger-${i}`, step), s, v, 'limit', 0, sym)),
+            ...orders
+              .filter((_, i) => i % 2 === 0)
+              .map((o) => venueOrder(`e${o.ticket}`, clientOrderId(o.signalId!, 'o'), o.side, o.volume)),
+            ...strangers.map(([s, v, sym, step], i) =>
+              venueOrder(`x${i}`, clientOrderId(`stranger-${i}`, step), s, v, 'limit', 0, sym),
+            ),
           ];
           const holdings: VenueHoldings = { positions: held, orders: open };
           const done = reconcile(book, holdings);
           // Every venue position's lots: the book's on that symbol and side, plus what is not managed.
           for (const p of held) {
-            const inBook = done.book.state.positions.filter((q) => q.symbol === p.symbol && q.side === p.side).reduce((sum, q) => sum + q.volume, 0);
-            const unmanaged = done.notManaged.filter((n) => n.kind === 'position' && n.symbol === p.symbol && n.side === p.side).reduce((sum, n) => sum + n.volume, 0);
+            const inBook = done.book.state.positions
+              .filter((q) => q.symbol === p.symbol && q.side === p.side)
+              .reduce((sum, q) => sum + q.volume, 0);
+            const unmanaged = done.notManaged
+              .filter((n) => n.kind === 'position' && n.symbol === p.symbol && n.side === p.side)
+              .reduce((sum, n) => sum + n.volume, 0);
             expect(inBook + unmanaged).toBeCloseTo(p.volume, 8);
           }
           // The book holds nothing the venue does not.
           for (const q of done.book.state.positions) expect(netted.has(`${q.symbol}:${q.side}`)).toBe(true);
           // Every open order: known to the book, to be cancelled, or not managed.
-          const known = new Set([...Object.values(done.book.orders).map((o) => o.id), ...Object.values(done.book.protection).flatMap((h) => h.orders.map((o) => o.id))]);
+          const known = new Set([
+            ...Object.values(done.book.orders).map((o) => o.id),
+            ...Object.values(done.book.protection).flatMap((h) => h.orders.map((o) => o.id)),
+          ]);
           for (const o of open) {
-            const accounted = known.has(o.id) || done.cancel.some((c) => c.id === o.id) || done.notManaged.some((n) => n.kind === 'order' && n.id === o.id);
+            const accounted =
+              known.has(o.id) ||
+              done.cancel.some((c) => c.id === o.id) ||
+              done.notManaged.some((n) => n.kind === 'order' && n.id === o.id);
             expect(accounted, `order ${o.id} (${o.clientId}) dropped in silence`).toBe(true);
           }
           // Nothing cancelled is still in the book.

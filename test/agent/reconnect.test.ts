@@ -15,7 +15,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-
 async function admin(url: string, method: string, urlPath: string, body?: unknown) {
   const res = await fetch(url + urlPath, {
     method,
@@ -29,7 +28,11 @@ describe('an agent whose server goes away', () => {
   it('reconnects when the server is back, and executes what was accepted meanwhile', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-reconnect-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const env: Record<string, string> = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, PORT: String(await freePort()) };
+    const env: Record<string, string> = {
+      SIGNALGATE_DATA_DIR: dataDir,
+      SIGNALGATE_ADMIN_TOKEN: ADMIN,
+      PORT: String(await freePort()),
+    };
     if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
       const pg = await freshPostgresSchema('reconnect');
       cleanups.push(() => pg.drop());
@@ -62,10 +65,17 @@ describe('an agent whose server goes away', () => {
     await agentProcess.waitForLog((l) => l.msg === 'disconnected; reconnecting', 'the disconnect');
 
     const second = await serve();
-    const accepted = await fetch(`${second.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
+    const accepted = await fetch(`${second.url}/api/inbound/${source.authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'EURUSD,buy',
+    });
     expect(accepted.status).toBe(202);
     const { id } = (await accepted.json()) as { id: string };
-    await agentProcess.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the signal after reconnecting');
+    await agentProcess.waitForLog(
+      (l) => l.msg === 'signal handled' && l.signalId === id,
+      'the signal after reconnecting',
+    );
     expect(agentProcess.lines().filter((l) => l.msg === 'connected').length).toBeGreaterThanOrEqual(2);
     const delivery = async () => (await admin(second.url, 'GET', `/api/admin/signals/${id}`)).deliveries[0];
     await waitUntil(async () => (await delivery()).status === 'executed', 'the ack');

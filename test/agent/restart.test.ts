@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, settledDeliveriesOf, sourceFor, type TestAgent, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  settledDeliveriesOf,
+  sourceFor,
+  type TestAgent,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
@@ -18,7 +26,8 @@ describe('an agent killed between executing a signal and its acknowledgement', (
   });
   afterAll(() => proxy.close());
 
-  const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) => bed.startAgent(url, agent.token, dir, ['--seed', '3', ...args]);
+  const start = (url: string, agent: TestAgent, dir: string, args: string[] = []) =>
+    bed.startAgent(url, agent.token, dir, ['--seed', '3', ...args]);
 
   /** Runs an agent through the proxy until it executed `text`, then kills it while its ack is refused. */
   async function executeThenKill(text: string) {
@@ -31,7 +40,10 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     const first = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
     await first.connected('long-poll');
     const id = await postSignal(server.url, source.authKey, text);
-    const handled = await first.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the signal executed');
+    const handled = await first.waitForLog(
+      (l) => l.msg === 'signal handled' && l.signalId === id,
+      'the signal executed',
+    );
     // Logged once the outcome is on disk and the ack has failed.
     await first.waitForLog((l) => l.msg === 'ack not delivered yet; retrying' && l.signalId === id, 'a refused ack');
     await first.kill();
@@ -41,11 +53,14 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     return { agent, dir, id, handled, authKey: source.authKey, sourceId: source.id };
   }
 
-  it('hands the signal out again: an agent without the first one\'s disk executes it', async () => {
+  it("hands the signal out again: an agent without the first one's disk executes it", async () => {
     const { server } = bed;
     const { agent, id } = await executeThenKill('EURUSD,buy,vol=0.1');
     const second = start(server.url, agent, bed.stateDir());
-    const handled = await second.waitForLog((l) => l.msg === 'signal handled' && l.signalId === id, 'the redelivered signal executed');
+    const handled = await second.waitForLog(
+      (l) => l.msg === 'signal handled' && l.signalId === id,
+      'the redelivered signal executed',
+    );
     expect(handled.status).toBe('executed');
     const [delivery] = await settledDeliveriesOf(server, id, 'the ack');
     expect(delivery.status).toBe('executed');
@@ -60,8 +75,14 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     proxy.refuseAcks = true;
     const restartedAt = new Date().toISOString();
     const restarted = start(proxy.url, agent, dir, ['--transport', 'long-poll']);
-    await restarted.waitForLog((l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1, 'the stored account');
-    await restarted.waitForLog((l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id, 'the redelivery');
+    await restarted.waitForLog(
+      (l) => l.msg === 'paper account ready' && l.resumed === true && l.executed === 1,
+      'the stored account',
+    );
+    await restarted.waitForLog(
+      (l) => l.msg === 'signal already executed; acknowledging it again' && l.signalId === id,
+      'the redelivery',
+    );
     proxy.refuseAcks = false;
     const [delivery] = await settledDeliveriesOf(server, id, 'the ack of the stored outcome');
     expect(delivery).toMatchObject({ status: 'executed', message: handled.message });
@@ -70,14 +91,19 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     // state published since the restart, read once: the first process may have published too).
     let published: any = null;
     await waitUntil(
-      async () => ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.updatedAt ?? '') >= restartedAt && published.positions.length > 0,
+      async () =>
+        ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.updatedAt ?? '') >=
+          restartedAt && published.positions.length > 0,
       'the state published by the restarted agent',
     );
     expect(published.positions.map((p: { comment: string }) => p.comment)).toEqual(['once']);
 
     // And the next signal is executed as usual on the same account.
     const next = await postSignal(server.url, authKey, 'EURUSD,closebuy');
-    const closed = await restarted.waitForLog((l) => l.msg === 'signal handled' && l.signalId === next, 'the next signal');
+    const closed = await restarted.waitForLog(
+      (l) => l.msg === 'signal handled' && l.signalId === next,
+      'the next signal',
+    );
     expect(closed).toMatchObject({ status: 'executed', message: expect.stringMatching(/^closed position 1:/) });
   });
 
@@ -87,11 +113,16 @@ describe('an agent killed between executing a signal and its acknowledgement', (
     // Expired while the agent is down: its source's age lowered to 2 s now, which applies to the
     // unacknowledged delivery (a 2 s age from the start could run out before the first agent
     // even took the signal on a loaded machine).
-    expect((await server.admin('PATCH', `/api/admin/sources/${sourceId}`, { maxSignalAgeSeconds: 2 })).status).toBe(200);
+    expect((await server.admin('PATCH', `/api/admin/sources/${sourceId}`, { maxSignalAgeSeconds: 2 })).status).toBe(
+      200,
+    );
     const [{ expiresAt }] = await deliveriesOf(server, id);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
     const restarted = start(server.url, agent, dir);
-    await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the ack of the stored outcome');
+    await waitUntil(
+      async () => (await deliveriesOf(server, id))[0].status === 'executed',
+      'the ack of the stored outcome',
+    );
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'executed', message: handled.message });
     expect(restarted.handled()).toEqual([]);
   });

@@ -54,7 +54,9 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
 
   /** A plain HTTP server that answers every request with `status`, as a web server that is not signalgate would. */
   async function answering(status: number): Promise<string> {
-    const s = http.createServer((_req, res) => res.writeHead(status, { 'content-type': 'text/html' }).end(`<h1>${status}</h1>`));
+    const s = http.createServer((_req, res) =>
+      res.writeHead(status, { 'content-type': 'text/html' }).end(`<h1>${status}</h1>`),
+    );
     plain.push(s);
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
@@ -69,7 +71,9 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
     expect(refused.stdout).not.toContain('unreachable');
     expect(readdirSync(state)).toEqual([]);
 
-    const trusting = AgentProcess.startVenue(server.url, token, state, ['--paper'], { NODE_EXTRA_CA_CERTS: certificate.certFile });
+    const trusting = AgentProcess.startVenue(server.url, token, state, ['--paper'], {
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+    });
     try {
       await trusting.connected('websocket');
     } finally {
@@ -90,23 +94,32 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
   });
 
   it('a wrong token: exit 2, saying the server refused it', async () => {
-    const refused = AgentProcess.startVenue(server.url, 'sga_not-this-one', stateDir(), ['--paper'], { NODE_EXTRA_CA_CERTS: certificate.certFile });
+    const refused = AgentProcess.startVenue(server.url, 'sga_not-this-one', stateDir(), ['--paper'], {
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+    });
     expect((await refused.exited).code).toBe(2);
-    expect(refused.stderr).toContain('the server refused the agent token (401); check the token given in SIGNALGATE_AGENT_TOKEN, --token-file or --token');
+    expect(refused.stderr).toContain(
+      'the server refused the agent token (401); check the token given in SIGNALGATE_AGENT_TOKEN, --token-file or --token',
+    );
   });
 
   it('a server that is not signalgate (404 to everything): exit 2, saying to check --server', async () => {
     const url = await answering(404);
     const refused = AgentProcess.start(url, token, stateDir());
     expect((await refused.exited).code).toBe(2);
-    expect(refused.stderr).toContain(`${url}/api/agent answered 404, so ${url}/ is not a signalgate server; check --server`);
+    expect(refused.stderr).toContain(
+      `${url}/api/agent answered 404, so ${url}/ is not a signalgate server; check --server`,
+    );
   });
 
   it('a server that fails (503) is an outage: the agent retries and keeps running', async () => {
     const url = await answering(503);
     const waiting = AgentProcess.start(url, token, stateDir());
     try {
-      await waiting.waitForLog((l) => l.msg === 'the server could not check the agent token yet; retrying', 'the retry warning');
+      await waiting.waitForLog(
+        (l) => l.msg === 'the server could not check the agent token yet; retrying',
+        'the retry warning',
+      );
       // Still retrying a while later: nothing told it to stop.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(waiting.child.exitCode).toBeNull();

@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 
@@ -10,7 +16,12 @@ const STANDBY = 'another process is connected with this agent token; waiting';
 
 /** The comments of the open positions in an agent's paper account on disk (none before its first write). */
 function journalComments(dataDir: string, token: string): string[] {
-  const file = path.join(dataDir, 'agents', `agent-${createHash('sha256').update(token).digest('hex').slice(0, 16)}`, 'paper-account.json');
+  const file = path.join(
+    dataDir,
+    'agents',
+    `agent-${createHash('sha256').update(token).digest('hex').slice(0, 16)}`,
+    'paper-account.json',
+  );
   if (!existsSync(file)) return [];
   const book = JSON.parse(readFileSync(file, 'utf8')) as { engine: { positions: Array<{ comment?: string }> } };
   return book.engine.positions.map((p) => p.comment ?? '');
@@ -38,8 +49,13 @@ describe('two agent processes sharing one token', () => {
     await second.waitForLog((l) => l.msg === STANDBY, 'the second process to stand by');
 
     const ids: string[] = [];
-    for (let i = 1; i <= 4; i += 1) ids.push(await postSignal(server.url, source.authKey, `EURUSD,buy,vol=0.1,comment=s${i}`));
-    await waitUntil(async () => (await Promise.all(ids.map((id) => deliveriesOf(server, id)))).every(([d]) => d.status === 'executed'), 'every signal executed');
+    for (let i = 1; i <= 4; i += 1)
+      ids.push(await postSignal(server.url, source.authKey, `EURUSD,buy,vol=0.1,comment=s${i}`));
+    await waitUntil(
+      async () =>
+        (await Promise.all(ids.map((id) => deliveriesOf(server, id)))).every(([d]) => d.status === 'executed'),
+      'every signal executed',
+    );
     // Long enough for the standby to retry several times and to pass its 5 s publishing tick.
     await new Promise((resolve) => setTimeout(resolve, 6_000));
 
@@ -48,21 +64,35 @@ describe('two agent processes sharing one token', () => {
     expect(journalComments(dirA, agent.token)).toEqual(['s1', 's2', 's3', 's4']);
     expect(journalComments(dirB, agent.token)).toEqual([]);
     // Neither fell back to long-poll, the standby never connected, and it said so once.
-    for (const p of [first, second]) expect(p.lines().some((l) => l.msg === 'WebSocket unavailable; falling back to long-poll')).toBe(false);
+    for (const p of [first, second])
+      expect(p.lines().some((l) => l.msg === 'WebSocket unavailable; falling back to long-poll')).toBe(false);
     expect(second.lines().filter((l) => l.msg === 'connected')).toEqual([]);
     expect(second.lines().filter((l) => l.msg === STANDBY)).toHaveLength(1);
     // The dashboard shows the account that executed them, not the standby's empty one. Published
     // after each ack, so waited for (one read each): the sleep above is for what must not happen.
     let published: any = null;
-    await waitUntil(async () => ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.positions?.length ?? 0) >= 4, 'the four positions published');
+    await waitUntil(
+      async () =>
+        ((published = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state)?.positions?.length ??
+          0) >= 4,
+      'the four positions published',
+    );
     expect(published.positions.map((p: { comment: string }) => p.comment)).toEqual(['s1', 's2', 's3', 's4']);
 
     expect((await first.stop()).code).toBe(0);
     await second.connected('websocket');
-    expect(second.lines().some((l) => l.msg === 'the other connection with this agent token ended; taking over')).toBe(true);
+    expect(second.lines().some((l) => l.msg === 'the other connection with this agent token ended; taking over')).toBe(
+      true,
+    );
     const later = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1,comment=s5');
-    await second.waitForLog((l) => l.msg === 'signal handled' && l.signalId === later, 'the standby to execute the next signal');
-    await waitUntil(async () => (await deliveriesOf(server, later))[0].status === 'executed', 'the next signal acknowledged');
+    await second.waitForLog(
+      (l) => l.msg === 'signal handled' && l.signalId === later,
+      'the standby to execute the next signal',
+    );
+    await waitUntil(
+      async () => (await deliveriesOf(server, later))[0].status === 'executed',
+      'the next signal acknowledged',
+    );
 
     expect(handledIds(first)).toEqual(ids);
     expect(handledIds(second)).toEqual([later]);
@@ -78,7 +108,12 @@ describe('two agent processes sharing one token', () => {
 
     const first = bed.startAgent(server.url, agent.token, bed.stateDir(), ['--seed', '3']);
     await first.connected('websocket');
-    const polling = bed.startAgent(server.url, agent.token, bed.stateDir(), ['--seed', '3', '--transport', 'long-poll']);
+    const polling = bed.startAgent(server.url, agent.token, bed.stateDir(), [
+      '--seed',
+      '3',
+      '--transport',
+      'long-poll',
+    ]);
     await polling.waitForLog((l) => l.msg === STANDBY, 'the long-polling process to stand by');
     const id = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1,comment=once');
     await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the signal executed');

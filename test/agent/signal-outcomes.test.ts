@@ -30,12 +30,19 @@ describe('what became of a signal', () => {
   });
 
   const post = async (authKey: string, body: string) => {
-    const res = await fetch(`${server.url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    const res = await fetch(`${server.url}/api/inbound/${authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
 
   it('shows executed, rejected and expired deliveries on the record, the list and its filters, and warns of each expiry', async () => {
-    const { accountId, agents: [paper, late] } = await accountWithAgents(server, ['paper', 'late']);
+    const {
+      accountId,
+      agents: [paper, late],
+    } = await accountWithAgents(server, ['paper', 'late']);
     // A long age while the paper agent takes its signals (a 2 s age could run out before the push
     // reaches it on a loaded machine), lowered to 2 s once it has acknowledged them: that applies
     // to the deliveries not yet acknowledged, the late agent's.
@@ -52,25 +59,41 @@ describe('what became of a signal', () => {
     expect(refused.body.agents).toBe(2);
     await running.waitForHandled(2);
     const record = async (id: string) => (await server.admin('GET', `/api/admin/signals/${id}`)).body;
-    const ackedBy = async (id: string) => (await record(id)).deliveries.find((d: { agentId: string }) => d.agentId === paper!.id).status;
-    await waitUntil(async () => (await ackedBy(bought.body.id)) === 'executed' && (await ackedBy(refused.body.id)) === 'rejected', 'the acks of the paper agent');
-    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 2 })).status).toBe(200);
+    const ackedBy = async (id: string) =>
+      (await record(id)).deliveries.find((d: { agentId: string }) => d.agentId === paper!.id).status;
+    await waitUntil(
+      async () => (await ackedBy(bought.body.id)) === 'executed' && (await ackedBy(refused.body.id)) === 'rejected',
+      'the acks of the paper agent',
+    );
+    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 2 })).status).toBe(
+      200,
+    );
     // The second agent comes up after the signals' deadline: both expire (by the sweep, or as it asks).
-    const lastDeadline = Math.max(...(await Promise.all([bought, refused].map(async (signal) => Date.parse((await record(signal.body.id)).receivedAt) + 2000))));
+    const lastDeadline = Math.max(
+      ...(await Promise.all(
+        [bought, refused].map(async (signal) => Date.parse((await record(signal.body.id)).receivedAt) + 2000),
+      )),
+    );
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastDeadline - Date.now()) + 200));
     const lateAgent = AgentProcess.start(server.url, late!.token, dir(), ['--ticks', ticks]);
     agents.push(lateAgent);
     await lateAgent.connected();
     // One read per signal: both outcomes final (nothing queued or handed out) in the same answer.
     const settled = (outcome: Record<string, number>) => !outcome.queued && !outcome.delivered;
-    await waitUntil(async () => settled((await record(bought.body.id)).outcome) && settled((await record(refused.body.id)).outcome), 'the outcomes');
+    await waitUntil(
+      async () => settled((await record(bought.body.id)).outcome) && settled((await record(refused.body.id)).outcome),
+      'the outcomes',
+    );
 
     const buy = await record(bought.body.id);
     // Accepted at the door; what the agents did is its outcome.
     expect(buy.status).toBe('accepted');
     expect(buy.outcome).toEqual({ executed: 1, expired: 1 });
     const byAgent = Object.fromEntries(buy.deliveries.map((d: any) => [d.agentId, d]));
-    expect(byAgent[paper!.id]).toMatchObject({ status: 'executed', message: expect.stringContaining('opened buy 0.1 EURUSD') });
+    expect(byAgent[paper!.id]).toMatchObject({
+      status: 'executed',
+      message: expect.stringContaining('opened buy 0.1 EURUSD'),
+    });
     // Handed out at least once (again if the agent asked before its ack was recorded).
     expect(byAgent[paper!.id].attempts).toBeGreaterThanOrEqual(1);
     expect(byAgent[paper!.id].ackedAt).toEqual(expect.any(String));
@@ -118,8 +141,15 @@ describe('what became of a signal', () => {
     const source = await sourceFor(server, accountId);
     const lonely = await post(source.authKey, 'EURUSD,buy');
     expect(lonely).toMatchObject({ status: 202, body: { status: 'queued', agents: 0 } });
-    expect((await server.admin('GET', `/api/admin/signals/${lonely.body.id}`)).body).toMatchObject({ status: 'accepted', outcome: {}, deliveries: [] });
-    await waitUntil(() => server.logLines().some((l) => l.signalId === lonely.body.id && l.level === 40), 'the warning');
+    expect((await server.admin('GET', `/api/admin/signals/${lonely.body.id}`)).body).toMatchObject({
+      status: 'accepted',
+      outcome: {},
+      deliveries: [],
+    });
+    await waitUntil(
+      () => server.logLines().some((l) => l.signalId === lonely.body.id && l.level === 40),
+      'the warning',
+    );
     expect(server.logLines().find((l) => l.signalId === lonely.body.id && l.level === 40)).toMatchObject({
       sourceId: source.id,
       msg: expect.stringContaining('no agent'),
@@ -127,10 +157,19 @@ describe('what became of a signal', () => {
   });
 
   it('answers a repeated alert within the source duplicate window as the first, charging and delivering it once', async () => {
-    const { accountId, agents: [paper] } = await accountWithAgents(server, ['paper'], 10);
-    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'TV', duplicateWindowSeconds: 60 });
+    const {
+      accountId,
+      agents: [paper],
+    } = await accountWithAgents(server, ['paper'], 10);
+    const made = await server.admin('POST', '/api/admin/sources', {
+      accountId,
+      name: 'TV',
+      duplicateWindowSeconds: 60,
+    });
     expect(made.body.duplicateWindowSeconds).toBe(60);
-    const refusedWindow = await server.admin('PATCH', `/api/admin/sources/${made.body.id}`, { duplicateWindowSeconds: 3601 });
+    const refusedWindow = await server.admin('PATCH', `/api/admin/sources/${made.body.id}`, {
+      duplicateWindowSeconds: 3601,
+    });
     expect(refusedWindow.status).toBe(422);
     expect(refusedWindow.body).toMatchObject({ param: 'duplicateWindowSeconds' });
     const ticks = path.join(dir(), 'ticks.csv');
@@ -139,7 +178,10 @@ describe('what became of a signal', () => {
     agents.push(running);
     await running.connected();
 
-    const [first, second] = await Promise.all([post(made.body.authKey, 'EURUSD,buy,vol=0.1'), post(made.body.authKey, 'EURUSD,buy,vol=0.1')]);
+    const [first, second] = await Promise.all([
+      post(made.body.authKey, 'EURUSD,buy,vol=0.1'),
+      post(made.body.authKey, 'EURUSD,buy,vol=0.1'),
+    ]);
     expect(first.status).toBe(202);
     expect(second).toEqual(first);
     await running.waitForHandled(1);
@@ -148,7 +190,10 @@ describe('what became of a signal', () => {
     const duplicate = log.find((s: any) => s.status === 'duplicate');
     expect(duplicate).toMatchObject({ duplicateOf: first.body.id, httpStatus: 202, quota: null, outcome: null });
     expect((await server.admin('GET', `/api/admin/accounts/${accountId}/usage`)).body.used).toBe(1);
-    await waitUntil(() => server.logLines().some((l) => l.signalId === duplicate.id && l.duplicateOf === first.body.id), 'the duplicate line');
+    await waitUntil(
+      () => server.logLines().some((l) => l.signalId === duplicate.id && l.duplicateOf === first.body.id),
+      'the duplicate line',
+    );
     // Executed once: a signal accepted after the repeat is handled next, so a delivery of the
     // repeat, which would come before it in the agent's queue, would have been handled by then.
     const after = await post(made.body.authKey, 'EURUSD,closebuy');

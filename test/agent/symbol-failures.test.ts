@@ -10,7 +10,9 @@ describe('failing symbols of a management pass', () => {
     expect(failures.failed('GBPUSD', 'no quote within 5 s', t0 + 4000)).toBe(true);
     expect(failures.failed('GBPUSD', 'no quote within 5 s', t0 + 63_999)).toBe(false);
     expect(failures.failed('GBPUSD', 'no quote within 5 s', t0 + 64_000)).toBe(true);
-    expect(failures.list()).toEqual([{ symbol: 'GBPUSD', error: 'no quote within 5 s', since: '2026-12-02T01:00:00.000Z', failures: 5 }]);
+    expect(failures.list()).toEqual([
+      { symbol: 'GBPUSD', error: 'no quote within 5 s', since: '2026-12-02T01:00:00.000Z', failures: 5 },
+    ]);
     expect(failures.succeeded('EURUSD')).toBeNull();
     expect(failures.succeeded('GBPUSD')).toMatchObject({ failures: 5 });
     expect(failures.list()).toEqual([]);

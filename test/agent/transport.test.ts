@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { accountWithAgents, deliveriesOf, postSignal, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
 import { HttpOnlyProxy } from './support/http-only-proxy.js';
 
@@ -16,7 +22,10 @@ describe('how the agent reaches the server', () => {
       await agentProcess.connected('long-poll');
       expect(agentProcess.lines().some((l) => l.msg === 'WebSocket unavailable; falling back to long-poll')).toBe(true);
       const id = await postSignal(server.url, source.authKey, 'EURUSD,buy');
-      await waitUntil(async () => (await deliveriesOf(server, id))[0].status === 'executed', 'the signal executed over long-poll');
+      await waitUntil(
+        async () => (await deliveriesOf(server, id))[0].status === 'executed',
+        'the signal executed over long-poll',
+      );
     } finally {
       // Killed here, not by the test bed after the test, so it is gone before its proxy closes.
       await agentProcess.kill();

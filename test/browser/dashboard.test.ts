@@ -30,7 +30,10 @@ describe('the dashboard in a browser', () => {
 
   const shot = async (name: string, size = DESKTOP) => {
     await page.setViewportSize(size);
-    await page.screenshot({ path: path.join(IMAGES, `dashboard-${name}-${size === PHONE ? 'phone' : 'desktop'}.png`), fullPage: size === PHONE });
+    await page.screenshot({
+      path: path.join(IMAGES, `dashboard-${name}-${size === PHONE ? 'phone' : 'desktop'}.png`),
+      fullPage: size === PHONE,
+    });
     await page.setViewportSize(DESKTOP);
   };
   const go = async (view: string) => {
@@ -101,7 +104,9 @@ describe('the dashboard in a browser', () => {
     const card = page.getByRole('article').filter({ hasText: 'TradingView' });
     const key = url.split('/').pop()!;
     expect(await card.locator('.key-hint').textContent()).toContain(`${key.slice(0, 4)}…`);
-    expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toBe('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    expect(await card.getByLabel('TradingView alert message', { exact: true }).inputValue()).toBe(
+      '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40',
+    );
     inboundPath = new URL(url).pathname;
     await page.reload();
     await page.getByRole('article').filter({ hasText: 'TradingView' }).waitFor();
@@ -128,14 +133,17 @@ describe('the dashboard in a browser', () => {
     expect(await row.locator('pre').nth(1).textContent()).toMatch(/"sl": {\s*"type": "pips",\s*"value": 20/);
     // Opened before the agent answered? Opening again reads the entry anew.
     await expect
-      .poll(async () => {
-        const text = (await row.locator('table').textContent()) ?? '';
-        if (!text.includes('executed')) {
-          await row.locator('summary').click();
-          await row.locator('summary').click();
-        }
-        return text;
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          const text = (await row.locator('table').textContent()) ?? '';
+          if (!text.includes('executed')) {
+            await row.locator('summary').click();
+            await row.locator('summary').click();
+          }
+          return text;
+        },
+        { timeout: 30_000 },
+      )
       .toMatch(/executed.*opened buy 0\.1 EURUSD/);
   });
 
@@ -143,10 +151,12 @@ describe('the dashboard in a browser', () => {
     const refused = await post(inboundPath, 'EURUSD,buy,vol=0.1,sl_pip=20');
     expect(refused.status).toBe(422);
     const id = ((await refused.json()) as { signalId?: string; id?: string }).signalId;
-    const row = id ? page.locator(`[data-signal="${id}"]`) : page.locator('details.signal').filter({ hasText: 'UNKNOWN_PARAMETER' });
+    const row = id
+      ? page.locator(`[data-signal="${id}"]`)
+      : page.locator('details.signal').filter({ hasText: 'UNKNOWN_PARAMETER' });
     await row.first().waitFor({ timeout: 30_000 });
     await row.first().locator('summary').click();
-    await row.first().getByText("did you mean sl_pips").waitFor();
+    await row.first().getByText('did you mean sl_pips').waitFor();
     await shot('signals');
     await shot('signals', PHONE);
   });
@@ -196,10 +206,14 @@ describe('the dashboard in a browser', () => {
     const card = page.getByRole('article').filter({ hasText: 'paper' });
     await card.getByRole('button', { name: 'Rotate token' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate token' }).click();
-    const fresh = await page.getByRole('region', { name: /^New token for paper/ }).getByLabel('Token', { exact: true }).inputValue();
+    const fresh = await page
+      .getByRole('region', { name: /^New token for paper/ })
+      .getByLabel('Token', { exact: true })
+      .inputValue();
     expect(fresh).toMatch(/^sga_/);
     expect(fresh).not.toBe(agentToken);
-    const poll = (token: string) => fetch(`${bed.server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${token}` } });
+    const poll = (token: string) =>
+      fetch(`${bed.server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${token}` } });
     expect((await poll(agentToken)).status).toBe(401);
     expect((await poll(fresh)).status).not.toBe(401);
   });
@@ -212,7 +226,7 @@ describe('the dashboard in a browser', () => {
     await shot('accounts');
   });
 
-  it("judges a signal as the inbound endpoint does, with the did-you-mean, and stores nothing", async () => {
+  it('judges a signal as the inbound endpoint does, with the did-you-mean, and stores nothing', async () => {
     await go('checker');
     await page.getByLabel('Signal', { exact: true }).fill('EURUSD,buy,vol=0.1,sl_pip=20');
     await page.getByText("unknown parameter 'sl_pip'; did you mean sl_pips?").waitFor();
@@ -224,12 +238,22 @@ describe('the dashboard in a browser', () => {
 
   it('checks a TradingView alert message, placeholders and all: what each becomes, and a warning about strategy.order.action', async () => {
     await go('checker');
-    await page.getByLabel('Signal', { exact: true }).fill('{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
-    await page.getByRole('list', { name: 'Placeholders' }).getByText(/becomes BTCUSDT/).waitFor();
-    await page.getByRole('alert').filter({ hasText: /Warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy/ }).waitFor();
+    await page
+      .getByLabel('Signal', { exact: true })
+      .fill('{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    await page
+      .getByRole('list', { name: 'Placeholders' })
+      .getByText(/becomes BTCUSDT/)
+      .waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /Warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy/ })
+      .waitFor();
     expect(await page.getByText('malformed JSON').count()).toBe(0);
     // The message the sources page hands out: valid as long, short and flat, without a warning.
-    await page.getByLabel('Signal', { exact: true }).fill('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
+    await page
+      .getByLabel('Signal', { exact: true })
+      .fill('{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40');
     await page.getByText('BTCUSDT,positionflat,vol_pctbal_loss=1,sl_pips=20,tp_pips=40').waitFor();
     await page.getByText('Valid (text)').waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);

@@ -35,7 +35,9 @@ describe('the check that the build is not older than the sources', () => {
   it('names the edited file and says to build when a source changed after the build', () => {
     const { src, dist } = checkout(1_000, 2_000);
     utimesSync(path.join(src, 'a', 'b.ts'), 3_000, 3_000);
-    expect(staleBuild(src, dist)).toMatch(/^the build in dist\/ \(1970-01-01T00:33:20\.000Z\) is older than .*src\/a\/b\.ts \(1970-01-01T00:50:00\.000Z\)$/);
+    expect(staleBuild(src, dist)).toMatch(
+      /^the build in dist\/ \(1970-01-01T00:33:20\.000Z\) is older than .*src\/a\/b\.ts \(1970-01-01T00:50:00\.000Z\)$/,
+    );
   });
 
   it('notices a source file removed after the build, by its folder', () => {

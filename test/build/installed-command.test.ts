@@ -20,13 +20,19 @@ const command = path.join(prefix, 'bin', 'signalgate');
 const elsewhere = path.join(root, 'elsewhere');
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawnSync(command, args, { cwd: elsewhere, env: { ...cleanEnv(), ...env }, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(command, args, {
+    cwd: elsewhere,
+    env: { ...cleanEnv(), ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 }
 
 /** The test's environment without its own signalgate settings. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith('SIGNALGATE_') || name === 'HOST' || name === 'PORT') delete env[name];
+  for (const name of Object.keys(env))
+    if (name.startsWith('SIGNALGATE_') || name === 'HOST' || name === 'PORT') delete env[name];
   return env;
 }
 
@@ -43,12 +49,27 @@ beforeAll(() => {
   const sqlite = path.resolve('node_modules/better-sqlite3');
   const { version } = JSON.parse(readFileSync(path.join(sqlite, 'package.json'), 'utf8')) as { version: string };
   const prebuilt = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-  const tar = spawnSync('tar', ['-czf', path.join(prebuilds, prebuilt), '-C', sqlite, 'build/Release/better_sqlite3.node']);
+  const tar = spawnSync('tar', [
+    '-czf',
+    path.join(prebuilds, prebuilt),
+    '-C',
+    sqlite,
+    'build/Release/better_sqlite3.node',
+  ]);
   expect(tar.status, String(tar.stderr)).toBe(0);
 
   const install = spawnSync(
     'npm',
-    ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', path.join(root, tarball!)],
+    [
+      'install',
+      '--global',
+      '--prefix',
+      prefix,
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      path.join(root, tarball!),
+    ],
     { cwd: elsewhere, encoding: 'utf8', env: { ...cleanEnv(), npm_config_better_sqlite3_local_prebuilds: prebuilds } },
   );
   expect(install.status, install.stderr).toBe(0);
@@ -65,18 +86,32 @@ describe('the installed signalgate command', () => {
     const help = run(['--help']);
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: signalgate /);
-    for (const verb of ['serve', 'agent', 'accounts', 'sources', 'parse', 'simulate', 'backup']) expect(help.stdout).toContain(`  ${verb}`);
+    for (const verb of ['serve', 'agent', 'accounts', 'sources', 'parse', 'simulate', 'backup'])
+      expect(help.stdout).toContain(`  ${verb}`);
   });
 
   it('parses a signal', () => {
     const parsed = run(['parse', 'EURUSD,buy,vol=0.1']);
     expect(parsed.status, parsed.stderr).toBe(0);
-    expect(JSON.parse(parsed.stdout)).toEqual({ symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 } });
+    expect(JSON.parse(parsed.stdout)).toEqual({
+      symbol: 'EURUSD',
+      action: 'buy',
+      volume: { type: 'lots', value: 0.1 },
+    });
   });
 
   it('serves (store migrated, dashboard found) and the admin commands reach its store', async () => {
-    const env = { SIGNALGATE_DATA_DIR: path.join(root, 'data'), SIGNALGATE_ADMIN_TOKEN: 'installed-admin-token-0123456789abcdef', HOST: '127.0.0.1', PORT: '0' };
-    const server = spawn(command, ['serve'], { cwd: elsewhere, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      SIGNALGATE_DATA_DIR: path.join(root, 'data'),
+      SIGNALGATE_ADMIN_TOKEN: 'installed-admin-token-0123456789abcdef',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    };
+    const server = spawn(command, ['serve'], {
+      cwd: elsewhere,
+      env: { ...cleanEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     server.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -87,7 +122,11 @@ describe('the installed signalgate command', () => {
       for (let i = 0; !url; i++) {
         if (i > 300 || server.exitCode !== null) throw new Error(`the installed server did not start:\n${out}\n${err}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
-        url = out.split('\n').flatMap((line) => (line.includes('"msg":"listening"') ? [(JSON.parse(line) as { url: string }).url] : []))[0];
+        url = out
+          .split('\n')
+          .flatMap((line) =>
+            line.includes('"msg":"listening"') ? [(JSON.parse(line) as { url: string }).url] : [],
+          )[0];
       }
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
@@ -97,7 +136,9 @@ describe('the installed signalgate command', () => {
       const created = run(['accounts', 'create', '--name', 'Installed', '--quota', '10'], env);
       expect(created.status, created.stderr).toBe(0);
       const account = JSON.parse(created.stdout) as { id: string };
-      const listed = await fetch(`${url}/api/admin/accounts/${account.id}`, { headers: { authorization: `Bearer ${env.SIGNALGATE_ADMIN_TOKEN}` } });
+      const listed = await fetch(`${url}/api/admin/accounts/${account.id}`, {
+        headers: { authorization: `Bearer ${env.SIGNALGATE_ADMIN_TOKEN}` },
+      });
       expect(listed.status).toBe(200);
     } finally {
       server.kill('SIGTERM');

@@ -17,8 +17,12 @@ describe('the package', () => {
     expect(files.some((file) => file.startsWith('migrations/sqlite/'))).toBe(true);
     expect(files.some((file) => file.startsWith('migrations/postgres/'))).toBe(true);
     expect(files).toContain('web/app.js');
-    const outside = files.filter((file) => !/^(dist|migrations|web)\//.test(file) && !['package.json', 'README.md', 'LICENSE'].includes(file));
+    const outside = files.filter(
+      (file) => !/^(dist|migrations|web)\//.test(file) && !['package.json', 'README.md', 'LICENSE'].includes(file),
+    );
     expect(outside).toEqual([]);
-    expect(files.filter((file) => /(^|\/)(bench|test|tests|fakes)\//.test(file) || /\.test\.[jt]s$/.test(file))).toEqual([]);
+    expect(
+      files.filter((file) => /(^|\/)(bench|test|tests|fakes)\//.test(file) || /\.test\.[jt]s$/.test(file)),
+    ).toEqual([]);
   });
 });

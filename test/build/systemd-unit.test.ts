@@ -17,7 +17,14 @@ function documentedUnit(): string {
 describe("operations.md's systemd unit", () => {
   it('passes systemd-analyze verify, with ExecStart at a command that exists here', () => {
     const unit = documentedUnit();
-    for (const setting of ['User=signalgate', 'Restart=on-failure', 'KillSignal=SIGTERM', 'NoNewPrivileges=yes', 'ProtectSystem=strict', 'ReadWritePaths=/var/lib/signalgate']) {
+    for (const setting of [
+      'User=signalgate',
+      'Restart=on-failure',
+      'KillSignal=SIGTERM',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      'ReadWritePaths=/var/lib/signalgate',
+    ]) {
       expect(unit).toContain(`\n${setting}\n`);
     }
     expect(unit).toContain('Environment=SIGNALGATE_DATA_DIR=/var/lib/signalgate');

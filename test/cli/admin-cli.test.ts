@@ -29,9 +29,16 @@ describe('the admin CLI', () => {
     const agent = JSON.parse((await cli('agents', 'create', '--account', account.id, '--name', 'box')).stdout);
     expect(agent.token).toEqual(expect.any(String));
     const source = JSON.parse(
-      (await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--agents', agent.id, '--max-age', '60')).stdout,
+      (await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--agents', agent.id, '--max-age', '60'))
+        .stdout,
     );
-    expect(source).toMatchObject({ accountId: account.id, agentIds: [agent.id], maxSignalAgeSeconds: 60, hmac: false, active: true });
+    expect(source).toMatchObject({
+      accountId: account.id,
+      agentIds: [agent.id],
+      maxSignalAgeSeconds: 60,
+      hmac: false,
+      active: true,
+    });
     expect(source.inboundUrl).toBe(`https://sg.example.test/api/inbound/${source.authKey}`);
 
     let server: ServerProcess | null = await spawnServer(env);
@@ -45,12 +52,20 @@ describe('the admin CLI', () => {
       const shown = JSON.parse((await cli('signals', 'show', signalId)).stdout);
       expect(shown.deliveries).toEqual([expect.objectContaining({ agentId: agent.id, status: 'queued' })]);
       // The CLI prints what the API answers.
-      const apiShown = await fetch(`${server.url}/api/admin/signals/${signalId}`, { headers: { authorization: `Bearer ${env.SIGNALGATE_ADMIN_TOKEN}` } });
+      const apiShown = await fetch(`${server.url}/api/admin/signals/${signalId}`, {
+        headers: { authorization: `Bearer ${env.SIGNALGATE_ADMIN_TOKEN}` },
+      });
       expect(shown).toEqual(await apiShown.json());
       expect(shown).toMatchObject({ status: 'accepted', outcome: { queued: 1 } });
-      const byOutcome = JSON.parse((await cli('signals', 'list', '--outcome', 'queued', '--symbol', 'eurusd', '--source', source.id)).stdout);
-      expect(byOutcome.signals.map((s: { id: string; outcome: unknown }) => [s.id, s.outcome])).toEqual([[signalId, { queued: 1 }]]);
-      expect(JSON.parse((await cli('signals', 'list', '--outcome', 'executed', '--source', source.id)).stdout).signals).toEqual([]);
+      const byOutcome = JSON.parse(
+        (await cli('signals', 'list', '--outcome', 'queued', '--symbol', 'eurusd', '--source', source.id)).stdout,
+      );
+      expect(byOutcome.signals.map((s: { id: string; outcome: unknown }) => [s.id, s.outcome])).toEqual([
+        [signalId, { queued: 1 }],
+      ]);
+      expect(
+        JSON.parse((await cli('signals', 'list', '--outcome', 'executed', '--source', source.id)).stdout).signals,
+      ).toEqual([]);
       const badOutcome = await cli('signals', 'list', '--outcome', 'done');
       expect(badOutcome.code).toBe(1);
       expect(JSON.parse(badOutcome.stderr)).toMatchObject({ param: 'outcome' });
@@ -61,20 +76,32 @@ describe('the admin CLI', () => {
       const tooLong = await cli('sources', 'update', source.id, '--duplicate-window', '3601');
       expect(tooLong.code).toBe(1);
       expect(JSON.parse(tooLong.stderr)).toMatchObject({ status: 422, param: 'duplicateWindowSeconds' });
-      const firstGuarded = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,sell' });
+      const firstGuarded = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+        method: 'POST',
+        body: 'EURUSD,sell',
+      });
       const again = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,sell' });
       expect(again.status).toBe(202);
       expect(await again.json()).toEqual(await firstGuarded.json());
-      const duplicates = JSON.parse((await cli('signals', 'list', '--source', source.id, '--status', 'duplicate')).stdout);
+      const duplicates = JSON.parse(
+        (await cli('signals', 'list', '--source', source.id, '--status', 'duplicate')).stdout,
+      );
       expect(duplicates.signals).toHaveLength(1);
       await cli('sources', 'update', source.id, '--duplicate-window', '0');
-      const inactive = JSON.parse((await cli('sources', 'update', source.id, '--active', 'false', '--hmac-secret', 's3cret-s3cret')).stdout);
+      const inactive = JSON.parse(
+        (await cli('sources', 'update', source.id, '--active', 'false', '--hmac-secret', 's3cret-s3cret')).stdout,
+      );
       expect(inactive).toMatchObject({ active: false, hmac: true });
-      const refused = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,buy' });
+      const refused = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+        method: 'POST',
+        body: 'EURUSD,buy',
+      });
       expect(refused.status).toBe(401);
       const rotated = JSON.parse((await cli('sources', 'rotate-key', source.id)).stdout);
       expect(rotated.authKey).not.toBe(source.authKey);
-      const cleared = JSON.parse((await cli('sources', 'update', source.id, '--clear-hmac-secret', '--active', 'true')).stdout);
+      const cleared = JSON.parse(
+        (await cli('sources', 'update', source.id, '--clear-hmac-secret', '--active', 'true')).stdout,
+      );
       expect(cleared).toMatchObject({ hmac: false, active: true });
       const list = JSON.parse((await cli('signals', 'list', '--source', source.id, '--status', 'rejected')).stdout);
       expect(list.signals.map((s: { code: string }) => s.code)).toEqual(['SOURCE_INACTIVE']);
@@ -99,9 +126,17 @@ describe('the admin CLI', () => {
 
   it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
     // Not timed: a command that hung would be killed by runCli's guard, and its code would not be 1.
-    const failed = await runCli({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' }, 'accounts', 'show', 'acc_any', '--create');
+    const failed = await runCli(
+      { SIGNALGATE_DATA_DIR: '/proc/signalgate/data', SIGNALGATE_DATABASE_URL: '' },
+      'accounts',
+      'show',
+      'acc_any',
+      '--create',
+    );
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain('signalgate: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
+    expect(failed.stderr).toContain(
+      'signalgate: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data',
+    );
     expect(failed.stderr).not.toMatch(/^\s+at /m);
   });
 });
@@ -128,7 +163,8 @@ describe('which store the admin CLI opens', () => {
     try {
       const base = { ...process.env };
       for (const name of ['SIGNALGATE_DATA_DIR', 'SIGNALGATE_DATABASE_URL']) delete base[name];
-      const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: elsewhere, env: base, encoding: 'utf8', timeout: 20_000 });
+      const run = (...args: string[]) =>
+        spawnSync(process.execPath, [CLI, ...args], { cwd: elsewhere, env: base, encoding: 'utf8', timeout: 20_000 });
       const refused = run('accounts', 'show', 'acc_any');
       expect(refused.status).toBe(1);
       expect(refused.stderr).toBe(
@@ -168,7 +204,16 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE === 'postgres')('the admin CLI 
     expect(refused.stderr).not.toContain('hunter2-secret');
     expect(await tablesIn(empty.schema)).toEqual([]);
 
-    const created = await runCli({ ...env, SIGNALGATE_DATABASE_URL: empty.urlWithSchema }, 'accounts', 'create', '--name', 'Fresh PG desk', '--quota', '5', '--create');
+    const created = await runCli(
+      { ...env, SIGNALGATE_DATABASE_URL: empty.urlWithSchema },
+      'accounts',
+      'create',
+      '--name',
+      'Fresh PG desk',
+      '--quota',
+      '5',
+      '--create',
+    );
     expect(created.code).toBe(0);
     expect(created.store).toMatch(/^signalgate: store: PostgreSQL postgres:\/\//);
     expect(await tablesIn(empty.schema)).toContain('schema_migrations');
@@ -183,7 +228,10 @@ async function tablesIn(schema: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1',
+      [schema],
+    );
     return rows.map((row) => row.name);
   } finally {
     await client.end();
@@ -208,12 +256,25 @@ describe('the admin CLI, refusing what the API refuses', () => {
 
   it('sources update: --hmac-secret and --clear-hmac-secret together are refused and change nothing', async () => {
     const account = JSON.parse((await cli('accounts', 'create', '--name', 'Conflict desk', '--quota', '3')).stdout);
-    const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--hmac-secret', 'first-secret')).stdout);
+    const source = JSON.parse(
+      (await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--hmac-secret', 'first-secret')).stdout,
+    );
     expect(source.hmac).toBe(true);
-    const both = await cli('sources', 'update', source.id, '--hmac-secret', 'x', '--clear-hmac-secret', '--name', 'renamed');
+    const both = await cli(
+      'sources',
+      'update',
+      source.id,
+      '--hmac-secret',
+      'x',
+      '--clear-hmac-secret',
+      '--name',
+      'renamed',
+    );
     expect(both.code).not.toBe(0);
     expect(both.stdout).toBe('');
-    expect(both.stderr).toMatch(/--clear-hmac-secret.*cannot be used with.*--hmac-secret|--hmac-secret.*cannot be used with.*--clear-hmac-secret/);
+    expect(both.stderr).toMatch(
+      /--clear-hmac-secret.*cannot be used with.*--hmac-secret|--hmac-secret.*cannot be used with.*--clear-hmac-secret/,
+    );
     const shown = JSON.parse((await cli('sources', 'show', source.id)).stdout);
     const { authKey: _key, inboundUrl: _url, ...later } = source;
     expect(shown).toEqual(later);
@@ -221,13 +282,35 @@ describe('the admin CLI, refusing what the API refuses', () => {
 
   it('sources create and update --allowed-ips: set, refused naming the bad entry, cleared with ""', async () => {
     const account = JSON.parse((await cli('accounts', 'create', '--name', 'Allowlist desk', '--quota', '3')).stdout);
-    const source = JSON.parse((await cli('sources', 'create', '--account', account.id, '--name', 'tv', '--allowed-ips', 'tradingview, 203.0.113.0/24')).stdout);
+    const source = JSON.parse(
+      (
+        await cli(
+          'sources',
+          'create',
+          '--account',
+          account.id,
+          '--name',
+          'tv',
+          '--allowed-ips',
+          'tradingview, 203.0.113.0/24',
+        )
+      ).stdout,
+    );
     expect(source.allowedIps).toEqual(['tradingview', '203.0.113.0/24']);
     const bad = await cli('sources', 'update', source.id, '--allowed-ips', '2001:db8::/129,198.51.100.1');
     expect(bad.code).toBe(1);
-    expect(JSON.parse(bad.stderr)).toMatchObject({ code: 'INVALID_FIELD', param: 'allowedIps', detail: expect.stringContaining("'2001:db8::/129'") });
-    expect(JSON.parse((await cli('sources', 'show', source.id)).stdout).allowedIps).toEqual(['tradingview', '203.0.113.0/24']);
-    expect(JSON.parse((await cli('sources', 'update', source.id, '--allowed-ips', '198.51.100.1')).stdout).allowedIps).toEqual(['198.51.100.1']);
+    expect(JSON.parse(bad.stderr)).toMatchObject({
+      code: 'INVALID_FIELD',
+      param: 'allowedIps',
+      detail: expect.stringContaining("'2001:db8::/129'"),
+    });
+    expect(JSON.parse((await cli('sources', 'show', source.id)).stdout).allowedIps).toEqual([
+      'tradingview',
+      '203.0.113.0/24',
+    ]);
+    expect(
+      JSON.parse((await cli('sources', 'update', source.id, '--allowed-ips', '198.51.100.1')).stdout).allowedIps,
+    ).toEqual(['198.51.100.1']);
     expect(JSON.parse((await cli('sources', 'update', source.id, '--allowed-ips', '')).stdout).allowedIps).toEqual([]);
   });
 
@@ -245,7 +328,9 @@ describe('the admin CLI, refusing what the API refuses', () => {
     const shown = await cli('accounts', 'show', account.id);
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toEqual(account);
-    const updated = JSON.parse((await cli('accounts', 'update', account.id, '--quota', '7', '--name', 'Bigger desk')).stdout);
+    const updated = JSON.parse(
+      (await cli('accounts', 'update', account.id, '--quota', '7', '--name', 'Bigger desk')).stdout,
+    );
     expect(updated).toEqual({ ...account, name: 'Bigger desk', monthlySignalQuota: 7 });
     expect(JSON.parse((await cli('accounts', 'show', account.id)).stdout)).toEqual(updated);
     const nothing = await cli('accounts', 'update', account.id);
@@ -268,7 +353,9 @@ describe('the admin CLI beside a server that has no SIGNALGATE_PUBLIC_URL', () =
   });
 
   it('prints the inbound URL the server renders, and a raised quota applies at once', async () => {
-    const account = JSON.parse((await runCli(plain, 'accounts', 'create', '--name', 'URL desk', '--quota', '1')).stdout);
+    const account = JSON.parse(
+      (await runCli(plain, 'accounts', 'create', '--name', 'URL desk', '--quota', '1')).stdout,
+    );
     const server = await spawnServer(plain);
     try {
       const admin = { authorization: `Bearer ${CLI_ADMIN_TOKEN}`, 'content-type': 'application/json' };
@@ -286,14 +373,25 @@ describe('the admin CLI beside a server that has no SIGNALGATE_PUBLIC_URL', () =
       expect(shown).toEqual({ ...later, authKeyHint: apiSource.authKey.slice(0, 4) });
       const rotated = JSON.parse((await runCli(plain, 'sources', 'rotate-key', apiSource.id)).stdout);
       expect(rotated.inboundUrl).toBe(`${server.url}/api/inbound/${rotated.authKey}`);
-      const cliCreated = JSON.parse((await runCli(plain, 'sources', 'create', '--account', account.id, '--name', 'bot')).stdout);
+      const cliCreated = JSON.parse(
+        (await runCli(plain, 'sources', 'create', '--account', account.id, '--name', 'bot')).stdout,
+      );
       expect(cliCreated.inboundUrl).toBe(`${server.url}/api/inbound/${cliCreated.authKey}`);
       // The operator's own SIGNALGATE_PUBLIC_URL still wins for the CLI.
       const own = JSON.parse(
-        (await runCli({ ...plain, SIGNALGATE_PUBLIC_URL: 'https://own.example.test/' }, 'sources', 'rotate-key', apiSource.id)).stdout,
+        (
+          await runCli(
+            { ...plain, SIGNALGATE_PUBLIC_URL: 'https://own.example.test/' },
+            'sources',
+            'rotate-key',
+            apiSource.id,
+          )
+        ).stdout,
       );
       expect(own.inboundUrl).toBe(`https://own.example.test/api/inbound/${own.authKey}`);
-      expect(JSON.parse((await runCli(plain, 'sources', 'show', apiSource.id)).stdout)).toMatchObject({ authKeyHint: own.authKey.slice(0, 4) });
+      expect(JSON.parse((await runCli(plain, 'sources', 'show', apiSource.id)).stdout)).toMatchObject({
+        authKeyHint: own.authKey.slice(0, 4),
+      });
 
       const send = () => fetch(`${server.url}/api/inbound/${own.authKey}`, { method: 'POST', body: 'EURUSD,buy' });
       expect((await send()).status).toBe(202);

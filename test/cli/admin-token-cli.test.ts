@@ -12,7 +12,10 @@ afterAll(async () => {
 });
 
 /** Starts `signalgate serve`, runs `use` on it, and stops it. */
-async function serving<T>(env: Record<string, string>, use: (url: string, stderr: string, stdout: string) => Promise<T>): Promise<T> {
+async function serving<T>(
+  env: Record<string, string>,
+  use: (url: string, stderr: string, stdout: string) => Promise<T>,
+): Promise<T> {
   const server = await spawnServer(env);
   try {
     return await use(server.url, server.stderr(), server.stdout());
@@ -22,7 +25,8 @@ async function serving<T>(env: Record<string, string>, use: (url: string, stderr
   }
 }
 
-const status = async (url: string, token: string) => (await adminRequest(url, token, 'GET', '/api/admin/accounts')).status;
+const status = async (url: string, token: string) =>
+  (await adminRequest(url, token, 'GET', '/api/admin/accounts')).status;
 
 describe('the generated admin token', () => {
   it('is written to a 0600 file in the data directory, never printed; reset makes a new one; SIGNALGATE_ADMIN_TOKEN drops it for good', async () => {

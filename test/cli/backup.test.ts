@@ -24,8 +24,14 @@ function freshDir(): string {
 }
 
 /** `signalgate backup FILE` as a process, without blocking this one (senders keep posting meanwhile). */
-function backup(env: Record<string, string>, file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'backup', file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function backup(
+  env: Record<string, string>,
+  file: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'backup', file], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -53,8 +59,14 @@ describe.skipIf(onPostgres)('signalgate backup on the SQLite store', () => {
     const dataDir = freshDir();
     const env = { SIGNALGATE_DATA_DIR: dataDir };
     const server = await start(env);
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 1_000_000 });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Ops',
+      monthlySignalQuota: 1_000_000,
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+    });
     const accepted: string[] = [];
     let stop = false;
     const sender = async (w: number) => {
@@ -84,7 +96,9 @@ describe.skipIf(onPostgres)('signalgate backup on the SQLite store', () => {
       const copy = new Database(file, { readonly: true, fileMustExist: true });
       try {
         expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
-        const ids = new Set((copy.prepare('SELECT id FROM signals').all() as Array<{ id: string }>).map((row) => row.id));
+        const ids = new Set(
+          (copy.prepare('SELECT id FROM signals').all() as Array<{ id: string }>).map((row) => row.id),
+        );
         expect(before.filter((id) => !ids.has(id))).toEqual([]);
         // Consistent: every copied signal was charged in the same copy.
         const used = copy.prepare('SELECT sum(used) AS used FROM usage').get() as { used: number };
@@ -106,7 +120,9 @@ describe.skipIf(onPostgres)('signalgate backup on the SQLite store', () => {
     writeFileSync(taken, 'an earlier backup');
     const over = await backup(env, taken);
     expect(over.code).toBe(1);
-    expect(over.stderr).toContain(`signalgate: ${taken} exists; give a file name that does not, so no earlier backup is overwritten`);
+    expect(over.stderr).toContain(
+      `signalgate: ${taken} exists; give a file name that does not, so no earlier backup is overwritten`,
+    );
 
     const nowhere = path.join(freshDir(), 'missing-dir', 'copy.db');
     const missing = await backup(env, nowhere);

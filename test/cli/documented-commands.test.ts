@@ -11,7 +11,11 @@ import { afterAll, describe, expect, it } from 'vitest';
  * directory on the PATH holds a `signalgate` that runs this checkout's build, as `npm link` would.
  */
 const BIN = mkdtempSync(path.join(tmpdir(), 'signalgate-bin-'));
-writeFileSync(path.join(BIN, 'signalgate'), `#!/bin/sh\nexec "${process.execPath}" "${path.resolve('dist/cli/main.js')}" "$@"\n`, { mode: 0o755 });
+writeFileSync(
+  path.join(BIN, 'signalgate'),
+  `#!/bin/sh\nexec "${process.execPath}" "${path.resolve('dist/cli/main.js')}" "$@"\n`,
+  { mode: 0o755 },
+);
 afterAll(() => rmSync(BIN, { recursive: true, force: true }));
 
 function markdownFiles(): string[] {
@@ -34,12 +38,16 @@ describe('the documented commands', () => {
     const found = markdownFiles().flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
-        .flatMap((line, index) => (/\bnpx\s+signalgate\s+[a-z]|\bnpm\s+exec\s+.*\bsignalgate\s+[a-z]/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, index) =>
+          /\bnpx\s+signalgate\s+[a-z]|\bnpm\s+exec\s+.*\bsignalgate\s+[a-z]/.test(line)
+            ? [`${file}:${index + 1}: ${line.trim()}`]
+            : [],
+        ),
     );
     expect(found).toEqual([]);
   });
 
-  it('run the project\'s own CLI in the documented form', () => {
+  it("run the project's own CLI in the documented form", () => {
     const run = spawnSync('signalgate', ['parse', 'EURUSD,buy'], { encoding: 'utf8', env: shellEnv() });
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ symbol: 'EURUSD', action: 'buy' });
@@ -58,7 +66,12 @@ function blockAfter(text: string, marker: string, lang = 'sh'): string {
 
 /** Indented blocks (inside a list item) as the shell gets them when pasted. */
 function dedent(block: string): string {
-  const indent = Math.min(...block.split('\n').filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)![0].length));
+  const indent = Math.min(
+    ...block
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => /^ */.exec(line)![0].length),
+  );
   return block
     .split('\n')
     .map((line) => line.slice(indent))
@@ -89,7 +102,8 @@ function pasteDirectory(): string {
 /** The environment of a fresh shell: nothing of the test's own signalgate settings. */
 function shellEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith('SIGNALGATE_') || name === 'HOST' || name === 'PORT') delete env[name];
+  for (const name of Object.keys(env))
+    if (name.startsWith('SIGNALGATE_') || name === 'HOST' || name === 'PORT') delete env[name];
   return { ...env, PATH: `${BIN}:${env.PATH}`, ...extra };
 }
 
@@ -136,9 +150,15 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
 
   it('serve --help names every setting of operations.md', () => {
     const table = OPERATIONS.slice(OPERATIONS.indexOf('## Settings'), OPERATIONS.indexOf('## HTTPS'));
-    const names = [...table.matchAll(/^\| `([A-Z_]+)`(?:, `([A-Z_]+)`)? \|/gm)].flatMap((m) => [m[1]!, ...(m[2] ? [m[2]] : [])]);
+    const names = [...table.matchAll(/^\| `([A-Z_]+)`(?:, `([A-Z_]+)`)? \|/gm)].flatMap((m) => [
+      m[1]!,
+      ...(m[2] ? [m[2]] : []),
+    ]);
     expect(names.length).toBeGreaterThan(10);
-    const help = spawnSync('signalgate', ['serve', '--help'], { encoding: 'utf8', env: shellEnv() }).stdout.replace(/\s+/g, ' ');
+    const help = spawnSync('signalgate', ['serve', '--help'], { encoding: 'utf8', env: shellEnv() }).stdout.replace(
+      /\s+/g,
+      ' ',
+    );
     expect(names.filter((name) => !help.includes(name))).toEqual([]);
   });
 
@@ -155,7 +175,9 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     const { code, stdout, stderr } = await run.done;
     expect(code, stderr.slice(-3000)).toBe(0);
     expect(stdout).toMatch(/"outcome":\{"executed":1\}/);
-    expect(stdout).toMatch(/"status":"executed","expiresAt":"[^"]+","deliveredAt":"[^"]+","attempts":1,"ackedAt":"[^"]+","message":"opened buy 0\.1 EURUSD at /);
+    expect(stdout).toMatch(
+      /"status":"executed","expiresAt":"[^"]+","deliveredAt":"[^"]+","attempts":1,"ackedAt":"[^"]+","message":"opened buy 0\.1 EURUSD at /,
+    );
     // The server's listening line names the pid the README says to signal, the server's own.
     const listening = stdout.split('\n').find((line) => line.includes('"msg":"listening"'));
     expect(listening).toMatch(/"pid":\d+/);
@@ -180,16 +202,36 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     groups.push(server.stopGroup);
     const base = `http://127.0.0.1:${env.PORT}`;
     const cli = (...args: string[]) => {
-      const ran = spawnSync(process.execPath, [path.resolve('dist/cli/main.js'), ...args], { cwd: dir, env, encoding: 'utf8' });
+      const ran = spawnSync(process.execPath, [path.resolve('dist/cli/main.js'), ...args], {
+        cwd: dir,
+        env,
+        encoding: 'utf8',
+      });
       if (ran.status !== 0) throw new Error(`${args.join(' ')}: ${ran.stderr}`);
       return JSON.parse(ran.stdout);
     };
-    for (let i = 0; !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
+    for (
+      let i = 0;
+      !(await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    ) {
       if (i > 300) throw new Error(`the server did not start: ${server.output().stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const account = cli('accounts', 'create', '--name', 'Desk', '--quota', '10');
-    const source = cli('sources', 'create', '--account', account.id, '--name', 'TradingView', '--allowed-ips', 'tradingview');
+    const source = cli(
+      'sources',
+      'create',
+      '--account',
+      account.id,
+      '--name',
+      'TradingView',
+      '--allowed-ips',
+      'tradingview',
+    );
     const send = () => fetch(source.inboundUrl, { method: 'POST', body: 'EURUSD,buy' });
 
     const refused = await send();
@@ -224,7 +266,11 @@ describe.runIf(process.env.SIGNALGATE_TEST_STORE !== 'postgres')('the documented
     ].join('\n');
     const dir = pasteDirectory();
     dirs.push(dir);
-    const run = runPasted(script, dir, shellEnv({ SIGNALGATE_ADMIN_TOKEN: 'pasted-admin-token-0123456789', PORT: String(await freePort()) }));
+    const run = runPasted(
+      script,
+      dir,
+      shellEnv({ SIGNALGATE_ADMIN_TOKEN: 'pasted-admin-token-0123456789', PORT: String(await freePort()) }),
+    );
     groups.push(run.stopGroup);
     const { code, stdout, stderr } = await run.done;
     expect(code, stderr.slice(-3000)).toBe(0);

@@ -27,11 +27,19 @@ function parse(args: string[], stdin?: string | Buffer): Promise<Run> {
   });
 }
 
-const EXAMPLE = { symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 }, tp: [{ type: 'pips', value: 40, pct: 100 }] };
+const EXAMPLE = {
+  symbol: 'EURUSD',
+  action: 'buy',
+  volume: { type: 'lots', value: 0.1 },
+  sl: { type: 'pips', value: 20 },
+  tp: [{ type: 'pips', value: 40, pct: 100 }],
+};
 
 describe('signalgate parse', () => {
   it('checks a TradingView alert message with placeholders: what each becomes, each message it can turn into, warnings', async () => {
-    const run = await parse(['{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40']);
+    const run = await parse([
+      '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40',
+    ]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ symbol: 'BTCUSDT', action: 'positionlong' });
     expect(run.stderr).toContain('{{strategy.market_position}} → long');
@@ -41,11 +49,20 @@ describe('signalgate parse', () => {
     const old = await parse(['{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40']);
     expect(old.code).toBe(0);
     expect(old.stderr).not.toContain('PARSE_ERROR');
-    expect(old.stderr).toMatch(/warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/);
+    expect(old.stderr).toMatch(
+      /warning: \{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/,
+    );
 
-    const flat = await parse(['--json', '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}']);
+    const flat = await parse([
+      '--json',
+      '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}',
+    ]);
     expect(flat.code).toBe(1);
-    expect(JSON.parse(flat.stdout)).toMatchObject({ valid: false, code: 'INVALID_VOLUME', template: { checked: [{ valid: true }, { valid: true }, { valid: false, body: 'BTCUSDT,positionflat,vol=0' }] } });
+    expect(JSON.parse(flat.stdout)).toMatchObject({
+      valid: false,
+      code: 'INVALID_VOLUME',
+      template: { checked: [{ valid: true }, { valid: true }, { valid: false, body: 'BTCUSDT,positionflat,vol=0' }] },
+    });
   });
 
   it('prints the normalized signal of a text argument as JSON and exits 0', async () => {
@@ -63,7 +80,9 @@ describe('signalgate parse', () => {
       writeFileSync(file, 'EURUSD,buy,vol=0.1\n');
       const run = await parse([file]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`note: '${file}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${file}`);
+      expect(run.stderr).toContain(
+        `note: '${file}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${file}`,
+      );
       const fromStdin = await parse([], 'EURUSD,buy,vol=0.1\n');
       expect(fromStdin.code).toBe(0);
     } finally {
@@ -72,7 +91,10 @@ describe('signalgate parse', () => {
   });
 
   it('reads the signal from stdin when there is no argument, and detects JSON', async () => {
-    const run = await parse([], '{"symbol":"eurusd","action":"BUY","volume":0.1,"volumeType":"lots","sl":20,"slType":"pips","tp":40,"tpType":"pips"}\n');
+    const run = await parse(
+      [],
+      '{"symbol":"eurusd","action":"BUY","volume":0.1,"volumeType":"lots","sl":20,"slType":"pips","tp":40,"tpType":"pips"}\n',
+    );
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toStrictEqual(EXAMPLE);
   });
@@ -102,7 +124,8 @@ describe('signalgate parse', () => {
     const problem = {
       code: 'SL_REQUIRED',
       param: 'vol_dollar',
-      detail: 'vol_dollar sizes the trade from the loss at the stop loss, so it needs one: add sl_pips, sl_price or sl_percent',
+      detail:
+        'vol_dollar sizes the trade from the loss at the stop loss, so it needs one: add sl_pips, sl_price or sl_percent',
     };
     expect(JSON.parse(run.stdout)).toStrictEqual({ ...problem, errors: [problem] });
   });
@@ -118,9 +141,15 @@ describe('signalgate parse', () => {
   it('honours --format over what the body looks like', async () => {
     const asText = await parse(['--format', 'text', '--json', '{"symbol":"EURUSD","action":"buy"}']);
     expect(asText.code).toBe(1);
-    expect(JSON.parse(asText.stdout)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/^the body is a JSON object but is read as the text form/) });
+    expect(JSON.parse(asText.stdout)).toMatchObject({
+      code: 'PARSE_ERROR',
+      detail: expect.stringMatching(/^the body is a JSON object but is read as the text form/),
+    });
     const asJson = await parse(['--format', 'json', '--json', 'EURUSD,buy']);
-    expect(JSON.parse(asJson.stdout)).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/^the body must be one JSON object|^malformed JSON/) });
+    expect(JSON.parse(asJson.stdout)).toMatchObject({
+      code: 'PARSE_ERROR',
+      detail: expect.stringMatching(/^the body must be one JSON object|^malformed JSON/),
+    });
     const auto = await parse(['  \n {"symbol":"EURUSD","action":"buy"}']);
     expect(JSON.parse(auto.stdout)).toStrictEqual({ symbol: 'EURUSD', action: 'buy' });
   });
@@ -138,7 +167,10 @@ describe('signalgate parse', () => {
   });
 
   it('tolerates a byte order mark on stdin', async () => {
-    const run = await parse([], Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"symbol":"EURUSD","action":"buy"}')]));
+    const run = await parse(
+      [],
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"symbol":"EURUSD","action":"buy"}')]),
+    );
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toStrictEqual({ symbol: 'EURUSD', action: 'buy' });
   });

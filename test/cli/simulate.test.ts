@@ -60,21 +60,90 @@ describe('signalgate simulate', () => {
     expect(run.code).toBe(0);
     expect(run.lines).toEqual([
       // a signal comes before a tick of the same time, so at 09:00 there is no price yet
-      { type: 'rejected', time: '2024-03-01T09:00:00.000Z', signal: 'EURUSD,buy,vol=0.1', reason: 'there is no price for EURUSD yet' },
+      {
+        type: 'rejected',
+        time: '2024-03-01T09:00:00.000Z',
+        signal: 'EURUSD,buy,vol=0.1',
+        reason: 'there is no price for EURUSD yet',
+      },
       // buy at ask 1.10020; SL 20 pips, TP 40 pips
-      { type: 'opened', time: '2024-03-01T09:00:30.000Z', position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.1, price: 1.1002, sl: 1.0982, tp: 1.1042, comment: 'trend' },
+      {
+        type: 'opened',
+        time: '2024-03-01T09:00:30.000Z',
+        position: 1,
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 0.1,
+        price: 1.1002,
+        sl: 1.0982,
+        tp: 1.1042,
+        comment: 'trend',
+      },
       // the parser's problem detail is the reason, and the run goes on
-      { type: 'rejected', time: '2024-03-01T09:00:30.000Z', signal: 'EURUSD,buy,vol=0.1,sl_pip=20', reason: expect.stringContaining("'sl_pip'") },
+      {
+        type: 'rejected',
+        time: '2024-03-01T09:00:30.000Z',
+        signal: 'EURUSD,buy,vol=0.1,sl_pip=20',
+        reason: expect.stringContaining("'sl_pip'"),
+      },
       // 1% of 10000 = 100 USD at risk; 30 pips on USDJPY = 30000 JPY per lot / mid 150.01 = 199.99 USD → 0.5 lots
-      { type: 'opened', time: '2024-03-01T09:00:30.000Z', position: 2, symbol: 'USDJPY', side: 'sell', volume: 0.5, price: 150, sl: 150.3, tp: 149.7, comment: null },
+      {
+        type: 'opened',
+        time: '2024-03-01T09:00:30.000Z',
+        position: 2,
+        symbol: 'USDJPY',
+        side: 'sell',
+        volume: 0.5,
+        price: 150,
+        sl: 150.3,
+        tp: 149.7,
+        comment: null,
+      },
       // ask 1.10020 − 20 pips
-      { type: 'order_placed', time: '2024-03-01T09:01:00.000Z', order: 3, symbol: 'EURUSD', side: 'buy', kind: 'limit', volume: 0.2, price: 1.0982, comment: null },
+      {
+        type: 'order_placed',
+        time: '2024-03-01T09:01:00.000Z',
+        order: 3,
+        symbol: 'EURUSD',
+        side: 'buy',
+        kind: 'limit',
+        volume: 0.2,
+        price: 1.0982,
+        comment: null,
+      },
       // 0.1 × 0.0040 × 100000 = 40.00
-      { type: 'closed', time: '2024-03-01T09:02:00.000Z', position: 1, volume: 0.1, price: 1.1042, profit: 40, reason: 'tp' },
+      {
+        type: 'closed',
+        time: '2024-03-01T09:02:00.000Z',
+        position: 1,
+        volume: 0.1,
+        price: 1.1042,
+        profit: 40,
+        reason: 'tp',
+      },
       // the Unix-ms tick at 09:03: ask 149.70 touches the TP; 0.5 × 0.30 × 100000 = 15000 JPY / mid 149.69 = 100.21 USD
-      { type: 'closed', time: '2024-03-01T09:03:00.000Z', position: 2, volume: 0.5, price: 149.7, profit: 100.21, reason: 'tp' },
+      {
+        type: 'closed',
+        time: '2024-03-01T09:03:00.000Z',
+        position: 2,
+        volume: 0.5,
+        price: 149.7,
+        profit: 100.21,
+        reason: 'tp',
+      },
       { type: 'order_filled', time: '2024-03-01T09:04:00.000Z', order: 3, position: 4, price: 1.0982 },
-      { type: 'opened', time: '2024-03-01T09:04:00.000Z', position: 4, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.0982, sl: 1.0962, tp: null, comment: null },
+      {
+        type: 'opened',
+        time: '2024-03-01T09:04:00.000Z',
+        position: 4,
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 0.2,
+        price: 1.0982,
+        sl: 1.0962,
+        tp: null,
+        comment: null,
+      },
       // balance 10000 + 40 + 100.21; equity adds 0.2 × (1.09800 − 1.09820) × 100000 = −4.00
       {
         type: 'summary',
@@ -82,7 +151,9 @@ describe('signalgate simulate', () => {
         balance: 10_140.21,
         equity: 10_136.21,
         currency: 'USD',
-        positions: [{ position: 4, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.0982, sl: 1.0962, comment: null }],
+        positions: [
+          { position: 4, symbol: 'EURUSD', side: 'buy', volume: 0.2, price: 1.0982, sl: 1.0962, comment: null },
+        ],
         orders: [],
       },
     ]);
@@ -90,9 +161,12 @@ describe('signalgate simulate', () => {
 
   it('applies the instruments file: symbol mapping and overrides', async () => {
     const run = await simulate([
-      '--ticks', fixture('mapped-ticks.csv'),
-      '--signals', fixture('mapped-signals.csv'),
-      '--instruments', fixture('instruments.json'),
+      '--ticks',
+      fixture('mapped-ticks.csv'),
+      '--signals',
+      fixture('mapped-signals.csv'),
+      '--instruments',
+      fixture('instruments.json'),
     ]);
     expect(run.code).toBe(0);
     expect(run.lines.map((l) => [l.type, l.symbol ?? l.position, l.profit])).toEqual([
@@ -113,7 +187,13 @@ describe('signalgate simulate', () => {
     const run = await simulate(['--ticks', ticks, '--signals', signals, '--balance', '5000', '--currency', 'eur']);
     expect(run.code).toBe(0);
     // 1 lot: 0.0125 × 100000 = 1250 USD / 1.2625 = 990.10 EUR floating
-    expect(run.lines.at(-1)).toMatchObject({ type: 'summary', time: '1970-01-01T00:00:03.000Z', balance: 5000, equity: 5990.1, currency: 'EUR' });
+    expect(run.lines.at(-1)).toMatchObject({
+      type: 'summary',
+      time: '1970-01-01T00:00:03.000Z',
+      balance: 5000,
+      equity: 5990.1,
+      currency: 'EUR',
+    });
   });
 
   it('uses --default-volume for a signal without volume', async () => {
@@ -124,8 +204,14 @@ describe('signalgate simulate', () => {
   });
 
   it('takes profit only at levels whose share floors to at least the minimum lot, passing no share on', async () => {
-    const ticks = tempFile('ticks.csv', '1000,EURUSD,1.1000,1.1002\n2000,EURUSD,1.1020,1.1022\n3000,EURUSD,1.1040,1.1042\n4000,EURUSD,1.1060,1.1062\n');
-    const signals = tempFile('signals.csv', '1500,EURUSD,buy,vol=0.05,tp1_pips=10,pct1=10,tp2_pips=30,pct2=10,tp3_pips=50,pct3=30\n');
+    const ticks = tempFile(
+      'ticks.csv',
+      '1000,EURUSD,1.1000,1.1002\n2000,EURUSD,1.1020,1.1022\n3000,EURUSD,1.1040,1.1042\n4000,EURUSD,1.1060,1.1062\n',
+    );
+    const signals = tempFile(
+      'signals.csv',
+      '1500,EURUSD,buy,vol=0.05,tp1_pips=10,pct1=10,tp2_pips=30,pct2=10,tp3_pips=50,pct3=30\n',
+    );
     const run = await simulate(['--ticks', ticks, '--signals', signals]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -133,7 +219,14 @@ describe('signalgate simulate', () => {
     // their shares are not carried over; level 3 (30 % = 0.015) floors to 0.01:
     // 0.01 × (1.10600 − 1.10020) × 100000 = 5.80. The shares sum to 50 %, so 0.04 stays open.
     expect(run.lines.map((l) => l.type)).toEqual(['opened', 'partial_close', 'summary']);
-    expect(run.lines[1]).toEqual({ type: 'partial_close', time: '1970-01-01T00:00:04.000Z', position: 1, volume: 0.01, price: 1.106, profit: 5.8 });
+    expect(run.lines[1]).toEqual({
+      type: 'partial_close',
+      time: '1970-01-01T00:00:04.000Z',
+      position: 1,
+      volume: 0.01,
+      price: 1.106,
+      profit: 5.8,
+    });
     expect(run.lines[2]).toMatchObject({ balance: 10_005.8, positions: [{ position: 1, volume: 0.04 }] });
   });
 
@@ -143,7 +236,11 @@ describe('signalgate simulate', () => {
     const run = await simulate(['--ticks', ticks, '--signals', signals]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const empty = { type: 'rejected', signal: '', reason: 'the body is empty; send one signal line like EURUSD,buy,vol=0.1,sl_pips=20' };
+    const empty = {
+      type: 'rejected',
+      signal: '',
+      reason: 'the body is empty; send one signal line like EURUSD,buy,vol=0.1,sl_pips=20',
+    };
     expect(run.lines.slice(0, 3)).toEqual([
       { ...empty, time: '1970-01-01T00:00:02.000Z' },
       { ...empty, time: '1970-01-01T00:00:03.000Z' },
@@ -158,7 +255,15 @@ describe('signalgate simulate', () => {
       expect(run.stderr, JSON.stringify(content)).toBe('');
       expect(run.code).toBe(0);
       expect(run.lines).toEqual([
-        { type: 'summary', time: '1970-01-01T00:00:02.000Z', balance: 10_000, equity: 10_000, currency: 'USD', positions: [], orders: [] },
+        {
+          type: 'summary',
+          time: '1970-01-01T00:00:02.000Z',
+          balance: 10_000,
+          equity: 10_000,
+          currency: 'USD',
+          positions: [],
+          orders: [],
+        },
       ]);
     }
   });
@@ -182,7 +287,9 @@ describe('signalgate simulate', () => {
       const run = await simulate(['--ticks', fixture('bad-ticks.csv'), '--signals', fixture('signals.csv')]);
       expect(run.code).not.toBe(0);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toBe(`signalgate simulate: ${fixture('bad-ticks.csv')}:3: expected 4 fields (time,symbol,bid,ask), found 3\n`);
+      expect(run.stderr).toBe(
+        `signalgate simulate: ${fixture('bad-ticks.csv')}:3: expected 4 fields (time,symbol,bid,ask), found 3\n`,
+      );
     });
 
     it('a bad signals line', async () => {
@@ -244,7 +351,12 @@ describe('signalgate simulate', () => {
     });
 
     it('a tick price that is not a plain decimal', async () => {
-      for (const [bid, ask] of [['1e0', '1.0002'], ['1.', '1.0002'], ['1.0000', '1.0002e0'], ['0x1', '2']] as const) {
+      for (const [bid, ask] of [
+        ['1e0', '1.0002'],
+        ['1.', '1.0002'],
+        ['1.0000', '1.0002e0'],
+        ['0x1', '2'],
+      ] as const) {
         const ticks = tempFile('ticks.csv', `1000,EURUSD,1.1000,1.1002\n2000,EURUSD,${bid},${ask}\n`);
         const run = await simulate(['--ticks', ticks, '--signals', fixture('signals.csv')]);
         expect(run.code, `${bid},${ask}`).not.toBe(0);
@@ -257,16 +369,32 @@ describe('signalgate simulate', () => {
     });
 
     it('a bad instruments file', async () => {
-      const run = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('signals.csv'), '--instruments', fixture('bad-instruments.json')]);
+      const run = await simulate([
+        '--ticks',
+        fixture('ticks.csv'),
+        '--signals',
+        fixture('signals.csv'),
+        '--instruments',
+        fixture('bad-instruments.json'),
+      ]);
       expect(run.code).not.toBe(0);
-      expect(run.stderr).toContain(`${fixture('bad-instruments.json')}:4: instrument EURUSD: lotStep must be a number above 0`);
+      expect(run.stderr).toContain(
+        `${fixture('bad-instruments.json')}:4: instrument EURUSD: lotStep must be a number above 0`,
+      );
     });
 
     it('a file that does not exist, and a bad option', async () => {
       const missing = await simulate(['--ticks', 'no-such-ticks.csv', '--signals', fixture('signals.csv')]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('no-such-ticks.csv: no such file');
-      const balance = await simulate(['--ticks', fixture('ticks.csv'), '--signals', fixture('signals.csv'), '--balance', 'lots']);
+      const balance = await simulate([
+        '--ticks',
+        fixture('ticks.csv'),
+        '--signals',
+        fixture('signals.csv'),
+        '--balance',
+        'lots',
+      ]);
       expect(balance.code).not.toBe(0);
       expect(balance.stderr).toContain('--balance must be a number above 0');
     });

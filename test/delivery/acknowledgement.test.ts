@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import {
+  accountWithAgents,
+  agentRequest,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  type TestAgent,
+} from './support/delivery-setup.js';
 import { startLoggedTestServer, type LoggedTestServer } from '../support/logged-test-server.js';
 
 describe('POST /api/agent/signals/{id}/ack', () => {
@@ -18,7 +25,8 @@ describe('POST /api/agent/signals/{id}/ack', () => {
   });
   afterAll(() => server.stop());
 
-  const ack = (id: string, body: unknown) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
+  const ack = (id: string, body: unknown) =>
+    agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
   const take = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
 
   it('records executed and rejected outcomes, shown in the admin signal record', async () => {
@@ -33,7 +41,13 @@ describe('POST /api/agent/signals/{id}/ack', () => {
     expect(second.status).toBe(200);
 
     const [e] = await deliveriesOf(server, executed);
-    expect(e).toMatchObject({ agentId: agent.id, status: 'executed', message: 'opened buy 0.1 EURUSD', result: fill, attempts: 1 });
+    expect(e).toMatchObject({
+      agentId: agent.id,
+      status: 'executed',
+      message: 'opened buy 0.1 EURUSD',
+      result: fill,
+      attempts: 1,
+    });
     expect(e.ackedAt).not.toBeNull();
     const [r] = await deliveriesOf(server, rejected);
     expect(r).toMatchObject({ status: 'rejected', message: 'no open sell positions on EURUSD' });
@@ -127,10 +141,15 @@ describe('an acknowledgement of a signal handed out and expired afterwards', () 
   });
   afterAll(() => server.stop());
 
-  const ack = (id: string, body: unknown) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
+  const ack = (id: string, body: unknown) =>
+    agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, body);
   const take = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
   const lateAckWarnings = (signalId: string) =>
-    server.logLines().filter((line) => line.level === 40 && line.signalId === signalId && String(line.msg).startsWith('signal acknowledged'));
+    server
+      .logLines()
+      .filter(
+        (line) => line.level === 40 && line.signalId === signalId && String(line.msg).startsWith('signal acknowledged'),
+      );
 
   it.each([
     ['after a poll marked it expired', true],
@@ -142,7 +161,9 @@ describe('an acknowledgement of a signal handed out and expired afterwards', () 
     const source = await sourceFor(server, accountId);
     const id = await postSignal(server.url, source.authKey, 'EURUSD,buy');
     expect((await take()).body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
-    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 1 })).status).toBe(200);
+    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 1 })).status).toBe(
+      200,
+    );
     const [{ expiresAt }] = await deliveriesOf(server, id);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now()) + 300));
     if (pollFirst) {
@@ -158,7 +179,12 @@ describe('an acknowledgement of a signal handed out and expired afterwards', () 
 
     const warnings = lateAckWarnings(id);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ signalId: id, agentId: agent.id, status: 'executed', expiresAt: delivery.expiresAt });
+    expect(warnings[0]).toMatchObject({
+      signalId: id,
+      agentId: agent.id,
+      status: 'executed',
+      expiresAt: delivery.expiresAt,
+    });
     // Repeating the acknowledgement changes nothing and warns no more.
     expect((await ack(id, { status: 'executed' })).status).toBe(200);
     expect(lateAckWarnings(id)).toHaveLength(1);

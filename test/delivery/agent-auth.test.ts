@@ -1,7 +1,14 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import {
+  accountWithAgents,
+  agentRequest,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  type TestAgent,
+} from './support/delivery-setup.js';
 
 /** The status a WebSocket upgrade to the agent endpoint is answered with (101 when it opens). */
 function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {
@@ -74,7 +81,9 @@ describe('agent tokens', () => {
   it("does not let one agent take or acknowledge another agent's signal", async () => {
     const id = await postSignal(server.url, authKey, 'EURUSD,buy');
     expect((await agentRequest(server.url, bob.token, 'GET', '/api/agent/signals')).body.signals).toEqual([]);
-    const ack = await agentRequest(server.url, bob.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' });
+    const ack = await agentRequest(server.url, bob.token, 'POST', `/api/agent/signals/${id}/ack`, {
+      status: 'executed',
+    });
     expect(ack.status).toBe(404);
     expect(ack.body.code).toBe('NOT_FOUND');
     const [delivery] = await deliveriesOf(server, id);

@@ -13,7 +13,10 @@ describe('PUT /api/agent/state and presence', () => {
   afterAll(() => server.stop());
 
   it('shows no lastSeenAt before the agent called, and the time of its first request after', async () => {
-    expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body).toMatchObject({ lastSeenAt: null, state: null });
+    expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body).toMatchObject({
+      lastSeenAt: null,
+      state: null,
+    });
     const before = Date.now();
     expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
     const seen = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.lastSeenAt;
@@ -28,7 +31,9 @@ describe('PUT /api/agent/state and presence', () => {
       positions: [{ position: 1, symbol: 'EURUSD', side: 'buy', volume: 0.1, price: 1.085, sl: 1.083, comment: null }],
       orders: [],
     };
-    expect((await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', { ...snapshot, balance: 9_000 })).status).toBe(200);
+    expect(
+      (await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', { ...snapshot, balance: 9_000 })).status,
+    ).toBe(200);
     expect((await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', snapshot)).status).toBe(200);
     const view = (await server.admin('GET', `/api/admin/agents/${agent.id}`)).body;
     expect(view).toMatchObject({ id: agent.id, name: 'mt5', state: snapshot });

@@ -42,14 +42,27 @@ async function start(): Promise<ServerProcess> {
 
 /** `AGENTS` agents, each handed the one signal posted (the poll marks it delivered): answers their tokens, ids and the signal. */
 async function signalHandedToAgents(url: string, take: 'poll' | 'none') {
-  const account = await adminRequest(url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1000 });
+  const account = await adminRequest(url, ADMIN, 'POST', '/api/admin/accounts', {
+    name: 'Desk',
+    monthlySignalQuota: 1000,
+  });
   const agents: Array<{ id: string; token: string }> = [];
   for (let i = 0; i < AGENTS; i++) {
-    const made = await adminRequest(url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: `a${i}` });
+    const made = await adminRequest(url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+      name: `a${i}`,
+    });
     agents.push({ id: made.body.id, token: made.body.token });
   }
-  const source = await adminRequest(url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts', agentIds: agents.map((a) => a.id) });
-  const posted = await fetch(`${url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
+  const source = await adminRequest(url, ADMIN, 'POST', '/api/admin/sources', {
+    accountId: account.body.id,
+    name: 'alerts',
+    agentIds: agents.map((a) => a.id),
+  });
+  const posted = await fetch(`${url}/api/inbound/${source.body.authKey}`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: 'EURUSD,buy',
+  });
   expect(posted.status).toBe(202);
   const signalId = ((await posted.json()) as { id: string }).id;
   if (take === 'poll') {
@@ -77,7 +90,9 @@ async function stillServing(server: ServerProcess): Promise<void> {
 
 async function deliveryStatuses(url: string, signalId: string): Promise<Record<string, string>> {
   const record = await adminRequest(url, ADMIN, 'GET', `/api/admin/signals/${signalId}`);
-  return Object.fromEntries((record.body.deliveries as Array<{ agentId: string; status: string }>).map((d) => [d.agentId, d.status]));
+  return Object.fromEntries(
+    (record.body.deliveries as Array<{ agentId: string; status: string }>).map((d) => [d.agentId, d.status]),
+  );
 }
 
 describe('an acknowledgement whose result nests thousands of lists deep', () => {
@@ -90,7 +105,14 @@ describe('an acknowledgement whose result nests thousands of lists deep', () => 
       ack(server.url, deep!.token, signalId, deepAckBody),
       ...others.map((agent) => ack(server.url, agent.token, signalId, '{"status":"executed","result":{"ticket":1}}')),
     ]);
-    expect(answers[0]).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST', param: 'result', detail: expect.stringContaining('nested more than 64 levels deep') } });
+    expect(answers[0]).toMatchObject({
+      status: 400,
+      body: {
+        code: 'INVALID_REQUEST',
+        param: 'result',
+        detail: expect.stringContaining('nested more than 64 levels deep'),
+      },
+    });
     for (const answer of answers.slice(1)) expect(answer.status).toBe(200);
     await stillServing(server);
     const statuses = await deliveryStatuses(server.url, signalId);
@@ -111,7 +133,9 @@ describe('an acknowledgement whose result nests thousands of lists deep', () => 
     deep!.sendRaw(`{"type":"ack","ref":"deep","id":"${signalId}",${deepAckBody.slice(1)}`);
     const results = await Promise.all([
       deep!.next((m) => m.type === 'result'),
-      ...others.map((socket) => socket.request({ type: 'ack', id: signalId, status: 'executed', result: { ticket: 1 } })),
+      ...others.map((socket) =>
+        socket.request({ type: 'ack', id: signalId, status: 'executed', result: { ticket: 1 } }),
+      ),
     ]);
     // Refused before it was read, so its ref could not be: answered in turn, with ref null.
     expect(results[0]).toMatchObject({ ref: null, status: 400, body: { code: 'INVALID_REQUEST', param: 'result' } });
@@ -133,16 +157,28 @@ describe('a grouped write with one acknowledgement that cannot be written', () =
     const account = await accountWithAgents(server, ['a0', 'a1', 'a2', 'a3']);
     const { authKey } = await sourceFor(server, account.accountId, { agentIds: account.agents.map((a) => a.id) });
     const signalId = await postSignal(server.url, authKey, 'EURUSD,buy');
-    for (const agent of account.agents) expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals).toHaveLength(1);
+    for (const agent of account.agents)
+      expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals).toHaveLength(1);
     // Past the HTTP and WebSocket checks, straight to the store, all in one turn: one group.
     const deep = JSON.parse(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`) as unknown;
     const now = new Date().toISOString();
     const outcomes = await Promise.allSettled(
-      account.agents.map((agent, i) => server.store.deliveries.ack(agent.id, signalId, { status: 'executed', message: null, result: i === 0 ? deep : { i } }, now)),
+      account.agents.map((agent, i) =>
+        server.store.deliveries.ack(
+          agent.id,
+          signalId,
+          { status: 'executed', message: null, result: i === 0 ? deep : { i } },
+          now,
+        ),
+      ),
     );
     expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: expect.any(RangeError) });
-    for (const outcome of outcomes.slice(1)) expect(outcome).toMatchObject({ status: 'fulfilled', value: { kind: 'acked' } });
-    const deliveries = (await server.admin('GET', `/api/admin/signals/${signalId}`)).body.deliveries as Array<{ agentId: string; status: string }>;
+    for (const outcome of outcomes.slice(1))
+      expect(outcome).toMatchObject({ status: 'fulfilled', value: { kind: 'acked' } });
+    const deliveries = (await server.admin('GET', `/api/admin/signals/${signalId}`)).body.deliveries as Array<{
+      agentId: string;
+      status: string;
+    }>;
     expect(Object.fromEntries(deliveries.map((d) => [d.agentId, d.status]))).toEqual({
       [account.agents[0]!.id]: 'delivered',
       ...Object.fromEntries(account.agents.slice(1).map((a) => [a.id, 'executed'])),

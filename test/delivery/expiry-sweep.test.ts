@@ -25,12 +25,16 @@ describe('the expiry sweep', () => {
     const id = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1');
     const record = async () => (await server.admin('GET', `/api/admin/signals/${id}`)).body;
     expect((await record()).outcome).toEqual({ queued: 1 });
-    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 1 })).status).toBe(200);
+    expect((await server.admin('PATCH', `/api/admin/sources/${source.id}`, { maxSignalAgeSeconds: 1 })).status).toBe(
+      200,
+    );
 
     await waitUntil(async () => (await record()).outcome.expired === 1, 'the sweep to expire the delivery');
     const shown = await record();
     expect(shown.outcome).toEqual({ expired: 1 });
-    expect(shown.deliveries).toEqual([expect.objectContaining({ agentId: absent.id, status: 'expired', attempts: 0, deliveredAt: null })]);
+    expect(shown.deliveries).toEqual([
+      expect.objectContaining({ agentId: absent.id, status: 'expired', attempts: 0, deliveredAt: null }),
+    ]);
     const listed = await server.admin('GET', `/api/admin/signals?outcome=expired&sourceId=${source.id}`);
     expect(listed.body.signals.map((item: { id: string }) => item.id)).toEqual([id]);
 
@@ -41,12 +45,17 @@ describe('the expiry sweep', () => {
     for (let sweep = 0; sweep < 2; sweep++) {
       const next = await postSignal(server.url, source.authKey, 'EURUSD,sell,vol=0.1');
       later.push(next);
-      await waitUntil(async () => (await server.admin('GET', `/api/admin/signals/${next}`)).body.outcome.expired === 1, 'a later sweep');
+      await waitUntil(
+        async () => (await server.admin('GET', `/api/admin/signals/${next}`)).body.outcome.expired === 1,
+        'a later sweep',
+      );
     }
     // The metric and the warn lines are written by the store's expiry watchers, together, just
     // after the commit the admin API already shows: read once the metric has counted all three.
-    const scrape = async () => (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).text();
-    const expiredCount = (text: string) => Number(/^signalgate_deliveries_total\{status="expired"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const scrape = async () =>
+      (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).text();
+    const expiredCount = (text: string) =>
+      Number(/^signalgate_deliveries_total\{status="expired"\} (\d+)$/m.exec(text)?.[1] ?? 0);
     let metrics = '';
     await waitUntil(async () => expiredCount((metrics = await scrape())) >= 3, 'the three expiries counted');
     expect(metrics).toMatch(/^signalgate_deliveries_total\{status="expired"\} 3$/m);

@@ -17,7 +17,11 @@ describe('GET /api/agent/signals (long-poll)', () => {
 
   const poll = (query = '') => agentRequest(server.url, agent.token, 'GET', `/api/agent/signals${query}`);
   const ackAll = async (signals: Array<{ id: string }>) => {
-    for (const s of signals) expect((await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' })).status).toBe(200);
+    for (const s of signals)
+      expect(
+        (await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' }))
+          .status,
+      ).toBe(200);
   };
 
   it('answers pending signals oldest first, in the record shape of the agent API', async () => {
@@ -29,7 +33,12 @@ describe('GET /api/agent/signals (long-poll)', () => {
     const [a, b] = res.body.signals;
     expect(Object.keys(a).sort()).toEqual(['expiresAt', 'id', 'receivedAt', 'seq', 'signal', 'sourceId']);
     expect(b.seq).toBeGreaterThan(a.seq);
-    expect(a.signal).toEqual({ symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 }, sl: { type: 'pips', value: 20 } });
+    expect(a.signal).toEqual({
+      symbol: 'EURUSD',
+      action: 'buy',
+      volume: { type: 'lots', value: 0.1 },
+      sl: { type: 'pips', value: 20 },
+    });
     expect(Date.parse(a.expiresAt) - Date.parse(a.receivedAt)).toBe(120_000);
     await ackAll(res.body.signals);
   });
@@ -65,16 +74,22 @@ describe('GET /api/agent/signals (long-poll)', () => {
     const agents: TestAgent[] = [];
     const keys: string[] = [];
     for (const prefix of ['a', 'b']) {
-      const account = await accountWithAgents(server, [1, 2, 3, 4].map((n) => `${prefix}${n}`));
+      const account = await accountWithAgents(
+        server,
+        [1, 2, 3, 4].map((n) => `${prefix}${n}`),
+      );
       for (const each of account.agents) {
         agents.push(each);
         keys.push((await sourceFor(server, account.accountId, { agentIds: [each.id] })).authKey);
       }
     }
-    const pollOf = (who: TestAgent, query = '') => agentRequest(server.url, who.token, 'GET', `/api/agent/signals${query}`);
+    const pollOf = (who: TestAgent, query = '') =>
+      agentRequest(server.url, who.token, 'GET', `/api/agent/signals${query}`);
     const waiting = agents.map((who) => pollOf(who, '?wait=20'));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const expected = await Promise.all(keys.map(async (key, i) => [await postSignal(server.url, key, i % 2 === 0 ? 'EURUSD,buy' : 'GBPUSD,sell')]));
+    const expected = await Promise.all(
+      keys.map(async (key, i) => [await postSignal(server.url, key, i % 2 === 0 ? 'EURUSD,buy' : 'GBPUSD,sell')]),
+    );
     const first = await Promise.all(waiting);
     first.forEach((res, i) => expect(res.body.signals.map((s: { id: string }) => s.id)).toEqual(expected[i]));
     for (let round = 0; round < 3; round++) {
@@ -85,7 +100,10 @@ describe('GET /api/agent/signals (long-poll)', () => {
     await Promise.all(
       agents.map(async (who, i) => {
         for (const id of expected[i]!) {
-          expect((await agentRequest(server.url, who.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
+          expect(
+            (await agentRequest(server.url, who.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' }))
+              .status,
+          ).toBe(200);
         }
       }),
     );
@@ -113,8 +131,14 @@ describe('GET /api/agent/signals (long-poll)', () => {
   it('refuses a query parameter it does not know, here and on the ack, rather than ignore it', async () => {
     const typo = await poll('?wiat=30');
     expect(typo.status).toBe(400);
-    expect(typo.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'wiat', detail: "unknown query parameter 'wiat'; the parameters are wait" });
-    const ack = await agentRequest(server.url, agent.token, 'POST', '/api/agent/signals/sig_x/ack?x=1', { status: 'executed' });
+    expect(typo.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      param: 'wiat',
+      detail: "unknown query parameter 'wiat'; the parameters are wait",
+    });
+    const ack = await agentRequest(server.url, agent.token, 'POST', '/api/agent/signals/sig_x/ack?x=1', {
+      status: 'executed',
+    });
     expect(ack.status).toBe(400);
     expect(ack.body).toMatchObject({ code: 'INVALID_REQUEST', param: 'x' });
   });

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import {
+  accountWithAgents,
+  agentRequest,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  type TestAgent,
+} from './support/delivery-setup.js';
 
 const plus = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
 
@@ -18,10 +25,12 @@ describe("changing a source's maxSignalAgeSeconds", () => {
   afterAll(() => server.stop());
 
   const poll = () => agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
-  const ack = (id: string) => agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' });
+  const ack = (id: string) =>
+    agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' });
   const patchAge = (sourceId: string, maxSignalAgeSeconds: number) =>
     server.admin('PATCH', `/api/admin/sources/${sourceId}`, { maxSignalAgeSeconds });
-  const receivedAt = async (id: string) => (await server.admin('GET', `/api/admin/signals/${id}`)).body.receivedAt as string;
+  const receivedAt = async (id: string) =>
+    (await server.admin('GET', `/api/admin/signals/${id}`)).body.receivedAt as string;
 
   it('applies to signals not yet acknowledged: lowered, they expire by the new age and are not handed out', async () => {
     const source = await sourceFor(server, accountId, { maxSignalAgeSeconds: 3600 });
@@ -73,7 +82,9 @@ describe("changing a source's maxSignalAgeSeconds", () => {
         for (const s of (await poll()).body.signals as Array<{ id: string }>) await ack(s.id);
         continue;
       }
-      expect(Date.now(), 'the raise answered before the first age ran out, in one of 5 rounds').toBeLessThan(firstDeadline);
+      expect(Date.now(), 'the raise answered before the first age ran out, in one of 5 rounds').toBeLessThan(
+        firstDeadline,
+      );
       await new Promise((resolve) => setTimeout(resolve, firstDeadline - Date.now() + 100));
       const pending = (await poll()).body.signals as Array<{ id: string; expiresAt: string; receivedAt: string }>;
       expect(pending.map((s) => [s.id, s.expiresAt])).toEqual([[id, plus(pending[0]!.receivedAt, 3600)]]);

@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { within } from '../support/within.js';
-import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import {
+  accountWithAgents,
+  agentRequest,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  type TestAgent,
+} from './support/delivery-setup.js';
 import { RawSocket } from './support/raw-socket.js';
-
 
 /**
  * One agent token used by two processes at once must not execute each signal twice: the
@@ -21,7 +27,8 @@ describe('one WebSocket session per agent', () => {
     const account = await accountWithAgents(server, ['desk', 'laptop', 'restarting']);
     agents = account.agents;
     authKeys = [];
-    for (const agent of agents) authKeys.push((await sourceFor(server, account.accountId, { agentIds: [agent.id] })).authKey);
+    for (const agent of agents)
+      authKeys.push((await sourceFor(server, account.accountId, { agentIds: [agent.id] })).authKey);
   });
   afterAll(() => server.stop());
 
@@ -35,7 +42,9 @@ describe('one WebSocket session per agent', () => {
 
     const second = await RawSocket.open(server.url, agent.token);
     expect(await within(second.closed, 'the second connection to be refused')).toBe(4409);
-    expect(second.closeReason).toMatch(/^AGENT_CONNECTED: another connection for this agent is open; stop that process/);
+    expect(second.closeReason).toMatch(
+      /^AGENT_CONNECTED: another connection for this agent is open; stop that process/,
+    );
     // Not even the hello: the refused connection learns nothing and is handed nothing.
     expect(second.messages).toEqual([]);
 
@@ -46,12 +55,17 @@ describe('one WebSocket session per agent', () => {
     const poll = await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals');
     expect(poll.status).toBe(409);
     expect(poll.contentType).toMatch(/^application\/problem\+json/);
-    expect(poll.body).toMatchObject({ code: 'AGENT_CONNECTED', detail: expect.stringContaining('stop the other process') });
+    expect(poll.body).toMatchObject({
+      code: 'AGENT_CONNECTED',
+      detail: expect.stringContaining('stop the other process'),
+    });
     const state = await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', { balance: 1, positions: [] });
     expect(state).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
     expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state).toBeNull();
     // Acks stay accepted over HTTP: they report what was already done.
-    const ack = await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${acked}/ack`, { status: 'executed' });
+    const ack = await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${acked}/ack`, {
+      status: 'executed',
+    });
     expect(ack.status).toBe(200);
     expect(first.signals().map((s) => s.id)).toEqual([unacked, acked]);
     expect((await deliveriesOf(server, unacked))[0]).toMatchObject({ status: 'delivered', ackedAt: null });
@@ -68,7 +82,10 @@ describe('one WebSocket session per agent', () => {
     next.close();
     await next.closed;
     // With no session open, polling works again.
-    expect(await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).toMatchObject({ status: 200, body: { signals: [] } });
+    expect(await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).toMatchObject({
+      status: 200,
+      body: { signals: [] },
+    });
   });
 
   it('answers a poll that was waiting when a session opened with 409, handing it nothing', async () => {
@@ -103,16 +120,25 @@ describe('one WebSocket session per agent', () => {
       session.close();
       await session.closed;
       if (round % 3 === 0) {
-        expect(await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals'), `poll in round ${round}`).toMatchObject({
+        expect(
+          await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals'),
+          `poll in round ${round}`,
+        ).toMatchObject({
           status: 200,
           body: { signals: [] },
         });
       } else if (round % 3 === 1) {
-        const state = await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', { balance: round, positions: [] });
+        const state = await agentRequest(server.url, agent.token, 'PUT', '/api/agent/state', {
+          balance: round,
+          positions: [],
+        });
         expect(state.status, `state update in round ${round}`).toBe(200);
       } else {
         const next = await RawSocket.open(server.url, agent.token);
-        const first = await within(Promise.race([next.next((m) => m.type === 'hello'), next.closed]), `round ${round}'s reconnection`);
+        const first = await within(
+          Promise.race([next.next((m) => m.type === 'hello'), next.closed]),
+          `round ${round}'s reconnection`,
+        );
         expect(first, `reconnection in round ${round} (a number is its close code)`).toMatchObject({ type: 'hello' });
         const id = await postSignal(server.url, authKey, 'AUDUSD,buy');
         expect((await next.waitForSignals(1)).map((s) => s.id)).toEqual([id]);

@@ -14,7 +14,10 @@ describe('server close with agents connected', () => {
     const poll = agentRequest(server.url, polling!.token, 'GET', '/api/agent/signals?wait=30');
     // The poll is being served once the agent shows as seen (recorded as its wait starts), not
     // after a fixed pause: a poll that had not arrived would find the server gone.
-    await waitUntil(async () => (await server.admin('GET', `/api/admin/agents/${polling!.id}`)).body.lastSeenAt !== null, 'the poll to reach the server');
+    await waitUntil(
+      async () => (await server.admin('GET', `/api/admin/agents/${polling!.id}`)).body.lastSeenAt !== null,
+      'the poll to reach the server',
+    );
 
     await server.stop();
     expect(await socket.closed).toBe(1001);

@@ -15,7 +15,9 @@ afterAll(async () => {
 
 /** Opens a WebSocket and answers the HTTP status the upgrade got (101 when it opened). */
 function upgradeStatus(path: string, token: string): Promise<number> {
-  const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}${path}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return new Promise((resolve) => {
     ws.once('open', () => {
       ws.close();

@@ -29,7 +29,11 @@ describe('the limits of an agent WebSocket session', () => {
     socket.sendRaw(`{"type":"state","state":{"balance":1,"positions":${'['.repeat(63)}${']'.repeat(63)}}}`);
     expect(await socket.next((m) => m.type === 'result', from)).toMatchObject({
       status: 400,
-      body: { code: 'INVALID_REQUEST', param: 'state', detail: expect.stringContaining('nested more than 64 levels deep') },
+      body: {
+        code: 'INVALID_REQUEST',
+        param: 'state',
+        detail: expect.stringContaining('nested more than 64 levels deep'),
+      },
     });
     from = socket.messages.length;
     socket.sendRaw(`{"type":"state","state":{"positions":[${'0,'.repeat(10_000)}0]}}`);
@@ -58,7 +62,10 @@ describe('the limits of an agent WebSocket session', () => {
 
   it('a client that sends far more messages than it waits for is closed with 1008 and a reason naming the code; the server keeps serving', async () => {
     const socket = await session();
-    const state = JSON.stringify({ type: 'state', state: { balance: 1, equity: 1, currency: 'USD', positions: [], orders: [] } });
+    const state = JSON.stringify({
+      type: 'state',
+      state: { balance: 1, equity: 1, currency: 'USD', positions: [], orders: [] },
+    });
     for (let i = 0; i < 2_000; i++) socket.sendRaw(state);
     expect(await socket.closed).toBe(1008);
     expect(socket.closeReason).toMatch(/^INVALID_REQUEST: too many messages waiting/);

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { accountWithAgents, agentRequest, deliveriesOf, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import {
+  accountWithAgents,
+  agentRequest,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  type TestAgent,
+} from './support/delivery-setup.js';
 import { RawSocket } from './support/raw-socket.js';
 
 describe('WebSocket push at /api/agent/ws', () => {
@@ -20,13 +27,23 @@ describe('WebSocket push at /api/agent/ws', () => {
     const before = await postSignal(server.url, authKey, 'EURUSD,buy');
     const socket = await RawSocket.open(server.url, agent.token);
     const hello = await socket.next((m) => m.type === 'hello');
-    expect(hello).toEqual({ type: 'hello', agent: { id: agent.id, name: 'mt5', accountId: expect.any(String) }, window: 100 });
+    expect(hello).toEqual({
+      type: 'hello',
+      agent: { id: agent.id, name: 'mt5', accountId: expect.any(String) },
+      window: 100,
+    });
     expect((await socket.waitForSignals(1)).map((s) => s.id)).toEqual([before]);
 
-    const live = [await postSignal(server.url, authKey, 'GBPUSD,sell,vol=0.2'), await postSignal(server.url, authKey, 'USDJPY,buy')];
+    const live = [
+      await postSignal(server.url, authKey, 'GBPUSD,sell,vol=0.2'),
+      await postSignal(server.url, authKey, 'USDJPY,buy'),
+    ];
     const pushed = await socket.waitForSignals(3);
     expect(pushed.map((s) => s.id)).toEqual([before, ...live]);
-    expect(pushed[1]).toMatchObject({ sourceId: expect.any(String), signal: { symbol: 'GBPUSD', action: 'sell', volume: { type: 'lots', value: 0.2 } } });
+    expect(pushed[1]).toMatchObject({
+      sourceId: expect.any(String),
+      signal: { symbol: 'GBPUSD', action: 'sell', volume: { type: 'lots', value: 0.2 } },
+    });
     // The same record as the long-poll answers (polled once the session is over: polling
     // beside an open session is refused).
     socket.close();
@@ -34,7 +51,11 @@ describe('WebSocket push at /api/agent/ws', () => {
     const polled = (await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).body.signals;
     expect(polled).toEqual(pushed);
 
-    for (const s of pushed) expect((await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' })).status).toBe(200);
+    for (const s of pushed)
+      expect(
+        (await agentRequest(server.url, agent.token, 'POST', `/api/agent/signals/${s.id}/ack`, { status: 'executed' }))
+          .status,
+      ).toBe(200);
   });
 
   it('takes acks and state updates, answering each with a result carrying the HTTP status and body', async () => {
@@ -42,18 +63,37 @@ describe('WebSocket push at /api/agent/ws', () => {
     const socket = await RawSocket.open(server.url, agent.token);
     await socket.waitForSignals(1);
 
-    const ack = await socket.request({ type: 'ack', id, status: 'rejected', message: 'market closed', result: { code: 10018 } });
-    expect(ack).toMatchObject({ type: 'result', status: 200, body: { signalId: id, status: 'rejected', message: 'market closed' } });
+    const ack = await socket.request({
+      type: 'ack',
+      id,
+      status: 'rejected',
+      message: 'market closed',
+      result: { code: 10018 },
+    });
+    expect(ack).toMatchObject({
+      type: 'result',
+      status: 200,
+      body: { signalId: id, status: 'rejected', message: 'market closed' },
+    });
     const conflict = await socket.request({ type: 'ack', id, status: 'executed' });
     expect(conflict).toMatchObject({ status: 409, body: { code: 'ALREADY_ACKNOWLEDGED' } });
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'rejected', result: { code: 10018 } });
 
     const state = { balance: 5000, equity: 4990, currency: 'EUR', positions: [], orders: [] };
-    expect(await socket.request({ type: 'state', state })).toMatchObject({ status: 200, body: { savedAt: expect.any(String) } });
+    expect(await socket.request({ type: 'state', state })).toMatchObject({
+      status: 200,
+      body: { savedAt: expect.any(String) },
+    });
     expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state).toEqual(state);
 
-    expect(await socket.request({ type: 'state', state: 'rich' })).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST' } });
-    expect(await socket.request({ type: 'ack', status: 'executed' })).toMatchObject({ status: 422, body: { param: 'id' } });
+    expect(await socket.request({ type: 'state', state: 'rich' })).toMatchObject({
+      status: 400,
+      body: { code: 'INVALID_REQUEST' },
+    });
+    expect(await socket.request({ type: 'ack', status: 'executed' })).toMatchObject({
+      status: 422,
+      body: { param: 'id' },
+    });
     expect(await socket.request({ type: 'subscribe' })).toMatchObject({ status: 400, body: { param: 'type' } });
     const from = socket.messages.length;
     socket.sendRaw('not json');
@@ -75,13 +115,20 @@ describe('WebSocket push at /api/agent/ws', () => {
     socket.sendRaw(`{"type":"ack","ref":"twice","id":"${id}","status":"failed","status":"executed"}`);
     expect(await socket.next((m) => m.ref === 'twice', from)).toMatchObject({
       status: 400,
-      body: { code: 'INVALID_REQUEST', param: 'status', detail: "'status' is given more than once; send each field once" },
+      body: {
+        code: 'INVALID_REQUEST',
+        param: 'status',
+        detail: "'status' is given more than once; send each field once",
+      },
     });
     expect((await deliveriesOf(server, id))[0]).toMatchObject({ status: 'delivered', ackedAt: null });
 
     from = socket.messages.length;
     socket.sendRaw('{"type":"state","ref":"inner","state":{"balance":1,"balance":2}}');
-    expect(await socket.next((m) => m.ref === 'inner', from)).toMatchObject({ status: 400, body: { param: 'state.balance' } });
+    expect(await socket.next((m) => m.ref === 'inner', from)).toMatchObject({
+      status: 400,
+      body: { param: 'state.balance' },
+    });
     const extra = await socket.request({ type: 'state', state: { balance: 3 }, equity: 3 });
     expect(extra).toMatchObject({ status: 422, body: { code: 'INVALID_FIELD', param: 'equity' } });
     expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state).toEqual(before);
@@ -92,7 +139,10 @@ describe('WebSocket push at /api/agent/ws', () => {
   });
 
   it('answers messages in the order they came, so results without a ref can be matched', async () => {
-    const ids = [await postSignal(server.url, authKey, 'EURUSD,buy'), await postSignal(server.url, authKey, 'GBPUSD,buy')];
+    const ids = [
+      await postSignal(server.url, authKey, 'EURUSD,buy'),
+      await postSignal(server.url, authKey, 'GBPUSD,buy'),
+    ];
     const socket = await RawSocket.open(server.url, agent.token);
     await socket.waitForSignals(2);
     try {

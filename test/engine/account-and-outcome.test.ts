@@ -26,7 +26,9 @@ describe('the summary', () => {
         { position: 1, symbol: 'EURUSD', side: 'buy', volume: 1, price: 1.1002, sl: 1.0982, comment: 'A' },
         { position: 2, symbol: 'USDJPY', side: 'sell', volume: 1, price: 150, sl: null, comment: null },
       ],
-      orders: [{ order: 3, symbol: 'EURUSD', side: 'sell', kind: 'limit', volume: 0.2, price: 1.108, sl: 1.11, comment: null }],
+      orders: [
+        { order: 3, symbol: 'EURUSD', side: 'sell', kind: 'limit', volume: 0.2, price: 1.108, sl: 1.11, comment: null },
+      ],
     });
   });
 
@@ -61,12 +63,19 @@ describe('the outcome an agent acknowledges with', () => {
     const before = sim.state;
     const result = applySignal(before, sig('EURUSD', 'buy'), 5, { text: 'EURUSD,buy', signalId: 'sig-1' });
     expect(result.outcome).toEqual({ status: 'rejected', message: 'there is no price for EURUSD yet' });
-    expect(result.events).toEqual([{ type: 'rejected', time: 5, signal: 'EURUSD,buy', reason: 'there is no price for EURUSD yet' }]);
+    expect(result.events).toEqual([
+      { type: 'rejected', time: 5, signal: 'EURUSD,buy', reason: 'there is no price for EURUSD yet' },
+    ]);
     expect(result.state).toBe(before);
   });
 
   it('keeps the signal id on what the signal opened', () => {
-    const state = applyTick(createEngineState({ balance: 1000 }), { time: 0, symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }).state;
+    const state = applyTick(createEngineState({ balance: 1000 }), {
+      time: 0,
+      symbol: 'EURUSD',
+      bid: 1.1,
+      ask: 1.1002,
+    }).state;
     const result = applySignal(state, sig('EURUSD', 'buy'), 1, { signalId: 'sig-42' });
     expect(result.state.positions[0]).toMatchObject({ signalId: 'sig-42' });
   });
@@ -82,7 +91,19 @@ function deepFreeze<T>(value: T): T {
 
 const script: (['tick', string, number, number] | ['signal', NormalizedSignal])[] = [
   ['tick', 'EURUSD', 1.1, 1.1002],
-  ['signal', sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: [{ type: 'pips', value: 10, pct: 50 }, { type: 'pips', value: 30, pct: 50 }], trail: { trigger: 5, distance: 8, step: 1 }, breakeven: { trigger: 4, offset: 1 } })],
+  [
+    'signal',
+    sig('EURUSD', 'buy', {
+      volume: lots(1),
+      sl: pips(20),
+      tp: [
+        { type: 'pips', value: 10, pct: 50 },
+        { type: 'pips', value: 30, pct: 50 },
+      ],
+      trail: { trigger: 5, distance: 8, step: 1 },
+      breakeven: { trigger: 4, offset: 1 },
+    }),
+  ],
   ['signal', sig('EURUSD', 'selllimit', { volume: lots(0.5), entry: pips(15), tp: tp(pips(10)) })],
   ['tick', 'EURUSD', 1.1008, 1.101],
   ['tick', 'EURUSD', 1.1012, 1.1014],
@@ -96,7 +117,10 @@ function play(state: EngineState, from: number, to: number, onState?: (s: Engine
   const events: unknown[] = [];
   for (let i = from; i < to; i++) {
     const step = script[i]!;
-    const result = step[0] === 'tick' ? applyTick(state, { time: i, symbol: step[1], bid: step[2], ask: step[3] }) : applySignal(state, step[1], i);
+    const result =
+      step[0] === 'tick'
+        ? applyTick(state, { time: i, symbol: step[1], bid: step[2], ask: step[3] })
+        : applySignal(state, step[1], i);
     state = onState ? onState(result.state) : result.state;
     events.push(...result.events);
   }

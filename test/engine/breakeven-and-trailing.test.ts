@@ -12,7 +12,9 @@ describe('breakeven', () => {
       { type: 'sl_moved', time: 4, position: 1, sl: 1.1004, reason: 'breakeven' },
     ]);
     // back down to the new stop: (1.10040 − 1.10020) × 100000 = 20.00
-    expect(sim.tick('EURUSD', 1.1004, 1.1006)).toEqual([expect.objectContaining({ type: 'closed', price: 1.1004, profit: 20, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.1004, 1.1006)).toEqual([
+      expect.objectContaining({ type: 'closed', price: 1.1004, profit: 20, reason: 'sl' }),
+    ]);
   });
 
   it('acts once', () => {
@@ -33,7 +35,13 @@ describe('breakeven', () => {
     // the stop, so it does not move; trailing then takes it to 1.10170
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    sim.signal(sig('EURUSD', 'buy', { volume: lots(1), breakeven: { trigger: 20, offset: 0 }, trail: { trigger: 0, distance: 5, step: 0 } }));
+    sim.signal(
+      sig('EURUSD', 'buy', {
+        volume: lots(1),
+        breakeven: { trigger: 20, offset: 0 },
+        trail: { trigger: 0, distance: 5, step: 0 },
+      }),
+    );
     sim.tick('EURUSD', 1.1012, 1.1014);
     sim.tick('EURUSD', 1.1022, 1.1024);
     expect(sim.of('sl_moved').map((e) => [e.sl, e.reason])).toEqual([
@@ -67,7 +75,9 @@ describe('trailing stop', () => {
     expect(sim.tick('EURUSD', 1.1017, 1.1019)).toEqual([expect.objectContaining({ sl: 1.1007 })]); // exactly 5 pips
     expect(sim.tick('EURUSD', 1.101, 1.1012)).toEqual([]); // candidate 1.10000 is backward
     // stopped at 1.10070: (1.10070 − 1.10020) × 100000 = 50.00
-    expect(sim.tick('EURUSD', 1.1007, 1.1009)).toEqual([expect.objectContaining({ type: 'closed', profit: 50, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.1007, 1.1009)).toEqual([
+      expect.objectContaining({ type: 'closed', profit: 50, reason: 'sl' }),
+    ]);
   });
 
   it('trails a sell on the ask', () => {
@@ -79,14 +89,18 @@ describe('trailing stop', () => {
     expect(sim.tick('EURUSD', 1.0988, 1.099)).toEqual([expect.objectContaining({ sl: 1.1005 })]);
     expect(sim.tick('EURUSD', 1.0998, 1.1)).toEqual([]); // candidate 1.10150 is backward
     // (1.10000 − 1.10050) × 100000 = −50.00
-    expect(sim.tick('EURUSD', 1.1003, 1.1005)).toEqual([expect.objectContaining({ type: 'closed', price: 1.1005, profit: -50 })]);
+    expect(sim.tick('EURUSD', 1.1003, 1.1005)).toEqual([
+      expect.objectContaining({ type: 'closed', price: 1.1005, profit: -50 }),
+    ]);
   });
 
   it('does not loosen a tighter initial stop', () => {
     // buy at 1.10020, SL at 1.09950; distance 20: at bid 1.10100 the trail would be 1.09900, behind the stop
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: price(1.0995), trail: { trigger: 0, distance: 20, step: 0 } }));
+    sim.signal(
+      sig('EURUSD', 'buy', { volume: lots(1), sl: price(1.0995), trail: { trigger: 0, distance: 20, step: 0 } }),
+    );
     expect(sim.tick('EURUSD', 1.101, 1.1012)).toEqual([]);
     expect(sim.tick('EURUSD', 1.1016, 1.1018)).toEqual([expect.objectContaining({ sl: 1.0996 })]);
   });

@@ -32,7 +32,9 @@ describe('close actions', () => {
   it('closesell closes the sells at the ask; closeall both sides of that symbol only', () => {
     const sim = book();
     // position 3: (1.10000 − 1.10120) × 100000 = −120.00
-    expect(sim.signal(sig('EURUSD', 'closesell')).events).toEqual([expect.objectContaining({ position: 3, price: 1.1012, profit: -120 })]);
+    expect(sim.signal(sig('EURUSD', 'closesell')).events).toEqual([
+      expect.objectContaining({ position: 3, price: 1.1012, profit: -120 }),
+    ]);
     const again = book();
     expect(closedTickets(again.signal(sig('EURUSD', 'closeall')).events)).toEqual([1, 2, 3]);
     expect(again.state.positions.map((p) => p.ticket)).toEqual([4]);
@@ -68,7 +70,10 @@ describe('close actions', () => {
       expect.objectContaining({ type: 'partial_close', position: 2, volume: 0.1 }),
     ]);
     // more lots than are open closes them all
-    expect(sim.signal(sig('EURUSD', 'closeall', { close: { lots: 50 } })).events.map((e) => e.type)).toEqual(['closed', 'closed']);
+    expect(sim.signal(sig('EURUSD', 'closeall', { close: { lots: 50 } })).events.map((e) => e.type)).toEqual([
+      'closed',
+      'closed',
+    ]);
   });
 
   it('a share that would leave less than the minimum lot closes the whole position', () => {
@@ -86,7 +91,9 @@ describe('close actions', () => {
     expect(rejection(sim.signal(sig('EURUSD', 'closebuy', { comment: 'gamma' })).events)).toBe(
       'there are no open buy positions on EURUSD with comment "gamma" to close',
     );
-    expect(rejection(sim.signal(sig('USDJPY', 'closeall')).events)).toBe('there are no open positions on USDJPY to close');
+    expect(rejection(sim.signal(sig('USDJPY', 'closeall')).events)).toBe(
+      'there are no open positions on USDJPY to close',
+    );
     // 0.5% of 1 lot = 0.005 and of 0.3 = 0.0015: both below 0.01
     expect(rejection(sim.signal(sig('EURUSD', 'closebuy', { close: { pct: 0.5 } })).events)).toBe(
       'the amount to close is below the minimum of 0.01 lots for every matching position; nothing was closed',
@@ -112,7 +119,9 @@ describe('exop and exent', () => {
 
   it('exent closes the opposite positions with the same comment filter, then opens', () => {
     const sim = book();
-    const { events } = sim.signal(sig('EURUSD', 'sell', { volume: lots(0.2), opposite: 'exit_and_enter', comment: 'alpha' }));
+    const { events } = sim.signal(
+      sig('EURUSD', 'sell', { volume: lots(0.2), opposite: 'exit_and_enter', comment: 'alpha' }),
+    );
     expect(events).toEqual([
       expect.objectContaining({ type: 'closed', position: 1, reason: 'opposite' }),
       expect.objectContaining({ type: 'opened', position: 5, side: 'sell', volume: 0.2, comment: 'alpha' }),
@@ -123,8 +132,13 @@ describe('exop and exent', () => {
     const sim = book();
     const before = sim.state;
     // a sell's stop 20 pips below the fill is on the wrong side
-    const result = sim.signal(sig('EURUSD', 'sell', { volume: lots(1), opposite: 'exit_and_enter', sl: { type: 'price', value: 1.09 } }));
-    expect(result.outcome).toEqual({ status: 'rejected', message: 'the stop loss 1.09000 of a sell must be above the current ask 1.10120' });
+    const result = sim.signal(
+      sig('EURUSD', 'sell', { volume: lots(1), opposite: 'exit_and_enter', sl: { type: 'price', value: 1.09 } }),
+    );
+    expect(result.outcome).toEqual({
+      status: 'rejected',
+      message: 'the stop loss 1.09000 of a sell must be above the current ask 1.10120',
+    });
     expect(result.events.map((e) => e.type)).toEqual(['rejected']);
     expect(sim.state).toBe(before);
   });
@@ -140,7 +154,9 @@ describe('close-then-open actions', () => {
     const sim = book();
     const { events } = sim.signal(sig('EURUSD', action, { volume: lots(0.1), sl: pips(30) }));
     expect(closedTickets(events)).toEqual(closed);
-    expect(events.filter((e) => e.type === 'closed').every((e) => e.type === 'closed' && e.reason === 'signal')).toBe(true);
+    expect(events.filter((e) => e.type === 'closed').every((e) => e.type === 'closed' && e.reason === 'signal')).toBe(
+      true,
+    );
     expect(events.at(-1)).toMatchObject({ type: 'opened', position: 5, side, volume: 0.1 });
   });
 

@@ -15,18 +15,21 @@ describe('the default instruments catalog', () => {
     ['UK100', 1, 1, 'GBP', 2],
     ['BTCUSD', 1, 1, 'USD', 2],
     ['ETHEUR', 1, 1, 'EUR', 2],
-  ])('%s: pip %s, contract %s, quoted in %s, %s digits, lots 0.01/0.01/100', (symbol, pipSize, contractSize, quote, digits) => {
-    expect(defaultInstrument(symbol)).toEqual({
-      symbol,
-      pipSize,
-      contractSize,
-      quoteCurrency: quote,
-      digits,
-      lotMin: 0.01,
-      lotStep: 0.01,
-      lotMax: 100,
-    });
-  });
+  ])(
+    '%s: pip %s, contract %s, quoted in %s, %s digits, lots 0.01/0.01/100',
+    (symbol, pipSize, contractSize, quote, digits) => {
+      expect(defaultInstrument(symbol)).toEqual({
+        symbol,
+        pipSize,
+        contractSize,
+        quoteCurrency: quote,
+        digits,
+        lotMin: 0.01,
+        lotStep: 0.01,
+        lotMax: 100,
+      });
+    },
+  );
 
   it('does not know made-up symbols', () => {
     expect(defaultInstrument('FOOBAR')).toBeNull();
@@ -40,7 +43,9 @@ describe('the default instruments catalog', () => {
 
   it('defines a symbol the catalog lacks when pip size, contract size and quote currency are given', () => {
     expect(resolveInstrument('COPPER', { COPPER: { pipSize: 0.0001, contractSize: 25_000 } })).toBeNull();
-    expect(resolveInstrument('COPPER', { COPPER: { pipSize: 0.0001, contractSize: 25_000, quoteCurrency: 'USD' } })).toEqual({
+    expect(
+      resolveInstrument('COPPER', { COPPER: { pipSize: 0.0001, contractSize: 25_000, quoteCurrency: 'USD' } }),
+    ).toEqual({
       symbol: 'COPPER',
       pipSize: 0.0001,
       digits: 5, // one decimal beyond the pip, like FX
@@ -69,8 +74,13 @@ describe('instrument overrides in the engine', () => {
     const sim = simulation({ instruments: { EURUSD: { lotMin: 0.1, lotStep: 0.1 } } });
     sim.tick('EURUSD', 1.1, 1.1002);
     // 0.19 floors to 0.1 on a 0.1 step
-    expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(0.19) })).events[0]).toMatchObject({ type: 'opened', volume: 0.1 });
-    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(0.09) })).events)).toMatch(/below the minimum of 0.1 lots/);
+    expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(0.19) })).events[0]).toMatchObject({
+      type: 'opened',
+      volume: 0.1,
+    });
+    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(0.09) })).events)).toMatch(
+      /below the minimum of 0.1 lots/,
+    );
   });
 
   it('an unknown symbol is rejected with a reason naming it', () => {
@@ -87,9 +97,13 @@ describe('symbol mapping', () => {
     const sim = simulation({ symbolMap: { EURUSD: 'EURUSD.m' } });
     sim.tick('EURUSD.m', 1.1, 1.1002);
     const opened = sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20) })).events;
-    expect(opened).toEqual([expect.objectContaining({ type: 'opened', symbol: 'EURUSD.m', price: 1.1002, sl: 1.0982 })]);
+    expect(opened).toEqual([
+      expect.objectContaining({ type: 'opened', symbol: 'EURUSD.m', price: 1.1002, sl: 1.0982 }),
+    ]);
     // the stop watches the mapped symbol's bid: 1.0982 touched → closed, (1.0982 − 1.1002) × 0.1 × 100000 = −20.00
-    expect(sim.tick('EURUSD.m', 1.0982, 1.0984)).toEqual([expect.objectContaining({ type: 'closed', reason: 'sl', profit: -20 })]);
+    expect(sim.tick('EURUSD.m', 1.0982, 1.0984)).toEqual([
+      expect.objectContaining({ type: 'closed', reason: 'sl', profit: -20 }),
+    ]);
   });
 
   it('matches case-insensitively and accepts the broker name in a signal', () => {
@@ -127,21 +141,30 @@ describe('symbol mapping', () => {
   });
 });
 
-describe('symbol mapping of tickers the catalog does not know, and of TradingView\'s forms', () => {
+describe("symbol mapping of tickers the catalog does not know, and of TradingView's forms", () => {
   it('trades a ticker mapped to a catalog symbol as that instrument (GOLD → XAUUSD)', () => {
     const sim = simulation({ symbolMap: { GOLD: 'XAUUSD' } });
     sim.tick('XAUUSD', 2350, 2350.3);
     // XAUUSD's pip is 0.1: 20 pips below 2350.3
-    expect(sim.signal(sig('GOLD', 'buy', { volume: lots(0.1), sl: pips(20) })).events[0]).toMatchObject({ type: 'opened', symbol: 'XAUUSD', sl: 2348.3 });
+    expect(sim.signal(sig('GOLD', 'buy', { volume: lots(0.1), sl: pips(20) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'XAUUSD',
+      sl: 2348.3,
+    });
     const unmapped = simulation();
     unmapped.tick('XAUUSD', 2350, 2350.3);
-    expect(rejection(unmapped.signal(sig('GOLD', 'buy', { volume: lots(0.1) })).events)).toBe('GOLD is not a known instrument; define it in the instruments file');
+    expect(rejection(unmapped.signal(sig('GOLD', 'buy', { volume: lots(0.1) })).events)).toBe(
+      'GOLD is not a known instrument; define it in the instruments file',
+    );
   });
 
   it('lets two tickers map to one venue symbol, trading the same positions', () => {
     const sim = simulation({ symbolMap: { SPX500: 'US500.cash', US500: 'US500.cash' } });
     sim.tick('US500.cash', 5200, 5200.5);
-    expect(sim.signal(sig('SPX500', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'US500.cash' });
+    expect(sim.signal(sig('SPX500', 'buy', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'US500.cash',
+    });
     expect(sim.signal(sig('US500', 'closebuy')).events[0]).toMatchObject({ type: 'closed', position: 1 });
   });
 
@@ -150,9 +173,21 @@ describe('symbol mapping of tickers the catalog does not know, and of TradingVie
     sim.tick('EURUSD', 1.1, 1.1002);
     sim.tick('BTCUSD', 65000, 65015);
     sim.tick('BTCUSD.spot', 64990, 65005);
-    expect(sim.signal(sig('OANDA:EURUSD', 'buy', { volume: lots(0.1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'EURUSD', price: 1.1002 });
-    expect(sim.signal(sig('BINANCE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD', price: 65015 });
-    expect(sim.signal(sig('COINBASE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD.spot', price: 65005 });
+    expect(sim.signal(sig('OANDA:EURUSD', 'buy', { volume: lots(0.1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'EURUSD',
+      price: 1.1002,
+    });
+    expect(sim.signal(sig('BINANCE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'BTCUSD',
+      price: 65015,
+    });
+    expect(sim.signal(sig('COINBASE:BTCUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'BTCUSD.spot',
+      price: 65005,
+    });
   });
 
   it('trades a perpetual (BTCUSD.P) or continuous future (ES1!) only through a mapping, and says how to add one', () => {
@@ -162,22 +197,35 @@ describe('symbol mapping of tickers the catalog does not know, and of TradingVie
     expect(rejection(sim.signal(sig('BTCUSD.P', 'buy', { volume: lots(1) })).events)).toBe(
       'BTCUSD.P is a TradingView perpetual-futures symbol, not the spot BTCUSD; to trade it, add it to the symbolMap of the instruments file (like "BTCUSD.P": "BTCUSD") naming the venue\'s symbol for it',
     );
-    expect(rejection(sim.signal(sig('BINANCE:BTCUSD.P', 'buy', { volume: lots(1) })).events)).toMatch(/^BINANCE:BTCUSD\.P \(read as BTCUSD\.P\): BTCUSD\.P is a TradingView perpetual-futures symbol/);
+    expect(rejection(sim.signal(sig('BINANCE:BTCUSD.P', 'buy', { volume: lots(1) })).events)).toMatch(
+      /^BINANCE:BTCUSD\.P \(read as BTCUSD\.P\): BTCUSD\.P is a TradingView perpetual-futures symbol/,
+    );
     expect(rejection(sim.signal(sig('ES1!', 'buy', { volume: lots(1) })).events)).toBe(
       'ES1! is a TradingView continuous-futures symbol, which rolls from contract to contract; to trade it, add it to the symbolMap of the instruments file (like "ES1!": "US500") naming the venue\'s symbol for it',
     );
     const mapped = simulation({ symbolMap: { 'ES1!': 'US500', 'BTCUSD.P': 'BTCUSD' } });
     mapped.tick('US500', 5200, 5200.5);
     mapped.tick('BTCUSD', 65000, 65015);
-    expect(mapped.signal(sig('ES1!', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'US500', price: 5200.5 });
-    expect(mapped.signal(sig('BYBIT:BTCUSD.P', 'sell', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', symbol: 'BTCUSD', price: 65000 });
+    expect(mapped.signal(sig('ES1!', 'buy', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'US500',
+      price: 5200.5,
+    });
+    expect(mapped.signal(sig('BYBIT:BTCUSD.P', 'sell', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      symbol: 'BTCUSD',
+      price: 65000,
+    });
   });
 });
 
 describe('the instruments file', () => {
   it('reads overrides and the symbol map, upper-casing canonical symbols', () => {
     const outcome = parseInstrumentsFile(
-      JSON.stringify({ symbolMap: { eurusd: 'EURUSD.m' }, instruments: { xauusd: { lotMax: 20, quoteCurrency: 'usd' } } }),
+      JSON.stringify({
+        symbolMap: { eurusd: 'EURUSD.m' },
+        instruments: { xauusd: { lotMax: 20, quoteCurrency: 'usd' } },
+      }),
     );
     expect(outcome).toEqual({
       ok: true,
@@ -187,7 +235,11 @@ describe('the instruments file', () => {
 
   it('names the line of a syntax error', () => {
     const text = '{\n  "instruments": {\n    "XAUUSD": { "lotMax": 20, }\n  }\n}\n';
-    expect(parseInstrumentsFile(text)).toEqual({ ok: false, line: 3, message: 'expected a quoted property name, found "}"' });
+    expect(parseInstrumentsFile(text)).toEqual({
+      ok: false,
+      line: 3,
+      message: 'expected a quoted property name, found "}"',
+    });
   });
 
   it('names the line of a bad field', () => {
@@ -221,7 +273,11 @@ describe('the instruments file', () => {
       ok: false,
       message: 'symbolMap: GOLD maps to XAUUSD, which itself maps to XAUUSD.m: map GOLD to XAUUSD.m directly',
     });
-    expect(parseInstrumentsFile('{"instrument":{}}')).toMatchObject({ ok: false, line: 1, message: expect.stringContaining('unknown key') });
+    expect(parseInstrumentsFile('{"instrument":{}}')).toMatchObject({
+      ok: false,
+      line: 1,
+      message: expect.stringContaining('unknown key'),
+    });
     expect(parseInstrumentsFile('{"instruments":{},\n"instruments":{}}')).toMatchObject({ ok: false, line: 2 });
   });
 });

@@ -7,7 +7,18 @@ describe('market fills', () => {
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
     expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(1), comment: 'Alpha' })).events).toEqual([
-      { type: 'opened', time: 2, position: 1, symbol: 'EURUSD', side: 'buy', volume: 1, price: 1.1002, sl: null, tp: null, comment: 'Alpha' },
+      {
+        type: 'opened',
+        time: 2,
+        position: 1,
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 1,
+        price: 1.1002,
+        sl: null,
+        tp: null,
+        comment: 'Alpha',
+      },
     ]);
     sim.tick('EURUSD', 1.1015, 1.1017);
     expect(sim.signal(sig('EURUSD', 'closebuy')).events).toEqual([
@@ -20,7 +31,10 @@ describe('market fills', () => {
     // sell 0.5 at bid 1.10000; close at ask 1.10120 → −0.0012 × 0.5 × 100000 = −60.00
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'sell', { volume: lots(0.5) })).events[0]).toMatchObject({ price: 1.1, side: 'sell' });
+    expect(sim.signal(sig('EURUSD', 'sell', { volume: lots(0.5) })).events[0]).toMatchObject({
+      price: 1.1,
+      side: 'sell',
+    });
     sim.tick('EURUSD', 1.101, 1.1012);
     sim.signal(sig('EURUSD', 'closesell'));
     expect(sim.of('closed')[0]).toMatchObject({ price: 1.1012, profit: -60 });
@@ -29,9 +43,14 @@ describe('market fills', () => {
 
   it('rejects a signal for a symbol with no price yet, and the run goes on', () => {
     const sim = simulation();
-    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(1) })).events)).toBe('there is no price for EURUSD yet');
+    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(1) })).events)).toBe(
+      'there is no price for EURUSD yet',
+    );
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({ type: 'opened', position: 1 });
+    expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(1) })).events[0]).toMatchObject({
+      type: 'opened',
+      position: 1,
+    });
   });
 
   it('profit on a JPY pair is converted at the rate of the close', () => {
@@ -61,12 +80,16 @@ describe('stop loss and take profit from the fill price', () => {
     // buy at 1.10020: SL 20 pips → 1.09820, TP 40 pips → 1.10420
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: tp(pips(40)) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: tp(pips(40)) })).events[0],
+    ).toMatchObject({
       sl: 1.0982,
       tp: 1.1042,
     });
     // sell at 1.10000: SL 1.10200, TP 1.09600
-    expect(sim.signal(sig('EURUSD', 'sell', { volume: lots(1), sl: pips(20), tp: tp(pips(40)) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('EURUSD', 'sell', { volume: lots(1), sl: pips(20), tp: tp(pips(40)) })).events[0],
+    ).toMatchObject({
       sl: 1.102,
       tp: 1.096,
     });
@@ -75,7 +98,9 @@ describe('stop loss and take profit from the fill price', () => {
   it('as prices', () => {
     const sim = simulation();
     sim.tick('XAUUSD', 2000, 2000.5);
-    expect(sim.signal(sig('XAUUSD', 'sell', { volume: lots(1), sl: price(2010), tp: tp(price(1980.25)) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('XAUUSD', 'sell', { volume: lots(1), sl: price(2010), tp: tp(price(1980.25)) })).events[0],
+    ).toMatchObject({
       price: 2000,
       sl: 2010,
       tp: 1980.25,
@@ -86,7 +111,9 @@ describe('stop loss and take profit from the fill price', () => {
     // buy XAUUSD at 2000.50: SL 1% below = 1980.495 → 1980.50 (2 digits); TP 2% above = 2040.51
     const sim = simulation();
     sim.tick('XAUUSD', 2000, 2000.5);
-    expect(sim.signal(sig('XAUUSD', 'buy', { volume: lots(1), sl: percent(1), tp: tp(percent(2)) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('XAUUSD', 'buy', { volume: lots(1), sl: percent(1), tp: tp(percent(2)) })).events[0],
+    ).toMatchObject({
       sl: 1980.5,
       tp: 2040.51,
     });
@@ -96,7 +123,9 @@ describe('stop loss and take profit from the fill price', () => {
     // sell USDJPY at 150.00: SL 25 pips → 150.25, TP 50 pips → 149.50
     const sim = simulation();
     sim.tick('USDJPY', 150.0, 150.02);
-    expect(sim.signal(sig('USDJPY', 'sell', { volume: lots(1), sl: pips(25), tp: tp(pips(50)) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('USDJPY', 'sell', { volume: lots(1), sl: pips(25), tp: tp(pips(50)) })).events[0],
+    ).toMatchObject({
       sl: 150.25,
       tp: 149.5,
     });
@@ -111,7 +140,9 @@ describe('invalid stops reject the order', () => {
       'the stop loss 1.10050 of a buy must be below the current bid 1.10000',
     );
     // equal counts as touched: a stop at the bid would close at once
-    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: price(1.1) })).events)).toMatch(/must be below/);
+    expect(rejection(sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: price(1.1) })).events)).toMatch(
+      /must be below/,
+    );
     expect(sim.state.positions).toEqual([]);
   });
 

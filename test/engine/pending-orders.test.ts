@@ -8,8 +8,20 @@ describe('placing pending orders', () => {
     // ask 1.10020 − 20 pips = 1.09820
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'buylimit', { volume: lots(0.5), entry: pips(20), comment: 'dip' })).events).toEqual([
-      { type: 'order_placed', time: 2, order: 1, symbol: 'EURUSD', side: 'buy', kind: 'limit', volume: 0.5, price: 1.0982, comment: 'dip' },
+    expect(
+      sim.signal(sig('EURUSD', 'buylimit', { volume: lots(0.5), entry: pips(20), comment: 'dip' })).events,
+    ).toEqual([
+      {
+        type: 'order_placed',
+        time: 2,
+        order: 1,
+        symbol: 'EURUSD',
+        side: 'buy',
+        kind: 'limit',
+        volume: 0.5,
+        price: 1.0982,
+        comment: 'dip',
+      },
     ]);
   });
 
@@ -28,8 +40,12 @@ describe('placing pending orders', () => {
     const sim = simulation();
     sim.tick('USDJPY', 150.0, 150.02);
     // bid 150.00 − 30 × 0.01 = 149.70; ask 150.02 + 30 × 0.01 = 150.32
-    expect(sim.signal(sig('USDJPY', 'sellstop', { volume: lots(1), entry: pips(30) })).events[0]).toMatchObject({ price: 149.7 });
-    expect(sim.signal(sig('USDJPY', 'buystop', { volume: lots(1), entry: pips(30) })).events[0]).toMatchObject({ price: 150.32 });
+    expect(sim.signal(sig('USDJPY', 'sellstop', { volume: lots(1), entry: pips(30) })).events[0]).toMatchObject({
+      price: 149.7,
+    });
+    expect(sim.signal(sig('USDJPY', 'buystop', { volume: lots(1), entry: pips(30) })).events[0]).toMatchObject({
+      price: 150.32,
+    });
   });
 
   it('rejects an entry on the wrong side of the price', () => {
@@ -57,7 +73,9 @@ describe('placing pending orders', () => {
       { order: 1, symbol: 'EURUSD', side: 'buy', kind: 'limit', volume: 1, price: 1.0982, sl: 1.0962, comment: null },
     ]);
     expect(
-      rejection(sim.signal(sig('EURUSD', 'buylimit', { volume: lots(1), entry: price(1.0982), sl: price(1.099) })).events),
+      rejection(
+        sim.signal(sig('EURUSD', 'buylimit', { volume: lots(1), entry: price(1.0982), sl: price(1.099) })).events,
+      ),
     ).toBe('the stop loss 1.09900 of a buy must be below the entry 1.09820');
   });
 
@@ -89,7 +107,18 @@ describe('pending orders fill on touch', () => {
     expect(sim.tick('EURUSD', 1.0981, 1.0983)).toEqual([]);
     expect(sim.tick('EURUSD', 1.098, 1.0982)).toEqual([
       { type: 'order_filled', time: 4, order: 1, position: 2, price: 1.0982 },
-      { type: 'opened', time: 4, position: 2, symbol: 'EURUSD', side: 'buy', volume: 1, price: 1.0982, sl: 1.0962, tp: 1.1022, comment: null },
+      {
+        type: 'opened',
+        time: 4,
+        position: 2,
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 1,
+        price: 1.0982,
+        sl: 1.0962,
+        tp: 1.1022,
+        comment: null,
+      },
     ]);
     expect(sim.state.orders).toEqual([]);
   });
@@ -135,9 +164,13 @@ describe('pending orders fill on touch', () => {
     // buy stop 1.10200 with breakeven trigger 10: filled at 1.10200, bid 1.10300 → SL 1.10200
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    sim.signal(sig('EURUSD', 'buystop', { volume: lots(1), entry: price(1.102), breakeven: { trigger: 10, offset: 0 } }));
+    sim.signal(
+      sig('EURUSD', 'buystop', { volume: lots(1), entry: price(1.102), breakeven: { trigger: 10, offset: 0 } }),
+    );
     sim.tick('EURUSD', 1.1018, 1.102);
-    expect(sim.tick('EURUSD', 1.103, 1.1032)).toEqual([expect.objectContaining({ type: 'sl_moved', sl: 1.102, reason: 'breakeven' })]);
+    expect(sim.tick('EURUSD', 1.103, 1.1032)).toEqual([
+      expect.objectContaining({ type: 'sl_moved', sl: 1.102, reason: 'breakeven' }),
+    ]);
   });
 });
 
@@ -162,7 +195,9 @@ describe('cancelling pending orders', () => {
     sim.tick('EURUSD', 1.1, 1.1002);
     sim.signal(sig('EURUSD', 'selllimit', { volume: lots(1), entry: pips(20), comment: 'A' }));
     sim.signal(sig('EURUSD', 'sellstop', { volume: lots(1), entry: pips(20), comment: 'B' }));
-    expect(sim.signal(sig('EURUSD', 'cancelshort', { comment: 'b' })).events).toEqual([expect.objectContaining({ order: 2 })]);
+    expect(sim.signal(sig('EURUSD', 'cancelshort', { comment: 'b' })).events).toEqual([
+      expect.objectContaining({ order: 2 }),
+    ]);
     expect(rejection(sim.signal(sig('EURUSD', 'cancelshort', { comment: 'B' })).events)).toBe(
       'there are no pending sell orders on EURUSD with comment "B" to cancel',
     );

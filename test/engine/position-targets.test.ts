@@ -36,7 +36,10 @@ describe('position targets', () => {
     expect(again.outcome).toEqual({ status: 'executed', message: 'EURUSD is already short; nothing to do' });
     expect(holding(sim).positions).toEqual(['sell 1']);
     sim.signal(sig('EURUSD', 'positionflat'));
-    expect(sim.signal(sig('EURUSD', 'positionflat')).outcome).toEqual({ status: 'executed', message: 'EURUSD is already flat; nothing to do' });
+    expect(sim.signal(sig('EURUSD', 'positionflat')).outcome).toEqual({
+      status: 'executed',
+      message: 'EURUSD is already flat; nothing to do',
+    });
   });
 
   it("cancels the symbol's pending entries and leaves other symbols alone", () => {

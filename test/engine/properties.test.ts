@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applySignal, applyTick, createEngineState, type EngineEvent, type EngineState } from '../../src/engine/index.js';
+import {
+  applySignal,
+  applyTick,
+  createEngineState,
+  type EngineEvent,
+  type EngineState,
+} from '../../src/engine/index.js';
 import type { NormalizedSignal } from '../../src/language/index.js';
 
 /**
@@ -33,18 +39,36 @@ const levels = fc
   });
 
 const opening = fc.record({
-  volume: fc.option(fc.integer({ min: 1, max: 300 }).map((n) => ({ type: 'lots' as const, value: n / 100 })), { nil: undefined }),
-  sl: fc.option(fc.integer({ min: 3, max: 60 }).map((value) => ({ type: 'pips' as const, value })), { nil: undefined }),
-  tp: fc.option(levels.filter((l) => l.length > 0), { nil: undefined }),
-  trail: fc.option(
-    fc.record({ trigger: fc.integer({ min: 0, max: 20 }), distance: fc.integer({ min: 1, max: 30 }), step: fc.integer({ min: 0, max: 10 }) }),
+  volume: fc.option(
+    fc.integer({ min: 1, max: 300 }).map((n) => ({ type: 'lots' as const, value: n / 100 })),
     { nil: undefined },
   ),
-  breakeven: fc.option(fc.record({ trigger: fc.integer({ min: 1, max: 25 }), offset: fc.integer({ min: 0, max: 10 }) }), { nil: undefined }),
+  sl: fc.option(
+    fc.integer({ min: 3, max: 60 }).map((value) => ({ type: 'pips' as const, value })),
+    { nil: undefined },
+  ),
+  tp: fc.option(
+    levels.filter((l) => l.length > 0),
+    { nil: undefined },
+  ),
+  trail: fc.option(
+    fc.record({
+      trigger: fc.integer({ min: 0, max: 20 }),
+      distance: fc.integer({ min: 1, max: 30 }),
+      step: fc.integer({ min: 0, max: 10 }),
+    }),
+    { nil: undefined },
+  ),
+  breakeven: fc.option(
+    fc.record({ trigger: fc.integer({ min: 1, max: 25 }), offset: fc.integer({ min: 0, max: 10 }) }),
+    { nil: undefined },
+  ),
 });
 
 const signal: fc.Arbitrary<NormalizedSignal> = fc.oneof(
-  fc.record({ symbol, action: fc.constantFrom('buy', 'sell'), rest: opening }).map(({ symbol, action, rest }) => ({ symbol, action, ...rest })),
+  fc
+    .record({ symbol, action: fc.constantFrom('buy', 'sell'), rest: opening })
+    .map(({ symbol, action, rest }) => ({ symbol, action, ...rest })),
   fc
     .record({
       symbol,
@@ -76,7 +100,12 @@ type Step = { tick: { symbol: Sym; move: number; spread: number } } | { signal: 
 
 const steps = fc.array(
   fc.oneof(
-    { weight: 2, arbitrary: fc.record({ symbol, move: fc.integer({ min: -25, max: 25 }), spread: fc.integer({ min: 0, max: 4 }) }).map((tick) => ({ tick })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ symbol, move: fc.integer({ min: -25, max: 25 }), spread: fc.integer({ min: 0, max: 4 }) })
+        .map((tick) => ({ tick })),
+    },
     { weight: 1, arbitrary: signal.map((s) => ({ signal: s })) },
   ),
   { minLength: 30, maxLength: 100 },
@@ -93,7 +122,10 @@ function run(script: Step[]): Run {
   const states = [state];
   const events: EngineEvent[] = [];
   // Prices first, so signals are not all rejected for want of one.
-  const opening: Step[] = [{ tick: { symbol: 'EURUSD', move: 0, spread: 2 } }, { tick: { symbol: 'USDJPY', move: 0, spread: 2 } }];
+  const opening: Step[] = [
+    { tick: { symbol: 'EURUSD', move: 0, spread: 2 } },
+    { tick: { symbol: 'USDJPY', move: 0, spread: 2 } },
+  ];
   for (const [time, step] of [...opening, ...script].entries()) {
     let result;
     if ('tick' in step) {
@@ -186,7 +218,12 @@ describe('engine properties', () => {
             const { pip, digits } = SYMBOLS[s];
             mids[s] = Math.max(mids[s] + move * pip, 100 * pip);
             const bid = Number(mids[s].toFixed(digits));
-            state = applyTick(state, { time: time + 2, symbol: s, bid, ask: Number((bid + spread * pip).toFixed(digits)) }).state;
+            state = applyTick(state, {
+              time: time + 2,
+              symbol: s,
+              bid,
+              ask: Number((bid + spread * pip).toFixed(digits)),
+            }).state;
             continue;
           }
           const { signal } = step;
@@ -222,7 +259,15 @@ describe('the random runs', () => {
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
     }
-    for (const key of ['sl_moved', 'partial_close', 'closed:sl', 'closed:tp', 'closed:signal', 'order_filled', 'opened']) {
+    for (const key of [
+      'sl_moved',
+      'partial_close',
+      'closed:sl',
+      'closed:tp',
+      'closed:signal',
+      'order_filled',
+      'opened',
+    ]) {
       expect(counts.get(key) ?? 0, key).toBeGreaterThan(5);
     }
   });

@@ -19,7 +19,16 @@ describe('timestamps', () => {
   });
 
   it('refuses what is neither', () => {
-    for (const bad of ['yesterday', '2024-02-30T00:00Z', '2023-02-29', '2024-03-01T24:00Z', '1.5', '-5', '03/01/2024', '']) {
+    for (const bad of [
+      'yesterday',
+      '2024-02-30T00:00Z',
+      '2023-02-29',
+      '2024-03-01T24:00Z',
+      '1.5',
+      '-5',
+      '03/01/2024',
+      '',
+    ]) {
       expect(parseTimestamp(bad), bad).toBeNull();
     }
     expect(parseTimestamp('2024-02-29')).toBe(Date.UTC(2024, 1, 29));
@@ -28,7 +37,8 @@ describe('timestamps', () => {
 
 describe('the ticks file', () => {
   it('reads time,symbol,bid,ask with an optional header, skipping blank and # lines', () => {
-    const text = 'time,symbol,bid,ask\r\n\r\n# warm-up\r\n2024-03-01T09:30:00Z, EURUSD ,1.10000,1.10020\r\n1709285401000,USDJPY,150.00,150.02\r\n';
+    const text =
+      'time,symbol,bid,ask\r\n\r\n# warm-up\r\n2024-03-01T09:30:00Z, EURUSD ,1.10000,1.10020\r\n1709285401000,USDJPY,150.00,150.02\r\n';
     expect(parseTicksFile(text)).toEqual({
       ok: true,
       records: [
@@ -41,11 +51,22 @@ describe('the ticks file', () => {
 
   it('refuses a time of 9 to 11 digits as Unix seconds, keeping shorter and longer numbers as milliseconds', () => {
     for (const time of ['99999999', '100000000000', '1709285400000']) {
-      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({ ok: true, records: [{ time: Number(time) }] });
+      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({
+        ok: true,
+        records: [{ time: Number(time) }],
+      });
     }
     for (const time of ['100000000', '1709285400', '99999999999', '0001709285400']) {
-      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({ ok: false, line: 1, message: expect.stringContaining(`time "${time}" looks like Unix seconds`) });
-      expect(parseSignalsFile(`${time},EURUSD,buy\n`)).toMatchObject({ ok: false, line: 1, message: expect.stringContaining('looks like Unix seconds') });
+      expect(parseTicksFile(`${time},EURUSD,1.1,1.1002\n`)).toMatchObject({
+        ok: false,
+        line: 1,
+        message: expect.stringContaining(`time "${time}" looks like Unix seconds`),
+      });
+      expect(parseSignalsFile(`${time},EURUSD,buy\n`)).toMatchObject({
+        ok: false,
+        line: 1,
+        message: expect.stringContaining('looks like Unix seconds'),
+      });
     }
   });
 
@@ -58,9 +79,14 @@ describe('the ticks file', () => {
     expect(parseTicksFile('1,EURUSD,abc,1.1\n')).toEqual({
       ok: false,
       line: 1,
-      message: 'bid "abc" is not a plain decimal number (digits with an optional fraction, like 1.10020; no exponent, no trailing point)',
+      message:
+        'bid "abc" is not a plain decimal number (digits with an optional fraction, like 1.10020; no exponent, no trailing point)',
     });
-    expect(parseTicksFile('1,EURUSD,0,1.1\n')).toEqual({ ok: false, line: 1, message: 'bid "0" is not a price above 0' });
+    expect(parseTicksFile('1,EURUSD,0,1.1\n')).toEqual({
+      ok: false,
+      line: 1,
+      message: 'bid "0" is not a price above 0',
+    });
     expect(parseTicksFile('1,EURUSD,1.1,1.09\n')).toEqual({ ok: false, line: 1, message: 'ask 1.09 is below bid 1.1' });
     expect(parseTicksFile('\n\nnoon,EURUSD,1.1,1.2\n')).toEqual({
       ok: false,
@@ -72,7 +98,10 @@ describe('the ticks file', () => {
   });
 
   it('takes a header only when it names exactly time,symbol,bid,ask, in any case', () => {
-    expect(parseTicksFile('# feed\n TIME , Symbol,BID,ask \n1,EURUSD,1.1,1.2\n')).toMatchObject({ ok: true, records: [{ line: 3 }] });
+    expect(parseTicksFile('# feed\n TIME , Symbol,BID,ask \n1,EURUSD,1.1,1.2\n')).toMatchObject({
+      ok: true,
+      records: [{ line: 3 }],
+    });
     for (const header of ['time,symbol,ask,bid', 'time,foo,bar,baz', 'time', 'time,symbol,bid,ask,']) {
       expect(parseTicksFile(`\n${header}\n1,EURUSD,1.1,1.2\n`), header).toEqual({
         ok: false,
@@ -87,7 +116,8 @@ describe('the ticks file', () => {
       expect(parseTicksFile(text), JSON.stringify(text)).toEqual({
         ok: false,
         line: null,
-        message: 'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
+        message:
+          'holds no ticks; the replay needs at least one line of time,symbol,bid,ask (like 2024-03-01T09:30:00Z,EURUSD,1.10000,1.10020)',
       });
     }
   });
@@ -98,7 +128,9 @@ describe('the ticks file', () => {
       const outcome = parseTicksFile(`1,EURUSD,${price},2\n`);
       expect(outcome, price).toMatchObject({ ok: false, line: 1 });
     }
-    expect(parseTicksFile('1,EURUSD,1.,2\n')).toMatchObject({ message: expect.stringContaining('bid "1." is not a plain decimal number') });
+    expect(parseTicksFile('1,EURUSD,1.,2\n')).toMatchObject({
+      message: expect.stringContaining('bid "1." is not a plain decimal number'),
+    });
   });
 
   it('upper-cases the symbol and holds it to the signal language rules', () => {
@@ -139,7 +171,8 @@ describe('the signals file', () => {
     expect(parseSignalsFile('time,symbol,action\n5,EURUSD,buy\n')).toEqual({
       ok: false,
       line: 1,
-      message: 'the header must be exactly time,signal (the signal being the rest of the line), got "time,symbol,action"; fix it or remove the line',
+      message:
+        'the header must be exactly time,signal (the signal being the rest of the line), got "time,symbol,action"; fix it or remove the line',
     });
   });
 });

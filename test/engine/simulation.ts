@@ -48,7 +48,11 @@ export function simulation(options: Partial<EngineOptions> = {}): Simulation {
 }
 
 /** A normalized signal, for brevity. */
-export function sig(symbol: string, action: NormalizedSignal['action'], rest: Partial<NormalizedSignal> = {}): NormalizedSignal {
+export function sig(
+  symbol: string,
+  action: NormalizedSignal['action'],
+  rest: Partial<NormalizedSignal> = {},
+): NormalizedSignal {
   return { symbol, action, ...rest };
 }
 

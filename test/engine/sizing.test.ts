@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { applySignal, applyTick, createEngineState } from '../../src/engine/index.js';
 import { lots, pips, rejection, sig, simulation } from './simulation.js';
 
-const volume = (type: 'lots' | 'pctbal' | 'pcteq' | 'dollar' | 'pctbal_loss' | 'pcteq_loss', value: number) => ({ type, value });
+const volume = (type: 'lots' | 'pctbal' | 'pcteq' | 'dollar' | 'pctbal_loss' | 'pcteq_loss', value: number) => ({
+  type,
+  value,
+});
 
 describe('sizing in lots', () => {
   it('uses the lots as given (vol and vol_lots normalize to this)', () => {
@@ -48,7 +51,9 @@ describe('sizing by percent of balance or equity (notional value)', () => {
     // 100% of 10000 USD = 10000 USD notional; one lot at ask 1.10020 is 110020 USD → 0.0909 → 0.09
     const sim = simulation();
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'buy', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({ volume: 0.09 });
+    expect(sim.signal(sig('EURUSD', 'buy', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({
+      volume: 0.09,
+    });
   });
 
   it('pctbal: a JPY pair converts the notional through USDJPY', () => {
@@ -72,8 +77,12 @@ describe('sizing by percent of balance or equity (notional value)', () => {
     sim.tick('GBPUSD', 1.2452, 1.2454);
     sim.tick('EURUSD', 1.25, 1.2502);
     expect(sim.summary().equity).toBe(9500);
-    expect(sim.signal(sig('EURUSD', 'sell', { volume: volume('pcteq', 100) })).events[0]).toMatchObject({ volume: 0.07 });
-    expect(sim.signal(sig('EURUSD', 'sell', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({ volume: 0.08 });
+    expect(sim.signal(sig('EURUSD', 'sell', { volume: volume('pcteq', 100) })).events[0]).toMatchObject({
+      volume: 0.07,
+    });
+    expect(sim.signal(sig('EURUSD', 'sell', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({
+      volume: 0.08,
+    });
   });
 
   it('rejects a size below the minimum lot, never rounding up', () => {
@@ -103,7 +112,9 @@ describe('sizing by risk (loss at the stop)', () => {
     // loss per lot 5.0 × 100 = 500 USD → 100 / 500 = 0.2
     const sim = simulation();
     sim.tick('XAUUSD', 2000.0, 2000.5);
-    expect(sim.signal(sig('XAUUSD', 'buy', { volume: volume('pctbal_loss', 1), sl: pips(50) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('XAUUSD', 'buy', { volume: volume('pctbal_loss', 1), sl: pips(50) })).events[0],
+    ).toMatchObject({
       volume: 0.2,
       price: 2000.5,
       sl: 1995.5,
@@ -115,7 +126,9 @@ describe('sizing by risk (loss at the stop)', () => {
     // JPY→USD = 1 / mid(150.01) → 199.9867 USD per lot; 1% of 10000 = 100 → 0.50003 → 0.5
     const sim = simulation();
     sim.tick('USDJPY', 150.0, 150.02);
-    expect(sim.signal(sig('USDJPY', 'sell', { volume: volume('pctbal_loss', 1), sl: pips(30) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('USDJPY', 'sell', { volume: volume('pctbal_loss', 1), sl: pips(30) })).events[0],
+    ).toMatchObject({
       volume: 0.5,
       sl: 150.3,
     });
@@ -129,7 +142,9 @@ describe('sizing by risk (loss at the stop)', () => {
     sim.signal(sig('GBPUSD', 'buy', { volume: lots(1) }));
     sim.tick('GBPUSD', 1.2452, 1.2454);
     sim.tick('EURUSD', 1.1, 1.1002);
-    expect(sim.signal(sig('EURUSD', 'sell', { volume: volume('pcteq_loss', 2), sl: pips(20) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('EURUSD', 'sell', { volume: volume('pcteq_loss', 2), sl: pips(20) })).events[0],
+    ).toMatchObject({
       volume: 0.95,
     });
   });
@@ -147,9 +162,17 @@ describe('sizing by risk (loss at the stop)', () => {
     // a k-dollar risk on a 10-pip EURUSD stop is exactly k / 100 lots (10 pips × 100000 = 100 USD per lot)
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 10_000 }), fc.boolean(), (k, buy) => {
-        const state = applyTick(createEngineState({ balance: 1e6 }), { time: 0, symbol: 'EURUSD', bid: 1.0713, ask: 1.0715 })
-          .state;
-        const { events } = applySignal(state, sig('EURUSD', buy ? 'buy' : 'sell', { volume: volume('dollar', k), sl: pips(10) }), 1);
+        const state = applyTick(createEngineState({ balance: 1e6 }), {
+          time: 0,
+          symbol: 'EURUSD',
+          bid: 1.0713,
+          ask: 1.0715,
+        }).state;
+        const { events } = applySignal(
+          state,
+          sig('EURUSD', buy ? 'buy' : 'sell', { volume: volume('dollar', k), sl: pips(10) }),
+          1,
+        );
         return events[0]?.type === 'opened' && events[0].volume === Number((k / 100).toFixed(2));
       }),
       { numRuns: 300 },
@@ -164,7 +187,9 @@ describe('sizing on a non-USD account', () => {
     const sim = simulation({ currency: 'EUR' });
     sim.tick('EURUSD', 1.2499, 1.2501);
     sim.tick('GBPUSD', 1.25, 1.2502);
-    expect(sim.signal(sig('GBPUSD', 'buy', { volume: volume('pctbal_loss', 1), sl: pips(20) })).events[0]).toMatchObject({
+    expect(
+      sim.signal(sig('GBPUSD', 'buy', { volume: volume('pctbal_loss', 1), sl: pips(20) })).events[0],
+    ).toMatchObject({
       volume: 0.62,
     });
   });
@@ -175,7 +200,9 @@ describe('sizing on a non-USD account', () => {
     const sim = simulation({ currency: 'EUR' });
     sim.tick('EURUSD', 1.25, 1.25);
     sim.tick('USDJPY', 100, 100);
-    expect(sim.signal(sig('USDJPY', 'buy', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({ volume: 0.12 });
+    expect(sim.signal(sig('USDJPY', 'buy', { volume: volume('pctbal', 100) })).events[0]).toMatchObject({
+      volume: 0.12,
+    });
   });
 
   it('rejects when the feed has no rate to the account currency', () => {

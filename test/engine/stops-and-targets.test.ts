@@ -32,19 +32,25 @@ describe('a stop is reached when the closing price touches it', () => {
     const sim = shortWithStops();
     // bid 1.10190 is below the stop, but a sell closes at the ask 1.10210 ≥ 1.10200 → stopped at 1.10210
     // (1.10000 − 1.10210) × 100000 = −210.00
-    expect(sim.tick('EURUSD', 1.1019, 1.1021)).toEqual([expect.objectContaining({ type: 'closed', price: 1.1021, profit: -210, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.1019, 1.1021)).toEqual([
+      expect.objectContaining({ type: 'closed', price: 1.1021, profit: -210, reason: 'sl' }),
+    ]);
   });
 
   it('a gap through the stop fills at the gapped price', () => {
     const sim = longWithStops();
     // bid gaps from 1.10000 to 1.09500: (1.09500 − 1.10020) × 100000 = −520.00
-    expect(sim.tick('EURUSD', 1.095, 1.0952)).toEqual([expect.objectContaining({ price: 1.095, profit: -520, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.095, 1.0952)).toEqual([
+      expect.objectContaining({ price: 1.095, profit: -520, reason: 'sl' }),
+    ]);
   });
 
   it("a gap through a sell's stop fills at the gapped ask", () => {
     const sim = shortWithStops();
     // ask gaps to 1.10500: (1.10000 − 1.10500) × 100000 = −500.00
-    expect(sim.tick('EURUSD', 1.1048, 1.105)).toEqual([expect.objectContaining({ price: 1.105, profit: -500, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.1048, 1.105)).toEqual([
+      expect.objectContaining({ price: 1.105, profit: -500, reason: 'sl' }),
+    ]);
   });
 });
 
@@ -53,20 +59,26 @@ describe('a target is reached when the closing price touches it', () => {
     const sim = shortWithStops();
     expect(sim.tick('EURUSD', 1.0959, 1.0961)).toEqual([]);
     // (1.10000 − 1.09600) × 100000 = 400.00
-    expect(sim.tick('EURUSD', 1.0958, 1.096)).toEqual([expect.objectContaining({ price: 1.096, profit: 400, reason: 'tp' })]);
+    expect(sim.tick('EURUSD', 1.0958, 1.096)).toEqual([
+      expect.objectContaining({ price: 1.096, profit: 400, reason: 'tp' }),
+    ]);
   });
 
   it("a buy's target is watched on the bid: the ask alone does not reach it", () => {
     const sim = longWithStops();
     expect(sim.tick('EURUSD', 1.1041, 1.1043)).toEqual([]);
     // (1.10420 − 1.10020) × 100000 = 400.00
-    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([expect.objectContaining({ price: 1.1042, profit: 400, reason: 'tp' })]);
+    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([
+      expect.objectContaining({ price: 1.1042, profit: 400, reason: 'tp' }),
+    ]);
   });
 
   it('a gap through the target fills at the gapped price', () => {
     const sim = longWithStops();
     // bid gaps to 1.10600: (1.10600 − 1.10020) × 100000 = 580.00
-    expect(sim.tick('EURUSD', 1.106, 1.1062)).toEqual([expect.objectContaining({ price: 1.106, profit: 580, reason: 'tp' })]);
+    expect(sim.tick('EURUSD', 1.106, 1.1062)).toEqual([
+      expect.objectContaining({ price: 1.106, profit: 580, reason: 'tp' }),
+    ]);
     expect(sim.state.balance).toBe(10_580);
   });
 });
@@ -80,7 +92,9 @@ describe('when one tick reaches both the stop and a target, the stop wins', () =
     const position = sim.state.positions[0]!;
     sim.state = { ...sim.state, positions: [{ ...position, sl: 1.1045 }] };
     // bid 1.10430: ≥ TP 1.10420 and ≤ SL 1.10450
-    expect(sim.tick('EURUSD', 1.1043, 1.1045)).toEqual([expect.objectContaining({ type: 'closed', reason: 'sl', price: 1.1043 })]);
+    expect(sim.tick('EURUSD', 1.1043, 1.1045)).toEqual([
+      expect.objectContaining({ type: 'closed', reason: 'sl', price: 1.1043 }),
+    ]);
   });
 
   it('on a sell as well', () => {
@@ -105,7 +119,9 @@ describe('multi-level take profit', () => {
       { type: 'partial_close', time: 3, position: 1, volume: 0.33, price: 1.1022, profit: 66 },
     ]);
     // 0.33 × 0.0040 × 100000 = 132.00
-    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([expect.objectContaining({ type: 'partial_close', volume: 0.33, profit: 132 })]);
+    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([
+      expect.objectContaining({ type: 'partial_close', volume: 0.33, profit: 132 }),
+    ]);
     // the rest, 0.34 × 0.0060 × 100000 = 204.00
     expect(sim.tick('EURUSD', 1.1062, 1.1064)).toEqual([
       expect.objectContaining({ type: 'closed', volume: 0.34, profit: 204, reason: 'tp' }),
@@ -121,9 +137,11 @@ describe('multi-level take profit', () => {
     sim.tick('EURUSD', 1.1022, 1.1024);
     sim.tick('EURUSD', 1.1042, 1.1044);
     sim.tick('EURUSD', 1.1062, 1.1064);
-    expect(sim.events.filter((e) => e.type === 'partial_close' || e.type === 'closed').map((e) => (e as { volume: number }).volume)).toEqual([
-      0.03, 0.03, 0.04,
-    ]);
+    expect(
+      sim.events
+        .filter((e) => e.type === 'partial_close' || e.type === 'closed')
+        .map((e) => (e as { volume: number }).volume),
+    ).toEqual([0.03, 0.03, 0.04]);
   });
 
   it('a gap through two levels fills both at the gapped price', () => {
@@ -156,7 +174,9 @@ describe('multi-level take profit', () => {
     sim.tick('EURUSD', 1.1, 1.1002);
     sim.signal(sig('EURUSD', 'buy', { volume: lots(0.01), tp: levels([20, 50], [40, 50]) }));
     expect(sim.tick('EURUSD', 1.1022, 1.1024)).toEqual([]);
-    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([expect.objectContaining({ type: 'closed', volume: 0.01, reason: 'tp' })]);
+    expect(sim.tick('EURUSD', 1.1042, 1.1044)).toEqual([
+      expect.objectContaining({ type: 'closed', volume: 0.01, reason: 'tp' }),
+    ]);
   });
 
   it('a share that would leave less than the minimum lot closes the whole position', () => {
@@ -164,7 +184,9 @@ describe('multi-level take profit', () => {
     const sim = simulation({ instruments: { EURUSD: { lotMin: 0.1 } } });
     sim.tick('EURUSD', 1.1, 1.1002);
     sim.signal(sig('EURUSD', 'buy', { volume: lots(0.25), tp: levels([20, 70], [40, 30]) }));
-    expect(sim.tick('EURUSD', 1.1022, 1.1024)).toEqual([expect.objectContaining({ type: 'closed', volume: 0.25, reason: 'tp' })]);
+    expect(sim.tick('EURUSD', 1.1022, 1.1024)).toEqual([
+      expect.objectContaining({ type: 'closed', volume: 0.25, reason: 'tp' }),
+    ]);
   });
 
   it('the stop closes what a partial take profit left', () => {
@@ -173,7 +195,9 @@ describe('multi-level take profit', () => {
     sim.tick('EURUSD', 1.1, 1.1002);
     sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: levels([20, 50], [40, 50]) }));
     sim.tick('EURUSD', 1.1022, 1.1024);
-    expect(sim.tick('EURUSD', 1.0982, 1.0984)).toEqual([expect.objectContaining({ type: 'closed', volume: 0.5, profit: -100, reason: 'sl' })]);
+    expect(sim.tick('EURUSD', 1.0982, 1.0984)).toEqual([
+      expect.objectContaining({ type: 'closed', volume: 0.5, profit: -100, reason: 'sl' }),
+    ]);
     // +100.00 from the first half
     expect(sim.state.balance).toBe(10_000);
   });

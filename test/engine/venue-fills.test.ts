@@ -6,10 +6,19 @@ describe("fills the venue made on its own, applied at the venue's price and lots
   it('a pending order filled by the venue becomes a position at the fill price, keeping its stop and targets', () => {
     const sim = simulation();
     sim.tick('EURUSD', 1.105, 1.1052);
-    sim.signal(sig('EURUSD', 'buylimit', { volume: lots(0.5), entry: price(1.104), sl: pips(30), tp: [{ type: 'pips', value: 50, pct: 100 }] }));
+    sim.signal(
+      sig('EURUSD', 'buylimit', {
+        volume: lots(0.5),
+        entry: price(1.104),
+        sl: pips(30),
+        tp: [{ type: 'pips', value: 50, pct: 100 }],
+      }),
+    );
     const step = applyFill(sim.state, { type: 'order_filled', order: 1, price: 1.1039, volume: null }, 10);
     expect(step.state.orders).toEqual([]);
-    expect(step.state.positions).toMatchObject([{ ticket: 2, side: 'buy', volume: 0.5, price: 1.1039, sl: 1.101, tp: [{ price: 1.109 }] }]);
+    expect(step.state.positions).toMatchObject([
+      { ticket: 2, side: 'buy', volume: 0.5, price: 1.1039, sl: 1.101, tp: [{ price: 1.109 }] },
+    ]);
     expect(step.events.map((e) => e.type)).toEqual(['order_filled', 'opened']);
   });
 
@@ -19,7 +28,11 @@ describe("fills the venue made on its own, applied at the venue's price and lots
     sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20), breakeven: { trigger: 10, offset: 0 } }));
     sim.signal(sig('EURUSD', 'selllimit', { volume: lots(0.5), entry: price(1.106), sl: pips(30) }));
     // Bid 1.1063 reaches the sell limit (1.106) and puts the buy 11 pips in profit.
-    const venue = applyTick(sim.state, { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 }, { entries: 'venue', exits: 'engine' });
+    const venue = applyTick(
+      sim.state,
+      { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 },
+      { entries: 'venue', exits: 'engine' },
+    );
     expect(venue.state.orders).toMatchObject([{ ticket: 2, side: 'sell', kind: 'limit', price: 1.106 }]);
     expect(venue.state.positions).toMatchObject([{ ticket: 1, side: 'buy', sl: 1.1052 }]);
     expect(venue.events.map((e) => e.type)).toEqual(['sl_moved']);
@@ -33,7 +46,17 @@ describe("fills the venue made on its own, applied at the venue's price and lots
   it('where the venue fills exits, a tick past the stop or a target closes nothing, and breakeven still moves the stop', () => {
     const sim = simulation();
     sim.tick('EURUSD', 1.105, 1.1052);
-    sim.signal(sig('EURUSD', 'buy', { volume: lots(0.1), sl: pips(20), tp: [{ type: 'pips', value: 10, pct: 50 }, { type: 'pips', value: 30, pct: 50 }], breakeven: { trigger: 10, offset: 0 } }));
+    sim.signal(
+      sig('EURUSD', 'buy', {
+        volume: lots(0.1),
+        sl: pips(20),
+        tp: [
+          { type: 'pips', value: 10, pct: 50 },
+          { type: 'pips', value: 30, pct: 50 },
+        ],
+        breakeven: { trigger: 10, offset: 0 },
+      }),
+    );
     const rules = { entries: 'venue', exits: 'venue' } as const;
     // Bid 1.1063: past the first target (1.1062) and 11 pips in profit.
     const up = applyTick(sim.state, { time: 10, symbol: 'EURUSD', bid: 1.1063, ask: 1.1065 }, rules);
@@ -48,21 +71,47 @@ describe("fills the venue made on its own, applied at the venue's price and lots
   it("a target filled by the venue closes its share and moves to the next level; a stop closes the rest at the stop's fill price", () => {
     const sim = simulation();
     sim.tick('EURUSD', 1.105, 1.1052);
-    sim.signal(sig('EURUSD', 'buy', { volume: lots(1), sl: pips(20), tp: [{ type: 'pips', value: 20, pct: 50 }, { type: 'pips', value: 40, pct: 50 }] }));
-    const first = applyFill(sim.state, { type: 'position_closed', position: 1, volume: 0.5, price: 1.1072, reason: 'tp' }, 10);
+    sim.signal(
+      sig('EURUSD', 'buy', {
+        volume: lots(1),
+        sl: pips(20),
+        tp: [
+          { type: 'pips', value: 20, pct: 50 },
+          { type: 'pips', value: 40, pct: 50 },
+        ],
+      }),
+    );
+    const first = applyFill(
+      sim.state,
+      { type: 'position_closed', position: 1, volume: 0.5, price: 1.1072, reason: 'tp' },
+      10,
+    );
     expect(first.state.positions).toMatchObject([{ ticket: 1, volume: 0.5, tpNext: 1 }]);
-    expect(first.events).toMatchObject([{ type: 'partial_close', position: 1, volume: 0.5, price: 1.1072, profit: 100 }]);
-    const second = applyFill(first.state, { type: 'position_closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl' }, 11);
+    expect(first.events).toMatchObject([
+      { type: 'partial_close', position: 1, volume: 0.5, price: 1.1072, profit: 100 },
+    ]);
+    const second = applyFill(
+      first.state,
+      { type: 'position_closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl' },
+      11,
+    );
     expect(second.state.positions).toEqual([]);
-    expect(second.events).toMatchObject([{ type: 'closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl', profit: -115 }]);
+    expect(second.events).toMatchObject([
+      { type: 'closed', position: 1, volume: 0.5, price: 1.1029, reason: 'sl', profit: -115 },
+    ]);
   });
 
   it('an order or position the book no longer holds changes nothing', () => {
     const sim = simulation();
     sim.tick('EURUSD', 1.105, 1.1052);
     const before = sim.state;
-    expect(applyFill(before, { type: 'order_filled', order: 7, price: 1.1, volume: null }, 1)).toEqual({ state: before, events: [] });
-    expect(applyFill(before, { type: 'position_closed', position: 7, volume: 1, price: 1.1, reason: 'sl' }, 1)).toEqual({ state: before, events: [] });
+    expect(applyFill(before, { type: 'order_filled', order: 7, price: 1.1, volume: null }, 1)).toEqual({
+      state: before,
+      events: [],
+    });
+    expect(applyFill(before, { type: 'position_closed', position: 7, volume: 1, price: 1.1, reason: 'sl' }, 1)).toEqual(
+      { state: before, events: [] },
+    );
   });
 
   it('a close the venue filled in part: the position stays open with the rest, the balance has the profit of the lots filled at their price', () => {
@@ -75,7 +124,15 @@ describe("fills the venue made on its own, applied at the venue's price and lots
     expect(event).toMatchObject({ type: 'closed', volume: 0.1, price: 1.105, profit: -2 });
     expect(close.state.balance).toBe(9998);
     const revised = reviseClose(close.state, was, event, { volume: 0.03, price: 1.106 });
-    expect(revised.event).toEqual({ type: 'partial_close', time: event.time, position: was.ticket, volume: 0.03, requested: 0.1, price: 1.106, profit: 2.4 });
+    expect(revised.event).toEqual({
+      type: 'partial_close',
+      time: event.time,
+      position: was.ticket,
+      volume: 0.03,
+      requested: 0.1,
+      price: 1.106,
+      profit: 2.4,
+    });
     expect(revised.state.positions).toEqual([{ ...was, volume: 0.07 }]);
     expect(revised.state.balance).toBe(10_002.4);
   });

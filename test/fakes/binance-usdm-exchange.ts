@@ -119,8 +119,28 @@ const DEPTH_LIMITS = new Set([5, 10, 20, 50, 100, 500, 1000]);
 const CONDITIONAL = new Set(['STOP', 'STOP_MARKET', 'TAKE_PROFIT', 'TAKE_PROFIT_MARKET', 'TRAILING_STOP_MARKET']);
 
 export const DEFAULT_SYMBOLS: FakeSymbol[] = [
-  { symbol: 'BTCUSDT', base: 'BTC', tick: 0.1, step: 0.001, minQty: 0.001, maxQty: 1000, marketMaxQty: 120, minNotional: 100, price: 50000 },
-  { symbol: 'ETHUSDT', base: 'ETH', tick: 0.01, step: 0.001, minQty: 0.001, maxQty: 10000, marketMaxQty: 2000, minNotional: 20, price: 3000 },
+  {
+    symbol: 'BTCUSDT',
+    base: 'BTC',
+    tick: 0.1,
+    step: 0.001,
+    minQty: 0.001,
+    maxQty: 1000,
+    marketMaxQty: 120,
+    minNotional: 100,
+    price: 50000,
+  },
+  {
+    symbol: 'ETHUSDT',
+    base: 'ETH',
+    tick: 0.01,
+    step: 0.001,
+    minQty: 0.001,
+    maxQty: 10000,
+    marketMaxQty: 2000,
+    minNotional: 20,
+    price: 3000,
+  },
 ];
 
 export class BinanceUsdmExchange {
@@ -150,12 +170,23 @@ export class BinanceUsdmExchange {
     this.wallet = wallet;
   }
 
-  static async start(options: { apiKey: string; secret: string; wallet?: number; symbols?: FakeSymbol[] }): Promise<BinanceUsdmExchange> {
+  static async start(options: {
+    apiKey: string;
+    secret: string;
+    wallet?: number;
+    symbols?: FakeSymbol[];
+  }): Promise<BinanceUsdmExchange> {
     let exchange: BinanceUsdmExchange | null = null;
     const server = createServer((req, res) => exchange!.serve(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    exchange = new BinanceUsdmExchange(server, `http://127.0.0.1:${port}/`, { apiKey: options.apiKey, secret: options.secret }, options.symbols ?? DEFAULT_SYMBOLS, options.wallet ?? 10_000);
+    exchange = new BinanceUsdmExchange(
+      server,
+      `http://127.0.0.1:${port}/`,
+      { apiKey: options.apiKey, secret: options.secret },
+      options.symbols ?? DEFAULT_SYMBOLS,
+      options.wallet ?? 10_000,
+    );
     return exchange;
   }
 
@@ -192,7 +223,9 @@ export class BinanceUsdmExchange {
       prices: Object.fromEntries([...this.symbols.values()].map((s) => [s.symbol, s.price])),
       wallet: this.wallet,
       unrealized: this.unrealized(),
-      positions: [...this.positions.entries()].filter(([, p]) => p.amount !== 0).map(([symbol, p]) => ({ symbol, amount: p.amount, entryPrice: p.entryPrice })),
+      positions: [...this.positions.entries()]
+        .filter(([, p]) => p.amount !== 0)
+        .map(([symbol, p]) => ({ symbol, amount: p.amount, entryPrice: p.entryPrice })),
       orders: [...this.orders.values()].map((o) => ({ ...o })),
       openOrders: [...this.orders.values()].filter((o) => isOpen(o.status)).map((o) => ({ ...o })),
       algoOrders: [...this.algoOrders.values()].map((o) => ({ ...o })),
@@ -263,9 +296,11 @@ export class BinanceUsdmExchange {
   private authenticate(request: FakeRequest, apiKey: string | string[] | undefined, query: string, body: string): void {
     if (!isSigned(request.path)) return;
     if (apiKey === undefined) throw new BinanceError(-2014, 'API-key format invalid.', 401);
-    if (apiKey !== this.keys.apiKey) throw new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
+    if (apiKey !== this.keys.apiKey)
+      throw new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
     const signature = request.params.signature;
-    if (signature === undefined) throw new BinanceError(-1102, "Mandatory parameter 'signature' was not sent, was empty/null, or malformed.");
+    if (signature === undefined)
+      throw new BinanceError(-1102, "Mandatory parameter 'signature' was not sent, was empty/null, or malformed.");
     const strip = (text: string) => text.replace(/(^|&)signature=[^&]*/, '').replace(/^&/, '');
     const total = strip(query) + strip(body);
     const expected = createHmac('sha256', this.keys.secret).update(total).digest('hex');
@@ -276,7 +311,7 @@ export class BinanceUsdmExchange {
     const recvWindow = Number(request.params.recvWindow ?? 5000);
     const now = Date.now();
     if (!Number.isFinite(timestamp) || timestamp > now + 1000 || now - timestamp > recvWindow) {
-      throw new BinanceError(-1021, "Timestamp for this request is outside of the recvWindow.");
+      throw new BinanceError(-1021, 'Timestamp for this request is outside of the recvWindow.');
     }
   }
 
@@ -292,7 +327,21 @@ export class BinanceUsdmExchange {
       case 'GET /fapi/v3/positionRisk':
         return this.positionRisk(p.symbol);
       case 'GET /fapi/v1/leverageBracket':
-        return [...this.symbols.keys()].filter((s) => p.symbol === undefined || s === p.symbol).map((symbol) => ({ symbol, brackets: [{ bracket: 1, initialLeverage: 125, notionalCap: 50_000, notionalFloor: 0, maintMarginRatio: 0.004, cum: 0 }] }));
+        return [...this.symbols.keys()]
+          .filter((s) => p.symbol === undefined || s === p.symbol)
+          .map((symbol) => ({
+            symbol,
+            brackets: [
+              {
+                bracket: 1,
+                initialLeverage: 125,
+                notionalCap: 50_000,
+                notionalFloor: 0,
+                maintMarginRatio: 0.004,
+                cum: 0,
+              },
+            ],
+          }));
       case 'GET /sapi/v1/capital/config/getall':
       case 'GET /sapi/v1/margin/allPairs':
         // The wallet's coins and margin pairs: answered empty; tests check they are not asked.
@@ -304,7 +353,9 @@ export class BinanceUsdmExchange {
       case 'DELETE /fapi/v1/order':
         return this.cancelOrder(p);
       case 'GET /fapi/v1/openOrders':
-        return [...this.orders.values()].filter((o) => isOpen(o.status) && (p.symbol === undefined || o.symbol === p.symbol)).map((o) => this.orderAnswer(o));
+        return [...this.orders.values()]
+          .filter((o) => isOpen(o.status) && (p.symbol === undefined || o.symbol === p.symbol))
+          .map((o) => this.orderAnswer(o));
       case 'POST /fapi/v1/algoOrder':
         return this.algoAnswer(this.newAlgoOrder(p));
       case 'GET /fapi/v1/algoOrder':
@@ -317,7 +368,9 @@ export class BinanceUsdmExchange {
         return { algoId: algo.algoId, clientAlgoId: algo.clientAlgoId, code: '200', msg: 'success' };
       }
       case 'GET /fapi/v1/openAlgoOrders':
-        return [...this.algoOrders.values()].filter((o) => o.algoStatus === 'NEW' && (p.symbol === undefined || o.symbol === p.symbol)).map((o) => this.algoAnswer(o));
+        return [...this.algoOrders.values()]
+          .filter((o) => o.algoStatus === 'NEW' && (p.symbol === undefined || o.symbol === p.symbol))
+          .map((o) => this.algoAnswer(o));
       case 'GET /fapi/v1/positionSide/dual':
         return { dualSidePosition: false };
       default:
@@ -346,12 +399,23 @@ export class BinanceUsdmExchange {
         this.closePosition(q.symbol ?? '');
         return this.state();
       case 'POST hold':
-        this.holds.push({ method: q.method ?? 'POST', path: q.path ?? '', seconds: number('seconds'), count: Number(q.count ?? 1) });
+        this.holds.push({
+          method: q.method ?? 'POST',
+          path: q.path ?? '',
+          seconds: number('seconds'),
+          count: Number(q.count ?? 1),
+        });
         return { ok: true };
       case 'GET held':
         return { now: [...this.heldNow], before: this.heldBefore };
       case 'POST fail':
-        this.failures.push({ method: q.method ?? 'POST', path: q.path ?? '', code: number('code'), msg: q.msg ?? 'Internal error.', count: Number(q.count ?? 1) });
+        this.failures.push({
+          method: q.method ?? 'POST',
+          path: q.path ?? '',
+          code: number('code'),
+          msg: q.msg ?? 'Internal error.',
+          count: Number(q.count ?? 1),
+        });
         return { ok: true };
       default:
         throw new Error(`no control endpoint ${method} /_control/${what}`);
@@ -392,13 +456,26 @@ export class BinanceUsdmExchange {
         filters: [
           { filterType: 'PRICE_FILTER', minPrice: String(s.tick), maxPrice: '4529764', tickSize: String(s.tick) },
           { filterType: 'LOT_SIZE', minQty: String(s.minQty), maxQty: String(s.maxQty), stepSize: String(s.step) },
-          { filterType: 'MARKET_LOT_SIZE', minQty: String(s.minQty), maxQty: String(s.marketMaxQty), stepSize: String(s.step) },
+          {
+            filterType: 'MARKET_LOT_SIZE',
+            minQty: String(s.minQty),
+            maxQty: String(s.marketMaxQty),
+            stepSize: String(s.step),
+          },
           { filterType: 'MAX_NUM_ORDERS', limit: 200 },
           { filterType: 'MAX_NUM_ALGO_ORDERS', limit: 10 },
           { filterType: 'MIN_NOTIONAL', notional: String(s.minNotional) },
           { filterType: 'PERCENT_PRICE', multiplierUp: '1.0500', multiplierDown: '0.9500', multiplierDecimal: '4' },
         ],
-        orderTypes: ['LIMIT', 'MARKET', 'STOP', 'STOP_MARKET', 'TAKE_PROFIT', 'TAKE_PROFIT_MARKET', 'TRAILING_STOP_MARKET'],
+        orderTypes: [
+          'LIMIT',
+          'MARKET',
+          'STOP',
+          'STOP_MARKET',
+          'TAKE_PROFIT',
+          'TAKE_PROFIT_MARKET',
+          'TRAILING_STOP_MARKET',
+        ],
         timeInForce: ['GTC', 'IOC', 'FOK', 'GTX', 'GTD'],
       })),
     };
@@ -410,7 +487,13 @@ export class BinanceUsdmExchange {
     if (!DEPTH_LIMITS.has(limit)) throw new BinanceError(-4021, 'Invalid depth limit.');
     const bid = s.price;
     const ask = round(s.price + s.tick, s.tick);
-    return { lastUpdateId: Date.now(), E: Date.now(), T: Date.now(), bids: [[fmt(bid, s.tick), '1000']], asks: [[fmt(ask, s.tick), '1000']] };
+    return {
+      lastUpdateId: Date.now(),
+      E: Date.now(),
+      T: Date.now(),
+      bids: [[fmt(bid, s.tick), '1000']],
+      asks: [[fmt(ask, s.tick), '1000']],
+    };
   }
 
   private unrealizedOf(symbol: string): number {
@@ -424,11 +507,16 @@ export class BinanceUsdmExchange {
   }
 
   private positionMargin(): number {
-    return [...this.positions.entries()].reduce((sum, [symbol, p]) => sum + (Math.abs(p.amount) * this.symbol(symbol).price) / LEVERAGE, 0);
+    return [...this.positions.entries()].reduce(
+      (sum, [symbol, p]) => sum + (Math.abs(p.amount) * this.symbol(symbol).price) / LEVERAGE,
+      0,
+    );
   }
 
   private openOrderMargin(): number {
-    return [...this.orders.values()].filter((o) => isOpen(o.status) && !o.reduceOnly).reduce((sum, o) => sum + ((o.origQty - o.executedQty) * o.price) / LEVERAGE, 0);
+    return [...this.orders.values()]
+      .filter((o) => isOpen(o.status) && !o.reduceOnly)
+      .reduce((sum, o) => sum + ((o.origQty - o.executedQty) * o.price) / LEVERAGE, 0);
   }
 
   private available(): number {
@@ -470,7 +558,18 @@ export class BinanceUsdmExchange {
       ],
       positions: [...this.positions.entries()]
         .filter(([, p]) => p.amount !== 0)
-        .map(([symbol, p]) => ({ symbol, positionSide: 'BOTH', positionAmt: String(p.amount), unrealizedProfit: money(this.unrealizedOf(symbol)), isolatedMargin: '0', notional: money(p.amount * this.symbol(symbol).price), isolatedWallet: '0', initialMargin: money((Math.abs(p.amount) * this.symbol(symbol).price) / LEVERAGE), maintMargin: '0', updateTime: p.updateTime })),
+        .map(([symbol, p]) => ({
+          symbol,
+          positionSide: 'BOTH',
+          positionAmt: String(p.amount),
+          unrealizedProfit: money(this.unrealizedOf(symbol)),
+          isolatedMargin: '0',
+          notional: money(p.amount * this.symbol(symbol).price),
+          isolatedWallet: '0',
+          initialMargin: money((Math.abs(p.amount) * this.symbol(symbol).price) / LEVERAGE),
+          maintMargin: '0',
+          updateTime: p.updateTime,
+        })),
     };
   }
 
@@ -514,7 +613,11 @@ export class BinanceUsdmExchange {
   private newOrder(p: Record<string, string>): unknown {
     const s = this.symbol(p.symbol);
     const type = p.type ?? '';
-    if (CONDITIONAL.has(type)) throw new BinanceError(-4120, 'Order type not supported for this endpoint. Please use the Algo Order API endpoints instead.');
+    if (CONDITIONAL.has(type))
+      throw new BinanceError(
+        -4120,
+        'Order type not supported for this endpoint. Please use the Algo Order API endpoints instead.',
+      );
     if (type !== 'LIMIT' && type !== 'MARKET') throw new BinanceError(-1116, 'Invalid orderType.');
     const side = this.sideOf(p.side);
     this.oneWay(p);
@@ -524,14 +627,20 @@ export class BinanceUsdmExchange {
     const reduceOnly = p.reduceOnly === 'true';
     let price = 0;
     if (type === 'LIMIT') {
-      if (p.timeInForce === undefined) throw new BinanceError(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.");
+      if (p.timeInForce === undefined)
+        throw new BinanceError(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.");
       price = this.price(s, p.price);
-      if (side === 'BUY' && price > s.price * 1.05) throw new BinanceError(-4016, `Limit price can't be higher than ${fmt(s.price * 1.05, s.tick)}.`);
-      if (side === 'SELL' && price < s.price * 0.95) throw new BinanceError(-4024, `Limit price can't be lower than ${fmt(s.price * 0.95, s.tick)}.`);
+      if (side === 'BUY' && price > s.price * 1.05)
+        throw new BinanceError(-4016, `Limit price can't be higher than ${fmt(s.price * 1.05, s.tick)}.`);
+      if (side === 'SELL' && price < s.price * 0.95)
+        throw new BinanceError(-4024, `Limit price can't be lower than ${fmt(s.price * 0.95, s.tick)}.`);
     }
     const at = type === 'MARKET' ? this.marketPrice(s.symbol, side) : price;
     if (!reduceOnly && quantity * at < s.minNotional - 1e-9) {
-      throw new BinanceError(-4164, `Order's notional must be no smaller than ${s.minNotional} (unless you choose reduce only).`);
+      throw new BinanceError(
+        -4164,
+        `Order's notional must be no smaller than ${s.minNotional} (unless you choose reduce only).`,
+      );
     }
     this.checkReduceOnly(s.symbol, side, reduceOnly);
     this.checkMargin(s.symbol, side, quantity, at, reduceOnly);
@@ -560,10 +669,12 @@ export class BinanceUsdmExchange {
   }
 
   private newAlgoOrder(p: Record<string, string>): FakeAlgoOrder {
-    if (p.algoType !== 'CONDITIONAL') throw new BinanceError(-1102, "Mandatory parameter 'algoType' was not sent, was empty/null, or malformed.");
+    if (p.algoType !== 'CONDITIONAL')
+      throw new BinanceError(-1102, "Mandatory parameter 'algoType' was not sent, was empty/null, or malformed.");
     const s = this.symbol(p.symbol);
     const type = p.type ?? '';
-    if (type !== 'STOP' && type !== 'STOP_MARKET' && type !== 'TAKE_PROFIT' && type !== 'TAKE_PROFIT_MARKET') throw new BinanceError(-1116, 'Invalid orderType.');
+    if (type !== 'STOP' && type !== 'STOP_MARKET' && type !== 'TAKE_PROFIT' && type !== 'TAKE_PROFIT_MARKET')
+      throw new BinanceError(-1116, 'Invalid orderType.');
     const side = this.sideOf(p.side);
     this.oneWay(p);
     const clientAlgoId = p.clientAlgoId ?? `fakealgo${this.nextAlgoId}`;
@@ -573,10 +684,26 @@ export class BinanceUsdmExchange {
     const price = type.endsWith('_MARKET') ? 0 : this.price(s, p.price);
     const reduceOnly = p.reduceOnly === 'true';
     this.checkReduceOnly(s.symbol, side, reduceOnly);
-    if (this.reached(type, side, triggerPrice, s.price)) throw new BinanceError(-2021, 'Order would immediately trigger.');
+    if (this.reached(type, side, triggerPrice, s.price))
+      throw new BinanceError(-2021, 'Order would immediately trigger.');
     const now = Date.now();
     // No margin check before the order triggers (Binance's 2025-11-06 change log).
-    const algo: FakeAlgoOrder = { algoId: this.nextAlgoId++, clientAlgoId, symbol: s.symbol, side, orderType: type, quantity, price, triggerPrice, reduceOnly, algoStatus: 'NEW', actualOrderId: null, createTime: now, updateTime: now, triggerTime: 0 };
+    const algo: FakeAlgoOrder = {
+      algoId: this.nextAlgoId++,
+      clientAlgoId,
+      symbol: s.symbol,
+      side,
+      orderType: type,
+      quantity,
+      price,
+      triggerPrice,
+      reduceOnly,
+      algoStatus: 'NEW',
+      actualOrderId: null,
+      createTime: now,
+      updateTime: now,
+      triggerTime: 0,
+    };
     this.algoOrders.set(algo.algoId, algo);
     return algo;
   }
@@ -591,17 +718,25 @@ export class BinanceUsdmExchange {
 
   private findOrder(p: Record<string, string>, code: number, msg: string): FakeOrder {
     this.symbol(p.symbol);
-    if (p.orderId === undefined && p.origClientOrderId === undefined) throw new BinanceError(-1102, "Param 'origClientOrderId' or 'orderId' must be sent, but both were empty/null!");
+    if (p.orderId === undefined && p.origClientOrderId === undefined)
+      throw new BinanceError(-1102, "Param 'origClientOrderId' or 'orderId' must be sent, but both were empty/null!");
     // By client id: the open order with it, else the latest one (a client id is unique among open orders only).
-    const matches = [...this.orders.values()].filter((o) => o.symbol === p.symbol && (p.orderId !== undefined ? String(o.orderId) === p.orderId : o.clientOrderId === p.origClientOrderId));
+    const matches = [...this.orders.values()].filter(
+      (o) =>
+        o.symbol === p.symbol &&
+        (p.orderId !== undefined ? String(o.orderId) === p.orderId : o.clientOrderId === p.origClientOrderId),
+    );
     const order = matches.find((o) => isOpen(o.status)) ?? matches.at(-1);
     if (!order) throw new BinanceError(code, msg);
     return order;
   }
 
   private findAlgo(p: Record<string, string>, code: number, msg: string): FakeAlgoOrder {
-    if (p.algoId === undefined && p.clientAlgoId === undefined) throw new BinanceError(-1102, "Param 'clientAlgoId' or 'algoId' must be sent, but both were empty/null!");
-    const matches = [...this.algoOrders.values()].filter((o) => (p.algoId !== undefined ? String(o.algoId) === p.algoId : o.clientAlgoId === p.clientAlgoId));
+    if (p.algoId === undefined && p.clientAlgoId === undefined)
+      throw new BinanceError(-1102, "Param 'clientAlgoId' or 'algoId' must be sent, but both were empty/null!");
+    const matches = [...this.algoOrders.values()].filter((o) =>
+      p.algoId !== undefined ? String(o.algoId) === p.algoId : o.clientAlgoId === p.clientAlgoId,
+    );
     const algo = matches.find((o) => o.algoStatus === 'NEW') ?? matches.at(-1);
     if (!algo) throw new BinanceError(code, msg);
     return algo;
@@ -619,29 +754,37 @@ export class BinanceUsdmExchange {
   }
 
   private oneWay(p: Record<string, string>): void {
-    if (p.positionSide !== undefined && p.positionSide !== 'BOTH') throw new BinanceError(-4061, "Order's position side does not match user's setting.");
+    if (p.positionSide !== undefined && p.positionSide !== 'BOTH')
+      throw new BinanceError(-4061, "Order's position side does not match user's setting.");
   }
 
   private checkClientId(id: string): void {
     if (!CLIENT_ID.test(id)) throw new BinanceError(-4015, 'Client order id is not valid.');
-    const open = [...this.orders.values()].some((o) => isOpen(o.status) && o.clientOrderId === id) || [...this.algoOrders.values()].some((o) => o.algoStatus === 'NEW' && o.clientAlgoId === id);
+    const open =
+      [...this.orders.values()].some((o) => isOpen(o.status) && o.clientOrderId === id) ||
+      [...this.algoOrders.values()].some((o) => o.algoStatus === 'NEW' && o.clientAlgoId === id);
     if (open) throw new BinanceError(-4116, 'ClientOrderId is duplicated.');
   }
 
   private quantity(s: FakeSymbol, text: string | undefined, market: boolean): number {
-    if (text === undefined) throw new BinanceError(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
+    if (text === undefined)
+      throw new BinanceError(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
     const q = Number(text);
-    if (!Number.isFinite(q) || q <= 0) throw new BinanceError(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
-    if ((text.split('.')[1]?.length ?? 0) > decimals(s.step)) throw new BinanceError(-1111, 'Precision is over the maximum defined for this asset.');
+    if (!Number.isFinite(q) || q <= 0)
+      throw new BinanceError(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
+    if ((text.split('.')[1]?.length ?? 0) > decimals(s.step))
+      throw new BinanceError(-1111, 'Precision is over the maximum defined for this asset.');
     if (!onGrid(q, s.step)) throw new BinanceError(-4023, `Quantity must be multiple of step size ${s.step}.`);
     if (q < s.minQty - 1e-12) throw new BinanceError(-4004, `Quantity less than or equal to zero.`);
-    if (q > (market ? s.marketMaxQty : s.maxQty) + 1e-12) throw new BinanceError(-4005, 'Quantity greater than max quantity.');
+    if (q > (market ? s.marketMaxQty : s.maxQty) + 1e-12)
+      throw new BinanceError(-4005, 'Quantity greater than max quantity.');
     return q;
   }
 
   private price(s: FakeSymbol, text: string | undefined): number {
     const p = Number(text);
-    if (text === undefined || !Number.isFinite(p) || p <= 0) throw new BinanceError(-1102, "Mandatory parameter 'price' was not sent, was empty/null, or malformed.");
+    if (text === undefined || !Number.isFinite(p) || p <= 0)
+      throw new BinanceError(-1102, "Mandatory parameter 'price' was not sent, was empty/null, or malformed.");
     if (!onGrid(p, s.tick)) throw new BinanceError(-4014, `Price not increased by tick size.`);
     return p;
   }
@@ -650,16 +793,24 @@ export class BinanceUsdmExchange {
   private checkReduceOnly(symbol: string, side: 'BUY' | 'SELL', reduceOnly: boolean): void {
     if (!reduceOnly) return;
     const amount = this.positions.get(symbol)?.amount ?? 0;
-    if (amount === 0 || (amount > 0) === (side === 'BUY')) throw new BinanceError(-2022, 'ReduceOnly Order is rejected.');
+    if (amount === 0 || amount > 0 === (side === 'BUY')) throw new BinanceError(-2022, 'ReduceOnly Order is rejected.');
   }
 
   /** The opening part's initial margin (notional / leverage) against the available balance: -2019. */
-  private checkMargin(symbol: string, side: 'BUY' | 'SELL', quantity: number, price: number, reduceOnly: boolean): void {
+  private checkMargin(
+    symbol: string,
+    side: 'BUY' | 'SELL',
+    quantity: number,
+    price: number,
+    reduceOnly: boolean,
+  ): void {
     if (reduceOnly) return;
     const amount = this.positions.get(symbol)?.amount ?? 0;
-    const reducing = (amount > 0 && side === 'SELL') || (amount < 0 && side === 'BUY') ? Math.min(Math.abs(amount), quantity) : 0;
+    const reducing =
+      (amount > 0 && side === 'SELL') || (amount < 0 && side === 'BUY') ? Math.min(Math.abs(amount), quantity) : 0;
     const opening = quantity - reducing;
-    if (opening > 0 && (opening * price) / LEVERAGE > this.available() + 1e-9) throw new BinanceError(-2019, 'Margin is insufficient.');
+    if (opening > 0 && (opening * price) / LEVERAGE > this.available() + 1e-9)
+      throw new BinanceError(-2019, 'Margin is insufficient.');
   }
 
   /** Buy at the ask, sell at the bid. */
@@ -683,7 +834,12 @@ export class BinanceUsdmExchange {
       if (reached) this.execute(order, order.price);
     }
     for (const algo of [...this.algoOrders.values()]) {
-      if (algo.symbol !== symbol || algo.algoStatus !== 'NEW' || !this.reached(algo.orderType, algo.side, algo.triggerPrice, s.price)) continue;
+      if (
+        algo.symbol !== symbol ||
+        algo.algoStatus !== 'NEW' ||
+        !this.reached(algo.orderType, algo.side, algo.triggerPrice, s.price)
+      )
+        continue;
       const now = Date.now();
       algo.algoStatus = 'TRIGGERED';
       algo.triggerTime = now;
@@ -714,7 +870,12 @@ export class BinanceUsdmExchange {
     }
     // An algo order whose matching-engine order ended since is finished.
     for (const algo of this.algoOrders.values()) {
-      if (algo.algoStatus === 'TRIGGERED' && algo.actualOrderId !== null && !isOpen(this.orders.get(algo.actualOrderId)!.status)) algo.algoStatus = 'FINISHED';
+      if (
+        algo.algoStatus === 'TRIGGERED' &&
+        algo.actualOrderId !== null &&
+        !isOpen(this.orders.get(algo.actualOrderId)!.status)
+      )
+        algo.algoStatus = 'FINISHED';
     }
   }
 
@@ -723,7 +884,8 @@ export class BinanceUsdmExchange {
     let quantity = order.origQty - order.executedQty;
     if (order.reduceOnly) {
       const amount = this.positions.get(order.symbol)?.amount ?? 0;
-      const reducible = (amount > 0 && order.side === 'SELL') || (amount < 0 && order.side === 'BUY') ? Math.abs(amount) : 0;
+      const reducible =
+        (amount > 0 && order.side === 'SELL') || (amount < 0 && order.side === 'BUY') ? Math.abs(amount) : 0;
       quantity = Math.min(quantity, reducible);
       if (quantity <= 0) {
         order.status = 'EXPIRED';
@@ -734,7 +896,8 @@ export class BinanceUsdmExchange {
     const s = this.symbol(order.symbol);
     order.avgPrice = (order.avgPrice * order.executedQty + price * quantity) / (order.executedQty + quantity);
     order.executedQty = round(order.executedQty + quantity, s.step);
-    order.status = order.executedQty >= order.origQty - 1e-12 ? 'FILLED' : order.reduceOnly ? 'EXPIRED' : 'PARTIALLY_FILLED';
+    order.status =
+      order.executedQty >= order.origQty - 1e-12 ? 'FILLED' : order.reduceOnly ? 'EXPIRED' : 'PARTIALLY_FILLED';
     order.updateTime = Date.now();
     this.fill(order.symbol, order.side, quantity, price);
   }
@@ -752,7 +915,8 @@ export class BinanceUsdmExchange {
     }
     if (after === 0) p.entryPrice = 0;
     else if (before === 0 || Math.sign(after) !== Math.sign(before)) p.entryPrice = price;
-    else if (Math.abs(after) > Math.abs(before)) p.entryPrice = (p.entryPrice * Math.abs(before) + price * quantity) / Math.abs(after);
+    else if (Math.abs(after) > Math.abs(before))
+      p.entryPrice = (p.entryPrice * Math.abs(before) + price * quantity) / Math.abs(after);
     p.amount = after;
     p.updateTime = Date.now();
     this.positions.set(symbol, p);
@@ -835,7 +999,12 @@ function isOpen(status: FakeOrder['status']): boolean {
 }
 
 function isSigned(path: string): boolean {
-  return path.startsWith('/sapi/') || /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance)/.test(path);
+  return (
+    path.startsWith('/sapi/') ||
+    /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance)/.test(
+      path,
+    )
+  );
 }
 
 function decimals(step: number): number {

@@ -110,7 +110,11 @@ export class CTraderCounterparty {
   partialClose: { units: number } | null = null;
   /** A stop naming a position (a stop loss) is rejected with this text, while set (a stop too close to the market…). */
   refuseStops: string | null = null;
-  private readonly subscriptions: { session: { push(type: string, body: Fields): void }; reqId: string; symbol: string }[] = [];
+  private readonly subscriptions: {
+    session: { push(type: string, body: Fields): void };
+    reqId: string;
+    symbol: string;
+  }[] = [];
   private seq = 0;
   /** Symbols whose last quote was streamed with its fills held back (`streamQuoteOnly`). */
   private readonly fillsHeld = new Set<string>();
@@ -123,13 +127,30 @@ export class CTraderCounterparty {
    * both sessions on loopback, and EURUSD as the broker's symbol id 1.
    */
   agentConfig(balance: number): object {
-    const session = (port: number) => ({ host: '127.0.0.1', port, tls: false, senderCompId: this.options.agentCompId, targetCompId: 'cServer', heartbeatSeconds: 30 });
+    const session = (port: number) => ({
+      host: '127.0.0.1',
+      port,
+      tls: false,
+      senderCompId: this.options.agentCompId,
+      targetCompId: 'cServer',
+      heartbeatSeconds: 30,
+    });
     return {
       dialect: 'ctrader',
       trade: session(this.options.tradePort),
       quote: session(this.options.quotePort),
       account: { currency: 'USD', balance },
-      instruments: { EURUSD: { brokerSymbol: '1', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+      instruments: {
+        EURUSD: {
+          brokerSymbol: '1',
+          digits: 5,
+          contractSize: 100000,
+          lotMin: 0.01,
+          lotStep: 0.01,
+          lotMax: 50,
+          quoteCurrency: 'USD',
+        },
+      },
     };
   }
 
@@ -154,7 +175,8 @@ export class CTraderCounterparty {
     this.fillsHeld.delete(symbol);
     // The broker's fills go out before the quote that caused them, as a broker's would.
     this.reach(symbol, bid, ask);
-    if (this.streamQuotes) for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
+    if (this.streamQuotes)
+      for (const s of this.subscriptions) if (s.symbol === symbol) this.snapshot(s.session, s.reqId, symbol);
   }
 
   /**
@@ -174,7 +196,14 @@ export class CTraderCounterparty {
     for (const order of [...this.resting.values()]) {
       // A partly filled entry's rest waits for its cancel (`partialFill`).
       if (order.symbol !== symbol || !this.resting.has(order.id) || order.cumUnits > 0) continue;
-      const reached = order.side === 'buy' ? (order.kind === 'limit' ? ask <= order.price : ask >= order.price) : order.kind === 'limit' ? bid >= order.price : bid <= order.price;
+      const reached =
+        order.side === 'buy'
+          ? order.kind === 'limit'
+            ? ask <= order.price
+            : ask >= order.price
+          : order.kind === 'limit'
+            ? bid >= order.price
+            : bid <= order.price;
       if (reached) this.fill(order, order.side === 'buy' ? ask : bid);
     }
   }
@@ -206,16 +235,31 @@ export class CTraderCounterparty {
     const positionId = m.PosMaintRptID === undefined ? null : String(m.PosMaintRptID);
     const clOrdId = String(m.ClOrdID ?? '');
     const id = String(++this.seq);
-    const order: RestingOrder = { id, clOrdId, symbol, side, kind: kind === 'stop' ? 'stop' : 'limit', units, price: price ?? 0, positionId, cumUnits: 0, avgPx: 0, opened: null };
-    const refuse = (text: string) => this.push('8', { ...this.report(order, '8', '8'), OrdType: m.OrdType, Text: text });
+    const order: RestingOrder = {
+      id,
+      clOrdId,
+      symbol,
+      side,
+      kind: kind === 'stop' ? 'stop' : 'limit',
+      units,
+      price: price ?? 0,
+      positionId,
+      cumUnits: 0,
+      avgPx: 0,
+      opened: null,
+    };
+    const refuse = (text: string) =>
+      this.push('8', { ...this.report(order, '8', '8'), OrdType: m.OrdType, Text: text });
     if (!this.options.prices[symbol]) return refuse(`TRADING_BAD_SYMBOL: unknown symbol ${symbol}`);
-    if (kind === null) return refuse(`TRADING_BAD_ORDER_TYPE: OrdType ${String(m.OrdType)} is not market, limit or stop`);
+    if (kind === null)
+      return refuse(`TRADING_BAD_ORDER_TYPE: OrdType ${String(m.OrdType)} is not market, limit or stop`);
     if (!(units > 0)) return refuse('TRADING_BAD_VOLUME: the order quantity must be positive');
     if (price !== null && !(price > 0)) return refuse('TRADING_BAD_PRICES: a limit or stop order needs its price');
     if (positionId !== null) {
       const position = this.positions.get(positionId);
       if (!position) return refuse(`POSITION_NOT_FOUND: position ${positionId} is not open`);
-      if (position.side === side) return refuse(`TRADING_BAD_SIDE: an order naming position ${positionId} must be of the other side`);
+      if (position.side === side)
+        return refuse(`TRADING_BAD_SIDE: an order naming position ${positionId} must be of the other side`);
       if (kind === 'stop' && this.refuseStops !== null) return refuse(this.refuseStops);
     }
     this.push('8', { ...this.report(order, '0', '0'), OrdType: m.OrdType });
@@ -231,7 +275,12 @@ export class CTraderCounterparty {
 
   private fill(order: RestingOrder, price: number, ordType = order.kind === 'stop' ? '3' : '2'): void {
     const closing = order.positionId !== null && ordType === '1';
-    const rule = order.positionId === null ? this.partialFill : closing && this.partialClose !== null ? { ...this.partialClose, rest: 'cancel' as const } : null;
+    const rule =
+      order.positionId === null
+        ? this.partialFill
+        : closing && this.partialClose !== null
+          ? { ...this.partialClose, rest: 'cancel' as const }
+          : null;
     const split = rule !== null && order.cumUnits === 0 && rule.units < order.units;
     const units = split ? rule.units : order.units - order.cumUnits;
     if (split && units === 0) {
@@ -263,13 +312,24 @@ export class CTraderCounterparty {
     const leaves = order.units - order.cumUnits;
     if (leaves > 0) this.resting.set(order.id, order);
     else this.resting.delete(order.id);
-    this.push('8', { ...this.report(order, 'F', leaves > 0 ? '1' : '2'), OrdType: ordType, LastQty: units, LastPx: price, PosMaintRptID: positionId });
+    this.push('8', {
+      ...this.report(order, 'F', leaves > 0 ? '1' : '2'),
+      OrdType: ordType,
+      LastQty: units,
+      LastPx: price,
+      PosMaintRptID: positionId,
+    });
     if (!this.positions.has(positionId)) this.cancelTied(positionId);
     if (leaves === 0 || ordType !== '1') return;
     // A market order's rest: filled, or cancelled.
     if (rule?.rest === 'fill') return this.fill(order, rule.restPrice ?? price, ordType);
     this.resting.delete(order.id);
-    this.push('8', { ...this.report(order, '4', '4'), OrdType: ordType, Text: 'the rest of the order found no liquidity', PosMaintRptID: positionId });
+    this.push('8', {
+      ...this.report(order, '4', '4'),
+      OrdType: ordType,
+      Text: 'the rest of the order found no liquidity',
+      PosMaintRptID: positionId,
+    });
   }
 
   /** The orders protecting a position that is gone are cancelled by the broker. */
@@ -285,7 +345,15 @@ export class CTraderCounterparty {
     const orig = String(m.OrigClOrdID ?? '');
     const order = [...this.resting.values()].find((o) => o.clOrdId === orig || o.id === String(m.OrderID ?? ''));
     if (!order) {
-      this.push('9', { OrderID: String(m.OrderID ?? 'NONE'), ClOrdID: m.ClOrdID, OrigClOrdID: orig, OrdStatus: '8', CxlRejResponseTo: '1', CxlRejReason: '1', Text: `ORDER_NOT_FOUND: no open order ${orig}` });
+      this.push('9', {
+        OrderID: String(m.OrderID ?? 'NONE'),
+        ClOrdID: m.ClOrdID,
+        OrigClOrdID: orig,
+        OrdStatus: '8',
+        CxlRejResponseTo: '1',
+        CxlRejReason: '1',
+        Text: `ORDER_NOT_FOUND: no open order ${orig}`,
+      });
       return;
     }
     this.resting.delete(order.id);
@@ -295,7 +363,13 @@ export class CTraderCounterparty {
   private positionRequest(m: Fields): void {
     const all = [...this.positions.values()];
     if (all.length === 0) {
-      this.push('AP', { PosReqID: m.PosReqID, PosMaintRptID: '0', TotalNumPosReports: 0, PosReqResult: 2, Text: 'no open positions' });
+      this.push('AP', {
+        PosReqID: m.PosReqID,
+        PosMaintRptID: '0',
+        TotalNumPosReports: 0,
+        PosReqResult: 2,
+        Text: 'no open positions',
+      });
       return;
     }
     for (const p of all) {
@@ -305,7 +379,9 @@ export class CTraderCounterparty {
         TotalNumPosReports: all.length,
         PosReqResult: 0,
         Instrument: { Symbol: p.symbol },
-        PositionQty: { NoPositions: [{ LongQty: p.side === 'buy' ? p.units : 0, ShortQty: p.side === 'sell' ? p.units : 0 }] },
+        PositionQty: {
+          NoPositions: [{ LongQty: p.side === 'buy' ? p.units : 0, ShortQty: p.side === 'sell' ? p.units : 0 }],
+        },
         SettlPrice: p.price,
       });
     }
@@ -314,18 +390,44 @@ export class CTraderCounterparty {
   private massStatus(m: Fields): void {
     const all = [...this.resting.values()];
     if (all.length === 0) {
-      this.push('8', { MassStatusReqID: m.MassStatusReqID, TotNumReports: 0, LastRptRequested: true, ExecID: `x${++this.seq}`, ExecType: 'I', OrdStatus: '8', OrderID: 'NONE' });
+      this.push('8', {
+        MassStatusReqID: m.MassStatusReqID,
+        TotNumReports: 0,
+        LastRptRequested: true,
+        ExecID: `x${++this.seq}`,
+        ExecType: 'I',
+        OrdStatus: '8',
+        OrderID: 'NONE',
+      });
       return;
     }
     all.forEach((order, i) => {
-      this.push('8', { ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'), OrdType: order.kind === 'stop' ? '3' : '2', MassStatusReqID: m.MassStatusReqID, TotNumReports: all.length, ...(i === all.length - 1 && { LastRptRequested: true }) });
+      this.push('8', {
+        ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'),
+        OrdType: order.kind === 'stop' ? '3' : '2',
+        MassStatusReqID: m.MassStatusReqID,
+        TotNumReports: all.length,
+        ...(i === all.length - 1 && { LastRptRequested: true }),
+      });
     });
   }
 
   private statusRequest(m: Fields): void {
     const order = [...this.resting.values()].find((o) => o.clOrdId === m.ClOrdID);
-    if (order) this.push('8', { ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'), OrdType: order.kind === 'stop' ? '3' : '2' });
-    else this.push('8', { ClOrdID: m.ClOrdID, OrderID: 'NONE', ExecID: `x${++this.seq}`, ExecType: 'I', OrdStatus: '8', Text: 'ORDER_NOT_FOUND' });
+    if (order)
+      this.push('8', {
+        ...this.report(order, 'I', order.cumUnits > 0 ? '1' : '0'),
+        OrdType: order.kind === 'stop' ? '3' : '2',
+      });
+    else
+      this.push('8', {
+        ClOrdID: m.ClOrdID,
+        OrderID: 'NONE',
+        ExecID: `x${++this.seq}`,
+        ExecType: 'I',
+        OrdStatus: '8',
+        Text: 'ORDER_NOT_FOUND',
+      });
   }
 
   private report(order: RestingOrder, execType: string, status: string): Fields {
@@ -356,7 +458,11 @@ export class CTraderCounterparty {
 
   private quoteAnswer(session: { push(type: string, body: Fields): void }, type: string, m: Fields): void {
     if (type !== 'V') return;
-    const request = m as { MDReqID: string; SubscriptionRequestType?: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+    const request = m as {
+      MDReqID: string;
+      SubscriptionRequestType?: string;
+      InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] };
+    };
     const live = (s: (typeof this.subscriptions)[number]) => s.session === session && s.reqId === request.MDReqID;
     if (String(request.SubscriptionRequestType) === '2') {
       this.dropSubscriptions(live);
@@ -369,23 +475,38 @@ export class CTraderCounterparty {
         continue;
       }
       this.snapshot(session, request.MDReqID, symbol);
-      if (String(request.SubscriptionRequestType) === '1' && !this.subscriptions.some((s) => live(s) && s.symbol === symbol)) this.subscriptions.push({ session, reqId: request.MDReqID, symbol });
+      if (
+        String(request.SubscriptionRequestType) === '1' &&
+        !this.subscriptions.some((s) => live(s) && s.symbol === symbol)
+      )
+        this.subscriptions.push({ session, reqId: request.MDReqID, symbol });
     }
   }
 
   private snapshot(session: { push(type: string, body: Fields): void }, reqId: string, symbol: string): void {
     const price = this.options.prices[symbol]!;
-    session.push('W', { MDReqID: reqId, Instrument: { Symbol: symbol }, MDFullGrp: { NoMDEntries: [{ MDEntryType: '0', MDEntryPx: price.bid }, { MDEntryType: '1', MDEntryPx: price.ask }] } });
+    session.push('W', {
+      MDReqID: reqId,
+      Instrument: { Symbol: symbol },
+      MDFullGrp: {
+        NoMDEntries: [
+          { MDEntryType: '0', MDEntryPx: price.bid },
+          { MDEntryType: '1', MDEntryPx: price.ask },
+        ],
+      },
+    });
   }
 
   private dropSubscriptions(which: (s: (typeof this.subscriptions)[number]) => boolean): void {
-    for (let i = this.subscriptions.length - 1; i >= 0; i--) if (which(this.subscriptions[i]!)) this.subscriptions.splice(i, 1);
+    for (let i = this.subscriptions.length - 1; i >= 0; i--)
+      if (which(this.subscriptions[i]!)) this.subscriptions.splice(i, 1);
   }
 
   private launch(subId: 'TRADE' | 'QUOTE', port: number, dictionary: string): void {
     // jspurefix constructs the sessions (see fix-acceptor.ts): they reach the broker through these.
     const onTrade = (type: string, m: Fields) => this.onTrade(type, m);
-    const quoteAnswer = (session: { push(type: string, body: Fields): void }, type: string, m: Fields) => this.quoteAnswer(session, type, m);
+    const quoteAnswer = (session: { push(type: string, body: Fields): void }, type: string, m: Fields) =>
+      this.quoteAnswer(session, type, m);
     const sessions = {
       ready: (session: { push(type: string, body: Fields): void }) => {
         if (subId === 'TRADE') this.tradeSession = session;
@@ -400,7 +521,14 @@ export class CTraderCounterparty {
       },
     };
     const launcher = launchFixAcceptor(
-      { name: `ctrader-${subId}`, port, dictionary, senderCompId: 'cServer', targetCompId: this.options.agentCompId, subId },
+      {
+        name: `ctrader-${subId}`,
+        port,
+        dictionary,
+        senderCompId: 'cServer',
+        targetCompId: this.options.agentCompId,
+        subId,
+      },
       {
         message: (session, type, message) => {
           if (subId === 'TRADE') onTrade(type, message);

@@ -58,7 +58,14 @@ export interface AcceptorJournal {
  */
 export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHandlers): { stop(): void } {
   const description = {
-    application: { type: 'acceptor', name: options.name, reconnectSeconds: 0, tcp: { host: '127.0.0.1', port: options.port }, protocol: 'ascii', dictionary: options.dictionary },
+    application: {
+      type: 'acceptor',
+      name: options.name,
+      reconnectSeconds: 0,
+      tcp: { host: '127.0.0.1', port: options.port },
+      protocol: 'ascii',
+      dictionary: options.dictionary,
+    },
     Name: options.subId,
     Username: '',
     Password: '',
@@ -86,13 +93,21 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
       if (journal) {
         this.store = journal.messages;
         const replay = new jspurefix.FixMsgAsciiStoreResend(journal.messages, config);
-        const gapFill = new jspurefix.FixMsgAsciiStoreResend(new jspurefix.FixMsgMemoryStore(options.name, config), config);
-        this.resender = { getResendRequest: (begin: number, end: number) => (journal.gapFillOnly() ? gapFill : replay).getResendRequest(begin, end) } as jspurefix.FixMsgAsciiStoreResend;
+        const gapFill = new jspurefix.FixMsgAsciiStoreResend(
+          new jspurefix.FixMsgMemoryStore(options.name, config),
+          config,
+        );
+        this.resender = {
+          getResendRequest: (begin: number, end: number) =>
+            (journal.gapFillOnly() ? gapFill : replay).getResendRequest(begin, end),
+        } as jspurefix.FixMsgAsciiStoreResend;
       }
     }
     push(type: string, body: FixFields): void {
       if (!journal) return this.send(type, body);
-      this.send(type, body, (error, sent) => journal.sent(type, body, error ? null : Number((sent.header as FixFields | null)?.MsgSeqNum)));
+      this.send(type, body, (error, sent) =>
+        journal.sent(type, body, error ? null : Number((sent.header as FixFields | null)?.MsgSeqNum)),
+      );
     }
     protected onApplicationMsg(msgType: string, view: MsgView): void {
       handlers.message(this, msgType, view.toObject() as FixFields);

@@ -78,14 +78,23 @@ export class Fix44Counterparty {
   private readonly sessionStore: InstanceType<typeof jspurefix.MemorySessionStore>;
 
   constructor(readonly options: Fix44CounterpartyOptions) {
-    this.sessionStore = new jspurefix.MemorySessionStore(new jspurefix.SessionId('FIX.4.4', COMP_ID, options.agentCompId));
+    this.sessionStore = new jspurefix.MemorySessionStore(
+      new jspurefix.SessionId('FIX.4.4', COMP_ID, options.agentCompId),
+    );
     // The message store needs a jspurefix config only for its logger, which it never uses here.
-    const messages: IFixMsgStore = new jspurefix.FixMsgMemoryStore(COMP_ID, { logFactory: { logger: () => quiet } } as unknown as IJsFixConfig);
+    const messages: IFixMsgStore = new jspurefix.FixMsgMemoryStore(COMP_ID, {
+      logFactory: { logger: () => quiet },
+    } as unknown as IJsFixConfig);
     this.journal = {
       sessionStore: { create: () => this.sessionStore },
       messages,
       gapFillOnly: () => this.gapFillOnly,
-      sent: (type, body, seqNum) => (seqNum === null ? this.hold(type, body) : void messages.put(new jspurefix.FixMsgStoreRecord(type, new Date(), seqNum, body, null)).catch(() => undefined)),
+      sent: (type, body, seqNum) =>
+        seqNum === null
+          ? this.hold(type, body)
+          : void messages
+              .put(new jspurefix.FixMsgStoreRecord(type, new Date(), seqNum, body, null))
+              .catch(() => undefined),
     };
   }
 
@@ -93,15 +102,40 @@ export class Fix44Counterparty {
   agentConfig(balance: number): object {
     return {
       dialect: 'fix44',
-      trade: { host: '127.0.0.1', port: this.options.port, tls: false, senderCompId: this.options.agentCompId, targetCompId: COMP_ID, heartbeatSeconds: 30 },
+      trade: {
+        host: '127.0.0.1',
+        port: this.options.port,
+        tls: false,
+        senderCompId: this.options.agentCompId,
+        targetCompId: COMP_ID,
+        heartbeatSeconds: 30,
+      },
       account: { currency: 'USD', balance },
-      instruments: { EURUSD: { brokerSymbol: 'EURUSD', digits: 5, contractSize: 100000, lotMin: 0.01, lotStep: 0.01, lotMax: 50, quoteCurrency: 'USD' } },
+      instruments: {
+        EURUSD: {
+          brokerSymbol: 'EURUSD',
+          digits: 5,
+          contractSize: 100000,
+          lotMin: 0.01,
+          lotStep: 0.01,
+          lotMax: 50,
+          quoteCurrency: 'USD',
+        },
+      },
     };
   }
 
   start(): void {
     this.launcher = launchFixAcceptor(
-      { name: 'fix44-broker', port: this.options.port, dictionary: 'qf44', senderCompId: COMP_ID, targetCompId: this.options.agentCompId, subId: '', journal: this.journal },
+      {
+        name: 'fix44-broker',
+        port: this.options.port,
+        dictionary: 'qf44',
+        senderCompId: COMP_ID,
+        targetCompId: this.options.agentCompId,
+        subId: '',
+        journal: this.journal,
+      },
       {
         message: (_session, type, message) => this.onMessage(type, message),
         logon: (user, password) => {
@@ -185,7 +219,8 @@ export class Fix44Counterparty {
     };
     const refuse = (text: string) => this.push('8', { ...this.report(order, '8', '8'), OrdRejReason: 99, Text: text });
     if (!this.options.prices[symbol]) return refuse(`unknown symbol ${symbol}`);
-    if (ordType !== '1' && ordType !== '2' && ordType !== '3') return refuse(`OrdType ${ordType} is not market, limit or stop`);
+    if (ordType !== '1' && ordType !== '2' && ordType !== '3')
+      return refuse(`OrdType ${ordType} is not market, limit or stop`);
     if (!(order.units > 0)) return refuse('OrderQty must be positive');
     if (price !== null && !(price > 0)) return refuse('a limit or stop order needs its price');
     this.orders.set(order.orderId, order);
@@ -214,9 +249,18 @@ export class Fix44Counterparty {
     const orig = String(m.OrigClOrdID ?? '');
     const order = this.order(orig);
     const refuse = (reason: '0' | '1', text: string) =>
-      this.push('9', { OrderID: order?.orderId ?? 'NONE', ClOrdID: m.ClOrdID, OrigClOrdID: orig, OrdStatus: order?.status ?? '8', CxlRejResponseTo: '1', CxlRejReason: reason, Text: text });
+      this.push('9', {
+        OrderID: order?.orderId ?? 'NONE',
+        ClOrdID: m.ClOrdID,
+        OrigClOrdID: orig,
+        OrdStatus: order?.status ?? '8',
+        CxlRejResponseTo: '1',
+        CxlRejReason: reason,
+        Text: text,
+      });
     if (!order) return refuse('1', `unknown order ${orig}`);
-    if (order.status !== '0' && order.status !== '1') return refuse('0', `order ${orig} is ${order.status === '2' ? 'filled' : 'cancelled'}: too late to cancel`);
+    if (order.status !== '0' && order.status !== '1')
+      return refuse('0', `order ${orig} is ${order.status === '2' ? 'filled' : 'cancelled'}: too late to cancel`);
     order.status = '4';
     this.push('8', { ...this.report(order, '4', '4'), ClOrdID: m.ClOrdID, OrigClOrdID: orig });
   }
@@ -241,7 +285,10 @@ export class Fix44Counterparty {
   }
 
   private marketData(m: FixFields): void {
-    const request = m as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+    const request = m as {
+      MDReqID: string;
+      InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] };
+    };
     for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
       const symbol = related.Instrument?.Symbol ?? '';
       const price = this.options.prices[symbol];
@@ -249,7 +296,16 @@ export class Fix44Counterparty {
         this.push('Y', { MDReqID: request.MDReqID, MDReqRejReason: '0', Text: `unknown symbol ${symbol}` });
         continue;
       }
-      this.push('W', { MDReqID: request.MDReqID, Instrument: { Symbol: symbol }, MDFullGrp: { NoMDEntries: [{ MDEntryType: '0', MDEntryPx: price.bid }, { MDEntryType: '1', MDEntryPx: price.ask }] } });
+      this.push('W', {
+        MDReqID: request.MDReqID,
+        Instrument: { Symbol: symbol },
+        MDFullGrp: {
+          NoMDEntries: [
+            { MDEntryType: '0', MDEntryPx: price.bid },
+            { MDEntryType: '1', MDEntryPx: price.ask },
+          ],
+        },
+      });
     }
   }
 
@@ -283,7 +339,9 @@ export class Fix44Counterparty {
   private hold(type: string, body: FixFields): void {
     const seqNum = this.sessionStore.senderSeqNum;
     void this.sessionStore.setSenderSeqNum(seqNum + 1);
-    void this.journal.messages.put(new jspurefix.FixMsgStoreRecord(type, new Date(), seqNum, body, null)).catch(() => undefined);
+    void this.journal.messages
+      .put(new jspurefix.FixMsgStoreRecord(type, new Date(), seqNum, body, null))
+      .catch(() => undefined);
   }
 }
 

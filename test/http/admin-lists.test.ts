@@ -19,7 +19,12 @@ describe('lists of accounts, sources and agents', () => {
     const page1 = await server.admin('GET', '/api/admin/accounts?limit=2');
     expect(page1.status).toBe(200);
     expect(page1.body.accounts.map((a: any) => a.name)).toEqual(['L3', 'L2']);
-    expect(page1.body.accounts[0]).toEqual({ id: expect.any(String), name: 'L3', monthlySignalQuota: 1, createdAt: expect.any(String) });
+    expect(page1.body.accounts[0]).toEqual({
+      id: expect.any(String),
+      name: 'L3',
+      monthlySignalQuota: 1,
+      createdAt: expect.any(String),
+    });
     expect(page1.body.next).toBe(page1.body.accounts[1].id);
     const page2 = await server.admin('GET', `/api/admin/accounts?limit=1&before=${page1.body.next}`);
     expect(page2.body.accounts.map((a: any) => a.name)).toEqual(['L1']);
@@ -27,7 +32,10 @@ describe('lists of accounts, sources and agents', () => {
     const { accountId, agents } = await accountWithAgents(server, ['a1', 'a2']);
     const source = await sourceFor(server, accountId);
     const sources = await server.admin('GET', `/api/admin/sources?accountId=${accountId}`);
-    expect(sources.body).toEqual({ sources: [expect.objectContaining({ id: source.id, authKeyHint: source.authKey.slice(0, 4) })], next: null });
+    expect(sources.body).toEqual({
+      sources: [expect.objectContaining({ id: source.id, authKeyHint: source.authKey.slice(0, 4) })],
+      next: null,
+    });
     expect(JSON.stringify(sources.body)).not.toContain(source.authKey);
     expect(JSON.stringify(sources.body)).not.toContain('hmacSecret');
     const listed = await server.admin('GET', `/api/admin/agents?accountId=${accountId}&limit=1`);
@@ -43,10 +51,22 @@ describe('lists of accounts, sources and agents', () => {
     expect(bad.body.errors.map((e: any) => e.param)).toEqual(['lmit', 'limit']);
     expect(bad.body.errors[0].detail).toMatch(/lmit.*limit/);
     expect((await server.admin('GET', '/api/admin/accounts?limit=501')).status).toBe(400);
-    expect((await server.admin('GET', '/api/admin/sources?accountId=a&accountId=b')).body).toMatchObject({ code: 'INVALID_REQUEST', param: 'accountId' });
-    expect((await server.admin('GET', '/api/admin/agents?accountId=')).body).toMatchObject({ code: 'INVALID_REQUEST', param: 'accountId' });
-    expect((await server.admin('GET', '/api/admin/sources?accountId=acc_missing')).body).toMatchObject({ code: 'NOT_FOUND', param: 'accountId' });
-    expect((await server.admin('GET', '/api/admin/agents?before=agt_missing')).body).toMatchObject({ code: 'NOT_FOUND', param: 'before' });
+    expect((await server.admin('GET', '/api/admin/sources?accountId=a&accountId=b')).body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      param: 'accountId',
+    });
+    expect((await server.admin('GET', '/api/admin/agents?accountId=')).body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      param: 'accountId',
+    });
+    expect((await server.admin('GET', '/api/admin/sources?accountId=acc_missing')).body).toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'accountId',
+    });
+    expect((await server.admin('GET', '/api/admin/agents?before=agt_missing')).body).toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'before',
+    });
     expect((await server.admin('GET', '/api/admin/accounts?before=acc_missing')).status).toBe(404);
   });
 });
@@ -88,7 +108,11 @@ describe('the signal log filtered by symbol', () => {
 describe('the signal log filtered by two things at once', () => {
   it('answers nothing, without reading the log, only where no signal can match: a rejected one has no symbol, and only accepted ones have outcomes', async () => {
     const { accountId } = await accountWithAgents(server, ['box']);
-    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Guarded', duplicateWindowSeconds: 60 });
+    const made = await server.admin('POST', '/api/admin/sources', {
+      accountId,
+      name: 'Guarded',
+      duplicateWindowSeconds: 60,
+    });
     const source = { id: made.body.id as string, authKey: made.body.authKey as string };
     const gold = await postSignal(server.url, source.authKey, 'XAUUSD,buy,vol=0.1');
     await postSignal(server.url, source.authKey, 'XAUUSD,buy,vol=0.1'); // answered as the first: a duplicate
@@ -119,10 +143,15 @@ describe('deleting a source', () => {
     expect((await server.admin('DELETE', `/api/admin/sources/${source.id}`)).status).toBe(204);
     expect((await server.admin('GET', `/api/admin/sources/${source.id}`)).status).toBe(404);
     expect((await server.admin('GET', `/api/admin/signals/${id}`)).status).toBe(404);
-    const refused = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: 'EURUSD,buy,vol=0.1' });
+    const refused = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+      method: 'POST',
+      body: 'EURUSD,buy,vol=0.1',
+    });
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as any).code).toBe('INVALID_SOURCE_KEY');
-    const poll = await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agents[0]!.token}` } });
+    const poll = await fetch(`${server.url}/api/agent/signals`, {
+      headers: { authorization: `Bearer ${agents[0]!.token}` },
+    });
     expect(((await poll.json()) as any).signals).toEqual([]);
     expect((await server.admin('DELETE', `/api/admin/sources/${source.id}`)).status).toBe(404);
   });
@@ -142,14 +171,16 @@ describe('rotating an agent token and deleting an agent', () => {
     expect((await poll(rotated.body.token)).status).toBe(200);
     // The agent record shows no token, ever.
     expect((await server.admin('GET', `/api/admin/agents/${agent.id}`)).body).not.toHaveProperty('token');
-    expect((await server.admin('POST', `/api/admin/agents/${agent.id}/rotate-token`, { token: 'mine' })).body).toMatchObject({
+    expect(
+      (await server.admin('POST', `/api/admin/agents/${agent.id}/rotate-token`, { token: 'mine' })).body,
+    ).toMatchObject({
       code: 'INVALID_FIELD',
       param: 'token',
     });
     expect((await server.admin('POST', '/api/admin/agents/agt_missing/rotate-token')).status).toBe(404);
   });
 
-  it("deletes an agent: token refused, connection closed, its queued deliveries gone; refused while a source routes to it", async () => {
+  it('deletes an agent: token refused, connection closed, its queued deliveries gone; refused while a source routes to it', async () => {
     const { accountId, agents } = await accountWithAgents(server, ['routed', 'spare']);
     const [routed, spare] = agents as [(typeof agents)[0], (typeof agents)[0]];
     const source = await sourceFor(server, accountId, { agentIds: [routed.id] });
@@ -177,8 +208,12 @@ function poll(token: string) {
 
 /** An agent's WebSocket, open once the server said hello; `closed` is how the server ended it. */
 async function connect(token: string): Promise<{ closed: Promise<{ code: number; reason: string }> }> {
-  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${token}` } });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.once('message', () => resolve());
     ws.once('error', reject);
@@ -188,4 +223,3 @@ async function connect(token: string): Promise<{ closed: Promise<{ code: number;
   bounded.catch(() => undefined);
   return { closed: bounded };
 }
-

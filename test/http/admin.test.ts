@@ -13,11 +13,17 @@ afterAll(async () => {
 
 describe('admin authentication', () => {
   it('refuses a missing or wrong bearer token with 401 problem+json', async () => {
-    const none = await fetch(`${server.url}/api/admin/accounts`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const none = await fetch(`${server.url}/api/admin/accounts`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(none.status).toBe(401);
     expect(none.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await none.json()) as any).code).toBe('UNAUTHORIZED');
-    const wrong = await fetch(`${server.url}/api/admin/signals`, { headers: { authorization: 'Bearer not-the-token' } });
+    const wrong = await fetch(`${server.url}/api/admin/signals`, {
+      headers: { authorization: 'Bearer not-the-token' },
+    });
     expect(wrong.status).toBe(401);
   });
 });
@@ -26,7 +32,12 @@ describe('accounts', () => {
   it('creates an account and reports its usage for the current period', async () => {
     const created = await server.admin('POST', '/api/admin/accounts', { name: 'Desk A', monthlySignalQuota: 500 });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Desk A', monthlySignalQuota: 500, createdAt: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Desk A',
+      monthlySignalQuota: 500,
+      createdAt: expect.any(String),
+    });
     const usage = await server.admin('GET', `/api/admin/accounts/${created.body.id}/usage`);
     const now = new Date();
     const period = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
@@ -95,8 +106,17 @@ describe('sources', () => {
       maxSignalAgeSeconds: 30,
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'Renamed', active: false, hmac: true, agentIds: [agent.body.id], maxSignalAgeSeconds: 30 });
-    const cleared = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { hmacSecret: null, active: true });
+    expect(patched.body).toMatchObject({
+      name: 'Renamed',
+      active: false,
+      hmac: true,
+      agentIds: [agent.body.id],
+      maxSignalAgeSeconds: 30,
+    });
+    const cleared = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, {
+      hmacSecret: null,
+      active: true,
+    });
     expect(cleared.body).toMatchObject({ hmac: false, active: true });
     expect((await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' })).status).toBe(202);
   });
@@ -128,11 +148,22 @@ describe('sources', () => {
     const src = await seedSource(server, { hmacSecret: 'kept-secret' });
     for (const hmacSecret of ['sécret', ' spaced ', 'tab\there']) {
       const patched = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { hmacSecret });
-      expect({ hmacSecret, status: patched.status, param: patched.body.param }).toEqual({ hmacSecret, status: 422, param: 'hmacSecret' });
-      const created = await server.admin('POST', '/api/admin/sources', { accountId: src.accountId, name: 'x', hmacSecret });
+      expect({ hmacSecret, status: patched.status, param: patched.body.param }).toEqual({
+        hmacSecret,
+        status: 422,
+        param: 'hmacSecret',
+      });
+      const created = await server.admin('POST', '/api/admin/sources', {
+        accountId: src.accountId,
+        name: 'x',
+        hmacSecret,
+      });
       expect(created.status).toBe(422);
     }
-    const signed = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain', 'x-signalgate-secret': 'kept-secret' });
+    const signed = await post(server.url + src.inboundPath, 'EURUSD,buy', {
+      'content-type': 'text/plain',
+      'x-signalgate-secret': 'kept-secret',
+    });
     expect(signed.status).toBe(202);
     const inner = await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { hmacSecret: 'with inner space' });
     expect(inner.status).toBe(200);
@@ -146,7 +177,9 @@ describe('sources', () => {
     const old = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
     expect(old.status).toBe(401);
     expect(old.body.code).toBe('INVALID_SOURCE_KEY');
-    const fresh = await post(`${server.url}/api/inbound/${rotated.body.authKey}`, 'EURUSD,buy', { 'content-type': 'text/plain' });
+    const fresh = await post(`${server.url}/api/inbound/${rotated.body.authKey}`, 'EURUSD,buy', {
+      'content-type': 'text/plain',
+    });
     expect(fresh.status).toBe(202);
   });
 });
@@ -157,10 +190,18 @@ describe('signals and agents', () => {
     const agent = await server.admin('POST', `/api/admin/accounts/${src.accountId}/agents`, { name: 'paper' });
     const res = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
     const record = await server.admin('GET', `/api/admin/signals/${res.body.id}`);
-    expect(record.body.deliveries).toEqual([expect.objectContaining({ agentId: agent.body.id, status: 'queued', seq: 1 })]);
+    expect(record.body.deliveries).toEqual([
+      expect.objectContaining({ agentId: agent.body.id, status: 'queued', seq: 1 }),
+    ]);
     expect((await server.admin('GET', '/api/admin/signals/sig_missing')).status).toBe(404);
     const shownAgent = await server.admin('GET', `/api/admin/agents/${agent.body.id}`);
-    expect(shownAgent.body).toMatchObject({ id: agent.body.id, name: 'paper', accountId: src.accountId, lastSeenAt: null, state: null });
+    expect(shownAgent.body).toMatchObject({
+      id: agent.body.id,
+      name: 'paper',
+      accountId: src.accountId,
+      lastSeenAt: null,
+      state: null,
+    });
     expect(JSON.stringify(shownAgent.body)).not.toContain(agent.body.token);
   });
 
@@ -222,7 +263,10 @@ describe('the signal log query', () => {
     }
     const page1 = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=1`);
     expect(page1.body).toMatchObject({ signals: [{ id: second.body.id }], next: second.body.id });
-    const page2 = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=1&before=${page1.body.next}`);
+    const page2 = await server.admin(
+      'GET',
+      `/api/admin/signals?sourceId=${src.sourceId}&limit=1&before=${page1.body.next}`,
+    );
     expect(page2.status).toBe(200);
     expect(page2.body.signals.map((s: { id: string }) => s.id)).toEqual([first.body.id]);
   });
@@ -289,7 +333,9 @@ describe('account detail and update', () => {
     const renamed = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, { name: '  Desk D ' });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({ ...created.body, name: 'Desk D' });
-    const raised = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, { monthlySignalQuota: 1_000_000_000 });
+    const raised = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, {
+      monthlySignalQuota: 1_000_000_000,
+    });
     expect(raised.body).toEqual({ ...created.body, name: 'Desk D', monthlySignalQuota: 1_000_000_000 });
     expect((await server.admin('GET', `/api/admin/accounts/${created.body.id}`)).body).toEqual(raised.body);
     expect((await server.admin('GET', `/api/admin/accounts/${created.body.id}/usage`)).body.limit).toBe(1_000_000_000);
@@ -297,7 +343,11 @@ describe('account detail and update', () => {
 
   it('refuses bad patches with every problem, an empty patch, and unknown accounts, changing nothing', async () => {
     const created = await server.admin('POST', '/api/admin/accounts', { name: 'Desk E', monthlySignalQuota: 5 });
-    const bad = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, { name: '', monthlySignalQuota: 1_000_000_001, plan: 'gold' });
+    const bad = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, {
+      name: '',
+      monthlySignalQuota: 1_000_000_001,
+      plan: 'gold',
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((e: { param: string }) => e.param)).toEqual(['name', 'monthlySignalQuota', 'plan']);
     const negative = await server.admin('PATCH', `/api/admin/accounts/${created.body.id}`, { monthlySignalQuota: -1 });
@@ -328,6 +378,9 @@ describe('account detail and update', () => {
     expect((await send()).status).toBe(429);
     const lowered = await server.admin('PATCH', `/api/admin/accounts/${src.accountId}`, { monthlySignalQuota: 0 });
     expect(lowered.status).toBe(200);
-    expect((await server.admin('GET', `/api/admin/accounts/${src.accountId}/usage`)).body).toMatchObject({ used: 2, limit: 0 });
+    expect((await server.admin('GET', `/api/admin/accounts/${src.accountId}/usage`)).body).toMatchObject({
+      used: 2,
+      limit: 0,
+    });
   });
 });

@@ -31,7 +31,9 @@ async function publish(token: string, body: string): Promise<void> {
 }
 
 async function read(query: string): Promise<{ res: Response; bytes: Buffer }> {
-  const res = await fetch(`${server.url}/api/admin/agents?${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+  const res = await fetch(`${server.url}/api/admin/agents?${query}`, {
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+  });
   return { res, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
@@ -48,8 +50,18 @@ async function expectedPage(ids: string[], next: string | null): Promise<string>
 
 describe('a page of the agents', () => {
   it("answers JSON.stringify's text of the agents' views, byte for byte, their states written as published", async () => {
-    const { accountId, agents } = await accountWithAgents(server, ['plain', 'Awkward "name" \\ 😀', 'no state yet', 'numbers']);
-    const [plain, awkward, , numbers] = agents as [(typeof agents)[0], (typeof agents)[0], (typeof agents)[0], (typeof agents)[0]];
+    const { accountId, agents } = await accountWithAgents(server, [
+      'plain',
+      'Awkward "name" \\ 😀',
+      'no state yet',
+      'numbers',
+    ]);
+    const [plain, awkward, , numbers] = agents as [
+      (typeof agents)[0],
+      (typeof agents)[0],
+      (typeof agents)[0],
+      (typeof agents)[0],
+    ];
     await publish(plain.token, '{"balance":10000,"equity":10012.5,"currency":"USD","positions":[],"orders":[]}');
     // Spaces and escapes as a client might send them: stored as the server writes them again.
     await publish(
@@ -57,7 +69,10 @@ describe('a page of the agents', () => {
       ` { "currency" : "EUR", "positions" : [ { "symbol" : "EURUSD", "comment" : ${JSON.stringify(AWKWARD)}, "escaped" : "\\u00e9\\u4e2d\\ud83d\\ude00\\/" } ],\n "nested" : { "a" : [ 1, [ 2, { "b" : null } ] ] }, "empty" : { }, "flag" : true } `,
     );
     // Numbers JavaScript writes differently from how they were sent.
-    await publish(numbers.token, '{"balance":1.50,"equity":1E3,"big":12345678901234567890,"tiny":1e-7,"huge":1e21,"negativeZero":-0,"list":[0.1,2.50e2]}');
+    await publish(
+      numbers.token,
+      '{"balance":1.50,"equity":1E3,"big":12345678901234567890,"tiny":1e-7,"huge":1e21,"negativeZero":-0,"list":[0.1,2.50e2]}',
+    );
 
     const ids = [...agents].reverse().map((a) => a.id);
     for (const [query, pageIds, next] of [
@@ -75,10 +90,23 @@ describe('a page of the agents', () => {
       for (const agent of parsed.agents) expect(Object.keys(agent), query).toEqual(AGENT_KEYS);
     }
 
-    const page = JSON.parse((await read(`accountId=${accountId}`)).bytes.toString('utf8')) as { agents: { id: string; name: string; state: any }[] };
+    const page = JSON.parse((await read(`accountId=${accountId}`)).bytes.toString('utf8')) as {
+      agents: { id: string; name: string; state: any }[];
+    };
     const byId = new Map(page.agents.map((a) => [a.id, a]));
-    expect(byId.get(awkward.id)).toMatchObject({ name: 'Awkward "name" \\ 😀', state: { positions: [{ comment: AWKWARD, escaped: 'é中😀/' }], nested: { a: [1, [2, { b: null }]] } } });
-    expect(byId.get(numbers.id)!.state).toEqual({ balance: 1.5, equity: 1000, big: 12345678901234567000, tiny: 1e-7, huge: 1e21, negativeZero: 0, list: [0.1, 250] });
+    expect(byId.get(awkward.id)).toMatchObject({
+      name: 'Awkward "name" \\ 😀',
+      state: { positions: [{ comment: AWKWARD, escaped: 'é中😀/' }], nested: { a: [1, [2, { b: null }]] } },
+    });
+    expect(byId.get(numbers.id)!.state).toEqual({
+      balance: 1.5,
+      equity: 1000,
+      big: 12345678901234567000,
+      tiny: 1e-7,
+      huge: 1e21,
+      negativeZero: 0,
+      list: [0.1, 250],
+    });
     expect(byId.get(agents[2]!.id)!.state).toBeNull();
   });
 
@@ -89,8 +117,16 @@ describe('a page of the agents', () => {
     const { accountId, agents } = await accountWithAgents(server, names);
     const piece = `${AWKWARD} ½€𝄞 "q" \\ `;
     for (const [k, agent] of agents.entries()) {
-      const positions = Array.from({ length: 16 }, (_, p) => ({ position: p, symbol: 'XAUUSD', volume: 0.01 * (p + 1), comment: piece.repeat(4 + ((k + p) % 5)) }));
-      await publish(agent.token, JSON.stringify({ balance: 10_000 + k, equity: 10_000.25 + k, currency: 'USD', positions, orders: [] }));
+      const positions = Array.from({ length: 16 }, (_, p) => ({
+        position: p,
+        symbol: 'XAUUSD',
+        volume: 0.01 * (p + 1),
+        comment: piece.repeat(4 + ((k + p) % 5)),
+      }));
+      await publish(
+        agent.token,
+        JSON.stringify({ balance: 10_000 + k, equity: 10_000.25 + k, currency: 'USD', positions, orders: [] }),
+      );
     }
     const ids = [...agents].reverse().map((a) => a.id);
     for (const [query, pageIds, next, over] of [

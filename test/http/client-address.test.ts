@@ -12,7 +12,8 @@ function loggedAddresses(server: LoggedTestServer, urlStart: string): unknown[] 
 
 async function waitForLines(server: LoggedTestServer, urlStart: string, count: number): Promise<unknown[]> {
   // Each line is written once its answer is done, not necessarily before the client has it.
-  for (const deadline = Date.now() + 20_000; loggedAddresses(server, urlStart).length < count && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+  for (const deadline = Date.now() + 20_000; loggedAddresses(server, urlStart).length < count && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 20));
   return loggedAddresses(server, urlStart);
 }
 
@@ -26,7 +27,9 @@ describe('the client address (SIGNALGATE_TRUST_PROXY)', () => {
   it('without trusted proxies is the socket’s: an X-Forwarded-For header is not believed', async () => {
     server = await startLoggedTestServer();
     const { inboundPath } = await seedSource(server);
-    expect((await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9' })).status).toBe(202);
+    expect((await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9' })).status).toBe(
+      202,
+    );
     await post(`${server.url}${inboundPath}`, 'EURUSD,buy', { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' });
     expect(await waitForLines(server, '/api/inbound/', 2)).toEqual(['127.0.0.1', '127.0.0.1']);
   });
@@ -42,7 +45,12 @@ describe('the client address (SIGNALGATE_TRUST_PROXY)', () => {
     await post(url, 'EURUSD,buy', { 'x-forwarded-for': '2001:db8::7' });
     // No header: the proxy's own address.
     await post(url, 'EURUSD,buy');
-    expect(await waitForLines(server, '/api/inbound/', 4)).toEqual(['203.0.113.9', '203.0.113.10', '2001:db8::7', '127.0.0.1']);
+    expect(await waitForLines(server, '/api/inbound/', 4)).toEqual([
+      '203.0.113.9',
+      '203.0.113.10',
+      '2001:db8::7',
+      '127.0.0.1',
+    ]);
     // Routed requests (the admin API) get the same.
     await fetch(`${server.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.11' } });
     expect(await waitForLines(server, '/healthz', 1)).toEqual(['203.0.113.11']);

@@ -29,7 +29,12 @@ async function signIn(origin = server.url): Promise<string> {
   return setCookie.split(';')[0]!;
 }
 
-function asBrowser(cookie: string, method: string, path: string, opts: { origin?: string | null; body?: unknown } = {}) {
+function asBrowser(
+  cookie: string,
+  method: string,
+  path: string,
+  opts: { origin?: string | null; body?: unknown } = {},
+) {
   const origin = opts.origin === undefined ? server.url : opts.origin;
   return fetch(server.url + path, {
     method,
@@ -90,7 +95,9 @@ describe('dashboard sign-in', () => {
 
     const listed = await asBrowser(cookie, 'GET', '/api/admin/accounts');
     expect(listed.status).toBe(200);
-    const created = await asBrowser(cookie, 'POST', '/api/admin/accounts', { body: { name: 'From the page', monthlySignalQuota: 5 } });
+    const created = await asBrowser(cookie, 'POST', '/api/admin/accounts', {
+      body: { name: 'From the page', monthlySignalQuota: 5 },
+    });
     expect(created.status).toBe(201);
     expect(await asBrowser('signalgate_session=made-up', 'GET', '/api/admin/accounts').then((r) => r.status)).toBe(401);
   });
@@ -103,10 +110,15 @@ describe('dashboard sign-in', () => {
       expect(res.status, String(origin)).toBe(403);
       expect(((await res.json()) as any).code).toBe('CROSS_ORIGIN');
     }
-    const before = ((await server.admin('GET', '/api/admin/accounts?limit=500')).body.accounts as Array<{ name: string }>).map((a) => a.name);
+    const before = (
+      (await server.admin('GET', '/api/admin/accounts?limit=500')).body.accounts as Array<{ name: string }>
+    ).map((a) => a.name);
     expect(before).not.toContain('Forged');
     // The public URL's origin counts as the dashboard too (a reverse proxy may rewrite Host).
-    const viaProxy = await asBrowser(cookie, 'POST', '/api/admin/accounts', { ...body, origin: 'http://signals.example.test' });
+    const viaProxy = await asBrowser(cookie, 'POST', '/api/admin/accounts', {
+      ...body,
+      origin: 'http://signals.example.test',
+    });
     expect(viaProxy.status).toBe(201);
     // Sign-in and sign-out are state changes too.
     const forgedSignIn = await fetch(`${server.url}/api/dashboard/session`, {
@@ -115,7 +127,9 @@ describe('dashboard sign-in', () => {
       body: JSON.stringify({ token: TEST_ADMIN_TOKEN }),
     });
     expect(forgedSignIn.status).toBe(403);
-    expect((await asBrowser(cookie, 'DELETE', '/api/dashboard/session', { origin: 'https://evil.example' })).status).toBe(403);
+    expect(
+      (await asBrowser(cookie, 'DELETE', '/api/dashboard/session', { origin: 'https://evil.example' })).status,
+    ).toBe(403);
     expect((await asBrowser(cookie, 'GET', '/api/admin/accounts')).status).toBe(200);
   });
 
@@ -169,11 +183,18 @@ describe('the live signal stream', () => {
       const page = await events.next();
       expect(page.event).toBe('page');
       expect(page.data.map((s: any) => s.id)).toEqual([firstId]);
-      const refused = await fetch(`${server.url}${source.inboundPath}`, { method: 'POST', body: 'EURUSD,buy,sl_pip=2' });
+      const refused = await fetch(`${server.url}${source.inboundPath}`, {
+        method: 'POST',
+        body: 'EURUSD,buy,sl_pip=2',
+      });
       const refusedId = ((await refused.json()) as any).signalId ?? null;
       const next = await events.next();
       expect(next.event).toBe('signal');
-      expect(next.data).toMatchObject({ status: 'rejected', code: 'UNKNOWN_PARAMETER', rawBody: 'EURUSD,buy,sl_pip=2' });
+      expect(next.data).toMatchObject({
+        status: 'rejected',
+        code: 'UNKNOWN_PARAMETER',
+        rawBody: 'EURUSD,buy,sl_pip=2',
+      });
       if (refusedId !== null) expect(next.data.id).toBe(refusedId);
     } finally {
       controller.abort();

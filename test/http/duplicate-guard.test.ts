@@ -18,7 +18,11 @@ describe('the duplicate guard', () => {
   });
 
   const post = async (authKey: string, body: string) => {
-    const res = await fetch(`${server.url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    const res = await fetch(`${server.url}/api/inbound/${authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body,
+    });
     expect(res.status).toBe(202);
     return ((await res.json()) as { id: string }).id;
   };

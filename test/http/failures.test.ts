@@ -68,7 +68,10 @@ describe('when things go wrong on the server side', () => {
     // request is in flight, however long the machine took to get there.
     const first = request('EURUSD,buy,vol=0.1', 'Expect: 100-continue\r\n');
     socket.write(first.slice(0, -4));
-    await waitUntil(() => answers.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to read the head of the first request');
+    await waitUntil(
+      () => answers.startsWith('HTTP/1.1 100 Continue\r\n\r\n'),
+      'the server to read the head of the first request',
+    );
     const closing = server.close();
     // The drain has begun once the server stops listening (it marks itself draining first).
     await waitUntil(() => !server!.app.server.listening, 'the server to stop listening');
@@ -98,7 +101,10 @@ describe('when things go wrong on the server side', () => {
     // Its close frame says the drain has begun (the server marks itself draining before it
     // closes the sessions) and is waiting on this socket: sent then, not after a fixed pause
     // that a loaded machine may stretch past the wait for the close.
-    await waitUntil(() => frameOpcodes(received.subarray(received.indexOf('\r\n\r\n') + 4)).includes(8), 'the close frame');
+    await waitUntil(
+      () => frameOpcodes(received.subarray(received.indexOf('\r\n\r\n') + 4)).includes(8),
+      'the close frame',
+    );
     const late = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
     expect(late.status).toBe(503);
     expect(late.body).toMatchObject({ code: 'SHUTTING_DOWN' });

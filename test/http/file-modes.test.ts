@@ -60,11 +60,22 @@ describe.skipIf(onPostgres)('the data directory and its files are for the owner 
   it('a started server makes its directory 0700, and the database, its WAL and shared memory, the lock and a backup 0600', async () => {
     const dataDir = path.join(freshDir(), 'data');
     const server = await start(dataDir);
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
-    expect((await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', body: 'EURUSD,buy' })).status).toBe(202);
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Ops',
+      monthlySignalQuota: 100,
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+    });
+    expect(
+      (await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', body: 'EURUSD,buy' })).status,
+    ).toBe(202);
     const backupFile = path.join(path.dirname(dataDir), 'copy.db');
-    const backup = spawn(process.execPath, [CLI, 'backup', backupFile], { env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir }, stdio: 'ignore' });
+    const backup = spawn(process.execPath, [CLI, 'backup', backupFile], {
+      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir },
+      stdio: 'ignore',
+    });
     expect(await new Promise((resolve) => backup.on('close', resolve))).toBe(0);
 
     expect(modes(dataDir)).toEqual({

@@ -67,7 +67,11 @@ describe('bytes that are not HTTP', () => {
     const one = Buffer.from('EURUSD,buy,vol=0.1');
     const two = Buffer.from('GBPUSD,sell,vol=0.2');
     const answers = await exchange(
-      Buffer.concat([inboundRequest(src.inboundPath, one, one.length), inboundRequest(src.inboundPath, two, two.length), Buffer.from('garbage\r\n\r\n')]),
+      Buffer.concat([
+        inboundRequest(src.inboundPath, one, one.length),
+        inboundRequest(src.inboundPath, two, two.length),
+        Buffer.from('garbage\r\n\r\n'),
+      ]),
     );
     expect(statuses(answers)).toEqual([202, 202, 400]);
     const symbols = [...answers.matchAll(/"symbol":"([A-Z]+)"/g)].map((match) => match[1]);
@@ -93,7 +97,10 @@ describe('an oversized body without Content-Length', () => {
     expect(statuses(answers)).toEqual([413]);
     const logged = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}`);
     expect(logged.body.signals.map((s: { code: string; rawBody: string }) => [s.code, s.rawBody])).toEqual([
-      ['PAYLOAD_TOO_LARGE', `${body.slice(0, 1024)}…[cut by signalgate: the first 1024 of more than 16384 bytes are kept]`],
+      [
+        'PAYLOAD_TOO_LARGE',
+        `${body.slice(0, 1024)}…[cut by signalgate: the first 1024 of more than 16384 bytes are kept]`,
+      ],
     ]);
   });
 });

@@ -19,7 +19,11 @@ afterEach(async () => {
 async function start(): Promise<ServerProcess> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-metrics-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_METRICS_TOKEN: METRICS };
+  const env: Record<string, string> = {
+    SIGNALGATE_DATA_DIR: dataDir,
+    SIGNALGATE_ADMIN_TOKEN: ADMIN,
+    SIGNALGATE_METRICS_TOKEN: METRICS,
+  };
   if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
     const pg = await freshPostgresSchema('metrics');
     cleanups.push(() => pg.drop());
@@ -53,7 +57,11 @@ describe('health, readiness and metrics', () => {
 
   it('refuses /metrics without the admin or metrics token', async () => {
     const server = await start();
-    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${ADMIN}` }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer wrong-token' },
+      { authorization: `Basic ${ADMIN}` },
+    ];
     for (const headers of attempts) {
       const res = await fetch(`${server.url}/metrics`, { headers });
       expect(res.status).toBe(401);
@@ -63,16 +71,30 @@ describe('health, readiness and metrics', () => {
 
   it('serves the inbound, delivery and agent metrics and the Node process metrics in Prometheus text', async () => {
     const server = await start();
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
-    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'paper' });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Ops',
+      monthlySignalQuota: 100,
+    });
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+      name: 'paper',
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+    });
     const post = (key: string, body: string) =>
-      fetch(`${server.url}/api/inbound/${key}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }).then((r) => r.status);
+      fetch(`${server.url}/api/inbound/${key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body,
+      }).then((r) => r.status);
     for (let i = 0; i < 3; i++) expect(await post(source.body.authKey, `EURUSD,buy,vol=0.1,comment=m${i}`)).toBe(202);
     expect(await post(source.body.authKey, 'EURUSD,hold')).toBe(422);
     expect(await post('no-such-key-at-all-0000000000', 'EURUSD,buy')).toBe(401);
     const agentAuth = { authorization: `Bearer ${agent.body.token}` };
-    const polled = (await (await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: agentAuth })).json()) as { signals: Array<{ id: string }> };
+    const polled = (await (await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: agentAuth })).json()) as {
+      signals: Array<{ id: string }>;
+    };
     expect(polled.signals).toHaveLength(3);
     const acked = await fetch(`${server.url}/api/agent/signals/${polled.signals[0]!.id}/ack`, {
       method: 'POST',
@@ -94,7 +116,9 @@ describe('health, readiness and metrics', () => {
       expect(sample(text, 'signalgate_inbound_duration_seconds_count')).toBe(5);
       expect(sample(text, 'signalgate_inbound_duration_seconds_bucket{le="+Inf"}')).toBe(5);
       // Cumulative buckets, whatever the durations were (how fast they were is for benchmarks).
-      const buckets = [...text.matchAll(/^signalgate_inbound_duration_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+      const buckets = [...text.matchAll(/^signalgate_inbound_duration_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)].map(
+        (m) => Number(m[2]),
+      );
       expect(buckets.length).toBeGreaterThan(1);
       expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
       expect(sample(text, 'signalgate_inbound_duration_seconds_sum')).toBeGreaterThan(0);
@@ -105,19 +129,31 @@ describe('health, readiness and metrics', () => {
       expect(text).toContain('# TYPE process_cpu_user_seconds_total counter');
       expect(text).toContain('# TYPE nodejs_heap_size_used_bytes gauge');
       // Neither token nor key ever shows.
-      for (const secret of [ADMIN, METRICS, agent.body.token as string, source.body.authKey as string]) expect(text).not.toContain(secret);
+      for (const secret of [ADMIN, METRICS, agent.body.token as string, source.body.authKey as string])
+        expect(text).not.toContain(secret);
     }
   });
 
   it('counts a WebSocket session as a connected agent, and its pushes as delivered, until it closes', async () => {
     const server = await start();
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
-    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'ws' });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
-    const scrape = async () => (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Ops',
+      monthlySignalQuota: 100,
+    });
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+      name: 'ws',
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+    });
+    const scrape = async () =>
+      (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
     expect(sample(await scrape(), 'signalgate_agents_connected')).toBe(0);
 
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${agent.body.token}` } });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, {
+      headers: { authorization: `Bearer ${agent.body.token}` },
+    });
     const pushed: string[] = [];
     ws.on('message', (data) => {
       const message = JSON.parse(data.toString()) as { type: string; signals?: Array<{ id: string }> };
@@ -126,10 +162,15 @@ describe('health, readiness and metrics', () => {
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     try {
       for (let i = 0; i < 2; i++) {
-        const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `EURUSD,buy,vol=0.1,comment=ws${i}` });
+        const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: `EURUSD,buy,vol=0.1,comment=ws${i}`,
+        });
         expect(res.status).toBe(202);
       }
-      for (const deadline = Date.now() + 20_000; new Set(pushed).size < 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const deadline = Date.now() + 20_000; new Set(pushed).size < 2 && Date.now() < deadline;)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(new Set(pushed).size).toBe(2);
       const text = await scrape();
       expect(sample(text, 'signalgate_agents_connected')).toBe(1);
@@ -147,7 +188,7 @@ describe('health, readiness and metrics', () => {
     }
     await new Promise((resolve) => ws.once('close', resolve));
     let connected: number | undefined;
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
       connected = sample(await scrape(), 'signalgate_agents_connected');
       if (connected === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));

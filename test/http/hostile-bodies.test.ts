@@ -23,26 +23,58 @@ const DEEP_ACK = shortlyShown(encode(`{"status":"executed","result":${nested(5_0
 /** Hostile bodies: each arm is one kind of trouble, some of them wrapped in fields a route reads. */
 const hostileBody: fc.Arbitrary<Buffer> = fc
   .oneof(
-  fc.integer({ min: 65, max: 30_000 }).map((depth) => encode(`{"status":"executed","result":${nested(depth)}}`)),
-  fc.integer({ min: 65, max: 20_000 }).map((depth) => encode(`{"name":${nested(depth, '{"a":', '}').replace(/\}+$/, (m) => '1' + m)}}`)),
-  fc.integer({ min: 60, max: 70 }).map((depth) => encode(nested(depth))),
-  fc.integer({ min: 9_000, max: 40_000 }).map((count) => encode(`{"positions":[${'0,'.repeat(count)}0]}`)),
-  fc.integer({ min: 1_000, max: 12_000 }).map((count) => encode(`{${Array.from({ length: count }, (_, i) => `"${i}":0`).join(',')}}`)),
-  fc.integer({ min: 1_000, max: 200_000 }).map((length) => encode(JSON.stringify({ name: 'x'.repeat(length), status: 'failed', message: 'y'.repeat(length) }))),
-  fc.jsonValue({ maxDepth: 6 }).map((value) => encode(JSON.stringify(value))),
-  fc.record({ status: fc.jsonValue({ maxDepth: 2 }), name: fc.jsonValue({ maxDepth: 2 }), result: fc.jsonValue({ maxDepth: 3 }) }).map((value) => encode(JSON.stringify(value))),
-  fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),
-  fc.tuple(fc.string({ maxLength: 50 }), fc.uint8Array({ minLength: 1, maxLength: 4 }).map((b) => Buffer.from(b.map((x) => 0x80 | x)))).map(([text, bad]) =>
-    Buffer.concat([encode(`{"name":"${text.replaceAll('"', '')}`), bad, encode('"}')]),
-  ),
-  fc.json().map((text) => encode(text.slice(0, Math.max(0, text.length - 1)))),
-  fc.constantFrom('', '{}', '[]', 'null', '"x"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":1,"a":2}', '\uFEFF{}', '{"status":"executed"}').map(encode),
+    fc.integer({ min: 65, max: 30_000 }).map((depth) => encode(`{"status":"executed","result":${nested(depth)}}`)),
+    fc
+      .integer({ min: 65, max: 20_000 })
+      .map((depth) => encode(`{"name":${nested(depth, '{"a":', '}').replace(/\}+$/, (m) => '1' + m)}}`)),
+    fc.integer({ min: 60, max: 70 }).map((depth) => encode(nested(depth))),
+    fc.integer({ min: 9_000, max: 40_000 }).map((count) => encode(`{"positions":[${'0,'.repeat(count)}0]}`)),
+    fc
+      .integer({ min: 1_000, max: 12_000 })
+      .map((count) => encode(`{${Array.from({ length: count }, (_, i) => `"${i}":0`).join(',')}}`)),
+    fc
+      .integer({ min: 1_000, max: 200_000 })
+      .map((length) =>
+        encode(JSON.stringify({ name: 'x'.repeat(length), status: 'failed', message: 'y'.repeat(length) })),
+      ),
+    fc.jsonValue({ maxDepth: 6 }).map((value) => encode(JSON.stringify(value))),
+    fc
+      .record({
+        status: fc.jsonValue({ maxDepth: 2 }),
+        name: fc.jsonValue({ maxDepth: 2 }),
+        result: fc.jsonValue({ maxDepth: 3 }),
+      })
+      .map((value) => encode(JSON.stringify(value))),
+    fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),
+    fc
+      .tuple(
+        fc.string({ maxLength: 50 }),
+        fc.uint8Array({ minLength: 1, maxLength: 4 }).map((b) => Buffer.from(b.map((x) => 0x80 | x))),
+      )
+      .map(([text, bad]) => Buffer.concat([encode(`{"name":"${text.replaceAll('"', '')}`), bad, encode('"}')])),
+    fc.json().map((text) => encode(text.slice(0, Math.max(0, text.length - 1)))),
+    fc
+      .constantFrom(
+        '',
+        '{}',
+        '[]',
+        'null',
+        '"x"',
+        '{"__proto__":{"x":1}}',
+        '{"constructor":{"prototype":{"x":1}}}',
+        '{"a":1,"a":2}',
+        '\uFEFF{}',
+        '{"status":"executed"}',
+      )
+      .map(encode),
   )
   .map(shortlyShown);
 
 /** A counterexample is printed as its size and first bytes, not as thousands of numbers. */
 function shortlyShown(body: Buffer): Buffer {
-  return Object.assign(body, { [fc.toStringMethod]: () => `<${body.length} bytes: ${JSON.stringify(body.subarray(0, 80).toString('latin1'))}…>` });
+  return Object.assign(body, {
+    [fc.toStringMethod]: () => `<${body.length} bytes: ${JSON.stringify(body.subarray(0, 80).toString('latin1'))}…>`,
+  });
 }
 
 const contentType = fc.constantFrom(
@@ -128,16 +160,36 @@ describe('hostile bodies on every authenticated route', () => {
         await server.exited;
       }
     });
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100_000 });
-    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'mt5' });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts', agentIds: [agent.body.id] });
-    const posted = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Desk',
+      monthlySignalQuota: 100_000,
+    });
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+      name: 'mt5',
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+      agentIds: [agent.body.id],
+    });
+    const posted = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'EURUSD,buy',
+    });
     const signalId = ((await posted.json()) as { id: string }).id;
     await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.body.token}` } });
     const freshSignal = async (poll: boolean) => {
-      const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,sell' });
+      const res = await fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'EURUSD,sell',
+      });
       const id = ((await res.json()) as { id: string }).id;
-      if (poll) await (await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.body.token}` } })).text();
+      if (poll)
+        await (
+          await fetch(`${server.url}/api/agent/signals`, { headers: { authorization: `Bearer ${agent.body.token}` } })
+        ).text();
       return id;
     };
     const signIn = await fetch(`${server.url}/api/dashboard/session`, {
@@ -173,7 +225,9 @@ describe('hostile bodies on every authenticated route', () => {
   async function stillServing(): Promise<void> {
     expect(server.child.exitCode, server.stderr()).toBeNull();
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    const res = await fetch(`${server.url}/api/admin/accounts/${fixtures.accountId}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const res = await fetch(`${server.url}/api/admin/accounts/${fixtures.accountId}`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     expect(res.status).toBe(200);
   }
 
@@ -191,14 +245,22 @@ describe('hostile bodies on every authenticated route', () => {
             ...(route.method === 'GET' ? {} : { body }),
           });
           const text = await res.text();
-          expect(res.status, `${route.method} ${url} (${type}, ${body.length} bytes): ${text.slice(0, 300)}`).toBeLessThan(500);
-          if (res.status >= 400 && text.length > 0) expect(JSON.parse(text)).toMatchObject({ code: expect.any(String), detail: expect.any(String) });
+          expect(
+            res.status,
+            `${route.method} ${url} (${type}, ${body.length} bytes): ${text.slice(0, 300)}`,
+          ).toBeLessThan(500);
+          if (res.status >= 400 && text.length > 0)
+            expect(JSON.parse(text)).toMatchObject({ code: expect.any(String), detail: expect.any(String) });
         },
       ),
       {
         numRuns: HTTP_RUNS,
         // Every route meets the body that ended the server at least once, whatever the seed.
-        examples: ROUTES.map((route): [[Route, Auth], Buffer, string | null] => [[route, route.auth[0]!], DEEP_ACK, 'application/json']),
+        examples: ROUTES.map((route): [[Route, Auth], Buffer, string | null] => [
+          [route, route.auth[0]!],
+          DEEP_ACK,
+          'application/json',
+        ]),
       },
     );
     await stillServing();
@@ -208,7 +270,9 @@ describe('hostile bodies on every authenticated route', () => {
     await fc.assert(
       fc.asyncProperty(hostileBody, fc.boolean(), async (body, asAck) => {
         const signalId = asAck ? await fixtures.freshSignal(false) : fixtures.signalId;
-        const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${fixtures.agentToken}` } });
+        const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/agent/ws`, {
+          headers: { authorization: `Bearer ${fixtures.agentToken}` },
+        });
         const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
         let greeted: () => void = () => undefined;
         let delivered: () => void = () => undefined;
@@ -227,14 +291,22 @@ describe('hostile bodies on every authenticated route', () => {
         expect(await Promise.race([hello.then(() => 'hello'), closed.then((code) => `closed ${code}`)])).toBe('hello');
         // As an ack of the signal (its fields beside type and id), or as the message itself.
         const text = body.toString('utf8');
-        const message = asAck && text.startsWith('{') && text.length > 2 ? Buffer.concat([encode(`{"type":"ack","id":"${signalId}",`), body.subarray(1)]) : body;
+        const message =
+          asAck && text.startsWith('{') && text.length > 2
+            ? Buffer.concat([encode(`{"type":"ack","id":"${signalId}",`), body.subarray(1)])
+            : body;
         // Acknowledged once it is handed out on this session: only then would it be stored.
         if (asAck) await pushed;
         ws.send(message, { binary: false });
         const answered = await Promise.race([
           closed.then((code) => ({ code })),
           result.then((answer) => ({ result: answer })),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within 10 s to a message of ${message.length} bytes`)), 10_000).unref()),
+          new Promise<never>((_, reject) =>
+            setTimeout(
+              () => reject(new Error(`no answer within 10 s to a message of ${message.length} bytes`)),
+              10_000,
+            ).unref(),
+          ),
         ]);
         if ('result' in answered) expect(answered.result.status).toBeLessThan(500);
         // 1007: not UTF-8 (ws checks text frames); 1009: over 64 KiB.

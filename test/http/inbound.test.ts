@@ -28,7 +28,13 @@ async function lastLogEntry(sourceId: string) {
 function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, code, detail: expect.any(String) });
+  expect(res.body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    code,
+    detail: expect.any(String),
+  });
   expect(res.body.detail.length).toBeGreaterThan(10);
 }
 
@@ -57,7 +63,13 @@ describe('a signal accepted', () => {
     expect(await usage(src.accountId)).toMatchObject({ used: 1, limit: 10 });
     const record = await server.admin('GET', `/api/admin/signals/${res.body.id}`);
     expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({ id: res.body.id, status: 'accepted', outcome: {}, rawBody: SIGNAL, signal: res.body.signal });
+    expect(record.body).toMatchObject({
+      id: res.body.id,
+      status: 'accepted',
+      outcome: {},
+      rawBody: SIGNAL,
+      signal: res.body.signal,
+    });
   });
 
   it('normalizes the text and the typed JSON forms to the same signal', async () => {
@@ -97,9 +109,15 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
 
   it('2: an inactive source is 401 SOURCE_INACTIVE, logged, not charged; active again it accepts', async () => {
     const src = await seedSource(server);
-    expect((await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { active: false })).body.active).toBe(false);
+    expect((await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { active: false })).body.active).toBe(
+      false,
+    );
     expectProblem(await post(server.url + src.inboundPath, SIGNAL, TEXT), 401, 'SOURCE_INACTIVE');
-    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'SOURCE_INACTIVE', rawBody: SIGNAL });
+    expect(await lastLogEntry(src.sourceId)).toMatchObject({
+      status: 'rejected',
+      code: 'SOURCE_INACTIVE',
+      rawBody: SIGNAL,
+    });
     expect((await usage(src.accountId)).used).toBe(0);
     await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { active: true });
     expect((await post(server.url + src.inboundPath, SIGNAL, TEXT)).status).toBe(202);
@@ -108,8 +126,16 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
   it('3: a body over 16 KiB is 413 PAYLOAD_TOO_LARGE, before the signature is looked at; 16 KiB exactly passes that check', async () => {
     const src = await seedSource(server, { hmacSecret: 'top-secret' });
     const big = `EURUSD,buy,comment="${'x'.repeat(16 * 1024)}"`;
-    expectProblem(await post(server.url + src.inboundPath, big, { ...TEXT, 'x-signature': 'sha256=00' }), 413, 'PAYLOAD_TOO_LARGE');
-    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'PAYLOAD_TOO_LARGE', rawBody: '' });
+    expectProblem(
+      await post(server.url + src.inboundPath, big, { ...TEXT, 'x-signature': 'sha256=00' }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    expect(await lastLogEntry(src.sourceId)).toMatchObject({
+      status: 'rejected',
+      code: 'PAYLOAD_TOO_LARGE',
+      rawBody: '',
+    });
     const exact = Buffer.alloc(16 * 1024, 0x20);
     exact.write('EURUSD,buy');
     const res = await post(server.url + src.inboundPath, exact, { ...TEXT, 'x-signature': sign('top-secret', exact) });
@@ -124,7 +150,10 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
     expect(ok.status).toBe(202);
     const upper = await post(server.url + src.inboundPath, body, {
       ...JSON_TYPE,
-      'x-signature': sign(secret, body).replace(/^sha256=/, '').toUpperCase().replace(/^/, 'sha256='),
+      'x-signature': sign(secret, body)
+        .replace(/^sha256=/, '')
+        .toUpperCase()
+        .replace(/^/, 'sha256='),
     });
     expect(upper.status).toBe(202);
     // The same JSON re-serialized (key order, spacing) is different bytes: its signature does not fit the sent body.
@@ -135,7 +164,11 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
       'HMAC_MISMATCH',
     );
     expectProblem(await post(server.url + src.inboundPath, body, JSON_TYPE), 401, 'HMAC_MISMATCH');
-    expectProblem(await post(server.url + src.inboundPath, body, { ...JSON_TYPE, 'x-signature': 'sha256=zz' }), 401, 'HMAC_MISMATCH');
+    expectProblem(
+      await post(server.url + src.inboundPath, body, { ...JSON_TYPE, 'x-signature': 'sha256=zz' }),
+      401,
+      'HMAC_MISMATCH',
+    );
     expectProblem(
       await post(server.url + src.inboundPath, body, { ...JSON_TYPE, 'x-signature': sign('other-secret', body) }),
       401,
@@ -146,7 +179,10 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
 
   it('4: the X-Signalgate-Secret header is accepted; the retired ?secret= never authenticates and says so', async () => {
     const src = await seedSource(server, { hmacSecret: 'plain-shared-secret' });
-    expect((await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': 'plain-shared-secret' })).status).toBe(202);
+    expect(
+      (await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': 'plain-shared-secret' }))
+        .status,
+    ).toBe(202);
     expectProblem(
       await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': 'plain-shared-secreT' }),
       401,
@@ -161,9 +197,16 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
   it('5: an unusable media type is 415, checked after the signature', async () => {
     const src = await seedSource(server, { hmacSecret: 's3cr3t-value' });
     const xml = '<signal/>';
-    expectProblem(await post(server.url + src.inboundPath, xml, { 'content-type': 'application/xml' }), 401, 'HMAC_MISMATCH');
     expectProblem(
-      await post(server.url + src.inboundPath, xml, { 'content-type': 'application/xml', 'x-signature': sign('s3cr3t-value', xml) }),
+      await post(server.url + src.inboundPath, xml, { 'content-type': 'application/xml' }),
+      401,
+      'HMAC_MISMATCH',
+    );
+    expectProblem(
+      await post(server.url + src.inboundPath, xml, {
+        'content-type': 'application/xml',
+        'x-signature': sign('s3cr3t-value', xml),
+      }),
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
@@ -180,10 +223,16 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
   it('5: a compressed body is 415 naming Content-Encoding, not a misleading PARSE_ERROR', async () => {
     const src = await seedSource(server);
     const gzipped = gzipSync(SIGNAL);
-    const res = await post(server.url + src.inboundPath, gzipped, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+    const res = await post(server.url + src.inboundPath, gzipped, {
+      'content-type': 'text/plain',
+      'content-encoding': 'gzip',
+    });
     expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(res.body).toMatchObject({ param: 'Content-Encoding', detail: expect.stringContaining('uncompressed') });
-    const plain = await post(server.url + src.inboundPath, SIGNAL, { 'content-type': 'text/plain', 'content-encoding': 'identity' });
+    const plain = await post(server.url + src.inboundPath, SIGNAL, {
+      'content-type': 'text/plain',
+      'content-encoding': 'identity',
+    });
     expect(plain.status).toBe(202);
   });
 
@@ -192,8 +241,16 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
     expectProblem(await post(server.url + src.inboundPath, '{"symbol": "EURUSD",', JSON_TYPE), 400, 'PARSE_ERROR');
     expectProblem(await post(server.url + src.inboundPath, '[1,2]', JSON_TYPE), 400, 'PARSE_ERROR');
     expectProblem(await post(server.url + src.inboundPath, 'EURUSD,buy\nGBPUSD,sell', TEXT), 400, 'PARSE_ERROR');
-    expectProblem(await post(server.url + src.inboundPath, Buffer.from([0x45, 0x55, 0xff, 0xfe, 0x2c]), TEXT), 400, 'PARSE_ERROR');
-    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'PARSE_ERROR', httpStatus: 400 });
+    expectProblem(
+      await post(server.url + src.inboundPath, Buffer.from([0x45, 0x55, 0xff, 0xfe, 0x2c]), TEXT),
+      400,
+      'PARSE_ERROR',
+    );
+    expect(await lastLogEntry(src.sourceId)).toMatchObject({
+      status: 'rejected',
+      code: 'PARSE_ERROR',
+      httpStatus: 400,
+    });
   });
 
   it('7: an invalid signal is 422 with the first problem in body order, all problems listed, nothing charged', async () => {
@@ -209,9 +266,17 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
     expectProblem(await post(server.url + src.inboundPath, 'EURUSD,buy,vol_dollar=50', TEXT), 422, 'SL_REQUIRED');
     expectProblem(await post(server.url + src.inboundPath, 'EURUSD,buylimit,vol=1', TEXT), 422, 'ENTRY_REQUIRED');
     expectProblem(await post(server.url + src.inboundPath, 'EURUSD,buy,vol=-1', TEXT), 422, 'INVALID_VOLUME');
-    expectProblem(await post(server.url + src.inboundPath, 'EURUSD,buy,sl_pips=10,sl_price=1.1', TEXT), 422, 'INVALID_PARAMETER');
+    expectProblem(
+      await post(server.url + src.inboundPath, 'EURUSD,buy,sl_pips=10,sl_price=1.1', TEXT),
+      422,
+      'INVALID_PARAMETER',
+    );
     expect((await usage(src.accountId)).used).toBe(0);
-    expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'INVALID_PARAMETER', httpStatus: 422 });
+    expect(await lastLogEntry(src.sourceId)).toMatchObject({
+      status: 'rejected',
+      code: 'INVALID_PARAMETER',
+      httpStatus: 422,
+    });
   });
 
   it('8: past the monthly quota it is 429 QUOTA_SIGNALS_IN with Retry-After; an invalid signal is still 422', async () => {
@@ -244,7 +309,11 @@ describe('the inbound checks of docs/inbound-api.md, each row', () => {
     expectProblem(await post(`${server.url}${src.inboundPath}/more`, SIGNAL, TEXT), 404, 'NOT_FOUND');
     expectProblem(await post(`${server.url}/api/inbound/`, SIGNAL, TEXT), 404, 'NOT_FOUND');
     const malformed = await fetch(`${server.url}/api/inbound/%E0%A4%A`);
-    expectProblem({ status: malformed.status, headers: malformed.headers, body: await malformed.json() }, 400, 'INVALID_REQUEST');
+    expectProblem(
+      { status: malformed.status, headers: malformed.headers, body: await malformed.json() },
+      400,
+      'INVALID_REQUEST',
+    );
   });
 
   it('GET on the inbound path is 405 with Allow: POST', async () => {
@@ -259,7 +328,9 @@ describe('the quota under concurrency', () => {
   it('200 parallel requests against a quota of 50 give exactly 50 × 202 and 150 × 429', async () => {
     const src = await seedSource(server, { quota: 50 });
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => post(server.url + src.inboundPath, `EURUSD,buy,vol=0.01,comment=n${i}`, TEXT)),
+      Array.from({ length: 200 }, (_, i) =>
+        post(server.url + src.inboundPath, `EURUSD,buy,vol=0.01,comment=n${i}`, TEXT),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 202)).toHaveLength(50);
@@ -287,7 +358,9 @@ describe('Idempotency-Key', () => {
   it('concurrent repeats of one key give one signal', async () => {
     const src = await seedSource(server, { quota: 100 });
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'idempotency-key': 'burst-1' })),
+      Array.from({ length: 20 }, () =>
+        post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'idempotency-key': 'burst-1' }),
+      ),
     );
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(results.every((r) => r.status === 202)).toBe(true);
@@ -303,7 +376,9 @@ describe('Idempotency-Key', () => {
       422,
       'IDEMPOTENCY_KEY_REUSED',
     );
-    expect((await post(server.url + other.inboundPath, 'GBPUSD,sell', { ...TEXT, 'idempotency-key': 'k1' })).status).toBe(202);
+    expect(
+      (await post(server.url + other.inboundPath, 'GBPUSD,sell', { ...TEXT, 'idempotency-key': 'k1' })).status,
+    ).toBe(202);
   });
 
   it('a different request under a used key is refused with 422, logged as its own rejected entry, and leaves the key with the original', async () => {
@@ -369,7 +444,9 @@ describe('Idempotency-Key', () => {
       // Stopping writes out the access lines still waiting for the next turn.
       await logged.stop();
     }
-    const access = logged.logLines().filter((line) => typeof line.url === 'string' && line.url.startsWith('/api/inbound/'));
+    const access = logged
+      .logLines()
+      .filter((line) => typeof line.url === 'string' && line.url.startsWith('/api/inbound/'));
     expect(access.map((line) => [line.statusCode, line.signalId])).toEqual([
       [202, originalId],
       [422, refusedId],
@@ -389,17 +466,28 @@ describe('Idempotency-Key', () => {
 describe('the signal log', () => {
   it('pages newest first and filters by status', async () => {
     const src: SeededSource = await seedSource(server);
-    for (const body of ['EURUSD,buy', 'EURUSD,hodl', 'GBPUSD,sell', 'USDJPY,nope']) await post(server.url + src.inboundPath, body, TEXT);
+    for (const body of ['EURUSD,buy', 'EURUSD,hodl', 'GBPUSD,sell', 'USDJPY,nope'])
+      await post(server.url + src.inboundPath, body, TEXT);
     const page1 = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=3`);
-    expect(page1.body.signals.map((s: { rawBody: string }) => s.rawBody)).toEqual(['USDJPY,nope', 'GBPUSD,sell', 'EURUSD,hodl']);
+    expect(page1.body.signals.map((s: { rawBody: string }) => s.rawBody)).toEqual([
+      'USDJPY,nope',
+      'GBPUSD,sell',
+      'EURUSD,hodl',
+    ]);
     expect(page1.body.next).toEqual(expect.any(String));
-    const page2 = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=3&before=${page1.body.next}`);
+    const page2 = await server.admin(
+      'GET',
+      `/api/admin/signals?sourceId=${src.sourceId}&limit=3&before=${page1.body.next}`,
+    );
     expect(page2.body.signals.map((s: { rawBody: string }) => s.rawBody)).toEqual(['EURUSD,buy']);
     expect(page2.body.next).toBeNull();
     const rejected = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&status=rejected`);
     expect(rejected.body.signals.map((s: { code: string }) => s.code)).toEqual(['UNKNOWN_ACTION', 'UNKNOWN_ACTION']);
     // An exactly full last page has no next page.
-    const exact = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=2&before=${page1.body.signals[1].id}`);
+    const exact = await server.admin(
+      'GET',
+      `/api/admin/signals?sourceId=${src.sourceId}&limit=2&before=${page1.body.signals[1].id}`,
+    );
     expect(exact.body.signals.map((s: { rawBody: string }) => s.rawBody)).toEqual(['EURUSD,hodl', 'EURUSD,buy']);
     expect(exact.body.next).toBeNull();
     const whole = await server.admin('GET', `/api/admin/signals?sourceId=${src.sourceId}&limit=4`);
@@ -415,12 +503,14 @@ describe('what a refusal may make the server write', () => {
   it('answers and logs a body of thousands of unknown parameters with its first 10 problems and a count of the rest, and keeps its first KiB', async () => {
     const src = await seedSource(server);
     const names: string[] = [];
-    for (let i = 0; (`EURUSD,buy,${names.join(',')}`).length < 16_000; i++) names.push(`zz${i}=1`);
+    for (let i = 0; `EURUSD,buy,${names.join(',')}`.length < 16_000; i++) names.push(`zz${i}=1`);
     const body = `EURUSD,buy,${names.join(',')}`;
     const res = await post(server.url + src.inboundPath, body, TEXT);
     expectProblem(res, 422, 'UNKNOWN_PARAMETER');
     expect(res.body.errors).toHaveLength(11);
-    expect(res.body.errors.slice(0, 10).map((e: { code: string }) => e.code)).toEqual(Array(10).fill('UNKNOWN_PARAMETER'));
+    expect(res.body.errors.slice(0, 10).map((e: { code: string }) => e.code)).toEqual(
+      Array(10).fill('UNKNOWN_PARAMETER'),
+    );
     expect(res.body.errors[10]).toEqual({
       code: 'MORE_PROBLEMS',
       detail: `${names.length - 10} more problems are not listed; fix the ones above and send again to see the rest`,
@@ -429,7 +519,9 @@ describe('what a refusal may make the server write', () => {
 
     const entry = await lastLogEntry(src.sourceId);
     expect(entry).toMatchObject({ status: 'rejected', code: 'UNKNOWN_PARAMETER', errors: res.body.errors });
-    expect(entry.rawBody).toBe(`${body.slice(0, 1024)}…[cut by signalgate: the first 1024 of ${body.length} bytes are kept]`);
+    expect(entry.rawBody).toBe(
+      `${body.slice(0, 1024)}…[cut by signalgate: the first 1024 of ${body.length} bytes are kept]`,
+    );
     expect(JSON.stringify(entry).length).toBeLessThan(6144);
   });
 

@@ -4,7 +4,11 @@ import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/s
 
 /** A request with a body given as raw bytes, so it can hold what JSON.stringify never makes. */
 async function rawJson(url: string, token: string, method: string, body: Buffer | string) {
-  const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
@@ -34,7 +38,10 @@ describe('JSON bodies the admin and agent APIs refuse', () => {
     for (const depth of [65, 4_200, 30_000]) {
       const res = await rawJson(state, agent.token, 'PUT', snapshotNested(depth));
       expect(res.status, `depth ${depth}`).toBe(400);
-      expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', detail: expect.stringContaining('nested more than 64 levels deep') });
+      expect(res.body).toMatchObject({
+        code: 'INVALID_REQUEST',
+        detail: expect.stringContaining('nested more than 64 levels deep'),
+      });
     }
     const view = await server.admin('GET', `/api/admin/agents/${agent.id}`);
     expect(JSON.stringify(view.body.state.positions)).toBe('['.repeat(63) + ']'.repeat(63));
@@ -48,12 +55,21 @@ describe('JSON bodies the admin and agent APIs refuse', () => {
     const account = await server.admin('GET', `/api/admin/accounts/${accountId}`);
     expect(account.body.name).not.toContain('\uFFFD');
 
-    const created = await rawJson(`${server.url}/api/admin/accounts`, TEST_ADMIN_TOKEN, 'POST', Buffer.concat([Buffer.from('{"name":"A'), Buffer.from([0xc3]), Buffer.from('","monthlySignalQuota":5}')]));
+    const created = await rawJson(
+      `${server.url}/api/admin/accounts`,
+      TEST_ADMIN_TOKEN,
+      'POST',
+      Buffer.concat([Buffer.from('{"name":"A'), Buffer.from([0xc3]), Buffer.from('","monthlySignalQuota":5}')]),
+    );
     expect(created).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST' } });
   });
 
   it('invalid UTF-8 in an agent body: 400, and the snapshot is not stored', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"balance":1,"equity":1,"currency":"US'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('","positions":[],"orders":[]}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"balance":1,"equity":1,"currency":"US'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('","positions":[],"orders":[]}'),
+    ]);
     const res = await rawJson(`${server.url}/api/agent/state`, agent.token, 'PUT', bytes);
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain('not valid UTF-8');
@@ -62,7 +78,12 @@ describe('JSON bodies the admin and agent APIs refuse', () => {
   });
 
   it('valid UTF-8 beyond ASCII is kept as sent', async () => {
-    const res = await rawJson(`${server.url}/api/admin/accounts/${accountId}`, TEST_ADMIN_TOKEN, 'PATCH', Buffer.from('{"name":"Bürö € 📈"}', 'utf8'));
+    const res = await rawJson(
+      `${server.url}/api/admin/accounts/${accountId}`,
+      TEST_ADMIN_TOKEN,
+      'PATCH',
+      Buffer.from('{"name":"Bürö € 📈"}', 'utf8'),
+    );
     expect(res.status).toBe(200);
     expect((await server.admin('GET', `/api/admin/accounts/${accountId}`)).body.name).toBe('Bürö € 📈');
   });
@@ -70,19 +91,45 @@ describe('JSON bodies the admin and agent APIs refuse', () => {
   it('an admin body nested too deep, holding too many values, or over 64 KiB: refused before it is read, naming the field, nothing changed', async () => {
     const url = `${server.url}/api/admin/accounts/${accountId}`;
     const before = (await server.admin('GET', `/api/admin/accounts/${accountId}`)).body;
-    const deep = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `{"name":"Deep","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
-    expect(deep).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST', param: 'extra', detail: expect.stringContaining('nested more than 64 levels deep') } });
+    const deep = await rawJson(
+      url,
+      TEST_ADMIN_TOKEN,
+      'PATCH',
+      `{"name":"Deep","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}}`,
+    );
+    expect(deep).toMatchObject({
+      status: 400,
+      body: {
+        code: 'INVALID_REQUEST',
+        param: 'extra',
+        detail: expect.stringContaining('nested more than 64 levels deep'),
+      },
+    });
     const many = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `{"name":"Many","extra":[${'1,'.repeat(20_000)}1]}`);
-    expect(many).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', param: 'extra', detail: expect.stringContaining('more than 10000 values') } });
+    expect(many).toMatchObject({
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', param: 'extra', detail: expect.stringContaining('more than 10000 values') },
+    });
     const list = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', `[${'0,'.repeat(10_000)}0]`);
-    expect(list).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('more than 10000 values') } });
+    expect(list).toMatchObject({
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('more than 10000 values') },
+    });
     const large = await rawJson(url, TEST_ADMIN_TOKEN, 'PATCH', JSON.stringify({ name: 'x'.repeat(70_000) }));
-    expect(large).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('65536 bytes') } });
+    expect(large).toMatchObject({
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', detail: expect.stringContaining('65536 bytes') },
+    });
     expect((await server.admin('GET', `/api/admin/accounts/${accountId}`)).body).toEqual(before);
   });
 
   it('an ack whose result nests too deep: 400 naming result, and the signal stays unacknowledged', async () => {
-    const res = await rawJson(`${server.url}/api/agent/signals/sig_none/ack`, agent.token, 'POST', `{"status":"executed","result":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`);
+    const res = await rawJson(
+      `${server.url}/api/agent/signals/sig_none/ack`,
+      agent.token,
+      'POST',
+      `{"status":"executed","result":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`,
+    );
     expect(res).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST', param: 'result' } });
   });
 });

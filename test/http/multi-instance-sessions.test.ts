@@ -62,7 +62,9 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
 
     // A signal taken by either instance goes to the session only.
     const viaTwo = await postSignal(two.url, agent.key, 'EURUSD,buy');
-    expect((await within(first.waitForSignals(1), 'the push on the first instance', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo]);
+    expect((await within(first.waitForSignals(1), 'the push on the first instance', WAIT_MS)).map((s) => s.id)).toEqual(
+      [viaTwo],
+    );
     const poll = await agentRequest(two.url, agent.token, 'GET', '/api/agent/signals');
     expect(poll).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
     const state = await agentRequest(two.url, agent.token, 'PUT', '/api/agent/state', { balance: 1, positions: [] });
@@ -73,8 +75,14 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     const waiting = agentRequest(two.url, agent.token, 'GET', '/api/agent/signals?wait=10');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const later = await postSignal(one.url, agent.key, 'GBPUSD,sell');
-    expect(await within(waiting, 'the waiting poll', WAIT_MS)).toMatchObject({ status: 409, body: { code: 'AGENT_CONNECTED' } });
-    expect((await within(first.waitForSignals(2), 'the second push', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo, later]);
+    expect(await within(waiting, 'the waiting poll', WAIT_MS)).toMatchObject({
+      status: 409,
+      body: { code: 'AGENT_CONNECTED' },
+    });
+    expect((await within(first.waitForSignals(2), 'the second push', WAIT_MS)).map((s) => s.id)).toEqual([
+      viaTwo,
+      later,
+    ]);
 
     // Closed, the session frees the agent everywhere: the other instance now takes a connection
     // and hands it what is still unacknowledged.
@@ -83,11 +91,17 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     let third: RawSocket | null = null;
     await waitUntil(async () => {
       const attempt = await RawSocket.open(two.url, agent.token);
-      const hello = await Promise.race([attempt.next((m) => m.type === 'hello').then(() => true), attempt.closed.then(() => false)]);
+      const hello = await Promise.race([
+        attempt.next((m) => m.type === 'hello').then(() => true),
+        attempt.closed.then(() => false),
+      ]);
       if (hello) third = attempt;
       return hello;
     }, 'a connection to the other instance after the session closed');
-    expect((await within(third!.waitForSignals(2), 'the hand-over', WAIT_MS)).map((s) => s.id)).toEqual([viaTwo, later]);
+    expect((await within(third!.waitForSignals(2), 'the hand-over', WAIT_MS)).map((s) => s.id)).toEqual([
+      viaTwo,
+      later,
+    ]);
     third!.close();
     await third!.closed;
   });
@@ -109,7 +123,11 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
       'polls to be accepted after the instance died',
     );
     const next = await RawSocket.open(two.url, agent.token);
-    await within(next.next((m) => m.type === 'hello'), 'the hello of a new session', WAIT_MS);
+    await within(
+      next.next((m) => m.type === 'hello'),
+      'the hello of a new session',
+      WAIT_MS,
+    );
     next.close();
     await next.closed;
   });
@@ -123,9 +141,10 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
     const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await db.connect();
     try {
-      const { rowCount } = await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
-        `signalgate-sessions ${schema.schema}`.slice(0, 63),
-      ]);
+      const { rowCount } = await db.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [`signalgate-sessions ${schema.schema}`.slice(0, 63)],
+      );
       expect(rowCount).toBeGreaterThan(0);
     } finally {
       await db.end();
@@ -134,7 +153,11 @@ describe.runIf(onPostgres)('one WebSocket session per agent across instances on 
 
     const signal = await postSignal(two.url, agent.key, 'USDJPY,buy');
     const again = await RawSocket.open(one.url, agent.token);
-    await within(again.next((m) => m.type === 'hello'), 'a new session on the same instance', WAIT_MS);
+    await within(
+      again.next((m) => m.type === 'hello'),
+      'a new session on the same instance',
+      WAIT_MS,
+    );
     expect((await within(again.waitForSignals(1), 'the push', WAIT_MS)).map((s) => s.id)).toEqual([signal]);
     expect((await agentRequest(two.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(409);
     again.close();

@@ -38,29 +38,46 @@ describe.runIf(onPostgres)('two instances on one PostgreSQL database', () => {
     const account = await admin(one, 'POST', '/api/admin/accounts', { name: 'Fund', monthlySignalQuota: quota });
     const agent = await admin(two, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'mt5' });
     const source = await admin(two, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'tv' });
-    return { accountId: account.body.id as string, sourceId: source.body.id as string, key: source.body.authKey as string, agentToken: agent.body.token as string };
+    return {
+      accountId: account.body.id as string,
+      sourceId: source.body.id as string,
+      key: source.body.authKey as string,
+      agentToken: agent.body.token as string,
+    };
   }
 
   function send(server: ServerProcess, key: string, body: string, headers: Record<string, string> = {}) {
-    return fetch(`${server.url}/api/inbound/${key}`, { method: 'POST', headers: { 'content-type': 'text/plain', ...headers }, body });
+    return fetch(`${server.url}/api/inbound/${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', ...headers },
+      body,
+    });
   }
 
   it('keeps the quota exact: 400 concurrent requests over both against a quota of 100 give exactly 100 × 202', async () => {
     const src = await seed(100);
     const responses = await Promise.all(
-      Array.from({ length: 400 }, (_, i) => send(i % 2 === 0 ? one : two, src.key, `EURUSD,buy,vol=0.01,comment=r${i}`)),
+      Array.from({ length: 400 }, (_, i) =>
+        send(i % 2 === 0 ? one : two, src.key, `EURUSD,buy,vol=0.01,comment=r${i}`),
+      ),
     );
     const statuses = responses.map((r) => r.status);
     await Promise.all(responses.map((r) => r.body?.cancel()));
     expect(statuses.filter((s) => s === 202)).toHaveLength(100);
     expect(statuses.filter((s) => s === 429)).toHaveLength(300);
-    expect((await admin(two, 'GET', `/api/admin/accounts/${src.accountId}/usage`)).body).toMatchObject({ used: 100, limit: 100 });
+    expect((await admin(two, 'GET', `/api/admin/accounts/${src.accountId}/usage`)).body).toMatchObject({
+      used: 100,
+      limit: 100,
+    });
   });
 
   it('honours an Idempotency-Key whichever instance sees the repeat', async () => {
     const src = await seed(10);
     const headers = { 'idempotency-key': 'cross-1' };
-    const [a, b] = await Promise.all([send(one, src.key, 'GBPUSD,sell', headers), send(two, src.key, 'GBPUSD,sell', headers)]);
+    const [a, b] = await Promise.all([
+      send(one, src.key, 'GBPUSD,sell', headers),
+      send(two, src.key, 'GBPUSD,sell', headers),
+    ]);
     const [bodyA, bodyB] = [(await a.json()) as any, (await b.json()) as any];
     expect([a.status, b.status]).toEqual([202, 202]);
     expect(bodyB.id).toBe(bodyA.id);
@@ -69,7 +86,9 @@ describe.runIf(onPostgres)('two instances on one PostgreSQL database', () => {
 
   it('hands a signal accepted by one instance to an agent long-polling the other', async () => {
     const src = await seed(10);
-    const poll = fetch(`${one.url}/api/agent/signals?wait=20`, { headers: { authorization: `Bearer ${src.agentToken}` } });
+    const poll = fetch(`${one.url}/api/agent/signals?wait=20`, {
+      headers: { authorization: `Bearer ${src.agentToken}` },
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const accepted = (await (await send(two, src.key, 'USDJPY,buy,vol=0.3')).json()) as any;
     const polled = (await (await poll).json()) as any;

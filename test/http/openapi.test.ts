@@ -3,10 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RouteCatalog } from '../../src/http/route-catalog.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/start-test-server.js';
 
-type Schema = { properties?: Record<string, { examples?: unknown[]; enum?: unknown[]; default?: unknown }>; additionalProperties?: unknown };
+type Schema = {
+  properties?: Record<string, { examples?: unknown[]; enum?: unknown[]; default?: unknown }>;
+  additionalProperties?: unknown;
+};
 type Operation = {
   security: Array<Record<string, unknown>>;
-  parameters?: Array<{ name: string; in: string; schema: Schema & { examples?: unknown[]; enum?: unknown[]; default?: unknown } }>;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    schema: Schema & { examples?: unknown[]; enum?: unknown[]; default?: unknown };
+  }>;
   requestBody?: { content: Record<string, { schema: Schema }> };
 };
 type Doc = { paths: Record<string, Record<string, Operation>> };
@@ -28,7 +35,9 @@ afterAll(async () => {
 });
 
 const operations = (): Array<{ method: string; path: string; op: Operation }> =>
-  Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+  );
 
 /** The operation's path with every `{param}` filled, and the token it needs. */
 async function call(method: string, path: string, op: Operation, opts: { body?: unknown; query?: string } = {}) {
@@ -38,7 +47,11 @@ async function call(method: string, path: string, op: Operation, opts: { body?: 
   if (scheme === 'adminToken') headers.authorization = `Bearer ${TEST_ADMIN_TOKEN}`;
   if (scheme === 'agentToken') headers.authorization = `Bearer ${agentToken}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
   const text = await response.text();
   const body = text.startsWith('{') ? JSON.parse(text) : {};
   const problems: Array<{ param?: string; detail: string }> = body.errors ?? (body.code ? [body] : []);
@@ -64,7 +77,10 @@ describe('GET /api/openapi.json', () => {
       const url = path.replace(/\{([^}]+)\}/g, ':$1');
       // POST /api/inbound/{key} and the WebSocket upgrade are answered before the router.
       if (server.app.routeCatalog.isOutsideRouter(method, url)) continue;
-      expect(server.app.hasRoute({ method: method as 'GET', url }), `${method} ${path} is documented but not a route`).toBe(true);
+      expect(
+        server.app.hasRoute({ method: method as 'GET', url }),
+        `${method} ${path} is documented but not a route`,
+      ).toBe(true);
     }
     const documented = new Set(operations().map(({ method, path }) => `${method} ${path}`));
     for (const expected of [
@@ -87,7 +103,9 @@ describe('GET /api/openapi.json', () => {
     catalog.onRoute({ method: 'GET', url: '/metrics', handler: () => undefined });
     const [message, ...rest] = catalog.undescribed();
     expect(rest).toEqual([]);
-    expect(message).toMatch(/^GET \/api\/admin\/widgets \(registered at .*openapi\.test\.ts:\d+\) has no API description/);
+    expect(message).toMatch(
+      /^GET \/api\/admin\/widgets \(registered at .*openapi\.test\.ts:\d+\) has no API description/,
+    );
     expect(message).toContain('config: { api:');
     expect(message).toContain('UNDESCRIBED_ROUTES in src/http/route-catalog.ts');
   });
@@ -97,9 +115,17 @@ describe('GET /api/openapi.json', () => {
     const content = inbound.requestBody!.content;
     expect(Object.keys(content).sort()).toEqual(['application/json', 'text/plain']);
     const json = content['application/json']!.schema as Schema & { patternProperties: Record<string, unknown> };
-    expect(Object.keys(json.properties!)).toEqual(expect.arrayContaining(['symbol', 'action', 'vol_pctbal_loss', 'sl_pips', 'volumeType', 'exent']));
+    expect(Object.keys(json.properties!)).toEqual(
+      expect.arrayContaining(['symbol', 'action', 'vol_pctbal_loss', 'sl_pips', 'volumeType', 'exent']),
+    );
     expect(Object.keys(json.patternProperties)).toContain('^tp[1-9][0-9]*$');
-    expect(inbound.parameters!.map((p) => p.name)).toEqual(['sourceAuthKey', 'X-Signature', 'X-Signature-Timestamp', 'X-Signalgate-Secret', 'Idempotency-Key']);
+    expect(inbound.parameters!.map((p) => p.name)).toEqual([
+      'sourceAuthKey',
+      'X-Signature',
+      'X-Signature-Timestamp',
+      'X-Signalgate-Secret',
+      'Idempotency-Key',
+    ]);
     const responses = (inbound as unknown as { responses: Record<string, unknown> }).responses;
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['202', '400', '401', '413', '415', '422', '429']));
   });
@@ -136,11 +162,19 @@ describe('the schemas are the ones requests are checked with', () => {
     let checked = 0;
     for (const { method, path, op } of operations()) {
       // The WebSocket upgrade takes no plain request; its query is not read.
-      if (op.security.length === 0 || server.app.routeCatalog.isOutsideRouter(method, path.replace(/\{([^}]+)\}/g, ':$1'))) continue;
+      if (
+        op.security.length === 0 ||
+        server.app.routeCatalog.isOutsideRouter(method, path.replace(/\{([^}]+)\}/g, ':$1'))
+      )
+        continue;
       const query = (op.parameters ?? []).filter((p) => p.in === 'query');
       for (const parameter of query) {
-        const answer = await call(method, path, op, { query: `${parameter.name}=${encodeURIComponent(String(example(parameter.schema)))}` });
-        const unknown = answer.problems.filter((p) => p.param === parameter.name && /unknown query parameter/.test(p.detail));
+        const answer = await call(method, path, op, {
+          query: `${parameter.name}=${encodeURIComponent(String(example(parameter.schema)))}`,
+        });
+        const unknown = answer.problems.filter(
+          (p) => p.param === parameter.name && /unknown query parameter/.test(p.detail),
+        );
         expect(unknown, `${method} ${path} refuses its documented query parameter '${parameter.name}'`).toEqual([]);
         checked += 1;
       }

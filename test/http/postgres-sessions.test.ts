@@ -33,9 +33,15 @@ describe.runIf(onPostgres)('PostgreSQL sessions ended under load', () => {
   });
 
   it('leave the server running: requests in flight fail, later ones are stored', async () => {
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Fund', monthlySignalQuota: 1_000_000 });
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Fund',
+      monthlySignalQuota: 1_000_000,
+    });
     await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'mt5' });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'tv' });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'tv',
+    });
     const inbound = `${server.url}/api/inbound/${source.body.authKey}`;
 
     let sending = true;
@@ -69,7 +75,9 @@ describe.runIf(onPostgres)('PostgreSQL sessions ended under load', () => {
 });
 
 /** A TCP relay to PostgreSQL that can be cut and restored, as a network outage would. */
-async function relayTo(target: URL): Promise<{ port: number; opened(): number; cut(): Promise<void>; restore(): Promise<void> }> {
+async function relayTo(
+  target: URL,
+): Promise<{ port: number; opened(): number; cut(): Promise<void>; restore(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   let server: net.Server;
   let port = 0;
@@ -116,14 +124,20 @@ describe.runIf(onPostgres)('GET /readyz and /healthz with PostgreSQL out of reac
       // Anyone may ask, as often as they like: the probes take one connection of their own,
       // never one of the pool that signals are stored through.
       const before = relay.opened();
-      const answers = await Promise.all(Array.from({ length: 50 }, () => fetch(`${server.url}/readyz`).then((r) => r.status)));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => fetch(`${server.url}/readyz`).then((r) => r.status)),
+      );
       expect(answers).toEqual(Array(50).fill(200));
       expect(relay.opened() - before).toBeLessThanOrEqual(1);
       await relay.cut();
       const down = await fetch(`${server.url}/readyz`);
       expect(down.status).toBe(503);
       const shown = (await down.json()) as { detail: string };
-      expect(shown).toMatchObject({ status: 'failing', store: 'postgres', detail: expect.stringContaining('recovers by itself') });
+      expect(shown).toMatchObject({
+        status: 'failing',
+        store: 'postgres',
+        detail: expect.stringContaining('recovers by itself'),
+      });
       // The database's own error text is for the operator's token only.
       expect(shown.detail).not.toMatch(/PostgreSQL|ECONN|connect|terminated/);
       const told = await fetch(`${server.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN}` } });

@@ -49,7 +49,11 @@ async function seed(url: string, quota: number, hmacSecret?: string) {
     name: 'alerts',
     ...(hmacSecret && { hmacSecret }),
   });
-  return { accountId: account.body.id as string, sourceId: source.body.id as string, authKey: source.body.authKey as string };
+  return {
+    accountId: account.body.id as string,
+    sourceId: source.body.id as string,
+    authKey: source.body.authKey as string,
+  };
 }
 
 type Outcome = { body: string; kind: 'accepted'; id: string } | { body: string; kind: 'refused' | 'broken' };
@@ -67,7 +71,11 @@ describe('the service as a process', () => {
       body,
     });
     expect(ok.status).toBe(202);
-    await fetch(`${server.url}/api/inbound/${src.authKey}`, { method: 'POST', headers: { 'x-signalgate-secret': secret }, body });
+    await fetch(`${server.url}/api/inbound/${src.authKey}`, {
+      method: 'POST',
+      headers: { 'x-signalgate-secret': secret },
+      body,
+    });
     await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: { authorization: `Bearer ${agent.body.token}` } });
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
@@ -77,7 +85,9 @@ describe('the service as a process', () => {
     const all = server.stdout() + server.stderr();
     for (const secretValue of [src.authKey, secret, ADMIN, agent.body.token]) expect(all).not.toContain(secretValue);
     expect(all).toContain(`/api/inbound/${src.authKey.slice(0, 4)}…`);
-    const accepted = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request' && entry.statusCode === 202);
+    const accepted = lines
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.msg === 'request' && entry.statusCode === 202);
     expect(accepted).toMatchObject({
       method: 'POST',
       url: `/api/inbound/${src.authKey.slice(0, 4)}…`,
@@ -103,7 +113,10 @@ describe('the service as a process', () => {
       `POST /api/inbound/${src.authKey} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n` +
         body.slice(0, 6),
     );
-    await waitUntil(() => response.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to read the head of the request');
+    await waitUntil(
+      () => response.startsWith('HTTP/1.1 100 Continue\r\n\r\n'),
+      'the server to read the head of the request',
+    );
     server.child.kill('SIGTERM');
     // Draining once it no longer takes connections (it marks itself draining first).
     await waitUntil(() => refusesConnections(Number(port)), 'the server to stop listening');
@@ -114,7 +127,11 @@ describe('the service as a process', () => {
     expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 202/);
     const id = /"id":"(sig_[^"]+)"/.exec(response)![1]!;
     // Its access line, written after the answer, still made it out before the process ended.
-    const entries = server.stdout().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; signalId?: string });
+    const entries = server
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; signalId?: string });
     const answered = entries.findIndex((entry) => entry.msg === 'request' && entry.signalId === id);
     expect(answered).toBeGreaterThan(-1);
     expect(answered).toBeLessThan(entries.findIndex((entry) => entry.msg === 'stopped'));
@@ -241,17 +258,27 @@ describe('the service as a process', () => {
     const file = path.join(env.SIGNALGATE_DATA_DIR!, 'admin-token');
     const first = await start(env);
     // Standard error is a pipe of its own: its data may arrive after the listening line.
-    for (const deadline = Date.now() + 20_000; !first.stderr().includes('generated the admin token') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (
+      const deadline = Date.now() + 20_000;
+      !first.stderr().includes('generated the admin token') && Date.now() < deadline;
+    )
+      await new Promise((r) => setTimeout(r, 20));
     expect(first.stderr()).toContain(`wrote it to ${file}`);
     const token = readFileSync(file, 'utf8').trim();
     expect(token).toMatch(/^sgadm_/);
-    expect((await admin(first.url, 'POST', '/api/admin/accounts', { name: 'x', monthlySignalQuota: 1 }, token)).status).toBe(201);
+    expect(
+      (await admin(first.url, 'POST', '/api/admin/accounts', { name: 'x', monthlySignalQuota: 1 }, token)).status,
+    ).toBe(201);
     first.child.kill('SIGTERM');
     await first.exited;
     expect(first.stderr() + first.stdout()).not.toContain('sgadm_');
     const second = await start(env);
-    expect((await admin(second.url, 'POST', '/api/admin/accounts', { name: 'y', monthlySignalQuota: 1 }, token)).status).toBe(201);
-    expect((await admin(second.url, 'POST', '/api/admin/accounts', { name: 'z', monthlySignalQuota: 1 }, 'wrong')).status).toBe(401);
+    expect(
+      (await admin(second.url, 'POST', '/api/admin/accounts', { name: 'y', monthlySignalQuota: 1 }, token)).status,
+    ).toBe(201);
+    expect(
+      (await admin(second.url, 'POST', '/api/admin/accounts', { name: 'z', monthlySignalQuota: 1 }, 'wrong')).status,
+    ).toBe(401);
     second.child.kill('SIGTERM');
     await second.exited;
     if (!second.child.stderr!.readableEnded) await new Promise((resolve) => second.child.stderr!.once('end', resolve));

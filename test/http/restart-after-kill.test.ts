@@ -42,40 +42,50 @@ function sendUntilStopped(url: string, authKey: string, round: number, accepted:
 
 describe.runIf(onSqlite)('a server killed with SIGKILL', () => {
   // Inbound requests committed on the inbound thread, and on the event loop (the choice with one CPU).
-  it.for(['on', 'off'])(`with SIGNALGATE_INBOUND_THREAD=%s is started again at once on the same data directory, ${ROUNDS} times, serving within 5 s and losing nothing acknowledged`, { timeout: 240_000 }, async (inboundThread) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-restart-'));
-    dirs.push(dir);
-    const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread };
-    let server: ServerProcess = await spawnServer(env);
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 1_000_000 });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
-    const authKey = source.body.authKey as string;
-    const accepted: string[] = [];
-    try {
-      for (let round = 0; round < ROUNDS; round++) {
-        const before = accepted.length;
-        const stopSending = sendUntilStopped(server.url, authKey, round, accepted);
-        // Killed while signals are in flight, once some of this round's are acknowledged.
-        while (accepted.length < before + 10) await new Promise((resolve) => setTimeout(resolve, 5));
+  it.for(['on', 'off'])(
+    `with SIGNALGATE_INBOUND_THREAD=%s is started again at once on the same data directory, ${ROUNDS} times, serving within 5 s and losing nothing acknowledged`,
+    { timeout: 240_000 },
+    async (inboundThread) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-restart-'));
+      dirs.push(dir);
+      const env = { SIGNALGATE_DATA_DIR: dir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread };
+      let server: ServerProcess = await spawnServer(env);
+      const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+        name: 'Ops',
+        monthlySignalQuota: 1_000_000,
+      });
+      const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+        accountId: account.body.id,
+        name: 'alerts',
+      });
+      const authKey = source.body.authKey as string;
+      const accepted: string[] = [];
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          const before = accepted.length;
+          const stopSending = sendUntilStopped(server.url, authKey, round, accepted);
+          // Killed while signals are in flight, once some of this round's are acknowledged.
+          while (accepted.length < before + 10) await new Promise((resolve) => setTimeout(resolve, 5));
+          server.child.kill('SIGKILL');
+          await server.exited;
+          await stopSending();
+          // What a supervisor does: start it again as soon as the old one has exited.
+          const restarting = Date.now();
+          server = await spawnServer(env);
+          const health = await fetch(`${server.url}/healthz`);
+          expect(health.status).toBe(200);
+          expect(Date.now() - restarting, `round ${round}: serving again after`).toBeLessThan(5_000);
+          expect(server.stdout()).not.toContain('took over');
+        }
+        const logged = await loggedSignalIds(server.url, ADMIN, source.body.id as string);
+        expect(accepted.length).toBeGreaterThanOrEqual(ROUNDS * 10);
+        expect(accepted.filter((id) => !logged.has(id))).toEqual([]);
+      } finally {
         server.child.kill('SIGKILL');
         await server.exited;
-        await stopSending();
-        // What a supervisor does: start it again as soon as the old one has exited.
-        const restarting = Date.now();
-        server = await spawnServer(env);
-        const health = await fetch(`${server.url}/healthz`);
-        expect(health.status).toBe(200);
-        expect(Date.now() - restarting, `round ${round}: serving again after`).toBeLessThan(5_000);
-        expect(server.stdout()).not.toContain('took over');
       }
-      const logged = await loggedSignalIds(server.url, ADMIN, source.body.id as string);
-      expect(accepted.length).toBeGreaterThanOrEqual(ROUNDS * 10);
-      expect(accepted.filter((id) => !logged.has(id))).toEqual([]);
-    } finally {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-  });
+    },
+  );
 
   it('does not free the directory for a second server while it is alive, even once another was refused', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-restart-'));

@@ -22,7 +22,11 @@ describe('retention', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-retention-'));
-    const env: Record<string, string> = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_RETENTION: `${RETENTION_SECONDS}s` };
+    const env: Record<string, string> = {
+      SIGNALGATE_DATA_DIR: dataDir,
+      SIGNALGATE_ADMIN_TOKEN: ADMIN,
+      SIGNALGATE_RETENTION: `${RETENTION_SECONDS}s`,
+    };
     if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
       pg = await freshPostgresSchema('retention');
       env.SIGNALGATE_DATABASE_URL = pg.urlWithSchema;
@@ -36,19 +40,30 @@ describe('retention', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const admin = (method: string, urlPath: string, body?: unknown) => adminRequest(server.url, ADMIN, method, urlPath, body);
+  const admin = (method: string, urlPath: string, body?: unknown) =>
+    adminRequest(server.url, ADMIN, method, urlPath, body);
 
   /** A signal of an account of its own, accepted and acknowledged now: final, so pruned once older than the retention. */
   async function settledElsewhere(): Promise<string> {
     const account = (await admin('POST', '/api/admin/accounts', { name: 'Witness', monthlySignalQuota: 10 })).body;
     const agent = (await admin('POST', `/api/admin/accounts/${account.id}/agents`, { name: 'witness' })).body;
     const source = (await admin('POST', '/api/admin/sources', { accountId: account.id, name: 'witness' })).body;
-    const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'EURUSD,buy' });
+    const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'EURUSD,buy',
+    });
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: string };
     const headers = { authorization: `Bearer ${agent.token}` };
-    expect((await (await fetch(`${server.url}/api/agent/signals`, { headers })).json()) as unknown).toMatchObject({ signals: [{ id }] });
-    const ack = await fetch(`${server.url}/api/agent/signals/${id}/ack`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"status":"executed"}' });
+    expect((await (await fetch(`${server.url}/api/agent/signals`, { headers })).json()) as unknown).toMatchObject({
+      signals: [{ id }],
+    });
+    const ack = await fetch(`${server.url}/api/agent/signals/${id}/ack`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{"status":"executed"}',
+    });
     expect(ack.status).toBe(200);
     return id;
   }
@@ -56,15 +71,24 @@ describe('retention', () => {
   it('deletes settled signals past the retention, keeps queued and unacknowledged ones, and keeps the usage count', async () => {
     const account = (await admin('POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100 })).body;
     const agent = (await admin('POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' })).body;
-    const source = (await admin('POST', '/api/admin/sources', { accountId: account.id, name: 'alerts', maxSignalAgeSeconds: 600 })).body;
+    const source = (
+      await admin('POST', '/api/admin/sources', { accountId: account.id, name: 'alerts', maxSignalAgeSeconds: 600 })
+    ).body;
     const agentApi = (method: string, urlPath: string, body?: unknown) =>
       fetch(server.url + urlPath, {
         method,
-        headers: { authorization: `Bearer ${agent.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${agent.token}`,
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+        },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
     const post = async (text: string) => {
-      const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
+      const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: text,
+      });
       expect(res.status).toBe(202);
       return ((await res.json()) as { id: string }).id;
     };
@@ -73,7 +97,8 @@ describe('retention', () => {
     const unacked = await post('USDJPY,buy');
     const polled = (await (await agentApi('GET', '/api/agent/signals')).json()) as { signals: Array<{ id: string }> };
     expect(polled.signals.map((s) => s.id)).toEqual([...settled, unacked]);
-    for (const id of settled) expect((await agentApi('POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
+    for (const id of settled)
+      expect((await agentApi('POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
     const queued = await post('AUDUSD,buy');
     const usage = (await admin('GET', `/api/admin/accounts/${account.id}/usage`)).body;
     expect(usage.used).toBe(5);
@@ -81,7 +106,9 @@ describe('retention', () => {
     // Deleted by the background rounds, with nothing asked of the server.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const statuses = await Promise.all(settled.map(async (id) => (await admin('GET', `/api/admin/signals/${id}`)).status));
+      const statuses = await Promise.all(
+        settled.map(async (id) => (await admin('GET', `/api/admin/signals/${id}`)).status),
+      );
       if (statuses.every((status) => status === 404)) break;
       if (Date.now() > deadline) throw new Error(`settled signals not pruned: ${statuses.join(',')}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -95,11 +122,15 @@ describe('retention', () => {
       if (Date.now() > deadlineWitness) throw new Error('the later settled signal was not pruned');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    expect((await admin('GET', `/api/admin/signals/${unacked}`)).body.deliveries[0]).toMatchObject({ status: 'delivered' });
+    expect((await admin('GET', `/api/admin/signals/${unacked}`)).body.deliveries[0]).toMatchObject({
+      status: 'delivered',
+    });
     expect((await admin('GET', `/api/admin/signals/${queued}`)).body.deliveries[0]).toMatchObject({ status: 'queued' });
     const again = (await (await agentApi('GET', '/api/agent/signals')).json()) as { signals: Array<{ id: string }> };
     expect(again.signals.map((s) => s.id)).toEqual([unacked, queued]);
-    expect((await admin('GET', `/api/admin/signals?sourceId=${source.id}`)).body.signals.map((s: { id: string }) => s.id)).toEqual([queued, unacked]);
+    expect(
+      (await admin('GET', `/api/admin/signals?sourceId=${source.id}`)).body.signals.map((s: { id: string }) => s.id),
+    ).toEqual([queued, unacked]);
     // The month's count is kept apart from the log.
     expect((await admin('GET', `/api/admin/accounts/${account.id}/usage`)).body).toEqual(usage);
   });

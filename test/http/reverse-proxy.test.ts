@@ -12,15 +12,31 @@ import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 const onSqlite = process.env.SIGNALGATE_TEST_STORE !== 'postgres';
 const ADMIN = TEST_ADMIN_TOKEN;
 
-
 /**
  * A request to caddy at https://localhost:PORT that trusts caddy's own root only, sent from
  * 127.0.0.2 (still this machine) so the client's address differs from caddy's.
  */
-function throughCaddy(port: number, root: string, method: string, urlPath: string, body?: string, headers: Record<string, string> = {}) {
+function throughCaddy(
+  port: number,
+  root: string,
+  method: string,
+  urlPath: string,
+  body?: string,
+  headers: Record<string, string> = {},
+) {
   return new Promise<{ status: number; body: any }>((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', servername: 'localhost', port, path: urlPath, method, ca: root, localAddress: '127.0.0.2', headers: { host: `localhost:${port}`, authorization: `Bearer ${ADMIN}`, ...headers }, agent: false },
+      {
+        host: '127.0.0.1',
+        servername: 'localhost',
+        port,
+        path: urlPath,
+        method,
+        ca: root,
+        localAddress: '127.0.0.2',
+        headers: { host: `localhost:${port}`, authorization: `Bearer ${ADMIN}`, ...headers },
+        agent: false,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -58,17 +74,25 @@ describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certifi
     // skip_install_trust, disable_redirects and bind also keep a test's caddy off every shared
     // port, the system trust store and everything outside its own directory.
     const doc = readFileSync('docs/operations.md', 'utf8');
-    const start = doc.indexOf('```caddyfile\n', doc.indexOf('To try Caddy on one machine first')) + '```caddyfile\n'.length;
+    const start =
+      doc.indexOf('```caddyfile\n', doc.indexOf('To try Caddy on one machine first')) + '```caddyfile\n'.length;
     const documented = doc.slice(start, doc.indexOf('```\n', start));
     expect(documented).toContain('https://localhost:8443 {');
     expect(documented).toContain('reverse_proxy 127.0.0.1:8080');
     writeFileSync(
       path.join(dir, 'Caddyfile'),
-      documented.replace('https://localhost:8443', `https://localhost:${caddyPort}`).replace('reverse_proxy 127.0.0.1:8080', `reverse_proxy ${upstream}`),
+      documented
+        .replace('https://localhost:8443', `https://localhost:${caddyPort}`)
+        .replace('reverse_proxy 127.0.0.1:8080', `reverse_proxy ${upstream}`),
     );
     for (const sub of ['home', 'data', 'config']) mkdirSync(path.join(dir, sub));
     caddy = spawn('caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
-      env: { PATH: process.env.PATH, HOME: path.join(dir, 'home'), XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') },
+      env: {
+        PATH: process.env.PATH,
+        HOME: path.join(dir, 'home'),
+        XDG_DATA_HOME: path.join(dir, 'data'),
+        XDG_CONFIG_HOME: path.join(dir, 'config'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     caddy.stdout!.on('data', (d: Buffer) => (caddyLog += d.toString()));
@@ -82,7 +106,8 @@ describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certifi
         const ready = await throughCaddy(caddyPort, root, 'GET', '/healthz').catch(() => null);
         if (ready?.status === 200 && ready.body?.status === 'ok') break;
       }
-      if (Date.now() > deadline) throw new Error(`caddy did not serve https://localhost:${caddyPort} within 30 s:\n${caddyLog}`);
+      if (Date.now() > deadline)
+        throw new Error(`caddy did not serve https://localhost:${caddyPort} within 30 s:\n${caddyLog}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   });
@@ -95,13 +120,27 @@ describe.runIf(onSqlite)('behind caddy (a reverse proxy that obtains its certifi
   });
 
   it('a signal sent over HTTPS through caddy gets 202 and is logged with the client’s address, not caddy’s', async () => {
-    const account = await throughCaddy(caddyPort, root, 'POST', '/api/admin/accounts', JSON.stringify({ name: 'Trader', monthlySignalQuota: 10 }), {
-      'content-type': 'application/json',
-    });
+    const account = await throughCaddy(
+      caddyPort,
+      root,
+      'POST',
+      '/api/admin/accounts',
+      JSON.stringify({ name: 'Trader', monthlySignalQuota: 10 }),
+      {
+        'content-type': 'application/json',
+      },
+    );
     expect(account.status).toBe(201);
-    const source = await throughCaddy(caddyPort, root, 'POST', '/api/admin/sources', JSON.stringify({ accountId: account.body.id, name: 'TradingView' }), {
-      'content-type': 'application/json',
-    });
+    const source = await throughCaddy(
+      caddyPort,
+      root,
+      'POST',
+      '/api/admin/sources',
+      JSON.stringify({ accountId: account.body.id, name: 'TradingView' }),
+      {
+        'content-type': 'application/json',
+      },
+    );
     expect(source.status).toBe(201);
     // What the client writes into X-Forwarded-For itself is not what gets logged.
     const signal = await throughCaddy(caddyPort, root, 'POST', `/api/inbound/${source.body.authKey}`, 'EURUSD,buy', {

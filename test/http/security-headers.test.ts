@@ -15,7 +15,11 @@ const REQUESTS: Array<[string, string, RequestInit?]> = [
   ['readiness', '/readyz'],
   ['metrics, no token', '/metrics'],
   ['admin API, no token', '/api/admin/accounts'],
-  ['admin API, signed in by token', '/api/admin/accounts', { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }],
+  [
+    'admin API, signed in by token',
+    '/api/admin/accounts',
+    { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } },
+  ],
   ['API description', '/api/openapi.json'],
   ['agent API, no token', '/api/agent/signals'],
   ['no such route', '/no-such-route'],
@@ -23,16 +27,19 @@ const REQUESTS: Array<[string, string, RequestInit?]> = [
 ];
 
 describe('security headers', () => {
-  it.each(REQUESTS)('%s: nosniff, no framing, no referrer, same-origin resources; no HSTS over plain HTTP', async (_name, urlPath, init) => {
-    const res = await fetch(server.url + urlPath, init);
-    await res.arrayBuffer();
-    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('x-frame-options')).toBe('DENY');
-    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
-    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    expect(res.headers.get('strict-transport-security')).toBeNull();
-  });
+  it.each(REQUESTS)(
+    '%s: nosniff, no framing, no referrer, same-origin resources; no HSTS over plain HTTP',
+    async (_name, urlPath, init) => {
+      const res = await fetch(server.url + urlPath, init);
+      await res.arrayBuffer();
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('strict-transport-security')).toBeNull();
+    },
+  );
 
   it("keeps the dashboard's own Content-Security-Policy on its page, and a strict one elsewhere", async () => {
     const page = await fetch(`${server.url}/`);

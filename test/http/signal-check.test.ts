@@ -31,7 +31,10 @@ describe('the signal checker', () => {
   it('judges every body as the inbound endpoint does: the same normalized signal or the same problems', async () => {
     const source = await seedSource(server);
     for (const { body, contentType } of CASES) {
-      const check = await server.admin('POST', '/api/admin/check', { body, ...(contentType !== undefined && { contentType }) });
+      const check = await server.admin('POST', '/api/admin/check', {
+        body,
+        ...(contentType !== undefined && { contentType }),
+      });
       expect(check.status, body).toBe(200);
       const inbound = await fetch(`${server.url}${source.inboundPath}`, {
         method: 'POST',
@@ -47,7 +50,9 @@ describe('the signal checker', () => {
           valid: false,
           httpStatus: inbound.status,
           code: answer.code,
-          errors: answer.errors ?? [{ code: answer.code, detail: answer.detail, ...(answer.param !== undefined && { param: answer.param }) }],
+          errors: answer.errors ?? [
+            { code: answer.code, detail: answer.detail, ...(answer.param !== undefined && { param: answer.param }) },
+          ],
         });
       }
     }
@@ -55,10 +60,18 @@ describe('the signal checker', () => {
 
   it('checks a TradingView alert message with placeholders with sample values, saying what each becomes and warning of the ones that can make it wrong', async () => {
     // The dashboard's strategy message: checked as each position the strategy can hold.
-    const strategy = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40' });
+    const strategy = await server.admin('POST', '/api/admin/check', {
+      body: '{{ticker}},position{{strategy.market_position}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40',
+    });
     expect(strategy.status).toBe(200);
-    expect(strategy.body).toMatchObject({ valid: true, format: 'text', signal: { symbol: 'BTCUSDT', action: 'positionlong' } });
-    expect(strategy.body.template.placeholders.map((p: { written: string; becomes: string }) => [p.written, p.becomes])).toEqual([
+    expect(strategy.body).toMatchObject({
+      valid: true,
+      format: 'text',
+      signal: { symbol: 'BTCUSDT', action: 'positionlong' },
+    });
+    expect(
+      strategy.body.template.placeholders.map((p: { written: string; becomes: string }) => [p.written, p.becomes]),
+    ).toEqual([
       ['{{ticker}}', 'BTCUSDT'],
       ['{{strategy.market_position}}', 'long'],
     ]);
@@ -70,12 +83,20 @@ describe('the signal checker', () => {
     ]);
 
     // The old message: not a "malformed JSON" refusal, but valid with a warning about exits.
-    const orderAction = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40' });
+    const orderAction = await server.admin('POST', '/api/admin/check', {
+      body: '{{ticker}},{{strategy.order.action}},vol_pctbal_loss=1,sl_pips=20,tp_pips=40',
+    });
     expect(orderAction.body).toMatchObject({ valid: true, signal: { symbol: 'BTCUSDT', action: 'buy' } });
-    expect(orderAction.body.template.warnings).toEqual([expect.stringMatching(/^\{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/)]);
+    expect(orderAction.body.template.warnings).toEqual([
+      expect.stringMatching(
+        /^\{\{strategy\.order\.action\}\} is buy or sell for every order of a strategy, its exits too/,
+      ),
+    ]);
 
     // A size that is 0 when flat: refused as the flat message would be.
-    const size = await server.admin('POST', '/api/admin/check', { body: '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}' });
+    const size = await server.admin('POST', '/api/admin/check', {
+      body: '{{ticker}},position{{strategy.market_position}},vol={{strategy.market_position_size}}',
+    });
     expect(size.body).toMatchObject({ valid: false, httpStatus: 422, code: 'INVALID_VOLUME' });
     expect(size.body.template.checked.map((c: { body: string; valid: boolean }) => [c.body, c.valid])).toEqual([
       ['BTCUSDT,positionlong,vol=1', true],
@@ -84,9 +105,13 @@ describe('the signal checker', () => {
     ]);
 
     // A JSON template, and the action placeholder used alone.
-    const json = await server.admin('POST', '/api/admin/check', { body: '{"symbol":"{{ticker}}","action":"{{strategy.market_position}}","vol":1}' });
+    const json = await server.admin('POST', '/api/admin/check', {
+      body: '{"symbol":"{{ticker}}","action":"{{strategy.market_position}}","vol":1}',
+    });
     expect(json.body).toMatchObject({ valid: false, code: 'UNKNOWN_ACTION' });
-    expect(json.body.template.warnings).toEqual([expect.stringMatching(/^\{\{strategy\.market_position\}\} alone becomes long, short or flat/)]);
+    expect(json.body.template.warnings).toEqual([
+      expect.stringMatching(/^\{\{strategy\.market_position\}\} alone becomes long, short or flat/),
+    ]);
     // Without placeholders the answer is as before: no template.
     expect((await server.admin('POST', '/api/admin/check', { body: 'EURUSD,buy' })).body.template).toBeUndefined();
   });
@@ -101,8 +126,14 @@ describe('the signal checker', () => {
   });
 
   it('refuses a request without a body string, or with fields it does not take', async () => {
-    expect((await server.admin('POST', '/api/admin/check', {})).body).toMatchObject({ code: 'INVALID_FIELD', param: 'body' });
-    expect((await server.admin('POST', '/api/admin/check', { body: 5 })).body).toMatchObject({ code: 'INVALID_FIELD', param: 'body' });
+    expect((await server.admin('POST', '/api/admin/check', {})).body).toMatchObject({
+      code: 'INVALID_FIELD',
+      param: 'body',
+    });
+    expect((await server.admin('POST', '/api/admin/check', { body: 5 })).body).toMatchObject({
+      code: 'INVALID_FIELD',
+      param: 'body',
+    });
     const typo = await server.admin('POST', '/api/admin/check', { body: 'EURUSD,buy', contentTyp: 'text/plain' });
     expect(typo.status).toBe(422);
     expect(typo.body).toMatchObject({ param: 'contentTyp' });

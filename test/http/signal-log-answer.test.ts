@@ -21,22 +21,48 @@ afterAll(async () => {
 
 /** A record's keys, in the order the API has always written them. */
 const RECORD_KEYS = [
-  'id', 'sourceId', 'accountId', 'receivedAt', 'status', 'httpStatus', 'code', 'detail', 'param', 'errors',
-  'contentType', 'rawBody', 'signal', 'idempotencyKey', 'quota', 'duplicateOf', 'outcome',
+  'id',
+  'sourceId',
+  'accountId',
+  'receivedAt',
+  'status',
+  'httpStatus',
+  'code',
+  'detail',
+  'param',
+  'errors',
+  'contentType',
+  'rawBody',
+  'signal',
+  'idempotencyKey',
+  'quota',
+  'duplicateOf',
+  'outcome',
 ];
 const AWKWARD = 'he said "hi" \\ back\\slash / é ü 中文 😀';
 
 describe('a page of the signal log', () => {
   it("answers JSON.stringify's text of the log's records, byte for byte, on every filter", async () => {
     const { accountId, agents } = await accountWithAgents(server, ['a', 'b', 'c']);
-    const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Awkward "names" \\', duplicateWindowSeconds: 60 });
+    const made = await server.admin('POST', '/api/admin/sources', {
+      accountId,
+      name: 'Awkward "names" \\',
+      duplicateWindowSeconds: 60,
+    });
     expect(made.status).toBe(201);
     const source = { id: made.body.id as string, authKey: made.body.authKey as string };
     const inbound = (body: string, headers: Record<string, string>) =>
       fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers, body });
 
     // Accepted, JSON with an awkward comment and an idempotency key; its duplicate; text ones.
-    const jsonBody = JSON.stringify({ symbol: 'EURUSD', action: 'buy', vol: 0.1, sl_pips: 20.5, tp1_pips: 12.25, comment: AWKWARD });
+    const jsonBody = JSON.stringify({
+      symbol: 'EURUSD',
+      action: 'buy',
+      vol: 0.1,
+      sl_pips: 20.5,
+      tp1_pips: 12.25,
+      comment: AWKWARD,
+    });
     const first = await inbound(jsonBody, { 'content-type': 'application/json', 'idempotency-key': 'key-"1"-\\' });
     expect(first.status).toBe(202);
     const awkward = ((await first.json()) as { id: string }).id;
@@ -44,15 +70,24 @@ describe('a page of the signal log', () => {
     const plain = await postSignal(server.url, source.authKey, 'XAUUSD,sell,vol=0.25,sl_pips=15,comment=ünï');
     const third = await postSignal(server.url, source.authKey, 'GBPUSD,buy,vol=1');
     // Rejected: bodies with quotes, backslashes, control characters and non-ASCII text.
-    for (const body of ['EURUSD,buy,sl="q\\é\u0001",vol=0,comment=😀\t\n', 'not a signal at all \u2028 \u007f "\\"', '{"symbol":"EURUSD","action":"buy","vol":-1,"sl_pips":"a\\"b","comment":"x\u0002"}']) {
-      expect((await inbound(body, { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain' })).status).toBeGreaterThanOrEqual(400);
+    for (const body of [
+      'EURUSD,buy,sl="q\\é\u0001",vol=0,comment=😀\t\n',
+      'not a signal at all \u2028 \u007f "\\"',
+      '{"symbol":"EURUSD","action":"buy","vol":-1,"sl_pips":"a\\"b","comment":"x\u0002"}',
+    ]) {
+      expect(
+        (await inbound(body, { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain' })).status,
+      ).toBeGreaterThanOrEqual(400);
     }
 
     // Outcomes: every agent takes the signals; a executes the awkward one, b rejects it with a
     // message of its own, c leaves it delivered; a fails the plain one.
-    for (const agent of agents) expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
+    for (const agent of agents)
+      expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
     const ack = async (agent: number, id: string, body: unknown) =>
-      expect((await agentRequest(server.url, agents[agent]!.token, 'POST', `/api/agent/signals/${id}/ack`, body)).status).toBe(200);
+      expect(
+        (await agentRequest(server.url, agents[agent]!.token, 'POST', `/api/agent/signals/${id}/ack`, body)).status,
+      ).toBe(200);
     await ack(0, awkward, { status: 'executed', message: AWKWARD, result: { price: 1.0845, note: '"x"' } });
     await ack(1, awkward, { status: 'rejected', message: 'no "margin" \\ left' });
     await ack(0, plain, { status: 'failed', message: 'broker offline' });
@@ -70,7 +105,9 @@ describe('a page of the signal log', () => {
       ['limit=500', { limit: 500 }],
     ];
     for (const [query, filter] of filters) {
-      const res = await fetch(`${server.url}/api/admin/signals?${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const res = await fetch(`${server.url}/api/admin/signals?${query}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
       const text = await res.text();
       expect(res.status, query).toBe(200);
       expect(res.headers.get('content-type'), query).toBe('application/json; charset=utf-8');
@@ -84,10 +121,30 @@ describe('a page of the signal log', () => {
       expect(JSON.stringify(parsed), query).toBe(text);
     }
 
-    const log = (JSON.parse(await (await fetch(`${server.url}/api/admin/signals?sourceId=${source.id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).text()) as { signals: any[] }).signals;
-    expect(log.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected', 'accepted', 'accepted', 'duplicate', 'accepted']);
+    const log = (
+      JSON.parse(
+        await (
+          await fetch(`${server.url}/api/admin/signals?sourceId=${source.id}`, {
+            headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+          })
+        ).text(),
+      ) as { signals: any[] }
+    ).signals;
+    expect(log.map((s) => s.status)).toEqual([
+      'rejected',
+      'rejected',
+      'rejected',
+      'accepted',
+      'accepted',
+      'duplicate',
+      'accepted',
+    ]);
     const byId = new Map(log.map((s) => [s.id, s]));
-    expect(byId.get(awkward)).toMatchObject({ rawBody: jsonBody, idempotencyKey: 'key-"1"-\\', signal: { comment: AWKWARD } });
+    expect(byId.get(awkward)).toMatchObject({
+      rawBody: jsonBody,
+      idempotencyKey: 'key-"1"-\\',
+      signal: { comment: AWKWARD },
+    });
     // An outcome lists its statuses alphabetically, as the grouped counts always answered them.
     expect(JSON.stringify(byId.get(awkward).outcome)).toBe('{"delivered":1,"executed":1,"rejected":1}');
     expect(JSON.stringify(byId.get(plain).outcome)).toBe('{"delivered":2,"failed":1}');
@@ -110,7 +167,11 @@ describe('a page of the signal log', () => {
     for (let k = 0; k < 80; k++) bodies.push(`not a signal ${k} ${piece.repeat(120 + (k % 15))}`);
     for (const body of bodies) {
       expect(Buffer.byteLength(body)).toBeLessThan(16 * 1024);
-      const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+      const res = await fetch(`${server.url}/api/inbound/${source.authKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body,
+      });
       expect(res.status).toBeGreaterThanOrEqual(400);
     }
     const accepted = await postSignal(server.url, source.authKey, 'EURUSD,buy,vol=0.1,comment=½€𝄞');
@@ -119,13 +180,19 @@ describe('a page of the signal log', () => {
     // a page of one entry, under it.
     const long = `sourceId=${source.id}&limit=500`;
     const read = async (query: string) => {
-      const res = await fetch(`${server.url}/api/admin/signals?${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const res = await fetch(`${server.url}/api/admin/signals?${query}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
       return { res, bytes: Buffer.from(await res.arrayBuffer()) };
     };
     const newest = await server.store.signals.list({ sourceId: source.id, limit: 500 });
     for (const [query, filter, over] of [
       [long, { sourceId: source.id, limit: 500 }, true],
-      [`sourceId=${source.id}&limit=500&before=${newest.signals[7]!.id}`, { sourceId: source.id, limit: 500, before: newest.signals[7]!.id }, true],
+      [
+        `sourceId=${source.id}&limit=500&before=${newest.signals[7]!.id}`,
+        { sourceId: source.id, limit: 500, before: newest.signals[7]!.id },
+        true,
+      ],
       [`sourceId=${source.id}&limit=1`, { sourceId: source.id, limit: 1 }, false],
     ] as const) {
       const { res, bytes } = await read(query);
@@ -141,8 +208,13 @@ describe('a page of the signal log', () => {
     // The long page holds every signal, each body as it was sent.
     const { bytes } = await read(long);
     const signals = (JSON.parse(bytes.toString('utf8')) as { signals: { id: string; rawBody: string }[] }).signals;
-    expect(signals.map((s) => s.rawBody)).toEqual(['EURUSD,buy,vol=0.1,comment=½€𝄞', ...bodies.reverse().map((body) => refusedRawBody(Buffer.from(body), true))]);
-    expect(signals[1]!.rawBody).toMatch(/^not a signal 79 .*…\[cut by signalgate: the first 10\d\d of \d+ bytes are kept\]$/s);
+    expect(signals.map((s) => s.rawBody)).toEqual([
+      'EURUSD,buy,vol=0.1,comment=½€𝄞',
+      ...bodies.reverse().map((body) => refusedRawBody(Buffer.from(body), true)),
+    ]);
+    expect(signals[1]!.rawBody).toMatch(
+      /^not a signal 79 .*…\[cut by signalgate: the first 10\d\d of \d+ bytes are kept\]$/s,
+    );
     expect(signals[0]!.id).toBe(accepted);
   });
 
@@ -153,13 +225,23 @@ describe('a page of the signal log', () => {
     const made = await server.admin('POST', '/api/admin/sources', { accountId, name: 'Three agents' });
     expect(made.status).toBe(201);
     const ids: string[] = [];
-    for (const symbol of ['EURUSD', 'GBPUSD', 'USDJPY']) ids.push(await postSignal(server.url, made.body.authKey as string, `${symbol},buy,vol=0.1`));
-    for (const agent of agents) expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
+    for (const symbol of ['EURUSD', 'GBPUSD', 'USDJPY'])
+      ids.push(await postSignal(server.url, made.body.authKey as string, `${symbol},buy,vol=0.1`));
+    for (const agent of agents)
+      expect((await agentRequest(server.url, agent.token, 'GET', '/api/agent/signals')).status).toBe(200);
     for (const [i, id] of ids.entries()) {
-      expect((await agentRequest(server.url, agents[i]!.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' })).status).toBe(200);
+      expect(
+        (
+          await agentRequest(server.url, agents[i]!.token, 'POST', `/api/agent/signals/${id}/ack`, {
+            status: 'executed',
+          })
+        ).status,
+      ).toBe(200);
     }
     for (const id of ids) {
-      const res = await fetch(`${server.url}/api/admin/signals/${id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const res = await fetch(`${server.url}/api/admin/signals/${id}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text.slice(text.indexOf('"outcome":')), id).toMatch(/^"outcome":\{"delivered":2,"executed":1\}/);

@@ -26,7 +26,10 @@ afterAll(async () => {
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function signedAt(ts: string, body: string, secret = SECRET) {
-  return { 'x-signature-timestamp': ts, 'x-signature': `sha256=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}` };
+  return {
+    'x-signature-timestamp': ts,
+    'x-signature': `sha256=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}`,
+  };
 }
 
 async function usedQuota(accountId: string): Promise<number> {
@@ -43,7 +46,11 @@ describe('X-Signature-Timestamp', () => {
     for (const offset of [0, -240, 240]) {
       const ts = String(nowSeconds() + offset);
       const res = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(ts, SIGNAL) });
-      expect({ offset, status: res.status, body: res.body }).toMatchObject({ offset, status: 202, body: { status: 'queued' } });
+      expect({ offset, status: res.status, body: res.body }).toMatchObject({
+        offset,
+        status: 202,
+        body: { status: 'queued' },
+      });
     }
     expect(await usedQuota(src.accountId)).toBe(3);
   });
@@ -58,7 +65,11 @@ describe('X-Signature-Timestamp', () => {
       expect(res.body).toMatchObject({ code: 'SIGNATURE_TIMESTAMP_OUT_OF_RANGE', param: 'X-Signature-Timestamp' });
       expect(res.body.detail).toContain(offset < 0 ? 's before the server' : 's after the server');
       expect(res.body.detail).toContain('300 s');
-      expect(await lastLogEntry(src.sourceId)).toMatchObject({ status: 'rejected', code: 'SIGNATURE_TIMESTAMP_OUT_OF_RANGE', rawBody: SIGNAL });
+      expect(await lastLogEntry(src.sourceId)).toMatchObject({
+        status: 'rejected',
+        code: 'SIGNATURE_TIMESTAMP_OUT_OF_RANGE',
+        rawBody: SIGNAL,
+      });
     }
     expect(await usedQuota(src.accountId)).toBe(0);
   });
@@ -68,12 +79,20 @@ describe('X-Signature-Timestamp', () => {
     const ts = String(nowSeconds() - 3600);
     // A captured stale request whose timestamp is moved to now no longer fits its signature.
     const captured = signedAt(ts, SIGNAL);
-    const moved = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...captured, 'x-signature-timestamp': String(nowSeconds()) });
+    const moved = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      ...captured,
+      'x-signature-timestamp': String(nowSeconds()),
+    });
     expect(moved.status).toBe(401);
     expect(moved.body).toMatchObject({ code: 'HMAC_MISMATCH', param: 'X-Signature' });
     expect(moved.body.detail).toContain("'.'");
     // A signature over the body alone, sent with a timestamp, does not cover the timestamp.
-    const bodyOnly = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signature': sign(SECRET, SIGNAL), 'x-signature-timestamp': String(nowSeconds()) });
+    const bodyOnly = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      'x-signature': sign(SECRET, SIGNAL),
+      'x-signature-timestamp': String(nowSeconds()),
+    });
     expect(bodyOnly.body).toMatchObject({ code: 'HMAC_MISMATCH', param: 'X-Signature' });
     for (const bad of ['', 'soon', '1.5', '-60', '1234567890123']) {
       const res = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(bad, SIGNAL) });
@@ -89,20 +108,38 @@ describe('X-Signature-Timestamp', () => {
 
   it('without the header a signature over the body alone is accepted as before; the plain secret cannot carry a timestamp', async () => {
     const src = await seedSource(server, { hmacSecret: SECRET });
-    expect((await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signature': sign(SECRET, SIGNAL) })).status).toBe(202);
-    expect((await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': SECRET })).status).toBe(202);
-    const withSecret = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': SECRET, 'x-signature-timestamp': String(nowSeconds()) });
+    expect(
+      (await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signature': sign(SECRET, SIGNAL) })).status,
+    ).toBe(202);
+    expect((await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, 'x-signalgate-secret': SECRET })).status).toBe(
+      202,
+    );
+    const withSecret = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      'x-signalgate-secret': SECRET,
+      'x-signature-timestamp': String(nowSeconds()),
+    });
     expect(withSecret.body).toMatchObject({ code: 'HMAC_MISMATCH', param: 'X-Signature-Timestamp' });
     // A source without a secret ignores signature headers, the timestamp included.
     const open = await seedSource(server);
-    expect((await post(server.url + open.inboundPath, SIGNAL, { ...TEXT, 'x-signature-timestamp': '1' })).status).toBe(202);
+    expect((await post(server.url + open.inboundPath, SIGNAL, { ...TEXT, 'x-signature-timestamp': '1' })).status).toBe(
+      202,
+    );
   });
 
-  it("leaves the duplicate guard as it was: the same body re-signed with a new timestamp within the window is the first signal", async () => {
+  it('leaves the duplicate guard as it was: the same body re-signed with a new timestamp within the window is the first signal', async () => {
     const src = await seedSource(server, { hmacSecret: SECRET });
-    expect((await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { duplicateWindowSeconds: 60 })).status).toBe(200);
-    const first = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(String(nowSeconds() - 5), SIGNAL) });
-    const again = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...signedAt(String(nowSeconds()), SIGNAL) });
+    expect(
+      (await server.admin('PATCH', `/api/admin/sources/${src.sourceId}`, { duplicateWindowSeconds: 60 })).status,
+    ).toBe(200);
+    const first = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      ...signedAt(String(nowSeconds() - 5), SIGNAL),
+    });
+    const again = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      ...signedAt(String(nowSeconds()), SIGNAL),
+    });
     expect([first.status, again.status]).toEqual([202, 202]);
     expect(again.body.id).toBe(first.body.id);
     expect(await usedQuota(src.accountId)).toBe(1);
@@ -111,9 +148,17 @@ describe('X-Signature-Timestamp', () => {
   it('leaves idempotency as it was: a retry re-signed with a new timestamp gets the original answer', async () => {
     const src = await seedSource(server, { hmacSecret: SECRET });
     const key = { 'idempotency-key': 'retry-with-new-timestamp' };
-    const first = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...key, ...signedAt(String(nowSeconds() - 10), SIGNAL) });
+    const first = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      ...key,
+      ...signedAt(String(nowSeconds() - 10), SIGNAL),
+    });
     expect(first.status).toBe(202);
-    const retry = await post(server.url + src.inboundPath, SIGNAL, { ...TEXT, ...key, ...signedAt(String(nowSeconds()), SIGNAL) });
+    const retry = await post(server.url + src.inboundPath, SIGNAL, {
+      ...TEXT,
+      ...key,
+      ...signedAt(String(nowSeconds()), SIGNAL),
+    });
     expect(retry.status).toBe(202);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body.id).toBe(first.body.id);
@@ -132,7 +177,9 @@ describe('the sender examples in docs/inbound-api.md', () => {
 
   it('the openssl and curl lines, run as written, are accepted', async () => {
     const src = await seedSource(server, { hmacSecret: SECRET });
-    const { stdout } = await run('bash', ['-euc', block('sh')], { env: { ...process.env, SECRET, INBOUND_URL: server.url + src.inboundPath } });
+    const { stdout } = await run('bash', ['-euc', block('sh')], {
+      env: { ...process.env, SECRET, INBOUND_URL: server.url + src.inboundPath },
+    });
     expect(JSON.parse(stdout)).toMatchObject({ status: 'queued', signal: { symbol: 'EURUSD', action: 'buy' } });
   });
 
@@ -142,9 +189,14 @@ describe('the sender examples in docs/inbound-api.md', () => {
     try {
       const file = path.join(dir, 'send.mjs');
       writeFileSync(file, block('js'));
-      const { stdout } = await run(process.execPath, [file], { env: { ...process.env, SECRET, INBOUND_URL: server.url + src.inboundPath } });
+      const { stdout } = await run(process.execPath, [file], {
+        env: { ...process.env, SECRET, INBOUND_URL: server.url + src.inboundPath },
+      });
       expect(stdout).toMatch(/^202 /);
-      expect(JSON.parse(stdout.slice(4))).toMatchObject({ status: 'queued', signal: { symbol: 'EURUSD', action: 'buy' } });
+      expect(JSON.parse(stdout.slice(4))).toMatchObject({
+        status: 'queued',
+        signal: { symbol: 'EURUSD', action: 'buy' },
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -66,8 +66,13 @@ describe('slow and idle clients', () => {
     const before = (await server.admin('GET', '/api/admin/signals')).body.signals.length as number;
     const client = await connect(server.url);
     const openedAt = Date.now();
-    client.socket.write(`POST ${inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nEURUSD,buy`);
-    const closedAt = await Promise.race([client.closed, new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
+    client.socket.write(
+      `POST ${inboundPath} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nEURUSD,buy`,
+    );
+    const closedAt = await Promise.race([
+      client.closed,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000)),
+    ]);
     client.socket.destroy();
     expect(closedAt, 'closed by the server').not.toBeNull();
     // The whole request is allowed 10 s, checked every second.

@@ -21,11 +21,19 @@ const TEXT = { 'content-type': 'text/plain' };
 describe('source keys and secrets', () => {
   it('shows the key and inbound URL once at creation; every later view shows only its hint', async () => {
     const account = await server.admin('POST', '/api/admin/accounts', { name: 'Keys', monthlySignalQuota: 100 });
-    const created = await server.admin('POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts', hmacSecret: SECRET });
+    const created = await server.admin('POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+      hmacSecret: SECRET,
+    });
     expect(created.status).toBe(201);
     const key: string = created.body.authKey;
     expect(key).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(created.body).toMatchObject({ authKeyHint: key.slice(0, 4), inboundUrl: `http://signals.example.test/api/inbound/${key}`, hmac: true });
+    expect(created.body).toMatchObject({
+      authKeyHint: key.slice(0, 4),
+      inboundUrl: `http://signals.example.test/api/inbound/${key}`,
+      hmac: true,
+    });
 
     const shown = await server.admin('GET', `/api/admin/sources/${created.body.id}`);
     const listed = await server.admin('GET', `/api/admin/sources?accountId=${account.body.id}`);
@@ -41,18 +49,28 @@ describe('source keys and secrets', () => {
     expect(JSON.stringify(created.body)).not.toContain(SECRET);
 
     // The key still works: the server compares its digest.
-    const signed = await post(server.url + `/api/inbound/${key}`, 'EURUSD,buy', { ...TEXT, 'x-signalgate-secret': SECRET });
+    const signed = await post(server.url + `/api/inbound/${key}`, 'EURUSD,buy', {
+      ...TEXT,
+      'x-signalgate-secret': SECRET,
+    });
     expect(signed.status).toBe(202);
   });
 
   it('shows a rotated key and its inbound URL once; the old key is refused and the new one works', async () => {
     const account = await server.admin('POST', '/api/admin/accounts', { name: 'Rotate', monthlySignalQuota: 100 });
-    const created = await server.admin('POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts', hmacSecret: SECRET });
+    const created = await server.admin('POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+      hmacSecret: SECRET,
+    });
     const rotated = await server.admin('POST', `/api/admin/sources/${created.body.id}/rotate-key`);
     expect(rotated.status).toBe(200);
     const key: string = rotated.body.authKey;
     expect(key).not.toBe(created.body.authKey);
-    expect(rotated.body).toMatchObject({ authKeyHint: key.slice(0, 4), inboundUrl: `http://signals.example.test/api/inbound/${key}` });
+    expect(rotated.body).toMatchObject({
+      authKeyHint: key.slice(0, 4),
+      inboundUrl: `http://signals.example.test/api/inbound/${key}`,
+    });
     expect(JSON.stringify(rotated.body)).not.toContain(SECRET);
 
     const shown = await server.admin('GET', `/api/admin/sources/${created.body.id}`);
@@ -67,7 +85,11 @@ describe('source keys and secrets', () => {
 
   it('writes neither a source key nor an HMAC secret into any log line, whatever the request', async () => {
     const account = await server.admin('POST', '/api/admin/accounts', { name: 'Logs', monthlySignalQuota: 100 });
-    const created = await server.admin('POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts', hmacSecret: SECRET });
+    const created = await server.admin('POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+      hmacSecret: SECRET,
+    });
     const key: string = created.body.authKey;
     await post(server.url + `/api/inbound/${key}`, 'EURUSD,buy', { ...TEXT, 'x-signalgate-secret': SECRET });
     await post(server.url + `/api/inbound/${key}`, 'EURUSD,buy', { ...TEXT, 'x-signalgate-secret': `${SECRET}-wrong` });

@@ -51,18 +51,42 @@ function serve(
 describe.runIf(onSqlite)('starting the service', () => {
   it.each([
     [{ PORT: 'abc' }, 'PORT must be a whole number'],
-    [{ SIGNALGATE_LOG_LEVEL: 'verbose' }, 'SIGNALGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
-    [{ SIGNALGATE_PUBLIC_URL: 'ftp://signals.example.com' }, 'SIGNALGATE_PUBLIC_URL must be the http:// or https:// address'],
+    [
+      { SIGNALGATE_LOG_LEVEL: 'verbose' },
+      'SIGNALGATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [
+      { SIGNALGATE_PUBLIC_URL: 'ftp://signals.example.com' },
+      'SIGNALGATE_PUBLIC_URL must be the http:// or https:// address',
+    ],
     [{ SIGNALGATE_PUBLIC_URL: 'not a url' }, 'SIGNALGATE_PUBLIC_URL must be'],
-    [{ SIGNALGATE_RETENTION: '90 days' }, "SIGNALGATE_RETENTION must be a duration like 90d, 12h, 30m or 45s (a whole number above 0 and one unit: s, m, h or d), got '90 days'"],
+    [
+      { SIGNALGATE_RETENTION: '90 days' },
+      "SIGNALGATE_RETENTION must be a duration like 90d, 12h, 30m or 45s (a whole number above 0 and one unit: s, m, h or d), got '90 days'",
+    ],
     [{ SIGNALGATE_RETENTION: '0d' }, 'SIGNALGATE_RETENTION must be a duration'],
-    [{ SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' }, "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix"],
-    [{ SIGNALGATE_INBOUND_THREAD: 'yes' }, "SIGNALGATE_INBOUND_THREAD must be auto (a thread of its own only with more than one CPU), on or off, got 'yes'"],
+    [
+      { SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' },
+      "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix",
+    ],
+    [
+      { SIGNALGATE_INBOUND_THREAD: 'yes' },
+      "SIGNALGATE_INBOUND_THREAD must be auto (a thread of its own only with more than one CPU), on or off, got 'yes'",
+    ],
     [{ SIGNALGATE_TRUST_PROXY: 'loopback' }, "SIGNALGATE_TRUST_PROXY: 'loopback' is not an IPv4 or IPv6 address"],
     // The README's old example, and a short one: guessable, so refused with how to make a strong one.
-    [{ SIGNALGATE_ADMIN_TOKEN: 'change-me-to-something-long' }, 'SIGNALGATE_ADMIN_TOKEN is too weak to guard the service (about 99 bits; at least 128 are needed, counted as its length times log2 of how many different characters it uses); make one with `openssl rand -base64 32` and set SIGNALGATE_ADMIN_TOKEN to it'],
-    [{ SIGNALGATE_METRICS_TOKEN: 'metrics-only-token-4567' }, 'SIGNALGATE_METRICS_TOKEN is too weak to guard the service'],
-    [{ SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' }, 'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none'],
+    [
+      { SIGNALGATE_ADMIN_TOKEN: 'change-me-to-something-long' },
+      'SIGNALGATE_ADMIN_TOKEN is too weak to guard the service (about 99 bits; at least 128 are needed, counted as its length times log2 of how many different characters it uses); make one with `openssl rand -base64 32` and set SIGNALGATE_ADMIN_TOKEN to it',
+    ],
+    [
+      { SIGNALGATE_METRICS_TOKEN: 'metrics-only-token-4567' },
+      'SIGNALGATE_METRICS_TOKEN is too weak to guard the service',
+    ],
+    [
+      { SIGNALGATE_DATABASE_URL: 'postgres://user:pw@127.0.0.1:1/none' },
+      'cannot use the PostgreSQL store at SIGNALGATE_DATABASE_URL=postgres://user:****@127.0.0.1:1/none',
+    ],
   ])('with %j fails with one sentence naming the setting, no stack trace', async (env, sentence) => {
     const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env });
     expect(run.code).toBe(1);
@@ -76,14 +100,18 @@ describe.runIf(onSqlite)('starting the service', () => {
     writeFileSync(file, 'x');
     const run = await serve({ SIGNALGATE_DATA_DIR: file });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=${file}`);
+    expect(run.stderr).toContain(
+      `signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=${file}`,
+    );
   });
 
   it('a data directory under /proc fails at once naming SIGNALGATE_DATA_DIR (a recursive mkdir there never returns)', async () => {
     // Not timed: a start that hung would be killed by serve's guard, and its code would not be 1.
     const run = await serve({ SIGNALGATE_DATA_DIR: '/proc/signalgate/data' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data');
+    expect(run.stderr).toContain(
+      'signalgate: cannot start: cannot open the SQLite store in SIGNALGATE_DATA_DIR=/proc/signalgate/data',
+    );
     expect(run.stderr).not.toMatch(/^\s+at /m);
   });
 
@@ -140,7 +168,10 @@ describe.runIf(onSqlite)('starting the service', () => {
       const again = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: '' });
       try {
         expect(again.stderr()).not.toContain('generated the admin token');
-        const accounts = await adminRequest(again.url, token, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 1 });
+        const accounts = await adminRequest(again.url, token, 'POST', '/api/admin/accounts', {
+          name: 'Desk',
+          monthlySignalQuota: 1,
+        });
         expect(accounts.status).toBe(201);
       } finally {
         again.child.kill('SIGKILL');
@@ -161,7 +192,11 @@ describe.runIf(onSqlite)('starting the service', () => {
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => (JSON.parse(line) as { msg: string }).msg);
-    expect(messages.slice(-3)).toEqual(['listening', 'draining: no new connections, finishing in-flight requests', 'stopped']);
+    expect(messages.slice(-3)).toEqual([
+      'listening',
+      'draining: no new connections, finishing in-flight requests',
+      'stopped',
+    ]);
   });
 
   it('SIGTERM while a start hangs: given up after a few seconds, exit 0', async () => {
@@ -175,7 +210,11 @@ describe.runIf(onSqlite)('starting the service', () => {
     const port = (silent.address() as net.AddressInfo).port;
     try {
       let child: ChildProcess | undefined;
-      const running = serve({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: `postgres://u@127.0.0.1:${port}/db` }, undefined, (c) => (child = c));
+      const running = serve(
+        { SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_DATABASE_URL: `postgres://u@127.0.0.1:${port}/db` },
+        undefined,
+        (c) => (child = c),
+      );
       await waiting;
       child!.kill('SIGTERM');
       const run = await running;
@@ -191,21 +230,32 @@ describe.runIf(onSqlite)('starting the service', () => {
   it.each([
     [{ HOST: '0.0.0.0' }, /http:\/\/0\.0\.0\.0:\d+/],
     [{ SIGNALGATE_PUBLIC_URL: 'http://[::]:9000' }, /http:\/\/\[::\]:9000/],
-  ])('with %j warns, in the log and on stderr, that senders cannot reach the inbound URLs and to set SIGNALGATE_PUBLIC_URL', async (env, url) => {
-    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env }, (stderr, stop) => {
-      if (stderr.includes('signalgate: warning:')) stop();
-    });
-    expect(run.code).toBe(0);
-    const warning = new RegExp(`inbound URLs are rendered with ${url.source}, which no sender can reach .*set SIGNALGATE_PUBLIC_URL to the address senders reach this server at`);
-    expect(run.stderr).toMatch(new RegExp(`signalgate: warning: ${warning.source}`));
-    const logged = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-    expect(logged.find((line) => warning.test(line.msg))).toMatchObject({ level: 40 });
-  });
+  ])(
+    'with %j warns, in the log and on stderr, that senders cannot reach the inbound URLs and to set SIGNALGATE_PUBLIC_URL',
+    async (env, url) => {
+      const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), ...env }, (stderr, stop) => {
+        if (stderr.includes('signalgate: warning:')) stop();
+      });
+      expect(run.code).toBe(0);
+      const warning = new RegExp(
+        `inbound URLs are rendered with ${url.source}, which no sender can reach .*set SIGNALGATE_PUBLIC_URL to the address senders reach this server at`,
+      );
+      expect(run.stderr).toMatch(new RegExp(`signalgate: warning: ${warning.source}`));
+      const logged = run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line));
+      expect(logged.find((line) => warning.test(line.msg))).toMatchObject({ level: 40 });
+    },
+  );
 
   it('does not warn with HOST=0.0.0.0 when SIGNALGATE_PUBLIC_URL names the address senders reach', async () => {
-    const run = await serve({ SIGNALGATE_DATA_DIR: freshDir(), HOST: '0.0.0.0', SIGNALGATE_PUBLIC_URL: 'https://signals.example.com' }, (stderr, stop) => {
-      if (stderr.includes('admin token')) setTimeout(stop, 1000);
-    });
+    const run = await serve(
+      { SIGNALGATE_DATA_DIR: freshDir(), HOST: '0.0.0.0', SIGNALGATE_PUBLIC_URL: 'https://signals.example.com' },
+      (stderr, stop) => {
+        if (stderr.includes('admin token')) setTimeout(stop, 1000);
+      },
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('"msg":"listening"');
     expect(run.stderr).not.toContain('warning');
@@ -216,7 +266,13 @@ describe.runIf(onSqlite)('starting the service', () => {
     const server = await spawnServer({ SIGNALGATE_DATA_DIR: freshDir(), SIGNALGATE_ADMIN_TOKEN: token });
     try {
       expect((await fetch(`${server.url}/api/admin/${token}`)).status).toBe(404);
-      expect((await fetch(`${server.url}/api/admin/accounts/${token}/usage`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${server.url}/api/admin/accounts/${token}/usage`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).status,
+      ).toBe(404);
       await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
       server.child.kill('SIGTERM');

@@ -24,7 +24,16 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
   let authKey: string;
   let agentToken: string;
 
-  const request = (urlPath: string, opts: { method?: string; body?: unknown; headers?: Record<string, string>; agent?: https.Agent; ca?: string[] } = {}) =>
+  const request = (
+    urlPath: string,
+    opts: {
+      method?: string;
+      body?: unknown;
+      headers?: Record<string, string>;
+      agent?: https.Agent;
+      ca?: string[];
+    } = {},
+  ) =>
     httpsRequest(`${server.url}${urlPath}`, {
       method: opts.method,
       headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', ...opts.headers },
@@ -46,10 +55,19 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
       SIGNALGATE_TLS_CERT: served.certFile,
       SIGNALGATE_TLS_KEY: served.keyFile,
     });
-    const account = await request('/api/admin/accounts', { method: 'POST', body: { name: 'Trader', monthlySignalQuota: 100 } });
-    const agent = await request(`/api/admin/accounts/${account.body.id}/agents`, { method: 'POST', body: { name: 'mt5' } });
+    const account = await request('/api/admin/accounts', {
+      method: 'POST',
+      body: { name: 'Trader', monthlySignalQuota: 100 },
+    });
+    const agent = await request(`/api/admin/accounts/${account.body.id}/agents`, {
+      method: 'POST',
+      body: { name: 'mt5' },
+    });
     agentToken = agent.body.token;
-    const source = await request('/api/admin/sources', { method: 'POST', body: { accountId: account.body.id, name: 'TradingView' } });
+    const source = await request('/api/admin/sources', {
+      method: 'POST',
+      body: { accountId: account.body.id, name: 'TradingView' },
+    });
     authKey = source.body.authKey;
   });
   afterAll(async () => {
@@ -71,7 +89,11 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
 
   it('serves HTTPS on PORT: a signal POSTed over TLS gets 202, and plain HTTP is not answered as HTTP', async () => {
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    const answer = await request(`/api/inbound/${authKey}`, { method: 'POST', body: 'EURUSD,buy', headers: { 'content-type': 'text/plain' } });
+    const answer = await request(`/api/inbound/${authKey}`, {
+      method: 'POST',
+      body: 'EURUSD,buy',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(answer.status).toBe(202);
     expect(answer.body.id).toMatch(/^sig_/);
     expect(answer.fingerprint).toBe(fingerprintOf(first.pem));
@@ -94,9 +116,17 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
       ws.once('open', resolve);
       ws.once('error', reject);
     });
-    const posted = await request(`/api/inbound/${authKey}`, { method: 'POST', body: 'GBPUSD,sell', headers: { 'content-type': 'text/plain' } });
+    const posted = await request(`/api/inbound/${authKey}`, {
+      method: 'POST',
+      body: 'GBPUSD,sell',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(posted.status).toBe(202);
-    await waitUntil(() => messages.some((m) => m.type === 'signals' && m.signals.some((s: { id: string }) => s.id === posted.body.id)), 'the pushed signal');
+    await waitUntil(
+      () =>
+        messages.some((m) => m.type === 'signals' && m.signals.some((s: { id: string }) => s.id === posted.body.id)),
+      'the pushed signal',
+    );
     expect(messages[0]).toMatchObject({ type: 'hello', agent: { name: 'mt5' } });
     ws.close();
     await new Promise((resolve) => ws.once('close', resolve));
@@ -111,7 +141,10 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     copyFileSync(second.keyFile, served.keyFile);
     const logged = server.stdout().length;
     server.child.kill('SIGHUP');
-    await waitUntil(() => server.stdout().slice(logged).includes('"msg":"certificate reloaded"'), 'the reload log line');
+    await waitUntil(
+      () => server.stdout().slice(logged).includes('"msg":"certificate reloaded"'),
+      'the reload log line',
+    );
     expect(server.stdout().slice(logged)).toContain('CN=second');
 
     const fresh = await request('/healthz');
@@ -135,7 +168,13 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
     const logged = server.stdout().length;
     server.child.kill('SIGHUP');
     await waitUntil(() => server.stdout().slice(logged).includes('certificate not reloaded'), 'the error line');
-    const line = JSON.parse(server.stdout().slice(logged).split('\n').find((l) => l.includes('certificate not reloaded'))!);
+    const line = JSON.parse(
+      server
+        .stdout()
+        .slice(logged)
+        .split('\n')
+        .find((l) => l.includes('certificate not reloaded'))!,
+    );
     expect(line.level).toBe(50);
     expect(line.msg).toContain(`SIGNALGATE_TLS_CERT=${served.certFile} is not a PEM certificate`);
     const after = await request('/healthz');
@@ -144,46 +183,76 @@ describe.runIf(onSqlite)('HTTPS (SIGNALGATE_TLS_CERT, SIGNALGATE_TLS_KEY)', () =
   });
 });
 
-describe.runIf(onSqlite)('HTTPS settings that cannot be served fail the start with one sentence naming the setting', () => {
-  let dir: string; // made when the suite runs, as above
-  let cert: TestCertificate;
-  let other: TestCertificate;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-bad-'));
-    cert = makeCertificate(dir, 'good');
-    other = makeCertificate(dir, 'other');
-    writeFileSync(path.join(dir, 'garbage.pem'), 'garbage\n');
-  });
-  afterAll(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  const serve = (env: Record<string, string>) =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, 'serve'], {
-        env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SIGNALGATE_DATA_DIR: path.join(dir, 'data'), SIGNALGATE_ADMIN_TOKEN: ADMIN, ...env },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stderr });
-      });
+describe.runIf(onSqlite)(
+  'HTTPS settings that cannot be served fail the start with one sentence naming the setting',
+  () => {
+    let dir: string; // made when the suite runs, as above
+    let cert: TestCertificate;
+    let other: TestCertificate;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(tmpdir(), 'signalgate-tls-bad-'));
+      cert = makeCertificate(dir, 'good');
+      other = makeCertificate(dir, 'other');
+      writeFileSync(path.join(dir, 'garbage.pem'), 'garbage\n');
+    });
+    afterAll(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-  it.each([
-    ['a missing certificate file', () => ({ SIGNALGATE_TLS_CERT: path.join(dir, 'none.crt'), SIGNALGATE_TLS_KEY: cert.keyFile }), 'cannot read SIGNALGATE_TLS_CERT='],
-    ['a certificate file that is not PEM', () => ({ SIGNALGATE_TLS_CERT: path.join(dir, 'garbage.pem'), SIGNALGATE_TLS_KEY: cert.keyFile }), 'is not a PEM certificate'],
-    ['a key file that is not PEM', () => ({ SIGNALGATE_TLS_CERT: cert.certFile, SIGNALGATE_TLS_KEY: path.join(dir, 'garbage.pem') }), 'SIGNALGATE_TLS_KEY='],
-    ['a key of another certificate', () => ({ SIGNALGATE_TLS_CERT: cert.certFile, SIGNALGATE_TLS_KEY: other.keyFile }), 'is not the private key of the certificate in SIGNALGATE_TLS_CERT'],
-    ['a certificate without its key', () => ({ SIGNALGATE_TLS_CERT: cert.certFile }), 'SIGNALGATE_TLS_CERT is set but SIGNALGATE_TLS_KEY is not'],
-  ])('%s', async (_what, env, sentence) => {
-    const run = await serve(env());
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^signalgate: cannot start: .+$/m);
-    expect(run.stderr).toContain(sentence);
-    expect(run.stderr).not.toMatch(/^\s+at /m);
-  });
-});
+    const serve = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, 'serve'], {
+          env: {
+            ...process.env,
+            HOST: '127.0.0.1',
+            PORT: '0',
+            SIGNALGATE_DATA_DIR: path.join(dir, 'data'),
+            SIGNALGATE_ADMIN_TOKEN: ADMIN,
+            ...env,
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        });
+      });
+
+    it.each([
+      [
+        'a missing certificate file',
+        () => ({ SIGNALGATE_TLS_CERT: path.join(dir, 'none.crt'), SIGNALGATE_TLS_KEY: cert.keyFile }),
+        'cannot read SIGNALGATE_TLS_CERT=',
+      ],
+      [
+        'a certificate file that is not PEM',
+        () => ({ SIGNALGATE_TLS_CERT: path.join(dir, 'garbage.pem'), SIGNALGATE_TLS_KEY: cert.keyFile }),
+        'is not a PEM certificate',
+      ],
+      [
+        'a key file that is not PEM',
+        () => ({ SIGNALGATE_TLS_CERT: cert.certFile, SIGNALGATE_TLS_KEY: path.join(dir, 'garbage.pem') }),
+        'SIGNALGATE_TLS_KEY=',
+      ],
+      [
+        'a key of another certificate',
+        () => ({ SIGNALGATE_TLS_CERT: cert.certFile, SIGNALGATE_TLS_KEY: other.keyFile }),
+        'is not the private key of the certificate in SIGNALGATE_TLS_CERT',
+      ],
+      [
+        'a certificate without its key',
+        () => ({ SIGNALGATE_TLS_CERT: cert.certFile }),
+        'SIGNALGATE_TLS_CERT is set but SIGNALGATE_TLS_KEY is not',
+      ],
+    ])('%s', async (_what, env, sentence) => {
+      const run = await serve(env());
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^signalgate: cannot start: .+$/m);
+      expect(run.stderr).toContain(sentence);
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+    });
+  },
+);

@@ -16,7 +16,8 @@ const blocks = [...DOC.matchAll(BLOCK)].map((match) => ({ lang: match[1]!, text:
 const examples = blocks.flatMap((block, i) => {
   if (block.lang !== 'signal') return [];
   const next = blocks[i + 1];
-  if (next?.lang !== 'json') throw new Error(`the signal block '${block.text}' in docs/tradingview.md has no json block after it`);
+  if (next?.lang !== 'json')
+    throw new Error(`the signal block '${block.text}' in docs/tradingview.md has no json block after it`);
   return [{ message: block.text, expected: JSON.parse(next.text) as unknown }];
 });
 
@@ -49,9 +50,14 @@ describe('the messages of docs/tradingview.md', () => {
 });
 
 /** The instruments file the page tells a paper agent to use: `echo '{…}' > FILE` in its sh blocks. */
-const INSTRUMENTS = /^echo '(\{.*\})' > (\S+\.json)$/m.exec(blocks.filter((block) => block.lang === 'sh').map((block) => block.text).join('\n'));
+const INSTRUMENTS = /^echo '(\{.*\})' > (\S+\.json)$/m.exec(
+  blocks
+    .filter((block) => block.lang === 'sh')
+    .map((block) => block.text)
+    .join('\n'),
+);
 
-describe("the messages of docs/tradingview.md, on the paper agent the page says to start", () => {
+describe('the messages of docs/tradingview.md, on the paper agent the page says to start', () => {
   let server: TestServer;
   let dir: string;
   let agent: AgentProcess;
@@ -63,7 +69,12 @@ describe("the messages of docs/tradingview.md, on the paper agent the page says 
     authKey = (await sourceFor(server, accountId)).authKey;
     const instruments = path.join(dir, INSTRUMENTS![2]!);
     writeFileSync(instruments, INSTRUMENTS![1]!);
-    agent = AgentProcess.start(server.url, agents[0]!.token, path.join(dir, 'agent'), ['--instruments', instruments, '--seed', '7']);
+    agent = AgentProcess.start(server.url, agents[0]!.token, path.join(dir, 'agent'), [
+      '--instruments',
+      instruments,
+      '--seed',
+      '7',
+    ]);
     await agent.connected();
   });
   afterAll(async () => {

@@ -21,11 +21,15 @@ function reply(): FastifyReply & { status?: number } {
 describe('wrong tokens from very many addresses', () => {
   it(`counts at most ${MAX_COUNTED_ADDRESSES} addresses apart and the rest together, so memory and log stay bounded, and limits the rest together`, () => {
     const lines: Array<Record<string, unknown>> = [];
-    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
     const limiter = new WrongTokens(logger, (req) => (req as unknown as { address: string }).address);
     try {
       const spread = MAX_COUNTED_ADDRESSES + WRONG_TOKENS_PER_WINDOW_OTHERS;
-      for (let i = 0; i < spread; i++) limiter.wrong(from(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`), 'admin');
+      for (let i = 0; i < spread; i++)
+        limiter.wrong(from(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`), 'admin');
       // A new address after all that: its tokens are not looked at, the addresses past the bound
       // having used up what they may send together.
       const late = reply();

@@ -15,7 +15,11 @@ afterAll(async () => {
   if (!stopped) await server?.stop();
 });
 
-async function get(path: string, address: string, token: string | null): Promise<{ status: number; headers: Headers; body: any }> {
+async function get(
+  path: string,
+  address: string,
+  token: string | null,
+): Promise<{ status: number; headers: Headers; body: any }> {
   const res = await fetch(server.url + path, {
     headers: { 'x-forwarded-for': address, ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
   });
@@ -45,7 +49,8 @@ function expectLockedOut(answer: { status: number; headers: Headers; body: any }
 describe('wrong tokens, counted per client address', () => {
   it(`admin API: ${ALLOWED} wrong bearer tokens are answered 401, then 429 with Retry-After, and not even the right token is looked at from that address`, async () => {
     const attacker = '203.0.113.10';
-    for (let i = 0; i < ALLOWED; i++) expect((await get('/api/admin/accounts', attacker, `wrong-${i}`)).status).toBe(401);
+    for (let i = 0; i < ALLOWED; i++)
+      expect((await get('/api/admin/accounts', attacker, `wrong-${i}`)).status).toBe(401);
     expectLockedOut(await get('/api/admin/accounts', attacker, 'wrong-again'), 'Authorization');
     expectLockedOut(await get('/api/admin/accounts', attacker, TEST_ADMIN_TOKEN), 'Authorization');
     // Another address, another count: the right token there is answered at once.
@@ -53,7 +58,9 @@ describe('wrong tokens, counted per client address', () => {
   });
 
   it('a client with the right token is never slowed or refused, however often it calls', async () => {
-    const answers = await Promise.all(Array.from({ length: 40 }, () => get('/api/admin/accounts', '203.0.113.20', TEST_ADMIN_TOKEN)));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => get('/api/admin/accounts', '203.0.113.20', TEST_ADMIN_TOKEN)),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
   });
 
@@ -77,7 +84,8 @@ describe('wrong tokens, counted per client address', () => {
   });
 
   it('an IPv6 client is counted by its /64, so it cannot start afresh from each of its addresses', async () => {
-    for (let i = 0; i < ALLOWED; i++) expect((await get('/api/admin/accounts', `2001:db8:1:2::${i + 1}`, 'wrong')).status).toBe(401);
+    for (let i = 0; i < ALLOWED; i++)
+      expect((await get('/api/admin/accounts', `2001:db8:1:2::${i + 1}`, 'wrong')).status).toBe(401);
     expectLockedOut(await get('/api/admin/accounts', '2001:db8:1:2::ffff', 'wrong'), 'Authorization');
     expect((await get('/api/admin/accounts', '2001:db8:1:3::1', TEST_ADMIN_TOKEN)).status).toBe(200);
   });
@@ -96,9 +104,20 @@ describe('wrong tokens, counted per client address', () => {
     const lines = server.logLines();
     const counted = lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('wrong token'));
     expect(counted).toEqual([
-      expect.objectContaining({ level: 40, clientAddress: '203.0.113.10', wrong: 5, refused: 2, credentials: ['admin'] }),
+      expect.objectContaining({
+        level: 40,
+        clientAddress: '203.0.113.10',
+        wrong: 5,
+        refused: 2,
+        credentials: ['admin'],
+      }),
       expect.objectContaining({ clientAddress: '203.0.113.40', wrong: 5, refused: 1, credentials: ['metrics'] }),
-      expect.objectContaining({ clientAddress: '203.0.113.50', wrong: 5, refused: 1, credentials: ['dashboard_sign_in'] }),
+      expect.objectContaining({
+        clientAddress: '203.0.113.50',
+        wrong: 5,
+        refused: 1,
+        credentials: ['dashboard_sign_in'],
+      }),
       expect.objectContaining({ clientAddress: '2001:db8:1:2::/64', wrong: 5, refused: 1 }),
     ]);
     // No access line for any of those requests; the successful ones keep theirs.

@@ -14,7 +14,9 @@ const EXAMPLES = new Set(['20', '0.5', '0.1', '50', '1.0850']);
 
 /** Every number a detail offers as what to write. */
 function proposals(detail: string): string[] {
-  return [...detail.matchAll(/(?:if you meant|write|e\.g\.|like)\s+(?:[A-Za-z_0-9]+=)?([+-]?\d+(?:\.\d+)?)/g)].map((m) => m[1]!);
+  return [...detail.matchAll(/(?:if you meant|write|e\.g\.|like)\s+(?:[A-Za-z_0-9]+=)?([+-]?\d+(?:\.\d+)?)/g)].map(
+    (m) => m[1]!,
+  );
 }
 
 /** The values a person may have meant by a number written with commas. */
@@ -25,7 +27,17 @@ function plausibleReadings(written: string): number[] {
   return readings;
 }
 
-const NUMBER_PARAMS = ['sl_pips', 'sl_price', 'tp_price', 'entry_price', 'vol', 'vol_pctbal_loss', 'trail_distance', 'be_offset', 'pct'];
+const NUMBER_PARAMS = [
+  'sl_pips',
+  'sl_price',
+  'tp_price',
+  'entry_price',
+  'vol',
+  'vol_pctbal_loss',
+  'trail_distance',
+  'be_offset',
+  'pct',
+];
 
 const commaNumber = fc
   .record({
@@ -34,7 +46,10 @@ const commaNumber = fc
     groups: fc.array(fc.stringMatching(/^\d{1,4}$/), { minLength: 1, maxLength: 3 }),
     fraction: fc.option(fc.stringMatching(/^\d{1,3}$/), { nil: undefined }),
   })
-  .map(({ sign, whole, groups, fraction }) => `${sign}${whole},${groups.join(',')}${fraction === undefined ? '' : `.${fraction}`}`);
+  .map(
+    ({ sign, whole, groups, fraction }) =>
+      `${sign}${whole},${groups.join(',')}${fraction === undefined ? '' : `.${fraction}`}`,
+  );
 
 function bodies(param: string, written: string): Array<[string, SignalFormat]> {
   return [
@@ -74,15 +89,24 @@ describe('hints about numbers written with commas', () => {
       detail:
         "unknown parameter '000'; commas separate parameters, so sl_price=39,000 was read as sl_price=39 followed by 000: write numbers without a thousands separator, and decimals with a point",
     });
-    const quoted = "sl_price must be a plain number: numbers take no thousands separator, and decimals use a point, got '39,000'";
+    const quoted =
+      "sl_price must be a plain number: numbers take no thousands separator, and decimals use a point, got '39,000'";
     expect(problemOf('EURUSD,buy,sl_price="39,000"').detail).toBe(quoted);
-    expect(problemOf(JSON.stringify({ symbol: 'EURUSD', action: 'buy', sl_price: '39,000' }), 'json').detail).toBe(quoted);
-    expect(problemOf(JSON.stringify({ symbol: 'EURUSD', action: 'buy', sl_price: '1,000,000.5' }), 'json').detail).toMatch(/no thousands separator/);
+    expect(problemOf(JSON.stringify({ symbol: 'EURUSD', action: 'buy', sl_price: '39,000' }), 'json').detail).toBe(
+      quoted,
+    );
+    expect(
+      problemOf(JSON.stringify({ symbol: 'EURUSD', action: 'buy', sl_price: '1,000,000.5' }), 'json').detail,
+    ).toMatch(/no thousands separator/);
   });
 
   it('still offer the value with a point where only a decimal comma can be meant', () => {
-    expect(problemOf('EURUSD,buy,sl_pips=1,5').detail).toBe("unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma");
-    expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'");
+    expect(problemOf('EURUSD,buy,sl_pips=1,5').detail).toBe(
+      "unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma",
+    );
+    expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe(
+      "sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'",
+    );
     expect(problemOf('EURUSD,buy,vol="0,500"').detail).toMatch(/if you meant 0\.500, write that/);
   });
 });

@@ -9,7 +9,9 @@ describe('the JSON format', () => {
   it('takes every text parameter under the same name (flat style)', () => {
     expect(
       signalOf(
-        json('"comment":"a, b","vol_pcteq":3,"sl_percent":0.5,"tp1_pips":10,"tp2":20,"pct1":70,"trail_trigger":5,"trail_distance":3,"be_trigger":4,"exop":true'),
+        json(
+          '"comment":"a, b","vol_pcteq":3,"sl_percent":0.5,"tp1_pips":10,"tp2":20,"pct1":70,"trail_trigger":5,"trail_distance":3,"be_trigger":4,"exop":true',
+        ),
         'json',
       ),
     ).toStrictEqual({
@@ -37,14 +39,20 @@ describe('the JSON format', () => {
   });
 
   it('applies the text number rules to numeric strings', () => {
-    expect(problemOf(json('"vol":"1e-2"'), 'json')).toMatchObject({ code: 'INVALID_VOLUME', param: 'vol', detail: expect.stringMatching(/without an exponent/) });
+    expect(problemOf(json('"vol":"1e-2"'), 'json')).toMatchObject({
+      code: 'INVALID_VOLUME',
+      param: 'vol',
+      detail: expect.stringMatching(/without an exponent/),
+    });
     expect(problemOf(json('"sl_pips":"1,5"'), 'json').detail).toMatch(/point as decimal separator/);
     expect(problemOf(json('"sl_pips":"Infinity"'), 'json').code).toBe('INVALID_PARAMETER');
     expect(problemOf(json('"sl_pips":""'), 'json').detail).toMatch(/sl_pips has an empty value/);
   });
 
   it('takes a JSON number at its exact written value, with or without an exponent', () => {
-    expect(signalOf(json('"vol_pctbal_loss":1e2,"sl_pips":0.30000000000000004,"tp_pips":2500E-2'), 'json')).toMatchObject({
+    expect(
+      signalOf(json('"vol_pctbal_loss":1e2,"sl_pips":0.30000000000000004,"tp_pips":2500E-2'), 'json'),
+    ).toMatchObject({
       volume: { type: 'pctbal_loss', value: 100 },
       sl: { type: 'pips', value: 0.1 + 0.2 },
       tp: [{ type: 'pips', value: 25, pct: 100 }],
@@ -56,15 +64,26 @@ describe('the JSON format', () => {
     expect(problemOf(json('"vol_pctbal_loss":1.00000000000000000001e2,"sl_pips":10'), 'json')).toEqual({
       code: 'INVALID_VOLUME',
       param: 'vol_pctbal_loss',
-      detail: 'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+      detail:
+        'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
     });
-    expect(problemOf(json('"sl_pips":1e-400'), 'json').detail).toMatch(/^sl_pips is too small to be a usable number \(it would read as 0\)/);
+    expect(problemOf(json('"sl_pips":1e-400'), 'json').detail).toMatch(
+      /^sl_pips is too small to be a usable number \(it would read as 0\)/,
+    );
     expect(problemOf(json('"sl_price":123456789012345678'), 'json').code).toBe('INVALID_PARAMETER');
     expect(problemOf(json('"sl_price":"123456789012345678"'), 'json').code).toBe('INVALID_PARAMETER');
   });
 
   it('gives the same result as text for the same written number, as a literal or a numeric string', () => {
-    const numbers = ['99.99999999999999999', '100.0000000000000001', '49.9999999999999999999', '0.10', '1.500', '123456789012345678', '0.30000000000000004'];
+    const numbers = [
+      '99.99999999999999999',
+      '100.0000000000000001',
+      '49.9999999999999999999',
+      '0.10',
+      '1.500',
+      '123456789012345678',
+      '0.30000000000000004',
+    ];
     const companions: Record<string, [string, string]> = {
       sl_percent: ['', ''],
       vol_pctbal_loss: ['sl_pips=1,', '"sl_pips":1,'],
@@ -80,7 +99,11 @@ describe('the JSON format', () => {
   });
 
   it('refuses a JSON number too large to be finite', () => {
-    expect(problemOf(json('"sl_pips":1e400'), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'sl_pips', detail: expect.stringMatching(/too large/) });
+    expect(problemOf(json('"sl_pips":1e400'), 'json')).toMatchObject({
+      code: 'INVALID_PARAMETER',
+      param: 'sl_pips',
+      detail: expect.stringMatching(/too large/),
+    });
   });
 
   it('refuses values of the wrong JSON type, naming the parameter', () => {
@@ -108,7 +131,10 @@ describe('the JSON format', () => {
     expect(signalOf(json('"exent":false'), 'json')).toStrictEqual({ symbol: 'EURUSD', action: 'buy' });
     expect(signalOf(json('"exop":false,"exent":true'), 'json').opposite).toBe('exit_and_enter');
     // false asks for nothing, so it conflicts with nothing, even where the flag would not apply.
-    expect(signalOf('{"symbol":"EURUSD","action":"closeall","exop":false}', 'json')).toStrictEqual({ symbol: 'EURUSD', action: 'closeall' });
+    expect(signalOf('{"symbol":"EURUSD","action":"closeall","exop":false}', 'json')).toStrictEqual({
+      symbol: 'EURUSD',
+      action: 'closeall',
+    });
   });
 
   describe('repeated keys', () => {
@@ -122,8 +148,12 @@ describe('the JSON format', () => {
 
     it('are refused when they differ only in case', () => {
       expect(codesOf(json('"SL_PIPS":20,"sl_pips":20'), 'json')).toEqual([['INVALID_PARAMETER', 'sl_pips']]);
-      expect(codesOf('{"symbol":"EURUSD","Symbol":"GBPUSD","action":"buy"}', 'json')).toEqual([['INVALID_PARAMETER', 'symbol']]);
-      expect(codesOf(json('"volumeType":"lots","VOLUMETYPE":"lots","volume":1'), 'json')).toEqual([['INVALID_VOLUME', 'volumeType']]);
+      expect(codesOf('{"symbol":"EURUSD","Symbol":"GBPUSD","action":"buy"}', 'json')).toEqual([
+        ['INVALID_PARAMETER', 'symbol'],
+      ]);
+      expect(codesOf(json('"volumeType":"lots","VOLUMETYPE":"lots","volume":1'), 'json')).toEqual([
+        ['INVALID_VOLUME', 'volumeType'],
+      ]);
     });
 
     it('are refused for volumes as INVALID_VOLUME', () => {
@@ -152,7 +182,9 @@ describe('the JSON format', () => {
 
     it('takes every volume type and price unit, case-insensitively', () => {
       for (const type of ['lots', 'pctbal', 'pcteq', 'dollar', 'pctbal_loss', 'pcteq_loss']) {
-        expect(signalOf(json(`"volume":5,"volumeType":"${type.toUpperCase()}","sl":1,"slType":"price"`), 'json').volume).toStrictEqual({ type, value: 5 });
+        expect(
+          signalOf(json(`"volume":5,"volumeType":"${type.toUpperCase()}","sl":1,"slType":"price"`), 'json').volume,
+        ).toStrictEqual({ type, value: 5 });
       }
       for (const unit of ['pips', 'price', 'percent']) {
         const signal = signalOf(json(`"sl":5,"slType":"${unit}","tp":6,"tpType":" ${unit} "`), 'json');
@@ -172,12 +204,23 @@ describe('the JSON format', () => {
         param: 'slType',
         detail: "slType must be one of pips, price or percent, got 'points'",
       });
-      expect(problemOf(json('"tp":1,"tpType":7'), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'tpType' });
+      expect(problemOf(json('"tp":1,"tpType":7'), 'json')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'tpType',
+      });
     });
 
     it('refuses a type without its value', () => {
-      expect(problemOf(json('"volumeType":"lots"'), 'json')).toMatchObject({ code: 'INVALID_VOLUME', param: 'volumeType', detail: expect.stringMatching(/without volume/) });
-      expect(problemOf(json('"slType":"pips"'), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'slType', detail: expect.stringMatching(/without sl/) });
+      expect(problemOf(json('"volumeType":"lots"'), 'json')).toMatchObject({
+        code: 'INVALID_VOLUME',
+        param: 'volumeType',
+        detail: expect.stringMatching(/without volume/),
+      });
+      expect(problemOf(json('"slType":"pips"'), 'json')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'slType',
+        detail: expect.stringMatching(/without sl/),
+      });
       expect(problemOf(json('"tpType":"pips"'), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'tpType' });
     });
 
@@ -190,7 +233,9 @@ describe('the JSON format', () => {
         ['INVALID_VOLUME', 'volumeType'],
       ]);
       expect(codesOf(json('"sl_pips":20,"slType":"price"'), 'json')).toEqual([['INVALID_PARAMETER', 'slType']]);
-      expect(problemsOf(json('"sl":20,"sl_pips":20'), 'json')[0]!.detail).toMatch(/either sl with slType, or one of sl_pips/);
+      expect(problemsOf(json('"sl":20,"sl_pips":20'), 'json')[0]!.detail).toMatch(
+        /either sl with slType, or one of sl_pips/,
+      );
     });
 
     it('refuses the typed tp with numbered levels', () => {
@@ -220,7 +265,10 @@ describe('the JSON format', () => {
   describe('parse errors', () => {
     it('refuse a body that is not one JSON object', () => {
       for (const body of ['[1,2]', '"EURUSD,buy"', '42', 'null', 'true']) {
-        expect(problemOf(body, 'json')).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/must be one JSON object/) });
+        expect(problemOf(body, 'json')).toMatchObject({
+          code: 'PARSE_ERROR',
+          detail: expect.stringMatching(/must be one JSON object/),
+        });
       }
       expect(problemOf('', 'json')).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/empty/) });
     });
@@ -249,7 +297,10 @@ describe('the JSON format', () => {
     it('refuse nesting deeper than the limit, and accept nesting within it as a wrongly typed value', () => {
       const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
       expect(problemOf(json(`"x":${nested(MAX_JSON_NESTING)}`), 'json').code).toBe('PARSE_ERROR');
-      expect(problemOf(json(`"sl_pips":${nested(MAX_JSON_NESTING - 2)}`), 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'sl_pips' });
+      expect(problemOf(json(`"sl_pips":${nested(MAX_JSON_NESTING - 2)}`), 'json')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'sl_pips',
+      });
       expect(problemOf(json(`"x":${nested(100_000)}`), 'json').code).toBe('PARSE_ERROR');
     });
 
@@ -259,7 +310,10 @@ describe('the JSON format', () => {
   });
 
   it('tolerates a leading byte order mark and surrounding white space', () => {
-    expect(signalOf('\uFEFF \n {"symbol":"EURUSD","action":"buy"} \n', 'json')).toStrictEqual({ symbol: 'EURUSD', action: 'buy' });
+    expect(signalOf('\uFEFF \n {"symbol":"EURUSD","action":"buy"} \n', 'json')).toStrictEqual({
+      symbol: 'EURUSD',
+      action: 'buy',
+    });
   });
 
   it('reports problems in the order the keys appear in the body', () => {

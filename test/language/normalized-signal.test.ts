@@ -25,7 +25,9 @@ describe('the normalized signal', () => {
 
   it('carries every section with its canonical names', () => {
     expect(
-      signalOf('gbpusd,Short,comment="Swing A",vol_pctbal_loss=1.5,sl_price=1.2750,tp_percent=2,trail_distance=15,be_trigger=20,exent'),
+      signalOf(
+        'gbpusd,Short,comment="Swing A",vol_pctbal_loss=1.5,sl_price=1.2750,tp_percent=2,trail_distance=15,be_trigger=20,exent',
+      ),
     ).toStrictEqual({
       symbol: 'GBPUSD',
       action: 'sell',
@@ -50,11 +52,17 @@ describe('the normalized signal', () => {
       comment: 'grid',
       close: { pct: 25 },
     });
-    expect(signalOf('EURUSD,closesell,pct_lots=0.3')).toStrictEqual({ symbol: 'EURUSD', action: 'closesell', close: { lots: 0.3 } });
+    expect(signalOf('EURUSD,closesell,pct_lots=0.3')).toStrictEqual({
+      symbol: 'EURUSD',
+      action: 'closesell',
+      close: { lots: 0.3 },
+    });
   });
 
   it('writes out the trail and breakeven defaults and keeps given values', () => {
-    expect(signalOf('EURUSD,buy,trail_trigger=10,trail_distance=5,trail_step=2,be_trigger=8,be_offset=1').trail).toStrictEqual({
+    expect(
+      signalOf('EURUSD,buy,trail_trigger=10,trail_distance=5,trail_step=2,be_trigger=8,be_offset=1').trail,
+    ).toStrictEqual({
       trigger: 10,
       distance: 5,
       step: 2,
@@ -85,7 +93,19 @@ describe('the normalized signal', () => {
   });
 
   it('knows every action of the signal language', () => {
-    for (const action of ['buy', 'sell', 'closebuy', 'closesell', 'closeall', 'closelongbuy', 'closelongsell', 'closeshortbuy', 'closeshortsell', 'cancellong', 'cancelshort']) {
+    for (const action of [
+      'buy',
+      'sell',
+      'closebuy',
+      'closesell',
+      'closeall',
+      'closelongbuy',
+      'closelongsell',
+      'closeshortbuy',
+      'closeshortsell',
+      'cancellong',
+      'cancelshort',
+    ]) {
       expect(signalOf(`EURUSD,${action}`).action).toBe(action);
     }
     for (const action of ['buylimit', 'selllimit', 'buystop', 'sellstop']) {
@@ -103,7 +123,9 @@ describe('the normalized signal', () => {
       sl: { type: 'pips', value: 20 },
       opposite: 'exit_and_enter',
     });
-    expect(signalOf('{"SYMBOL":" eurusd ","Action":"Long","VolumeType":"PCTBAL","VOLUME":"2","Comment":"My Strat"}', 'json')).toStrictEqual({
+    expect(
+      signalOf('{"SYMBOL":" eurusd ","Action":"Long","VolumeType":"PCTBAL","VOLUME":"2","Comment":"My Strat"}', 'json'),
+    ).toStrictEqual({
       symbol: 'EURUSD',
       action: 'buy',
       comment: 'My Strat',

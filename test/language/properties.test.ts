@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/catalog.js';
-import { parseSignal, type ParseOutcome, readTradingViewTemplate, renderSignalText, type SignalFormat } from '../../src/language/index.js';
+import {
+  parseSignal,
+  type ParseOutcome,
+  readTradingViewTemplate,
+  renderSignalText,
+  type SignalFormat,
+} from '../../src/language/index.js';
 import { formatDecimal } from '../../src/language/decimal-number.js';
 import { renderSignalJson, validSignal } from './valid-signal-arbitrary.js';
 
@@ -67,7 +73,10 @@ describe('properties of the signal language', () => {
   it('parses a JSON rendering of any valid signal, flat or typed, numbers or numeric strings, to that signal', () => {
     fc.assert(
       fc.property(validSignal, fc.boolean(), fc.boolean(), (signal, typed, numbersAsStrings) => {
-        expect(parseSignal(renderSignalJson(signal, typed, numbersAsStrings), 'json')).toStrictEqual({ ok: true, signal });
+        expect(parseSignal(renderSignalJson(signal, typed, numbersAsStrings), 'json')).toStrictEqual({
+          ok: true,
+          signal,
+        });
       }),
       RUNS,
     );
@@ -76,13 +85,19 @@ describe('properties of the signal language', () => {
   it('makes a position target of any valid opening signal valid as long, short and flat: one TradingView template for all three', () => {
     fc.assert(
       fc.property(
-        validSignal.filter((s) => s.action === 'positionlong' || s.action === 'positionshort' || s.action === 'positionflat'),
+        validSignal.filter(
+          (s) => s.action === 'positionlong' || s.action === 'positionshort' || s.action === 'positionflat',
+        ),
         (signal) => {
           // The signal's own text with the action replaced by the placeholder the dashboard's message uses.
           const [symbol, , ...rest] = renderSignalText(signal).split(',');
           const template = [symbol, 'position{{strategy.market_position}}', ...rest].join(',');
           const reading = readTradingViewTemplate(template)!;
-          expect(reading.renderings.map((r) => r.values['strategy.market_position'])).toEqual(['long', 'short', 'flat']);
+          expect(reading.renderings.map((r) => r.values['strategy.market_position'])).toEqual([
+            'long',
+            'short',
+            'flat',
+          ]);
           for (const rendering of reading.renderings) {
             const parsed = parseSignal(rendering.body, 'text');
             const action = `position${rendering.values['strategy.market_position']}`;
@@ -101,7 +116,10 @@ describe('properties of the signal language', () => {
     const digits = (maxLength: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength });
     const written = fc
       .tuple(fc.constantFrom('', '-', '+'), digits(25), fc.option(digits(25), { nil: undefined }))
-      .filter(([, whole, fraction]) => (whole !== '' && fraction !== '') || (whole === '' && fraction !== undefined && fraction !== ''))
+      .filter(
+        ([, whole, fraction]) =>
+          (whole !== '' && fraction !== '') || (whole === '' && fraction !== undefined && fraction !== ''),
+      )
       .map(([sign, whole, fraction]) => `${sign}${whole}${fraction === undefined ? '' : `.${fraction}`}`);
 
     it('accepting it only when its shortest round-trip digits denote the same value', () => {
@@ -110,8 +128,16 @@ describe('properties of the signal language', () => {
           const outcome = parseSignal(`EURUSD,buy,sl_price=${number}`, 'text');
           const value = Number(number);
           const exact = simplestDecimal(number) === simplestDecimal(formatDecimal(value));
-          if (exact && value > 0) expect(outcome).toStrictEqual({ ok: true, signal: { symbol: 'EURUSD', action: 'buy', sl: { type: 'price', value } } });
-          else if (!exact) expect(outcome).toMatchObject({ ok: false, problems: [{ param: 'sl_price', detail: expect.stringMatching(/more digits than can be held exactly/) }] });
+          if (exact && value > 0)
+            expect(outcome).toStrictEqual({
+              ok: true,
+              signal: { symbol: 'EURUSD', action: 'buy', sl: { type: 'price', value } },
+            });
+          else if (!exact)
+            expect(outcome).toMatchObject({
+              ok: false,
+              problems: [{ param: 'sl_price', detail: expect.stringMatching(/more digits than can be held exactly/) }],
+            });
           else expect(outcome.ok).toBe(false);
         }),
         RUNS,
@@ -120,11 +146,15 @@ describe('properties of the signal language', () => {
 
     it('accepting any number of at most 15 significant digits', () => {
       fc.assert(
-        fc.property(fc.bigInt({ min: 1n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 40 }), (mantissa, shift) => {
-          const whole = mantissa.toString().padStart(shift + 1, '0');
-          const number = shift === 0 ? whole : `${whole.slice(0, -shift)}.${whole.slice(-shift)}`;
-          expect(parseSignal(`EURUSD,buy,sl_price=${number}`, 'text').ok).toBe(true);
-        }),
+        fc.property(
+          fc.bigInt({ min: 1n, max: 10n ** 15n - 1n }),
+          fc.integer({ min: 0, max: 40 }),
+          (mantissa, shift) => {
+            const whole = mantissa.toString().padStart(shift + 1, '0');
+            const number = shift === 0 ? whole : `${whole.slice(0, -shift)}.${whole.slice(-shift)}`;
+            expect(parseSignal(`EURUSD,buy,sl_price=${number}`, 'text').ok).toBe(true);
+          },
+        ),
         RUNS,
       );
     });
@@ -135,7 +165,10 @@ describe('properties of the signal language', () => {
           const text = parseSignal(`EURUSD,buy,sl_price=${number}`, 'text');
           expect(parseSignal(`{"symbol":"EURUSD","action":"buy","sl_price":"${number}"}`, 'json')).toStrictEqual(text);
           // A JSON literal has no plus sign, leading point or leading zeros.
-          const literal = number.replace(/^\+/, '').replace(/^(-?)0*(?=\d)/, '$1').replace(/^(-?)\./, '$10.');
+          const literal = number
+            .replace(/^\+/, '')
+            .replace(/^(-?)0*(?=\d)/, '$1')
+            .replace(/^(-?)\./, '$10.');
           expect(parseSignal(`{"symbol":"EURUSD","action":"buy","sl_price":${literal}}`, 'json')).toStrictEqual(text);
         }),
         RUNS,
@@ -165,16 +198,75 @@ describe('properties of the signal language', () => {
     });
 
     const vocabulary = [
-      'EURUSD', 'eurusd', 'buy', 'SELL', 'closeall', 'buylimit', 'cancellong', 'vol', 'vol_dollar', 'vol_pctbal_loss', 'sl_pips',
-      'sl_price', 'sl_percent', 'tp_pips', 'tp1', 'tp2', 'tp3_price', 'tp11', 'pct1', 'pct2', 'pct', 'pct_lots', 'entry_pips',
-      'entry_percent', 'trail_trigger', 'trail_distance', 'trail_step', 'be_trigger', 'be_offset', 'exop', 'exent', 'comment',
-      'symbol', 'action', 'sl', 'volume', 'volumeType', 'slType', 'tp', 'tpType', 'sl_pip', 'foo', '',
+      'EURUSD',
+      'eurusd',
+      'buy',
+      'SELL',
+      'closeall',
+      'buylimit',
+      'cancellong',
+      'vol',
+      'vol_dollar',
+      'vol_pctbal_loss',
+      'sl_pips',
+      'sl_price',
+      'sl_percent',
+      'tp_pips',
+      'tp1',
+      'tp2',
+      'tp3_price',
+      'tp11',
+      'pct1',
+      'pct2',
+      'pct',
+      'pct_lots',
+      'entry_pips',
+      'entry_percent',
+      'trail_trigger',
+      'trail_distance',
+      'trail_step',
+      'be_trigger',
+      'be_offset',
+      'exop',
+      'exent',
+      'comment',
+      'symbol',
+      'action',
+      'sl',
+      'volume',
+      'volumeType',
+      'slType',
+      'tp',
+      'tpType',
+      'sl_pip',
+      'foo',
+      '',
     ];
     const value = fc.oneof(
-      fc.constantFrom('0', '-1', '20', '0.5', '1e3', 'abc', '', '100', '150', '"a, b"', '"', '""', 'lots', 'dollar', 'pips', 'percent'),
+      fc.constantFrom(
+        '0',
+        '-1',
+        '20',
+        '0.5',
+        '1e3',
+        'abc',
+        '',
+        '100',
+        '150',
+        '"a, b"',
+        '"',
+        '""',
+        'lots',
+        'dollar',
+        'pips',
+        'percent',
+      ),
       fc.double().map(String),
     );
-    const token = fc.oneof(fc.constantFrom(...vocabulary), fc.tuple(fc.constantFrom(...vocabulary), value).map(([name, v]) => `${name}=${v}`));
+    const token = fc.oneof(
+      fc.constantFrom(...vocabulary),
+      fc.tuple(fc.constantFrom(...vocabulary), value).map(([name, v]) => `${name}=${v}`),
+    );
 
     it('for signal-like text lines', () => {
       fc.assert(
@@ -215,7 +307,10 @@ describe('properties of the signal language', () => {
         fc.property(validSignal, fc.boolean(), flips, (signal, typed, flip) => {
           const body = JSON.parse(renderSignalJson(signal, typed, false)) as Record<string, unknown>;
           const recased = Object.fromEntries(
-            Object.entries(body).map(([key, v]) => [recase(key, flip), key === 'symbol' || key === 'action' ? recase(String(v), flip) : v]),
+            Object.entries(body).map(([key, v]) => [
+              recase(key, flip),
+              key === 'symbol' || key === 'action' ? recase(String(v), flip) : v,
+            ]),
           );
           expect(parseSignal(JSON.stringify(recased), 'json')).toStrictEqual(parseSignal(JSON.stringify(body), 'json'));
         }),
@@ -224,11 +319,32 @@ describe('properties of the signal language', () => {
     });
 
     it('for text lines with problems: the same problems, the same details', () => {
-      const vocabulary = ['EURUSD', 'Eur Usd', 'buy', 'buyy', 'closeall', 'sl_pips', 'sl_pip', 'SL', 'vol', 'vol_dollar', 'tp1', 'tp3', 'pct2', 'exop', 'exent', 'Foo', 'pct', 'entry_price'];
+      const vocabulary = [
+        'EURUSD',
+        'Eur Usd',
+        'buy',
+        'buyy',
+        'closeall',
+        'sl_pips',
+        'sl_pip',
+        'SL',
+        'vol',
+        'vol_dollar',
+        'tp1',
+        'tp3',
+        'pct2',
+        'exop',
+        'exent',
+        'Foo',
+        'pct',
+        'entry_price',
+      ];
       const line = fc.array(
         fc.oneof(
           fc.constantFrom(...vocabulary),
-          fc.tuple(fc.constantFrom(...vocabulary), fc.constantFrom('0', '20', 'x', '', '1e3', 'Abc')).map(([n, v]) => `${n}=${v}`),
+          fc
+            .tuple(fc.constantFrom(...vocabulary), fc.constantFrom('0', '20', 'x', '', '1e3', 'Abc'))
+            .map(([n, v]) => `${n}=${v}`),
         ),
         { minLength: 1, maxLength: 10 },
       );

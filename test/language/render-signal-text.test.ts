@@ -5,7 +5,9 @@ import { signalOf } from './outcome.js';
 
 describe('renderSignalText', () => {
   it('writes the canonical text of a market buy with a stop and a target', () => {
-    expect(renderSignalText(signalOf('eurusd,BUY,vol=0.10,sl_pips=20,tp_pips=40'))).toBe('EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
+    expect(renderSignalText(signalOf('eurusd,BUY,vol=0.10,sl_pips=20,tp_pips=40'))).toBe(
+      'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40',
+    );
   });
 
   it('writes out every default, so the line says exactly what will be executed', () => {
@@ -21,7 +23,9 @@ describe('renderSignalText', () => {
     expect(renderSignalText(signalOf('EURUSD,sellstop,entry_percent=1,sl_price=1.2,vol_dollar=50'))).toBe(
       'EURUSD,sellstop,vol_dollar=50,sl_price=1.2,entry_percent=1',
     );
-    expect(renderSignalText(signalOf('EURUSD,closelong,pct_lots=0.5,comment=grid'))).toBe('EURUSD,closebuy,comment=grid,pct_lots=0.5');
+    expect(renderSignalText(signalOf('EURUSD,closelong,pct_lots=0.5,comment=grid'))).toBe(
+      'EURUSD,closebuy,comment=grid,pct_lots=0.5',
+    );
   });
 
   it('keeps a single partial target as a numbered level with its share', () => {

@@ -64,7 +64,8 @@ describe('take profits', () => {
     expect(problemOf('EURUSD,buy,tp1=1,tp2=2,tp3=3,pct1=50,pct2=50')).toEqual({
       code: 'INVALID_PARAMETER',
       param: 'tp3',
-      detail: 'pct1 and pct2 already give away 100% of the position, leaving nothing for tp3; give pct3, or lower the other shares',
+      detail:
+        'pct1 and pct2 already give away 100% of the position, leaving nothing for tp3; give pct3, or lower the other shares',
     });
     expect(problemOf('EURUSD,buy,tp1=1,tp2=2,tp3=3,pct1=99')).toMatchObject({
       param: 'tp2',
@@ -85,7 +86,9 @@ describe('take profits', () => {
       param: 'tp3',
       detail: 'tp3 is given without tp2; number take-profit levels from tp1 on without gaps',
     });
-    expect(problemOf('EURUSD,buy,tp2=20').detail).toBe('tp2 is given without tp1; number take-profit levels from tp1 on without gaps');
+    expect(problemOf('EURUSD,buy,tp2=20').detail).toBe(
+      'tp2 is given without tp1; number take-profit levels from tp1 on without gaps',
+    );
     expect(problemOf('EURUSD,buy,tp1=1,tp4=4').detail).toMatch(/^tp4 is given without tp2 and tp3;/);
     expect(codesOf('EURUSD,buy,tp2=2,tp4=4')).toEqual([
       ['INVALID_PARAMETER', 'tp2'],
@@ -100,7 +103,9 @@ describe('take profits', () => {
       detail: 'pct2 is given without tp2; pct2 is the share of the position closed at take-profit level 2',
     });
     expect(problemOf('EURUSD,buy,pct1=50').code).toBe('INVALID_PARAMETER');
-    expect(problemOf('EURUSD,buy,tp_pips=10,pct1=50').detail).toMatch(/with a single tp_pips the whole position closes at the target/);
+    expect(problemOf('EURUSD,buy,tp_pips=10,pct1=50').detail).toMatch(
+      /with a single tp_pips the whole position closes at the target/,
+    );
   });
 
   it('does not call tpN missing when it is given but refused beside a single target', () => {
@@ -108,12 +113,14 @@ describe('take profits', () => {
       {
         code: 'INVALID_PARAMETER',
         param: 'tp1',
-        detail: 'tp1 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
+        detail:
+          'tp1 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
       },
       {
         code: 'INVALID_PARAMETER',
         param: 'tp2',
-        detail: 'tp2 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
+        detail:
+          'tp2 and tp_pips are two ways of giving take profits; use one tp_* for a single target, or tp1, tp2 … for several levels',
       },
       {
         code: 'INVALID_PARAMETER',

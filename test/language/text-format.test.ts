@@ -31,7 +31,12 @@ describe('the text format', () => {
   });
 
   it('refuses more than one non-blank line as a parse error (one signal per request)', () => {
-    for (const body of ['EURUSD,buy\nGBPUSD,sell', 'EURUSD,buy\r\nGBPUSD,sell', 'EURUSD,buy\rx', 'EURUSD,buy\n\nsl_pips=20']) {
+    for (const body of [
+      'EURUSD,buy\nGBPUSD,sell',
+      'EURUSD,buy\r\nGBPUSD,sell',
+      'EURUSD,buy\rx',
+      'EURUSD,buy\n\nsl_pips=20',
+    ]) {
       const problem = problemOf(body);
       expect(problem.code).toBe('PARSE_ERROR');
       expect(problem.detail).toMatch(/2 non-blank lines; send exactly one signal per request/);
@@ -103,7 +108,13 @@ describe('the text format', () => {
     });
 
     it('only wrap whole values', () => {
-      for (const body of ['EURUSD,buy,comment=a"b', '"EURUSD",buy', 'EURUSD,"buy"', 'EURUSD,buy,"comment"=x', 'EURUSD,buy,"exop"']) {
+      for (const body of [
+        'EURUSD,buy,comment=a"b',
+        '"EURUSD",buy',
+        'EURUSD,"buy"',
+        'EURUSD,buy,"comment"=x',
+        'EURUSD,buy,"exop"',
+      ]) {
         const problem = problemOf(body);
         expect(problem.code).toBe('PARSE_ERROR');
         expect(problem.detail).toMatch(/quotes may only wrap a whole value/);
@@ -150,7 +161,9 @@ describe('the text format', () => {
         param: '5',
         detail: "unknown parameter '5'; if you meant sl_pips=1.5, write decimals with a point, not a comma",
       });
-      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe("sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'");
+      expect(problemOf('EURUSD,buy,sl_pips="1,5"').detail).toBe(
+        "sl_pips must use a point as decimal separator: if you meant 1.5, write that, got '1,5'",
+      );
     });
 
     it('are taken at their exact written value, however they are written', () => {
@@ -167,22 +180,29 @@ describe('the text format', () => {
       expect(problemOf('EURUSD,buy,sl_percent=99.99999999999999999')).toEqual({
         code: 'INVALID_PARAMETER',
         param: 'sl_percent',
-        detail: 'sl_percent has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+        detail:
+          'sl_percent has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
       });
       expect(problemOf('EURUSD,buy,vol_pctbal_loss=100.0000000000000001,sl_pips=10')).toEqual({
         code: 'INVALID_VOLUME',
         param: 'vol_pctbal_loss',
-        detail: 'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
+        detail:
+          'vol_pctbal_loss has more digits than can be held exactly (it would read as 100); write at most 15 significant digits',
       });
-      expect(problemOf('EURUSD,closeall,pct=100.0000000000000000001')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'pct' });
+      expect(problemOf('EURUSD,closeall,pct=100.0000000000000000001')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'pct',
+      });
       expect(problemOf('EURUSD,buy,tp1=10,tp2=20,pct1=49.9999999999999999999')).toMatchObject({
         code: 'INVALID_PARAMETER',
         param: 'pct1',
         detail: expect.stringMatching(/^pct1 has more digits than can be held exactly \(it would read as 50\)/),
       });
-      expect(problemOf('EURUSD,buy,sl_price=123456789012345678').detail).toMatch(/it would read as 123456789012345680\)/);
+      expect(problemOf('EURUSD,buy,sl_price=123456789012345678').detail).toMatch(
+        /it would read as 123456789012345680\)/,
+      );
       expect(problemOf('EURUSD,buy,sl_pips="0.1000000000000000055511151231257827"').code).toBe('INVALID_PARAMETER');
-      });
+    });
 
     it('refuse numbers too small to be held, rather than suggest fewer digits', () => {
       expect(problemOf(`EURUSD,buy,sl_pips=0.${'0'.repeat(400)}1`).detail).toMatch(
@@ -203,7 +223,11 @@ describe('the text format', () => {
         detail: 'sl_pips needs a value, e.g. sl_pips=20',
       });
       expect(problemOf('EURUSD,buy,comment')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'comment' });
-      expect(problemOf('EURUSD,buy,vol')).toMatchObject({ code: 'INVALID_VOLUME', param: 'vol', detail: 'vol needs a value, e.g. vol=0.1' });
+      expect(problemOf('EURUSD,buy,vol')).toMatchObject({
+        code: 'INVALID_VOLUME',
+        param: 'vol',
+        detail: 'vol needs a value, e.g. vol=0.1',
+      });
     });
 
     it('refuse an empty value after =', () => {
@@ -213,7 +237,11 @@ describe('the text format', () => {
         detail: 'sl_pips has an empty value; give a number (e.g. sl_pips=20) or leave sl_pips out',
       });
       expect(problemOf('EURUSD,buy,sl_pips=""')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'sl_pips' });
-      expect(problemOf('EURUSD,buy,comment=')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'comment', detail: expect.stringMatching(/comment is empty/) });
+      expect(problemOf('EURUSD,buy,comment=')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'comment',
+        detail: expect.stringMatching(/comment is empty/),
+      });
       expect(problemOf('EURUSD,buy,comment=""')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'comment' });
     });
 
@@ -227,7 +255,10 @@ describe('the text format', () => {
     });
 
     it('refuse a value without a name as a parse error', () => {
-      expect(problemOf('EURUSD,buy,=20')).toMatchObject({ code: 'PARSE_ERROR', detail: expect.stringMatching(/token 3 .* has a value but no name/) });
+      expect(problemOf('EURUSD,buy,=20')).toMatchObject({
+        code: 'PARSE_ERROR',
+        detail: expect.stringMatching(/token 3 .* has a value but no name/),
+      });
     });
 
     it('split at the first =', () => {
@@ -265,7 +296,9 @@ describe('the text format', () => {
     });
 
     it('suggest the names an unknown name is the end of', () => {
-      expect(problemOf('EURUSD,buy,lots=1').detail).toBe("unknown parameter 'lots'; did you mean vol_lots or pct_lots?");
+      expect(problemOf('EURUSD,buy,lots=1').detail).toBe(
+        "unknown parameter 'lots'; did you mean vol_lots or pct_lots?",
+      );
     });
   });
 });

@@ -21,7 +21,14 @@ import {
   type Volume,
 } from '../../src/language/index.js';
 
-const SELL_SIDE: readonly Action[] = ['sell', 'closelongsell', 'closeshortsell', 'selllimit', 'sellstop', 'positionshort'];
+const SELL_SIDE: readonly Action[] = [
+  'sell',
+  'closelongsell',
+  'closeshortsell',
+  'selllimit',
+  'sellstop',
+  'positionshort',
+];
 
 /** Positive finite doubles: every magnitude (subnormals to huge), plus the prices and sizes people type. */
 const positive = fc.oneof(
@@ -63,7 +70,10 @@ const distance = (role: 'sl' | 'tp' | 'entry', action: Action): fc.Arbitrary<Dis
   });
 
 const volume: fc.Arbitrary<Volume> = fc.constantFrom(...VOLUME_TYPES).chain((type) =>
-  (type === 'pctbal_loss' || type === 'pcteq_loss' ? percentUpTo(100, true) : positive).map((value) => ({ type, value })),
+  (type === 'pctbal_loss' || type === 'pcteq_loss' ? percentUpTo(100, true) : positive).map((value) => ({
+    type,
+    value,
+  })),
 );
 
 /** 1 to 10 levels whose whole-percent shares are each at least 1 and total at most 100. */
@@ -77,7 +87,10 @@ const takeProfit = (action: Action): fc.Arbitrary<TakeProfitLevel[]> =>
       )
       .map(([levels, total, weights]) => {
         const weightSum = weights.reduce((a, b) => a + b, 0) || 1;
-        return levels.map((level, index) => ({ ...level, pct: 1 + Math.floor(((total - count) * weights[index]!) / weightSum) }));
+        return levels.map((level, index) => ({
+          ...level,
+          pct: 1 + Math.floor(((total - count) * weights[index]!) / weightSum),
+        }));
       }),
   );
 
@@ -103,8 +116,13 @@ export const validSignal: fc.Arbitrary<NormalizedSignal> = fc
     const base: NormalizedSignal = { symbol, action, ...(comment !== undefined && { comment }) };
     if (CANCEL_ACTIONS.includes(action)) return fc.constant(base);
     if (CLOSE_ACTIONS.includes(action)) {
-      const close = fc.oneof(percentUpTo(100, true).map((pct) => ({ pct })), positive.map((lots) => ({ lots })));
-      return fc.option(close, { nil: undefined }).map((amount) => ({ ...base, ...(amount !== undefined && { close: amount }) }));
+      const close = fc.oneof(
+        percentUpTo(100, true).map((pct) => ({ pct })),
+        positive.map((lots) => ({ lots })),
+      );
+      return fc
+        .option(close, { nil: undefined })
+        .map((amount) => ({ ...base, ...(amount !== undefined && { close: amount }) }));
     }
     const entry = PENDING_ACTIONS.includes(action) ? distance('entry', action) : fc.constant(undefined);
     return fc.tuple(opening(action), entry, distance('sl', action)).map(([parameters, entryValue, stop]) => {
@@ -113,7 +131,11 @@ export const validSignal: fc.Arbitrary<NormalizedSignal> = fc
       if (POSITION_ACTIONS.includes(action)) delete signal.opposite;
       if (entryValue !== undefined) signal.entry = entryValue;
       // Risk-based sizing needs a stop loss.
-      if (signal.volume !== undefined && ['dollar', 'pctbal_loss', 'pcteq_loss'].includes(signal.volume.type) && signal.sl === undefined) {
+      if (
+        signal.volume !== undefined &&
+        ['dollar', 'pctbal_loss', 'pcteq_loss'].includes(signal.volume.type) &&
+        signal.sl === undefined
+      ) {
         signal.sl = stop;
       }
       return signal;

@@ -6,7 +6,11 @@ import { codesOf, problemOf, problemsOf, signalOf } from './outcome.js';
 describe('validation', () => {
   describe('UNKNOWN_ACTION', () => {
     it('refuses an action outside the list, suggesting near ones', () => {
-      expect(problemOf('EURUSD,buyy')).toEqual({ code: 'UNKNOWN_ACTION', param: 'action', detail: "unknown action 'buyy'; did you mean buy?" });
+      expect(problemOf('EURUSD,buyy')).toEqual({
+        code: 'UNKNOWN_ACTION',
+        param: 'action',
+        detail: "unknown action 'buyy'; did you mean buy?",
+      });
       expect(problemOf('EURUSD,Close_All').detail).toBe("unknown action 'close_all'; did you mean closeall?");
       expect(problemOf('EURUSD,hodl').detail).toMatch(/^unknown action 'hodl'; use one of buy, sell, closebuy/);
     });
@@ -24,11 +28,19 @@ describe('validation', () => {
 
     it('suggests by family, edit distance and prefix', () => {
       expect(problemOf('EURUSD,buy,tp2_pip=20').detail).toBe("unknown parameter 'tp2_pip'; did you mean tp2_pips?");
-      expect(problemOf('EURUSD,buy,trail_dist=5').detail).toBe("unknown parameter 'trail_dist'; did you mean trail_distance?");
+      expect(problemOf('EURUSD,buy,trail_dist=5').detail).toBe(
+        "unknown parameter 'trail_dist'; did you mean trail_distance?",
+      );
       expect(problemOf('EURUSD,buy,be_ofset=1').detail).toBe("unknown parameter 'be_ofset'; did you mean be_offset?");
-      expect(problemOf('EURUSD,buy,entry=1').detail).toBe("unknown parameter 'entry'; did you mean entry_pips, entry_price or entry_percent?");
-      expect(problemOf('EURUSD,buy,stoploss=1').detail).toBe("unknown parameter 'stoploss'; it is not a signal parameter, so check its spelling or remove it");
-      expect(problemOf('{"symbol":"EURUSD","action":"buy","volumtype":"lots"}', 'json').detail).toMatch(/did you mean volumeType/);
+      expect(problemOf('EURUSD,buy,entry=1').detail).toBe(
+        "unknown parameter 'entry'; did you mean entry_pips, entry_price or entry_percent?",
+      );
+      expect(problemOf('EURUSD,buy,stoploss=1').detail).toBe(
+        "unknown parameter 'stoploss'; it is not a signal parameter, so check its spelling or remove it",
+      );
+      expect(problemOf('{"symbol":"EURUSD","action":"buy","volumtype":"lots"}', 'json').detail).toMatch(
+        /did you mean volumeType/,
+      );
     });
 
     it('is reported for every unknown name, a repeated one once', () => {
@@ -56,7 +68,9 @@ describe('validation', () => {
     it('suggests for the first 32 unknown names of a body only (a garbage body cannot buy much CPU)', () => {
       const names = Array.from({ length: 40 }, (_, index) => `sl_pip${index}`);
       const problems = problemsOf(`EURUSD,buy,${names.map((name) => `${name}=1`).join(',')}`);
-      expect(problems.map((problem) => [problem.code, problem.param])).toEqual(names.map((name) => ['UNKNOWN_PARAMETER', name]));
+      expect(problems.map((problem) => [problem.code, problem.param])).toEqual(
+        names.map((name) => ['UNKNOWN_PARAMETER', name]),
+      );
       expect(problems.slice(0, 32).every((problem) => /did you mean sl_pips\?$/.test(problem.detail))).toBe(true);
       expect(problems.slice(32).every((problem) => /it is not a signal parameter/.test(problem.detail))).toBe(true);
     });
@@ -98,7 +112,10 @@ describe('validation', () => {
         detail: 'vol_pctbal_loss risks 100.5% of the balance on one trade; give at most 100',
       });
       expect(problemOf('EURUSD,buy,vol_pcteq_loss=150,sl_pips=10').code).toBe('INVALID_VOLUME');
-      expect(signalOf('EURUSD,buy,vol_pcteq_loss=100,sl_pips=10').volume).toStrictEqual({ type: 'pcteq_loss', value: 100 });
+      expect(signalOf('EURUSD,buy,vol_pcteq_loss=100,sl_pips=10').volume).toStrictEqual({
+        type: 'pcteq_loss',
+        value: 100,
+      });
       // Notional percent may exceed 100 with leverage.
       expect(signalOf('EURUSD,buy,vol_pctbal=500').volume).toStrictEqual({ type: 'pctbal', value: 500 });
     });
@@ -116,11 +133,15 @@ describe('validation', () => {
           expect(signalOf(`EURUSD,buy,${name}=1,${stop}`).volume?.value).toBe(1);
         }
       }
-      expect(problemOf('{"symbol":"EURUSD","action":"sell","volume":100,"volumeType":"dollar"}', 'json')).toMatchObject({
-        code: 'SL_REQUIRED',
-        param: 'volume',
-      });
-      expect(signalOf('{"symbol":"EURUSD","action":"sell","volume":100,"volumeType":"dollar","sl":20}', 'json').volume).toStrictEqual({
+      expect(problemOf('{"symbol":"EURUSD","action":"sell","volume":100,"volumeType":"dollar"}', 'json')).toMatchObject(
+        {
+          code: 'SL_REQUIRED',
+          param: 'volume',
+        },
+      );
+      expect(
+        signalOf('{"symbol":"EURUSD","action":"sell","volume":100,"volumeType":"dollar","sl":20}', 'json').volume,
+      ).toStrictEqual({
         type: 'dollar',
         value: 100,
       });
@@ -172,8 +193,15 @@ describe('validation', () => {
         detail: expect.stringMatching(/tp1 and tp_pips are two ways of giving take profits/),
       });
       expect(codesOf('EURUSD,buy,tp2=20,tp1=10,tp_price=1.2')).toEqual([['INVALID_PARAMETER', 'tp_price']]);
-      expect(problemOf('EURUSD,buy,exop,exent')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'exent', detail: expect.stringMatching(/exclude each other/) });
-      expect(problemOf('EURUSD,closeall,pct=50,pct_lots=1')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'pct_lots' });
+      expect(problemOf('EURUSD,buy,exop,exent')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'exent',
+        detail: expect.stringMatching(/exclude each other/),
+      });
+      expect(problemOf('EURUSD,closeall,pct=50,pct_lots=1')).toMatchObject({
+        code: 'INVALID_PARAMETER',
+        param: 'pct_lots',
+      });
     });
 
     it('refuses entry_* on anything but a pending action', () => {
@@ -195,7 +223,20 @@ describe('validation', () => {
     });
 
     it('refuses position parameters on close and cancel actions', () => {
-      const opening = ['vol=1', 'vol_pctbal=1', 'sl_pips=10', 'tp_pips=10', 'tp1=10', 'pct1=50', 'trail_distance=5', 'trail_trigger=1', 'be_trigger=5', 'be_offset=1', 'exop', 'exent'];
+      const opening = [
+        'vol=1',
+        'vol_pctbal=1',
+        'sl_pips=10',
+        'tp_pips=10',
+        'tp1=10',
+        'pct1=50',
+        'trail_distance=5',
+        'trail_trigger=1',
+        'be_trigger=5',
+        'be_offset=1',
+        'exop',
+        'exent',
+      ];
       for (const action of ['closebuy', 'closesell', 'closeall', 'cancellong', 'cancelshort']) {
         for (const parameter of opening) {
           const problem = problemOf(`EURUSD,${action},${parameter}`);
@@ -221,7 +262,9 @@ describe('validation', () => {
           tp: [{ type: 'pips', value: 40, pct: 100 }],
         });
         for (const parameter of ['exop', 'exent']) {
-          expect(problemOf(`EURUSD,${action},${parameter}`).detail).toBe(`${parameter} does not apply to ${action}: a position target already closes what is on the other side`);
+          expect(problemOf(`EURUSD,${action},${parameter}`).detail).toBe(
+            `${parameter} does not apply to ${action}: a position target already closes what is on the other side`,
+          );
         }
         expect(codesOf(`EURUSD,${action},entry_pips=5`)).toEqual([['INVALID_PARAMETER', 'entry_pips']]);
         expect(codesOf(`EURUSD,${action},pct=50`)).toEqual([['INVALID_PARAMETER', 'pct']]);
@@ -233,12 +276,16 @@ describe('validation', () => {
 
     it('lets the close-then-open actions take the opening parameters', () => {
       for (const action of ['closelongbuy', 'closelongsell', 'closeshortbuy', 'closeshortsell']) {
-        expect(signalOf(`EURUSD,${action},vol=1,sl_pips=10,tp1=10,tp2=20,trail_distance=5,be_trigger=5,exent,comment=x`)).toMatchObject({ action });
+        expect(
+          signalOf(`EURUSD,${action},vol=1,sl_pips=10,tp1=10,tp2=20,trail_distance=5,be_trigger=5,exent,comment=x`),
+        ).toMatchObject({ action });
       }
     });
 
     it('lets pending actions take the position parameters', () => {
-      expect(signalOf('EURUSD,selllimit,entry_pips=10,vol=1,sl_pips=10,tp_pips=20,trail_distance=5,be_trigger=5').entry).toStrictEqual({
+      expect(
+        signalOf('EURUSD,selllimit,entry_pips=10,vol=1,sl_pips=10,tp_pips=20,trail_distance=5,be_trigger=5').entry,
+      ).toStrictEqual({
         type: 'pips',
         value: 10,
       });
@@ -250,7 +297,16 @@ describe('validation', () => {
     });
 
     it('refuses non-positive distances, prices and percents', () => {
-      for (const parameter of ['sl_pips', 'sl_price', 'sl_percent', 'tp_pips', 'tp_price', 'tp_percent', 'tp1', 'tp1_price']) {
+      for (const parameter of [
+        'sl_pips',
+        'sl_price',
+        'sl_percent',
+        'tp_pips',
+        'tp_price',
+        'tp_percent',
+        'tp1',
+        'tp1_price',
+      ]) {
         for (const value of ['0', '-5']) {
           const problem = problemOf(`EURUSD,buy,${parameter}=${value}`);
           expect(problem).toMatchObject({ code: 'INVALID_PARAMETER', param: parameter });
@@ -271,7 +327,9 @@ describe('validation', () => {
       expect(problemOf('EURUSD,sell,tp_percent=100').detail).toMatch(/tp_percent must be below 100 for sell/);
       expect(problemOf('EURUSD,closelongsell,tp1_percent=150').code).toBe('INVALID_PARAMETER');
       expect(signalOf('BTCUSD,buy,tp_percent=150').tp).toStrictEqual([{ type: 'percent', value: 150, pct: 100 }]);
-      expect(problemOf('EURUSD,buylimit,entry_percent=100').detail).toMatch(/entry_percent must be below 100 for buylimit/);
+      expect(problemOf('EURUSD,buylimit,entry_percent=100').detail).toMatch(
+        /entry_percent must be below 100 for buylimit/,
+      );
       expect(problemOf('EURUSD,sellstop,entry_percent=120').code).toBe('INVALID_PARAMETER');
       expect(signalOf('EURUSD,buystop,entry_percent=120').entry).toStrictEqual({ type: 'percent', value: 120 });
     });
@@ -289,14 +347,18 @@ describe('validation', () => {
         const entry = action.startsWith('sell') && action !== 'sell' ? 'entry_pips=10,' : '';
         expect(signalOf(`EURUSD,${action},${entry}sl_percent=150`).sl).toStrictEqual({ type: 'percent', value: 150 });
       }
-      expect(signalOf('{"symbol":"EURUSD","action":"sell","sl":100,"slType":"percent"}', 'json').sl).toStrictEqual({ type: 'percent', value: 100 });
+      expect(signalOf('{"symbol":"EURUSD","action":"sell","sl":100,"slType":"percent"}', 'json').sl).toStrictEqual({
+        type: 'percent',
+        value: 100,
+      });
     });
 
     it('refuses trail_* without trail_distance, and trail values out of range', () => {
       expect(problemOf('EURUSD,buy,trail_trigger=10')).toEqual({
         code: 'INVALID_PARAMETER',
         param: 'trail_trigger',
-        detail: 'trail_trigger needs trail_distance (how many pips the stop trails behind the price); add trail_distance or remove trail_trigger',
+        detail:
+          'trail_trigger needs trail_distance (how many pips the stop trails behind the price); add trail_distance or remove trail_trigger',
       });
       expect(codesOf('EURUSD,buy,trail_step=1,trail_trigger=10')).toEqual([
         ['INVALID_PARAMETER', 'trail_step'],
@@ -307,7 +369,11 @@ describe('validation', () => {
         ['INVALID_PARAMETER', 'trail_trigger'],
         ['INVALID_PARAMETER', 'trail_step'],
       ]);
-      expect(signalOf('EURUSD,buy,trail_distance=5,trail_trigger=0,trail_step=0').trail).toStrictEqual({ trigger: 0, distance: 5, step: 0 });
+      expect(signalOf('EURUSD,buy,trail_distance=5,trail_trigger=0,trail_step=0').trail).toStrictEqual({
+        trigger: 0,
+        distance: 5,
+        step: 0,
+      });
     });
 
     it('refuses be_offset without be_trigger, and breakeven values out of range', () => {
@@ -318,7 +384,9 @@ describe('validation', () => {
       });
       expect(codesOf('EURUSD,buy,be_trigger=-1')).toEqual([['INVALID_PARAMETER', 'be_trigger']]);
       expect(codesOf('EURUSD,buy,be_trigger=10,be_offset=-1')).toEqual([['INVALID_PARAMETER', 'be_offset']]);
-      expect(problemOf('EURUSD,buy,be_trigger=10,be_offset=10').detail).toMatch(/be_offset \(10\) must be below be_trigger \(10\)/);
+      expect(problemOf('EURUSD,buy,be_trigger=10,be_offset=10').detail).toMatch(
+        /be_offset \(10\) must be below be_trigger \(10\)/,
+      );
       expect(signalOf('EURUSD,buy,be_trigger=0').breakeven).toStrictEqual({ trigger: 0, offset: 0 });
       // An offset of 0 is the default, so it is allowed whatever the trigger.
       expect(signalOf('EURUSD,buy,be_trigger=0,be_offset=0').breakeven).toStrictEqual({ trigger: 0, offset: 0 });
@@ -356,8 +424,19 @@ describe('validation', () => {
     });
 
     it('refuses spaces, control characters, other letters, no letter or digit, and overlong symbols', () => {
-      for (const symbol of ['EUR USD', 'EUR\u0000USD', 'EUR\tUSD', 'ÉURUSD', 'EUR=USD', '...', 'X'.repeat(SYMBOL_MAX_LENGTH + 1)]) {
-        expect(problemOf(`{"symbol":${JSON.stringify(symbol)},"action":"buy"}`, 'json')).toMatchObject({ code: 'INVALID_PARAMETER', param: 'symbol' });
+      for (const symbol of [
+        'EUR USD',
+        'EUR\u0000USD',
+        'EUR\tUSD',
+        'ÉURUSD',
+        'EUR=USD',
+        '...',
+        'X'.repeat(SYMBOL_MAX_LENGTH + 1),
+      ]) {
+        expect(problemOf(`{"symbol":${JSON.stringify(symbol)},"action":"buy"}`, 'json')).toMatchObject({
+          code: 'INVALID_PARAMETER',
+          param: 'symbol',
+        });
       }
       expect(problemOf('EUR USD,buy').detail).toBe(
         "symbol 'EUR USD' may only hold letters A-Z, digits and . _ - / # + ! $ @ & ^ : (like EURUSD, GER40.cash or BTC/USD)",
@@ -373,12 +452,16 @@ describe('validation', () => {
 
     it('refuses line breaks, control characters and overlong comments', () => {
       for (const comment of ['a\nb', 'a\u0007b', 'a\u2028b', 'x'.repeat(COMMENT_MAX_CHARACTERS + 1), '   ']) {
-        expect(problemOf(`{"symbol":"EURUSD","action":"buy","comment":${JSON.stringify(comment)}}`, 'json')).toMatchObject({
+        expect(
+          problemOf(`{"symbol":"EURUSD","action":"buy","comment":${JSON.stringify(comment)}}`, 'json'),
+        ).toMatchObject({
           code: 'INVALID_PARAMETER',
           param: 'comment',
         });
       }
-      expect(signalOf(`EURUSD,buy,comment=${'é'.repeat(COMMENT_MAX_CHARACTERS)}`).comment).toHaveLength(COMMENT_MAX_CHARACTERS);
+      expect(signalOf(`EURUSD,buy,comment=${'é'.repeat(COMMENT_MAX_CHARACTERS)}`).comment).toHaveLength(
+        COMMENT_MAX_CHARACTERS,
+      );
     });
   });
 
@@ -404,13 +487,21 @@ describe('validation', () => {
 
     it('gives each parameter at most one problem, the first in body order', () => {
       expect(problemsOf('EURUSD,buy,vol=1,vol=2,vol=3')).toEqual([
-        { code: 'INVALID_VOLUME', param: 'vol', detail: 'vol is given more than once (names are case-insensitive); give it once' },
+        {
+          code: 'INVALID_VOLUME',
+          param: 'vol',
+          detail: 'vol is given more than once (names are case-insensitive); give it once',
+        },
       ]);
       expect(problemsOf('EURUSD,buy,vol_dollar=0')).toEqual([
         { code: 'INVALID_VOLUME', param: 'vol_dollar', detail: 'vol_dollar must be greater than 0, got 0' },
       ]);
       expect(problemsOf('EURUSD,buy,vol_pctbal_loss=200')).toEqual([
-        { code: 'INVALID_VOLUME', param: 'vol_pctbal_loss', detail: 'vol_pctbal_loss risks 200% of the balance on one trade; give at most 100' },
+        {
+          code: 'INVALID_VOLUME',
+          param: 'vol_pctbal_loss',
+          detail: 'vol_pctbal_loss risks 200% of the balance on one trade; give at most 100',
+        },
       ]);
       expect(codesOf('EURUSD,buy,foo,bar=1,foo')).toEqual([
         ['UNKNOWN_PARAMETER', 'foo'],

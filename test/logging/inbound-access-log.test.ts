@@ -14,7 +14,13 @@ function capturingLogger(level = 'info') {
 const timeless = (line: string) => line.replace(/"time":"[^"]*"/, '"time":"T"');
 
 const accesses: InboundAccess[] = [
-  { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 202, ms: 3.25, clientAddress: '203.0.113.7', signalId: 'sig_0mwsjedwk0000bc4ff84c' },
+  {
+    encodedKey: 'AbC1dEf2gHi3jKl4',
+    statusCode: 202,
+    ms: 3.25,
+    clientAddress: '203.0.113.7',
+    signalId: 'sig_0mwsjedwk0000bc4ff84c',
+  },
   { encodedKey: 'AbC1dEf2gHi3jKl4', statusCode: 422, ms: 0.5, clientAddress: '2001:db8::1', signalId: null },
   { encodedKey: 'short', statusCode: 401, ms: 12, clientAddress: 'bad"address', signalId: null },
   { encodedKey: 'ключ-источника-1', statusCode: 202, ms: 1, clientAddress: '10.0.0.1', signalId: 'sig_x' },
@@ -29,7 +35,17 @@ function pinoLines(level = 'info', child?: Record<string, string>): string[] {
   const { logger, lines } = capturingLogger(level);
   const log = child ? logger.child(child) : logger;
   for (const { encodedKey, statusCode, ms, clientAddress, signalId } of accesses) {
-    log.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, clientAddress, signalId: signalId ?? undefined }, 'request');
+    log.info(
+      {
+        method: 'POST',
+        url: maskedInboundPath(encodedKey),
+        statusCode,
+        ms,
+        clientAddress,
+        signalId: signalId ?? undefined,
+      },
+      'request',
+    );
   }
   return lines.map(timeless);
 }
@@ -89,7 +105,17 @@ describe('inbound access log', () => {
       const { logger, lines } = capturingLogger(level);
       for (const access of noAgents) {
         const { encodedKey, statusCode, ms, clientAddress, signalId, noAgentsSourceId } = access;
-        logger.info({ method: 'POST', url: maskedInboundPath(encodedKey), statusCode, ms, clientAddress, signalId: signalId ?? undefined }, 'request');
+        logger.info(
+          {
+            method: 'POST',
+            url: maskedInboundPath(encodedKey),
+            statusCode,
+            ms,
+            clientAddress,
+            signalId: signalId ?? undefined,
+          },
+          'request',
+        );
         if (noAgentsSourceId !== undefined) logger.warn({ signalId, sourceId: noAgentsSourceId }, NO_AGENTS_MESSAGE);
       }
       return lines.map(timeless);
@@ -102,6 +128,11 @@ describe('inbound access log', () => {
       expect(lines.map(timeless)).toEqual(expected(level));
     }
     expect(expected('warn')).toHaveLength(2);
-    expect(JSON.parse(expected('info')[1]!)).toMatchObject({ level: 40, signalId: accesses[0]!.signalId, sourceId: 'src_0mwsjedwk0000', msg: NO_AGENTS_MESSAGE });
+    expect(JSON.parse(expected('info')[1]!)).toMatchObject({
+      level: 40,
+      signalId: accesses[0]!.signalId,
+      sourceId: 'src_0mwsjedwk0000',
+      msg: NO_AGENTS_MESSAGE,
+    });
   });
 });

@@ -24,7 +24,11 @@ function flushed(batcher: LineBatcher): Promise<void> {
 describe('log line batcher', () => {
   it('writes every line, in order, by the time a flush returns', async () => {
     const file = logFile();
-    const batcher = new LineBatcher(pino.destination({ dest: file, sync: false, minLength: 1, mkdir: true }), 8 * 1024, 60_000);
+    const batcher = new LineBatcher(
+      pino.destination({ dest: file, sync: false, minLength: 1, mkdir: true }),
+      8 * 1024,
+      60_000,
+    );
     const lines = Array.from({ length: 500 }, (_, i) => `{"n":${i},"text":"${'é'.repeat(i % 7)}"}\n`);
     for (const line of lines) batcher.write(line);
     await flushed(batcher);
@@ -33,10 +37,14 @@ describe('log line batcher', () => {
 
   it('hands a quiet logger’s lines over on its timer, without a flush', async () => {
     const file = logFile();
-    const batcher = new LineBatcher(pino.destination({ dest: file, sync: false, minLength: 1, mkdir: true }), 8 * 1024, 20);
+    const batcher = new LineBatcher(
+      pino.destination({ dest: file, sync: false, minLength: 1, mkdir: true }),
+      8 * 1024,
+      20,
+    );
     batcher.write('{"msg":"quiet"}\n');
     const written = () => (existsSync(file) ? readFileSync(file, 'utf8') : '');
-    for (const deadline = Date.now() + 20_000; !written().includes('quiet') && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 20_000; !written().includes('quiet') && Date.now() < deadline;) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(written()).toBe('{"msg":"quiet"}\n');

@@ -29,8 +29,12 @@ describe('request paths in the log', () => {
   });
 
   it('leave record ids in place', () => {
-    expect(maskPath('/api/admin/signals/sig_0mwsmsjku00001a2b3c4d')).toBe('/api/admin/signals/sig_0mwsmsjku00001a2b3c4d');
-    expect(maskPath('/api/admin/sources/src_0123456789abcdef0123/rotate-key')).toBe('/api/admin/sources/src_0123456789abcdef0123/rotate-key');
+    expect(maskPath('/api/admin/signals/sig_0mwsmsjku00001a2b3c4d')).toBe(
+      '/api/admin/signals/sig_0mwsmsjku00001a2b3c4d',
+    );
+    expect(maskPath('/api/admin/sources/src_0123456789abcdef0123/rotate-key')).toBe(
+      '/api/admin/sources/src_0123456789abcdef0123/rotate-key',
+    );
   });
 
   it('leave other paths as they are, without their query', () => {

@@ -6,7 +6,8 @@ function capturing() {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger('info', {
     write: (block: string) => {
-      for (const line of block.split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of block.split('\n'))
+        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
     },
   });
   return { logger, lines };
@@ -30,8 +31,20 @@ describe('wrong source keys, logged per client address per minute', () => {
     await vi.advanceTimersByTimeAsync(1);
     logger.flush();
     expect(lines).toEqual([
-      expect.objectContaining({ level: 40, clientAddress: '203.0.113.9', count: 500, since: '2026-11-25T14:00:00.000Z', seconds: 60, statusCode: 401 }),
-      expect.objectContaining({ level: 40, clientAddress: '2001:db8::1', count: 1, msg: '1 inbound request with a source key no source has' }),
+      expect.objectContaining({
+        level: 40,
+        clientAddress: '203.0.113.9',
+        count: 500,
+        since: '2026-11-25T14:00:00.000Z',
+        seconds: 60,
+        statusCode: 401,
+      }),
+      expect.objectContaining({
+        level: 40,
+        clientAddress: '2001:db8::1',
+        count: 1,
+        msg: '1 inbound request with a source key no source has',
+      }),
     ]);
     expect(lines[0]!.msg).toBe('500 inbound requests with a source key no source has');
 
@@ -39,7 +52,9 @@ describe('wrong source keys, logged per client address per minute', () => {
     await vi.advanceTimersByTimeAsync(WRONG_KEY_WINDOW_MS);
     await vi.advanceTimersByTimeAsync(WRONG_KEY_WINDOW_MS);
     logger.flush();
-    expect(lines.slice(2)).toEqual([expect.objectContaining({ clientAddress: '203.0.113.9', count: 1, since: '2026-11-25T14:01:00.000Z' })]);
+    expect(lines.slice(2)).toEqual([
+      expect.objectContaining({ clientAddress: '203.0.113.9', count: 1, since: '2026-11-25T14:01:00.000Z' }),
+    ]);
     expect(log.total).toBe(502);
     log.close();
   });

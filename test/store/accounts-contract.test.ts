@@ -39,7 +39,8 @@ describe.each(contractStores('contract_accounts'))('$name store', ({ harness: ma
       // Later than every other test's accounts, so they come first in the list of all.
       const ids = ['acc-list-a', 'acc-list-b', 'acc-list-c', 'acc-list-d'].map((id) => `${id}-${randomUUID()}`);
       const created = [at(9e11), at(9e11), at(9e11 + 1), at(9e11 + 2)];
-      for (const [i, id] of ids.entries()) await store.accounts.create({ id, name: id, monthlySignalQuota: 5, createdAt: created[i]! });
+      for (const [i, id] of ids.entries())
+        await store.accounts.create({ id, name: id, monthlySignalQuota: 5, createdAt: created[i]! });
       // Two share a createdAt: the id decides.
       const sameTime = [ids[0]!, ids[1]!].sort().reverse();
       const newestFirst = [ids[3]!, ids[2]!, ...sameTime];

@@ -26,7 +26,12 @@ describe.each(contractStores('contract_agents'))('$name store', ({ harness: make
       const [first, second] = agents as [(typeof agents)[0], (typeof agents)[0]];
       expect(await store.agents.get(first.id)).toEqual(first);
       // Who the token belongs to, never the agent's state: the check on every agent request reads no more.
-      expect(await store.agents.findByTokenHash(second.tokenHash)).toEqual({ id: second.id, accountId, name: second.name, tokenHash: second.tokenHash });
+      expect(await store.agents.findByTokenHash(second.tokenHash)).toEqual({
+        id: second.id,
+        accountId,
+        name: second.name,
+        tokenHash: second.tokenHash,
+      });
       expect(await store.agents.findByTokenHash('unknown')).toBeNull();
       expect((await store.agents.list({ accountId, limit: 10 })).items.map((a) => a.id)).toEqual([second.id, first.id]);
       expect(await store.agents.list({ accountId: 'no-such-account', limit: 10 })).toEqual({ items: [], next: null });
@@ -36,7 +41,10 @@ describe.each(contractStores('contract_agents'))('$name store', ({ harness: make
       expect(await store.agents.get(first.id)).toMatchObject({ state, lastSeenAt: at(5000) });
       // The list carries the state as the text it was stored as, JSON.stringify's, unparsed.
       const listed = (await store.agents.list({ accountId, limit: 10 })).items;
-      expect(listed.map((a) => [a.id, a.stateJson, a.lastSeenAt])).toEqual([[second.id, null, null], [first.id, JSON.stringify(state), at(5000)]]);
+      expect(listed.map((a) => [a.id, a.stateJson, a.lastSeenAt])).toEqual([
+        [second.id, null, null],
+        [first.id, JSON.stringify(state), at(5000)],
+      ]);
       await store.agents.touch(first.id, at(9000));
       expect(await store.agents.get(first.id)).toMatchObject({ state, lastSeenAt: at(9000) });
       expect(await store.agents.get(second.id)).toMatchObject({ state: null, lastSeenAt: null });
@@ -67,7 +75,12 @@ describe.each(contractStores('contract_agents'))('$name store', ({ harness: make
 
     it('deletes an agent with its deliveries, never handing them out, unless a source routes to it by id', async () => {
       const seeded = await seed(store, { agents: 2, route: [0] });
-      const everyAgent = { ...seeded.source, id: `src-all-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), agentIds: [] };
+      const everyAgent = {
+        ...seeded.source,
+        id: `src-all-${randomUUID()}`,
+        ...storedAuthKey(`key-${randomUUID()}`),
+        agentIds: [],
+      };
       await store.sources.create(everyAgent);
       const [routed, other] = seeded.agents as [Agent, Agent];
       expect(await store.agents.delete(routed.id)).toEqual({ kind: 'routed', sourceIds: [seeded.source.id] });
@@ -76,7 +89,9 @@ describe.each(contractStores('contract_agents'))('$name store', ({ harness: make
 
       const signal = request({ ...seeded, source: everyAgent });
       await store.ingest.commit(signal);
-      expect((await store.signals.get(signal.id))!.deliveries.map((d) => d.agentId).sort()).toEqual([routed.id, other.id].sort());
+      expect((await store.signals.get(signal.id))!.deliveries.map((d) => d.agentId).sort()).toEqual(
+        [routed.id, other.id].sort(),
+      );
       expect(await store.agents.delete(other.id)).toEqual({ kind: 'deleted' });
       expect(await store.agents.get(other.id)).toBeNull();
       expect(await store.agents.findByTokenHash(other.tokenHash)).toBeNull();

@@ -24,18 +24,34 @@ const until = async (condition: () => boolean) => {
 describe('a background round whose error escapes its own handling', () => {
   it('the expiry sweep: logged at error with the task, and the next rounds still run', async () => {
     let rounds = 0;
-    const store = { deliveries: { expire: async () => { rounds++; throw new Error('store gone'); } } } as unknown as Store;
+    const store = {
+      deliveries: {
+        expire: async () => {
+          rounds++;
+          throw new Error('store gone');
+        },
+      },
+    } as unknown as Store;
     const { logger, errors } = brokenWarnLogger();
     const sweeper = startExpirySweeper(store, logger, { intervalMs: 10 });
     await until(() => rounds >= 3);
     await sweeper.stop();
     expect(rounds).toBeGreaterThanOrEqual(3);
-    expect(errors[0]).toMatchObject({ fields: { task: 'expiry sweep', err: expect.objectContaining({ message: 'log stream gone' }) } });
+    expect(errors[0]).toMatchObject({
+      fields: { task: 'expiry sweep', err: expect.objectContaining({ message: 'log stream gone' }) },
+    });
   });
 
   it('retention: logged at error with the task, and the next rounds still run', async () => {
     let rounds = 0;
-    const store = { retention: { pruneIdempotencyKeys: async () => { rounds++; throw new Error('store gone'); } } } as unknown as Store;
+    const store = {
+      retention: {
+        pruneIdempotencyKeys: async () => {
+          rounds++;
+          throw new Error('store gone');
+        },
+      },
+    } as unknown as Store;
     const { logger, errors } = brokenWarnLogger();
     const retention = startRetention(store, logger, { retentionMs: 86_400_000, intervalMs: 10 });
     await until(() => rounds >= 3);

@@ -20,10 +20,20 @@ describe.each(contractStores('contract_dashboard_sessions'))('$name store', ({ h
 
   describe('dashboard sessions', () => {
     it('keeps dashboard sessions until deleted, and removes expired ones when the next is created', async () => {
-      const session = { idDigest: `d-${randomUUID()}`, adminTokenDigest: 'admin', createdAt: at(0), expiresAt: at(1000) };
+      const session = {
+        idDigest: `d-${randomUUID()}`,
+        adminTokenDigest: 'admin',
+        createdAt: at(0),
+        expiresAt: at(1000),
+      };
       await store.dashboardSessions.create(session);
       expect(await store.dashboardSessions.get(session.idDigest)).toEqual(session);
-      const later = { idDigest: `d-${randomUUID()}`, adminTokenDigest: 'admin', createdAt: at(1000), expiresAt: at(5000) };
+      const later = {
+        idDigest: `d-${randomUUID()}`,
+        adminTokenDigest: 'admin',
+        createdAt: at(1000),
+        expiresAt: at(5000),
+      };
       await store.dashboardSessions.create(later);
       expect(await store.dashboardSessions.get(session.idDigest)).toBeNull();
       expect(await store.dashboardSessions.get(later.idDigest)).toEqual(later);

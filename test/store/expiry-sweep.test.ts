@@ -41,9 +41,10 @@ describe.each([
     const unwatch = stores.map((s, i) => s.deliveries.watchExpiries((expired) => reported[i]!.push(...expired)));
     const handedEarlier = await store.deliveries.take(agentId, at(2_000), 50);
     // Sweeps of every instance in batches of 20, racing a hand-out made just before the deadline.
-    const sweepAll = (s: Store) => (async () => {
-      while ((await s.deliveries.expire(at(10_000), 20)) > 0);
-    })();
+    const sweepAll = (s: Store) =>
+      (async () => {
+        while ((await s.deliveries.expire(at(10_000), 20)) > 0);
+      })();
     const [handedLast] = await Promise.all([
       stores[stores.length - 1]!.deliveries.take(agentId, at(4_999), 100),
       ...stores.map(sweepAll),
@@ -55,7 +56,8 @@ describe.each([
     expect(new Set(expired.map((e) => e.signalId)).size).toBe(expired.length);
     expect(expired.every((e) => !handed.has(e.signalId))).toBe(true);
     expect(expired.length + handed.size).toBe(300);
-    for (const e of expired) expect(e).toMatchObject({ agentId, expiresAt: at(5_000), receivedAt: at(1000), expiredAt: at(10_000) });
+    for (const e of expired)
+      expect(e).toMatchObject({ agentId, expiresAt: at(5_000), receivedAt: at(1000), expiredAt: at(10_000) });
     for (const id of ids) {
       const { deliveries } = (await store.signals.get(id))!;
       expect(deliveries).toEqual([expect.objectContaining({ status: handed.has(id) ? 'delivered' : 'expired' })]);

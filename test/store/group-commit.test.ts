@@ -60,7 +60,10 @@ describe('group commit', () => {
     await Promise.all(first);
     expect(settled).toEqual([10, 20, 30]);
     await turn();
-    expect(batches).toEqual([[1, 2, 3], [4, 5]]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     disk.pending[1]!.resolve();
     await Promise.all(second);
     expect(settled).toEqual([10, 20, 30, 40, 50]);

@@ -26,7 +26,9 @@ describe('the hand-out on SQLite', () => {
     await store.close();
     const db = new Database(join(dataDir, SQLITE_FILE_NAME), { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${EXPIRE_AGENT_DUE_SQL}`).all('agt-1', at(0)) as { detail: string }[]).map((r) => r.detail);
+      const plan = (
+        db.prepare(`EXPLAIN QUERY PLAN ${EXPIRE_AGENT_DUE_SQL}`).all('agt-1', at(0)) as { detail: string }[]
+      ).map((r) => r.detail);
       expect(plan).toEqual(['SEARCH deliveries USING INDEX deliveries_agent_due (agent_id=? AND expires_at<?)']);
     } finally {
       db.close();
@@ -35,7 +37,12 @@ describe('the hand-out on SQLite', () => {
 });
 
 /** Copies the signal `templateId` `count` times, as 'sig-1' to 'sig-<count>', every other column the same. */
-async function copySignal(db: pg.Client | pg.Pool, schemaName: string, templateId: string, count: number): Promise<void> {
+async function copySignal(
+  db: pg.Client | pg.Pool,
+  schemaName: string,
+  templateId: string,
+  count: number,
+): Promise<void> {
   const { rows: columns } = await db.query<{ column_name: string }>(
     `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'signals' ORDER BY ordinal_position`,
     [schemaName],
@@ -54,7 +61,11 @@ describe('the hand-out on PostgreSQL', () => {
 
   it('reads neither the agent’s whole queue nor the whole table when one agent holds 20,000 queued deliveries', async () => {
     schema = await freshPostgresSchema('hand_out_plans');
-    const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+    const store = await openStore({
+      dataDir: '/nonexistent',
+      databaseUrl: schema.connectionString,
+      schema: schema.schema,
+    });
     const seeded = await seed(store, { route: [0] });
     // One signal ingested as any other, copied 20,000 times below; its own delivery acknowledged.
     const template = await store.ingest.commit(request(seeded));
@@ -104,7 +115,9 @@ describe('the hand-out on PostgreSQL', () => {
 async function deliveriesReadWhole(pool: pg.Pool, work: () => Promise<unknown>): Promise<number> {
   const read = async (): Promise<number> => {
     await pool.query('SELECT pg_stat_force_next_flush()');
-    const { rows } = await pool.query<{ n: string }>("SELECT seq_tup_read AS n FROM pg_stat_user_tables WHERE relid = 'deliveries'::regclass");
+    const { rows } = await pool.query<{ n: string }>(
+      "SELECT seq_tup_read AS n FROM pg_stat_user_tables WHERE relid = 'deliveries'::regclass",
+    );
     return Number(rows[0]!.n);
   };
   const before = await read();
@@ -118,7 +131,11 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
 
   it('read only the agents’ own rows once a burst has filled the table', async () => {
     schema = await freshPostgresSchema('plans_warm');
-    const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+    const store = await openStore({
+      dataDir: '/nonexistent',
+      databaseUrl: schema.connectionString,
+      schema: schema.schema,
+    });
     const seeded = await seed(store, { agents: 20, route: Array.from({ length: 20 }, (_, i) => i) });
     const template = await store.ingest.commit(request(seeded));
     await store.close();
@@ -128,7 +145,13 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
     const pool = new pg.Pool({ connectionString: schema.urlWithSchema, max: 1 });
     try {
       const handOut = () =>
-        takeDeliveriesFor(pool, 'poll', schema.schema, agents.map((agentId) => ({ agentId, limit: 10, after: 0, tokenHash: null })), at(2000));
+        takeDeliveriesFor(
+          pool,
+          'poll',
+          schema.schema,
+          agents.map((agentId) => ({ agentId, limit: 10, after: 0, tokenHash: null })),
+          at(2000),
+        );
       const acks = new GroupedAcks(pool);
       const executed = { status: 'executed', message: null, result: null } as const;
       // The service's first minutes: hand-outs and acks on a table of 20 rows.
@@ -151,7 +174,9 @@ describe('the hand-out and the acks on PostgreSQL, planned when the table is nea
       // Each agent's 10 handed out, and each of the 20 acks applied, read by key.
       expect(handOutRead).toBe(0);
       expect(ackRead).toBe(0);
-      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE signal_id = 'sig-1' AND status = 'executed'");
+      const { rows } = await pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM deliveries WHERE signal_id = 'sig-1' AND status = 'executed'",
+      );
       expect(rows[0]!.n).toBe(20);
     } finally {
       await pool.end();

@@ -51,7 +51,9 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
         problems: [{ code: 'MISSING_SYMBOL' as const, detail: 'No symbol given.' }],
       };
       const original = await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h', verdict }));
-      const repeat = await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h', verdict: accept() }));
+      const repeat = await store.ingest.commit(
+        request(seeded, { idempotencyKey: 'k', requestHash: 'h', verdict: accept() }),
+      );
       expect(repeat).toEqual({ kind: 'replay', record: original.record });
     });
 
@@ -66,14 +68,21 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       );
       expect(retry.kind).toBe('recorded');
       expect(retry.record.status).toBe('accepted');
-      const again = await store.ingest.commit(request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02' }));
+      const again = await store.ingest.commit(
+        request(seeded, { idempotencyKey: 'q', requestHash: 'h', period: '2030-02' }),
+      );
       expect(again).toEqual({ kind: 'replay', record: retry.record });
     });
 
     it('records a request that comes back with the key and another body as its own 422 entry, leaving the key bound', async () => {
       const seeded = await seed(store, { agents: 1 });
       const original = await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }));
-      const otherRequest = request(seeded, { idempotencyKey: 'k', requestHash: 'body-b', rawBody: 'GBPUSD,sell', receivedAt: at(2000) });
+      const otherRequest = request(seeded, {
+        idempotencyKey: 'k',
+        requestHash: 'body-b',
+        rawBody: 'GBPUSD,sell',
+        receivedAt: at(2000),
+      });
       const other = await store.ingest.commit(otherRequest);
       expect(other.kind).toBe('key_reused');
       expect(other.kind === 'key_reused' && other.originalId).toBe(original.record.id);
@@ -98,14 +107,18 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       });
       expect(await store.signals.get(otherRequest.id)).toEqual({ ...other.record, deliveries: [] });
       expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(1);
-      expect((await store.deliveries.take(seeded.agents[0]!.id, at(3000), 10)).map((d) => d.id)).toEqual([original.record.id]);
+      expect((await store.deliveries.take(seeded.agents[0]!.id, at(3000), 10)).map((d) => d.id)).toEqual([
+        original.record.id,
+      ]);
       // The key stays with the original: its repeat is still a replay, another refusal is another entry.
       expect(await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'body-a' }))).toEqual({
         kind: 'replay',
         // Its outcome as it is now: the delivery was handed out since.
         record: { ...original.record, outcome: { delivered: 1 } },
       });
-      const third = await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'body-c', receivedAt: at(4000) }));
+      const third = await store.ingest.commit(
+        request(seeded, { idempotencyKey: 'k', requestHash: 'body-c', receivedAt: at(4000) }),
+      );
       expect(third.kind).toBe('key_reused');
       expect(third.record.id).not.toBe(other.record.id);
       const log = (await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals;
@@ -114,7 +127,9 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
 
     it('lets a new request take a key over once the original left the replay window', async () => {
       const seeded = await seed(store);
-      const original = await store.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(0) }));
+      const original = await store.ingest.commit(
+        request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(0) }),
+      );
       // Still inside the window when the original was received exactly at its start.
       const inside = await store.ingest.commit(
         request(seeded, { idempotencyKey: 'k', requestHash: 'h', receivedAt: at(86_400_000), idempotencySince: at(0) }),
@@ -145,7 +160,12 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
         { code: 'MISSING_ACTION' as const, detail: 'no action' },
       ];
       const original = await store.ingest.commit(
-        request(seeded, { rawBody, idempotencyKey: 'k', requestHash: 'h', verdict: { kind: 'reject', httpStatus: 422, problems } }),
+        request(seeded, {
+          rawBody,
+          idempotencyKey: 'k',
+          requestHash: 'h',
+          verdict: { kind: 'reject', httpStatus: 422, problems },
+        }),
       );
       const stored = await store.signals.get(original.record.id);
       const { deliveries, ...record } = stored!;
@@ -154,7 +174,12 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       const repeat = await store.ingest.commit(request(seeded, { rawBody, idempotencyKey: 'k', requestHash: 'h' }));
       expect(repeat).toEqual({ kind: 'replay', record });
       const accepted = await store.ingest.commit(
-        request(seeded, { rawBody, idempotencyKey: 'k2', requestHash: 'h', verdict: accept({ ...BUY, comment: 'x\u0000y 🚀' }) }),
+        request(seeded, {
+          rawBody,
+          idempotencyKey: 'k2',
+          requestHash: 'h',
+          verdict: accept({ ...BUY, comment: 'x\u0000y 🚀' }),
+        }),
       );
       const again = await store.ingest.commit(request(seeded, { rawBody, idempotencyKey: 'k2', requestHash: 'h' }));
       expect(again).toEqual({ kind: 'replay', record: accepted.record });
@@ -178,14 +203,20 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
     it('scopes keys to their source', async () => {
       const a = await seed(store);
       const b = await seed(store);
-      expect((await store.ingest.commit(request(a, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe('recorded');
-      expect((await store.ingest.commit(request(b, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe('recorded');
+      expect((await store.ingest.commit(request(a, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe(
+        'recorded',
+      );
+      expect((await store.ingest.commit(request(b, { idempotencyKey: 'same', requestHash: 'h' }))).kind).toBe(
+        'recorded',
+      );
     });
 
     it('records exactly one signal when the same key arrives 30 times at once', async () => {
       const seeded = await seed(store, { quota: 100, agents: 1 });
       const outcomes = await Promise.all(
-        Array.from({ length: 30 }, () => store.ingest.commit(request(seeded, { idempotencyKey: 'burst', requestHash: 'h' }))),
+        Array.from({ length: 30 }, () =>
+          store.ingest.commit(request(seeded, { idempotencyKey: 'burst', requestHash: 'h' })),
+        ),
       );
       const recorded = outcomes.filter((o) => o.kind === 'recorded');
       expect(recorded).toHaveLength(1);
@@ -214,10 +245,19 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       expect(again.kind).toBe('duplicate');
       if (again.kind !== 'duplicate') return;
       expect(again.original).toEqual(first.record);
-      expect(again.record).toMatchObject({ status: 'duplicate', httpStatus: 202, duplicateOf: first.record.id, quota: null, outcome: null, signal: BUY });
+      expect(again.record).toMatchObject({
+        status: 'duplicate',
+        httpStatus: 202,
+        duplicateOf: first.record.id,
+        quota: null,
+        outcome: null,
+        signal: BUY,
+      });
       expect(await store.signals.get(again.record.id)).toEqual({ ...again.record, deliveries: [] });
       expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(1);
-      expect((await store.deliveries.take(seeded.agents[0]!.id, at(931_000), 10)).map((d) => d.id)).toEqual([first.record.id]);
+      expect((await store.deliveries.take(seeded.agents[0]!.id, at(931_000), 10)).map((d) => d.id)).toEqual([
+        first.record.id,
+      ]);
       const statuses = async (status: SignalStatus) =>
         (await store.signals.list({ sourceId: seeded.source.id, status, limit: 10 })).signals.map((s) => s.id);
       expect(await statuses('duplicate')).toEqual([again.record.id]);
@@ -227,17 +267,32 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       expect((await store.ingest.commit(guarded(seeded, 935_000, 'EURUSD,sell,vol=0.1'))).kind).toBe('recorded');
       const later = await store.ingest.commit(guarded(seeded, 961_000));
       expect(later.kind).toBe('recorded');
-      expect(await store.ingest.commit(guarded(seeded, 962_000))).toMatchObject({ kind: 'duplicate', original: { id: later.record.id } });
+      expect(await store.ingest.commit(guarded(seeded, 962_000))).toMatchObject({
+        kind: 'duplicate',
+        original: { id: later.record.id },
+      });
       // Without the check (guard off) the same body is a new signal.
       expect((await store.ingest.commit(request(seeded, { receivedAt: at(963_000) }))).kind).toBe('recorded');
     });
 
-    it('compares with the source\'s previous accepted signal only; a request that cannot be a repeat (since null) is never held back, and is what the next compares with', async () => {
+    it("compares with the source's previous accepted signal only; a request that cannot be a repeat (since null) is never held back, and is what the next compares with", async () => {
       const seeded = await seed(store, { quota: 1000 });
       const close = (receivedMs: number): IngestRequest =>
-        request(seeded, { receivedAt: at(receivedMs), rawBody: 'EURUSD,closeall', duplicateCheck: { bodyDigest: digest('EURUSD,closeall'), since: null } });
+        request(seeded, {
+          receivedAt: at(receivedMs),
+          rawBody: 'EURUSD,closeall',
+          duplicateCheck: { bodyDigest: digest('EURUSD,closeall'), since: null },
+        });
       const kinds: string[] = [];
-      for (const next of [guarded(seeded, 1_050_000), close(1_050_001), close(1_050_002), guarded(seeded, 1_050_003), close(1_050_004), guarded(seeded, 1_050_005), guarded(seeded, 1_050_006)]) {
+      for (const next of [
+        guarded(seeded, 1_050_000),
+        close(1_050_001),
+        close(1_050_002),
+        guarded(seeded, 1_050_003),
+        close(1_050_004),
+        guarded(seeded, 1_050_005),
+        guarded(seeded, 1_050_006),
+      ]) {
         kinds.push((await store.ingest.commit(next)).kind);
       }
       expect(kinds).toEqual(['recorded', 'recorded', 'recorded', 'recorded', 'recorded', 'recorded', 'duplicate']);
@@ -259,7 +314,11 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       const first = await store.ingest.commit(guarded(seeded, 1_100_000));
       const keyed = { ...guarded(seeded, 1_100_010), idempotencyKey: 'dk', requestHash: 'dh' };
       expect((await store.ingest.commit(keyed)).kind).toBe('duplicate');
-      const retry = await store.ingest.commit({ ...guarded(seeded, 1_100_020), idempotencyKey: 'dk', requestHash: 'dh' });
+      const retry = await store.ingest.commit({
+        ...guarded(seeded, 1_100_020),
+        idempotencyKey: 'dk',
+        requestHash: 'dh',
+      });
       expect(retry).toMatchObject({ kind: 'replay', record: { id: first.record.id } });
     });
 
@@ -269,13 +328,23 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
         guarded(seeded, 1_200_000),
         request(seeded, { receivedAt: at(1_200_001) }),
         request(seeded, { receivedAt: at(1_200_002), idempotencyKey: 'turn', requestHash: 'th' }),
-        request(seeded, { receivedAt: at(1_200_003), verdict: { kind: 'reject', httpStatus: 422, problems: [QUOTA_PROBLEM] } }),
+        request(seeded, {
+          receivedAt: at(1_200_003),
+          verdict: { kind: 'reject', httpStatus: 422, problems: [QUOTA_PROBLEM] },
+        }),
         guarded(seeded, 1_200_004),
         request(seeded, { receivedAt: at(1_200_005) }),
       ];
       // Submitted in one event-loop turn: one batch on both stores.
       const outcomes = await Promise.all(requests.map((r) => store.ingest.commit(r)));
-      expect(outcomes.map((o) => o.kind)).toEqual(['recorded', 'recorded', 'recorded', 'recorded', 'duplicate', 'recorded']);
+      expect(outcomes.map((o) => o.kind)).toEqual([
+        'recorded',
+        'recorded',
+        'recorded',
+        'recorded',
+        'duplicate',
+        'recorded',
+      ]);
       // The original as stored, its delivery counted.
       expect(outcomes[4]).toMatchObject({ original: { id: requests[0]!.id, outcome: { queued: 1 } } });
       expect(outcomes.map((o) => o.record.quota?.used ?? null)).toEqual([1, 2, 3, null, null, 4]);
@@ -293,11 +362,17 @@ describe.each(contractStores('contract_idempotency'))('$name store', ({ harness:
       const other = await harness.open();
       try {
         const outcomes = await Promise.all(
-          Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? store : other).ingest.commit(guarded(seeded, 1_200_000 + (i % 3)))),
+          Array.from({ length: 30 }, (_, i) =>
+            (i % 2 === 0 ? store : other).ingest.commit(guarded(seeded, 1_200_000 + (i % 3))),
+          ),
         );
         const recorded = outcomes.filter((o) => o.kind === 'recorded');
         expect(recorded).toHaveLength(1);
-        expect(outcomes.filter((o) => o.kind === 'duplicate').every((o) => o.kind === 'duplicate' && o.original.id === recorded[0]!.record.id)).toBe(true);
+        expect(
+          outcomes
+            .filter((o) => o.kind === 'duplicate')
+            .every((o) => o.kind === 'duplicate' && o.original.id === recorded[0]!.record.id),
+        ).toBe(true);
         expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(1);
         expect(await store.deliveries.take(seeded.agents[0]!.id, at(1_200_500), 100)).toHaveLength(1);
       } finally {

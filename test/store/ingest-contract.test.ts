@@ -3,7 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors/catalog.js';
 import { storedAuthKey } from '../../src/store/auth-key-hash.js';
 import type { Store } from '../../src/store/store.js';
-import { accept, at, BUY, contractStores, PERIOD, QUOTA_PROBLEM, request, seed, type StoreHarness } from './store-harness.js';
+import {
+  accept,
+  at,
+  BUY,
+  contractStores,
+  PERIOD,
+  QUOTA_PROBLEM,
+  request,
+  seed,
+  type StoreHarness,
+} from './store-harness.js';
 
 /** The store contract for the ingest (recording, charging, routing), run unchanged against both implementations. */
 describe.each(contractStores('contract_ingest'))('$name store', ({ harness: makeHarness }) => {
@@ -73,7 +83,9 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
         { code: 'UNKNOWN_PARAMETER', detail: "unknown parameter 'sl'; did you mean sl_pips?", param: 'sl' },
         { code: 'INVALID_VOLUME', detail: 'vol must be a number above 0', param: 'vol' },
       ];
-      const several = await store.ingest.commit(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems } }));
+      const several = await store.ingest.commit(
+        request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems } }),
+      );
       expect(several.kind).toBe('recorded');
       expect(several.record).toMatchObject({
         status: 'rejected',
@@ -90,10 +102,20 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
         request(seeded, {
           rawBody: '{"symbol":',
           contentType: 'application/json',
-          verdict: { kind: 'reject', httpStatus: 400, problems: [{ code: 'PARSE_ERROR', detail: 'Body is not JSON.' }] },
+          verdict: {
+            kind: 'reject',
+            httpStatus: 400,
+            problems: [{ code: 'PARSE_ERROR', detail: 'Body is not JSON.' }],
+          },
         }),
       );
-      expect(one.record).toMatchObject({ status: 'rejected', httpStatus: 400, code: 'PARSE_ERROR', param: null, errors: null });
+      expect(one.record).toMatchObject({
+        status: 'rejected',
+        httpStatus: 400,
+        code: 'PARSE_ERROR',
+        param: null,
+        errors: null,
+      });
       expect(await store.signals.get(one.record.id)).toMatchObject({ ...one.record, deliveries: [] });
       expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(0);
     });
@@ -138,7 +160,9 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
       expect((await store.signals.get(third.record.id))!.deliveries).toEqual([]);
       expect(await store.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
       // A new period starts from zero.
-      const nextMonth = await store.ingest.commit(request(seeded, { period: '2030-02', receivedAt: at(40 * 86_400_000) }));
+      const nextMonth = await store.ingest.commit(
+        request(seeded, { period: '2030-02', receivedAt: at(40 * 86_400_000) }),
+      );
       expect(nextMonth.record.quota).toEqual({ period: '2030-02', used: 1, limit: 2 });
     });
 
@@ -161,8 +185,12 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
         Array.from({ length: 50 }, (_, i) => i + 1),
       );
       expect(await store.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      expect((await store.signals.list({ sourceId: seeded.source.id, status: 'accepted', limit: 500 })).signals).toHaveLength(50);
-      expect((await store.signals.list({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).signals).toHaveLength(150);
+      expect(
+        (await store.signals.list({ sourceId: seeded.source.id, status: 'accepted', limit: 500 })).signals,
+      ).toHaveLength(50);
+      expect(
+        (await store.signals.list({ sourceId: seeded.source.id, status: 'rejected', limit: 500 })).signals,
+      ).toHaveLength(150);
       const delivered = await store.deliveries.take(seeded.agents[0]!.id, at(2000), 500);
       expect(delivered.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     });
@@ -175,7 +203,13 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
       const requests = [
         request(seeded),
         request(other),
-        request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'No symbol given.' }] } }),
+        request(seeded, {
+          verdict: {
+            kind: 'reject',
+            httpStatus: 422,
+            problems: [{ code: 'MISSING_SYMBOL', detail: 'No symbol given.' }],
+          },
+        }),
         request(seeded),
         request(other),
         request(seeded),
@@ -197,7 +231,9 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
       expect(await store.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 4, limit: 4 });
       expect(await store.usage.get(other.accountId, PERIOD)).toEqual({ period: PERIOD, used: 2, limit: 2 });
       const delivered = await store.deliveries.take(seeded.agents[0]!.id, at(2000), 10);
-      expect(delivered.map((d) => [d.id, d.seq])).toEqual([before.record.id, requests[0]!.id, requests[3]!.id, requests[5]!.id].map((id, i) => [id, i + 1]));
+      expect(delivered.map((d) => [d.id, d.seq])).toEqual(
+        [before.record.id, requests[0]!.id, requests[3]!.id, requests[5]!.id].map((id, i) => [id, i + 1]),
+      );
     });
   });
 
@@ -214,12 +250,16 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
       expect(all.map((d) => d.agentId)).toEqual(seeded.agents.map((a) => a.id).sort());
     });
 
-    it("never routes to agents that do not exist or belong to another account", async () => {
+    it('never routes to agents that do not exist or belong to another account', async () => {
       const seeded = await seed(store, { agents: 1 });
       const stranger = await seed(store, { agents: 1 });
-      await store.sources.update(seeded.source.id, {
-        agentIds: [seeded.agents[0]!.id, stranger.agents[0]!.id, 'agt-missing'],
-      }, new Date().toISOString());
+      await store.sources.update(
+        seeded.source.id,
+        {
+          agentIds: [seeded.agents[0]!.id, stranger.agents[0]!.id, 'agt-missing'],
+        },
+        new Date().toISOString(),
+      );
       const outcome = await store.ingest.commit(request(seeded, { sourceRevision: 1 }));
       expect((await store.signals.get(outcome.record.id))!.deliveries.map((d) => d.agentId)).toEqual([
         seeded.agents[0]!.id,
@@ -230,19 +270,26 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
     it('counts each agent’s deliveries not yet final, agents with none included', async () => {
       const seeded = await seed(store, { agents: 2, route: [0] });
       for (let i = 0; i < 3; i++) await store.ingest.commit(request(seeded));
-      const depthOf = async (agentId: string) => (await store.deliveries.countOpen()).find((d) => d.agentId === agentId)?.open;
+      const depthOf = async (agentId: string) =>
+        (await store.deliveries.countOpen()).find((d) => d.agentId === agentId)?.open;
       expect(await depthOf(seeded.agents[0]!.id)).toBe(3);
       expect(await depthOf(seeded.agents[1]!.id)).toBe(0);
       const [first] = await store.deliveries.take(seeded.agents[0]!.id, at(2000), 1);
       expect(await depthOf(seeded.agents[0]!.id)).toBe(3); // handed out, not yet acknowledged
-      await store.deliveries.ack(seeded.agents[0]!.id, first!.id, { status: 'executed', message: null, result: null }, at(2001));
+      await store.deliveries.ack(
+        seeded.agents[0]!.id,
+        first!.id,
+        { status: 'executed', message: null, result: null },
+        at(2001),
+      );
       expect(await depthOf(seeded.agents[0]!.id)).toBe(2);
     });
 
     it('numbers each agent’s deliveries 1, 2, 3… in acceptance order', async () => {
       const seeded = await seed(store, { agents: 2 });
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await store.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+      for (let i = 0; i < 5; i++)
+        ids.push((await store.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
       for (const agent of seeded.agents) {
         const taken = await store.deliveries.take(agent.id, at(2000), 10);
         expect(taken.map((d) => d.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -262,7 +309,12 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
     it('numbers each agent’s deliveries without gaps when sources routing to overlapping agents arrive at once', async () => {
       const seeded = await seed(store, { agents: 3, route: [1] });
       const [a0, a1, a2] = seeded.agents.map((a) => a.id) as [string, string, string];
-      const wide = { ...seeded.source, id: `src-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), agentIds: [a2, a0, a1] };
+      const wide = {
+        ...seeded.source,
+        id: `src-${randomUUID()}`,
+        ...storedAuthKey(`key-${randomUUID()}`),
+        agentIds: [a2, a0, a1],
+      };
       await store.sources.create(wide);
       const onWide = { ...seeded, source: wide };
       const requests = Array.from({ length: 12 }, (_, i) => request(i % 3 === 0 ? onWide : seeded));
@@ -324,8 +376,14 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
     });
 
     it('keeps every agent’s order when ingests for several accounts arrive at once', async () => {
-      const accounts = [await seed(store, { agents: 2 }), await seed(store, { agents: 1 }), await seed(store, { agents: 2 })];
-      const requests = Array.from({ length: 30 }, (_, i) => request(accounts[(i * 7) % 3]!, { receivedAt: at(1000 + i) }));
+      const accounts = [
+        await seed(store, { agents: 2 }),
+        await seed(store, { agents: 1 }),
+        await seed(store, { agents: 2 }),
+      ];
+      const requests = Array.from({ length: 30 }, (_, i) =>
+        request(accounts[(i * 7) % 3]!, { receivedAt: at(1000 + i) }),
+      );
       const outcomes = await Promise.all(requests.map((r) => store.ingest.commit(r)));
       expect(outcomes.every((o) => o.kind === 'recorded' && o.record.status === 'accepted')).toBe(true);
       for (const seeded of accounts) {

@@ -37,7 +37,9 @@ describe.each(contractStores('contract_lifecycle'))('$name store', ({ name, harn
         await store.backup(file);
         const copy = new Database(file, { readonly: true });
         try {
-          expect(copy.prepare('SELECT id FROM signals WHERE id = ?').get(outcome.record.id)).toEqual({ id: outcome.record.id });
+          expect(copy.prepare('SELECT id FROM signals WHERE id = ?').get(outcome.record.id)).toEqual({
+            id: outcome.record.id,
+          });
         } finally {
           copy.close();
         }

@@ -5,8 +5,14 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
-import { SIGNALS_PER_DAY_SQL as POSTGRES_PER_DAY, signalListQuery as postgresQuery } from '../../src/store/postgres/signals.js';
-import { SIGNALS_PER_DAY_SQL as SQLITE_PER_DAY, signalListQuery as sqliteQuery } from '../../src/store/sqlite/signals.js';
+import {
+  SIGNALS_PER_DAY_SQL as POSTGRES_PER_DAY,
+  signalListQuery as postgresQuery,
+} from '../../src/store/postgres/signals.js';
+import {
+  SIGNALS_PER_DAY_SQL as SQLITE_PER_DAY,
+  signalListQuery as sqliteQuery,
+} from '../../src/store/sqlite/signals.js';
 import { SQLITE_FILE_NAME } from '../../src/store/sqlite/sqlite-store.js';
 import type { SignalFilter } from '../../src/store/store.js';
 import { freshPostgresSchema, type TestSchema } from '../support/postgres.js';
@@ -38,7 +44,10 @@ const FILTERS: Partial<SignalFilter>[] = [
 ];
 /** Filters few signals match: walking the whole log's index for them would read most of it. */
 function rare(filter: Partial<SignalFilter>): boolean {
-  return filterCount(filter) === 1 && (filter.status === 'rejected' || filter.status === 'duplicate' || filter.outcome === 'failed');
+  return (
+    filterCount(filter) === 1 &&
+    (filter.status === 'rejected' || filter.status === 'duplicate' || filter.outcome === 'failed')
+  );
 }
 
 /** The indexes that may serve each filter alone (docs/stores.md). */
@@ -71,7 +80,8 @@ function servingIndex(filter: Partial<SignalFilter>): string | null {
     // A source's accepted signals are read from its whole log: nearly all are accepted.
     return 'signals_source_log';
   }
-  if (filter.outcome !== undefined && filter.symbol !== undefined && filterCount(filter) === 2) return 'signals_symbol_log';
+  if (filter.outcome !== undefined && filter.symbol !== undefined && filterCount(filter) === 2)
+    return 'signals_symbol_log';
   if (filterCount(filter) > 1) return null;
   if (filter.outcome !== undefined) return 'deliveries_outcome_log';
   if (filter.status === 'duplicate') return 'signals_duplicate_log';
@@ -104,27 +114,54 @@ describe('signal log query plans', () => {
 
     it.each(CASES)('reads %o through an index in log order', (filter) => {
       const { sql, params } = sqliteQuery(filter);
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map(
+        (row) => row.detail,
+      );
       // A bare SCAN reads every row; a temp b-tree for ORDER BY sorts every match before the first is answered.
-      expect(plan.filter((line) => /^SCAN (s|d|signals|deliveries)\b(?! USING)/.test(line)), plan.join('\n')).toEqual([]);
-      expect(plan.filter((line) => line.includes('TEMP B-TREE FOR ORDER BY')), plan.join('\n')).toEqual([]);
+      expect(
+        plan.filter((line) => /^SCAN (s|d|signals|deliveries)\b(?! USING)/.test(line)),
+        plan.join('\n'),
+      ).toEqual([]);
+      expect(
+        plan.filter((line) => line.includes('TEMP B-TREE FOR ORDER BY')),
+        plan.join('\n'),
+      ).toEqual([]);
       // The table the page walks is walked through an index.
-      expect(plan.some((line) => /^(SCAN|SEARCH) (s|d) USING (COVERING )?INDEX/.test(line)), plan.join('\n')).toBe(true);
+      expect(
+        plan.some((line) => /^(SCAN|SEARCH) (s|d) USING (COVERING )?INDEX/.test(line)),
+        plan.join('\n'),
+      ).toBe(true);
       const indexes = servingIndexes(filter);
       if (indexes !== null) {
-        expect(plan.some((line) => indexes.some((name) => line.includes(`INDEX ${name} `) || line.endsWith(`INDEX ${name}`))), plan.join('\n')).toBe(true);
+        expect(
+          plan.some((line) =>
+            indexes.some((name) => line.includes(`INDEX ${name} `) || line.endsWith(`INDEX ${name}`)),
+          ),
+          plan.join('\n'),
+        ).toBe(true);
       }
       if (filter.outcome !== undefined && (filter.sourceId !== undefined || filter.symbol !== undefined)) {
         // Each of the source's (or symbol's) signals is checked by its own deliveries, not every delivery in that status.
-        expect(plan.filter((line) => line.includes('deliveries_outcome_log')), plan.join('\n')).toEqual([]);
-        expect(plan.some((line) => /^SEARCH d EXISTS USING PRIMARY KEY/.test(line)), plan.join('\n')).toBe(true);
+        expect(
+          plan.filter((line) => line.includes('deliveries_outcome_log')),
+          plan.join('\n'),
+        ).toEqual([]);
+        expect(
+          plan.some((line) => /^SEARCH d EXISTS USING PRIMARY KEY/.test(line)),
+          plan.join('\n'),
+        ).toBe(true);
       }
     });
 
     it('reads signals per day of an account from its per-day counter by key, never the log', () => {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQLITE_PER_DAY}`).all({ account: 'acc', from: '2030-01-01', to: '2030-01-30' }) as { detail: string }[])
-        .map((row) => row.detail);
-      expect(plan, plan.join('\n')).toEqual([expect.stringMatching(/^SEARCH signals_per_day USING PRIMARY KEY \(account_id=\? AND day>\? AND day<\?\)$/)]);
+      const plan = (
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${SQLITE_PER_DAY}`)
+          .all({ account: 'acc', from: '2030-01-01', to: '2030-01-30' }) as { detail: string }[]
+      ).map((row) => row.detail);
+      expect(plan, plan.join('\n')).toEqual([
+        expect.stringMatching(/^SEARCH signals_per_day USING PRIMARY KEY \(account_id=\? AND day>\? AND day<\?\)$/),
+      ]);
     });
   });
 
@@ -133,7 +170,11 @@ describe('signal log query plans', () => {
     let pool: pg.Pool;
     beforeAll(async () => {
       schema = await freshPostgresSchema('plans');
-      const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+      const store = await openStore({
+        dataDir: '/nonexistent',
+        databaseUrl: schema.connectionString,
+        schema: schema.schema,
+      });
       await store.close();
       pool = new pg.Pool({ connectionString: schema.urlWithSchema, max: 1 });
       // A log of 200,000 signals on 199 sources of two accounts (one source of one, the rest of the other): most accepted and executed, a few of each other kind.
@@ -174,28 +215,56 @@ describe('signal log query plans', () => {
       const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
       const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
       const text = JSON.stringify(nodes.map((node) => [node['Node Type'], node['Relation Name'], node['Index Name']]));
-      expect(nodes.filter((node) => node['Node Type'] === 'Seq Scan'), text).toEqual([]);
+      expect(
+        nodes.filter((node) => node['Node Type'] === 'Seq Scan'),
+        text,
+      ).toEqual([]);
       // A filter alone is read through its index, or (when most signals match it) by walking
       // the log's index in order; the planner may sort the few matches of a rare outcome.
       const indexes = postgresServingIndexes(filter);
-      if (indexes !== null) expect(nodes.some((node) => indexes.includes(node['Index Name'] ?? '')), text).toBe(true);
+      if (indexes !== null)
+        expect(
+          nodes.some((node) => indexes.includes(node['Index Name'] ?? '')),
+          text,
+        ).toBe(true);
       // An outcome with a source or a symbol walks the deliveries of that source or symbol in
       // that status alone: never the source's or the symbol's signals met with every delivery
       // in the status, whose cost depends on which is sparser where the page is.
       if (filter.outcome !== undefined && (filter.sourceId !== undefined || filter.symbol !== undefined)) {
-        const merged = ['deliveries_outcome_log', 'signals_source_log', 'signals_symbol_log', 'signals_source_symbol_log', 'signals_source_rejected_log'];
-        expect(nodes.filter((node) => merged.includes(node['Index Name'] ?? '')), text).toEqual([]);
+        const merged = [
+          'deliveries_outcome_log',
+          'signals_source_log',
+          'signals_symbol_log',
+          'signals_source_symbol_log',
+          'signals_source_rejected_log',
+        ];
+        expect(
+          nodes.filter((node) => merged.includes(node['Index Name'] ?? '')),
+          text,
+        ).toEqual([]);
       }
     });
 
     it('reads signals per day of an account from its per-day counter by key, never the log', async () => {
-      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${POSTGRES_PER_DAY}`, ['acc', '2030-01-01', '2030-01-30']);
+      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${POSTGRES_PER_DAY}`,
+        ['acc', '2030-01-01', '2030-01-30'],
+      );
       const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
       const text = JSON.stringify(nodes.map((node) => [node['Node Type'], node['Relation Name'], node['Index Name']]));
       // Through its key (an index scan, or a bitmap of the key's range): no other table, no scan of the whole.
-      expect([...new Set(nodes.map((node) => node['Relation Name']).filter((name) => name !== undefined))], text).toEqual(['signals_per_day']);
-      expect(nodes.filter((node) => node['Index Name'] === 'signals_per_day_pkey'), text).toHaveLength(1);
-      expect(nodes.filter((node) => node['Node Type'] === 'Seq Scan'), text).toEqual([]);
+      expect(
+        [...new Set(nodes.map((node) => node['Relation Name']).filter((name) => name !== undefined))],
+        text,
+      ).toEqual(['signals_per_day']);
+      expect(
+        nodes.filter((node) => node['Index Name'] === 'signals_per_day_pkey'),
+        text,
+      ).toHaveLength(1);
+      expect(
+        nodes.filter((node) => node['Node Type'] === 'Seq Scan'),
+        text,
+      ).toEqual([]);
     });
   });
 });

@@ -9,7 +9,8 @@ interface Item {
 
 /** A runner whose batches finish when the test says so. */
 function manual() {
-  const calls: { items: Item[]; finish: (results?: ItemResult<number>[]) => void; fail: (error: unknown) => void }[] = [];
+  const calls: { items: Item[]; finish: (results?: ItemResult<number>[]) => void; fail: (error: unknown) => void }[] =
+    [];
   const run = (items: Item[]) =>
     new Promise<ItemResult<number>[]>((resolve, reject) => {
       calls.push({
@@ -66,7 +67,10 @@ describe('PostgreSQL ingest batches', () => {
     const batches = new Batches(run, { maxBatch: 2, maxInFlight: 2 });
     const answers = [1, 2, 3, 4, 5].map((value) => batches.submit({ key: 'x', value }));
     await turn();
-    expect(calls.map((c) => c.items.map((i) => i.value))).toEqual([[1, 2], [3, 4]]);
+    expect(calls.map((c) => c.items.map((i) => i.value))).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     calls[1]!.finish();
     await answers[3];
     await turn();
@@ -81,7 +85,10 @@ describe('PostgreSQL ingest batches', () => {
     const batches = new Batches(run, { maxBatch: 50, maxInFlight: 1, keyOf: (item) => item.key });
     const one = [batches.submit({ key: 'a', value: 1 }), batches.submit({ key: 'a', value: 2 })];
     await turn();
-    calls[0]!.finish([{ ok: true, value: 1 }, { ok: false, error: new Error('item two') }]);
+    calls[0]!.finish([
+      { ok: true, value: 1 },
+      { ok: false, error: new Error('item two') },
+    ]);
     const [ok, failed] = await Promise.allSettled(one);
     expect(ok).toEqual({ status: 'fulfilled', value: 1 });
     expect(failed?.status === 'rejected' && (failed.reason as Error).message).toBe('item two');

@@ -17,11 +17,16 @@ describe("PostgreSQL pools: pg's result keeps no rows once answered", () => {
     const original = pool.query.bind(pool) as (...args: unknown[]) => Promise<pg.QueryResult>;
     (pool as { query: unknown }).query = (...args: unknown[]) => {
       const answer = original(...args);
-      answer.then((result) => held.push(result), () => undefined);
+      answer.then(
+        (result) => held.push(result),
+        () => undefined,
+      );
       return answer;
     };
     detachResults(pool);
-    const result = await pool.query<{ n: number; s: string }>("SELECT n, 'row ' || n AS s FROM generate_series(1, 3) AS n");
+    const result = await pool.query<{ n: number; s: string }>(
+      "SELECT n, 'row ' || n AS s FROM generate_series(1, 3) AS n",
+    );
     expect(result.rows).toEqual([
       { n: 1, s: 'row 1' },
       { n: 2, s: 'row 2' },
@@ -41,7 +46,9 @@ describe("PostgreSQL pools: pg's result keeps no rows once answered", () => {
     pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
     detachResults(pool);
     const rows = await new Promise<unknown[]>((resolve, reject) => {
-      const returned = pool!.query('SELECT 7 AS seven', (error: Error | undefined, result: pg.QueryResult) => (error ? reject(error) : resolve(result.rows)));
+      const returned = pool!.query('SELECT 7 AS seven', (error: Error | undefined, result: pg.QueryResult) =>
+        error ? reject(error) : resolve(result.rows),
+      );
       expect(returned).toBeUndefined();
     });
     expect(rows).toEqual([{ seven: 7 }]);

@@ -71,7 +71,12 @@ async function migrateAsReleased(schema: string, version: number): Promise<void>
 async function schemaShape(schema: string): Promise<unknown> {
   return withClient(schema, async (client) => {
     const rows = async (sql: string) =>
-      JSON.parse(JSON.stringify((await client.query(sql, sql.includes("$1") ? [schema] : [])).rows).replaceAll(schema, '<schema>')) as unknown;
+      JSON.parse(
+        JSON.stringify((await client.query(sql, sql.includes('$1') ? [schema] : [])).rows).replaceAll(
+          schema,
+          '<schema>',
+        ),
+      ) as unknown;
     return {
       columns: await rows(
         `SELECT table_name, column_name, data_type, is_nullable, column_default, collation_name
@@ -121,7 +126,9 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
   const stale = request(seeded);
   await expect(store.ingest.commit(stale)).rejects.toBeInstanceOf(SourceChangedError);
   expect(await store.signals.get(stale.id)).toBeNull();
-  expect(await store.ingest.commit(request(seeded, { sourceRevision: changed!.revision }))).toMatchObject({ kind: 'recorded' });
+  expect(await store.ingest.commit(request(seeded, { sourceRevision: changed!.revision }))).toMatchObject({
+    kind: 'recorded',
+  });
   // An instance of the previous release, mid rolling upgrade, sends items without a revision.
   const { source_revision: _omitted, ...older } = ingestItem(request(seeded), 0);
   const answers = await withClient(schema, async (client) => {
@@ -136,8 +143,20 @@ async function ingestsByTodaysRules(store: PostgresStore, schema: string): Promi
   // One of the release before 007 also sends no symbol (nor the duplicate guard's fields): the
   // symbol filter still finds what it ingested.
   const beforeSymbols = request(seeded);
-  const { source_revision: _r, symbol: _s, body_digest: _b, duplicate_since: _d, ...oldest } = ingestItem(beforeSymbols, 0);
-  await withClient(schema, (client) => client.query('SELECT signalgate_ingest($1, $2, $3, false)', [JSON.stringify([oldest]), schema, 'an-older-instance']));
+  const {
+    source_revision: _r,
+    symbol: _s,
+    body_digest: _b,
+    duplicate_since: _d,
+    ...oldest
+  } = ingestItem(beforeSymbols, 0);
+  await withClient(schema, (client) =>
+    client.query('SELECT signalgate_ingest($1, $2, $3, false)', [
+      JSON.stringify([oldest]),
+      schema,
+      'an-older-instance',
+    ]),
+  );
   const found = await store.signals.list({ sourceId: seeded.source.id, symbol: 'EURUSD', limit: 100 });
   expect(found.signals.map((signal) => signal.id)).toContain(beforeSymbols.id);
 }
@@ -170,7 +189,9 @@ describe('PostgreSQL migrations', () => {
     async (version) => {
       expect(expected).toBeDefined();
       const target = await freshPostgresSchema(`mig_${version}`);
-      const stores = [0, 1, 2].map(() => openPostgresStore({ connectionString: target.connectionString, schema: target.schema }));
+      const stores = [0, 1, 2].map(() =>
+        openPostgresStore({ connectionString: target.connectionString, schema: target.schema }),
+      );
       try {
         await migrateAsReleased(target.schema, version);
         await Promise.all(stores.map((store) => store.migrate()));
@@ -193,21 +214,26 @@ describe('PostgreSQL migrations', () => {
         await client.query('UPDATE signals SET symbol = NULL WHERE id = $1', [stored.id]);
         await client.query("DELETE FROM schema_migrations WHERE name = 'symbol_backfill'");
       });
-      const bySymbol = async () => (await store.signals.list({ symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id);
+      const bySymbol = async () =>
+        (await store.signals.list({ symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id);
       expect(await bySymbol()).not.toContain(stored.id);
       await store.migrate();
       expect(await bySymbol()).toContain(stored.id);
     });
   });
 
-  it('gives the deliveries stored before 016 their signal\'s source and symbol, so the outcome filter with either finds them', async () => {
+  it("gives the deliveries stored before 016 their signal's source and symbol, so the outcome filter with either finds them", async () => {
     await withMigratedStore('mig_deliveries', async (store, target) => {
       const seeded = await seed(store, { agents: 1 });
       const stored = request(seeded);
       await store.ingest.commit(stored);
       const pages = async () => [
-        (await store.signals.list({ outcome: 'queued', sourceId: seeded.source.id, limit: 100 })).signals.map((signal) => signal.id),
-        (await store.signals.list({ outcome: 'queued', symbol: 'EURUSD', limit: 100 })).signals.map((signal) => signal.id),
+        (await store.signals.list({ outcome: 'queued', sourceId: seeded.source.id, limit: 100 })).signals.map(
+          (signal) => signal.id,
+        ),
+        (await store.signals.list({ outcome: 'queued', symbol: 'EURUSD', limit: 100 })).signals.map(
+          (signal) => signal.id,
+        ),
       ];
       expect(await pages()).toEqual([[stored.id], [stored.id]]);
       // The deliveries as 015 left them: neither column (nor the indexes on them).
@@ -232,7 +258,11 @@ describe('PostgreSQL migrations', () => {
     await withMigratedStore('mig_days', async (store, target) => {
       const seeded = await seed(store, { agents: 0 });
       const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
-      const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+      const reject = {
+        kind: 'reject' as const,
+        httpStatus: 422,
+        problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }],
+      };
       await store.ingest.commit(request(seeded, { duplicateCheck: guard }));
       expect((await store.ingest.commit(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
       await store.ingest.commit(request(seeded, { verdict: reject }));
@@ -260,12 +290,16 @@ describe('PostgreSQL migrations', () => {
       await withClient(target.schema, async (client) => {
         await client.query(`CREATE OR REPLACE FUNCTION signalgate_ingest(items json, notify_scope text, notify_instance text, isolate boolean)
           RETURNS json LANGUAGE sql AS $$ SELECT '"newer"'::json $$`);
-        await client.query(`COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 99'`);
+        await client.query(
+          `COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 99'`,
+        );
       });
       await store.migrate();
       expect(await ingestAnswers()).toBe('newer');
       // Without a revision (as the released numbered migrations left it), it is replaced.
-      await withClient(target.schema, (client) => client.query('COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS NULL'));
+      await withClient(target.schema, (client) =>
+        client.query('COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS NULL'),
+      );
       await store.migrate();
       expect(await ingestAnswers()).toEqual([]);
     });

@@ -57,9 +57,11 @@ describe('PostgreSQL push sessions on their shared connection', () => {
     // (below) share A's connection when there are four; the test checks they share one.
     const claimA = (await store.deliveries.claimSession(a.id, a.tokenHash))!;
     const fillers = [];
-    for (const agent of others.slice(0, 3)) fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
+    for (const agent of others.slice(0, 3))
+      fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
     const claimB = (await store.deliveries.claimSession(b.id, b.tokenHash))!;
-    for (const agent of others.slice(3)) fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
+    for (const agent of others.slice(3))
+      fillers.push((await store.deliveries.claimSession(agent.id, agent.tokenHash))!);
     expect(await holderOf(b.id)).toBe(await holderOf(a.id));
 
     // Another transaction holds agent A's delivery, so A's hand-out stays under way on the
@@ -73,7 +75,9 @@ describe('PostgreSQL push sessions on their shared connection', () => {
       const takeA = claimA.takeDeliveries(at(2000), 10);
       let waiting = false;
       for (let tries = 0; tries < 400 && !waiting; tries++) {
-        const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [holder]);
+        const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [
+          holder,
+        ]);
         waiting = rows.length > 0;
         if (!waiting) await new Promise((resolve) => setTimeout(resolve, 25));
       }
@@ -109,7 +113,9 @@ describe('PostgreSQL push sessions on their shared connection', () => {
     const seeded = await seed(store, { agents: 30 });
     for (let i = 0; i < 3; i++) await store.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }));
     for (let round = 0; round < 3; round++) {
-      const claims = await Promise.all(seeded.agents.map((agent) => store.deliveries.claimSession(agent.id, agent.tokenHash)));
+      const claims = await Promise.all(
+        seeded.agents.map((agent) => store.deliveries.claimSession(agent.id, agent.tokenHash)),
+      );
       expect(claims.every((claim) => claim !== null)).toBe(true);
       const handOuts = await Promise.all(
         claims.map(async (claim) => {

@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readMigrationFiles } from '../../src/store/migration-files.js';
 import { OutcomeUnknownError } from '../../src/store/outcome-unknown.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { freshPostgresSchema, TEST_DATABASE_URL, terminateSessionWaitingFor, withMigratedStore, type TestSchema } from '../support/postgres.js';
+import {
+  freshPostgresSchema,
+  TEST_DATABASE_URL,
+  terminateSessionWaitingFor,
+  withMigratedStore,
+  type TestSchema,
+} from '../support/postgres.js';
 import { accept, at, BUY, PERIOD, request, seed } from './store-harness.js';
 
 async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -17,7 +23,10 @@ async function query<R extends pg.QueryResultRow>(sql: string, params: unknown[]
 }
 
 /** A connection of its own for `work`, as another transaction of the database would be. */
-async function withOtherConnection(connectionString: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+async function withOtherConnection(
+  connectionString: string,
+  work: (client: pg.Client) => Promise<void>,
+): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
@@ -66,7 +75,9 @@ describe('PostgreSQL store', () => {
   it('fails a committed item the ingest call gave no answer for as of unknown outcome', async () => {
     await withMigratedStore('unanswered', async (store, target) => {
       // The function commits every item but drops the last answer, as a faulty one might.
-      await query(`ALTER FUNCTION "${target.schema}".signalgate_ingest(json, text, text, boolean) RENAME TO signalgate_ingest_real`);
+      await query(
+        `ALTER FUNCTION "${target.schema}".signalgate_ingest(json, text, text, boolean) RENAME TO signalgate_ingest_real`,
+      );
       await query(`CREATE FUNCTION "${target.schema}".signalgate_ingest(items json, scope text, instance text, isolate boolean)
         RETURNS json LANGUAGE sql AS $$
           SELECT COALESCE(json_agg(e ORDER BY i), '[]'::json)
@@ -90,20 +101,26 @@ describe('PostgreSQL store', () => {
         const signal = request(seeded);
         await store.ingest.commit(signal);
         const [first, second] = [...seeded.agents].sort((x, y) => (x.id < y.id ? -1 : 1));
-        for (const agent of [first!, second!]) expect(await store.deliveries.take(agent.id, at(2000), 10)).toHaveLength(1);
+        for (const agent of [first!, second!])
+          expect(await store.deliveries.take(agent.id, at(2000), 10)).toHaveLength(1);
         // Another transaction locks the agents' deliveries as a hand-out does: the first agent's ...
         await handOut.query('BEGIN');
         await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [first!.id]);
         // ... while one ack group names the second agent's delivery before the first's.
         const executed = { status: 'executed', message: null, result: null } as const;
-        const acks = Promise.allSettled([second!, first!].map((agent) => store.deliveries.ack(agent.id, signal.id, executed, at(3000))));
+        const acks = Promise.allSettled(
+          [second!, first!].map((agent) => store.deliveries.ack(agent.id, signal.id, executed, at(3000))),
+        );
         await waitUntilWaitingForRowLock('acked_after_expiry');
         // ... then the second's. Had the group locked the second agent's row first, each would now
         // wait for the other: PostgreSQL fails one of the two after deadlock_timeout.
         await handOut.query(`SELECT 1 FROM "${target.schema}".deliveries WHERE agent_id = $1 FOR UPDATE`, [second!.id]);
         await handOut.query('COMMIT');
         const settled = await acks;
-        expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : String(s.reason)))).toEqual(['acked', 'acked']);
+        expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : String(s.reason)))).toEqual([
+          'acked',
+          'acked',
+        ]);
       }),
     );
   });
@@ -160,7 +177,9 @@ describe('PostgreSQL store', () => {
       expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(50);
       expect(outcomes.filter((o) => o.record.httpStatus === 429)).toHaveLength(150);
       expect(await b.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 50, limit: 50 });
-      const [first, second] = await Promise.all(seeded.agents.map((agent) => a.deliveries.take(agent.id, at(2000), 100)));
+      const [first, second] = await Promise.all(
+        seeded.agents.map((agent) => a.deliveries.take(agent.id, at(2000), 100)),
+      );
       expect(first!.map((d) => d.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       // Both agents see the signals in the same (commit) order.
       expect(second!.map((d) => d.id)).toEqual(first!.map((d) => d.id));
@@ -182,8 +201,16 @@ describe('PostgreSQL store', () => {
     it('lets exactly one of two racing requests take over an expired key', async () => {
       const seeded = await seed(a, { quota: 100 });
       await a.ingest.commit(request(seeded, { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(0) }));
-      const later = { idempotencyKey: 'old', requestHash: 'h', receivedAt: at(90_000_000), idempotencySince: at(3_600_000) };
-      const outcomes = await Promise.all([a.ingest.commit(request(seeded, later)), b.ingest.commit(request(seeded, later))]);
+      const later = {
+        idempotencyKey: 'old',
+        requestHash: 'h',
+        receivedAt: at(90_000_000),
+        idempotencySince: at(3_600_000),
+      };
+      const outcomes = await Promise.all([
+        a.ingest.commit(request(seeded, later)),
+        b.ingest.commit(request(seeded, later)),
+      ]);
       expect(outcomes.map((o) => o.kind).sort()).toEqual(['recorded', 'replay']);
       expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
     });
@@ -191,7 +218,9 @@ describe('PostgreSQL store', () => {
     it('keeps every account’s quota exact when ingests for several accounts race across both', async () => {
       const accounts = await Promise.all([0, 1, 2, 3].map(() => seed(a, { quota: 20, agents: 1 })));
       const outcomes = await Promise.all(
-        Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).ingest.commit(request(accounts[(i * 5 + (i >> 3)) % 4]!))),
+        Array.from({ length: 240 }, (_, i) =>
+          (i % 2 === 0 ? a : b).ingest.commit(request(accounts[(i * 5 + (i >> 3)) % 4]!)),
+        ),
       );
       expect(outcomes.filter((o) => o.record.status === 'accepted')).toHaveLength(80);
       for (const seeded of accounts) {
@@ -258,7 +287,9 @@ describe('PostgreSQL store', () => {
             END IF;
             RETURN NEW;
           END $$`);
-        await flaky(`CREATE TRIGGER flaky BEFORE INSERT ON $schema.signals FOR EACH ROW EXECUTE FUNCTION $schema.flaky()`);
+        await flaky(
+          `CREATE TRIGGER flaky BEFORE INSERT ON $schema.signals FOR EACH ROW EXECUTE FUNCTION $schema.flaky()`,
+        );
       });
 
       afterAll(async () => {
@@ -282,7 +313,10 @@ describe('PostgreSQL store', () => {
         expect(used).toEqual([1, 2]);
         expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
         expect(await a.signals.get(requests[1]!.id)).toBeNull();
-        expect(await a.signals.get(requests[2]!.id)).toMatchObject({ rawBody: 'nul\u0000', signal: { comment: 'a\u0000b' } });
+        expect(await a.signals.get(requests[2]!.id)).toMatchObject({
+          rawBody: 'nul\u0000',
+          signal: { comment: 'a\u0000b' },
+        });
         // The key was not kept: a retry with it is a new request.
         const retry = await b.ingest.commit(request(seeded, { idempotencyKey: 'b', requestHash: 'h' }));
         expect(retry.kind).toBe('recorded');
@@ -340,9 +374,9 @@ describe('PostgreSQL store', () => {
       ]);
       expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       // A lone surrogate is stored as U+FFFD, as a statement parameter would have stored it.
-      expect(settled[2]!.status === 'fulfilled' && (await a.signals.get(settled[2]!.value.record.id))!.contentType).toBe(
-        'text/plain; x=\ufffd',
-      );
+      expect(
+        settled[2]!.status === 'fulfilled' && (await a.signals.get(settled[2]!.value.record.id))!.contentType,
+      ).toBe('text/plain; x=\ufffd');
       expect((await a.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
     });
 
@@ -385,7 +419,9 @@ describe('PostgreSQL store', () => {
         // Committed while the listener may be down: the reconnect's catch-up reports it.
         await b.ingest.commit(request(seeded));
         await vi.waitFor(() => expect(heard).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
-        await vi.waitFor(() => expect(a.deliveries.listenConnections).toBeGreaterThan(connections), { timeout: 10_000 });
+        await vi.waitFor(() => expect(a.deliveries.listenConnections).toBeGreaterThan(connections), {
+          timeout: 10_000,
+        });
         // Reconnected and caught up: from here on only a NOTIFY can reach the listener.
         await a.deliveries.listening();
         const before = heard;

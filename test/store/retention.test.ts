@@ -1,7 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors/catalog.js';
 import type { Store } from '../../src/store/store.js';
-import { accept, at, BUY, PERIOD, postgresHarness, request, seed, sqliteHarness, type StoreHarness } from './store-harness.js';
+import {
+  accept,
+  at,
+  BUY,
+  PERIOD,
+  postgresHarness,
+  request,
+  seed,
+  sqliteHarness,
+  type StoreHarness,
+} from './store-harness.js';
 
 const EXECUTED = { status: 'executed' as const, message: null, result: null };
 
@@ -78,7 +88,8 @@ describe.each([
     const [first] = stores as [Store];
     const seeded = await seed(first, { agents: 0 });
     const ids: string[] = [];
-    for (let i = 0; i < 300; i++) ids.push((await first.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
+    for (let i = 0; i < 300; i++)
+      ids.push((await first.ingest.commit(request(seeded, { receivedAt: at(1000 + i) }))).record.id);
     const counts = await Promise.all(
       stores.map(async (store) => {
         let total = 0;

@@ -48,7 +48,9 @@ describe.each([
     const { source, authKey } = await seed(store);
     expect(source.revision).toBe(0);
     expect((await store.sources.update(source.id, { active: false }, new Date().toISOString()))!.revision).toBe(1);
-    expect((await store.sources.update(source.id, { maxSignalAgeSeconds: 5 }, new Date().toISOString()))!.revision).toBe(2);
+    expect(
+      (await store.sources.update(source.id, { maxSignalAgeSeconds: 5 }, new Date().toISOString()))!.revision,
+    ).toBe(2);
     expect((await store.sources.findByAuthKey(authKey))!.revision).toBe(2);
   });
 
@@ -58,7 +60,10 @@ describe.each([
     await store.sources.update(seeded.source.id, { active: false }, new Date().toISOString());
 
     // Submitted together, so on the embedded store they share one batch.
-    const [stale, fine] = await Promise.allSettled([store.ingest.commit(request(seeded)), store.ingest.commit(request(other))]);
+    const [stale, fine] = await Promise.allSettled([
+      store.ingest.commit(request(seeded)),
+      store.ingest.commit(request(other)),
+    ]);
     expect(stale.status === 'rejected' && stale.reason).toBeInstanceOf(SourceChangedError);
     expect(fine.status === 'fulfilled' && fine.value.kind).toBe('recorded');
 
@@ -116,7 +121,9 @@ describe('postgres: a change of the source in progress', () => {
       await change.query('BEGIN');
       // What sources.update does: lock the row for update, then write the next revision.
       await change.query('SELECT * FROM sources WHERE id = $1 FOR UPDATE', [seeded.source.id]);
-      await change.query('UPDATE sources SET active = false, revision = revision + 1 WHERE id = $1', [seeded.source.id]);
+      await change.query('UPDATE sources SET active = false, revision = revision + 1 WHERE id = $1', [
+        seeded.source.id,
+      ]);
       const changePid = (await change.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
       const pending = store.ingest.commit(request(seeded));

@@ -31,10 +31,16 @@ describe('source keys made before the digests', () => {
     const file = path.join(dataDir, 'signalgate.db');
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+    db.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT',
+    );
     for (const migration of readMigrationFiles('sqlite').filter((m) => m.version < 16)) {
       db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(migration.version, migration.name, new Date().toISOString());
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
     }
     db.exec("INSERT INTO accounts VALUES ('acc-old', 'Desk', 100, '2030-01-01T00:00:00.000Z')");
     db.exec(SOURCE_ROW.replace('$ACTIVE', '1'));
@@ -61,10 +67,15 @@ describe('source keys made before the digests', () => {
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema.schema}` });
     await client.connect();
     try {
-      await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await client.query(
+        'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       for (const migration of readMigrationFiles('postgres').filter((m) => m.version < 18)) {
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
       }
       await client.query("INSERT INTO accounts VALUES ('acc-old', 'Desk', 100, now())");
       await client.query(SOURCE_ROW.replace('$ACTIVE', 'true'));
@@ -72,7 +83,11 @@ describe('source keys made before the digests', () => {
       await client.end();
     }
 
-    const store = await openStore({ dataDir: '/nonexistent', databaseUrl: schema.connectionString, schema: schema.schema });
+    const store = await openStore({
+      dataDir: '/nonexistent',
+      databaseUrl: schema.connectionString,
+      schema: schema.schema,
+    });
     try {
       const found = await store.sources.findByAuthKey(KEY);
       expect(found).toMatchObject({ id: 'src-old', authKeyHash: DIGEST, authKeyHint: 'Zq7v' });

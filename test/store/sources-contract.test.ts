@@ -27,14 +27,18 @@ describe.each(contractStores('contract_sources'))('$name store', ({ harness: mak
       expect(await store.sources.findByAuthKey(authKey)).toEqual(source);
       expect(await store.sources.findByAuthKey(authKey + 'x')).toBeNull();
 
-      const patched = await store.sources.update(source.id, {
-        name: 'Renamed',
-        active: false,
-        hmacSecret: 's3cret',
-        agentIds: [agents[1]!.id],
-        maxSignalAgeSeconds: 30,
-        allowedIps: ['tradingview', '203.0.113.0/24', '2001:db8::1'],
-      }, new Date().toISOString());
+      const patched = await store.sources.update(
+        source.id,
+        {
+          name: 'Renamed',
+          active: false,
+          hmacSecret: 's3cret',
+          agentIds: [agents[1]!.id],
+          maxSignalAgeSeconds: 30,
+          allowedIps: ['tradingview', '203.0.113.0/24', '2001:db8::1'],
+        },
+        new Date().toISOString(),
+      );
       const expected = {
         ...source,
         name: 'Renamed',
@@ -50,10 +54,17 @@ describe.each(contractStores('contract_sources'))('$name store', ({ harness: mak
 
       // Clearing the secret and rotating the key: the old key stops naming the source at once.
       const newKey = 'new-key-' + randomUUID();
-      const rotated = await store.sources.update(source.id, { hmacSecret: null, authKey: newKey }, new Date().toISOString());
+      const rotated = await store.sources.update(
+        source.id,
+        { hmacSecret: null, authKey: newKey },
+        new Date().toISOString(),
+      );
       expect(rotated?.hmacSecret).toBeNull();
       expect(rotated?.name).toBe('Renamed');
-      expect(rotated).toMatchObject({ authKeyHash: createHash('sha256').update(newKey).digest('hex'), authKeyHint: 'new-' });
+      expect(rotated).toMatchObject({
+        authKeyHash: createHash('sha256').update(newKey).digest('hex'),
+        authKeyHint: 'new-',
+      });
       expect(await store.sources.findByAuthKey(authKey)).toBeNull();
       expect(await store.sources.findByAuthKey(newKey)).toEqual(rotated);
       expect(rotated?.allowedIps).toEqual(['tradingview', '203.0.113.0/24', '2001:db8::1']);
@@ -63,24 +74,39 @@ describe.each(contractStores('contract_sources'))('$name store', ({ harness: mak
       expect(await store.sources.update('no-such-source', { name: 'x' }, new Date().toISOString())).toBeNull();
     });
 
-    it("lists sources and agents of one account or all, newest first, a page at a time", async () => {
+    it('lists sources and agents of one account or all, newest first, a page at a time', async () => {
       const seeded = await seed(store, { agents: 3 });
-      const second = { ...seeded.source, id: `src-2-${randomUUID()}`, ...storedAuthKey(`key-${randomUUID()}`), createdAt: at(10) };
+      const second = {
+        ...seeded.source,
+        id: `src-2-${randomUUID()}`,
+        ...storedAuthKey(`key-${randomUUID()}`),
+        createdAt: at(10),
+      };
       await store.sources.create(second);
       const sources = await store.sources.list({ accountId: seeded.accountId, limit: 1 });
       expect(sources.items).toEqual([second]);
       expect(sources.next).toBe(second.id);
-      expect(await store.sources.list({ accountId: seeded.accountId, limit: 5, before: second.id })).toEqual({ items: [seeded.source], next: null });
+      expect(await store.sources.list({ accountId: seeded.accountId, limit: 5, before: second.id })).toEqual({
+        items: [seeded.source],
+        next: null,
+      });
       expect(await store.sources.list({ accountId: 'no-such-account', limit: 5 })).toEqual({ items: [], next: null });
-      expect((await store.sources.list({ limit: 1000 })).items.map((s) => s.id)).toEqual(expect.arrayContaining([second.id, seeded.source.id]));
+      expect((await store.sources.list({ limit: 1000 })).items.map((s) => s.id)).toEqual(
+        expect.arrayContaining([second.id, seeded.source.id]),
+      );
 
       // An agent as the list reads it: no token digest, the state as its JSON text (none yet).
       const entry = ({ tokenHash: _, state: __, ...agent }: Agent) => ({ ...agent, stateJson: null });
       const agents = await store.agents.list({ accountId: seeded.accountId, limit: 2 });
       expect(agents.items).toEqual([entry(seeded.agents[2]!), entry(seeded.agents[1]!)]);
       expect(agents.next).toBe(seeded.agents[1]!.id);
-      expect(await store.agents.list({ accountId: seeded.accountId, limit: 2, before: agents.next! })).toEqual({ items: [entry(seeded.agents[0]!)], next: null });
-      expect((await store.agents.list({ limit: 1000 })).items.map((a) => a.id)).toEqual(expect.arrayContaining(seeded.agents.map((a) => a.id)));
+      expect(await store.agents.list({ accountId: seeded.accountId, limit: 2, before: agents.next! })).toEqual({
+        items: [entry(seeded.agents[0]!)],
+        next: null,
+      });
+      expect((await store.agents.list({ limit: 1000 })).items.map((a) => a.id)).toEqual(
+        expect.arrayContaining(seeded.agents.map((a) => a.id)),
+      );
     });
 
     it('deletes a source with its log, idempotency keys and the deliveries of its signals', async () => {
@@ -88,7 +114,11 @@ describe.each(contractStores('contract_sources'))('$name store', ({ harness: mak
       const kept = await seed(store, { agents: 1 });
       const first = request(seeded, { idempotencyKey: 'k1', requestHash: 'h1' });
       await store.ingest.commit(first);
-      await store.ingest.commit(request(seeded, { verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'x' }] } }));
+      await store.ingest.commit(
+        request(seeded, {
+          verdict: { kind: 'reject', httpStatus: 422, problems: [{ code: 'MISSING_SYMBOL', detail: 'x' }] },
+        }),
+      );
       const other = request(kept);
       await store.ingest.commit(other);
 

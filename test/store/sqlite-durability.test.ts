@@ -23,52 +23,72 @@ afterEach(async () => {
  * test reads that order rather than trusting the code.
  */
 describe.skipIf(!hasStrace)('SQLite durability, traced with strace', () => {
-  it.for(['on', 'off'])('with SIGNALGATE_INBOUND_THREAD=%s writes the 202 for a signal, and pushes it to an agent, only after the WAL write holding it is fdatasync-ed', async (inboundThread) => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-durable-'));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: inboundThread });
-    cleanups.push(async () => {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    });
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 1000 });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
-    // The agents are told of a batch at its COMMIT, before its sync: the push must still wait for one.
-    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'bot' });
-    const socket = await RawSocket.open(server.url, agent.body.token);
-    cleanups.push(() => socket.close());
-    await socket.next((message) => message.type === 'hello');
+  it.for(['on', 'off'])(
+    'with SIGNALGATE_INBOUND_THREAD=%s writes the 202 for a signal, and pushes it to an agent, only after the WAL write holding it is fdatasync-ed',
+    async (inboundThread) => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-durable-'));
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      const server = await spawnServer({
+        SIGNALGATE_DATA_DIR: dataDir,
+        SIGNALGATE_ADMIN_TOKEN: ADMIN,
+        SIGNALGATE_INBOUND_THREAD: inboundThread,
+      });
+      cleanups.push(async () => {
+        server.child.kill('SIGKILL');
+        await server.exited;
+      });
+      const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+        name: 'Ops',
+        monthlySignalQuota: 1000,
+      });
+      const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+        accountId: account.body.id,
+        name: 'alerts',
+      });
+      // The agents are told of a batch at its COMMIT, before its sync: the push must still wait for one.
+      const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+        name: 'bot',
+      });
+      const socket = await RawSocket.open(server.url, agent.body.token);
+      cleanups.push(() => socket.close());
+      await socket.next((message) => message.type === 'hello');
 
-    const trace = path.join(dataDir, 'strace.out');
-    const strace = await attachStrace(server.child.pid!, trace, ['-s', '65536', '-e', 'trace=pwrite64,write,writev,fdatasync,fsync']);
+      const trace = path.join(dataDir, 'strace.out');
+      const strace = await attachStrace(server.child.pid!, trace, [
+        '-s',
+        '65536',
+        '-e',
+        'trace=pwrite64,write,writev,fdatasync,fsync',
+      ]);
 
-    let accepted = 0;
-    for (let round = 0; round < 4; round++) {
-      const statuses = await Promise.all(
-        Array.from({ length: 25 }, (_, i) =>
-          fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
-            method: 'POST',
-            headers: { 'content-type': 'text/plain' },
-            body: `EURUSD,buy,vol=0.${(i % 9) + 1},sl_pips=20`,
-          }).then((res) => res.status),
-        ),
-      );
-      expect(statuses.every((status) => status === 202)).toBe(true);
-      accepted += statuses.length;
-    }
-    // The window is 100 unacknowledged signals: all of them are pushed.
-    await socket.waitForSignals(accepted);
-    await strace.stop();
+      let accepted = 0;
+      for (let round = 0; round < 4; round++) {
+        const statuses = await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
+              method: 'POST',
+              headers: { 'content-type': 'text/plain' },
+              body: `EURUSD,buy,vol=0.${(i % 9) + 1},sl_pips=20`,
+            }).then((res) => res.status),
+          ),
+        );
+        expect(statuses.every((status) => status === 202)).toBe(true);
+        accepted += statuses.length;
+      }
+      // The window is 100 unacknowledged signals: all of them are pushed.
+      await socket.waitForSignals(accepted);
+      await strace.stop();
 
-    const order = walOrder(readFileSync(trace, 'utf8'));
-    expect(order.answered202).toBe(accepted);
-    expect(order.walWrites).toBeGreaterThan(0);
-    expect(order.walSyncs).toBeGreaterThan(0);
-    expect(order.notFoundInWal).toEqual([]);
-    expect(order.answeredBeforeSynced).toEqual([]);
-    expect(order.pushed).toBe(accepted);
-    expect(order.pushedBeforeSynced).toEqual([]);
-  });
+      const order = walOrder(readFileSync(trace, 'utf8'));
+      expect(order.answered202).toBe(accepted);
+      expect(order.walWrites).toBeGreaterThan(0);
+      expect(order.walSyncs).toBeGreaterThan(0);
+      expect(order.notFoundInWal).toEqual([]);
+      expect(order.answeredBeforeSynced).toEqual([]);
+      expect(order.pushed).toBe(accepted);
+      expect(order.pushedBeforeSynced).toEqual([]);
+    },
+  );
 });
 
 /**
@@ -135,5 +155,13 @@ function walOrder(log: string) {
       }
     }
   });
-  return { walWrites, walSyncs: syncs.length, answered202, notFoundInWal, answeredBeforeSynced, pushed, pushedBeforeSynced };
+  return {
+    walWrites,
+    walSyncs: syncs.length,
+    answered202,
+    notFoundInWal,
+    answeredBeforeSynced,
+    pushed,
+    pushedBeforeSynced,
+  };
 }

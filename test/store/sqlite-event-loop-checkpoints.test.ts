@@ -25,14 +25,26 @@ describe.skipIf(!hasStrace)('SQLite checkpoints beside an inbound thread, traced
   it('runs every checkpoint on the inbound thread while signals arrive and an agent acknowledges them', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-checkpoints-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const server = await spawnServer({ SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: ADMIN, SIGNALGATE_INBOUND_THREAD: 'on' });
+    const server = await spawnServer({
+      SIGNALGATE_DATA_DIR: dataDir,
+      SIGNALGATE_ADMIN_TOKEN: ADMIN,
+      SIGNALGATE_INBOUND_THREAD: 'on',
+    });
     cleanups.push(async () => {
       server.child.kill('SIGKILL');
       await server.exited;
     });
-    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100_000 });
-    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, { name: 'paper' });
-    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', { accountId: account.body.id, name: 'alerts' });
+    const account = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/accounts', {
+      name: 'Ops',
+      monthlySignalQuota: 100_000,
+    });
+    const agent = await adminRequest(server.url, ADMIN, 'POST', `/api/admin/accounts/${account.body.id}/agents`, {
+      name: 'paper',
+    });
+    const source = await adminRequest(server.url, ADMIN, 'POST', '/api/admin/sources', {
+      accountId: account.body.id,
+      name: 'alerts',
+    });
     const agentAuth = { authorization: `Bearer ${agent.body.token}` };
 
     const trace = path.join(dataDir, 'strace.out');
@@ -42,7 +54,11 @@ describe.skipIf(!hasStrace)('SQLite checkpoints beside an inbound thread, traced
     // acknowledging one round while the next round's signals arrive, as a live agent does.
     const checkpoints = () => databaseSyncs(readFileSync(trace, 'utf8'));
     const post = (body: string) =>
-      fetch(`${server.url}/api/inbound/${source.body.authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }).then((res) => res.status);
+      fetch(`${server.url}/api/inbound/${source.body.authKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body,
+      }).then((res) => res.status);
     const ack = (id: string) =>
       fetch(`${server.url}/api/agent/signals/${id}/ack`, {
         method: 'POST',
@@ -52,12 +68,16 @@ describe.skipIf(!hasStrace)('SQLite checkpoints beside an inbound thread, traced
     let held: string[] = [];
     for (let round = 0; round < 400 && checkpoints().length < 6; round++) {
       const [statuses, acks] = await Promise.all([
-        Promise.all(Array.from({ length: 20 }, (_, i) => post(`EURUSD,buy,vol=0.${(i % 9) + 1},sl_pips=20,comment=r${round}`))),
+        Promise.all(
+          Array.from({ length: 20 }, (_, i) => post(`EURUSD,buy,vol=0.${(i % 9) + 1},sl_pips=20,comment=r${round}`)),
+        ),
         Promise.all(held.map(ack)),
       ]);
       expect(statuses.every((status) => status === 202)).toBe(true);
       expect(acks.every((status) => status === 200)).toBe(true);
-      const polled = (await (await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: agentAuth })).json()) as { signals: Array<{ id: string }> };
+      const polled = (await (await fetch(`${server.url}/api/agent/signals?wait=0`, { headers: agentAuth })).json()) as {
+        signals: Array<{ id: string }>;
+      };
       held = polled.signals.map((signal) => signal.id);
     }
     await strace.stop();

@@ -52,15 +52,22 @@ describe('SQLite store', () => {
     const again = await openStore({ dataDir });
     try {
       expect(again.kind).toBe('sqlite');
-      expect(await again.signals.get(record.id)).toMatchObject({ ...record, deliveries: [{ seq: 1, status: 'queued' }] });
+      expect(await again.signals.get(record.id)).toMatchObject({
+        ...record,
+        deliveries: [{ seq: 1, status: 'queued' }],
+      });
       expect(await again.usage.get(seeded.accountId, PERIOD)).toEqual({ period: PERIOD, used: 1, limit: 10 });
-      expect((await again.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }))).kind).toBe('replay');
+      expect((await again.ingest.commit(request(seeded, { idempotencyKey: 'k', requestHash: 'h' }))).kind).toBe(
+        'replay',
+      );
       await again.migrate();
     } finally {
       await again.close();
     }
     const db = new Database(join(dataDir, SQLITE_FILE_NAME), { readonly: true });
-    const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+    const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as {
+      version: number;
+    }[];
     db.close();
     expect(versions.map((v) => v.version)).toEqual(readMigrationFiles('sqlite').map((f) => f.version));
   });
@@ -69,7 +76,11 @@ describe('SQLite store', () => {
     const first = await open();
     const seeded = await seed(first, { quota: 10, agents: 0 });
     const guard = { bodyDigest: 'digest', since: '2000-01-01T00:00:00.000Z' };
-    const reject = { kind: 'reject' as const, httpStatus: 422, problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }] };
+    const reject = {
+      kind: 'reject' as const,
+      httpStatus: 422,
+      problems: [{ code: 'MISSING_ACTION' as const, detail: 'x' }],
+    };
     await first.ingest.commit(request(seeded, { duplicateCheck: guard }));
     expect((await first.ingest.commit(request(seeded, { duplicateCheck: guard }))).kind).toBe('duplicate');
     await first.ingest.commit(request(seeded, { verdict: reject }));
@@ -123,9 +134,9 @@ describe('SQLite store', () => {
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(store.ingestTransactions - before).toBe(1);
       expect((await store.usage.get(seeded.accountId, PERIOD))!.used).toBe(2);
-      expect((await store.deliveries.take(seeded.agents[0]!.id, new Date().toISOString(), 10)).map((d) => d.seq)).toEqual([
-        1, 2,
-      ]);
+      expect(
+        (await store.deliveries.take(seeded.agents[0]!.id, new Date().toISOString(), 10)).map((d) => d.seq),
+      ).toEqual([1, 2]);
     } finally {
       await store.close();
     }
@@ -195,10 +206,18 @@ describe('SQLite store', () => {
       ]);
       expect(taken.map((signals) => signals.map((s) => s.id))).toEqual([[record.id], [record.id], [record.id]]);
       expect(store.agentWriteTransactions).toBe(before + 1);
-      const acks = await Promise.all(seeded.agents.map((agent) => store.deliveries.ack(agent.id, record.id, { status: 'executed', message: null, result: null }, now)));
+      const acks = await Promise.all(
+        seeded.agents.map((agent) =>
+          store.deliveries.ack(agent.id, record.id, { status: 'executed', message: null, result: null }, now),
+        ),
+      );
       expect(acks.map((a) => a.kind)).toEqual(['acked', 'acked', 'acked']);
       expect(store.agentWriteTransactions).toBe(before + 2);
-      expect((await store.signals.get(record.id))!.deliveries.map((d) => d.status)).toEqual(['executed', 'executed', 'executed']);
+      expect((await store.signals.get(record.id))!.deliveries.map((d) => d.status)).toEqual([
+        'executed',
+        'executed',
+        'executed',
+      ]);
     } finally {
       await store.close();
     }
@@ -243,7 +262,12 @@ describe('SQLite store', () => {
       await turn();
       expect((await server.sources.findByAuthKey(seeded.authKey))!.id).toBe(seeded.source.id);
       await cli.sources.update(seeded.source.id, { authKey: 'rotated-key' }, new Date().toISOString());
-      await cli.deliveries.ack(seeded.agents[0]!.id, record.id, { status: 'executed', message: null, result: null }, new Date().toISOString());
+      await cli.deliveries.ack(
+        seeded.agents[0]!.id,
+        record.id,
+        { status: 'executed', message: null, result: null },
+        new Date().toISOString(),
+      );
       await turn();
       expect(await server.sources.findByAuthKey(seeded.authKey)).toBeNull();
       expect((await server.sources.findByAuthKey('rotated-key'))!.id).toBe(seeded.source.id);

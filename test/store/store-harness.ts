@@ -42,7 +42,9 @@ export async function postgresHarness(label: string): Promise<StoreHarness & { s
  * The stores every contract file runs its tests on, unchanged: the embedded SQLite store and
  * PostgreSQL (a schema of its own, named after `label`).
  */
-export function contractStores(label: string): Array<{ name: 'sqlite' | 'postgres'; harness: () => Promise<StoreHarness> }> {
+export function contractStores(
+  label: string,
+): Array<{ name: 'sqlite' | 'postgres'; harness: () => Promise<StoreHarness> }> {
   return [
     { name: 'sqlite', harness: () => sqliteHarness() },
     { name: 'postgres', harness: () => postgresHarness(label) },
@@ -59,7 +61,10 @@ export function at(ms: number): string {
 
 export const BUY: NormalizedSignal = { symbol: 'EURUSD', action: 'buy', volume: { type: 'lots', value: 0.1 } };
 
-export const QUOTA_PROBLEM: Problem = { code: 'QUOTA_SIGNALS_IN', detail: 'The monthly signal quota of 50 is used up.' };
+export const QUOTA_PROBLEM: Problem = {
+  code: 'QUOTA_SIGNALS_IN',
+  detail: 'The monthly signal quota of 50 is used up.',
+};
 
 export interface Seeded {
   accountId: string;
@@ -75,7 +80,12 @@ export async function seed(
   options: { quota?: number; agents?: number; route?: number[] } = {},
 ): Promise<Seeded> {
   const accountId = `acc-${randomUUID()}`;
-  await store.accounts.create({ id: accountId, name: 'Desk', monthlySignalQuota: options.quota ?? 1000, createdAt: at(0) });
+  await store.accounts.create({
+    id: accountId,
+    name: 'Desk',
+    monthlySignalQuota: options.quota ?? 1000,
+    createdAt: at(0),
+  });
   const agents: Agent[] = [];
   for (let i = 0; i < (options.agents ?? 1); i++) {
     const agent: Agent = {

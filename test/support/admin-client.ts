@@ -16,11 +16,20 @@ export async function adminRequest(
 }
 
 /** Every entry of a source's log, following the `next` cursor page by page. */
-export async function loggedSignals(baseUrl: string, token: string, sourceId: string): Promise<Array<{ id: string; rawBody: string }>> {
+export async function loggedSignals(
+  baseUrl: string,
+  token: string,
+  sourceId: string,
+): Promise<Array<{ id: string; rawBody: string }>> {
   const signals: Array<{ id: string; rawBody: string }> = [];
   let before = '';
   for (;;) {
-    const page = await adminRequest(baseUrl, token, 'GET', `/api/admin/signals?sourceId=${sourceId}&limit=500${before}`);
+    const page = await adminRequest(
+      baseUrl,
+      token,
+      'GET',
+      `/api/admin/signals?sourceId=${sourceId}&limit=500${before}`,
+    );
     signals.push(...(page.body.signals as Array<{ id: string; rawBody: string }>));
     if (page.body.next === null) return signals;
     before = `&before=${page.body.next}`;

@@ -17,10 +17,17 @@ export const CLI_ADMIN_TOKEN = TEST_ADMIN_TOKEN;
  * The environment of CLI runs on a store of their own: a fresh data directory and, on the
  * postgres project, a fresh schema. Each is removed by the function it pushes on `cleanups`.
  */
-export async function freshCliStore(cleanups: Array<() => Promise<void> | void>, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+export async function freshCliStore(
+  cleanups: Array<() => Promise<void> | void>,
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-cli-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = { SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_ADMIN_TOKEN: CLI_ADMIN_TOKEN, ...extra };
+  const env: Record<string, string> = {
+    SIGNALGATE_DATA_DIR: dataDir,
+    SIGNALGATE_ADMIN_TOKEN: CLI_ADMIN_TOKEN,
+    ...extra,
+  };
   if (process.env.SIGNALGATE_TEST_STORE === 'postgres') {
     const pg = await freshPostgresSchema();
     cleanups.push(() => pg.drop());
@@ -38,18 +45,28 @@ export const STORE_LINE = /^signalgate: store: [^\n]*\n/;
  * Runs `signalgate ARGS` with `env` over this process's environment, less what would point it
  * elsewhere. The line naming the store opened is taken off stderr into `store`.
  */
-export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
+export async function runCli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
   const ran = await runCliRaw(env, ...args);
   const line = STORE_LINE.exec(ran.stderr);
   return { ...ran, stderr: ran.stderr.replace(STORE_LINE, ''), store: line === null ? null : line[0].trim() };
 }
 
-async function runCliRaw(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runCliRaw(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = { ...process.env };
   for (const name of ['SIGNALGATE_PUBLIC_URL', 'HOST', 'PORT']) delete base[name];
   try {
     // Killed after a while, so a CLI that hangs fails the test instead of stalling it.
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...base, ...env }, timeout: 20_000, killSignal: 'SIGKILL' });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+      env: { ...base, ...env },
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

@@ -16,7 +16,11 @@ function onPath(command: string): boolean {
  */
 export function ensureDebianPackage(command: string, pkg: string): void {
   if (onPath(command)) return;
-  const install = () => execFileSync('apt-get', ['install', '-y', pkg], { stdio: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', pkg], {
+      stdio: 'pipe',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   try {
     install();
   } catch {

@@ -20,8 +20,25 @@ export function makeCertificate(dir: string, name: string): TestCertificate {
   const keyFile = path.join(dir, `${name}.key`);
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${name}`,
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
     { stdio: 'ignore' },
   );
   return { certFile, keyFile, pem: readFileSync(certFile, 'utf8') };
@@ -40,24 +57,40 @@ export interface HttpsAnswer {
 /** One HTTPS request that trusts `ca` only; `agent` keeps connections open between calls. */
 export function httpsRequest(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string; ca: string | string[]; agent?: https.Agent },
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    ca: string | string[];
+    agent?: https.Agent;
+  },
 ): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: opts.agent ?? false }, (res) => {
-      const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let body: unknown = text;
-        try {
-          body = text === '' ? null : JSON.parse(text);
-        } catch {
-          body = text;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, fingerprint, reusedConnection: req.reusedSocket });
-      });
-    });
+    const req = https.request(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: opts.agent ?? false },
+      (res) => {
+        const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = text === '' ? null : JSON.parse(text);
+          } catch {
+            body = text;
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            fingerprint,
+            reusedConnection: req.reusedSocket,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });

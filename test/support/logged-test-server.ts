@@ -11,9 +11,14 @@ export interface LoggedTestServer extends TestServer {
  * The real service, as `startTestServer` starts it, with its log kept in memory at level info,
  * so a test can read what an operator would read in the server's log.
  */
-export async function startLoggedTestServer(config: Partial<Pick<Config, 'trustProxy'>> = {}): Promise<LoggedTestServer> {
+export async function startLoggedTestServer(
+  config: Partial<Pick<Config, 'trustProxy'>> = {},
+): Promise<LoggedTestServer> {
   let written = '';
-  const server = await startTestServer({ logger: pino({ level: 'info' }, { write: (chunk: string) => void (written += chunk) }), config });
+  const server = await startTestServer({
+    logger: pino({ level: 'info' }, { write: (chunk: string) => void (written += chunk) }),
+    config,
+  });
   return {
     ...server,
     logLines: () =>

@@ -11,7 +11,9 @@ export const TEST_DATABASE_URL = testDatabaseUrl();
 function testDatabaseUrl(): string {
   const url = process.env.SIGNALGATE_TEST_DATABASE_URL;
   if (url === undefined || url === '') {
-    throw new Error('SIGNALGATE_TEST_DATABASE_URL is unset: run the tests through vitest (npm test or npx vitest run), whose global setup starts a private PostgreSQL');
+    throw new Error(
+      'SIGNALGATE_TEST_DATABASE_URL is unset: run the tests through vitest (npm test or npx vitest run), whose global setup starts a private PostgreSQL',
+    );
   }
   return url;
 }
@@ -36,7 +38,10 @@ export interface TestSchema {
  *   afterAll(() => pgSchema.drop());
  */
 export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
-  const safeLabel = label.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20);
+  const safeLabel = label
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 20);
   const schema = `sg_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
   const creator = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await creator.connect();
@@ -64,7 +69,10 @@ export async function freshPostgresSchema(label = 't'): Promise<TestSchema> {
 }
 
 /** A store on a fresh schema, migrated, for `work`; the store is closed and the schema dropped after. */
-export async function withMigratedStore(label: string, work: (store: PostgresStore, target: TestSchema) => Promise<void>): Promise<void> {
+export async function withMigratedStore(
+  label: string,
+  work: (store: PostgresStore, target: TestSchema) => Promise<void>,
+): Promise<void> {
   const target = await freshPostgresSchema(label);
   const store = openPostgresStore({ connectionString: target.connectionString, schema: target.schema });
   try {

@@ -15,7 +15,8 @@ import { freePort } from './free-port.js';
  * workers through the environment, which they inherit.
  */
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
-  if (process.env.SIGNALGATE_TEST_DATABASE_URL !== undefined && process.env.SIGNALGATE_TEST_DATABASE_URL !== '') return undefined;
+  if (process.env.SIGNALGATE_TEST_DATABASE_URL !== undefined && process.env.SIGNALGATE_TEST_DATABASE_URL !== '')
+    return undefined;
   const cluster = await startPrivateCluster();
   process.env.SIGNALGATE_TEST_DATABASE_URL = cluster.url;
   return async () => {
@@ -47,14 +48,20 @@ async function startPrivateCluster(): Promise<PrivateCluster> {
   const as = owner === undefined ? {} : { uid: owner.uid, gid: owner.gid };
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   try {
-    execFileSync(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], {
-      ...as,
-      cwd: dir,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    execFileSync(
+      path.join(bin, 'initdb'),
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
+      {
+        ...as,
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
   } catch (error) {
     removeDir();
-    throw new Error(`private PostgreSQL for the tests: initdb failed (${String((error as { stderr?: Buffer }).stderr ?? error).trim()}); set SIGNALGATE_TEST_DATABASE_URL to a server of your own instead`);
+    throw new Error(
+      `private PostgreSQL for the tests: initdb failed (${String((error as { stderr?: Buffer }).stderr ?? error).trim()}); set SIGNALGATE_TEST_DATABASE_URL to a server of your own instead`,
+    );
   }
 
   const port = await freePort();
@@ -89,7 +96,11 @@ async function startPrivateCluster(): Promise<PrivateCluster> {
 
   const base = `postgres://postgres@127.0.0.1:${port}`;
   try {
-    await waitForServer(`${base}/postgres`, () => running, () => log);
+    await waitForServer(
+      `${base}/postgres`,
+      () => running,
+      () => log,
+    );
     const admin = new pg.Client({ connectionString: `${base}/postgres` });
     await admin.connect();
     try {
@@ -125,7 +136,9 @@ function postgresUser(): { uid: number; gid: number } {
     .map((line) => line.split(':'))
     .find((fields) => fields[0] === 'postgres');
   if (entry === undefined) {
-    throw new Error("private PostgreSQL for the tests: run as root, it needs the user 'postgres' (Debian's postgresql package makes it); install the package or run the tests as another user");
+    throw new Error(
+      "private PostgreSQL for the tests: run as root, it needs the user 'postgres' (Debian's postgresql package makes it); install the package or run the tests as another user",
+    );
   }
   return { uid: Number(entry[2]), gid: Number(entry[3]) };
 }

@@ -12,11 +12,19 @@ export interface SeededSource {
 /** Creates an account and a source through the admin API, as an operator would. */
 export async function seedSource(
   server: TestServer,
-  opts: { quota?: number; hmacSecret?: string; agentIds?: string[]; maxSignalAgeSeconds?: number; accountId?: string } = {},
+  opts: {
+    quota?: number;
+    hmacSecret?: string;
+    agentIds?: string[];
+    maxSignalAgeSeconds?: number;
+    accountId?: string;
+  } = {},
 ): Promise<SeededSource> {
   let accountId = opts.accountId;
   if (accountId === undefined) {
-    const account = await unlessUnavailable(() => server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: opts.quota ?? 1000 }));
+    const account = await unlessUnavailable(() =>
+      server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: opts.quota ?? 1000 }),
+    );
     if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`);
     accountId = account.body.id as string;
   }
@@ -30,7 +38,12 @@ export async function seedSource(
     }),
   );
   if (source.status !== 201) throw new Error(`source: ${source.status} ${JSON.stringify(source.body)}`);
-  return { accountId, sourceId: source.body.id, authKey: source.body.authKey, inboundPath: `/api/inbound/${source.body.authKey}` };
+  return {
+    accountId,
+    sourceId: source.body.id,
+    authKey: source.body.authKey,
+    inboundPath: `/api/inbound/${source.body.authKey}`,
+  };
 }
 
 export function sign(secret: string, body: string | Buffer): string {
@@ -44,7 +57,11 @@ export interface PostResult {
 }
 
 /** POSTs a body to a path of the server, answering status, headers and the parsed JSON body. */
-export async function post(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<PostResult> {
+export async function post(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<PostResult> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
   let parsed: unknown = null;

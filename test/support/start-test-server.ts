@@ -21,7 +21,9 @@ export interface TestServer extends RunningService {
  * Starts the real service on a free loopback port, on a fresh SQLite directory or, when
  * SIGNALGATE_TEST_STORE=postgres, on a fresh PostgreSQL schema.
  */
-export async function startTestServer(opts: { logger?: Logger; config?: Partial<Pick<Config, 'trustProxy' | 'inboundThread'>> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { logger?: Logger; config?: Partial<Pick<Config, 'trustProxy' | 'inboundThread'>> } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-test-'));
   const usePostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';
   const pg = usePostgres ? await freshPostgresSchema() : null;

@@ -13,7 +13,9 @@ export interface Strace {
  * to `file`; resolves once strace says it is attached, so nothing after is missed.
  */
 export async function attachStrace(pid: number, file: string, args: string[]): Promise<Strace> {
-  const strace = spawn('strace', ['-f', '-y', ...args, '-o', file, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const strace = spawn('strace', ['-f', '-y', ...args, '-o', file, '-p', String(pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let said = '';
     strace.stderr!.on('data', (chunk: Buffer) => {

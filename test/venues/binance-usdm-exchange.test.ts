@@ -28,14 +28,32 @@ describe('the Binance USDⓈ-M test exchange', () => {
 
     const entry = await binance.createOrder('BTC/USDT:USDT', 'market', 'buy', 0.01, undefined, { clientOrderId: 'e1' });
     expect(entry).toMatchObject({ status: 'closed', filled: 0.01, average: 50000.1 });
-    const stop = await binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, { stopLossPrice: 49000, reduceOnly: true, clientOrderId: 'e1s' });
-    await binance.createOrder('BTC/USDT:USDT', 'limit', 'sell', 0.01, 51000, { reduceOnly: true, clientOrderId: 'e1t' });
+    const stop = await binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, {
+      stopLossPrice: 49000,
+      reduceOnly: true,
+      clientOrderId: 'e1s',
+    });
+    await binance.createOrder('BTC/USDT:USDT', 'limit', 'sell', 0.01, 51000, {
+      reduceOnly: true,
+      clientOrderId: 'e1t',
+    });
     // Unique among open orders, algo orders included.
-    await expect(binance.createOrder('BTC/USDT:USDT', 'limit', 'sell', 0.01, 51000, { reduceOnly: true, clientOrderId: 'e1s' })).rejects.toThrow(/-4116/);
+    await expect(
+      binance.createOrder('BTC/USDT:USDT', 'limit', 'sell', 0.01, 51000, { reduceOnly: true, clientOrderId: 'e1s' }),
+    ).rejects.toThrow(/-4116/);
     expect((await binance.fetchOpenOrders('BTC/USDT:USDT')).map((o) => o.clientOrderId)).toEqual(['e1t']);
-    expect((await binance.fetchOpenOrders('BTC/USDT:USDT', undefined, undefined, { trigger: true })).map((o) => o.clientOrderId)).toEqual(['e1s']);
+    expect(
+      (await binance.fetchOpenOrders('BTC/USDT:USDT', undefined, undefined, { trigger: true })).map(
+        (o) => o.clientOrderId,
+      ),
+    ).toEqual(['e1s']);
     // Would trigger at once: -2021.
-    await expect(binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, { stopLossPrice: 50500, reduceOnly: true })).rejects.toThrow(/-2021/);
+    await expect(
+      binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, {
+        stopLossPrice: 50500,
+        reduceOnly: true,
+      }),
+    ).rejects.toThrow(/-2021/);
 
     // The stop triggers, the position closes, the target (reduce-only) expires.
     exchange.setPrice('BTCUSDT', 48900);
@@ -46,7 +64,9 @@ describe('the Binance USDⓈ-M test exchange', () => {
     expect(await binance.fetchOpenOrders('BTC/USDT:USDT')).toEqual([]);
     expect(exchange.state()).toMatchObject({ positions: [], wallet: 10_000 + 0.01 * (48900 - 50000.1) });
     // Nothing to reduce: -2022; too much margin: -2019.
-    await expect(binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, { reduceOnly: true })).rejects.toThrow(/-2022/);
+    await expect(
+      binance.createOrder('BTC/USDT:USDT', 'market', 'sell', 0.01, undefined, { reduceOnly: true }),
+    ).rejects.toThrow(/-2022/);
     await expect(binance.createOrder('BTC/USDT:USDT', 'market', 'buy', 5, undefined)).rejects.toThrow(/-2019/);
   });
 });

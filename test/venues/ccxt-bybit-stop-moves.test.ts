@@ -5,7 +5,14 @@ import { emptyLinks, type VenueBook } from '../../src/agent/venue-book.js';
 import { carryOutTick, executeSignal } from '../../src/agent/venue-execution.js';
 import { applyTick, createSymbolMap, type EngineState } from '../../src/engine/index.js';
 import { parseSignal } from '../../src/language/index.js';
-import { fixture, paramsOf, recordedVenue, requestRecord, responseRecord, type SentRequest } from './support/ccxt-records.js';
+import {
+  fixture,
+  paramsOf,
+  recordedVenue,
+  requestRecord,
+  responseRecord,
+  type SentRequest,
+} from './support/ccxt-records.js';
 
 /**
  * Breakeven and trailing on Bybit linear perpetuals: the engine decides at the quotes the venue
@@ -40,10 +47,17 @@ class RecordedBybit {
   answer = (request: SentRequest): unknown => {
     const path = new URL(request.url).pathname;
     const params = paramsOf(request.url, request.body, 'json') as Record<string, string>;
-    const created = responseRecord(RESPONSES, 'createMarketBuyOrderWithCost', 'order with cost, using a decimal amount') as { result: Record<string, string> };
+    const created = responseRecord(
+      RESPONSES,
+      'createMarketBuyOrderWithCost',
+      'order with cost, using a decimal amount',
+    ) as { result: Record<string, string> };
     if (request.method === 'GET' && path === '/v5/market/orderbook') {
-      const book = responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') as { result: { b: string[][]; a: string[][] } };
-      const move = (levels: string[][]) => levels.map(([price, size]) => [String(Math.round((Number(price) + this.shift) * 10) / 10), size]);
+      const book = responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') as {
+        result: { b: string[][]; a: string[][] };
+      };
+      const move = (levels: string[][]) =>
+        levels.map(([price, size]) => [String(Math.round((Number(price) + this.shift) * 10) / 10), size]);
       return { ...book, result: { ...book.result, b: move(book.result.b), a: move(book.result.a) } };
     }
     if (request.method === 'POST' && path === '/v5/order/create') {
@@ -55,7 +69,8 @@ class RecordedBybit {
     }
     if (request.method === 'POST' && path === '/v5/order/cancel') {
       const link = this.open.get(params.orderId!);
-      if (link === undefined) throw new ccxt.OrderNotFound('bybit {"retCode":110001,"retMsg":"order not exists or too late to cancel"}');
+      if (link === undefined)
+        throw new ccxt.OrderNotFound('bybit {"retCode":110001,"retMsg":"order not exists or too late to cancel"}');
       this.open.delete(params.orderId!);
       this.cancelled.push(params.orderId!);
       return { ...created, result: { orderId: params.orderId, orderLinkId: link } };
@@ -63,7 +78,14 @@ class RecordedBybit {
     if (request.method === 'GET' && path === '/v5/order/realtime') {
       const orderId = new URL(request.url).searchParams.get('orderId')!;
       const p = this.placed.get(orderId);
-      if (p === undefined) return { retCode: 0, retMsg: 'OK', result: { category: 'linear', list: [], nextPageCursor: '' }, retExtInfo: {}, time: Date.now() };
+      if (p === undefined)
+        return {
+          retCode: 0,
+          retMsg: 'OK',
+          result: { category: 'linear', list: [], nextPageCursor: '' },
+          retExtInfo: {},
+          time: Date.now(),
+        };
       const market = p.orderType === 'Market' && p.triggerPrice === undefined;
       const order = {
         orderId,
@@ -85,7 +107,13 @@ class RecordedBybit {
         updatedTime: String(Date.now()),
         positionIdx: 0,
       };
-      return { retCode: 0, retMsg: 'OK', result: { category: 'linear', list: [order], nextPageCursor: '' }, retExtInfo: {}, time: Date.now() };
+      return {
+        retCode: 0,
+        retMsg: 'OK',
+        result: { category: 'linear', list: [order], nextPageCursor: '' },
+        retExtInfo: {},
+        time: Date.now(),
+      };
     }
     throw new ccxt.BadRequest(`no recorded answer for ${request.method} ${path}`);
   };
@@ -94,7 +122,12 @@ class RecordedBybit {
 function bookOn(venue: ReturnType<typeof recordedVenue>['venue'], quote: { bid: number; ask: number }): VenueBook {
   const { symbol: _name, ...spec } = venue.instrument(SYMBOL)!;
   const state: EngineState = {
-    config: { currency: 'USDT', instruments: { BTCUSDT: spec }, symbolMap: createSymbolMap({ BTCUSDT: SYMBOL }), defaultVolumeLots: null },
+    config: {
+      currency: 'USDT',
+      instruments: { BTCUSDT: spec },
+      symbolMap: createSymbolMap({ BTCUSDT: SYMBOL }),
+      defaultVolumeLots: null,
+    },
     balance: 10_000,
     quotes: { [SYMBOL]: quote },
     positions: [],
@@ -108,21 +141,40 @@ function bookOn(venue: ReturnType<typeof recordedVenue>['venue'], quote: { bid: 
 const stopRequests = (sent: SentRequest[]) =>
   sent.filter((r) => {
     const path = new URL(r.url).pathname;
-    return path === '/v5/order/cancel' || (path === '/v5/order/create' && 'triggerPrice' in (paramsOf(r.url, r.body, 'json') as object));
+    return (
+      path === '/v5/order/cancel' ||
+      (path === '/v5/order/create' && 'triggerPrice' in (paramsOf(r.url, r.body, 'json') as object))
+    );
   });
 
 /** Recorded parameters without the ones that are the order's own (prices, ids, sizes). */
-const without = (params: Record<string, unknown>, own: string[]) => Object.fromEntries(Object.entries(params).filter(([k]) => !own.includes(k)).map(([k, v]) => [k, String(v)]));
+const without = (params: Record<string, unknown>, own: string[]) =>
+  Object.fromEntries(
+    Object.entries(params)
+      .filter(([k]) => !own.includes(k))
+      .map(([k, v]) => [k, String(v)]),
+  );
 
 async function openLong(exchange: RecordedBybit) {
-  const { venue, sent } = recordedVenue({ exchange: 'bybit', market: 'swap', markets, exchangeOptions }, exchange.answer);
+  const { venue, sent } = recordedVenue(
+    { exchange: 'bybit', market: 'swap', markets, exchangeOptions },
+    exchange.answer,
+  );
   const quote = await venue.quote(SYMBOL);
   expect(quote).toEqual({ bid: 42544.7, ask: 42548 });
   const text = 'BTCUSDT,buy,vol=0.01,sl_price=41000,be_trigger=500,trail_trigger=1000,trail_distance=800';
   const parsed = parseSignal(text, 'text');
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  const done = await executeSignal(venue, bookOn(venue, quote), { id: 'sig-bybit', signal: parsed.signal, text }, Date.now());
-  expect(done.outcome).toMatchObject({ status: 'executed', message: 'opened buy 0.01 BTC/USDT:USDT at 42548 (position 1)' });
+  const done = await executeSignal(
+    venue,
+    bookOn(venue, quote),
+    { id: 'sig-bybit', signal: parsed.signal, text },
+    Date.now(),
+  );
+  expect(done.outcome).toMatchObject({
+    status: 'executed',
+    message: 'opened buy 0.01 BTC/USDT:USDT at 42548 (position 1)',
+  });
   return { venue, sent, book: done.book };
 }
 
@@ -159,22 +211,47 @@ describe('CCXT venue on Bybit: breakeven and trailing move the exchange-held sto
 
     const [first, ...moves] = stopRequests(sent);
     expect(first).toBeDefined();
-    expect(moves.map((r) => new URL(r.url).pathname)).toEqual(['/v5/order/create', '/v5/order/cancel', '/v5/order/create', '/v5/order/cancel']);
+    expect(moves.map((r) => new URL(r.url).pathname)).toEqual([
+      '/v5/order/create',
+      '/v5/order/cancel',
+      '/v5/order/create',
+      '/v5/order/cancel',
+    ]);
     // The stop: CCXT's recorded "Swap limit sell with stopLossPrice(Type2)" (triggered below,
     // reduce-only) as a market order: no limit price, orderType Market.
     const stop = requestRecord(REQUESTS, 'createOrder', 'Swap limit sell with stopLossPrice(Type2)').record;
-    const recordedStop = without(paramsOf(stop.url, stop.output, 'json'), ['symbol', 'qty', 'price', 'triggerPrice', 'orderType']);
-    for (const [request, revision, trigger] of [[moves[0]!, 'p1r1', String(entry)], [moves[2]!, 'p1r2', '42944.7']] as const) {
+    const recordedStop = without(paramsOf(stop.url, stop.output, 'json'), [
+      'symbol',
+      'qty',
+      'price',
+      'triggerPrice',
+      'orderType',
+    ]);
+    for (const [request, revision, trigger] of [
+      [moves[0]!, 'p1r1', String(entry)],
+      [moves[2]!, 'p1r2', '42944.7'],
+    ] as const) {
       expect(new URL(request.url).pathname).toBe(new URL(stop.url).pathname);
       const got = paramsOf(request.url, request.body, 'json');
       expect(without(got, ['symbol', 'qty', 'triggerPrice', 'orderType', 'orderLinkId'])).toEqual(recordedStop);
-      expect(got).toMatchObject({ symbol: 'BTCUSDT', orderType: 'Market', qty: '0.01', triggerPrice: trigger, orderLinkId: `${clientOrderId('sig-bybit', revision)}s` });
+      expect(got).toMatchObject({
+        symbol: 'BTCUSDT',
+        orderType: 'Market',
+        qty: '0.01',
+        triggerPrice: trigger,
+        orderLinkId: `${clientOrderId('sig-bybit', revision)}s`,
+      });
     }
     // Each cancel: CCXT's recorded "Swap cancelOrder", with the old stop's id.
     const cancel = requestRecord(REQUESTS, 'cancelOrder', 'Swap cancelOrder').record;
     const recordedCancel = without(paramsOf(cancel.url, cancel.output, 'json'), ['symbol', 'orderId']);
-    const ids = [first!, moves[0]!, moves[2]!].map((r) => exchange.ids.get((paramsOf(r.url, r.body, 'json') as Record<string, string>).orderLinkId!)!);
-    for (const [request, orderId] of [[moves[1]!, ids[0]], [moves[3]!, ids[1]]] as const) {
+    const ids = [first!, moves[0]!, moves[2]!].map((r) =>
+      exchange.ids.get((paramsOf(r.url, r.body, 'json') as Record<string, string>).orderLinkId!)!,
+    );
+    for (const [request, orderId] of [
+      [moves[1]!, ids[0]],
+      [moves[3]!, ids[1]],
+    ] as const) {
       expect(new URL(request.url).pathname).toBe(new URL(cancel.url).pathname);
       const got = paramsOf(request.url, request.body, 'json');
       expect(without(got, ['symbol', 'orderId'])).toEqual(recordedCancel);
@@ -191,14 +268,30 @@ describe('CCXT venue on Bybit: fills are the exchange’s, read back by order lo
   it('a market entry answered with its ids only is read back: the position and its breakeven are at the exchange’s fill, not the quote', async () => {
     const exchange = new RecordedBybit();
     exchange.fillAt = '42560.5';
-    const { venue, sent } = recordedVenue({ exchange: 'bybit', market: 'swap', markets, exchangeOptions }, exchange.answer);
+    const { venue, sent } = recordedVenue(
+      { exchange: 'bybit', market: 'swap', markets, exchangeOptions },
+      exchange.answer,
+    );
     const quote = await venue.quote(SYMBOL);
     const text = 'BTCUSDT,buy,vol=0.01,sl_price=41000,be_trigger=500';
     const parsed = parseSignal(text, 'text');
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-    const done = await executeSignal(venue, bookOn(venue, quote), { id: 'sig-fill', signal: parsed.signal, text }, Date.now());
-    expect(done.outcome).toMatchObject({ status: 'executed', message: 'opened buy 0.01 BTC/USDT:USDT at 42560.5 (position 1)' });
-    expect(done.outcome.result?.orders[0]).toMatchObject({ kind: 'market', status: 'filled', filled: 0.01, average: 42560.5 });
+    const done = await executeSignal(
+      venue,
+      bookOn(venue, quote),
+      { id: 'sig-fill', signal: parsed.signal, text },
+      Date.now(),
+    );
+    expect(done.outcome).toMatchObject({
+      status: 'executed',
+      message: 'opened buy 0.01 BTC/USDT:USDT at 42560.5 (position 1)',
+    });
+    expect(done.outcome.result?.orders[0]).toMatchObject({
+      kind: 'market',
+      status: 'filled',
+      filled: 0.01,
+      average: 42560.5,
+    });
     // Looked up as Bybit's fetchOrder wants it (acknowledged: its last 500 orders only).
     expect(sent.filter((r) => new URL(r.url).pathname === '/v5/order/realtime')).toHaveLength(1);
     // Bid 43064.7: 504.2 past the fill (516.7 past the quote's 42548): breakeven at the fill.
@@ -210,7 +303,14 @@ describe('CCXT venue on Bybit: fills are the exchange’s, read back by order lo
   it('a pending stop entry is placed with its trigger direction, and followed by order look-ups without ArgumentsRequired', async () => {
     const exchange = new RecordedBybit();
     const { venue } = recordedVenue({ exchange: 'bybit', market: 'swap', markets, exchangeOptions }, exchange.answer);
-    await venue.place({ clientId: clientOrderId('sig-pending', 'o'), symbol: SYMBOL, side: 'buy', kind: 'stop', volume: 0.01, price: 45000 });
+    await venue.place({
+      clientId: clientOrderId('sig-pending', 'o'),
+      symbol: SYMBOL,
+      side: 'buy',
+      kind: 'stop',
+      volume: 0.01,
+      price: 45000,
+    });
     const placed = [...exchange.placed.values()][0]!;
     expect(placed).toMatchObject({ orderType: 'Market', triggerPrice: '45000', triggerDirection: 1 });
     expect(await venue.reports()).toEqual([]);

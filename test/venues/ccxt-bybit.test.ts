@@ -10,7 +10,10 @@ const REQUESTS = 'bybit-requests.json';
 // What CCXT's own recorded-request tests set, so that CCXT does not ask the account's type first.
 const exchangeOptions = { enableUnifiedAccount: true, enableUnifiedMargin: false };
 
-async function sentBy(market: 'spot' | 'swap', act: (venue: ReturnType<typeof recordedVenue>['venue']) => Promise<unknown>) {
+async function sentBy(
+  market: 'spot' | 'swap',
+  act: (venue: ReturnType<typeof recordedVenue>['venue']) => Promise<unknown>,
+) {
   const { venue, sent } = recordedVenue({ exchange: 'bybit', market, markets, exchangeOptions }, () => {
     throw new ccxt.NetworkError('recorded request captured');
   });
@@ -19,24 +22,48 @@ async function sentBy(market: 'spot' | 'swap', act: (venue: ReturnType<typeof re
   return sent[0]!;
 }
 
-const position = (symbol: string, side: 'buy' | 'sell', volume: number) => ({ id: `${symbol}:${side}`, symbol, side, volume, price: 0, protection: [] });
+const position = (symbol: string, side: 'buy' | 'sell', volume: number) => ({
+  id: `${symbol}:${side}`,
+  symbol,
+  side,
+  volume,
+  price: 0,
+  protection: [],
+});
 const id = (step: string) => clientOrderId('sig-1', step);
 
 describe('CCXT venue on Bybit: the requests match the recorded ones', () => {
   it('a pending limit entry on a linear perpetual is "Swap limit order", with our client order id as orderLinkId', async () => {
-    const sent = await sentBy('swap', (v) => v.place({ clientId: id('o'), symbol: 'ADA/USDT:USDT', side: 'buy', kind: 'limit', volume: 50, price: 0.1 }));
-    expectSameRequest(sent, requestRecord(REQUESTS, 'createOrder', 'Swap limit order'), { key: 'orderLinkId', value: id('o') });
+    const sent = await sentBy('swap', (v) =>
+      v.place({ clientId: id('o'), symbol: 'ADA/USDT:USDT', side: 'buy', kind: 'limit', volume: 50, price: 0.1 }),
+    );
+    expectSameRequest(sent, requestRecord(REQUESTS, 'createOrder', 'Swap limit order'), {
+      key: 'orderLinkId',
+      value: id('o'),
+    });
   });
 
   it('a limit entry on a spot market is "Spot limit order"', async () => {
-    const sent = await sentBy('spot', (v) => v.place({ clientId: id('o'), symbol: 'ADA/USDT', side: 'buy', kind: 'limit', volume: 50, price: 0.1 }));
-    expectSameRequest(sent, requestRecord(REQUESTS, 'createOrder', 'Spot limit order'), { key: 'orderLinkId', value: id('o') });
+    const sent = await sentBy('spot', (v) =>
+      v.place({ clientId: id('o'), symbol: 'ADA/USDT', side: 'buy', kind: 'limit', volume: 50, price: 0.1 }),
+    );
+    expectSameRequest(sent, requestRecord(REQUESTS, 'createOrder', 'Spot limit order'), {
+      key: 'orderLinkId',
+      value: id('o'),
+    });
   });
 
   it('a take-profit level of a long is the reduce-only limit sell of "Swap limit sell with reduceOnly and postOnly", without post-only', async () => {
     // A target must fill when the price gets there, so it is not post-only (which the exchange
     // would cancel instead of filling when it crosses).
-    const sent = await sentBy('swap', (v) => v.protect(position('LTC/USDT:USDT', 'buy', 0.1), { clientId: id('p1r0'), stop: null, targets: [{ price: 100, volume: 0.1 }], replaces: [] }));
+    const sent = await sentBy('swap', (v) =>
+      v.protect(position('LTC/USDT:USDT', 'buy', 0.1), {
+        clientId: id('p1r0'),
+        stop: null,
+        targets: [{ price: 100, volume: 0.1 }],
+        replaces: [],
+      }),
+    );
     const { record } = requestRecord(REQUESTS, 'createOrder', 'Swap limit sell with reduceOnly and postOnly');
     expect(new URL(sent.url).pathname).toBe(new URL(record.url).pathname);
     const { timeInForce: _postOnly, ...recorded } = paramsOf(record.url, record.output, 'json');

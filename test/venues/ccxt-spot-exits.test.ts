@@ -17,7 +17,12 @@ const markets = fixture('binance-markets.json');
 function bookOn(venue: ReturnType<typeof recordedVenue>['venue'], symbol: string) {
   const { symbol: _name, ...spec } = venue.instrument(symbol)!;
   const state: EngineState = {
-    config: { currency: 'USDT', instruments: { LTCUSDT: spec }, symbolMap: createSymbolMap({ LTCUSDT: symbol }), defaultVolumeLots: null },
+    config: {
+      currency: 'USDT',
+      instruments: { LTCUSDT: spec },
+      symbolMap: createSymbolMap({ LTCUSDT: symbol }),
+      defaultVolumeLots: null,
+    },
     balance: 10_000,
     quotes: { [symbol]: { bid: 50, ask: 50.01 } },
     positions: [],
@@ -29,9 +34,12 @@ function bookOn(venue: ReturnType<typeof recordedVenue>['venue'], symbol: string
 
 async function execute(market: 'spot' | 'swap', text: string) {
   // Every order request is captured and answered as unreachable: the test looks at what was asked.
-  const { venue, sent } = recordedVenue({ exchange: 'binance', market, markets, exchangeOptions: { leverageBrackets: {} } }, () => {
-    throw new ccxt.NetworkError('captured');
-  });
+  const { venue, sent } = recordedVenue(
+    { exchange: 'binance', market, markets, exchangeOptions: { leverageBrackets: {} } },
+    () => {
+      throw new ccxt.NetworkError('captured');
+    },
+  );
   await venue.open().catch(() => undefined);
   sent.splice(0);
   const parsed = parseSignal(text, 'text');

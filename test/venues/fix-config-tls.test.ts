@@ -29,7 +29,9 @@ describe('a FIX session file and TLS', () => {
   it('"tls": false is taken, with a warning per plain session that the password crosses the network in clear', () => {
     const { config, warnings, file } = read({ trade: { ...session, tls: false }, quote: { ...session, tls: true } });
     expect([config.trade.tls, config.quote!.tls]).toEqual([false, true]);
-    expect(warnings).toEqual([expect.stringContaining(`--fix-config ${file}: "trade"."tls" is false, so the FIX logon's username and password`)]);
+    expect(warnings).toEqual([
+      expect.stringContaining(`--fix-config ${file}: "trade"."tls" is false, so the FIX logon's username and password`),
+    ]);
     expect(warnings[0]).toContain('remove "tls": false (TLS is the default)');
   });
 });

@@ -65,7 +65,17 @@ describe('FIX state files', () => {
     const venue = new FixVenue({
       config: {
         dialect: 'fix44',
-        trade: { host: '127.0.0.1', port: 1, tls: false, senderCompId: 'A', targetCompId: 'B', senderSubId: null, targetSubId: null, heartbeatSeconds: 30, resetOnLogon: false },
+        trade: {
+          host: '127.0.0.1',
+          port: 1,
+          tls: false,
+          senderCompId: 'A',
+          targetCompId: 'B',
+          senderSubId: null,
+          targetSubId: null,
+          heartbeatSeconds: 30,
+          resetOnLogon: false,
+        },
         quote: null,
         account: { currency: 'USD', balance: 1 },
         instruments: {},

@@ -14,15 +14,27 @@ export function accountsView(body) {
       put(list);
       next = null;
     }
-    const page = await attempt(problems, () => api('GET', `/api/admin/accounts?limit=20${next ? `&before=${encodeURIComponent(next)}` : ''}`));
+    const page = await attempt(problems, () =>
+      api('GET', `/api/admin/accounts?limit=20${next ? `&before=${encodeURIComponent(next)}` : ''}`),
+    );
     if (!page) return;
     for (const account of page.accounts) list.append(accountCard(account));
-    if (reset && page.accounts.length === 0) list.append(h('p', { class: 'empty' }, 'No accounts yet: create one below.'));
+    if (reset && page.accounts.length === 0)
+      list.append(h('p', { class: 'empty' }, 'No accounts yet: create one below.'));
     next = page.next;
-    put(more, next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More accounts') : null);
+    put(
+      more,
+      next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More accounts') : null,
+    );
   };
 
-  put(body, problems, list, more, createForm(() => load(true)));
+  put(
+    body,
+    problems,
+    list,
+    more,
+    createForm(() => load(true)),
+  );
   load(true);
 }
 
@@ -30,7 +42,13 @@ function accountCard(account) {
   const usage = h('div', { class: 'usage' }, 'Loading usage…');
   const chart = h('div');
   const status = h('div');
-  const quota = h('input', { type: 'number', min: '0', step: '1', value: String(account.monthlySignalQuota), inputmode: 'numeric' });
+  const quota = h('input', {
+    type: 'number',
+    min: '0',
+    step: '1',
+    value: String(account.monthlySignalQuota),
+    inputmode: 'numeric',
+  });
   const card = h(
     'article',
     { class: 'card', 'aria-labelledby': `acc-${account.id}` },
@@ -40,7 +58,13 @@ function accountCard(account) {
     chart,
     h(
       'form',
-      { class: 'row inline', onsubmit: (e) => { e.preventDefault(); saveQuota(); } },
+      {
+        class: 'row inline',
+        onsubmit: (e) => {
+          e.preventDefault();
+          saveQuota();
+        },
+      },
       field('Monthly signal quota', quota),
       h('button', { type: 'submit', class: 'secondary' }, 'Save quota'),
     ),
@@ -57,7 +81,14 @@ function accountCard(account) {
       put(
         usage,
         h('label', { for: meterId }, `Usage ${month.period}: ${month.used} of ${month.limit} signals (${pct} %)`),
-        h('meter', { id: meterId, min: '0', max: String(Math.max(month.limit, 1)), value: String(month.used), high: String(Math.max(month.limit, 1) * 0.9), optimum: '0' }),
+        h('meter', {
+          id: meterId,
+          min: '0',
+          max: String(Math.max(month.limit, 1)),
+          value: String(month.used),
+          high: String(Math.max(month.limit, 1) * 0.9),
+          optimum: '0',
+        }),
         h('small', { class: 'muted' }, `resets ${when(month.resetsAt)}`),
       );
     } else put(usage, 'Usage unavailable.');
@@ -65,7 +96,9 @@ function accountCard(account) {
   };
   const saveQuota = () =>
     attempt(status, async () => {
-      const updated = await api('PATCH', `/api/admin/accounts/${account.id}`, { monthlySignalQuota: Number(quota.value) });
+      const updated = await api('PATCH', `/api/admin/accounts/${account.id}`, {
+        monthlySignalQuota: Number(quota.value),
+      });
       account.monthlySignalQuota = updated.monthlySignalQuota;
       notice(status, `Quota set to ${updated.monthlySignalQuota}.`);
       loadUsage();
@@ -76,7 +109,14 @@ function accountCard(account) {
 
 function createForm(reload) {
   const name = h('input', { type: 'text', required: true, maxlength: '200' });
-  const quota = h('input', { type: 'number', min: '0', step: '1', required: true, value: '1000', inputmode: 'numeric' });
+  const quota = h('input', {
+    type: 'number',
+    min: '0',
+    step: '1',
+    required: true,
+    value: '1000',
+    inputmode: 'numeric',
+  });
   const status = h('div');
   const form = h(
     'form',
@@ -90,7 +130,10 @@ function createForm(reload) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     attempt(status, async () => {
-      const account = await api('POST', '/api/admin/accounts', { name: name.value, monthlySignalQuota: Number(quota.value) });
+      const account = await api('POST', '/api/admin/accounts', {
+        name: name.value,
+        monthlySignalQuota: Number(quota.value),
+      });
       form.reset();
       await reload();
       notice(status, `Created ${account.name} (${account.id}).`);

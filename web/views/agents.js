@@ -22,7 +22,9 @@ export function agentsView(body) {
       next = null;
     }
     const account = accountFilter.value ? `&accountId=${encodeURIComponent(accountFilter.value)}` : '';
-    const page = await attempt(problems, () => api('GET', `/api/admin/agents?limit=20${account}${next ? `&before=${encodeURIComponent(next)}` : ''}`));
+    const page = await attempt(problems, () =>
+      api('GET', `/api/admin/agents?limit=20${account}${next ? `&before=${encodeURIComponent(next)}` : ''}`),
+    );
     if (!page) return;
     for (const agent of page.agents) {
       const card = agentCard(agent, once, () => load(true));
@@ -31,16 +33,30 @@ export function agentsView(body) {
     }
     if (reset && page.agents.length === 0) list.append(h('p', { class: 'empty' }, 'No agents yet: create one below.'));
     next = page.next;
-    put(more, next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More agents') : null);
+    put(
+      more,
+      next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More agents') : null,
+    );
   };
   accountFilter.addEventListener('change', () => load(true));
 
   const createSlot = h('div');
-  put(body, h('div', { class: 'row filters' }, field('Account', accountFilter)), once, problems, list, more, createSlot);
+  put(
+    body,
+    h('div', { class: 'row filters' }, field('Account', accountFilter)),
+    once,
+    problems,
+    list,
+    more,
+    createSlot,
+  );
   attempt(problems, async () => {
     const accounts = await listAll('/api/admin/accounts', 'accounts');
     for (const a of accounts) accountFilter.append(h('option', { value: a.id }, `${a.name} (${a.id})`));
-    put(createSlot, createForm(accounts, once, () => load(true)));
+    put(
+      createSlot,
+      createForm(accounts, once, () => load(true)),
+    );
     await load(true);
   });
 
@@ -142,7 +158,16 @@ function stateView(state) {
     table(
       `Pending orders (${orders.length})`,
       ['#', 'Symbol', 'Side', 'Kind', 'Volume', 'Price', 'Stop', 'Comment'],
-      orders.map((o) => [o.order, o.symbol, o.side, o.kind, typeof o.filled === 'number' ? `${o.volume} (${o.filled} filled)` : o.volume, o.price, o.sl ?? '–', o.comment ?? '']),
+      orders.map((o) => [
+        o.order,
+        o.symbol,
+        o.side,
+        o.kind,
+        typeof o.filled === 'number' ? `${o.volume} (${o.filled} filled)` : o.volume,
+        o.price,
+        o.sl ?? '–',
+        o.comment ?? '',
+      ]),
     ),
     notManagedView(state.notManaged),
   );
@@ -156,7 +181,11 @@ function stopCell(p) {
     'span',
     null,
     `${p.sl ?? '–'} `,
-    h('span', { class: 'badge bad', title: `${u.reason} (since ${u.since})` }, `unprotected${u.attempts > 0 ? `, ${u.attempts} refusal${u.attempts === 1 ? '' : 's'}` : ''}`),
+    h(
+      'span',
+      { class: 'badge bad', title: `${u.reason} (since ${u.since})` },
+      `unprotected${u.attempts > 0 ? `, ${u.attempts} refusal${u.attempts === 1 ? '' : 's'}` : ''}`,
+    ),
     h('br'),
     h('small', { class: 'muted' }, u.reason),
   );
@@ -168,7 +197,12 @@ function notManagedView(list) {
   return h(
     'div',
     { class: 'not-managed' },
-    h('p', null, h('span', { class: 'badge bad' }, `not managed (${list.length})`), ' The venue holds these and the agent does not manage them: see to them at the venue.'),
+    h(
+      'p',
+      null,
+      h('span', { class: 'badge bad' }, `not managed (${list.length})`),
+      ' The venue holds these and the agent does not manage them: see to them at the venue.',
+    ),
     table(
       `Not managed (${list.length})`,
       ['Kind', 'Venue id', 'Symbol', 'Side', 'Volume', 'Price', 'Why'],
@@ -186,14 +220,36 @@ function table(caption, heads, rows) {
       'table',
       null,
       h('caption', null, caption),
-      h('thead', null, h('tr', null, heads.map((x) => h('th', { scope: 'col' }, x)))),
-      h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, c instanceof Node ? c : String(c)))))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          heads.map((x) => h('th', { scope: 'col' }, x)),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        rows.map((r) =>
+          h(
+            'tr',
+            null,
+            r.map((c) => h('td', null, c instanceof Node ? c : String(c))),
+          ),
+        ),
+      ),
     ),
   );
 }
 
 function createForm(accounts, once, reload) {
-  const account = h('select', { required: true }, accounts.map((a) => h('option', { value: a.id }, `${a.name} (${a.id})`)));
+  const account = h(
+    'select',
+    { required: true },
+    accounts.map((a) => h('option', { value: a.id }, `${a.name} (${a.id})`)),
+  );
   const name = h('input', { type: 'text', required: true, maxlength: '200', value: 'paper' });
   const status = h('div');
   const form = h(
@@ -212,7 +268,10 @@ function createForm(accounts, once, reload) {
       const agent = await api('POST', `/api/admin/accounts/${account.value}/agents`, { name: name.value });
       put(once, shownOnce(`Token for ${agent.name}`, agent.token));
       await reload();
-      notice(status, `Created ${agent.name} (${agent.id}). Start it with: node dist/cli/main.js agent --server <this server's URL> --token <the token> --paper`);
+      notice(
+        status,
+        `Created ${agent.name} (${agent.id}). Start it with: node dist/cli/main.js agent --server <this server's URL> --token <the token> --paper`,
+      );
       once.scrollIntoView({ block: 'nearest' });
     });
   });

@@ -4,7 +4,12 @@ import { problemList } from '../ui.js';
 
 /** Judges a signal as the inbound endpoint would, through the server: nothing is stored or sent. */
 export function checkerView(body) {
-  const input = h('textarea', { rows: '4', class: 'mono', spellcheck: 'false', placeholder: 'EURUSD,buy,vol_pctbal_loss=1,sl_pips=20,tp1_pips=20,tp2_pips=40' });
+  const input = h('textarea', {
+    rows: '4',
+    class: 'mono',
+    spellcheck: 'false',
+    placeholder: 'EURUSD,buy,vol_pctbal_loss=1,sl_pips=20,tp1_pips=20,tp2_pips=40',
+  });
   const type = h(
     'select',
     null,
@@ -16,10 +21,19 @@ export function checkerView(body) {
   const check = async () => {
     if (input.value.trim() === '') return put(result);
     try {
-      const answer = await api('POST', '/api/admin/check', { body: input.value, ...(type.value && { contentType: type.value }) });
+      const answer = await api('POST', '/api/admin/check', {
+        body: input.value,
+        ...(type.value && { contentType: type.value }),
+      });
       const verdict = answer.valid
-        ? [h('p', { class: 'notice ok' }, `Valid (${answer.format}): the inbound endpoint would accept it as`), h('pre', { class: 'mono' }, JSON.stringify(answer.signal, null, 2))]
-        : [h('p', { class: 'notice bad' }, `Refused with ${answer.httpStatus} ${answer.code}:`), problemList({ problems: answer.errors })];
+        ? [
+            h('p', { class: 'notice ok' }, `Valid (${answer.format}): the inbound endpoint would accept it as`),
+            h('pre', { class: 'mono' }, JSON.stringify(answer.signal, null, 2)),
+          ]
+        : [
+            h('p', { class: 'notice bad' }, `Refused with ${answer.httpStatus} ${answer.code}:`),
+            problemList({ problems: answer.errors }),
+          ];
       put(result, ...(answer.template ? templateReading(answer.template) : []), ...verdict);
     } catch (error) {
       put(result, problemList(error));
@@ -33,10 +47,20 @@ export function checkerView(body) {
   type.addEventListener('change', check);
   put(
     body,
-    h('p', null, 'Type a signal line or JSON: it is judged exactly as the inbound endpoint would judge it, without being stored or sent.'),
+    h(
+      'p',
+      null,
+      'Type a signal line or JSON: it is judged exactly as the inbound endpoint would judge it, without being stored or sent.',
+    ),
     h(
       'form',
-      { class: 'card', onsubmit: (e) => { e.preventDefault(); check(); } },
+      {
+        class: 'card',
+        onsubmit: (e) => {
+          e.preventDefault();
+          check();
+        },
+      },
       field('Signal', input),
       field('Content-Type', type),
       h('button', { type: 'submit' }, 'Check'),
@@ -53,12 +77,21 @@ function templateReading(template) {
     h(
       'ul',
       { 'aria-label': 'Placeholders' },
-      ...template.placeholders.map((p) => h('li', null, h('code', null, p.written), ` becomes ${p.becomes === null ? 'nothing known here (left as written)' : p.becomes}${p.note ? `: ${p.note}` : ''}`)),
+      ...template.placeholders.map((p) =>
+        h(
+          'li',
+          null,
+          h('code', null, p.written),
+          ` becomes ${p.becomes === null ? 'nothing known here (left as written)' : p.becomes}${p.note ? `: ${p.note}` : ''}`,
+        ),
+      ),
     ),
     h(
       'ul',
       { 'aria-label': 'Messages it can turn into' },
-      ...template.checked.map((c) => h('li', null, h('code', null, c.body), c.valid ? ' is valid' : ` is refused: ${c.code}`)),
+      ...template.checked.map((c) =>
+        h('li', null, h('code', null, c.body), c.valid ? ' is valid' : ` is refused: ${c.code}`),
+      ),
     ),
     ...template.warnings.map((warning) => h('p', { class: 'notice bad', role: 'alert' }, `Warning: ${warning}`)),
   ];

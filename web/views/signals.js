@@ -6,11 +6,29 @@ const OUTCOMES = ['executed', 'rejected', 'failed', 'expired', 'queued', 'delive
 
 export function signalsView(body) {
   const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'All sources'));
-  const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), h('option', { value: 'accepted' }, 'accepted'), h('option', { value: 'rejected' }, 'rejected'), h('option', { value: 'duplicate' }, 'duplicate'));
-  const outcome = h('select', { name: 'outcome' }, h('option', { value: '' }, 'Any outcome'), OUTCOMES.map((o) => h('option', { value: o }, o)));
+  const status = h(
+    'select',
+    { name: 'status' },
+    h('option', { value: '' }, 'Any status'),
+    h('option', { value: 'accepted' }, 'accepted'),
+    h('option', { value: 'rejected' }, 'rejected'),
+    h('option', { value: 'duplicate' }, 'duplicate'),
+  );
+  const outcome = h(
+    'select',
+    { name: 'outcome' },
+    h('option', { value: '' }, 'Any outcome'),
+    OUTCOMES.map((o) => h('option', { value: o }, o)),
+  );
   const outcomeField = field('Outcome', outcome);
   outcomeField.hidden = true;
-  const symbol = h('input', { type: 'search', name: 'symbol', maxlength: '40', spellcheck: 'false', autocapitalize: 'characters' });
+  const symbol = h('input', {
+    type: 'search',
+    name: 'symbol',
+    maxlength: '40',
+    spellcheck: 'false',
+    autocapitalize: 'characters',
+  });
   const live = h('span', { class: 'live', role: 'status', 'aria-live': 'polite' }, 'connecting…');
   const problems = h('div');
   const list = h('ol', { class: 'log', 'aria-label': 'Signals, newest first' });
@@ -39,7 +57,12 @@ export function signalsView(body) {
   };
 
   const showOlderButton = (next) =>
-    put(older, next ? h('button', { type: 'button', class: 'secondary', onclick: () => loadOlder(next) }, 'Older signals') : null);
+    put(
+      older,
+      next
+        ? h('button', { type: 'button', class: 'secondary', onclick: () => loadOlder(next) }, 'Older signals')
+        : null,
+    );
 
   const loadOlder = async (before) => {
     const q = query();
@@ -99,7 +122,14 @@ export function signalsView(body) {
     body,
     h(
       'form',
-      { class: 'row filters wrap', role: 'search', onsubmit: (e) => { e.preventDefault(); connect(); } },
+      {
+        class: 'row filters wrap',
+        role: 'search',
+        onsubmit: (e) => {
+          e.preventDefault();
+          connect();
+        },
+      },
       field('Source', source),
       field('Status', status),
       outcomeField,
@@ -132,7 +162,11 @@ function signalRow(signal, sourceNames) {
     null,
     h('time', { datetime: signal.receivedAt }, when(signal.receivedAt)),
     h('span', { class: 'what mono' }, what),
-    h('span', { class: `badge ${accepted ? 'ok' : 'bad'}` }, accepted ? `${signal.httpStatus} ${signal.status}` : `${signal.httpStatus} ${signal.code ?? 'rejected'}`),
+    h(
+      'span',
+      { class: `badge ${accepted ? 'ok' : 'bad'}` },
+      accepted ? `${signal.httpStatus} ${signal.status}` : `${signal.httpStatus} ${signal.code ?? 'rejected'}`,
+    ),
     outcomeBadges(signal.outcome),
     h('span', { class: 'muted src' }, sourceNames.get(signal.sourceId) ?? signal.sourceId),
   );
@@ -158,17 +192,39 @@ function outcomeBadges(outcome) {
   if (!outcome || typeof outcome !== 'object') return null;
   const parts = Object.entries(outcome).filter(([, n]) => typeof n === 'number' && n > 0);
   if (parts.length === 0) return null;
-  return h('span', { class: 'outcome' }, parts.map(([name, n]) => h('span', { class: `badge ${name}` }, `${n} ${name}`)));
+  return h(
+    'span',
+    { class: 'outcome' },
+    parts.map(([name, n]) => h('span', { class: `badge ${name}` }, `${n} ${name}`)),
+  );
 }
 
 function signalDetail(record) {
   return h(
     'div',
     { class: 'grid2' },
-    h('section', null, h('h3', null, 'Raw body'), h('pre', { class: 'mono' }, record.rawBody), h('p', { class: 'muted' }, `${record.contentType ?? 'no Content-Type'} · ${record.id}`)),
+    h(
+      'section',
+      null,
+      h('h3', null, 'Raw body'),
+      h('pre', { class: 'mono' }, record.rawBody),
+      h('p', { class: 'muted' }, `${record.contentType ?? 'no Content-Type'} · ${record.id}`),
+    ),
     record.signal
-      ? h('section', null, h('h3', null, 'Normalized'), h('pre', { class: 'mono' }, JSON.stringify(record.signal, null, 2)))
-      : h('section', null, h('h3', null, 'Why it was refused'), problemList({ problems: record.errors ?? [{ code: record.code, param: record.param ?? undefined, detail: record.detail }] })),
+      ? h(
+          'section',
+          null,
+          h('h3', null, 'Normalized'),
+          h('pre', { class: 'mono' }, JSON.stringify(record.signal, null, 2)),
+        )
+      : h(
+          'section',
+          null,
+          h('h3', null, 'Why it was refused'),
+          problemList({
+            problems: record.errors ?? [{ code: record.code, param: record.param ?? undefined, detail: record.detail }],
+          }),
+        ),
     record.signal
       ? h(
           'section',
@@ -182,7 +238,17 @@ function signalDetail(record) {
                 h(
                   'table',
                   null,
-                  h('thead', null, h('tr', null, ['Agent', 'Outcome', 'Message', 'Attempts', 'Acknowledged'].map((x) => h('th', { scope: 'col' }, x)))),
+                  h(
+                    'thead',
+                    null,
+                    h(
+                      'tr',
+                      null,
+                      ['Agent', 'Outcome', 'Message', 'Attempts', 'Acknowledged'].map((x) =>
+                        h('th', { scope: 'col' }, x),
+                      ),
+                    ),
+                  ),
                   h(
                     'tbody',
                     null,
@@ -191,7 +257,12 @@ function signalDetail(record) {
                         'tr',
                         null,
                         h('td', { class: 'mono' }, d.agentId),
-                        h('td', null, h('span', { class: `badge ${d.status}` }, d.status), d.ackedAfterExpiry ? ' (after expiry)' : ''),
+                        h(
+                          'td',
+                          null,
+                          h('span', { class: `badge ${d.status}` }, d.status),
+                          d.ackedAfterExpiry ? ' (after expiry)' : '',
+                        ),
                         h('td', null, d.message ?? ''),
                         h('td', null, String(d.attempts)),
                         h('td', null, d.ackedAt ? when(d.ackedAt) : '–'),

@@ -22,7 +22,11 @@ export function sourcesView(body) {
   const agentsByAccount = new Map();
 
   const agentsOf = async (accountId) => {
-    if (!agentsByAccount.has(accountId)) agentsByAccount.set(accountId, await listAll(`/api/admin/agents?accountId=${encodeURIComponent(accountId)}`, 'agents'));
+    if (!agentsByAccount.has(accountId))
+      agentsByAccount.set(
+        accountId,
+        await listAll(`/api/admin/agents?accountId=${encodeURIComponent(accountId)}`, 'agents'),
+      );
     return agentsByAccount.get(accountId);
   };
 
@@ -32,12 +36,18 @@ export function sourcesView(body) {
       next = null;
     }
     const account = accountFilter.value ? `&accountId=${encodeURIComponent(accountFilter.value)}` : '';
-    const page = await attempt(problems, () => api('GET', `/api/admin/sources?limit=20${account}${next ? `&before=${encodeURIComponent(next)}` : ''}`));
+    const page = await attempt(problems, () =>
+      api('GET', `/api/admin/sources?limit=20${account}${next ? `&before=${encodeURIComponent(next)}` : ''}`),
+    );
     if (!page) return;
     for (const source of page.sources) list.append(sourceCard(source, agentsOf, () => load(true)));
-    if (reset && page.sources.length === 0) list.append(h('p', { class: 'empty' }, 'No sources yet: create one below.'));
+    if (reset && page.sources.length === 0)
+      list.append(h('p', { class: 'empty' }, 'No sources yet: create one below.'));
     next = page.next;
-    put(more, next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More sources') : null);
+    put(
+      more,
+      next ? h('button', { type: 'button', class: 'secondary', onclick: () => load(false) }, 'More sources') : null,
+    );
   };
   accountFilter.addEventListener('change', () => load(true));
 
@@ -46,7 +56,10 @@ export function sourcesView(body) {
   attempt(problems, async () => {
     accounts = await listAll('/api/admin/accounts', 'accounts');
     for (const a of accounts) accountFilter.append(h('option', { value: a.id }, `${a.name} (${a.id})`));
-    put(createSlot, createForm(accounts, agentsOf, () => load(true)));
+    put(
+      createSlot,
+      createForm(accounts, agentsOf, () => load(true)),
+    );
     await load(true);
   });
 }
@@ -58,19 +71,42 @@ function sourceCard(source, agentsOf, reload) {
   const card = h('article', { class: 'card source', 'data-source': source.id, 'aria-labelledby': `src-${source.id}` });
 
   const render = () => {
-    const badge = source.active ? h('span', { class: 'badge ok' }, 'active') : h('span', { class: 'badge off' }, 'inactive');
+    const badge = source.active
+      ? h('span', { class: 'badge ok' }, 'active')
+      : h('span', { class: 'badge off' }, 'inactive');
     const hmacBadge = source.hmac ? h('span', { class: 'badge' }, 'HMAC secret set') : null;
     const toggle = h(
       'button',
-      { type: 'button', class: 'secondary', onclick: () => change({ active: !source.active }, source.active ? 'Deactivated: its key is refused until activated again.' : 'Activated.') },
+      {
+        type: 'button',
+        class: 'secondary',
+        onclick: () =>
+          change(
+            { active: !source.active },
+            source.active ? 'Deactivated: its key is refused until activated again.' : 'Activated.',
+          ),
+      },
       source.active ? 'Deactivate' : 'Activate',
     );
     const rotate = h('button', { type: 'button', class: 'secondary', onclick: rotateKey }, 'Rotate key');
     const remove = h('button', { type: 'button', class: 'danger', onclick: removeSource }, 'Delete');
     put(
       card,
-      h('header', { class: 'row spread' }, h('h2', { id: `src-${source.id}` }, source.name), h('span', null, badge, ' ', hmacBadge)),
-      h('p', { class: 'muted mono' }, source.id, ' · account ', source.accountId, ' · created ', when(source.createdAt)),
+      h(
+        'header',
+        { class: 'row spread' },
+        h('h2', { id: `src-${source.id}` }, source.name),
+        h('span', null, badge, ' ', hmacBadge),
+      ),
+      h(
+        'p',
+        { class: 'muted mono' },
+        source.id,
+        ' · account ',
+        source.accountId,
+        ' · created ',
+        when(source.createdAt),
+      ),
       h(
         'p',
         { class: 'key-hint' },
@@ -84,7 +120,9 @@ function sourceCard(source, agentsOf, reload) {
         'p',
         { class: 'hint' },
         'In the TradingView alert, paste the inbound URL as the Webhook URL and this as the message (a strategy alert fills in buy or sell; check any edit in the Checker).',
-        source.hmac ? ' This source has an HMAC secret: TradingView cannot sign its requests, so its alerts would be refused.' : '',
+        source.hmac
+          ? ' This source has an HMAC secret: TradingView cannot sign its requests, so its alerts would be refused.'
+          : '',
       ),
       h('div', { class: 'row wrap' }, toggle, rotate, remove),
       settings(),
@@ -129,46 +167,107 @@ function sourceCard(source, agentsOf, reload) {
   };
 
   const settings = () => {
-    const secret = h('input', { type: 'password', autocomplete: 'new-password', maxlength: '1024', spellcheck: 'false' });
-    const maxAge = h('input', { type: 'number', min: '1', max: '86400', step: '1', value: String(source.maxSignalAgeSeconds), inputmode: 'numeric' });
-    const routing = h('fieldset', { class: 'routing' }, h('legend', null, 'Routing: the agents that get its signals (none ticked: every agent of the account)'));
+    const secret = h('input', {
+      type: 'password',
+      autocomplete: 'new-password',
+      maxlength: '1024',
+      spellcheck: 'false',
+    });
+    const maxAge = h('input', {
+      type: 'number',
+      min: '1',
+      max: '86400',
+      step: '1',
+      value: String(source.maxSignalAgeSeconds),
+      inputmode: 'numeric',
+    });
+    const routing = h(
+      'fieldset',
+      { class: 'routing' },
+      h('legend', null, 'Routing: the agents that get its signals (none ticked: every agent of the account)'),
+    );
     agentsOf(source.accountId)
       .then((agents) => {
         if (agents.length === 0) routing.append(h('p', { class: 'muted' }, 'The account has no agents yet.'));
         for (const agent of agents) {
           const id = `route-${source.id}-${agent.id}`;
           routing.append(
-            h('div', { class: 'check' }, h('input', { type: 'checkbox', id, value: agent.id, checked: source.agentIds.includes(agent.id) }), h('label', { for: id }, `${agent.name} (${agent.id})`)),
+            h(
+              'div',
+              { class: 'check' },
+              h('input', { type: 'checkbox', id, value: agent.id, checked: source.agentIds.includes(agent.id) }),
+              h('label', { for: id }, `${agent.name} (${agent.id})`),
+            ),
           );
         }
         routing.append(
-          h('button', {
-            type: 'button',
-            class: 'secondary',
-            onclick: () => {
-              const agentIds = [...routing.querySelectorAll('input:checked')].map((c) => c.value);
-              change({ agentIds }, agentIds.length === 0 ? 'Routes to every agent of the account.' : `Routes to ${agentIds.length} agent(s).`);
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                const agentIds = [...routing.querySelectorAll('input:checked')].map((c) => c.value);
+                change(
+                  { agentIds },
+                  agentIds.length === 0
+                    ? 'Routes to every agent of the account.'
+                    : `Routes to ${agentIds.length} agent(s).`,
+                );
+              },
             },
-          }, 'Save routing'),
+            'Save routing',
+          ),
         );
       })
       .catch(() => routing.append(h('p', { class: 'muted' }, 'Agents could not be read.')));
     const ipsSupported = Object.hasOwn(source, 'allowedIps');
-    const ips = ipsSupported ? h('input', { type: 'text', value: (source.allowedIps ?? []).join(', '), spellcheck: 'false' }) : null;
+    const ips = ipsSupported
+      ? h('input', { type: 'text', value: (source.allowedIps ?? []).join(', '), spellcheck: 'false' })
+      : null;
     return h(
       'details',
       { class: 'settings' },
       h('summary', null, 'Settings'),
       h(
         'form',
-        { class: 'row inline', onsubmit: (e) => { e.preventDefault(); change({ hmacSecret: secret.value }, 'HMAC secret set: requests must now be signed.'); } },
-        field('HMAC secret', secret, source.hmac ? 'A secret is set; type a new one to replace it.' : 'None set: requests need no signature.'),
+        {
+          class: 'row inline',
+          onsubmit: (e) => {
+            e.preventDefault();
+            change({ hmacSecret: secret.value }, 'HMAC secret set: requests must now be signed.');
+          },
+        },
+        field(
+          'HMAC secret',
+          secret,
+          source.hmac ? 'A secret is set; type a new one to replace it.' : 'None set: requests need no signature.',
+        ),
         h('button', { type: 'submit', class: 'secondary' }, 'Set secret'),
-        source.hmac ? h('button', { type: 'button', class: 'secondary', onclick: () => change({ hmacSecret: null }, 'HMAC secret cleared.') }, 'Clear secret') : null,
+        source.hmac
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                onclick: () => change({ hmacSecret: null }, 'HMAC secret cleared.'),
+              },
+              'Clear secret',
+            )
+          : null,
       ),
       h(
         'form',
-        { class: 'row inline', onsubmit: (e) => { e.preventDefault(); change({ maxSignalAgeSeconds: Number(maxAge.value) }, `Signals now expire ${maxAge.value} s after they arrive.`); } },
+        {
+          class: 'row inline',
+          onsubmit: (e) => {
+            e.preventDefault();
+            change(
+              { maxSignalAgeSeconds: Number(maxAge.value) },
+              `Signals now expire ${maxAge.value} s after they arrive.`,
+            );
+          },
+        },
         field('Maximum age (seconds)', maxAge, 'A signal not handed to an agent by then expires unexecuted.'),
         h('button', { type: 'submit', class: 'secondary' }, 'Save maximum age'),
       ),
@@ -180,7 +279,10 @@ function sourceCard(source, agentsOf, reload) {
               onsubmit: (e) => {
                 e.preventDefault();
                 const list = ips.value.split(/[\s,]+/).filter(Boolean);
-                change({ allowedIps: list }, list.length === 0 ? 'Any address may send.' : `Only ${list.join(', ')} may send.`);
+                change(
+                  { allowedIps: list },
+                  list.length === 0 ? 'Any address may send.' : `Only ${list.join(', ')} may send.`,
+                );
               },
             },
             field('Allowed IPs', ips, 'Addresses or CIDR ranges, comma separated; empty: any address.'),
@@ -196,7 +298,11 @@ function sourceCard(source, agentsOf, reload) {
 }
 
 function createForm(accounts, agentsOf, reload) {
-  const account = h('select', { required: true }, accounts.map((a) => h('option', { value: a.id }, `${a.name} (${a.id})`)));
+  const account = h(
+    'select',
+    { required: true },
+    accounts.map((a) => h('option', { value: a.id }, `${a.name} (${a.id})`)),
+  );
   const name = h('input', { type: 'text', required: true, maxlength: '200', value: 'TradingView' });
   const maxAge = h('input', { type: 'number', min: '1', max: '86400', step: '1', value: '120', inputmode: 'numeric' });
   const status = h('div');
@@ -216,7 +322,11 @@ function createForm(accounts, agentsOf, reload) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     attempt(status, async () => {
-      const source = await api('POST', '/api/admin/sources', { accountId: account.value, name: name.value, maxSignalAgeSeconds: Number(maxAge.value) });
+      const source = await api('POST', '/api/admin/sources', {
+        accountId: account.value,
+        name: name.value,
+        maxSignalAgeSeconds: Number(maxAge.value),
+      });
       await reload();
       put(created, shownOnce(`Inbound URL for ${source.name}`, source.inboundUrl, undefined, 'Inbound URL'));
       notice(status, `Created ${source.name}: copy its inbound URL now, it is not shown again.`);

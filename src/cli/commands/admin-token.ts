@@ -8,10 +8,14 @@ import { withStore } from './with-store.js';
  * the token it started with until it is restarted.
  */
 export function registerAdminTokenCommand(program: Command): void {
-  const adminToken = program.command('admin-token').description('the generated admin token (when SIGNALGATE_ADMIN_TOKEN is unset)');
+  const adminToken = program
+    .command('admin-token')
+    .description('the generated admin token (when SIGNALGATE_ADMIN_TOKEN is unset)');
   adminToken
     .command('reset')
-    .description('make a new admin token, written to SIGNALGATE_DATA_DIR/admin-token; the old one stops working once the server restarts')
+    .description(
+      'make a new admin token, written to SIGNALGATE_DATA_DIR/admin-token; the old one stops working once the server restarts',
+    )
     .action(() =>
       withStore(async (store, config) => {
         if (config.adminToken !== null) {

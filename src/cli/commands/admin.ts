@@ -1,10 +1,24 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { accountUsage, createAccount, dailyUsage, listAccounts, showAccount, updateAccount } from '../../admin/accounts.js';
+import {
+  accountUsage,
+  createAccount,
+  dailyUsage,
+  listAccounts,
+  showAccount,
+  updateAccount,
+} from '../../admin/accounts.js';
 import type { AdminResult } from '../../admin/admin-result.js';
 import { createAgent, deleteAgent, listAgents, rotateAgentToken, showAgent } from '../../admin/agents.js';
 import { cliPublicUrl } from '../../admin/recorded-public-url.js';
 import { listSignals, showSignal } from '../../admin/signals.js';
-import { createSource, deleteSource, listSources, rotateSourceKey, showSource, updateSource } from '../../admin/sources.js';
+import {
+  createSource,
+  deleteSource,
+  listSources,
+  rotateSourceKey,
+  showSource,
+  updateSource,
+} from '../../admin/sources.js';
 import { problemBody } from '../../errors/problem-body.js';
 import type { Store } from '../../store/store.js';
 import { hmacSecretOption } from './hmac-secret-option.js';
@@ -16,7 +30,10 @@ import { withStore } from './with-store.js';
  */
 export function registerAdminCommands(program: Command): void {
   // The admin commands' one option of the program's: given before or after the subcommand.
-  program.option('--create', 'admin commands: start a new, empty store when SIGNALGATE_DATA_DIR (or the SIGNALGATE_DATABASE_URL database) holds none');
+  program.option(
+    '--create',
+    'admin commands: start a new, empty store when SIGNALGATE_DATA_DIR (or the SIGNALGATE_DATABASE_URL database) holds none',
+  );
   const run = <T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>) =>
     runOnStore(operation, program.opts<{ create?: boolean }>().create === true);
   const accounts = program.command('accounts').description('accounts and their monthly quota');
@@ -30,10 +47,12 @@ export function registerAdminCommands(program: Command): void {
   accounts.command('show <accountId>').action((id: string) => run((store) => showAccount(store, id)));
   accounts
     .command('list')
-    .description('accounts, newest first, a page at a time (pass the answer\'s next as --before for the following page)')
+    .description("accounts, newest first, a page at a time (pass the answer's next as --before for the following page)")
     .option('--limit <n>', 'accounts per page (default 50, at most 500)')
     .option('--before <accountId>')
-    .action((o: { limit?: string; before?: string }) => run((store) => listAccounts(store, { limit: o.limit, before: o.before })));
+    .action((o: { limit?: string; before?: string }) =>
+      run((store) => listAccounts(store, { limit: o.limit, before: o.before })),
+    );
   accounts
     .command('update <accountId>')
     .description('rename the account or change its monthly quota (a new quota holds at once, for this month too)')
@@ -62,7 +81,9 @@ export function registerAdminCommands(program: Command): void {
     .command('create')
     .requiredOption('--account <accountId>')
     .requiredOption('--name <name>')
-    .action((o: { account: string; name: string }) => run((store) => createAgent(store, o.account, { name: o.name }, Date.now())));
+    .action((o: { account: string; name: string }) =>
+      run((store) => createAgent(store, o.account, { name: o.name }, Date.now())),
+    );
   agents.command('show <agentId>').action((id: string) => run((store) => showAgent(store, id)));
   agents
     .command('list')
@@ -79,7 +100,9 @@ export function registerAdminCommands(program: Command): void {
     .action((id: string) => run((store) => rotateAgentToken(store, id, undefined)));
   agents
     .command('delete <agentId>')
-    .description('remove the agent, its token and its deliveries (nothing queued for it is ever handed out); refused while a source routes to it by id')
+    .description(
+      'remove the agent, its token and its deliveries (nothing queued for it is ever handed out); refused while a source routes to it by id',
+    )
     .action((id: string) => run(async (store) => deleted(id, await deleteAgent(store, id))));
 
   const sources = program.command('sources').description('inbound signal sources');
@@ -88,14 +111,39 @@ export function registerAdminCommands(program: Command): void {
     .description('make a source; its authKey and inboundUrl are printed this once (only their digest is kept)')
     .requiredOption('--account <accountId>')
     .requiredOption('--name <name>')
-    .option('--hmac-secret <secret>', 'require signed requests; visible to every user in the process list, so prefer --hmac-secret-file')
-    .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
+    .option(
+      '--hmac-secret <secret>',
+      'require signed requests; visible to every user in the process list, so prefer --hmac-secret-file',
+    )
+    .addOption(
+      new Option(
+        '--hmac-secret-file <file>',
+        'require requests signed with the secret in this file (- reads standard input)',
+      ).conflicts('hmacSecret'),
+    )
     .option('--agents <ids>', 'comma-separated agent ids to route to (default: every agent of the account)', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
-    .option('--duplicate-window <seconds>', 'duplicateWindowSeconds: answer an entry repeating the previous signal\'s body within this many seconds as that signal (0: off)', wholeNumber)
-    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`, entryList)
+    .option(
+      '--duplicate-window <seconds>',
+      "duplicateWindowSeconds: answer an entry repeating the previous signal's body within this many seconds as that signal (0: off)",
+      wholeNumber,
+    )
+    .option(
+      '--allowed-ips <list>',
+      `comma-separated addresses, CIDR ranges or 'tradingview' requests are taken from (default: any)`,
+      entryList,
+    )
     .action(
-      (o: { account: string; name: string; hmacSecret?: string; hmacSecretFile?: string; agents?: string[]; maxAge?: number; duplicateWindow?: number; allowedIps?: string[] }) => {
+      (o: {
+        account: string;
+        name: string;
+        hmacSecret?: string;
+        hmacSecretFile?: string;
+        agents?: string[];
+        maxAge?: number;
+        duplicateWindow?: number;
+        allowedIps?: string[];
+      }) => {
         const secret = hmacSecretOption(o);
         if (!secret.ok) return;
         return run((store, publicUrl) =>
@@ -128,19 +176,38 @@ export function registerAdminCommands(program: Command): void {
     );
   sources
     .command('delete <sourceId>')
-    .description('remove the source with its signal log and the deliveries of its signals (deactivate it instead to keep the log)')
+    .description(
+      'remove the source with its signal log and the deliveries of its signals (deactivate it instead to keep the log)',
+    )
     .action((id: string) => run(async (store) => deleted(id, await deleteSource(store, id))));
   sources
     .command('update <sourceId>')
     .option('--name <name>')
     .option('--active <bool>', 'true or false', boolean)
-    .option('--hmac-secret <secret>', 'require requests signed with this secret; visible to every user in the process list, so prefer --hmac-secret-file')
-    .addOption(new Option('--hmac-secret-file <file>', 'require requests signed with the secret in this file (- reads standard input)').conflicts('hmacSecret'))
-    .addOption(new Option('--clear-hmac-secret', 'stop requiring signatures (not with --hmac-secret or --hmac-secret-file)').conflicts(['hmacSecret', 'hmacSecretFile']))
+    .option(
+      '--hmac-secret <secret>',
+      'require requests signed with this secret; visible to every user in the process list, so prefer --hmac-secret-file',
+    )
+    .addOption(
+      new Option(
+        '--hmac-secret-file <file>',
+        'require requests signed with the secret in this file (- reads standard input)',
+      ).conflicts('hmacSecret'),
+    )
+    .addOption(
+      new Option(
+        '--clear-hmac-secret',
+        'stop requiring signatures (not with --hmac-secret or --hmac-secret-file)',
+      ).conflicts(['hmacSecret', 'hmacSecretFile']),
+    )
     .option('--agents <ids>', 'comma-separated agent ids; "" for every agent of the account', idList)
     .option('--max-age <seconds>', 'maxSignalAgeSeconds', wholeNumber)
     .option('--duplicate-window <seconds>', 'duplicateWindowSeconds (0: off)', wholeNumber)
-    .option('--allowed-ips <list>', `comma-separated addresses, CIDR ranges or 'tradingview'; "" for any address`, entryList)
+    .option(
+      '--allowed-ips <list>',
+      `comma-separated addresses, CIDR ranges or 'tradingview'; "" for any address`,
+      entryList,
+    )
     .action(
       (
         id: string,
@@ -192,31 +259,38 @@ export function registerAdminCommands(program: Command): void {
     .option('--symbol <symbol>')
     .option('--limit <n>')
     .option('--before <signalId>', 'the next of the previous page')
-    .action((o: { source?: string; status?: string; outcome?: string; symbol?: string; limit?: string; before?: string }) =>
-      run((store) =>
-        listSignals(store, {
-          sourceId: o.source,
-          status: o.status,
-          outcome: o.outcome,
-          symbol: o.symbol,
-          limit: o.limit,
-          before: o.before,
-        }),
-      ),
+    .action(
+      (o: { source?: string; status?: string; outcome?: string; symbol?: string; limit?: string; before?: string }) =>
+        run((store) =>
+          listSignals(store, {
+            sourceId: o.source,
+            status: o.status,
+            outcome: o.outcome,
+            symbol: o.symbol,
+            limit: o.limit,
+            before: o.before,
+          }),
+        ),
     );
   signals.command('show <signalId>').action((id: string) => run((store) => showSignal(store, id)));
 }
 
-async function runOnStore<T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>, create: boolean): Promise<void> {
-  await withStore(async (store, config) => {
-    const result = await operation(store, await cliPublicUrl(store, config));
-    if (result.ok) {
-      process.stdout.write(`${JSON.stringify(result.value, null, 2)}\n`);
-    } else {
-      process.stderr.write(`${JSON.stringify(problemBody(result.problems), null, 2)}\n`);
-      process.exitCode = 1;
-    }
-  }, { create });
+async function runOnStore<T>(
+  operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>,
+  create: boolean,
+): Promise<void> {
+  await withStore(
+    async (store, config) => {
+      const result = await operation(store, await cliPublicUrl(store, config));
+      if (result.ok) {
+        process.stdout.write(`${JSON.stringify(result.value, null, 2)}\n`);
+      } else {
+        process.stderr.write(`${JSON.stringify(problemBody(result.problems), null, 2)}\n`);
+        process.exitCode = 1;
+      }
+    },
+    { create },
+  );
 }
 
 /** What a delete prints: the id it removed. */

@@ -1,6 +1,12 @@
 import type { Command, CommanderError } from 'commander';
 import { AgentSetupError, AgentUnauthorizedError } from '../../agent/agent-errors.js';
-import { type AgentFlags, DEFAULT_BALANCE, DEFAULT_CURRENCY, type PaperSettings, readPaperSettings } from '../../agent/venues/paper/paper-options.js';
+import {
+  type AgentFlags,
+  DEFAULT_BALANCE,
+  DEFAULT_CURRENCY,
+  type PaperSettings,
+  readPaperSettings,
+} from '../../agent/venues/paper/paper-options.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { type Venue, VenueRefusedError } from '../../agent/venue.js';
@@ -26,10 +32,17 @@ interface WatchSettings {
 /** `--reconcile-every`, `--unprotected` and `--unprotected-after` of a venue elsewhere. */
 function readWatchFlags(flags: WatchFlags): { ok: true; value: WatchSettings } | { ok: false; message: string } {
   const seconds = flags.reconcileEvery === undefined ? RECONCILE_EVERY_MS / 1000 : Number(flags.reconcileEvery);
-  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) return { ok: false, message: `--reconcile-every must be a number of seconds from 1 to 3600, got "${flags.reconcileEvery}"` };
+  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600)
+    return {
+      ok: false,
+      message: `--reconcile-every must be a number of seconds from 1 to 3600, got "${flags.reconcileEvery}"`,
+    };
   const rule = readUnprotectedRule(flags.unprotected, flags.unprotectedAfter);
   if (!rule.ok) return rule;
-  return { ok: true, value: { reconcileEveryMs: Math.round(seconds * 1000), unprotected: { rule: rule.rule, after: rule.after } } };
+  return {
+    ok: true,
+    value: { reconcileEveryMs: Math.round(seconds * 1000), unprotected: { rule: rule.rule, after: rule.after } },
+  };
 }
 
 /**
@@ -40,11 +53,19 @@ function readWatchFlags(flags: WatchFlags): { ok: true; value: WatchSettings } |
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
-    .description('run an executing agent: receives its signals, executes them on a venue (the paper account or an exchange), acknowledges them')
+    .description(
+      'run an executing agent: receives its signals, executes them on a venue (the paper account or an exchange), acknowledges them',
+    )
     .requiredOption('--server <url>', 'signalgate base URL, e.g. http://127.0.0.1:8080')
     .option('--token-file <file>', 'a file holding the agent token (or SIGNALGATE_AGENT_TOKEN)')
-    .option('--token <token>', 'the agent token; visible to every user in the process list, so prefer --token-file or SIGNALGATE_AGENT_TOKEN')
-    .option('--venue <name>', 'where to execute: paper (a simulated account), ccxt (a crypto exchange) or fix (a FIX 4.4 broker)')
+    .option(
+      '--token <token>',
+      'the agent token; visible to every user in the process list, so prefer --token-file or SIGNALGATE_AGENT_TOKEN',
+    )
+    .option(
+      '--venue <name>',
+      'where to execute: paper (a simulated account), ccxt (a crypto exchange) or fix (a FIX 4.4 broker)',
+    )
     .option('--paper', 'the short form of --venue paper')
     // No commander defaults: whether they were given decides the warning on a restart.
     .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
@@ -58,12 +79,24 @@ export function registerAgentCommand(program: Command): void {
     .option('--position-mode <mode>', 'ccxt: oneway or hedge, as the exchange account is set (default: oneway)')
     .option('--sandbox', "ccxt: the exchange's test network")
     .option('--dry-run', 'read the account and the markets, log and acknowledge what would be done, send no order')
-    .option('--credentials <file>', `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret}); fix: JSON file with username and password (or ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password})`)
+    .option(
+      '--credentials <file>',
+      `ccxt: JSON file with apiKey and secret (or ${CREDENTIAL_VARIABLES.apiKey} and ${CREDENTIAL_VARIABLES.secret}); fix: JSON file with username and password (or ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password})`,
+    )
     .option('--fix-config <file>', "fix: JSON file naming the broker's FIX sessions, account currency and instruments")
     .option('--proxy-url <url>', "ccxt: send the exchange's requests through this URL prefix (CCXT's proxyUrl)")
-    .option('--reconcile-every <seconds>', `exchange or broker: compare the book with the venue's positions and open orders this often (default: ${RECONCILE_EVERY_MS / 1000})`)
-    .option('--unprotected <rule>', 'exchange or broker: what to do with a position whose stop the venue keeps refusing: keep (hold it, say so at error every minute) or close (at the market) (default: keep)')
-    .option('--unprotected-after <n>', `exchange or broker: refusals of a position's stop before --unprotected applies (default: ${DEFAULT_UNPROTECTED_AFTER})`)
+    .option(
+      '--reconcile-every <seconds>',
+      `exchange or broker: compare the book with the venue's positions and open orders this often (default: ${RECONCILE_EVERY_MS / 1000})`,
+    )
+    .option(
+      '--unprotected <rule>',
+      'exchange or broker: what to do with a position whose stop the venue keeps refusing: keep (hold it, say so at error every minute) or close (at the market) (default: keep)',
+    )
+    .option(
+      '--unprotected-after <n>',
+      `exchange or broker: refusals of a position's stop before --unprotected applies (default: ${DEFAULT_UNPROTECTED_AFTER})`,
+    )
     .option('--transport <kind>', 'auto (WebSocket, falling back to long-poll), websocket or long-poll', 'auto')
     // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
@@ -83,9 +116,13 @@ export function registerAgentCommand(program: Command): void {
         await runFixAgent(flags);
         return;
       }
-      const remote = (['reconcileEvery', 'unprotected', 'unprotectedAfter'] as const).filter((name) => flags[name] !== undefined);
+      const remote = (['reconcileEvery', 'unprotected', 'unprotectedAfter'] as const).filter(
+        (name) => flags[name] !== undefined,
+      );
       if (remote.length > 0) {
-        process.stderr.write(`signalgate agent: ${remote.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to an exchange or a broker; the paper account is its own book\n`);
+        process.stderr.write(
+          `signalgate agent: ${remote.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to an exchange or a broker; the paper account is its own book\n`,
+        );
         process.exitCode = 2;
         return;
       }
@@ -103,13 +140,23 @@ export function registerAgentCommand(program: Command): void {
 }
 
 /** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
-function chooseVenue(flags: AgentFlags): { ok: true; venue: 'paper' | 'ccxt' | 'fix' } | { ok: false; message: string } {
+function chooseVenue(
+  flags: AgentFlags,
+): { ok: true; venue: 'paper' | 'ccxt' | 'fix' } | { ok: false; message: string } {
   const venue = flags.venue?.trim().toLowerCase();
   if (flags.paper && venue !== undefined && venue !== 'paper') {
-    return { ok: false, message: `--paper is the short form of --venue paper, so it cannot go with --venue ${flags.venue}: give one of them` };
+    return {
+      ok: false,
+      message: `--paper is the short form of --venue paper, so it cannot go with --venue ${flags.venue}: give one of them`,
+    };
   }
   const chosen = venue ?? (flags.paper ? 'paper' : undefined);
-  if (chosen === undefined) return { ok: false, message: 'choose where to execute: --venue paper (or --paper), --venue ccxt --exchange ID or --venue fix --fix-config FILE' };
+  if (chosen === undefined)
+    return {
+      ok: false,
+      message:
+        'choose where to execute: --venue paper (or --paper), --venue ccxt --exchange ID or --venue fix --fix-config FILE',
+    };
   if (chosen === 'paper') return { ok: true, venue: 'paper' };
   if (chosen === 'ccxt') return { ok: true, venue: 'ccxt' };
   if (chosen === 'fix') return { ok: true, venue: 'fix' };
@@ -126,7 +173,10 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise
     process.exitCode = 2;
   };
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
-  if (paperOnly.length > 0) return fail(`${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the exchange has its own balance and prices`);
+  if (paperOnly.length > 0)
+    return fail(
+      `${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the exchange has its own balance and prices`,
+    );
   const common = readPaperSettings(flags, process.env);
   if (!common.ok) return fail(common.message);
   const read = readCcxtSettings(flags, process.env);
@@ -144,7 +194,17 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise
     return fail((error as Error).message);
   }
   const { settings } = common;
-  log.info({ venue: venue.name, market: read.settings.market, positionMode: read.settings.positionMode, sandbox: read.settings.sandbox, dryRun: read.settings.dryRun, keys: read.settings.credentials ? 'given' : 'none' }, 'starting');
+  log.info(
+    {
+      venue: venue.name,
+      market: read.settings.market,
+      positionMode: read.settings.positionMode,
+      sandbox: read.settings.sandbox,
+      dryRun: read.settings.dryRun,
+      keys: read.settings.credentials ? 'given' : 'none',
+    },
+    'starting',
+  );
   await runOnVenue(venue, settings, read.settings.dryRun, log, 'exchange', watch.value);
 }
 
@@ -155,10 +215,19 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixCon
     process.exitCode = 2;
   };
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
-  if (paperOnly.length > 0) return fail(`${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the broker has its own balance and prices`);
-  const ccxtOnly = (['exchange', 'market', 'positionMode', 'sandbox', 'proxyUrl'] as const).filter((name) => flags[name] !== undefined);
-  if (ccxtOnly.length > 0) return fail(`${ccxtOnly.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to --venue ccxt`);
-  if (flags.dryRun) return fail('--dry-run is not available on --venue fix yet: run against the broker\'s demo server instead');
+  if (paperOnly.length > 0)
+    return fail(
+      `${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the broker has its own balance and prices`,
+    );
+  const ccxtOnly = (['exchange', 'market', 'positionMode', 'sandbox', 'proxyUrl'] as const).filter(
+    (name) => flags[name] !== undefined,
+  );
+  if (ccxtOnly.length > 0)
+    return fail(
+      `${ccxtOnly.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to --venue ccxt`,
+    );
+  if (flags.dryRun)
+    return fail("--dry-run is not available on --venue fix yet: run against the broker's demo server instead");
   const common = readPaperSettings(flags, process.env);
   if (!common.ok) return fail(common.message);
   const read = readFixConfig(flags.fixConfig, flags.credentials, process.env);
@@ -175,10 +244,23 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixCon
     import('node:path'),
   ]);
   // Beside the agent's journal, one folder per token: sequence numbers belong to one agent.
-  const storeDir = path.join(settings.dataDir, 'fix', createHash('sha256').update(settings.token).digest('hex').slice(0, 16));
+  const storeDir = path.join(
+    settings.dataDir,
+    'fix',
+    createHash('sha256').update(settings.token).digest('hex').slice(0, 16),
+  );
   const venue = new FixVenue({ config: read.value.config, credentials: read.value.credentials, storeDir, log });
   const { trade, quote, dialect } = read.value.config;
-  log.info({ venue: venue.name, dialect, trade: `${trade.host}:${trade.port}`, quote: quote ? `${quote.host}:${quote.port}` : null, credentials: read.value.credentials ? 'given' : 'none' }, 'starting');
+  log.info(
+    {
+      venue: venue.name,
+      dialect,
+      trade: `${trade.host}:${trade.port}`,
+      quote: quote ? `${quote.host}:${quote.port}` : null,
+      credentials: read.value.credentials ? 'given' : 'none',
+    },
+    'starting',
+  );
   await runOnVenue(venue, settings, false, log, 'broker', watch.value);
 }
 
@@ -187,10 +269,18 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixCon
  * refuses the token, --server is not a signalgate server the agent can trust, the venue refuses
  * the agent or the flags contradict the stored paper account, 1 on any other failure.
  */
-async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean, log: Logger, counterparty: 'exchange' | 'broker' | 'paper account', watch: WatchSettings | null): Promise<void> {
+async function runOnVenue(
+  venue: Venue,
+  settings: PaperSettings,
+  dryRun: boolean,
+  log: Logger,
+  counterparty: 'exchange' | 'broker' | 'paper account',
+  watch: WatchSettings | null,
+): Promise<void> {
   const { VenueAgent } = await import('../../agent/venue-agent.js');
   const pipSizes: Record<string, number> = {};
-  for (const [symbol, override] of Object.entries(settings.instruments.instruments)) if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
+  for (const [symbol, override] of Object.entries(settings.instruments.instruments))
+    if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
   const agent = new VenueAgent({
     server: settings.server,
     token: settings.token,
@@ -211,10 +301,10 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
       : err instanceof AgentSetupError
         ? 'the agent cannot work with what answers at --server'
         : err instanceof VenueRefusedError
-        ? `the ${counterparty} refused the agent`
-        : err instanceof StoredAccountConflictError
-          ? 'the flags contradict the stored account'
-          : null,
+          ? `the ${counterparty} refused the agent`
+          : err instanceof StoredAccountConflictError
+            ? 'the flags contradict the stored account'
+            : null,
   );
 }
 
@@ -222,7 +312,11 @@ async function runOnVenue(venue: Venue, settings: PaperSettings, dryRun: boolean
  * Runs an agent until SIGTERM or SIGINT (exit 0) or until it fails. `refusal` names a failure the
  * operator must fix before starting again (exit 2); any other failure exits 1.
  */
-async function runUntilStopped(agent: { run(): Promise<void>; stop(): Promise<void> }, log: Logger, refusal: (err: unknown) => string | null): Promise<void> {
+async function runUntilStopped(
+  agent: { run(): Promise<void>; stop(): Promise<void> },
+  log: Logger,
+  refusal: (err: unknown) => string | null,
+): Promise<void> {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

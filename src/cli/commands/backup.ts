@@ -10,7 +10,9 @@ import { withStore } from './with-store.js';
 export function registerBackupCommand(program: Command): void {
   program
     .command('backup')
-    .description('write a consistent copy of the SQLite store in SIGNALGATE_DATA_DIR to FILE, while the server runs (PostgreSQL: use pg_dump)')
+    .description(
+      'write a consistent copy of the SQLite store in SIGNALGATE_DATA_DIR to FILE, while the server runs (PostgreSQL: use pg_dump)',
+    )
     .argument('<file>', 'where to write the copy; must not exist yet')
     .action((file: string) =>
       withStore(async (store) => {

@@ -13,7 +13,9 @@ import { readTradingViewTemplate, type ParseOutcome, type SignalFormat } from '.
 export function registerParseCommand(program: Command): void {
   program
     .command('parse')
-    .description('parse one signal (text or JSON) and print the normalized signal; exits 1 with the problems when it is not valid')
+    .description(
+      'parse one signal (text or JSON) and print the normalized signal; exits 1 with the problems when it is not valid',
+    )
     .argument('[signal]', 'the signal, e.g. "EURUSD,buy,vol=0.1,sl_pips=20"; read from stdin when omitted')
     .addOption(
       new Option('--format <format>', 'body format; auto takes JSON when the first non-blank character is {')
@@ -24,14 +26,21 @@ export function registerParseCommand(program: Command): void {
     .action(async (argument: string | undefined, options: { format: SignalFormat | 'auto'; json?: boolean }) => {
       const body = argument ?? (await readStdin());
       if (body !== undefined && readTradingViewTemplate(body) !== null) {
-        process.exitCode = reportTemplate(checkMessage(CONTENT_TYPES[options.format], body), options.json === true) ? 0 : 1;
+        process.exitCode = reportTemplate(checkMessage(CONTENT_TYPES[options.format], body), options.json === true)
+          ? 0
+          : 1;
         return;
       }
       // Judged as the inbound endpoint judges a body: --format auto is a request without a
       // Content-Type, text and json are text/plain and application/json.
       const outcome: ParseOutcome =
         body === undefined
-          ? { ok: false, problems: [{ code: ErrorCode.PARSE_ERROR, detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' }] }
+          ? {
+              ok: false,
+              problems: [
+                { code: ErrorCode.PARSE_ERROR, detail: 'the input is not valid UTF-8; send the signal as UTF-8 text' },
+              ],
+            }
           : parseOutcome(judgeBody(CONTENT_TYPES[options.format], undefined, Buffer.from(body, 'utf8'), body));
       if (outcome.ok) {
         process.stdout.write(`${JSON.stringify(outcome.signal, null, 2)}\n`);
@@ -39,7 +48,9 @@ export function registerParseCommand(program: Command): void {
       }
       reportProblems(outcome.problems, options.json === true);
       if (options.json !== true && argument !== undefined && namesFile(argument)) {
-        process.stderr.write(`note: '${argument}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${argument}\n`);
+        process.stderr.write(
+          `note: '${argument}' is read as the signal itself; to check the signal in that file, run: signalgate parse < ${argument}\n`,
+        );
       }
       process.exitCode = 1;
     });
@@ -55,7 +66,11 @@ function namesFile(argument: string): boolean {
   }
 }
 
-const CONTENT_TYPES: Record<SignalFormat | 'auto', string | undefined> = { auto: undefined, text: 'text/plain', json: 'application/json' };
+const CONTENT_TYPES: Record<SignalFormat | 'auto', string | undefined> = {
+  auto: undefined,
+  text: 'text/plain',
+  json: 'application/json',
+};
 
 function parseOutcome(verdict: BodyVerdict): ParseOutcome {
   return verdict.ok ? { ok: true, signal: verdict.signal } : { ok: false, problems: verdict.problems };
@@ -102,11 +117,19 @@ function reportProblems(problems: readonly Problem[], asJson: boolean): void {
   const [first] = problems;
   if (first === undefined) return;
   if (asJson) {
-    const answer = { code: first.code, ...(first.param !== undefined && { param: first.param }), detail: first.detail, errors: problems };
+    const answer = {
+      code: first.code,
+      ...(first.param !== undefined && { param: first.param }),
+      detail: first.detail,
+      errors: problems,
+    };
     process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
     return;
   }
-  const heading = problems.length === 1 ? 'the signal is not valid:' : `the signal is not valid (${problems.length} problems):`;
-  const lines = problems.map((problem) => `  ${problem.code}${problem.param === undefined ? '' : ` [${problem.param}]`}: ${problem.detail}`);
+  const heading =
+    problems.length === 1 ? 'the signal is not valid:' : `the signal is not valid (${problems.length} problems):`;
+  const lines = problems.map(
+    (problem) => `  ${problem.code}${problem.param === undefined ? '' : ` [${problem.param}]`}: ${problem.detail}`,
+  );
   process.stderr.write(`${[heading, ...lines].join('\n')}\n`);
 }

@@ -28,7 +28,9 @@ export function registerServeCommand(program: Command): void {
       let stop: (signal: string) => void = (signal) => {
         stopAsked ??= signal;
         giveUp ??= setTimeout(() => {
-          process.stderr.write(`signalgate: stopped by ${signal} before the start finished (waited ${START_GRACE_MS / 1000} s for it)\n`);
+          process.stderr.write(
+            `signalgate: stopped by ${signal} before the start finished (waited ${START_GRACE_MS / 1000} s for it)\n`,
+          );
           process.exit(0);
         }, START_GRACE_MS);
       };
@@ -51,10 +53,12 @@ export function registerServeCommand(program: Command): void {
       if (config.tls !== null) process.on('SIGHUP', () => void reloadTls());
       // Loaded here, not at the top: every other command would otherwise load the whole HTTP server.
       const { startService } = await import('../../service/start-service.js');
-      const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch((error: unknown) => {
-        if (!(error instanceof StartupError)) throw error;
-        return failStart(logger, error);
-      });
+      const service = await startService(config, logger, {}, { onAdminTokenGenerated: printAdminToken }).catch(
+        (error: unknown) => {
+          if (!(error instanceof StartupError)) throw error;
+          return failStart(logger, error);
+        },
+      );
       // What the admin API renders inbound URLs with, recorded before anyone is told the server
       // listens, so the CLI prints the same URLs.
       const { publicUrl } = service;
@@ -69,7 +73,10 @@ export function registerServeCommand(program: Command): void {
       clearTimeout(giveUp);
       // From here on an error no handler caught is logged, not the end of the service.
       reportEscapedErrors((err, origin) =>
-        logger.error({ err, origin }, `an error escaped its handler (${origin}); the service keeps running, but report it as a bug`),
+        logger.error(
+          { err, origin },
+          `an error escaped its handler (${origin}); the service keeps running, but report it as a bug`,
+        ),
       );
       // The pid is the process to signal (SIGTERM drains, SIGHUP reloads the certificate): under
       // `npm start` it is not npm's.

@@ -71,7 +71,10 @@ function simulate(options: SimulateOptions): Simulation {
   if (options.defaultVolume !== undefined) {
     defaultVolumeLots = Number(options.defaultVolume);
     if (options.defaultVolume.trim() === '' || !Number.isFinite(defaultVolumeLots) || defaultVolumeLots <= 0) {
-      return { ok: false, message: `--default-volume must be a number of lots above 0, got "${options.defaultVolume}"` };
+      return {
+        ok: false,
+        message: `--default-volume must be a number of lots above 0, got "${options.defaultVolume}"`,
+      };
     }
   }
 

@@ -19,7 +19,10 @@ export interface WithStoreOptions {
  * A store that cannot be opened is said in the sentence `serve` would stop with, naming the
  * setting, not a driver's stack trace (exit 1).
  */
-export async function withStore(use: (store: Store, config: Config) => Promise<void>, options: WithStoreOptions = {}): Promise<void> {
+export async function withStore(
+  use: (store: Store, config: Config) => Promise<void>,
+  options: WithStoreOptions = {},
+): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();

@@ -11,10 +11,12 @@ export class PostgresAccounts implements Accounts {
   constructor(private readonly pool: pg.Pool) {}
 
   async create(account: Account): Promise<void> {
-    await this.pool.query(
-      'INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES ($1, $2, $3, $4)',
-      [account.id, account.name, account.monthlySignalQuota, isoTime(account.createdAt)],
-    );
+    await this.pool.query('INSERT INTO accounts (id, name, monthly_signal_quota, created_at) VALUES ($1, $2, $3, $4)', [
+      account.id,
+      account.name,
+      account.monthlySignalQuota,
+      isoTime(account.createdAt),
+    ]);
   }
 
   async get(id: string): Promise<Account | null> {

@@ -6,7 +6,16 @@ import type { AgentFilter, Agents, DeleteAgentOutcome } from '../agents.js';
 import { recordPage, type RecordPage } from '../record-page.js';
 import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
-import { AGENT_ENTRY_COLUMNS, agentEntryOf, agentIdentityOf, agentOf, jsonParam, type AgentEntryRow, type AgentIdentityRow, type AgentRow } from './postgres-rows.js';
+import {
+  AGENT_ENTRY_COLUMNS,
+  agentEntryOf,
+  agentIdentityOf,
+  agentOf,
+  jsonParam,
+  type AgentEntryRow,
+  type AgentIdentityRow,
+  type AgentRow,
+} from './postgres-rows.js';
 import type { ItemResult } from '../item-result.js';
 import { Batches } from './batches.js';
 import { inTransaction } from './transaction.js';
@@ -82,7 +91,10 @@ export class PostgresAgents implements Agents {
   }
 
   async list(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
-    return recordPage(filter, (await newestFirst<AgentEntryRow>(this.pool, 'agents', filter, AGENT_ENTRY_COLUMNS)).map(agentEntryOf));
+    return recordPage(
+      filter,
+      (await newestFirst<AgentEntryRow>(this.pool, 'agents', filter, AGENT_ENTRY_COLUMNS)).map(agentEntryOf),
+    );
   }
 
   /**
@@ -91,7 +103,10 @@ export class PostgresAgents implements Agents {
    */
   async rotateToken(agentId: string, tokenHash: string): Promise<Agent | null> {
     const row = await inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<AgentRow>('UPDATE agents SET token_hash = $1 WHERE id = $2 RETURNING *', [tokenHash, agentId]);
+      const { rows } = await client.query<AgentRow>('UPDATE agents SET token_hash = $1 WHERE id = $2 RETURNING *', [
+        tokenHash,
+        agentId,
+      ]);
       if (rows[0]) await this.tellOthers(client, [agentId]);
       return rows[0] ?? null;
     });
@@ -110,7 +125,10 @@ export class PostgresAgents implements Agents {
     let outcome: DeleteAgentOutcome;
     try {
       outcome = await inTransaction(this.pool, async (client): Promise<DeleteAgentOutcome> => {
-        const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM agents WHERE id = $1 FOR UPDATE', [agentId]);
+        const { rows } = await client.query<{ account_id: string }>(
+          'SELECT account_id FROM agents WHERE id = $1 FOR UPDATE',
+          [agentId],
+        );
         const agent = rows[0];
         if (!agent) return { kind: 'not_found' };
         const { rows: sources } = await client.query<{ id: string; routed: boolean }>(

@@ -18,20 +18,25 @@ export class PostgresDashboardSessions implements DashboardSessions {
   async create(session: DashboardSession): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM dashboard_sessions WHERE expires_at <= $1', [isoTime(session.createdAt)]);
-      await client.query('INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
-        session.idDigest,
-        session.adminTokenDigest,
-        isoTime(session.createdAt),
-        isoTime(session.expiresAt),
-      ]);
+      await client.query(
+        'INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES ($1, $2, $3, $4)',
+        [session.idDigest, session.adminTokenDigest, isoTime(session.createdAt), isoTime(session.expiresAt)],
+      );
     });
   }
 
   async get(idDigest: string): Promise<DashboardSession | null> {
-    const { rows } = await this.pool.query<SessionRow>('SELECT * FROM dashboard_sessions WHERE id_digest = $1', [idDigest]);
+    const { rows } = await this.pool.query<SessionRow>('SELECT * FROM dashboard_sessions WHERE id_digest = $1', [
+      idDigest,
+    ]);
     const row = rows[0];
     return row
-      ? { idDigest: row.id_digest, adminTokenDigest: row.admin_token_digest, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at.toISOString() }
+      ? {
+          idDigest: row.id_digest,
+          adminTokenDigest: row.admin_token_digest,
+          createdAt: row.created_at.toISOString(),
+          expiresAt: row.expires_at.toISOString(),
+        }
       : null;
   }
 

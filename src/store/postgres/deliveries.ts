@@ -105,7 +105,9 @@ export class PostgresDeliveries implements Deliveries {
     const requests = [...limits.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agentId, limit]) => ({ agentId, limit, after: 0, tokenHash: null }));
-    const handOuts = await againIfRolledBack(() => takeDeliveriesFor(this.pool, 'poll', this.setting.scope(), requests, now));
+    const handOuts = await againIfRolledBack(() =>
+      takeDeliveriesFor(this.pool, 'poll', this.setting.scope(), requests, now),
+    );
     const expired = [...handOuts.values()].flatMap((handOut) => handOut?.expired ?? []);
     if (expired.length > 0) this.setting.expiryListeners.notify(expired);
     return takes.map((take) => ({ ok: true, value: handOuts.get(take.agentId) ?? null }));
@@ -137,7 +139,8 @@ export class PostgresDeliveries implements Deliveries {
     if (!row) return { kind: 'not_found' };
     const delivery = deliveryOf(row);
     if (row.status === 'expired') return { kind: 'expired', delivery };
-    if (row.status === 'queued') return { kind: row.expires_at.getTime() <= Date.parse(now) ? 'expired' : 'not_delivered', delivery };
+    if (row.status === 'queued')
+      return { kind: row.expires_at.getTime() <= Date.parse(now) ? 'expired' : 'not_delivered', delivery };
     return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
   }
 

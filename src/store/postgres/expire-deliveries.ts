@@ -14,7 +14,12 @@ export async function expireDueDeliveries(pool: pg.Pool, now: string, limit: num
   const at = isoTime(now);
   const window = Math.max(0, Math.floor(limit));
   if (window === 0) return [];
-  const { rows } = await pool.query<{ signal_id: string; agent_id: string; received_at: Date | null; expires_at: Date }>(
+  const { rows } = await pool.query<{
+    signal_id: string;
+    agent_id: string;
+    received_at: Date | null;
+    expires_at: Date;
+  }>(
     `WITH due AS (
        SELECT signal_id, agent_id FROM deliveries
         WHERE status = 'queued' AND expires_at <= $1

@@ -95,7 +95,9 @@ function text(value: string | null, field: string): string | null {
 export function ingestItem(request: IngestRequest, n: number): IngestItem {
   const verdict = request.verdict;
   const refusal =
-    verdict.kind === 'accept' ? rejectedVerdict(429, [verdict.quotaExhausted]) : rejectedVerdict(verdict.httpStatus, verdict.problems);
+    verdict.kind === 'accept'
+      ? rejectedVerdict(429, [verdict.quotaExhausted])
+      : rejectedVerdict(verdict.httpStatus, verdict.problems);
   if (!Number.isInteger(refusal.httpStatus)) throw new RangeError(`not an HTTP status: ${refusal.httpStatus}`);
   return {
     n,
@@ -132,7 +134,8 @@ export function ingestDone(request: IngestRequest, answer: IngestAnswer): Ingest
     if (answer.state === 'source_changed') throw new SourceChangedError(request.sourceId);
     throw Object.assign(new Error(answer.message), { code: answer.state });
   }
-  if (answer.kind === 'replay') return { outcome: { kind: 'replay', record: withOutcome(answer.record, answer.outcome) }, agentIds: [] };
+  if (answer.kind === 'replay')
+    return { outcome: { kind: 'replay', record: withOutcome(answer.record, answer.outcome) }, agentIds: [] };
   if (answer.kind === 'duplicate') {
     const original = withOutcome(answer.record, answer.outcome);
     const signal = request.verdict.kind === 'accept' ? request.verdict.signal : null;

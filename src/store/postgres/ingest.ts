@@ -117,7 +117,10 @@ export class PostgresIngest implements Ingest {
       }
       // The call committed: an item it did not answer may have been stored.
       for (const i of positions) {
-        results[i] ??= { ok: false, error: new OutcomeUnknownError(new Error('signalgate_ingest gave no answer for this item')) };
+        results[i] ??= {
+          ok: false,
+          error: new OutcomeUnknownError(new Error('signalgate_ingest gave no answer for this item')),
+        };
       }
       // After COMMIT: this process's listeners hear it now, other instances through NOTIFY.
       if (agentIds.size > 0) this.options.notify([...agentIds].sort());

@@ -14,7 +14,7 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    const scope = schema ?? ((await client.query<{ s: string | null }>('SELECT current_schema() AS s')).rows[0]?.s ?? '');
+    const scope = schema ?? (await client.query<{ s: string | null }>('SELECT current_schema() AS s')).rows[0]?.s ?? '';
     await client.query("SELECT pg_advisory_lock(hashtext('signalgate.migrate'), hashtext($1))", [scope]);
     try {
       if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
@@ -23,14 +23,19 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
       const applied = new Set(
-        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version),
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map(
+          (row) => row.version,
+        ),
       );
       for (const file of files) {
         if (applied.has(file.version)) continue;
         await client.query('BEGIN');
         try {
           await client.query(file.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [file.version, file.name]);
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+            file.version,
+            file.name,
+          ]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');

@@ -161,7 +161,8 @@ export interface AgentEntryRow {
   state_json: string | null;
 }
 
-export const AGENT_ENTRY_COLUMNS = 'id, account_id, name, created_at::text, last_seen_at::text, state::text AS state_json';
+export const AGENT_ENTRY_COLUMNS =
+  'id, account_id, name, created_at::text, last_seen_at::text, state::text AS state_json';
 
 export function agentEntryOf(row: AgentEntryRow): AgentEntry {
   return {

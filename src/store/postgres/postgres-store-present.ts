@@ -21,7 +21,9 @@ export async function postgresStorePresent(connectionString: string, schema: str
   client.on('error', () => undefined);
   await client.connect();
   try {
-    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+    const { rows } = await client.query<{ present: boolean }>(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+    );
     if (rows[0]?.present !== true) return false;
     const first = await client.query("SELECT 1 FROM schema_migrations WHERE version = 1 AND name = 'initial'");
     return first.rowCount === 1;

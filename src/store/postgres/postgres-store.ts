@@ -169,7 +169,12 @@ export class PostgresStore implements Store {
 
   async migrate(): Promise<void> {
     // The start may wait longer for its first connection than a request does.
-    const starting = new pg.Pool({ ...this.clientConfig, max: 1, application_name: 'signalgate', connectionTimeoutMillis: START_CONNECT_TIMEOUT_MS });
+    const starting = new pg.Pool({
+      ...this.clientConfig,
+      max: 1,
+      application_name: 'signalgate',
+      connectionTimeoutMillis: START_CONNECT_TIMEOUT_MS,
+    });
     starting.on('error', () => undefined);
     try {
       await migratePostgres(starting, this.schema);
@@ -205,7 +210,10 @@ export class PostgresStore implements Store {
     if (this.closed) return 'the store is closed';
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`PostgreSQL did not answer within ${REACHABILITY_TIMEOUT_MS / 1000} s`), REACHABILITY_TIMEOUT_MS);
+      timer = setTimeout(
+        () => resolve(`PostgreSQL did not answer within ${REACHABILITY_TIMEOUT_MS / 1000} s`),
+        REACHABILITY_TIMEOUT_MS,
+      );
     });
     const answered = this.probePool.query('SELECT 1').then(
       () => null,

@@ -48,10 +48,10 @@ export class SessionLocks {
     try {
       const connection = await this.connect(slot);
       for (let attempt = 1; ; attempt++) {
-        const { rows } = await connection.statements.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY}) AS ok`, [
-          agentId,
-          this.scope(),
-        ]);
+        const { rows } = await connection.statements.query<{ ok: boolean }>(
+          `SELECT pg_try_advisory_lock(${KEY}) AS ok`,
+          [agentId, this.scope()],
+        );
         if (rows[0]?.ok) {
           claimed = connection.claimFor(agentId, tokenHash, this.scope(), this.onExpired, () => this.sessions[slot]!--);
           return claimed;
@@ -74,7 +74,10 @@ export class SessionLocks {
   private connect(slot: number): Promise<LockConnection> {
     const open = this.connections[slot];
     if (open) return open;
-    const opening = LockConnection.open({ ...this.config, application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63) });
+    const opening = LockConnection.open({
+      ...this.config,
+      application_name: `signalgate-sessions ${this.scope()}`.slice(0, 63),
+    });
     this.connections[slot] = opening;
     // A connection that broke, or never opened, is forgotten, so the next claim opens a new one.
     const forget = () => {
@@ -92,7 +95,11 @@ interface HandOutTask extends HandOutRequest {
   held: () => boolean;
 }
 
-type QueuedHandOut = { task: HandOutTask; resolve: (handOut: HandOut | null) => void; reject: (error: unknown) => void };
+type QueuedHandOut = {
+  task: HandOutTask;
+  resolve: (handOut: HandOut | null) => void;
+  reject: (error: unknown) => void;
+};
 
 class LockConnection {
   private broken = false;
@@ -212,8 +219,13 @@ class LockConnection {
       else item.reject(notHeld(item.task.agentId));
     }
     if (group.length > 1) {
-      const tasks = group.map((item) => item.task).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-      const now = tasks.reduce((latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest), tasks[0]!.now);
+      const tasks = group
+        .map((item) => item.task)
+        .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+      const now = tasks.reduce(
+        (latest, task) => (Date.parse(task.now) > Date.parse(latest) ? task.now : latest),
+        tasks[0]!.now,
+      );
       const distinct = new Set(tasks.map((task) => `${task.scope}\n${task.agentId}`)).size === tasks.length;
       const oneScope = tasks.every((task) => task.scope === tasks[0]!.scope);
       if (distinct && oneScope) {

@@ -41,16 +41,17 @@ export class PostgresSignals implements SignalLog {
 
   /** Duplicates count as neither accepted nor rejected. */
   async countPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
-    const { rows } = await this.pool.query<DayCount>(
-      SIGNALS_PER_DAY_SQL,
-      [accountId, fromDay, toDay],
-    );
+    const { rows } = await this.pool.query<DayCount>(SIGNALS_PER_DAY_SQL, [accountId, fromDay, toDay]);
     return rows;
   }
 
   async get(id: string): Promise<SignalWithDeliveries | null> {
     // The columns and reader of the log's pages: one reading of a stored signal for both.
-    const { rows: signals } = await this.pool.query<unknown[]>({ text: `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = $1`, values: [id], rowMode: 'array' });
+    const { rows: signals } = await this.pool.query<unknown[]>({
+      text: `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = $1`,
+      values: [id],
+      rowMode: 'array',
+    });
     if (!signals[0]) return null;
     const { rows } = await this.pool.query<DeliveryRow>(
       'SELECT * FROM deliveries WHERE signal_id = $1 ORDER BY agent_id',
@@ -97,7 +98,8 @@ export function signalListQuery(filter: SignalFilter): { sql: string; params: un
   };
   if (filter.outcome !== undefined) return { sql: outcomeListSql(filter, param), params };
   if (filter.sourceId !== undefined) where.push(`s.source_id = ${param(filter.sourceId)}`);
-  if (filter.status !== undefined) where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
+  if (filter.status !== undefined)
+    where.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
   if (filter.symbol !== undefined) where.push(`s.symbol = ${param(filter.symbol)}`);
   if (filter.before !== undefined) where.push(`(s.received_at, s.id) < ${cursorKey(filter.before, param)}`);
   const sql = `SELECT ${LOG_ENTRY_COLUMNS} FROM signals s ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
@@ -118,8 +120,11 @@ function outcomeListSql(filter: SignalFilter, param: (value: unknown) => string)
   const conditions = [`d.status = ${param(filter.outcome)}`];
   if (filter.sourceId !== undefined) conditions.push(`d.source_id = ${param(filter.sourceId)}`);
   if (filter.symbol !== undefined) conditions.push(`d.symbol = ${param(filter.symbol)}`);
-  conditions.push('NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.signal_id = d.signal_id AND o.status = d.status AND o.agent_id < d.agent_id)');
-  if (filter.status !== undefined) conditions.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
+  conditions.push(
+    'NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.signal_id = d.signal_id AND o.status = d.status AND o.agent_id < d.agent_id)',
+  );
+  if (filter.status !== undefined)
+    conditions.push(...storedSignalStatus(filter.status).map((condition) => `s.${condition}`));
   if (filter.before !== undefined) conditions.push(`(d.received_at, d.signal_id) < ${cursorKey(filter.before, param)}`);
   return `SELECT ${LOG_ENTRY_COLUMNS} FROM deliveries d JOIN signals s ON s.id = d.signal_id
             WHERE ${conditions.join(' AND ')}

@@ -138,7 +138,9 @@ export class PostgresSources implements Sources {
       const { rows } = await client.query('SELECT id FROM sources WHERE id = $1 FOR UPDATE', [id]);
       if (rows.length === 0) return false;
       await client.query('DELETE FROM idempotency_keys WHERE source_id = $1', [id]);
-      await client.query('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = $1)', [id]);
+      await client.query('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = $1)', [
+        id,
+      ]);
       await client.query('DELETE FROM signals WHERE source_id = $1', [id]);
       await client.query('DELETE FROM sources WHERE id = $1', [id]);
       return true;

@@ -82,7 +82,9 @@ export const SESSION_SQL = handOutSql(
 );
 
 type ExpiredJson = { signal_id: string; received_at: string | null; expires_at: string };
-type HandOutRow = { for_agent: string; open: boolean; picked: number; expired: ExpiredJson[] | null } & ({ signal_id: null } | AgentSignalRow);
+type HandOutRow = { for_agent: string; open: boolean; picked: number; expired: ExpiredJson[] | null } & (
+  { signal_id: null } | AgentSignalRow
+);
 
 /**
  * One agent's part of a hand-out: its window, the last seq it already holds (0 for a poll), and

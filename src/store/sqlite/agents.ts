@@ -6,7 +6,14 @@ import { recordPage, type RecordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
 import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
-import { agentEntryOf, agentIdentityOf, agentOf, jsonText, type AgentIdentityRow, type AgentRow } from './sqlite-rows.js';
+import {
+  agentEntryOf,
+  agentIdentityOf,
+  agentOf,
+  jsonText,
+  type AgentIdentityRow,
+  type AgentRow,
+} from './sqlite-rows.js';
 import type { SqliteWriteGroup } from './write-group.js';
 
 /** Executing agents, their tokens and last reported state: the `agents` table. */
@@ -63,9 +70,9 @@ export class SqliteAgents implements Agents {
   async findByTokenHash(tokenHash: string): Promise<AgentIdentity | null> {
     this.identities.refresh();
     return this.identities.get(tokenHash, () => {
-      const row = this.connection.stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?').get(tokenHash) as
-        | AgentIdentityRow
-        | undefined;
+      const row = this.connection
+        .stmt('SELECT id, account_id, name, token_hash FROM agents WHERE token_hash = ?')
+        .get(tokenHash) as AgentIdentityRow | undefined;
       return row ? Object.freeze(agentIdentityOf(row)) : null;
     });
   }
@@ -76,7 +83,9 @@ export class SqliteAgents implements Agents {
 
   /** The old digest finds nothing from this commit on. */
   async rotateToken(agentId: string, tokenHash: string): Promise<Agent | null> {
-    const row = this.connection.stmt('UPDATE agents SET token_hash = ? WHERE id = ? RETURNING *').get(tokenHash, agentId) as AgentRow | undefined;
+    const row = this.connection
+      .stmt('UPDATE agents SET token_hash = ? WHERE id = ? RETURNING *')
+      .get(tokenHash, agentId) as AgentRow | undefined;
     if (!row) return null;
     // Its open sessions look again and close: the old token takes nothing more.
     this.changed.notify([agentId]);
@@ -91,10 +100,13 @@ export class SqliteAgents implements Agents {
   async delete(agentId: string): Promise<DeleteAgentOutcome> {
     const outcome = this.connection.db
       .transaction((): DeleteAgentOutcome => {
-        const agent = this.connection.stmt('SELECT account_id FROM agents WHERE id = ?').get(agentId) as { account_id: string } | undefined;
+        const agent = this.connection.stmt('SELECT account_id FROM agents WHERE id = ?').get(agentId) as
+          { account_id: string } | undefined;
         if (!agent) return { kind: 'not_found' };
         const routed = this.connection
-          .stmt('SELECT id FROM sources WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(sources.agent_ids) WHERE value = ?) ORDER BY id')
+          .stmt(
+            'SELECT id FROM sources WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(sources.agent_ids) WHERE value = ?) ORDER BY id',
+          )
           .pluck()
           .all(agent.account_id, agentId) as string[];
         if (routed.length > 0) return { kind: 'routed', sourceIds: routed };

@@ -8,6 +8,10 @@ import type { SqliteConnection } from './connection.js';
  * on disk again. Throws otherwise (the disk still full, a reader in the way).
  */
 export function checkpointDurably(connection: SqliteConnection): void {
-  const [result] = connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+  const [result] = connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{
+    busy: number;
+    log: number;
+    checkpointed: number;
+  }>;
   if (result === undefined || result.busy !== 0) throw new Error('the checkpoint could not complete');
 }

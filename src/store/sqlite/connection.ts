@@ -66,5 +66,7 @@ export class SqliteConnection {
 
 /** The write lock was held by another connection (a write run `withoutWaiting`). */
 export function isBusy(error: unknown): boolean {
-  return error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'));
+  return (
+    error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'))
+  );
 }

@@ -19,15 +19,25 @@ export class SqliteDashboardSessions implements DashboardSessions {
       .transaction(() => {
         this.connection.stmt('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(isoTime(session.createdAt));
         this.connection
-          .stmt('INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES (?, ?, ?, ?)')
+          .stmt(
+            'INSERT INTO dashboard_sessions (id_digest, admin_token_digest, created_at, expires_at) VALUES (?, ?, ?, ?)',
+          )
           .run(session.idDigest, session.adminTokenDigest, isoTime(session.createdAt), isoTime(session.expiresAt));
       })
       .immediate();
   }
 
   async get(idDigest: string): Promise<DashboardSession | null> {
-    const row = this.connection.stmt('SELECT * FROM dashboard_sessions WHERE id_digest = ?').get(idDigest) as SessionRow | undefined;
-    return row ? { idDigest: row.id_digest, adminTokenDigest: row.admin_token_digest, createdAt: row.created_at, expiresAt: row.expires_at } : null;
+    const row = this.connection.stmt('SELECT * FROM dashboard_sessions WHERE id_digest = ?').get(idDigest) as
+      SessionRow | undefined;
+    return row
+      ? {
+          idDigest: row.id_digest,
+          adminTokenDigest: row.admin_token_digest,
+          createdAt: row.created_at,
+          expiresAt: row.expires_at,
+        }
+      : null;
   }
 
   async delete(idDigest: string): Promise<boolean> {

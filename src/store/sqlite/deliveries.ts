@@ -68,26 +68,46 @@ export class SqliteDeliveries implements Deliveries {
    * was opened with: checked in the hand-out's own transaction, so none gives anything once a
    * rotation or deletion has committed (a poll's request checked its own token).
    */
-  private async handOut(agentId: string, tokenHash: string | null, now: string, limit: number, after: number): Promise<SessionHandOut> {
+  private async handOut(
+    agentId: string,
+    tokenHash: string | null,
+    now: string,
+    limit: number,
+    after: number,
+  ): Promise<SessionHandOut> {
     const at = isoTime(now);
     const window = Math.max(0, Math.floor(limit));
     let expired: ExpiredDelivery[] = [];
     const handOut = await this.writes.run((): SessionHandOut => {
-      if (tokenHash !== null && this.connection.stmt('SELECT 1 FROM agents WHERE id = ? AND token_hash = ?').get(agentId, tokenHash) === undefined) {
+      if (
+        tokenHash !== null &&
+        this.connection.stmt('SELECT 1 FROM agents WHERE id = ? AND token_hash = ?').get(agentId, tokenHash) ===
+          undefined
+      ) {
         return { signals: [], full: false, revoked: true };
       }
       expired = (
-        this.connection
-          .stmt(EXPIRE_AGENT_DUE_SQL)
-          .all(agentId, at) as { signal_id: string; received_at: string; expires_at: string }[]
-      ).map((row) => ({ signalId: row.signal_id, agentId, receivedAt: row.received_at, expiresAt: row.expires_at, expiredAt: at }));
+        this.connection.stmt(EXPIRE_AGENT_DUE_SQL).all(agentId, at) as {
+          signal_id: string;
+          received_at: string;
+          expires_at: string;
+        }[]
+      ).map((row) => ({
+        signalId: row.signal_id,
+        agentId,
+        receivedAt: row.received_at,
+        expiresAt: row.expires_at,
+        expiredAt: at,
+      }));
       // What the session already holds is only counted (from the index), not read again with its
       // signal: an agent that acknowledges behind the pushes would otherwise have its whole
       // window re-read at every hand-out.
       const held =
         after > 0
           ? (this.connection
-              .stmt(`SELECT count(*) FROM deliveries WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq <= ?`)
+              .stmt(
+                `SELECT count(*) FROM deliveries WHERE agent_id = ? AND status IN ('queued', 'delivered') AND seq <= ?`,
+              )
               .pluck()
               .get(agentId, after) as number)
           : 0;

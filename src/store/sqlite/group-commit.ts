@@ -99,7 +99,8 @@ export class GroupCommit<I, O> {
       else {
         this.commitQueued();
         // The write lock was held: the batch waits for its retry.
-        if (this.syncing === null && this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
+        if (this.syncing === null && this.queue.length > 0)
+          await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
       }
     }
   }
@@ -204,7 +205,10 @@ export class GroupCommit<I, O> {
         if (this.syncing === settled) this.syncing = null;
         const cause = error instanceof Error ? error.message : String(error);
         this.failure ??= {
-          error: new StoreUnavailableError(`the disk could not make the store's log durable (${cause}); nothing is stored until it can`, { cause: error }),
+          error: new StoreUnavailableError(
+            `the disk could not make the store's log durable (${cause}); nothing is stored until it can`,
+            { cause: error },
+          ),
           triedAt: Date.now(),
         };
         // The batch committed, and may or may not be on disk: it is neither stored nor refused.

@@ -59,8 +59,7 @@ export class IngestBatch {
     const known = this.routes.get(sourceId);
     if (known) return known;
     const source = this.stmt('SELECT account_id, agent_ids, revision FROM sources WHERE id = ?').get(sourceId) as
-      | { account_id: string; agent_ids: string; revision: number }
-      | undefined;
+      { account_id: string; agent_ids: string; revision: number } | undefined;
     if (!source) return null;
     const wanted = JSON.parse(source.agent_ids) as string[];
     const agents = (
@@ -70,7 +69,11 @@ export class IngestBatch {
             'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
           ).all(source.account_id, source.agent_ids)
     ) as { id: string }[];
-    const route = { accountId: source.account_id, revision: source.revision, agentIds: agents.map((agent) => agent.id) };
+    const route = {
+      accountId: source.account_id,
+      revision: source.revision,
+      agentIds: agents.map((agent) => agent.id),
+    };
     this.routes.set(sourceId, route);
     return route;
   }
@@ -103,7 +106,9 @@ export class IngestBatch {
   counts(): BatchCounts {
     return {
       used: new Map([...this.tallies].map(([key, tally]) => [key, tally.used])),
-      days: new Map([...this.days].map(([key, tally]) => [key, { accepted: tally.accepted, rejected: tally.rejected }])),
+      days: new Map(
+        [...this.days].map(([key, tally]) => [key, { accepted: tally.accepted, rejected: tally.rejected }]),
+      ),
     };
   }
 

@@ -164,7 +164,8 @@ export class SqliteIngest implements Ingest {
     if (key !== null) {
       const held = this.connection
         .stmt('SELECT signal_id, request_hash, created_at FROM idempotency_keys WHERE source_id = ? AND key = ?')
-        .get(request.sourceId, key) as { signal_id: string; request_hash: string | null; created_at: string } | undefined;
+        .get(request.sourceId, key) as
+        { signal_id: string; request_hash: string | null; created_at: string } | undefined;
       // An older holder is past the replay window: this request takes the key over below.
       if (held && held.created_at >= isoTime(request.idempotencySince)) {
         if (held.request_hash !== request.requestHash) {

@@ -23,8 +23,12 @@ export function newestFirst<Row>(
     params.push(page.before);
   }
   params.push(rowsForPage(page));
-  return connection
-    // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
-    .stmt(`SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER)`)
-    .all(...params) as Row[];
+  return (
+    connection
+      // LIMIT CAST(? AS INTEGER), not `LIMIT ?`: see the hand-out in deliveries.ts.
+      .stmt(
+        `SELECT * FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER)`,
+      )
+      .all(...params) as Row[]
+  );
 }

@@ -8,7 +8,9 @@ export class SqliteSettings implements Settings {
   async claim(name: string, value: string): Promise<string> {
     return this.connection.db
       .transaction(() => {
-        this.connection.stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
+        this.connection
+          .stmt('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING')
+          .run(name, value);
         return (this.connection.stmt('SELECT value FROM settings WHERE name = ?').get(name) as { value: string }).value;
       })
       .immediate();
@@ -16,8 +18,7 @@ export class SqliteSettings implements Settings {
 
   async get(name: string): Promise<string | null> {
     const row = this.connection.stmt('SELECT value FROM settings WHERE name = ?').get(name) as
-      | { value: string }
-      | undefined;
+      { value: string } | undefined;
     return row?.value ?? null;
   }
 

@@ -38,7 +38,10 @@ export class SqliteSignals implements SignalLog {
     await this.whenDurable();
     if (signalFilterIsEmpty(filter)) return signalPage(filter, []);
     const { sql, params } = signalListQuery(filter);
-    const rows = this.connection.stmt(sql).raw(true).all(...params) as unknown[][];
+    const rows = this.connection
+      .stmt(sql)
+      .raw(true)
+      .all(...params) as unknown[][];
     return signalPage(filter, this.withOutcomes(rows.map(logEntryOf)));
   }
 
@@ -62,7 +65,8 @@ export class SqliteSignals implements SignalLog {
 
   /** The entry as committed so far, without waiting for the disk (the ingest's replays read it in its transaction). */
   readSignal(id: string): SignalRecord | null {
-    const row = this.connection.stmt(`SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = ?`).raw(true).get(id) as unknown[] | undefined;
+    const row = this.connection.stmt(`SELECT ${LOG_ENTRY_COLUMNS} FROM signals s WHERE s.id = ?`).raw(true).get(id) as
+      unknown[] | undefined;
     return row ? signalRecordOf(this.withOutcomes([logEntryOf(row)])[0]!) : null;
   }
 

@@ -17,7 +17,9 @@ export class SqliteSources implements Sources {
   private cacheChecked = false;
 
   constructor(private readonly connection: SqliteConnection) {
-    this.cache = new GenerationCache(() => connection.stmt('SELECT generation FROM source_generation WHERE id = 1').pluck().get() as number);
+    this.cache = new GenerationCache(
+      () => connection.stmt('SELECT generation FROM source_generation WHERE id = 1').pluck().get() as number,
+    );
   }
 
   /** Drops the cached sources: one of them is known to have changed. */
@@ -75,7 +77,8 @@ export class SqliteSources implements Sources {
       }
     }
     return this.cache.get(authKey, () => {
-      const row = this.connection.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as SourceRow | undefined;
+      const row = this.connection.stmt('SELECT * FROM sources WHERE auth_key_hash = ?').get(authKeyHash(authKey)) as
+        SourceRow | undefined;
       return row ? Object.freeze(sourceOf(row)) : null;
     });
   }
@@ -140,7 +143,9 @@ export class SqliteSources implements Sources {
       .transaction((): boolean => {
         if (this.connection.stmt('SELECT 1 FROM sources WHERE id = ?').get(id) === undefined) return false;
         this.connection.stmt('DELETE FROM idempotency_keys WHERE source_id = ?').run(id);
-        this.connection.stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)').run(id);
+        this.connection
+          .stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)')
+          .run(id);
         this.connection.stmt('DELETE FROM signals WHERE source_id = ?').run(id);
         this.connection.stmt('DELETE FROM sources WHERE id = ?').run(id);
         return true;

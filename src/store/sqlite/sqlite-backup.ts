@@ -16,7 +16,8 @@ import { BackupError } from '../backup-error.js';
  */
 export function copySqliteDatabase(db: Database.Database, file: string): void {
   const target = path.resolve(file);
-  if (existsSync(target)) throw new BackupError(`${target} exists; give a file name that does not, so no earlier backup is overwritten`);
+  if (existsSync(target))
+    throw new BackupError(`${target} exists; give a file name that does not, so no earlier backup is overwritten`);
   const partial = `${target}.partial-${process.pid}`;
   rmSync(partial, { force: true });
   try {
@@ -25,9 +26,12 @@ export function copySqliteDatabase(db: Database.Database, file: string): void {
       createPrivateFile(partial);
       db.prepare('VACUUM INTO ?').run(partial);
     } catch (error) {
-      throw new BackupError(`cannot write the backup to ${target}: ${(error as Error).message}; check that its directory exists and this user can write there`, {
-        cause: error,
-      });
+      throw new BackupError(
+        `cannot write the backup to ${target}: ${(error as Error).message}; check that its directory exists and this user can write there`,
+        {
+          cause: error,
+        },
+      );
     }
     syncFile(partial);
     try {

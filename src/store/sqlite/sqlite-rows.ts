@@ -43,7 +43,6 @@ export interface AgentRow {
 /** The columns a token check reads (`AgentIdentity`). */
 export type AgentIdentityRow = Pick<AgentRow, 'id' | 'account_id' | 'name' | 'token_hash'>;
 
-
 export interface DeliveryRow {
   signal_id: string;
   agent_id: string;
@@ -111,7 +110,14 @@ export function agentOf(row: AgentRow): Agent {
 }
 
 export function agentEntryOf(row: AgentRow): AgentEntry {
-  return { id: row.id, accountId: row.account_id, name: row.name, createdAt: row.created_at, lastSeenAt: row.last_seen_at, stateJson: row.state };
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    createdAt: row.created_at,
+    lastSeenAt: row.last_seen_at,
+    stateJson: row.state,
+  };
 }
 
 export function agentIdentityOf(row: AgentIdentityRow): AgentIdentity {

@@ -93,9 +93,17 @@ export class SqliteStore implements Store {
     this.accounts = new SqliteAccounts(this.connection);
     this.usage = new SqliteUsage(this.connection, whenDurable);
     this.sources = new SqliteSources(this.connection);
-    this.agents = new SqliteAgents(this.connection, this.agentWrites, { forgetSources: () => this.sources.forgetCached(), notify });
+    this.agents = new SqliteAgents(this.connection, this.agentWrites, {
+      forgetSources: () => this.sources.forgetCached(),
+      notify,
+    });
     this.signals = new SqliteSignals(this.connection, whenDurable);
-    this.deliveries = new SqliteDeliveries(this.connection, this.agentWrites, listeners, new DeliveryListeners<ExpiredDelivery[]>());
+    this.deliveries = new SqliteDeliveries(
+      this.connection,
+      this.agentWrites,
+      listeners,
+      new DeliveryListeners<ExpiredDelivery[]>(),
+    );
     this.retention = new SqliteRetention(this.connection);
     this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.ingest = new SqliteIngest(

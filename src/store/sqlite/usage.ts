@@ -17,8 +17,7 @@ export class SqliteUsage implements QuotaUsage {
   async get(accountId: string, period: string): Promise<Usage | null> {
     await this.whenDurable();
     const row = this.connection.stmt(QUOTA_AND_USE_SQL).get(period, accountId) as
-      | { quota: number; used: number }
-      | undefined;
+      { quota: number; used: number } | undefined;
     return row ? { period, used: row.used, limit: row.quota } : null;
   }
 }

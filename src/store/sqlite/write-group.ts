@@ -26,7 +26,9 @@ export class SqliteWriteGroup {
 
   constructor(private readonly connection: SqliteConnection) {
     const db = connection.db;
-    const together: GroupTransaction = db.transaction((writes: GroupedWrite[]) => writes.map((write) => ({ ok: true, value: write() })));
+    const together: GroupTransaction = db.transaction((writes: GroupedWrite[]) =>
+      writes.map((write) => ({ ok: true, value: write() })),
+    );
     // Nested in the group's transaction, better-sqlite3 runs this in a SAVEPOINT.
     const alone = db.transaction((write: GroupedWrite) => write());
     const apart: GroupTransaction = db.transaction((writes: GroupedWrite[]) =>

@@ -51,10 +51,22 @@ export class AgentProcess {
   }
 
   /** The agent on the venue `args` choose (`--venue fix --fix-config FILE`…), with `env` added to its environment. */
-  static startVenue(server: string, token: string, dataDir: string, args: string[], env: Record<string, string> = {}): AgentProcess {
+  static startVenue(
+    server: string,
+    token: string,
+    dataDir: string,
+    args: string[],
+    env: Record<string, string> = {},
+  ): AgentProcess {
     // The token in the environment, as the docs advise: --token would add its warning to every log.
     const child = spawn(process.execPath, [CLI, 'agent', '--server', server, ...args], {
-      env: { ...process.env, SIGNALGATE_DATA_DIR: dataDir, SIGNALGATE_LOG_LEVEL: 'info', SIGNALGATE_AGENT_TOKEN: token, ...env },
+      env: {
+        ...process.env,
+        SIGNALGATE_DATA_DIR: dataDir,
+        SIGNALGATE_LOG_LEVEL: 'info',
+        SIGNALGATE_AGENT_TOKEN: token,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child);
@@ -99,14 +111,24 @@ export class AgentProcess {
    */
   waitForHandled(count: number, timeoutMs = 60_000): Promise<LogLine> {
     let seen = this.handledLines.length;
-    return this.waitUntil(() => this.handledLines[count - 1], `${count} signals handled`, timeoutMs, () => {
-      const progressed = this.handledLines.length > seen;
-      seen = this.handledLines.length;
-      return progressed;
-    });
+    return this.waitUntil(
+      () => this.handledLines[count - 1],
+      `${count} signals handled`,
+      timeoutMs,
+      () => {
+        const progressed = this.handledLines.length > seen;
+        seen = this.handledLines.length;
+        return progressed;
+      },
+    );
   }
 
-  private async waitUntil(probe: () => LogLine | undefined, what: string, timeoutMs: number, progressed: () => boolean = () => false): Promise<LogLine> {
+  private async waitUntil(
+    probe: () => LogLine | undefined,
+    what: string,
+    timeoutMs: number,
+    progressed: () => boolean = () => false,
+  ): Promise<LogLine> {
     let deadline = Date.now() + timeoutMs;
     while (true) {
       const found = probe();
@@ -114,7 +136,9 @@ export class AgentProcess {
       if (progressed()) deadline = Date.now() + timeoutMs;
       const exited = this.child.exitCode !== null || this.child.signalCode !== null;
       if (exited || Date.now() > deadline) {
-        throw new Error(`agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.out.slice(-5000)}\n${this.err}`);
+        throw new Error(
+          `agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.out.slice(-5000)}\n${this.err}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);
@@ -127,7 +151,10 @@ export class AgentProcess {
   }
 
   connected(transport?: 'websocket' | 'long-poll'): Promise<LogLine> {
-    return this.waitForLog((l) => l.msg === 'connected' && (transport === undefined || l.transport === transport), `connected ${transport ?? ''}`);
+    return this.waitForLog(
+      (l) => l.msg === 'connected' && (transport === undefined || l.transport === transport),
+      `connected ${transport ?? ''}`,
+    );
   }
 
   async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

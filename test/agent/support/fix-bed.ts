@@ -32,7 +32,10 @@ export interface FixBed<B extends FixCounterparty> {
    * agent exits before such a message. The broker's hook is put back once the agent has exited,
    * or after the test, whichever comes first.
    */
-  killAgentWhenBrokerReceives(agent: AgentProcess, match: (type: string, message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  killAgentWhenBrokerReceives(
+    agent: AgentProcess,
+    match: (type: string, message: Record<string, unknown>) => boolean,
+  ): Promise<Record<string, unknown>>;
   /** The agent's published state. */
   state(): Promise<any>;
   /** The signal's delivery once acknowledged with `status`. */
@@ -74,7 +77,13 @@ export function useFixBed<B extends FixCounterparty>(options: {
     const made = await accountWithAgents(server, [options.name]);
     token = made.agents[0]!.token;
     agentId = made.agents[0]!.id;
-    authKey = (await sourceFor(server, made.accountId, options.maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds: options.maxSignalAgeSeconds })).authKey;
+    authKey = (
+      await sourceFor(
+        server,
+        made.accountId,
+        options.maxSignalAgeSeconds === undefined ? {} : { maxSignalAgeSeconds: options.maxSignalAgeSeconds },
+      )
+    ).authKey;
   });
 
   // A test that failed before its agent died must not leave a hook to kill the next test's agent.
@@ -100,10 +109,16 @@ export function useFixBed<B extends FixCounterparty>(options: {
       return authKey;
     },
     start(args = []) {
-      const agent = AgentProcess.startVenue(bed.server.url, token, path.join(dir, 'agent'), ['--venue', 'fix', '--fix-config', configFile, ...args], {
-        SIGNALGATE_FIX_USERNAME: options.credentials.user,
-        SIGNALGATE_FIX_PASSWORD: options.credentials.password,
-      });
+      const agent = AgentProcess.startVenue(
+        bed.server.url,
+        token,
+        path.join(dir, 'agent'),
+        ['--venue', 'fix', '--fix-config', configFile, ...args],
+        {
+          SIGNALGATE_FIX_USERNAME: options.credentials.user,
+          SIGNALGATE_FIX_PASSWORD: options.credentials.password,
+        },
+      );
       agents.push(agent);
       return agent;
     },
@@ -128,14 +143,21 @@ export function useFixBed<B extends FixCounterparty>(options: {
       };
       await agent.exited;
       disarm?.();
-      if (received === undefined) throw new Error(`the agent exited before the broker received the message awaited:\n${agent.stdout.slice(-5000)}\n${agent.stderr}`);
+      if (received === undefined)
+        throw new Error(
+          `the agent exited before the broker received the message awaited:\n${agent.stdout.slice(-5000)}\n${agent.stderr}`,
+        );
       return received;
     },
     async state() {
       return (await bed.server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
     },
     async settled(signal, status = 'executed') {
-      await waitUntil(async () => (await deliveriesOf(bed.server, signal))[0].status === status, `the ${status} ack of ${signal}`, 30_000);
+      await waitUntil(
+        async () => (await deliveriesOf(bed.server, signal))[0].status === status,
+        `the ${status} ack of ${signal}`,
+        30_000,
+      );
       return (await deliveriesOf(bed.server, signal))[0];
     },
     sent(type) {

@@ -9,7 +9,6 @@ import { freePort } from '../../support/free-port.js';
 
 const EXECUTOR_GZ = '/usr/share/doc/libquickfix-doc/examples/executor/C++/.libs/executor.gz';
 
-
 async function listening(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (true) {
@@ -72,7 +71,10 @@ export class QuickFixExecutor {
   }
 
   async run(): Promise<void> {
-    const child = spawn(path.join(this.dir, 'executor'), [path.join(this.dir, 'executor.cfg')], { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(this.dir, 'executor'), [path.join(this.dir, 'executor.cfg')], {
+      cwd: this.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     this.child = child;
@@ -111,11 +113,21 @@ export class QuoteBroker {
   start(): void {
     const { prices, logons, credentials } = this;
     this.launcher = launchFixAcceptor(
-      { name: 'broker-quote', port: this.port, dictionary: 'qf44', senderCompId: this.compId, targetCompId: this.agentCompId, subId: 'QUOTE' },
+      {
+        name: 'broker-quote',
+        port: this.port,
+        dictionary: 'qf44',
+        senderCompId: this.compId,
+        targetCompId: this.agentCompId,
+        subId: 'QUOTE',
+      },
       {
         message: (session, msgType, message) => {
           if (msgType !== 'V') return;
-          const request = message as { MDReqID: string; InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] } };
+          const request = message as {
+            MDReqID: string;
+            InstrmtMDReqGrp?: { NoRelatedSym?: { Instrument?: { Symbol?: string } }[] };
+          };
           for (const related of request.InstrmtMDReqGrp?.NoRelatedSym ?? []) {
             const symbol = related.Instrument?.Symbol ?? '';
             const price = prices[symbol];

@@ -11,12 +11,20 @@ export type Fix44Bed = FixBed<Fix44Counterparty>;
  * One server, one plain FIX 4.4 counterparty (EURUSD at 1.1050/1.1052, and the `prices` given)
  * and the session file for it (dialect fix44), for a `describe` block.
  */
-export function useFix44Bed(options: { maxSignalAgeSeconds?: number; prices?: Record<string, { bid: number; ask: number }> } = {}): Fix44Bed {
+export function useFix44Bed(
+  options: { maxSignalAgeSeconds?: number; prices?: Record<string, { bid: number; ask: number }> } = {},
+): Fix44Bed {
   const { prices, ...bed } = options;
   return useFixBed({
     ...bed,
     name: 'fix44',
     credentials: CREDENTIALS,
-    broker: async () => new Fix44Counterparty({ port: await freePort(), agentCompId: AGENT_COMP_ID, credentials: CREDENTIALS, prices: { EURUSD: { bid: 1.105, ask: 1.1052 }, ...prices } }),
+    broker: async () =>
+      new Fix44Counterparty({
+        port: await freePort(),
+        agentCompId: AGENT_COMP_ID,
+        credentials: CREDENTIALS,
+        prices: { EURUSD: { bid: 1.105, ask: 1.1052 }, ...prices },
+      }),
   });
 }

@@ -33,7 +33,12 @@ export class RecordedExchangeServer {
         const raw = (req.url ?? '/').slice(1);
         const target = /^https?%3A/i.test(raw) ? decodeURIComponent(raw) : raw;
         const apiKey = req.headers['x-mbx-apikey'];
-        const request: ReceivedRequest = { url: /^https?:\/\//.test(target) ? target : '', method: req.method ?? 'GET', body, apiKey: typeof apiKey === 'string' ? apiKey : null };
+        const request: ReceivedRequest = {
+          url: /^https?:\/\//.test(target) ? target : '',
+          method: req.method ?? 'GET',
+          body,
+          apiKey: typeof apiKey === 'string' ? apiKey : null,
+        };
         received.push(request);
         const send = (status: number, payload: unknown) => {
           if (res.destroyed) return;

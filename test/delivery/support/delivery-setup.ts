@@ -13,11 +13,15 @@ export async function accountWithAgents(
   names: string[],
   quota = 100_000,
 ): Promise<{ accountId: string; agents: TestAgent[] }> {
-  const account = await unlessUnavailable(() => server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: quota }));
+  const account = await unlessUnavailable(() =>
+    server.admin('POST', '/api/admin/accounts', { name: 'Trader', monthlySignalQuota: quota }),
+  );
   if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`);
   const agents: TestAgent[] = [];
   for (const name of names) {
-    const agent = await unlessUnavailable(() => server.admin('POST', `/api/admin/accounts/${account.body.id}/agents`, { name }));
+    const agent = await unlessUnavailable(() =>
+      server.admin('POST', `/api/admin/accounts/${account.body.id}/agents`, { name }),
+    );
     if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     agents.push({ id: agent.body.id, name, token: agent.body.token });
   }
@@ -30,7 +34,9 @@ export async function sourceFor(
   accountId: string,
   opts: { agentIds?: string[]; maxSignalAgeSeconds?: number; duplicateWindowSeconds?: number } = {},
 ): Promise<{ id: string; authKey: string }> {
-  const source = await unlessUnavailable(() => server.admin('POST', '/api/admin/sources', { accountId, name: 'Alerts', ...opts }));
+  const source = await unlessUnavailable(() =>
+    server.admin('POST', '/api/admin/sources', { accountId, name: 'Alerts', ...opts }),
+  );
   if (source.status !== 201) throw new Error(`source: ${source.status} ${JSON.stringify(source.body)}`);
   return { id: source.body.id, authKey: source.body.authKey };
 }
@@ -38,7 +44,11 @@ export async function sourceFor(
 /** Posts one text signal to the inbound endpoint; answers the accepted signal's id (throws unless 202). */
 export async function postSignal(url: string, authKey: string, text: string): Promise<string> {
   const { status, body } = await unlessUnavailable(async () => {
-    const res = await fetch(`${url}/api/inbound/${authKey}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
+    const res = await fetch(`${url}/api/inbound/${authKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: text,
+    });
     return { status: res.status, body: (await res.json()) as any };
   });
   if (status !== 202) throw new Error(`inbound: ${status} ${JSON.stringify(body)}`);
@@ -81,12 +91,19 @@ export async function deliveriesOf(server: TestServer, signalId: string): Promis
 /** The signal's deliveries once the first has a final status (from one read, so no two reads can straddle a change). */
 export async function settledDeliveriesOf(server: TestServer, signalId: string, what: string): Promise<any[]> {
   let deliveries: any[] = [];
-  await waitUntil(async () => !['queued', 'delivered'].includes((deliveries = await deliveriesOf(server, signalId))[0].status), what);
+  await waitUntil(
+    async () => !['queued', 'delivered'].includes((deliveries = await deliveriesOf(server, signalId))[0].status),
+    what,
+  );
   return deliveries;
 }
 
 /** Checks `condition` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -25,7 +25,9 @@ export class RawSocket {
   }
 
   static open(url: string, token: string): Promise<RawSocket> {
-    const ws = new WebSocket(`${url.replace('http', 'ws')}/api/agent/ws`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/api/agent/ws`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const socket = new RawSocket(ws);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(socket));

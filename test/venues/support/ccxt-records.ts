@@ -27,7 +27,11 @@ export interface RequestRecord {
   output?: string | null;
 }
 
-export function requestRecord(file: string, method: string, description: string): { record: RequestRecord; skipKeys: string[]; outputType: string } {
+export function requestRecord(
+  file: string,
+  method: string,
+  description: string,
+): { record: RequestRecord; skipKeys: string[]; outputType: string } {
   const data = fixture(file);
   const record = (data.methods[method] as RequestRecord[]).find((r) => r.description === description);
   if (!record) throw new Error(`no record "${description}" of ${method} in ${file}`);
@@ -36,7 +40,9 @@ export function requestRecord(file: string, method: string, description: string)
 
 export function responseRecord(file: string, method: string, description: string): unknown {
   const data = fixture(file);
-  const record = (data.methods[method] as { description: string; httpResponse: unknown }[]).find((r) => r.description === description);
+  const record = (data.methods[method] as { description: string; httpResponse: unknown }[]).find(
+    (r) => r.description === description,
+  );
   if (!record) throw new Error(`no response record "${description}" of ${method} in ${file}`);
   return record.httpResponse;
 }
@@ -87,7 +93,12 @@ export function expectSameRequest(
   const want = paramsOf(record.url, record.output, outputType);
   const got = paramsOf(sent.url, sent.body, outputType);
   const skip = new Set([...skipKeys, ...(client ? [client.key] : [])]);
-  const strip = (params: Record<string, unknown>) => Object.fromEntries(Object.entries(params).filter(([key]) => !skip.has(key)).map(([k, v]) => [k, String(v)]));
+  const strip = (params: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(params)
+        .filter(([key]) => !skip.has(key))
+        .map(([k, v]) => [k, String(v)]),
+    );
   expect(strip(got), `parameters of "${record.description}"`).toEqual(strip(want));
   if (client) expect(got[client.key], `client order id of "${record.description}"`).toBe(client.value);
 }

@@ -79,14 +79,24 @@ export class RecordedBinance {
       case 'POST /fapi/v1/order': {
         if (this.refuse) throw this.refuse;
         const orderId = this.nextOrderId++;
-        const own = { orderId, clientOrderId: params.newClientOrderId, side: params.side, origQty: params.quantity, reduceOnly: params.reduceOnly === 'true' };
+        const own = {
+          orderId,
+          clientOrderId: params.newClientOrderId,
+          side: params.side,
+          origQty: params.quantity,
+          reduceOnly: params.reduceOnly === 'true',
+        };
         if (params.type === 'MARKET') {
           // The recorded filled market order (filled at 47279.4), for the lots asked.
-          const filled = (responseRecord(RESPONSES, 'fetchOrders', 'fetch portfolio margin orders') as Record<string, unknown>[])[0]!;
+          const filled = (
+            responseRecord(RESPONSES, 'fetchOrders', 'fetch portfolio margin orders') as Record<string, unknown>[]
+          )[0]!;
           return { ...filled, ...own, executedQty: params.quantity, positionSide: 'BOTH' };
         }
         // The recorded resting limit order, at the price asked.
-        const resting = (responseRecord(RESPONSES, 'createOrders', 'create swap orders') as Record<string, unknown>[])[0]!;
+        const resting = (
+          responseRecord(RESPONSES, 'createOrders', 'create swap orders') as Record<string, unknown>[]
+        )[0]!;
         const answer = { ...resting, ...own, price: params.price };
         this.resting.set(orderId, answer);
         return answer;
@@ -123,13 +133,16 @@ export class RecordedBinance {
         return this.algoAnswer(order);
       }
       case 'GET /fapi/v1/algoOrder': {
-        const found = [...this.algo.values()].find((o) => o.clientAlgoId === params.clientAlgoId || String(o.algoId) === params.algoId);
+        const found = [...this.algo.values()].find(
+          (o) => o.clientAlgoId === params.clientAlgoId || String(o.algoId) === params.algoId,
+        );
         if (!found) throw new ccxt.OrderNotFound('binance {"code":-2013,"msg":"Order does not exist."}');
         return this.algoAnswer(found);
       }
       case 'DELETE /fapi/v1/algoOrder': {
         const found = this.algo.get(Number(params.algoId));
-        if (!found || found.algoStatus !== 'NEW') throw new ccxt.OrderNotFound('binance {"code":-2011,"msg":"Unknown order sent."}');
+        if (!found || found.algoStatus !== 'NEW')
+          throw new ccxt.OrderNotFound('binance {"code":-2011,"msg":"Unknown order sent."}');
         found.algoStatus = 'CANCELED';
         this.cancelled.push(found.algoId);
         return { algoId: found.algoId, clientAlgoId: found.clientAlgoId, code: '200', msg: 'success' };
@@ -155,16 +168,27 @@ export class RecordedBinance {
    * exchangeInfo envelope.
    */
   private exchangeInfo(kind: 'spot' | 'linear' | 'inverse'): unknown {
-    const markets = fixture<Record<string, { type: string; linear?: boolean; inverse?: boolean; info: unknown }>>('binance-markets.json');
+    const markets =
+      fixture<Record<string, { type: string; linear?: boolean; inverse?: boolean; info: unknown }>>(
+        'binance-markets.json',
+      );
     const symbols = Object.values(markets)
-      .filter((m) => (kind === 'spot' ? m.type === 'spot' : m.type === 'swap' && (kind === 'linear' ? m.linear === true : m.inverse === true)))
+      .filter((m) =>
+        kind === 'spot'
+          ? m.type === 'spot'
+          : m.type === 'swap' && (kind === 'linear' ? m.linear === true : m.inverse === true),
+      )
       .map((m) => m.info);
     return { timezone: 'UTC', serverTime: 1763458576201, rateLimits: [], exchangeFilters: [], symbols };
   }
 
   private book(): unknown {
-    const recorded = responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') as { bids: string[][]; asks: string[][] };
-    const move = (levels: string[][]) => levels.map(([price, amount]) => [(Number(price) + this.shift).toFixed(2), amount]);
+    const recorded = responseRecord(RESPONSES, 'fetchOrderBook', 'swap orderbook') as {
+      bids: string[][];
+      asks: string[][];
+    };
+    const move = (levels: string[][]) =>
+      levels.map(([price, amount]) => [(Number(price) + this.shift).toFixed(2), amount]);
     return { ...recorded, bids: move(recorded.bids), asks: move(recorded.asks) };
   }
 

@@ -28,7 +28,12 @@ export interface CcxtCredentials {
 }
 
 /** CCXT's transport: what `exchange.fetch` is given (after signing) and what it answers (the parsed body). */
-export type CcxtTransport = (url: string, method: string, headers: Record<string, string>, body: string | undefined) => Promise<unknown>;
+export type CcxtTransport = (
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+) => Promise<unknown>;
 
 export interface CcxtVenueOptions {
   /** CCXT's exchange id: binance, binanceusdm, bybit, okx… */
@@ -81,7 +86,9 @@ export class CcxtVenue implements Venue {
     this.oneExitOrder = options.market === 'spot';
     const Class = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
-      throw new RangeError(`--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`);
+      throw new RangeError(
+        `--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`,
+      );
     }
     this.exchange = new Class({
       apiKey: options.credentials?.apiKey,
@@ -89,13 +96,19 @@ export class CcxtVenue implements Venue {
       password: options.credentials?.password,
       enableRateLimit: true,
       ...(options.markets && { markets: options.markets }),
-      options: { defaultType: options.market, adjustForTimeDifference: false, ...onlyWhatIsTraded(options.exchange, options.market), ...options.exchangeOptions },
+      options: {
+        defaultType: options.market,
+        adjustForTimeDifference: false,
+        ...onlyWhatIsTraded(options.exchange, options.market),
+        ...options.exchangeOptions,
+      },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
     if (options.transport !== null) {
       const transport = options.transport;
-      this.exchange.fetch = (async (url: string, method = 'GET', headers?: Record<string, string>, body?: string) => transport(url, method, headers ?? {}, body)) as Exchange['fetch'];
+      this.exchange.fetch = (async (url: string, method = 'GET', headers?: Record<string, string>, body?: string) =>
+        transport(url, method, headers ?? {}, body)) as Exchange['fetch'];
     }
   }
 
@@ -116,9 +129,17 @@ export class CcxtVenue implements Venue {
   }
 
   async account(): Promise<VenueAccount> {
-    const [funds, { positions }, orders] = await Promise.all([this.funds(), this.positionsAndProfit(), this.openOrders()]);
+    const [funds, { positions }, orders] = await Promise.all([
+      this.funds(),
+      this.positionsAndProfit(),
+      this.openOrders(),
+    ]);
     // A spot market holds coins, not positions: nothing to compare (as at opening).
-    return { ...funds, positions: this.options.market === 'swap' ? positions : null, orders: orders.filter((o) => isOwnClientOrderId(o.clientId)) };
+    return {
+      ...funds,
+      positions: this.options.market === 'swap' ? positions : null,
+      orders: orders.filter((o) => isOwnClientOrderId(o.clientId)),
+    };
   }
 
   /**
@@ -188,14 +209,19 @@ export class CcxtVenue implements Venue {
     const params: Record<string, unknown> = { clientOrderId: order.clientId, ...this.opening() };
     if (order.kind === 'stop') params.triggerPrice = order.price;
     // Bybit wants the side of the price the trigger waits for: a buy stop above, a sell stop below.
-    if (order.kind === 'stop' && this.exchange.id === 'bybit') params.triggerDirection = order.side === 'buy' ? 'ascending' : 'descending';
+    if (order.kind === 'stop' && this.exchange.id === 'bybit')
+      params.triggerDirection = order.side === 'buy' ? 'ascending' : 'descending';
     // A stop entry becomes a stop-market order: it fills once the price gets there.
     const type = order.kind === 'limit' ? 'limit' : 'market';
     const price = order.kind === 'limit' ? (order.price ?? undefined) : undefined;
     const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
       this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
     );
-    const reported = this.report(order.kind === 'market' ? await this.settled(placed, order.symbol) : placed, order.kind, order);
+    const reported = this.report(
+      order.kind === 'market' ? await this.settled(placed, order.symbol) : placed,
+      order.kind,
+      order,
+    );
     if (order.kind !== 'market') this.follow(reported);
     return reported;
   }
@@ -221,7 +247,14 @@ export class CcxtVenue implements Venue {
         () => this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
         true,
       );
-      placed.push(this.report(order, 'stop_loss', { symbol: position.symbol, side, volume: position.volume, price: protection.stop }, true));
+      placed.push(
+        this.report(
+          order,
+          'stop_loss',
+          { symbol: position.symbol, side, volume: position.volume, price: protection.stop },
+          true,
+        ),
+      );
     }
     let k = 0;
     for (const target of protection.targets) {
@@ -231,9 +264,17 @@ export class CcxtVenue implements Venue {
       const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
         this.exchange.createOrder(position.symbol, 'limit', side, target.volume, target.price, params),
       );
-      placed.push(this.report(order, 'take_profit', { symbol: position.symbol, side, volume: target.volume, price: target.price }));
+      placed.push(
+        this.report(order, 'take_profit', {
+          symbol: position.symbol,
+          side,
+          volume: target.volume,
+          price: target.price,
+        }),
+      );
     }
-    for (const order of placed) if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
+    for (const order of placed)
+      if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
     // The new orders stand: only now are the ones they replace cancelled.
     for (const old of protection.replaces) await this.cancel(old);
     return placed;
@@ -245,14 +286,21 @@ export class CcxtVenue implements Venue {
     const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
       this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
     );
-    return this.report(await this.settled(order, position.symbol), 'market', { symbol: position.symbol, side, volume, price: null });
+    return this.report(await this.settled(order, position.symbol), 'market', {
+      symbol: position.symbol,
+      side,
+      volume,
+      price: null,
+    });
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
     this.entries.delete(order.id);
     this.exits.delete(order.id);
     try {
-      await this.call(`cancel order ${order.id}`, () => this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}));
+      await this.call(`cancel order ${order.id}`, () =>
+        this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}),
+      );
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (isGone(error)) return;
@@ -288,13 +336,26 @@ export class CcxtVenue implements Venue {
         continue;
       }
       // The exchange's own id and kind stay: the book knows the order by them.
-      const now = { ...this.report(order, followed.kind, followed), id: followed.id, kind: followed.kind, ...(followed.trigger && { trigger: true }) };
+      const now = {
+        ...this.report(order, followed.kind, followed),
+        id: followed.id,
+        kind: followed.kind,
+        ...(followed.trigger && { trigger: true }),
+      };
       if (now.status !== 'open') this.exits.delete(id);
       const lots = now.filled - exit.reported;
       if (!(lots > 0)) continue;
       exit.reported = now.filled;
       const by = followed.kind === 'stop_loss' ? 'stop_loss' : 'take_profit';
-      reports.push({ type: 'position_reduced', symbol: followed.symbol, side: followed.side === 'buy' ? 'sell' : 'buy', volume: lots, price: now.average, by, order: now });
+      reports.push({
+        type: 'position_reduced',
+        symbol: followed.symbol,
+        side: followed.side === 'buy' ? 'sell' : 'buy',
+        volume: lots,
+        price: now.average,
+        by,
+        order: now,
+      });
     }
     return reports;
   }
@@ -307,7 +368,9 @@ export class CcxtVenue implements Venue {
   private async lookUp(followed: VenueOrder): Promise<Order | null> {
     const fetch = async (id: string, params: Record<string, unknown>): Promise<Order | null> => {
       try {
-        return await this.call(`fetch order ${id}`, () => this.exchange.fetchOrder(id, followed.symbol, { ...this.lookUpParams(), ...params }));
+        return await this.call(`fetch order ${id}`, () =>
+          this.exchange.fetchOrder(id, followed.symbol, { ...this.lookUpParams(), ...params }),
+        );
       } catch (error) {
         if (isGone(error)) return null;
         throw error;
@@ -315,7 +378,13 @@ export class CcxtVenue implements Venue {
     };
     const order = await fetch(followed.id, followed.trigger ? this.conditional(followed.symbol) : {});
     const actual = (order?.info as { actualOrderId?: unknown } | undefined)?.actualOrderId;
-    if (order === null || order.status === 'open' || (typeof actual !== 'string' && typeof actual !== 'number') || String(actual) === '') return order;
+    if (
+      order === null ||
+      order.status === 'open' ||
+      (typeof actual !== 'string' && typeof actual !== 'number') ||
+      String(actual) === ''
+    )
+      return order;
     return (await fetch(String(actual), {})) ?? order;
   }
 
@@ -332,7 +401,9 @@ export class CcxtVenue implements Venue {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       const id = String(order.id ?? '');
       if (id === '') return now;
-      const read = await this.call(`fetch order ${id}`, () => this.exchange.fetchOrder(id, symbol, this.lookUpParams()));
+      const read = await this.call(`fetch order ${id}`, () =>
+        this.exchange.fetchOrder(id, symbol, this.lookUpParams()),
+      );
       now = { ...read, clientOrderId: read.clientOrderId ?? order.clientOrderId };
     }
     return now;
@@ -397,10 +468,11 @@ export class CcxtVenue implements Venue {
   /** The open positions (swap markets; none on spot) and their unrealized profit (of the markets settled in `currency`, when given). */
   private async positionsAndProfit(currency?: string): Promise<{ positions: VenuePosition[]; unrealized: number }> {
     if (this.options.market !== 'swap') return { positions: [], unrealized: 0 };
-    const open = (await this.call('fetch the positions', () => this.exchange.fetchPositions(undefined, this.kindParams()))).filter(
-      (p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string',
-    );
-    const counted = currency === undefined ? open : open.filter((p) => this.market(p.symbol as string)?.settle === currency);
+    const open = (
+      await this.call('fetch the positions', () => this.exchange.fetchPositions(undefined, this.kindParams()))
+    ).filter((p) => Number(p.contracts ?? 0) > 0 && typeof p.symbol === 'string');
+    const counted =
+      currency === undefined ? open : open.filter((p) => this.market(p.symbol as string)?.settle === currency);
     return {
       positions: open.map((p) => ({
         id: `${p.symbol}:${p.side === 'short' ? 'sell' : 'buy'}`,
@@ -418,14 +490,27 @@ export class CcxtVenue implements Venue {
     // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
     // option acknowledges it: the agent asks once on start and for the published state.
     this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
-    const plain = await this.call('fetch the open orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()));
+    const plain = await this.call('fetch the open orders', () =>
+      this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()),
+    );
     // Where the exchange keeps conditional orders apart (Binance USDⓈ-M: the Algo Service), they
     // are listed apart too: a stop must never be invisible to the reconciliation.
     const apart = this.keepsConditionalApart();
-    const conditional = apart ? await this.call('fetch the open conditional orders', () => this.exchange.fetchOpenOrders(undefined, undefined, undefined, { ...this.kindParams(), trigger: true })) : [];
+    const conditional = apart
+      ? await this.call('fetch the open conditional orders', () =>
+          this.exchange.fetchOpenOrders(undefined, undefined, undefined, { ...this.kindParams(), trigger: true }),
+        )
+      : [];
     const seen = new Set(plain.map((o) => String(o.id)));
     const orders = [...plain, ...conditional.filter((o) => !seen.has(String(o.id)))];
-    return orders.map((o) => this.report(o, kindOf(o), { symbol: o.symbol ?? '', side: o.side === 'sell' ? 'sell' : 'buy', volume: Number(o.amount ?? 0), price: o.triggerPrice ?? o.price ?? null }));
+    return orders.map((o) =>
+      this.report(o, kindOf(o), {
+        symbol: o.symbol ?? '',
+        side: o.side === 'sell' ? 'sell' : 'buy',
+        volume: Number(o.amount ?? 0),
+        price: o.triggerPrice ?? o.price ?? null,
+      }),
+    );
   }
 
   /**
@@ -434,7 +519,13 @@ export class CcxtVenue implements Venue {
    * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
    * a duplicate anyway, the existing order is fetched and answered.
    */
-  private async idempotent(clientId: string, symbol: string, mayExist: boolean, create: () => Promise<Order>, trigger = false): Promise<Order> {
+  private async idempotent(
+    clientId: string,
+    symbol: string,
+    mayExist: boolean,
+    create: () => Promise<Order>,
+    trigger = false,
+  ): Promise<Order> {
     if (mayExist) {
       const found = await this.byClientId(clientId, symbol, trigger);
       if (found !== null) return found;
@@ -443,7 +534,9 @@ export class CcxtVenue implements Venue {
       return await this.call('place the order', create);
     } catch (error) {
       // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated.", which CCXT makes an InvalidOrder.
-      const duplicate = error instanceof VenueRefusedError && (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
+      const duplicate =
+        error instanceof VenueRefusedError &&
+        (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
       if (!duplicate) throw error;
       const found = await this.byClientId(clientId, symbol, trigger);
       if (found === null) throw error;
@@ -457,7 +550,13 @@ export class CcxtVenue implements Venue {
    */
   private async byClientId(clientId: string, symbol: string, trigger = false): Promise<Order | null> {
     try {
-      return await this.call(`fetch order ${clientId}`, () => this.exchange.fetchOrder('', symbol, { ...this.lookUpParams(), clientOrderId: clientId, ...(trigger && this.conditional(symbol)) }));
+      return await this.call(`fetch order ${clientId}`, () =>
+        this.exchange.fetchOrder('', symbol, {
+          ...this.lookUpParams(),
+          clientOrderId: clientId,
+          ...(trigger && this.conditional(symbol)),
+        }),
+      );
     } catch (error) {
       if (isGone(error)) return null;
       throw error;
@@ -470,14 +569,22 @@ export class CcxtVenue implements Venue {
       return await action();
     } catch (error) {
       if (error instanceof ccxt.OperationFailed) {
-        throw new VenueUnreachableError(`${this.options.exchange} did not answer when asked to ${what}: ${(error as Error).message}`, { cause: error });
+        throw new VenueUnreachableError(
+          `${this.options.exchange} did not answer when asked to ${what}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       if (error instanceof ccxt.BaseError) throw new VenueRefusedError((error as Error).message, { cause: error });
       throw error;
     }
   }
 
-  private report(order: Order, kind: VenueOrder['kind'], asked: { symbol: string; side: Side; volume: number; price: number | null }, conditional = false): VenueOrder {
+  private report(
+    order: Order,
+    kind: VenueOrder['kind'],
+    asked: { symbol: string; side: Side; volume: number; price: number | null },
+    conditional = false,
+  ): VenueOrder {
     const filled = Number(order.filled ?? 0);
     const trades = (order.trades ?? []).filter((t) => typeof t.price === 'number');
     return {
@@ -495,10 +602,16 @@ export class CcxtVenue implements Venue {
         price: Number(t.price),
         volume: Number(t.amount ?? 0),
         time: t.datetime ?? null,
-        fee: t.fee && typeof t.fee.cost === 'number' ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') } : null,
+        fee:
+          t.fee && typeof t.fee.cost === 'number' ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') } : null,
       })),
       // Stops are conditional orders, which some exchanges (Binance) keep and cancel apart.
-      ...(conditional || kind === 'stop_loss' || kind === 'stop' || (order.triggerPrice !== undefined && order.triggerPrice !== null) ? { trigger: true } : {}),
+      ...(conditional ||
+      kind === 'stop_loss' ||
+      kind === 'stop' ||
+      (order.triggerPrice !== undefined && order.triggerPrice !== null)
+        ? { trigger: true }
+        : {}),
     };
   }
 }
@@ -511,7 +624,11 @@ export class CcxtVenue implements Venue {
  */
 function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
   if (exchange !== 'binance' && exchange !== 'binanceusdm') return {};
-  return { fetchMarkets: { types: [market === 'swap' || exchange === 'binanceusdm' ? 'linear' : 'spot'] }, fetchMargins: false, fetchCurrencies: false };
+  return {
+    fetchMarkets: { types: [market === 'swap' || exchange === 'binanceusdm' ? 'linear' : 'spot'] },
+    fetchMargins: false,
+    fetchCurrencies: false,
+  };
 }
 
 /** An order the exchange no longer has, or no longer has open: not found (-2013), or a cancel of one not open (Binance -2011). */
@@ -527,8 +644,12 @@ function isGone(error: unknown): boolean {
 function binanceAsset(info: unknown, currency: string): { wallet: number; margin: number } | null {
   const assets = (info as { assets?: unknown } | null)?.assets;
   if (!Array.isArray(assets)) return null;
-  const asset = assets.find((a) => (a as { asset?: unknown }).asset === currency) as { walletBalance?: unknown; marginBalance?: unknown } | undefined;
-  if (asset === undefined) return assets.length > 0 && typeof (assets[0] as { walletBalance?: unknown }).walletBalance === 'string' ? { wallet: 0, margin: 0 } : null;
+  const asset = assets.find((a) => (a as { asset?: unknown }).asset === currency) as
+    { walletBalance?: unknown; marginBalance?: unknown } | undefined;
+  if (asset === undefined)
+    return assets.length > 0 && typeof (assets[0] as { walletBalance?: unknown }).walletBalance === 'string'
+      ? { wallet: 0, margin: 0 }
+      : null;
   const wallet = Number(asset.walletBalance);
   const margin = Number(asset.marginBalance);
   return Number.isFinite(wallet) && Number.isFinite(margin) ? { wallet, margin } : null;

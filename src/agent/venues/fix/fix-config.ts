@@ -48,7 +48,10 @@ export interface FixConfig {
 }
 
 /** Environment variables the FIX logon's username and password may come from. */
-export const FIX_CREDENTIAL_VARIABLES = { username: 'SIGNALGATE_FIX_USERNAME', password: 'SIGNALGATE_FIX_PASSWORD' } as const;
+export const FIX_CREDENTIAL_VARIABLES = {
+  username: 'SIGNALGATE_FIX_USERNAME',
+  password: 'SIGNALGATE_FIX_PASSWORD',
+} as const;
 
 type Result<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -57,20 +60,32 @@ type Result<T> = { ok: true; value: T } | { ok: false; message: string };
  * names (`{"username": …, "password": …}`) or from the environment, never from a flag's value
  * (any user of the machine can read a process's arguments). The config file holds no secret.
  */
-export function readFixConfig(file: string | undefined, credentialsFile: string | undefined, env: NodeJS.ProcessEnv): Result<{ config: FixConfig; credentials: FixCredentials | null; warnings: string[] }> {
+export function readFixConfig(
+  file: string | undefined,
+  credentialsFile: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Result<{ config: FixConfig; credentials: FixCredentials | null; warnings: string[] }> {
   const fail = (message: string) => ({ ok: false as const, message });
-  if (!file) return fail('--venue fix needs --fix-config FILE, the JSON file naming the broker\'s FIX sessions (see docs/venues/fix.md)');
+  if (!file)
+    return fail(
+      "--venue fix needs --fix-config FILE, the JSON file naming the broker's FIX sessions (see docs/venues/fix.md)",
+    );
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return fail(`--fix-config ${file}: ${code === 'ENOENT' ? 'no such file' : code ? (error as Error).message : `not JSON (${(error as Error).message})`}`);
+    return fail(
+      `--fix-config ${file}: ${code === 'ENOENT' ? 'no such file' : code ? (error as Error).message : `not JSON (${(error as Error).message})`}`,
+    );
   }
   const parsed = parseFixConfig(raw);
   if (!parsed.ok) return fail(`--fix-config ${file}: ${parsed.message}`);
   const warnings: string[] = [];
-  for (const [name, session] of [['trade', parsed.value.trade], ['quote', parsed.value.quote]] as const) {
+  for (const [name, session] of [
+    ['trade', parsed.value.trade],
+    ['quote', parsed.value.quote],
+  ] as const) {
     if (session !== null && !session.tls) warnings.push(plainSessionWarning(name, file));
   }
   let credentials: FixCredentials | null = null;
@@ -78,7 +93,8 @@ export function readFixConfig(file: string | undefined, credentialsFile: string 
     let text: string;
     try {
       text = readFileSync(credentialsFile, 'utf8');
-      if ((statSync(credentialsFile).mode & 0o077) !== 0) warnings.push(`the credentials file ${credentialsFile} can be read by other users; chmod 600 it`);
+      if ((statSync(credentialsFile).mode & 0o077) !== 0)
+        warnings.push(`the credentials file ${credentialsFile} can be read by other users; chmod 600 it`);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return fail(`--credentials ${credentialsFile}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
@@ -90,15 +106,25 @@ export function readFixConfig(file: string | undefined, credentialsFile: string 
       // The parser's message may quote the file: the password stays out of it.
       return fail(`--credentials ${credentialsFile} is not JSON; write {"username": "…", "password": "…"}`);
     }
-    if (typeof creds?.username !== 'string' || typeof creds.password !== 'string' || !creds.username || !creds.password) {
-      return fail(`--credentials ${credentialsFile} needs the strings "username" and "password" (the FIX logon's 553 and 554)`);
+    if (
+      typeof creds?.username !== 'string' ||
+      typeof creds.password !== 'string' ||
+      !creds.username ||
+      !creds.password
+    ) {
+      return fail(
+        `--credentials ${credentialsFile} needs the strings "username" and "password" (the FIX logon's 553 and 554)`,
+      );
     }
     credentials = { username: creds.username, password: creds.password };
   } else {
     const username = env[FIX_CREDENTIAL_VARIABLES.username]?.trim();
     const password = env[FIX_CREDENTIAL_VARIABLES.password];
     if (username && password) credentials = { username, password };
-    else if (username || password) return fail(`give both ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password}, or neither`);
+    else if (username || password)
+      return fail(
+        `give both ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password}, or neither`,
+      );
   }
   return { ok: true, value: { config: parsed.value, credentials, warnings } };
 }
@@ -111,9 +137,13 @@ export function plainSessionWarning(name: 'trade' | 'quote', file: string): stri
 /** Checks the parsed config file; every problem names the field and what to write. */
 export function parseFixConfig(raw: unknown): Result<FixConfig> {
   const fail = (message: string) => ({ ok: false as const, message });
-  if (!isObject(raw)) return fail('write a JSON object with "trade" (and "quote" where the broker has a quote session), "account" and "instruments"');
+  if (!isObject(raw))
+    return fail(
+      'write a JSON object with "trade" (and "quote" where the broker has a quote session), "account" and "instruments"',
+    );
   const dialect = raw.dialect ?? 'fix44';
-  if (dialect !== 'ctrader' && dialect !== 'fix44') return fail(`"dialect" must be "ctrader" or "fix44", got ${JSON.stringify(raw.dialect)}`);
+  if (dialect !== 'ctrader' && dialect !== 'fix44')
+    return fail(`"dialect" must be "ctrader" or "fix44", got ${JSON.stringify(raw.dialect)}`);
   const trade = parseSession(raw.trade, 'trade', dialect);
   if (!trade.ok) return trade;
   let quote: FixSessionConfig | null = null;
@@ -123,8 +153,16 @@ export function parseFixConfig(raw: unknown): Result<FixConfig> {
     quote = read.value;
   }
   const account = raw.account;
-  if (!isObject(account) || typeof account.currency !== 'string' || !/^[A-Z]{3,5}$/.test(account.currency) || typeof account.balance !== 'number' || !(account.balance >= 0)) {
-    return fail('"account" must be {"currency": "USD", "balance": 10000}: the FIX session reports no balance, and sizing by a share of the balance uses this figure');
+  if (
+    !isObject(account) ||
+    typeof account.currency !== 'string' ||
+    !/^[A-Z]{3,5}$/.test(account.currency) ||
+    typeof account.balance !== 'number' ||
+    !(account.balance >= 0)
+  ) {
+    return fail(
+      '"account" must be {"currency": "USD", "balance": 10000}: the FIX session reports no balance, and sizing by a share of the balance uses this figure',
+    );
   }
   const instruments: Record<string, FixInstrumentConfig> = {};
   if (raw.instruments !== undefined) {
@@ -135,11 +173,14 @@ export function parseFixConfig(raw: unknown): Result<FixConfig> {
       const numbers = ['digits', 'contractSize', 'lotMin', 'lotStep', 'lotMax'] as const;
       for (const name of numbers) {
         const n = value[name];
-        if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || (name !== 'digits' && n === 0)) return fail(`${at}.${name} must be a positive number`);
+        if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || (name !== 'digits' && n === 0))
+          return fail(`${at}.${name} must be a positive number`);
       }
       const brokerSymbol = value.brokerSymbol ?? symbol;
-      if (typeof brokerSymbol !== 'string' && typeof brokerSymbol !== 'number') return fail(`${at}.brokerSymbol must be the broker's symbol (cTrader: its symbol id)`);
-      if (typeof value.quoteCurrency !== 'string' || !/^[A-Z]{3,5}$/.test(value.quoteCurrency)) return fail(`${at}.quoteCurrency must be a currency code such as "USD"`);
+      if (typeof brokerSymbol !== 'string' && typeof brokerSymbol !== 'number')
+        return fail(`${at}.brokerSymbol must be the broker's symbol (cTrader: its symbol id)`);
+      if (typeof value.quoteCurrency !== 'string' || !/^[A-Z]{3,5}$/.test(value.quoteCurrency))
+        return fail(`${at}.quoteCurrency must be a currency code such as "USD"`);
       instruments[symbol.toUpperCase()] = {
         brokerSymbol: String(brokerSymbol),
         digits: value.digits as number,
@@ -151,25 +192,39 @@ export function parseFixConfig(raw: unknown): Result<FixConfig> {
       };
     }
   }
-  return { ok: true, value: { dialect, trade: trade.value, quote, account: { currency: account.currency, balance: account.balance }, instruments } };
+  return {
+    ok: true,
+    value: {
+      dialect,
+      trade: trade.value,
+      quote,
+      account: { currency: account.currency, balance: account.balance },
+      instruments,
+    },
+  };
 }
 
 function parseSession(raw: unknown, name: string, dialect: 'ctrader' | 'fix44'): Result<FixSessionConfig> {
   const fail = (message: string) => ({ ok: false as const, message });
   if (!isObject(raw)) return fail(`"${name}" must be {"host": …, "port": …, "senderCompId": …, "targetCompId": …}`);
   for (const key of ['username', 'password', 'Username', 'Password']) {
-    if (key in raw) return fail(`"${name}"."${key}": the logon credentials never go in this file; give them in ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password} or a --credentials file`);
+    if (key in raw)
+      return fail(
+        `"${name}"."${key}": the logon credentials never go in this file; give them in ${FIX_CREDENTIAL_VARIABLES.username} and ${FIX_CREDENTIAL_VARIABLES.password} or a --credentials file`,
+      );
   }
   const text = (key: string, required: boolean): Result<string | null> => {
     const value = raw[key];
-    if (value === undefined || value === null) return required ? fail(`"${name}"."${key}" is required`) : { ok: true, value: null };
+    if (value === undefined || value === null)
+      return required ? fail(`"${name}"."${key}" is required`) : { ok: true, value: null };
     if (typeof value !== 'string' || value.trim() === '') return fail(`"${name}"."${key}" must be a non-empty string`);
     return { ok: true, value: value.trim() };
   };
   const host = text('host', true);
   if (!host.ok) return host;
   const port = raw.port;
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return fail(`"${name}"."port" must be a port number (1-65535)`);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+    return fail(`"${name}"."port" must be a port number (1-65535)`);
   const sender = text('senderCompId', true);
   if (!sender.ok) return sender;
   const target = text('targetCompId', true);
@@ -179,9 +234,11 @@ function parseSession(raw: unknown, name: string, dialect: 'ctrader' | 'fix44'):
   const targetSub = text('targetSubId', false);
   if (!targetSub.ok) return targetSub;
   const heartbeat = raw.heartbeatSeconds ?? 30;
-  if (typeof heartbeat !== 'number' || !Number.isInteger(heartbeat) || heartbeat < 1 || heartbeat > 300) return fail(`"${name}"."heartbeatSeconds" must be a whole number of seconds from 1 to 300`);
+  if (typeof heartbeat !== 'number' || !Number.isInteger(heartbeat) || heartbeat < 1 || heartbeat > 300)
+    return fail(`"${name}"."heartbeatSeconds" must be a whole number of seconds from 1 to 300`);
   if (raw.tls !== undefined && typeof raw.tls !== 'boolean') return fail(`"${name}"."tls" must be true or false`);
-  if (raw.resetOnLogon !== undefined && typeof raw.resetOnLogon !== 'boolean') return fail(`"${name}"."resetOnLogon" must be true or false`);
+  if (raw.resetOnLogon !== undefined && typeof raw.resetOnLogon !== 'boolean')
+    return fail(`"${name}"."resetOnLogon" must be true or false`);
   return {
     ok: true,
     value: {

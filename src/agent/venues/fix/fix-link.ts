@@ -1,7 +1,15 @@
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import jspurefix from 'jspurefix';
-import type { IJsFixConfig, IJsFixLogger, ILooseObject, ISessionDescription, JsFixLogFields, MsgTransport, MsgView } from 'jspurefix';
+import type {
+  IJsFixConfig,
+  IJsFixLogger,
+  ILooseObject,
+  ISessionDescription,
+  JsFixLogFields,
+  MsgTransport,
+  MsgView,
+} from 'jspurefix';
 import type { Logger } from 'pino';
 import { Backoff, sleep } from '../../backoff.js';
 import { ApplicationMessageStoreFactory } from './application-message-store.js';
@@ -33,7 +41,8 @@ class PinoFixLogs extends jspurefix.JsFixLoggerFactory {
   logger(type: string, context?: JsFixLogFields): IJsFixLogger {
     const log = this.log;
     const fields = { fix: type, ...(context?.component !== undefined && { fixComponent: context.component }) };
-    const event = /resend|sequence reset|gap|logon|logout|test ?request|reject|disconnect|connect|heartbeat timer|peer|seq/i;
+    const event =
+      /resend|sequence reset|gap|logon|logout|test ?request|reject|disconnect|connect|heartbeat timer|peer|seq/i;
     return {
       info: (message) => {
         const text = redact(message);
@@ -64,7 +73,14 @@ const SEQ_NUM = new RegExp(`(?:^|[${SOH}|])34=(\\d+)`);
 const tagValue = (tag: number) => new RegExp(`(?:^|[${SOH}|])${tag}=([^${SOH}|]+)`);
 const CL_ORD_ID = tagValue(11);
 /** The field that names each request we send (ClOrdID, PosReqID, MassStatusReqID, MDReqID): a session Reject names only its sequence number. */
-const REQUEST_KEY: Record<string, RegExp> = { D: CL_ORD_ID, F: CL_ORD_ID, H: CL_ORD_ID, AN: tagValue(710), AF: tagValue(584), V: tagValue(262) };
+const REQUEST_KEY: Record<string, RegExp> = {
+  D: CL_ORD_ID,
+  F: CL_ORD_ID,
+  H: CL_ORD_ID,
+  AN: tagValue(710),
+  AF: tagValue(584),
+  V: tagValue(262),
+};
 
 /** The logon password (554) never reaches a log line. */
 export function redact(text: string): string {
@@ -173,13 +189,27 @@ export class FixLink {
   }
 
   private async connectOnce(): Promise<void> {
-    this.log.info({ fix: this.name, host: this.config.host, port: this.config.port, tls: this.config.tls, senderCompId: this.config.senderCompId, targetCompId: this.config.targetCompId }, 'FIX connecting');
+    this.log.info(
+      {
+        fix: this.name,
+        host: this.config.host,
+        port: this.config.port,
+        tls: this.config.tls,
+        senderCompId: this.config.senderCompId,
+        targetCompId: this.config.targetCompId,
+      },
+      'FIX connecting',
+    );
     const storeFactory = new ApplicationMessageStoreFactory(this.storeDir);
-    const launcher = new LinkLauncher(this.description(), new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)), (config) => {
-      // Our store, not the description's: it never writes the Logon (and its password) to disk.
-      config.sessionStoreFactory = storeFactory;
-      return new LinkSession(config, this);
-    });
+    const launcher = new LinkLauncher(
+      this.description(),
+      new PinoFixLogs(this.log.child({ fixSession: this.name }), (text) => this.note(text)),
+      (config) => {
+        // Our store, not the description's: it never writes the Logon (and its password) to disk.
+        config.sessionStoreFactory = storeFactory;
+        return new LinkSession(config, this);
+      },
+    );
     this.launcher = launcher;
     await launcher.run();
   }

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { writeFileAtomicSync } from '../../../files/atomic-file.js';
-import { defaultInstrument, type FillRules, type InstrumentSpec, type Quote, type Side } from '../../../engine/index.js';
+import {
+  defaultInstrument,
+  type FillRules,
+  type InstrumentSpec,
+  type Quote,
+  type Side,
+} from '../../../engine/index.js';
 import {
   VenueRefusedError,
   VenueUnreachableError,
@@ -110,19 +116,39 @@ export class FixVenue implements Venue {
       lost: () => undefined,
     });
     const dictionary = config.dialect === 'ctrader' ? ctraderDictionary(options.storeDir) : 'qf44';
-    this.trade = new FixLink('trade', config.trade, options.credentials, path.join(options.storeDir, 'trade'), options.log, listener('trade'), dictionary);
-    this.quotes = config.quote ? new FixLink('quote', config.quote, options.credentials, path.join(options.storeDir, 'quote'), options.log, listener('quote'), dictionary) : this.trade;
+    this.trade = new FixLink(
+      'trade',
+      config.trade,
+      options.credentials,
+      path.join(options.storeDir, 'trade'),
+      options.log,
+      listener('trade'),
+      dictionary,
+    );
+    this.quotes = config.quote
+      ? new FixLink(
+          'quote',
+          config.quote,
+          options.credentials,
+          path.join(options.storeDir, 'quote'),
+          options.log,
+          listener('quote'),
+          dictionary,
+        )
+      : this.trade;
   }
 
   async open(): Promise<VenueHoldings> {
     this.loadRecord();
     // An entry fill reported before the agent stopped, and perhaps not in its book: again.
     for (const order of this.orders.values()) {
-      if (isEntry(order) && order.reported !== undefined && !order.taken && order.handed !== false) this.reportEntry(order);
+      if (isEntry(order) && order.reported !== undefined && !order.taken && order.handed !== false)
+        this.reportEntry(order);
     }
     this.trade.start();
     if (this.quotes !== this.trade) this.quotes.start();
-    if (!(await this.trade.ready(LOGON_MS))) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session did not log on');
+    if (!(await this.trade.ready(LOGON_MS)))
+      throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session did not log on');
     let holdings: VenueHoldings;
     if (this.options.config.dialect === 'ctrader') {
       // The mass status's reports also tell the fills made while the agent was away (CumQty).
@@ -138,15 +164,24 @@ export class FixVenue implements Venue {
     }
     // A partly filled entry's rest still working (its cancel lost when the agent stopped, or
     // the fill made while it was away): cancelled before the agent takes up its book.
-    for (const order of this.orders.values()) if (isEntry(order) && order.reported !== undefined && order.status === 'open' && order.id !== '') this.cancelRest(order);
+    for (const order of this.orders.values())
+      if (isEntry(order) && order.reported !== undefined && order.status === 'open' && order.id !== '')
+        this.cancelRest(order);
     await Promise.all(this.restCancels.values());
-    return { ...holdings, orders: holdings.orders.filter((o) => this.orders.get(o.clientId ?? '')?.status !== 'cancelled') };
+    return {
+      ...holdings,
+      orders: holdings.orders.filter((o) => this.orders.get(o.clientId ?? '')?.status !== 'cancelled'),
+    };
   }
 
   async account(): Promise<VenueAccount> {
     // cTrader lists positions and orders; plain FIX 4.4 has no positions, and its orders are the record's.
     if (this.options.config.dialect === 'ctrader') {
-      const [funds, positions, orders] = await Promise.all([this.funds(), this.requestPositions(), this.requestOrders()]);
+      const [funds, positions, orders] = await Promise.all([
+        this.funds(),
+        this.requestPositions(),
+        this.requestOrders(),
+      ]);
       return { ...funds, positions, orders };
     }
     return { ...(await this.funds()), positions: null, orders: this.openOrders() };
@@ -159,7 +194,17 @@ export class FixVenue implements Venue {
 
   instrument(symbol: string): InstrumentSpec | null {
     for (const [canonical, spec] of Object.entries(this.options.config.instruments)) {
-      if (spec.brokerSymbol === symbol) return { symbol: canonical, pipSize: pipSizeOf(canonical, spec.digits), digits: spec.digits, contractSize: spec.contractSize, lotMin: spec.lotMin, lotStep: spec.lotStep, lotMax: spec.lotMax, quoteCurrency: spec.quoteCurrency };
+      if (spec.brokerSymbol === symbol)
+        return {
+          symbol: canonical,
+          pipSize: pipSizeOf(canonical, spec.digits),
+          digits: spec.digits,
+          contractSize: spec.contractSize,
+          lotMin: spec.lotMin,
+          lotStep: spec.lotStep,
+          lotMax: spec.lotMax,
+          quoteCurrency: spec.quoteCurrency,
+        };
     }
     return defaultInstrument(symbol);
   }
@@ -171,7 +216,8 @@ export class FixVenue implements Venue {
   }
 
   async quote(symbol: string): Promise<Quote> {
-    if (!this.quotes.loggedOn) throw new VenueUnreachableError(this.quotes.lastError ?? `the FIX ${this.quotes.name} session is not logged on`);
+    if (!this.quotes.loggedOn)
+      throw new VenueUnreachableError(this.quotes.lastError ?? `the FIX ${this.quotes.name} session is not logged on`);
     const have = this.prices.get(symbol);
     if (have?.bid != null && have.ask != null) return { bid: have.bid, ask: have.ask };
     const refused = this.quotesRefused.get(symbol);
@@ -189,14 +235,17 @@ export class FixVenue implements Venue {
         this.subscribe(symbol);
       }
     });
-    if (error === 'timeout') throw new VenueUnreachableError(`no quote for ${symbol} within ${ANSWER_MS / 1000} s of the MarketDataRequest`);
+    if (error === 'timeout')
+      throw new VenueUnreachableError(`no quote for ${symbol} within ${ANSWER_MS / 1000} s of the MarketDataRequest`);
     if (error !== null) throw new VenueRefusedError(error);
     const got = this.prices.get(symbol)!;
     return { bid: got.bid!, ask: got.ask! };
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {
-    const known = this.answered(order.clientId) ?? (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
+    const known =
+      this.answered(order.clientId) ??
+      (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
     if (known) {
       // The agent's book takes the order now: a fill learnt before (its report held back, or
       // handed out and dropped by a book that did not hold the order yet) is reported again.
@@ -207,7 +256,21 @@ export class FixVenue implements Venue {
       }
       return publicOrder(known);
     }
-    const tracked: TrackedOrder = { id: '', clientId: order.clientId, symbol: order.symbol, side: order.side, kind: order.kind, volume: order.volume, price: order.price, status: 'open', filled: 0, average: null, fills: [], positionId: null, ...((order.kind === 'limit' || order.kind === 'stop') && { handed: false }) };
+    const tracked: TrackedOrder = {
+      id: '',
+      clientId: order.clientId,
+      symbol: order.symbol,
+      side: order.side,
+      kind: order.kind,
+      volume: order.volume,
+      price: order.price,
+      status: 'open',
+      filled: 0,
+      average: null,
+      fills: [],
+      positionId: null,
+      ...((order.kind === 'limit' || order.kind === 'stop') && { handed: false }),
+    };
     return publicOrder(await this.submit(tracked, null));
   }
 
@@ -221,8 +284,28 @@ export class FixVenue implements Venue {
     const positionId = isBrokerPositionId(position) ? position.id : null;
     const placed: VenueOrder[] = [];
     const put = async (clientId: string, kind: 'stop_loss' | 'take_profit', volume: number, price: number) => {
-      const known = this.answered(clientId) ?? (protection.mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
-      const order = known ?? (await this.submit({ id: '', clientId, symbol: position.symbol, side, kind, volume, price, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+      const known =
+        this.answered(clientId) ??
+        (protection.mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+      const order =
+        known ??
+        (await this.submit(
+          {
+            id: '',
+            clientId,
+            symbol: position.symbol,
+            side,
+            kind,
+            volume,
+            price,
+            status: 'open',
+            filled: 0,
+            average: null,
+            fills: [],
+            positionId,
+          },
+          positionId,
+        ));
       placed.push(publicOrder(order));
     };
     const log = this.options.log;
@@ -231,7 +314,10 @@ export class FixVenue implements Venue {
         await put(`${protection.clientId}s`, 'stop_loss', position.volume, protection.stop);
       } catch (error) {
         if (error instanceof VenueRefusedError) {
-          log.error({ position: position.id, symbol: position.symbol, stop: protection.stop }, `${this.name} refused the stop at ${protection.stop} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}; the position is NOT protected`);
+          log.error(
+            { position: position.id, symbol: position.symbol, stop: protection.stop },
+            `${this.name} refused the stop at ${protection.stop} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}; the position is NOT protected`,
+          );
         }
         throw error;
       }
@@ -242,7 +328,10 @@ export class FixVenue implements Venue {
         await put(`${protection.clientId}t${++k}`, 'take_profit', target.volume, target.price);
       } catch (error) {
         if (!(error instanceof VenueRefusedError)) throw error;
-        log.error({ position: position.id, symbol: position.symbol, target: target.price }, `${this.name} refused the target at ${target.price} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}`);
+        log.error(
+          { position: position.id, symbol: position.symbol, target: target.price },
+          `${this.name} refused the target at ${target.price} of the ${position.side} ${position.volume} ${position.symbol} position: ${error.message}`,
+        );
         // The stop stands: the orders placed are the position's (a refusal here would leave them
         // unknown to the book, never cancelled when the position goes). Without a stop, refused.
         if (protection.stop === null) throw error;
@@ -256,7 +345,8 @@ export class FixVenue implements Venue {
 
   async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
-    const known = this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
+    const known =
+      this.answered(clientId) ?? (mayExist ? await this.lookUp(clientId, position.symbol, side) : undefined);
     if (known) return publicOrder(known);
     const positionId = isBrokerPositionId(position) ? position.id : null;
     const unanswered = mayExist && positionId !== null ? this.orders.get(clientId) : undefined;
@@ -264,7 +354,25 @@ export class FixVenue implements Venue {
       const learnt = await this.closedWhileAway(unanswered, position, positionId!);
       if (learnt) return publicOrder(learnt);
     }
-    return publicOrder(await this.submit({ id: '', clientId, symbol: position.symbol, side, kind: 'market', volume, price: null, status: 'open', filled: 0, average: null, fills: [], positionId }, positionId));
+    return publicOrder(
+      await this.submit(
+        {
+          id: '',
+          clientId,
+          symbol: position.symbol,
+          side,
+          kind: 'market',
+          volume,
+          price: null,
+          status: 'open',
+          filled: 0,
+          average: null,
+          fills: [],
+          positionId,
+        },
+        positionId,
+      ),
+    );
   }
 
   /**
@@ -274,7 +382,11 @@ export class FixVenue implements Venue {
    * not known (average null). Undefined when the position lost nothing: the order never reached
    * the broker or filled no lot, and is sent again.
    */
-  private async closedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder | undefined> {
+  private async closedWhileAway(
+    order: TrackedOrder,
+    position: VenuePosition,
+    positionId: string,
+  ): Promise<TrackedOrder | undefined> {
     const now = (await this.requestPositions()).find((p) => p.id === positionId);
     if (now === undefined) return this.emptiedWhileAway(order, position, positionId);
     const filled = round(Math.min(order.volume, position.volume - now.volume));
@@ -282,7 +394,10 @@ export class FixVenue implements Venue {
     order.filled = filled;
     order.status = filled < order.volume ? 'cancelled' : 'filled';
     this.saveRecord();
-    this.options.log.warn({ order: publicOrder(order), brokerLots: now.volume }, `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now.volume} of the ${position.volume} lots, so it filled ${filled}`);
+    this.options.log.warn(
+      { order: publicOrder(order), brokerLots: now.volume },
+      `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now.volume} of the ${position.volume} lots, so it filled ${filled}`,
+    );
     return order;
   }
 
@@ -293,7 +408,11 @@ export class FixVenue implements Venue {
    * close filled the lots; one filled, the close filled what that left; one it no longer knows,
    * nobody can say, and the order comes back `uncertain`.
    */
-  private async emptiedWhileAway(order: TrackedOrder, position: VenuePosition, positionId: string): Promise<TrackedOrder> {
+  private async emptiedWhileAway(
+    order: TrackedOrder,
+    position: VenuePosition,
+    positionId: string,
+  ): Promise<TrackedOrder> {
     let byProtection = 0;
     const unknown: string[] = [];
     for (const ref of position.protection) {
@@ -303,15 +422,25 @@ export class FixVenue implements Venue {
       else byProtection = round(byProtection + known.filled);
     }
     if (unknown.length > 0) {
-      this.options.log.warn({ order: publicOrder(order), unknown }, `close ${order.clientId} was sent before the agent stopped and never answered, and position ${positionId} is gone at the broker, which no longer knows the close nor its stop or targets (${unknown.join(', ')}): whether the close or one of those emptied it cannot be told`);
-      return { ...order, uncertain: `position ${positionId} is no longer held by ${this.name}, which forgot this close and the position's stop and targets: whether this close or its stop or a target closed it while the agent was away cannot be told; check the broker's history` };
+      this.options.log.warn(
+        { order: publicOrder(order), unknown },
+        `close ${order.clientId} was sent before the agent stopped and never answered, and position ${positionId} is gone at the broker, which no longer knows the close nor its stop or targets (${unknown.join(', ')}): whether the close or one of those emptied it cannot be told`,
+      );
+      return {
+        ...order,
+        uncertain: `position ${positionId} is no longer held by ${this.name}, which forgot this close and the position's stop and targets: whether this close or its stop or a target closed it while the agent was away cannot be told; check the broker's history`,
+      };
     }
     const filled = round(Math.min(order.volume, Math.max(0, position.volume - byProtection)));
     order.filled = filled;
     order.status = filled === 0 ? 'rejected' : filled < order.volume ? 'cancelled' : 'filled';
-    if (filled === 0) order.reason = `position ${positionId} was closed by its stop or target before the close reached ${this.name}`;
+    if (filled === 0)
+      order.reason = `position ${positionId} was closed by its stop or target before the close reached ${this.name}`;
     this.saveRecord();
-    this.options.log.warn({ order: publicOrder(order), byProtection }, `close ${order.clientId} was sent before the agent stopped and never answered: position ${positionId} is gone at the broker, its stop and targets filled ${byProtection} of its ${position.volume} lots, so the close filled ${filled}`);
+    this.options.log.warn(
+      { order: publicOrder(order), byProtection },
+      `close ${order.clientId} was sent before the agent stopped and never answered: position ${positionId} is gone at the broker, its stop and targets filled ${byProtection} of its ${position.volume} lots, so the close filled ${filled}`,
+    );
     return order;
   }
 
@@ -333,7 +462,10 @@ export class FixVenue implements Venue {
         ...(order && spec && { OrderQtyData: { OrderQty: round(order.volume * spec.contractSize) } }),
       },
       (type, message) => {
-        if (type === '8') return message.ClOrdID === requestId || (message.OrigClOrdID === order?.clientId && message.OrdStatus === '4');
+        if (type === '8')
+          return (
+            message.ClOrdID === requestId || (message.OrigClOrdID === order?.clientId && message.OrdStatus === '4')
+          );
         if (type === '9') return message.ClOrdID === requestId;
         return false;
       },
@@ -353,15 +485,25 @@ export class FixVenue implements Venue {
       if (order) order.taken = true;
     }
     const reports = this.pendingReports.splice(0);
-    for (const report of reports) if (report.type === 'entry_filled' && report.order.clientId) this.handedOut.push(report.order.clientId);
+    for (const report of reports)
+      if (report.type === 'entry_filled' && report.order.clientId) this.handedOut.push(report.order.clientId);
     if (reports.length > 0 || this.handedOut.length > 0) this.saveRecord();
     return reports;
   }
 
   status(): Record<string, unknown> {
-    const of = (link: FixLink) => ({ loggedOn: link.loggedOn, ...(link.lastError !== null && !link.loggedOn && { lastError: link.lastError }), events: [...link.events] });
-    const refused = Object.fromEntries([...this.quotesRefused].map(([symbol, r]) => [symbol, { reason: r.reason, since: r.since }]));
-    return { fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) }, ...(this.quotesRefused.size > 0 && { quotesRefused: refused }) };
+    const of = (link: FixLink) => ({
+      loggedOn: link.loggedOn,
+      ...(link.lastError !== null && !link.loggedOn && { lastError: link.lastError }),
+      events: [...link.events],
+    });
+    const refused = Object.fromEntries(
+      [...this.quotesRefused].map(([symbol, r]) => [symbol, { reason: r.reason, since: r.since }]),
+    );
+    return {
+      fixSessions: { trade: of(this.trade), ...(this.quotes !== this.trade && { quote: of(this.quotes) }) },
+      ...(this.quotesRefused.size > 0 && { quotesRefused: refused }),
+    };
   }
 
   async shutdown(): Promise<void> {
@@ -371,9 +513,11 @@ export class FixVenue implements Venue {
   // --- orders ---
 
   private async submit(order: TrackedOrder, positionId: string | null): Promise<TrackedOrder> {
-    if (!this.trade.loggedOn) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
+    if (!this.trade.loggedOn)
+      throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
     const spec = this.instrument(order.symbol);
-    if (!spec) throw new VenueRefusedError(`${order.symbol} is not an instrument of the FIX config; add it under "instruments"`);
+    if (!spec)
+      throw new VenueRefusedError(`${order.symbol} is not an instrument of the FIX config; add it under "instruments"`);
     const type = order.kind === 'market' ? '1' : order.kind === 'limit' || order.kind === 'take_profit' ? '2' : '3';
     this.orders.set(order.clientId!, order);
     // On disk before it leaves: an agent stopped before the broker's answer then recognises the
@@ -406,7 +550,8 @@ export class FixVenue implements Venue {
     });
     const answer = await answered;
     if ('refused' in answer) {
-      if (answer.refused === '') throw new VenueUnreachableError(`no ExecutionReport for order ${order.clientId} within ${ANSWER_MS / 1000} s`);
+      if (answer.refused === '')
+        throw new VenueUnreachableError(`no ExecutionReport for order ${order.clientId} within ${ANSWER_MS / 1000} s`);
       this.orders.delete(order.clientId!);
       this.saveRecord();
       throw new VenueRefusedError(answer.refused);
@@ -416,8 +561,15 @@ export class FixVenue implements Venue {
 
   /** OrderStatusRequest for an order that may stand already; undefined when the broker does not know it (or does not answer such requests). */
   private async lookUp(clientId: string, symbol: string, side: Side): Promise<TrackedOrder | undefined> {
-    if (!this.trade.loggedOn) throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
-    const answer = await this.request(clientId, 'H', { ClOrdID: clientId, Instrument: { Symbol: symbol }, Side: side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === clientId, 3000).catch(() => null);
+    if (!this.trade.loggedOn)
+      throw new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on');
+    const answer = await this.request(
+      clientId,
+      'H',
+      { ClOrdID: clientId, Instrument: { Symbol: symbol }, Side: side === 'buy' ? '1' : '2' },
+      (type, m) => type === '8' && m.ClOrdID === clientId,
+      3000,
+    ).catch(() => null);
     if (!answer || answer.type !== '8' || answer.message.OrdStatus === '8') return undefined;
     return this.answered(clientId);
   }
@@ -429,8 +581,17 @@ export class FixVenue implements Venue {
   }
 
   /** Sends a request and waits for the message that answers it (or its Business Message Reject / session Reject). */
-  private request(key: string, msgType: string, body: FixMessage, answers: (type: string, message: FixMessage) => boolean, timeoutMs = ANSWER_MS): Promise<{ type: string; message: FixMessage }> {
-    if (!this.trade.loggedOn) return Promise.reject(new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on'));
+  private request(
+    key: string,
+    msgType: string,
+    body: FixMessage,
+    answers: (type: string, message: FixMessage) => boolean,
+    timeoutMs = ANSWER_MS,
+  ): Promise<{ type: string; message: FixMessage }> {
+    if (!this.trade.loggedOn)
+      return Promise.reject(
+        new VenueUnreachableError(this.trade.lastError ?? 'the FIX trade session is not logged on'),
+      );
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.requests.delete(key);
@@ -438,7 +599,12 @@ export class FixVenue implements Venue {
       }, timeoutMs);
       this.requests.set(key, (type, message) => {
         // A Business Message Reject names the request by its id where the broker sets 379, else by its sequence number.
-        const rejected = (type === 'j' && (message.BusinessRejectRefID === key || (message.BusinessRejectRefID === undefined && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key))) || (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
+        const rejected =
+          (type === 'j' &&
+            (message.BusinessRejectRefID === key ||
+              (message.BusinessRejectRefID === undefined &&
+                this.trade.orderOfSeq(Number(message.RefSeqNum)) === key))) ||
+          (type === '3' && this.trade.orderOfSeq(Number(message.RefSeqNum)) === key);
         if (!rejected && !answers(type, message)) return false;
         clearTimeout(timer);
         this.requests.delete(key);
@@ -456,7 +622,10 @@ export class FixVenue implements Venue {
     if (quoteLink && (type === '3' || type === 'j')) {
       // A Reject of a MarketDataRequest: the broker gives no quotes (QuickFIX's executor does this).
       const session = link === 'quote' ? this.quotes : this.trade;
-      const id = type === 'j' ? String(message.BusinessRejectRefID ?? '') || session.orderOfSeq(Number(message.RefSeqNum)) : session.orderOfSeq(Number(message.RefSeqNum));
+      const id =
+        type === 'j'
+          ? String(message.BusinessRejectRefID ?? '') || session.orderOfSeq(Number(message.RefSeqNum))
+          : session.orderOfSeq(Number(message.RefSeqNum));
       if (id?.startsWith('q') && (type === '3' || message.RefMsgType === 'V' || message.BusinessRejectRefID === id)) {
         const symbol = id.slice(1);
         return this.refuseQuotes(symbol, `${this.name} refuses market data for ${symbol}: ${rejectText(message)}`);
@@ -466,7 +635,8 @@ export class FixVenue implements Venue {
     for (const handle of [...this.requests.values()]) handle(type, message);
     if (type === '8') return this.executionReport(message);
     if (type === '3' || type === 'j') {
-      const id = type === 'j' ? String(message.BusinessRejectRefID ?? '') : this.trade.orderOfSeq(Number(message.RefSeqNum));
+      const id =
+        type === 'j' ? String(message.BusinessRejectRefID ?? '') : this.trade.orderOfSeq(Number(message.RefSeqNum));
       const waiter = id ? this.waiting.get(id) : undefined;
       if (waiter && id) {
         this.waiting.delete(id);
@@ -477,7 +647,10 @@ export class FixVenue implements Venue {
 
   private executionReport(m: FixMessage): void {
     // A cancel's report carries the cancel request's ClOrdID and the order's in OrigClOrdID.
-    const clientId = m.OrigClOrdID !== undefined && !this.orders.has(String(m.ClOrdID ?? '')) ? String(m.OrigClOrdID) : String(m.ClOrdID ?? '');
+    const clientId =
+      m.OrigClOrdID !== undefined && !this.orders.has(String(m.ClOrdID ?? ''))
+        ? String(m.OrigClOrdID)
+        : String(m.ClOrdID ?? '');
     // A resent report (PossDup after a gap fill) is applied once. Keyed with the order: some
     // engines number their ExecIDs afresh after a restart.
     const execId = m.ExecID === undefined ? '' : `${clientId}|${String(m.ExecID)}`;
@@ -498,7 +671,12 @@ export class FixVenue implements Venue {
     // report (resent later) is not a second fill.
     const grows = m.CumQty === undefined || Number(m.CumQty) / unit > order.filled;
     if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0 && grows) {
-      order.fills.push({ price: Number(m.LastPx), volume: round(lastQty / unit), time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null, fee: null });
+      order.fills.push({
+        price: Number(m.LastPx),
+        volume: round(lastQty / unit),
+        time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null,
+        fee: null,
+      });
     } else if (m.ExecType === 'I' && Number(m.CumQty ?? 0) / unit > order.filled && m.AvgPx !== undefined) {
       // An order status (after a time away) telling fills whose own reports never came: one
       // fill of the lots they add, at the price that makes the new average.
@@ -509,14 +687,18 @@ export class FixVenue implements Venue {
     if (m.CumQty !== undefined) order.filled = round(Number(m.CumQty) / unit);
     if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
     const status = String(m.OrdStatus ?? '');
-    order.status = status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
-    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined) order.reason = String(m.Text);
+    order.status =
+      status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
+    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined)
+      order.reason = String(m.Text);
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {
       if (order.status === 'rejected') {
         this.waiting.delete(clientId);
-        waiter.resolve({ refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`) });
+        waiter.resolve({
+          refused: String(m.Text ?? `order rejected (OrdRejReason ${String(m.OrdRejReason ?? 'not given')})`),
+        });
       } else if (waiter.until(order)) {
         this.waiting.delete(clientId);
         // place() returns it to the agent now (on disk too: a fill while the agent is away is then reported at the restart).
@@ -535,7 +717,15 @@ export class FixVenue implements Venue {
     if (isEntry(order)) {
       this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
-      this.pendingReports.push({ type: 'position_reduced', symbol: order.symbol, side: order.side === 'buy' ? 'sell' : 'buy', volume: round(order.filled - wasFilled), price: Number(m.LastPx ?? m.AvgPx ?? order.price), by: order.kind, order: publicOrder(order) });
+      this.pendingReports.push({
+        type: 'position_reduced',
+        symbol: order.symbol,
+        side: order.side === 'buy' ? 'sell' : 'buy',
+        volume: round(order.filled - wasFilled),
+        price: Number(m.LastPx ?? m.AvgPx ?? order.price),
+        by: order.kind,
+        order: publicOrder(order),
+      });
     }
   }
 
@@ -552,18 +742,27 @@ export class FixVenue implements Venue {
       order.reported = order.filled;
       this.saveRecord();
       if (order.handed === false) {
-        this.options.log.info({ order: publicOrder(order) }, `the broker filled order ${order.clientId}, sent before the agent stopped and never answered: the fill goes to the book when the signal is executed again`);
+        this.options.log.info(
+          { order: publicOrder(order) },
+          `the broker filled order ${order.clientId}, sent before the agent stopped and never answered: the fill goes to the book when the signal is executed again`,
+        );
       } else {
         this.reportEntry(order);
       }
       if (order.status === 'open') {
-        this.options.log.warn({ order: publicOrder(order) }, `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`);
+        this.options.log.warn(
+          { order: publicOrder(order) },
+          `the broker filled ${order.filled} of ${order.volume} lots of pending order ${order.clientId}: those lots are the entry, the rest is cancelled`,
+        );
         this.cancelRest(order);
       }
       return;
     }
     if (order.filled > order.reported) {
-      this.options.log.error({ order: publicOrder(order) }, `the broker filled ${round(order.filled - order.reported)} more lots of order ${order.clientId} after its rest was cancelled; those lots are NOT in the book nor protected: close them at the broker`);
+      this.options.log.error(
+        { order: publicOrder(order) },
+        `the broker filled ${round(order.filled - order.reported)} more lots of order ${order.clientId} after its rest was cancelled; those lots are NOT in the book nor protected: close them at the broker`,
+      );
       order.reported = order.filled;
       this.saveRecord();
     }
@@ -590,7 +789,10 @@ export class FixVenue implements Venue {
         this.saveRecord();
       })
       .catch((error: unknown) => {
-        this.options.log.error({ err: error, order: clientId }, `the rest of partly filled order ${clientId} could not be cancelled; the broker may still fill it (the cancel is sent again at the next start)`);
+        this.options.log.error(
+          { err: error, order: clientId },
+          `the rest of partly filled order ${clientId} could not be cancelled; the broker may still fill it (the cancel is sent again at the next start)`,
+        );
       })
       .finally(() => this.restCancels.delete(clientId));
     this.restCancels.set(clientId, done);
@@ -607,14 +809,31 @@ export class FixVenue implements Venue {
     if (unfinished.length === 0) return;
     const asked = await Promise.allSettled(
       unfinished.map((o) =>
-        this.request(o.clientId!, 'H', { ClOrdID: o.clientId, ...(o.id !== '' && { OrderID: o.id }), Instrument: { Symbol: o.symbol }, Side: o.side === 'buy' ? '1' : '2' }, (type, m) => type === '8' && m.ClOrdID === o.clientId && m.ExecType === 'I', STATUS_MS),
+        this.request(
+          o.clientId!,
+          'H',
+          {
+            ClOrdID: o.clientId,
+            ...(o.id !== '' && { OrderID: o.id }),
+            Instrument: { Symbol: o.symbol },
+            Side: o.side === 'buy' ? '1' : '2',
+          },
+          (type, m) => type === '8' && m.ClOrdID === o.clientId && m.ExecType === 'I',
+          STATUS_MS,
+        ),
       ),
     );
     const failed = asked.find((a): a is PromiseRejectedResult => a.status === 'rejected');
     if (failed) {
-      this.options.log.warn({ err: (failed.reason as Error).message, orders: unfinished.length }, 'the broker does not answer OrderStatusRequest; what became of the orders while the agent was away rests on its resend of their ExecutionReports');
+      this.options.log.warn(
+        { err: (failed.reason as Error).message, orders: unfinished.length },
+        'the broker does not answer OrderStatusRequest; what became of the orders while the agent was away rests on its resend of their ExecutionReports',
+      );
     } else {
-      this.options.log.info({ orders: unfinished.length }, 'order status asked for the unfinished orders of the record');
+      this.options.log.info(
+        { orders: unfinished.length },
+        'order status asked for the unfinished orders of the record',
+      );
     }
   }
 
@@ -630,21 +849,40 @@ export class FixVenue implements Venue {
     // Account, AccountType and ClearingBusinessDate are required by FIX 4.4 (cTrader ignores them).
     const account = this.options.credentials?.username ?? this.options.config.trade.senderCompId;
     const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
-    await this.request(id, 'AN', { PosReqID: id, PosReqType: 0, Account: account, AccountType: 1, ClearingBusinessDate: today, TransactTime: new Date() }, (type, m) => {
-      if (type !== 'AP' || m.PosReqID !== id) return false;
-      expected = Number(m.TotalNumPosReports ?? 0);
-      if (m.PosReqResult !== undefined && m.PosReqResult !== '0' && m.PosReqResult !== 0) return true;
-      const symbol = String((m.Instrument as FixMessage | undefined)?.Symbol ?? '');
-      const spec = this.instrument(symbol);
-      for (const q of (m.PositionQty as { NoPositions?: FixMessage[] } | undefined)?.NoPositions ?? []) {
-        const long = Number(q.LongQty ?? 0);
-        const short = Number(q.ShortQty ?? 0);
-        const units = long - short;
-        if (units === 0 || !symbol) continue;
-        positions.push({ id: String(m.PosMaintRptID ?? `${symbol}:${units > 0 ? 'buy' : 'sell'}`), symbol, side: units > 0 ? 'buy' : 'sell', volume: round(Math.abs(units) / (spec?.contractSize ?? 1)), price: Number(m.SettlPrice ?? 0), protection: [] });
-      }
-      return expected <= 0 || positions.length >= expected;
-    });
+    await this.request(
+      id,
+      'AN',
+      {
+        PosReqID: id,
+        PosReqType: 0,
+        Account: account,
+        AccountType: 1,
+        ClearingBusinessDate: today,
+        TransactTime: new Date(),
+      },
+      (type, m) => {
+        if (type !== 'AP' || m.PosReqID !== id) return false;
+        expected = Number(m.TotalNumPosReports ?? 0);
+        if (m.PosReqResult !== undefined && m.PosReqResult !== '0' && m.PosReqResult !== 0) return true;
+        const symbol = String((m.Instrument as FixMessage | undefined)?.Symbol ?? '');
+        const spec = this.instrument(symbol);
+        for (const q of (m.PositionQty as { NoPositions?: FixMessage[] } | undefined)?.NoPositions ?? []) {
+          const long = Number(q.LongQty ?? 0);
+          const short = Number(q.ShortQty ?? 0);
+          const units = long - short;
+          if (units === 0 || !symbol) continue;
+          positions.push({
+            id: String(m.PosMaintRptID ?? `${symbol}:${units > 0 ? 'buy' : 'sell'}`),
+            symbol,
+            side: units > 0 ? 'buy' : 'sell',
+            volume: round(Math.abs(units) / (spec?.contractSize ?? 1)),
+            price: Number(m.SettlPrice ?? 0),
+            protection: [],
+          });
+        }
+        return expected <= 0 || positions.length >= expected;
+      },
+    );
     return positions;
   }
 
@@ -659,7 +897,20 @@ export class FixVenue implements Venue {
       const spec = this.instrument(symbol);
       if (m.OrderID !== undefined && (m.OrdStatus === '0' || m.OrdStatus === '1')) {
         const kind = m.OrdType === '3' ? 'stop' : 'limit';
-        const order: TrackedOrder = this.orders.get(clientId ?? '') ?? { id: String(m.OrderID), clientId, symbol, side: m.Side === '2' ? 'sell' : 'buy', kind, volume: round(Number((m.OrderQtyData as FixMessage | undefined)?.OrderQty ?? 0) / (spec?.contractSize ?? 1)), price: Number(m.Price ?? m.StopPx ?? 0), status: 'open', filled: 0, average: null, fills: [], positionId: null };
+        const order: TrackedOrder = this.orders.get(clientId ?? '') ?? {
+          id: String(m.OrderID),
+          clientId,
+          symbol,
+          side: m.Side === '2' ? 'sell' : 'buy',
+          kind,
+          volume: round(Number((m.OrderQtyData as FixMessage | undefined)?.OrderQty ?? 0) / (spec?.contractSize ?? 1)),
+          price: Number(m.Price ?? m.StopPx ?? 0),
+          status: 'open',
+          filled: 0,
+          average: null,
+          fills: [],
+          positionId: null,
+        };
         found.push(publicOrder(order));
       }
       return m.LastRptRequested === true || m.LastRptRequested === 'Y' || Number(m.TotNumReports ?? 0) === 0;
@@ -684,7 +935,11 @@ export class FixVenue implements Venue {
   private marketData(type: string, m: FixMessage): void {
     const reqSymbol = typeof m.MDReqID === 'string' && m.MDReqID.startsWith('q') ? m.MDReqID.slice(1) : null;
     if (type === 'Y') {
-      if (reqSymbol) this.refuseQuotes(reqSymbol, `${this.name} refuses market data for ${reqSymbol}: ${String(m.Text ?? `MDReqRejReason ${String(m.MDReqRejReason ?? 'not given')}`)}`);
+      if (reqSymbol)
+        this.refuseQuotes(
+          reqSymbol,
+          `${this.name} refuses market data for ${reqSymbol}: ${String(m.Text ?? `MDReqRejReason ${String(m.MDReqRejReason ?? 'not given')}`)}`,
+        );
       return;
     }
     const top = (m.Instrument as FixMessage | undefined)?.Symbol;
@@ -692,7 +947,11 @@ export class FixVenue implements Venue {
     const group = (m.MDFullGrp ?? m.MDIncGrp) as { NoMDEntries?: FixMessage[] } | undefined;
     for (const entry of group?.NoMDEntries ?? []) {
       const symbol = String((entry.Instrument as FixMessage | undefined)?.Symbol ?? top ?? reqSymbol ?? '');
-      if (!symbol || (entry.MDUpdateAction !== undefined && entry.MDUpdateAction !== '0' && entry.MDUpdateAction !== '1')) continue;
+      if (
+        !symbol ||
+        (entry.MDUpdateAction !== undefined && entry.MDUpdateAction !== '0' && entry.MDUpdateAction !== '1')
+      )
+        continue;
       const price = Number(entry.MDEntryPx);
       if (!Number.isFinite(price)) continue;
       const quote = this.prices.get(symbol) ?? { bid: null, ask: null, time: 0 };
@@ -710,8 +969,16 @@ export class FixVenue implements Venue {
 
   /** The broker will not quote `symbol`: said once at error level, published, and the quote's waiters told. */
   private refuseQuotes(symbol: string, reason: string): void {
-    if (!this.quotesRefused.has(symbol)) this.options.log.error({ symbol }, `${reason}; signals that need a quote of ${symbol} are rejected, pending orders at a price sized in lots still go out`);
-    this.quotesRefused.set(symbol, { reason, since: this.quotesRefused.get(symbol)?.since ?? new Date().toISOString(), at: Date.now() });
+    if (!this.quotesRefused.has(symbol))
+      this.options.log.error(
+        { symbol },
+        `${reason}; signals that need a quote of ${symbol} are rejected, pending orders at a price sized in lots still go out`,
+      );
+    this.quotesRefused.set(symbol, {
+      reason,
+      since: this.quotesRefused.get(symbol)?.since ?? new Date().toISOString(),
+      at: Date.now(),
+    });
     this.subscribed.delete(symbol);
     this.wakeQuote(symbol, reason);
   }

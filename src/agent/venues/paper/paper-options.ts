@@ -48,7 +48,8 @@ export function readPaperSettings(
   env: NodeJS.ProcessEnv,
 ): { ok: true; settings: PaperSettings } | { ok: false; message: string } {
   const fail = (message: string) => ({ ok: false as const, message });
-  if (!/^https?:\/\/[^/]+/i.test(flags.server)) return fail(`--server must be an http:// or https:// URL, got "${flags.server}"`);
+  if (!/^https?:\/\/[^/]+/i.test(flags.server))
+    return fail(`--server must be an http:// or https:// URL, got "${flags.server}"`);
   const tokenRead = readAgentToken(flags, env);
   if (!tokenRead.ok) return tokenRead;
   const { token } = tokenRead;
@@ -71,7 +72,8 @@ export function readPaperSettings(
   let seed: number | null = null;
   if (flags.seed !== undefined) {
     seed = Number(flags.seed);
-    if (!/^\d+$/.test(flags.seed.trim()) || seed > 0xffffffff) return fail(`--seed must be a whole number from 0 to 4294967295, got "${flags.seed}"`);
+    if (!/^\d+$/.test(flags.seed.trim()) || seed > 0xffffffff)
+      return fail(`--seed must be a whole number from 0 to 4294967295, got "${flags.seed}"`);
   }
   let instruments: InstrumentsFile = { instruments: {}, symbolMap: {} };
   if (flags.instruments !== undefined) {
@@ -91,10 +93,15 @@ export function readPaperSettings(
       file: path.resolve(flags.ticks),
       sha256: createHash('sha256').update(text.bytes).digest('hex'),
       // Replayed in time order; equal times keep the file's order (sort is stable).
-      ticks: parsed.records.map(({ time, symbol, bid, ask }) => ({ time, symbol, bid, ask })).sort((a, b) => a.time - b.time),
+      ticks: parsed.records
+        .map(({ time, symbol, bid, ask }) => ({ time, symbol, bid, ask }))
+        .sort((a, b) => a.time - b.time),
     };
   }
-  const currencies = feedCurrencies(ticks ? ticks.ticks.map((t) => t.symbol) : Object.keys(REFERENCE_PRICES), instruments);
+  const currencies = feedCurrencies(
+    ticks ? ticks.ticks.map((t) => t.symbol) : Object.keys(REFERENCE_PRICES),
+    instruments,
+  );
   if (flags.currency !== undefined && !currencies.includes(currency)) {
     const more = ticks ? ' or add ticks of a pair in that currency' : '';
     return fail(`--currency ${currency}: ${unpriceable(currencies, flags.ticks ?? null)}; choose one of those${more}`);

@@ -1,8 +1,29 @@
 import type { Logger } from 'pino';
-import { brokerSymbol, canonicalSymbol, ENGINE_FILLS, resolveInstrument, resolveSignalSymbol, summarize, type EngineState, type InstrumentSpec, type Quote, type Tick } from '../../../engine/index.js';
+import {
+  brokerSymbol,
+  canonicalSymbol,
+  ENGINE_FILLS,
+  resolveInstrument,
+  resolveSignalSymbol,
+  summarize,
+  type EngineState,
+  type InstrumentSpec,
+  type Quote,
+  type Tick,
+} from '../../../engine/index.js';
 import { assumedOrder } from '../../assumed-order.js';
 import type { SimulatedBook, SimulatedVenue } from '../../simulated-venue.js';
-import { VenueRefusedError, type OrderRequest, type Protection, type VenueAccount, type VenueHoldings, type VenueOrder, type VenueOrderRef, type VenuePosition, type VenueReport } from '../../venue.js';
+import {
+  VenueRefusedError,
+  type OrderRequest,
+  type Protection,
+  type VenueAccount,
+  type VenueHoldings,
+  type VenueOrder,
+  type VenueOrderRef,
+  type VenuePosition,
+  type VenueReport,
+} from '../../venue.js';
 import { PAPER_JOURNAL, type PaperBook } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
 import { resumePaperAccount, type PaperAccountSettings } from './resume-account.js';
@@ -40,12 +61,21 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
     // agent sees the signal, so the refusal would otherwise show only in this log and the signal log.
     const map = resumed.state.config.symbolMap;
     const symbols = [...new Set(resumed.feed.symbols.map((s) => canonicalSymbol(map, s)))].sort();
-    this.log.info({ feed: resumed.feed.description, symbols }, 'the paper feed prices only these symbols; a signal on any other is rejected (give --ticks a file with its prices, or map it in --instruments)');
+    this.log.info(
+      { feed: resumed.feed.description, symbols },
+      'the paper feed prices only these symbols; a signal on any other is rejected (give --ticks a file with its prices, or map it in --instruments)',
+    );
     return { state: resumed.state, agentId: stored?.agentId ?? null, executed: stored?.executed ?? [] };
   }
 
   record(book: SimulatedBook): Omit<PaperBook, 'version' | 'savedAt'> {
-    return { agentId: book.agentId, engine: book.state, executed: book.executed, feed: this.feed?.position() ?? null, instrumentsFile: this.settings.instrumentsFile };
+    return {
+      agentId: book.agentId,
+      engine: book.state,
+      executed: book.executed,
+      feed: this.feed?.position() ?? null,
+      instrumentsFile: this.settings.instrumentsFile,
+    };
   }
 
   unpriced(symbol: string): string | null {
@@ -115,7 +145,11 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
   async close(position: VenuePosition, volume: number, clientId: string): Promise<VenueOrder> {
     const quote = await this.quote(position.symbol);
     const side = position.side === 'buy' ? 'sell' : 'buy';
-    return paperOrder(clientId, { symbol: position.symbol, side, kind: 'market', volume, price: null }, side === 'buy' ? quote.ask : quote.bid);
+    return paperOrder(
+      clientId,
+      { symbol: position.symbol, side, kind: 'market', volume, price: null },
+      side === 'buy' ? quote.ask : quote.bid,
+    );
   }
 
   async cancel(_order: VenueOrderRef): Promise<void> {}
@@ -130,6 +164,10 @@ export class PaperVenue implements SimulatedVenue<PaperBook> {
 }
 
 /** Orders fill at the simulated quote, and that fill is the account's own. */
-function paperOrder(clientId: string, order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>, fill: number | null): VenueOrder {
+function paperOrder(
+  clientId: string,
+  order: Pick<OrderRequest, 'symbol' | 'side' | 'kind' | 'volume' | 'price'>,
+  fill: number | null,
+): VenueOrder {
   return assumedOrder(`paper-${clientId}`, clientId, order, fill, true);
 }

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { brokerSymbol, canonicalSymbol, createEngineState, type EngineState, type InstrumentsFile, type Quote } from '../../../engine/index.js';
+import {
+  brokerSymbol,
+  canonicalSymbol,
+  createEngineState,
+  type EngineState,
+  type InstrumentsFile,
+  type Quote,
+} from '../../../engine/index.js';
 import { unpriceable } from './feed-currencies.js';
 import type { PaperBook } from './paper-journal.js';
 import type { PriceFeed } from './price-feed.js';
@@ -31,7 +38,12 @@ export interface PaperAccountSettings {
  * when this run's flags contradict the stored account in a way that would trade at prices
  * or on positions the account never had.
  */
-export function resumePaperAccount(book: PaperBook | null, file: string, settings: PaperAccountSettings, log: Logger): { state: EngineState; feed: PriceFeed } {
+export function resumePaperAccount(
+  book: PaperBook | null,
+  file: string,
+  settings: PaperAccountSettings,
+  log: Logger,
+): { state: EngineState; feed: PriceFeed } {
   // The feed first: with another feed, whatever else differs follows from it.
   const resumeAt = book ? resumedTicks(book, file, settings) : 0;
   const currency = book?.engine.config.currency ?? settings.currency;
@@ -53,12 +65,18 @@ export function resumePaperAccount(book: PaperBook | null, file: string, setting
   const state = book ? resumeAccount(book, file, fresh.config, settings, log) : fresh;
   const ticks = settings.ticks;
   if (ticks !== null) {
-    return { state, feed: new TickFileFeed(ticks, resumeAt, () => log.info({ file: ticks.file }, 'the ticks file is played out; prices stay where they are')) };
+    return {
+      state,
+      feed: new TickFileFeed(ticks, resumeAt, () =>
+        log.info({ file: ticks.file }, 'the ticks file is played out; prices stay where they are'),
+      ),
+    };
   }
   const stored = book?.feed?.kind === 'random-walk' ? book.feed.randomState : null;
   const seed = stored ?? settings.seed ?? Math.floor(Math.random() * 2 ** 32);
   const last = new Map<string, Quote>();
-  for (const [symbol, quote] of Object.entries(state.quotes)) last.set(canonicalSymbol(state.config.symbolMap, symbol), quote);
+  for (const [symbol, quote] of Object.entries(state.quotes))
+    last.set(canonicalSymbol(state.config.symbolMap, symbol), quote);
   return { state, feed: new RandomWalkFeed(seed, last) };
 }
 
@@ -67,14 +85,27 @@ export function resumePaperAccount(book: PaperBook | null, file: string, setting
  * Positions and orders are kept under their broker symbols, so another symbol map (or other
  * overrides) would leave them unmanaged or mispriced: refused while any are open.
  */
-function resumeAccount(book: PaperBook, file: string, config: EngineState['config'], settings: PaperAccountSettings, log: Logger): EngineState {
+function resumeAccount(
+  book: PaperBook,
+  file: string,
+  config: EngineState['config'],
+  settings: PaperAccountSettings,
+  log: Logger,
+): EngineState {
   const stored = book.engine;
-  const keep = 'the stored value is kept (--balance and --currency only apply to a new account; to start afresh, use a fresh SIGNALGATE_DATA_DIR)';
+  const keep =
+    'the stored value is kept (--balance and --currency only apply to a new account; to start afresh, use a fresh SIGNALGATE_DATA_DIR)';
   if (settings.given.balance && settings.balance !== stored.balance) {
-    log.warn({ file, stored: stored.balance, flag: settings.balance }, `--balance ${settings.balance} differs from the stored balance ${stored.balance}: ${keep}`);
+    log.warn(
+      { file, stored: stored.balance, flag: settings.balance },
+      `--balance ${settings.balance} differs from the stored balance ${stored.balance}: ${keep}`,
+    );
   }
   if (settings.given.currency && settings.currency !== stored.config.currency) {
-    log.warn({ file, stored: stored.config.currency, flag: settings.currency }, `--currency ${settings.currency} differs from the stored currency ${stored.config.currency}: ${keep}`);
+    log.warn(
+      { file, stored: stored.config.currency, flag: settings.currency },
+      `--currency ${settings.currency} differs from the stored currency ${stored.config.currency}: ${keep}`,
+    );
   }
   if (sameInstruments(stored.config, config)) return { ...stored, config };
   const open = [...stored.positions.map((p) => p.symbol), ...stored.orders.map((o) => o.symbol)];
@@ -87,7 +118,10 @@ function resumeAccount(book: PaperBook, file: string, config: EngineState['confi
         'or start a new paper account with a fresh SIGNALGATE_DATA_DIR',
     );
   }
-  log.info({ file, was, now }, 'the instruments changed since the last run; no position or order is open, so this run\'s apply');
+  log.info(
+    { file, was, now },
+    "the instruments changed since the last run; no position or order is open, so this run's apply",
+  );
   // The last quotes move to the names this run quotes them under.
   const quotes: Record<string, Quote> = {};
   for (const [symbol, quote] of Object.entries(stored.quotes)) {
@@ -130,12 +164,17 @@ function resumedTicks(book: PaperBook, file: string, settings: PaperAccountSetti
 
 /** Same symbol map and instrument overrides, whatever the order of their keys. */
 function sameInstruments(a: EngineState['config'], b: EngineState['config']): boolean {
-  return sortedJson({ map: a.symbolMap.toBroker, instruments: a.instruments }) === sortedJson({ map: b.symbolMap.toBroker, instruments: b.instruments });
+  return (
+    sortedJson({ map: a.symbolMap.toBroker, instruments: a.instruments }) ===
+    sortedJson({ map: b.symbolMap.toBroker, instruments: b.instruments })
+  );
 }
 
 function sortedJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v,
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
+      : v,
   );
 }
 
