@@ -56,7 +56,8 @@ export interface Reconciled {
  * side, and by size:
  * - gone at the venue: the position leaves the book and its stop and targets are cancelled;
  * - smaller at the venue: the book's position shrinks to it (the newest positions of the symbol
- *   and side first) and gets a stop and targets of its new size;
+ *   and side first) and gets a stop and targets of its new size; while a signal is in flight
+ *   (`settling`) it is left as it is: that signal settles it;
  * - larger, or only at the venue: a pending entry of the same symbol and side that the venue no
  *   longer lists was filled while the agent did not look: it is adopted as a position (and
  *   protected); what is left over is not managed.
@@ -68,7 +69,7 @@ export interface Reconciled {
  * still holds an unmanaged position it may protect; an older revision of a position's stop or
  * target (a move whose cancel was lost) is cancelled too.
  */
-export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled {
+export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { settling?: boolean } = {}): Reconciled {
   const state = book.state;
   const protection = { ...book.protection };
   const pendingRefs = { ...book.orders };
@@ -121,6 +122,10 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings): Reconciled 
     const claimedVenue = new Set<string>();
     const shrink = (ticket: number, volume: number, why: string, venueId?: string) => {
       const was = positions.find((p) => p.ticket === ticket)!;
+      // A signal in flight (a close sent before a restart) may be what made it smaller: executed
+      // again, it looks up what its order did and reduces the book itself; shrinking it here too
+      // would make it close the rest a second time. The next comparison, once it settled, follows.
+      if (options.settling === true) return;
       positions = positions.map((p) => (p.ticket === ticket ? { ...p, volume } : p));
       reprotect.add(ticket);
       findings.push({

@@ -344,7 +344,7 @@ export class VenueAgent {
    */
   private async reconcile(holdings: VenueHoldings): Promise<void> {
     const log = this.options.log;
-    const done = reconcile(this.book, holdings);
+    const done = reconcile(this.book, holdings, { settling: this.inFlight.size > 0 });
     this.book = done.book;
     this.lastReconciledAt = Date.now();
     for (const finding of done.findings) log[finding.level](finding.fields, finding.message);
