@@ -364,7 +364,6 @@ export class VenueAgent {
       );
     }
     for (const told of this.toldNotManaged) if (!seen.has(told)) this.toldNotManaged.delete(told);
-    this.notManaged = done.notManaged;
     const changed = done.findings.length > 0;
     for (const order of done.cancel) {
       try {
@@ -377,6 +376,8 @@ export class VenueAgent {
         );
       }
     }
+    // Published once the cancels are done, so what the state shows is a finished comparison.
+    this.notManaged = done.notManaged;
     if (changed) await this.journal.save();
     void this.publish();
   }

@@ -42,11 +42,11 @@ describe('reconciliation with a cTrader-style broker', () => {
     agent = await bed.startReady();
     await waitUntil(() => tied(positionId).length === 0, 'the stop and target cancelled at the broker');
     expect(await positions()).toEqual([]);
+    // Once each, and never again at the following passes.
+    await new Promise((r) => setTimeout(r, 6000));
     expect(
       agent.lines().some((l) => typeof l.msg === 'string' && l.msg.includes('the venue no longer holds this position')),
     ).toBe(true);
-    // Once each, and never again at the following passes.
-    await new Promise((r) => setTimeout(r, 6000));
     expect(bed.sent('F').length - cancelsBefore).toBe(2);
   }, 90_000);
 
@@ -113,10 +113,11 @@ describe('reconciliation with a cTrader-style broker', () => {
     ]);
     expect(bed.broker.resting.has('8801')).toBe(false);
     expect(bed.sent('F').some((m) => m.OrderID === '8801')).toBe(true);
-    const errors = agent
-      .lines()
-      .filter((l) => l.level === 50 && typeof l.msg === 'string' && l.msg.includes('does not manage'));
-    expect(errors).toHaveLength(2);
+    // The log reaches this process through the agent's stdout, after the state it published.
+    const errors = () =>
+      agent.lines().filter((l) => l.level === 50 && typeof l.msg === 'string' && l.msg.includes('does not manage'));
+    await waitUntil(async () => errors().length >= 2, 'the two not-managed holdings logged at error', 20_000);
+    expect(errors()).toHaveLength(2);
     // Gone from the broker, gone from the state.
     bed.broker.positions.delete('7777');
     bed.broker.resting.delete('8802');
@@ -165,11 +166,13 @@ describe('reconciliation with a cTrader-style broker', () => {
     const { positionId } = await open('EURUSD,buy,vol=0.03,sl_pips=20');
     await waitUntil(() => !bed.broker.positions.has(positionId), 'the position closed at the broker', 20_000);
     await waitUntil(async () => (await positions()).length === 0, 'no position in the published state', 20_000);
-    expect(
-      agent
-        .lines()
-        .some((l) => l.level === 50 && typeof l.msg === 'string' && l.msg.includes('closing it at the market')),
-    ).toBe(true);
+    await waitUntil(
+      async () =>
+        agent
+          .lines()
+          .some((l) => l.level === 50 && typeof l.msg === 'string' && l.msg.includes('closing it at the market')),
+      'the close at the market logged at error',
+    );
     bed.broker.refuseStops = null;
   }, 90_000);
 });
