@@ -6,6 +6,7 @@ import {
   canonicalSymbol,
   createSymbolMap,
   type EngineState,
+  summarize,
   type InstrumentOverride,
   type Tick,
 } from '../engine/index.js';
@@ -918,6 +919,8 @@ export class VenueAgent {
         }
       }
     }
+    // The positions and orders as the engine's summary event words them, plus what only the venue's book knows.
+    const summary = summarize(state, Date.now());
     await client.publishState({
       ...account,
       venue: this.venue.name,
@@ -926,27 +929,14 @@ export class VenueAgent {
       dryRun: this.options.dryRun,
       ...this.venue.status?.(),
       ...(this.symbolFailures.list().length > 0 && { failingSymbols: this.symbolFailures.list() }),
-      positions: state.positions.map((p) => ({
-        position: p.ticket,
-        symbol: p.symbol,
-        side: p.side,
-        volume: p.volume,
-        price: p.price,
-        sl: p.sl,
-        comment: p.comment,
-        ...this.stopMove(book, p.ticket, p.sl),
-        ...(unprotected.has(p.ticket) && { unprotected: unprotected.get(p.ticket) }),
+      positions: summary.positions.map((p) => ({
+        ...p,
+        ...this.stopMove(book, p.position, p.sl),
+        ...(unprotected.has(p.position) && { unprotected: unprotected.get(p.position) }),
       })),
-      orders: state.orders.map((o) => ({
-        order: o.ticket,
-        symbol: o.symbol,
-        side: o.side,
-        kind: o.kind,
-        volume: o.volume,
-        price: o.price,
-        sl: o.sl,
-        comment: o.comment,
-        ...(this.partlyFilled[String(o.ticket)] !== undefined && { filled: this.partlyFilled[String(o.ticket)] }),
+      orders: summary.orders.map((o) => ({
+        ...o,
+        ...(this.partlyFilled[String(o.order)] !== undefined && { filled: this.partlyFilled[String(o.order)] }),
       })),
       notManaged: this.notManaged,
       updatedAt: new Date().toISOString(),
