@@ -10,6 +10,7 @@ import {
   TransientError,
 } from './agent-errors.js';
 import { type AgentReply, isAgentConnected } from './agent-reply.js';
+import { speaksTls } from './tls-probe.js';
 
 export interface AgentIdentity {
   id: string;
@@ -95,6 +96,18 @@ export class AgentHttp {
     return this.call('PUT', 'api/agent/state', state, REQUEST_TIMEOUT_MS, abort);
   }
 
+  /** The setup error for an http:// URL whose server speaks HTTPS; null when it does not (an outage). */
+  private async wrongScheme(): Promise<AgentSetupError | null> {
+    const port = Number(this.base.port || 80);
+    if (!(await speaksTls(this.base.hostname, port))) return null;
+    const secure = new URL(this.base.href);
+    secure.protocol = 'https:';
+    secure.port = String(port);
+    return new AgentSetupError(
+      `the server at ${this.base.origin} speaks HTTPS, not plain HTTP; use --server ${secure.href.replace(/\/$/, '')}`,
+    );
+  }
+
   close(): void {
     this.pool.destroy();
   }
@@ -129,6 +142,27 @@ export class AgentHttp {
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on('error', (err) => {
         const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ECONNRESET' && this.base.protocol === 'http:') {
+          // A server speaking HTTPS resets a plain request, as a dying one would: ask which it is.
+          void this.wrongScheme().then((setup) => {
+            if (setup === null) return fail(err.message, err, false);
+            abort?.removeEventListener('abort', onAbort);
+            reject(setup);
+          });
+          return;
+        }
+        if (code === 'EPROTO' && this.base.protocol === 'https:' && /wrong version number/i.test(err.message)) {
+          abort?.removeEventListener('abort', onAbort);
+          const plain = new URL(this.base.href);
+          plain.protocol = 'http:';
+          plain.port = String(this.base.port || 443);
+          return reject(
+            new AgentSetupError(
+              `the server at ${this.base.origin} answers plain HTTP, not HTTPS; ` +
+                `if it serves no HTTPS, use --server ${plain.href.replace(/\/$/, '')}; if a proxy in front of it serves HTTPS, give the proxy's address`,
+            ),
+          );
+        }
         if (code === undefined || !UNTRUSTED_CERTIFICATE.has(code)) return fail(err.message, err, false);
         abort?.removeEventListener('abort', onAbort);
         reject(

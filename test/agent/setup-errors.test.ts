@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,6 +91,41 @@ describe.runIf(onSqlite)('the agent facing a setup error', () => {
       await expect(next).rejects.toThrow('NODE_EXTRA_CA_CERTS');
     } finally {
       await client.close();
+    }
+  });
+
+  it('http:// for a server that speaks HTTPS: exit 2, naming the https:// URL to use, instead of retrying as if it were down', async () => {
+    const wrong = server.url.replace(/^https:/, 'http:');
+    const refused = AgentProcess.start(wrong, token, stateDir());
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr).toContain(
+      `the server at ${wrong} speaks HTTPS, not plain HTTP; use --server ${server.url.replace(/\/$/, '')}`,
+    );
+    expect(refused.stdout).not.toContain('unreachable');
+  });
+
+  it('https:// for a server that answers plain HTTP: exit 2, naming the http:// URL', async () => {
+    const url = await answering(404);
+    const wrong = url.replace(/^http:/, 'https:');
+    const refused = AgentProcess.start(wrong, token, stateDir());
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr).toContain(
+      `the server at ${wrong} answers plain HTTP, not HTTPS; if it serves no HTTPS, use --server ${url}`,
+    );
+  });
+
+  it('http:// for a port where nothing answers TLS either (a server going down): still an outage, retried', async () => {
+    const reset = net.createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => reset.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(reset.address() as { port: number }).port}`;
+    const waiting = AgentProcess.start(url, token, stateDir());
+    try {
+      await waiting.waitForLog((l) => String(l.msg).includes('unreachable'), 'the unreachable warning');
+      expect(waiting.child.exitCode).toBeNull();
+    } finally {
+      waiting.child.kill('SIGTERM');
+      await waiting.exited;
+      reset.close();
     }
   });
 
