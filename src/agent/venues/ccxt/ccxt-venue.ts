@@ -61,6 +61,8 @@ export interface CcxtVenueOptions {
   markets?: Record<string, unknown>;
   /** Replaces CCXT's HTTP transport (recorded traffic in tests); null: CCXT's own. */
   transport: CcxtTransport | null;
+  /** How old a held quote may be for a decision (default QUOTE_FRESH_MS); 0: each quote is read (recorded-traffic tests). */
+  quoteFreshMs?: number;
 }
 
 /**
@@ -282,8 +284,9 @@ export class CcxtVenue implements Venue {
     const now = Date.now();
     this.held.watch(symbol, now);
     const held = this.held.quote(symbol);
-    if (held !== null && now - held.at <= QUOTE_FRESH_MS) return held.value;
-    if (held !== null) reread?.push(staleNote(`${symbol} quote`, held, QUOTE_FRESH_MS, now));
+    const bound = this.options.quoteFreshMs ?? QUOTE_FRESH_MS;
+    if (held !== null && now - held.at < bound) return held.value;
+    if (held !== null && bound > 0) reread?.push(staleNote(`${symbol} quote`, held, bound, now));
     return this.readQuote(symbol);
   }
 
