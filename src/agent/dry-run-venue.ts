@@ -43,8 +43,8 @@ export class DryRunVenue implements Venue {
     return this.real.account();
   }
 
-  funds(symbol?: string): Promise<VenueFunds> {
-    return this.real.funds(symbol);
+  funds(symbol?: string, reread?: string[]): Promise<VenueFunds> {
+    return this.real.funds(symbol, reread);
   }
 
   instrument(symbol: string): InstrumentSpec | null {
@@ -55,8 +55,8 @@ export class DryRunVenue implements Venue {
     return this.real.findSymbol?.(signalSymbol) ?? null;
   }
 
-  quote(symbol: string): Promise<Quote> {
-    return this.real.quote(symbol);
+  quote(symbol: string, reread?: string[]): Promise<Quote> {
+    return this.real.quote(symbol, reread);
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {

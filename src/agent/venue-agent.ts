@@ -580,14 +580,16 @@ export class VenueAgent {
     let account;
     // Quotes the venue refuses: a pending entry at a price sized in lots still goes out (its stand-in quote is dropped after).
     let standIn = false;
-    const quoted = venue.quote(symbol).catch((error: unknown) => {
+    // What the venue read again because what it held was stale: said in the outcome.
+    const reread: string[] = [];
+    const quoted = venue.quote(symbol, reread).catch((error: unknown) => {
       const stand = error instanceof VenueRefusedError ? quotelessEntryQuote(signal.signal, spec) : null;
       if (stand === null) throw error;
       standIn = true;
       return stand;
     });
     try {
-      [quote, account] = await Promise.all([quoted, venue.funds(symbol)]);
+      [quote, account] = await Promise.all([quoted, venue.funds(symbol, reread)]);
     } catch (error) {
       if (error instanceof VenueRefusedError)
         return {
@@ -619,7 +621,8 @@ export class VenueAgent {
     const departed = this.departed.filter((d) => d.signals.includes(signal.id));
     const book = departed.length === 0 ? this.book : withDeparted(this.book, departed);
     try {
-      return await this.executeOn(venue, book, signal, departed, again, deadline, sending);
+      const outcome = await this.executeOn(venue, book, signal, departed, again, deadline, sending);
+      return reread.length === 0 ? outcome : { ...outcome, message: `${outcome.message}; ${reread.join('; ')}` };
     } finally {
       if (standIn) {
         const { [symbol]: _standIn, ...quotes } = this.book.state.quotes;

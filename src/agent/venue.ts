@@ -45,8 +45,10 @@ export interface Venue {
   /**
    * Balance, equity and currency only: what sizing needs before each signal, cheaper than the
    * whole account. `symbol`: in the currency that market settles in (the account's main one without).
+   * `reread`: a venue that answers from data it holds (CCXT) adds a sentence here when what it
+   * held was older than its bound and it read again; the signal's outcome carries it.
    */
-  funds(symbol?: string): Promise<VenueFunds>;
+  funds(symbol?: string, reread?: string[]): Promise<VenueFunds>;
   /** The instrument as the venue defines it (tick, lot step, minimum, maximum, contract size); null: unknown. */
   instrument(symbol: string): InstrumentSpec | null;
   /**
@@ -54,8 +56,8 @@ export interface Venue {
    * whose exchange id is `BTCUSDT`); null: none. Optional: venues without their own names skip it.
    */
   findSymbol?(signalSymbol: string): string | null;
-  /** The current bid and ask. */
-  quote(symbol: string): Promise<Quote>;
+  /** The current bid and ask (held by the venue where it keeps them fresh); `reread` as in `funds`. */
+  quote(symbol: string, reread?: string[]): Promise<Quote>;
   /** Places a market, limit or stop order. Placing a client id the venue already has answers that order. */
   place(order: OrderRequest): Promise<VenueOrder>;
   /**

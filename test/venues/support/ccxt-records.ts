@@ -58,6 +58,8 @@ export function recordedVenue(
     sandbox: false,
     credentials: { apiKey: 'key', secret: 'secretsecret', password: 'password' },
     proxyUrl: null,
+    // Recorded traffic moves the book between two calls: each quote is read, none held.
+    quoteFreshMs: 0,
     ...options,
     transport: async (url, method, _headers, body) => {
       const request = { url, method, body };

@@ -37,6 +37,11 @@ export class RecordedBinance {
   refuse: Error | null = null;
   /** Set: new stop (conditional) orders are refused with this error. */
   refuseStops: Error | null = null;
+  /**
+   * The net position the market orders made (buy +, sell −). The recorded position (0.009 BTC) is
+   * answered with this amount: a reconciliation must find what the agent traded, not shrink it.
+   */
+  private positionAmt = 0;
   private nextAlgoId = 3358;
   private nextOrderId = 4087922044;
   private hanging: Array<(error: Error) => void> = [];
@@ -56,7 +61,12 @@ export class RecordedBinance {
         return responseRecord(RESPONSES, 'fetchBalance', 'Linear swap balance');
       case 'GET /fapi/v2/positionRisk':
       case 'GET /fapi/v3/positionRisk':
-        return responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols');
+        return (
+          responseRecord(RESPONSES, 'fetchPositions', 'Fetch linear positions without symbols') as Record<
+            string,
+            unknown
+          >[]
+        ).map((p) => ({ ...p, positionAmt: String(Math.round(this.positionAmt * 1e8) / 1e8) }));
       case 'GET /fapi/v1/openOrders':
         return [];
       case 'GET /fapi/v1/openAlgoOrders':
@@ -87,6 +97,7 @@ export class RecordedBinance {
           reduceOnly: params.reduceOnly === 'true',
         };
         if (params.type === 'MARKET') {
+          this.positionAmt += (params.side === 'BUY' ? 1 : -1) * Number(params.quantity);
           // The recorded filled market order (filled at 47279.4), for the lots asked.
           const filled = (
             responseRecord(RESPONSES, 'fetchOrders', 'fetch portfolio margin orders') as Record<string, unknown>[]

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
 import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
@@ -15,7 +16,16 @@ import {
   type VenuePosition,
   type VenueReport,
 } from '../../venue.js';
+import {
+  CcxtHeldState,
+  FUNDS_FRESH_MS,
+  FUNDS_REFRESH_MS,
+  QUOTE_FRESH_MS,
+  QUOTE_REFRESH_MS,
+  staleNote,
+} from './ccxt-held-state.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
+import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace, type RequestKind } from './ccxt-request-budget.js';
 
 export type MarketKind = 'spot' | 'swap';
 export type PositionMode = 'oneway' | 'hedge';
@@ -51,6 +61,8 @@ export interface CcxtVenueOptions {
   markets?: Record<string, unknown>;
   /** Replaces CCXT's HTTP transport (recorded traffic in tests); null: CCXT's own. */
   transport: CcxtTransport | null;
+  /** How old a held quote may be for a decision (default QUOTE_FRESH_MS); 0: each quote is read (recorded-traffic tests). */
+  quoteFreshMs?: number;
 }
 
 /**
@@ -58,7 +70,13 @@ export interface CcxtVenueOptions {
  * exchange's market (ccxt-instrument.ts): base-currency units on spot markets, contracts on
  * swaps. Every order carries the agent's client order id. Stops are reduce-only stop-market
  * orders and targets reduce-only limit orders, both held by the exchange (on spot, where
- * nothing is reduce-only, plain sell or buy orders of the coins held). CCXT's rate limiter is on.
+ * nothing is reduce-only, plain sell or buy orders of the coins held).
+ *
+ * Decisions use held data (ccxt-held-state.ts): the top of book of the symbols traded lately,
+ * read in the background every QUOTE_REFRESH_MS, and the balance and positions the
+ * reconciliation's account read and the agent's own fills keep; data older than its bound is read
+ * again first, and the signal's outcome says so. Requests are counted by the exchange's rules
+ * (ccxt-request-budget.ts) instead of CCXT's spacing: background reads give way to orders.
  */
 export class CcxtVenue implements Venue {
   readonly name: string;
@@ -77,6 +95,16 @@ export class CcxtVenue implements Venue {
   private readonly exits = new Map<string, { order: VenueOrder; reported: number }>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
+  private readonly held = new CcxtHeldState();
+  private readonly budget: RequestBudget;
+  /** Whose request CCXT is sending: the background's reads give way to orders (the default). */
+  private readonly requestKind = new AsyncLocalStorage<RequestKind>();
+  private quoteTimer: ReturnType<typeof setInterval> | null = null;
+  /** Symbols whose background quote read is in flight: one at a time each. */
+  private readonly quoting = new Set<string>();
+  /** The account read started by our own fill, while in flight: a decision waits for it rather than read again. */
+  private settling: Promise<void> | null = null;
+  private fundsReading = false;
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
@@ -104,12 +132,47 @@ export class CcxtVenue implements Venue {
       },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
+    this.budget = this.countRequests();
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
     if (options.transport !== null) {
       const transport = options.transport;
       this.exchange.fetch = (async (url: string, method = 'GET', headers?: Record<string, string>, body?: string) =>
         transport(url, method, headers ?? {}, body)) as Exchange['fetch'];
     }
+  }
+
+  /**
+   * CCXT's limiter spaces every request by its `rateLimit`; the budget instead counts each
+   * request's weight (CCXT's table of the exchange's documented weights) in the exchange's own
+   * windows, and lets orders pass background reads. Binance USDⓈ-M orders weigh 0 on the IP
+   * limit and count on the ORDERS limits.
+   */
+  private countRequests(): RequestBudget {
+    const exchange = this.exchange;
+    const usdm = exchange.id === 'binanceusdm' || (exchange.id === 'binance' && this.options.market === 'swap');
+    const budget = new RequestBudget(usdm ? BINANCE_USDM_WINDOWS : windowsOfPace(Number(exchange.rateLimit) || 50));
+    const cost = exchange.calculateRateLimiterCost.bind(exchange);
+    // fetch2 asks the cost, then throttles with it, with no await between: the request is known.
+    let last = { method: 'GET', path: '', weight: 1 };
+    exchange.calculateRateLimiterCost = (api, method, path, params, config) => {
+      const weight = cost(api, method, path, params, config);
+      last = { method: String(method), path: String(path), weight: Number(weight) || 1 };
+      return weight;
+    };
+    exchange.throttle = (async () => {
+      const placesOrder = last.method === 'POST' && /(^|\/)(order|algoOrder|batchOrders)$/.test(last.path);
+      await budget.take({
+        weight: usdm && placesOrder && last.path !== 'batchOrders' ? 0 : last.weight,
+        placesOrder,
+        kind: this.requestKind.getStore() ?? 'order',
+      });
+    }) as Exchange['throttle'];
+    return budget;
+  }
+
+  /** Runs reads that keep held data fresh: they give way to orders. */
+  private background<T>(action: () => Promise<T>): Promise<T> {
+    return this.requestKind.run('background', action);
   }
 
   /** The CCXT exchange, for tests that look at what it sent. */
@@ -119,7 +182,11 @@ export class CcxtVenue implements Venue {
 
   async open(): Promise<VenueHoldings> {
     await this.call('load the markets', () => this.exchange.loadMarkets());
+    const read = Date.now();
     const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
+    this.held.setPositions(positions, read);
+    this.quoteTimer ??= setInterval(() => void this.refreshQuotes(), QUOTE_REFRESH_MS);
+    this.quoteTimer.unref?.();
     const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
     for (const order of own) {
       if (order.kind === 'limit' || order.kind === 'stop') this.entries.set(order.id, order);
@@ -128,12 +195,13 @@ export class CcxtVenue implements Venue {
     return { positions: this.options.market === 'swap' ? positions : null, orders: own };
   }
 
+  /** Read whole (the reconciliation's read, every few seconds): it also refreshes the held funds and positions. */
   async account(): Promise<VenueAccount> {
-    const [funds, { positions }, orders] = await Promise.all([
-      this.funds(),
-      this.positionsAndProfit(),
-      this.openOrders(),
-    ]);
+    const read = Date.now();
+    const [funds, { positions }, orders] = await this.background(() =>
+      Promise.all([this.readFunds(), this.positionsAndProfit(), this.openOrders()]),
+    );
+    this.held.setPositions(positions, read);
     // A spot market holds coins, not positions: nothing to compare (as at opening).
     return {
       ...funds,
@@ -149,7 +217,24 @@ export class CcxtVenue implements Venue {
    * the unrealized profit counted once. Elsewhere CCXT's total is the wallet balance, and the
    * equity adds the open positions' unrealized profit.
    */
-  async funds(symbol?: string): Promise<VenueFunds> {
+  async funds(symbol?: string, reread?: string[]): Promise<VenueFunds> {
+    // Our own fill's account read is on its way: its answer, not a second read.
+    if (this.settling !== null) await this.settling;
+    const held = this.held.fundsOf(this.settlementCurrency(symbol));
+    if (held !== null && Date.now() - held.at <= FUNDS_FRESH_MS) return held.value;
+    if (held !== null) reread?.push(staleNote('balance', held, FUNDS_FRESH_MS, Date.now()));
+    return this.readFunds(symbol);
+  }
+
+  /** Balance and equity as the exchange has them now; held for the next decisions. */
+  private async readFunds(symbol?: string): Promise<VenueFunds> {
+    const read = Date.now();
+    const funds = await this.fundsNow(symbol);
+    this.held.setFunds(funds, read);
+    return funds;
+  }
+
+  private async fundsNow(symbol?: string): Promise<VenueFunds> {
     const currency = this.settlementCurrency(symbol);
     const raw = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
     const asset = binanceAsset(raw.info, currency);
@@ -194,14 +279,45 @@ export class CcxtVenue implements Venue {
     return null;
   }
 
-  /** The best bid and ask of the order book: where a market order fills now (a ticker's may lag). */
-  async quote(symbol: string): Promise<Quote> {
+  /** The best bid and ask of the order book: where a market order fills now (a ticker's may lag). Held when fresh. */
+  async quote(symbol: string, reread?: string[]): Promise<Quote> {
+    const now = Date.now();
+    this.held.watch(symbol, now);
+    const held = this.held.quote(symbol);
+    const bound = this.options.quoteFreshMs ?? QUOTE_FRESH_MS;
+    if (held !== null && now - held.at < bound) return held.value;
+    if (held !== null && bound > 0) reread?.push(staleNote(`${symbol} quote`, held, bound, now));
+    return this.readQuote(symbol);
+  }
+
+  /** Keeps the watched symbols' quotes fresh; a failed read leaves the held one to age (the decision then reads). */
+  private async refreshQuotes(): Promise<void> {
+    // The reconciliation's account read keeps the funds fresh; slower (--reconcile-every), they are read here.
+    const funds = this.held.fundsOf(this.accountCurrency());
+    if (funds !== null && Date.now() - funds.at > FUNDS_REFRESH_MS && this.settling === null && !this.fundsReading) {
+      this.fundsReading = true;
+      void this.background(() => this.readFunds())
+        .catch(() => undefined)
+        .finally(() => (this.fundsReading = false));
+    }
+    for (const symbol of this.held.watchedSymbols(Date.now())) {
+      if (this.quoting.has(symbol)) continue;
+      this.quoting.add(symbol);
+      void this.background(() => this.readQuote(symbol))
+        .catch(() => undefined)
+        .finally(() => this.quoting.delete(symbol));
+    }
+  }
+
+  private async readQuote(symbol: string): Promise<Quote> {
+    const read = Date.now();
     const book = await this.call(`fetch the ${symbol} order book`, () => this.exchange.fetchOrderBook(symbol, 5));
     const bid = book.bids[0]?.[0];
     const ask = book.asks[0]?.[0];
     if (typeof bid !== 'number' || typeof ask !== 'number' || !(bid > 0) || ask < bid) {
       throw new VenueRefusedError(`${this.options.exchange} gave no usable bid and ask for ${symbol}`);
     }
+    this.held.setQuote(symbol, { bid, ask }, read);
     return { bid, ask };
   }
 
@@ -223,7 +339,36 @@ export class CcxtVenue implements Venue {
       order,
     );
     if (order.kind !== 'market') this.follow(reported);
+    else this.filledHere(reported, false);
     return reported;
+  }
+
+  /**
+   * Our own market order filled: the held positions take it at once, and the account is read
+   * again in the background (its balance and margin changed), so the next decision neither sizes
+   * on the account before it nor waits for a read it could have had already.
+   */
+  private filledHere(order: VenueOrder, closing: boolean): void {
+    if (order.filled > 0 && this.options.market === 'swap')
+      this.held.applyFill(
+        { symbol: order.symbol, side: order.side, volume: order.filled, price: order.average ?? 0 },
+        closing ? 'reduces' : this.netsPositions ? 'nets' : 'adds',
+        Date.now(),
+      );
+    this.refreshAfterFill(order.symbol);
+  }
+
+  /** The venue's funds changed by a fill: read again in the background; decisions wait for that read. */
+  private refreshAfterFill(symbol?: string): void {
+    this.held.forgetFunds();
+    const refresh = this.background(() => this.readFunds(symbol)).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.settling = refresh;
+    void refresh.finally(() => {
+      if (this.settling === refresh) this.settling = null;
+    });
   }
 
   async find(order: OrderRequest): Promise<VenueOrder | null> {
@@ -286,12 +431,14 @@ export class CcxtVenue implements Venue {
     const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
       this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
     );
-    return this.report(await this.settled(order, position.symbol), 'market', {
+    const reported = this.report(await this.settled(order, position.symbol), 'market', {
       symbol: position.symbol,
       side,
       volume,
       price: null,
     });
+    this.filledHere(reported, true);
+    return reported;
   }
 
   async cancel(order: VenueOrderRef): Promise<void> {
@@ -357,6 +504,7 @@ export class CcxtVenue implements Venue {
         order: now,
       });
     }
+    if (reports.length > 0) this.refreshAfterFill();
     return reports;
   }
 
@@ -424,6 +572,8 @@ export class CcxtVenue implements Venue {
   }
 
   async shutdown(): Promise<void> {
+    if (this.quoteTimer !== null) clearInterval(this.quoteTimer);
+    this.quoteTimer = null;
     await this.exchange.close?.();
   }
 

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { BINANCE_USDM_WINDOWS, RequestBudget } from '../../src/agent/venues/ccxt/ccxt-request-budget.js';
+
+/** A clock the test moves: sleeping advances it, so waits are measured, not slept. */
+function clock() {
+  let now = 1_000_000;
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+      await Promise.resolve();
+    },
+    at: () => now,
+  };
+}
+
+describe("the request budget counts Binance USDⓈ-M's documented weights", () => {
+  it('a burst of background reads does not delay an order: the order goes out at once', async () => {
+    const c = clock();
+    const budget = new RequestBudget(BINANCE_USDM_WINDOWS, c.now, c.sleep);
+    // 384 account reads of weight 5: 1920 of the 2400 a minute, all of the background's share (80%).
+    for (let i = 0; i < 384; i += 1) await budget.take({ weight: 5, placesOrder: false, kind: 'background' });
+    expect(c.at()).toBe(1_000_000);
+    const before = c.at();
+    await budget.take({ weight: 0, placesOrder: true, kind: 'order' });
+    expect(c.at() - before).toBe(0);
+    // The next background read would pass the background's share: it waits for the window, the order did not.
+    const read = budget.take({ weight: 5, placesOrder: false, kind: 'background' });
+    await read;
+    expect(c.at() - before).toBeGreaterThan(50_000);
+    expect(budget.used().find((w) => w.name === 'REQUEST_WEIGHT')?.used).toBeLessThanOrEqual(2400);
+  });
+
+  it('background reads wait while an order waits, and orders keep within ORDERS 300 per 10 s', async () => {
+    const c = clock();
+    const budget = new RequestBudget(BINANCE_USDM_WINDOWS, c.now, c.sleep);
+    for (let i = 0; i < 300; i += 1) await budget.take({ weight: 0, placesOrder: true, kind: 'order' });
+    expect(c.at()).toBe(1_000_000);
+    const sent: string[] = [];
+    const order = budget.take({ weight: 0, placesOrder: true, kind: 'order' }).then(() => sent.push(`order@${c.at()}`));
+    const read = budget
+      .take({ weight: 2, placesOrder: false, kind: 'background' })
+      .then(() => sent.push(`read@${c.at()}`));
+    await Promise.all([order, read]);
+    // The 301st order waits for the 10 s window; the read, which has room, still lets it go first.
+    expect(sent[0]).toMatch(/^order@/);
+    expect(Number(sent[0]!.split('@')[1]) - 1_000_000).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it('reads in front of a decision go out together, not one per rate-limit interval', async () => {
+    const c = clock();
+    const budget = new RequestBudget(BINANCE_USDM_WINDOWS, c.now, c.sleep);
+    await Promise.all([
+      budget.take({ weight: 2, placesOrder: false, kind: 'order' }),
+      budget.take({ weight: 5, placesOrder: false, kind: 'order' }),
+      budget.take({ weight: 5, placesOrder: false, kind: 'order' }),
+    ]);
+    expect(c.at()).toBe(1_000_000);
+  });
+});
