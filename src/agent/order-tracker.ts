@@ -65,7 +65,8 @@ const EPSILON = 1e-9;
  */
 const RANK: Record<VenueOrder['status'], number> = { open: 0, rejected: 1, cancelled: 2, filled: 3 };
 
-function statusOf(status: OrderUpdateStatus): VenueOrder['status'] {
+/** The order's status as the book and the acknowledgements word it. */
+export function orderStatusOf(status: OrderUpdateStatus): VenueOrder['status'] {
   switch (status) {
     case 'filled':
       return 'filled';
@@ -87,10 +88,7 @@ export function roundLots(value: number): number {
 /** Applies one update to an order: pure; the order given is left as it was. */
 export function applyUpdate<T extends OrderFill>(order: T, update: OrderUpdate): OrderStep<T> {
   if (update.status === 'busted') {
-    const after = Math.max(
-      0,
-      update.filled ?? (update.last ? order.filled - update.last.volume : order.filled),
-    );
+    const after = Math.max(0, update.filled ?? (update.last ? order.filled - update.last.volume : order.filled));
     const busted = roundLots(Math.max(0, order.filled - after));
     if (busted === 0) return { order, lots: 0, price: null, ended: false, busted: 0 };
     const filled = roundLots(after);
@@ -119,7 +117,7 @@ export function applyUpdate<T extends OrderFill>(order: T, update: OrderUpdate):
       : order.average === null && filled > 0
         ? update.average
         : order.average;
-  const said = statusOf(update.status);
+  const said = orderStatusOf(update.status);
   const status = RANK[said] > RANK[order.status] ? said : order.status;
   const ended = order.status === 'open' && status !== 'open';
   const reason = ended && update.reason !== undefined ? { reason: update.reason } : {};

@@ -159,9 +159,9 @@ describe('the order tracker', () => {
     tracker = fill.tracker;
     const bust = applyToTracker(tracker, '8', { status: 'busted', filled: 0, average: null, last: null });
     expect(bust.effects).toMatchObject([{ type: 'bust', lots: 0.04 }]);
-    expect(applyToTracker(bust.tracker, '8', { status: 'busted', filled: 0, average: null, last: null }).effects).toEqual(
-      [],
-    );
+    expect(
+      applyToTracker(bust.tracker, '8', { status: 'busted', filled: 0, average: null, last: null }).effects,
+    ).toEqual([]);
   });
 
   it('an order not followed changes nothing', () => {
