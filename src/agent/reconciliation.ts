@@ -98,7 +98,7 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
         partlyFilled[String(order.ticket)] = open.filled;
         findings.push({
           level: 'warn',
-          message: `pending order ${order.ticket} is filled in part at the venue (${open.filled} of ${order.volume} lots) and still open`,
+          message: `pending order ${order.ticket} is filled in part at the venue (${open.filled} of ${open.volume} lots) and still open`,
           fields: {
             order: order.ticket,
             venueOrder: open.id,

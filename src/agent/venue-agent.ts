@@ -852,11 +852,7 @@ export class VenueAgent {
     const reports = await this.venue.reports();
     if (reports.length === 0) return 0;
     const log = this.options.log;
-    for (const report of reports)
-      log.info(
-        { report: report.type === 'entry_filled' ? { type: report.type, order: report.order } : report },
-        'venue report',
-      );
+    for (const report of reports) log.info({ report }, 'venue report');
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);

@@ -12,6 +12,7 @@ import {
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
+import { takeEntryFill } from './entry-fill.js';
 import { SignalExpiredError, type EntryDeadline } from './signal-age.js';
 import {
   VenueRefusedError,
@@ -392,7 +393,10 @@ class Carrying {
         const closed = this.adoptClose(position, event, order);
         if (closed.type === 'closed') {
           for (const held of this.protection[String(position.ticket)]?.orders ?? [])
-            await this.quietly(() => venue.cancel(held), "cancel a closed position's stop or target");
+            await this.quietly(
+              async () => void (await venue.cancel(held)),
+              "cancel a closed position's stop or target",
+            );
           delete this.protection[String(position.ticket)];
         } else {
           // What the venue still holds keeps (or gets back) a stop and targets of exactly its lots.
@@ -409,9 +413,10 @@ class Carrying {
       case 'order_cancelled': {
         const held = this.pending[String(event.order)];
         this.current = `cancelling order ${event.order}`;
-        if (held) await venue.cancel(held);
+        const ended = held ? await venue.cancel(held) : undefined;
         delete this.pending[String(event.order)];
         this.touched.add(event.order);
+        if (ended && ended.filled > 0) await this.keepFilled(event.order, ended, event.time);
         return;
       }
       case 'opened': {
@@ -531,6 +536,25 @@ class Carrying {
         `position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`,
       );
     }
+  }
+
+  /**
+   * A cancelled entry that had filled in part: its lots stay, as the position the venue's
+   * reports opened (grown to what filled by the cancel) or a new one, protected for exactly them.
+   */
+  private async keepFilled(ticket: number, order: VenueOrder, time: number): Promise<void> {
+    // The engine dropped the order with the cancel; a first fill needs it back to open its position.
+    const dropped = this.before.state.orders.find((o) => o.ticket === ticket);
+    const state = dropped ? { ...this.state, orders: [...this.state.orders, dropped] } : this.state;
+    const step = takeEntryFill(state, order, dropped ? ticket : undefined, false, time);
+    if (step.position === null) return;
+    this.state = step.state;
+    this.touched.add(step.position);
+    const position = this.state.positions.find((p) => p.ticket === step.position)!;
+    this.notes.push(
+      `order ${ticket} had filled ${order.filled} of its ${order.volume} lots when it was cancelled: position ${position.ticket} holds them`,
+    );
+    if (step.lots > 0 && (position.sl !== null || position.tp.length > 0)) await this.protect(position);
   }
 
   private async quietly(action: () => Promise<void>, what: string): Promise<void> {

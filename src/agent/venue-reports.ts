@@ -1,12 +1,13 @@
 import { applyFill, type EngineEvent, type Position } from '../engine/index.js';
-import { clientOrderId } from './client-order-id.js';
+import { takeEntryFill } from './entry-fill.js';
 import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
 /**
  * Applies what the venue did on its own (its reports: a pending entry filled, a stop or a
  * target filled) to the book at the venue's prices and lots, then has the venue carry out what
- * follows: a filled entry gets its stop and targets; a position a target reduced gets them
+ * follows: a filled entry gets its stop and targets (an entry filled in part, for the lots
+ * filled; again, resized, as more fill); a position a target reduced gets them
  * again for what is left (a stop for the whole of the old volume would open the other side on
  * a venue whose orders are not tied to the position); a closed position's leftover orders are
  * cancelled. The book changes first, so a refused follow-up only leaves a warning.
@@ -49,38 +50,25 @@ export async function applyReports(
 
   for (const report of reports) {
     if (report.type === 'entry_filled') {
-      const ticket = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
-      if (ticket === undefined) {
-        // Given again after a restart, and in the book already: the position it opened is there.
-        if (
-          next.state.positions.some(
-            (p) => p.signalId !== null && clientOrderId(p.signalId, 'o') === report.order.clientId,
-          )
-        )
-          continue;
+      const found = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
+      const ticket = found === undefined ? undefined : Number(found);
+      const working = report.working === true;
+      const step = takeEntryFill(next.state, report.order, ticket, working, now);
+      if (step.position === null) {
         warnings.push(
           `${venue.name} filled order ${report.order.id} (${report.order.clientId ?? 'no client id'}), which the book does not hold; the position it opened is not managed`,
         );
         continue;
       }
-      const step = applyFill(
-        next.state,
-        {
-          type: 'order_filled',
-          order: Number(ticket),
-          price: report.order.average ?? report.order.price ?? 0,
-          volume: report.order.filled > 0 ? report.order.filled : null,
-        },
-        now,
-      );
-      delete next.orders[ticket];
+      if (!working && found !== undefined) delete next.orders[found];
       next = { ...next, state: step.state };
       events.push(...step.events);
-      const opened = step.events.find((e) => e.type === 'opened');
-      const position = opened ? next.state.positions.find((p) => p.ticket === opened.position) : undefined;
-      if (!position) continue;
+      const position = next.state.positions.find((p) => p.ticket === step.position);
+      // Given again (after a restart), or told nothing new: the position has those lots already.
+      if (!position || step.lots === 0) continue;
       if (report.order.positionId !== undefined) next.positions![String(position.ticket)] = report.order.positionId;
-      await protect(position, []);
+      // More lots: the stop and targets are placed again for all of them, then the old ones cancelled.
+      await protect(position, next.protection[String(position.ticket)]?.orders ?? []);
       continue;
     }
     const filledId = report.order?.id;
@@ -123,7 +111,10 @@ export async function applyReports(
       continue;
     }
     for (const order of leftover)
-      await quietly(`cancel order ${order.id} of the closed position ${key}`, () => venue.cancel(order));
+      await quietly(
+        `cancel order ${order.id} of the closed position ${key}`,
+        async () => void (await venue.cancel(order)),
+      );
     delete next.protection[key];
     delete next.positions![key];
   }

@@ -73,8 +73,11 @@ export interface Venue {
   protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]>;
   /** Closes `volume` lots of a position (all of it when equal to its volume) at the market. */
   close(position: VenuePosition, volume: number, clientId: string, mayExist?: boolean): Promise<VenueOrder>;
-  /** Cancels an open order; an order that is no longer open is not an error. */
-  cancel(order: VenueOrderRef): Promise<void>;
+  /**
+   * Cancels an open order; an order that is no longer open is not an error. May answer the order
+   * as the cancel left it (what filled of it before), where the venue says.
+   */
+  cancel(order: VenueOrderRef): Promise<VenueOrder | void>;
   /**
    * Fills and closes the venue made on its own (a pending entry filled, a stop or target hit)
    * since the last call. Where `fills` says `venue`, the only way such a fill reaches the book.
@@ -199,7 +202,16 @@ export interface VenueHoldings {
 
 /** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position. */
 export type VenueReport =
-  | { type: 'entry_filled'; order: VenueOrder }
+  | {
+      type: 'entry_filled';
+      /** The order as the venue has it now: `filled` and `average` count all its fills so far. */
+      order: VenueOrder;
+      /**
+       * The rest of the entry still stands at the venue, and its later fills are reported as they
+       * come (the position grows). Absent: the entry is done (filled, or its rest cancelled).
+       */
+      working?: boolean;
+    }
   | {
       type: 'position_reduced';
       symbol: string;

@@ -27,6 +27,7 @@ interface ExchangeState {
   wallet: number;
   unrealized: number;
   positions: { symbol: string; amount: number; entryPrice: number }[];
+  orders: FakeOrder[];
   openOrders: FakeOrder[];
   openAlgoOrders: FakeAlgoOrder[];
 }
@@ -167,6 +168,102 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
       20_000,
     );
     expect(await published()).toMatchObject({ balance: wallet, currency: 'USDT' });
+  });
+
+  /** What the agent publishes of the symbol's positions: [volume, sl] each. */
+  const positionsOf = async (published: () => Promise<{ positions?: { volume: number; sl: number }[] }>) =>
+    ((await published())?.positions ?? []).map((p) => [p.volume, p.sl]);
+  const stops = () => held().openAlgoOrders.map((o) => [o.quantity, o.triggerPrice]);
+
+  it('a limit entry the exchange fills in parts is a position of the lots filled, with its stop for them, growing as it fills', async () => {
+    const { source, published } = await start('usdm-parts');
+    await control('thin', 'symbol=BTCUSDT&qty=0.004');
+    const entry = await postSignal(
+      server.url,
+      source.authKey,
+      'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000,tp_price=51000',
+    );
+    expect((await outcome(entry)).status).toBe('executed');
+    expect(held().openOrders.map((o) => [o.status, o.executedQty])).toEqual([['NEW', 0]]);
+
+    await control('price', 'symbol=BTCUSDT&price=49900');
+    expect(held().openOrders.map((o) => [o.status, o.executedQty])).toEqual([['PARTIALLY_FILLED', 0.004]]);
+    await waitUntil(async () => (await positionsOf(published)).length === 1, 'the filled lots published', 8000);
+    expect(await positionsOf(published)).toEqual([[0.004, 49000]]);
+    await waitUntil(() => stops().length === 1, 'the stop placed for the filled lots', 8000);
+    expect(stops()).toEqual([[0.004, 49000]]);
+    // The rest still stands, pending in the book with the lots not filled.
+    expect((await published()).orders).toMatchObject([{ volume: 0.006 }]);
+
+    await control('price', 'symbol=BTCUSDT&price=49890');
+    expect(
+      held()
+        .openOrders.filter((o) => !o.reduceOnly)
+        .map((o) => o.executedQty),
+    ).toEqual([0.008]);
+    await waitUntil(async () => (await positionsOf(published))[0]?.[0] === 0.008, 'the position grown', 8000);
+    await waitUntil(() => stops().length === 1 && stops()[0]![0] === 0.008, 'the stop resized', 8000);
+    expect(stops()).toEqual([[0.008, 49000]]);
+
+    await control('price', 'symbol=BTCUSDT&price=49880');
+    await waitUntil(async () => (await positionsOf(published))[0]?.[0] === 0.01, 'the whole entry filled', 8000);
+    await waitUntil(() => stops().length === 1 && stops()[0]![0] === 0.01, 'the stop for all the lots', 8000);
+    await waitUntil(async () => (await published()).orders.length === 0, 'no pending order left', 8000);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
+    // The target closes all of it.
+    expect(
+      held()
+        .openOrders.filter((o) => o.reduceOnly)
+        .map((o) => [o.origQty, o.price]),
+    ).toEqual([[0.01, 51000]]);
+  });
+
+  it('a partly filled entry cancelled by a signal leaves the filled lots as a protected position, and the outcome says how much filled', async () => {
+    const { source, published } = await start('usdm-parts-cancel');
+    await control('thin', 'symbol=BTCUSDT&qty=0.004');
+    const entry = await postSignal(
+      server.url,
+      source.authKey,
+      'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000',
+    );
+    expect((await outcome(entry)).status).toBe('executed');
+    await control('price', 'symbol=BTCUSDT&price=49900');
+    await control('price', 'symbol=BTCUSDT&price=49895');
+    expect(held().openOrders.map((o) => [o.status, o.executedQty])).toEqual([['PARTIALLY_FILLED', 0.008]]);
+
+    const cancel = await postSignal(server.url, source.authKey, 'BTCUSDT,cancellong');
+    expect(await outcome(cancel)).toMatchObject({
+      status: 'executed',
+      message: expect.stringContaining('had filled 0.008 of its 0.01 lots when it was cancelled'),
+    });
+    expect(held().orders.find((o) => !o.reduceOnly)).toMatchObject({ status: 'CANCELED', executedQty: 0.008 });
+    await waitUntil(async () => (await positionsOf(published))[0]?.[0] === 0.008, 'the filled lots kept', 8000);
+    expect((await published()).orders).toEqual([]);
+    await waitUntil(() => stops().length === 1 && stops()[0]![0] === 0.008, 'their stop', 8000);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.008 }]);
+  });
+
+  it('a partly filled entry the exchange expires leaves the filled lots as a protected position', async () => {
+    const { source, published } = await start('usdm-parts-expire');
+    await control('thin', 'symbol=BTCUSDT&qty=0.004');
+    const entry = await postSignal(
+      server.url,
+      source.authKey,
+      'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000',
+    );
+    expect((await outcome(entry)).status).toBe('executed');
+    await control('price', 'symbol=BTCUSDT&price=49900');
+    await waitUntil(async () => (await positionsOf(published))[0]?.[0] === 0.004, 'the filled lots published', 8000);
+    await waitUntil(() => stops().length === 1, 'their stop', 8000);
+    await control('expire', 'symbol=BTCUSDT');
+    expect(held().orders.find((o) => !o.reduceOnly)).toMatchObject({ status: 'EXPIRED', executedQty: 0.004 });
+    await waitUntil(
+      async () => (await positionsOf(published))[0]?.[0] === 0.004 && (await published()).orders.length === 0,
+      'the filled lots kept, the entry gone',
+      8000,
+    );
+    expect(stops()).toEqual([[0.004, 49000]]);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.004 }]);
   });
 
   // The venue lists the stop (an algo order) among the agent's own open orders; the start's

@@ -22,8 +22,14 @@ import type { AddressInfo } from 'node:net';
  * enough for any order, so market orders fill whole; a limit order fills whole at its own price
  * once the last price reaches it; one account, one asset (USDT).
  *
+ * A thin book (`/_control/thin`, a choice for the partial-fill tests): the book holds `qty` at
+ * each price, refilled at each price change, so a resting LIMIT order fills at most `qty` at a
+ * time, PARTIALLY_FILLED with `executedQty` and `avgPrice` counting its fills so far, as Binance's
+ * order answers do; its cancel answers CANCELED with what filled. `/_control/expire` expires a
+ * symbol's open entry orders (EXPIRED, as Binance does a GTD order at its goodTillDate).
+ *
  * Control endpoints (not Binance's, under `/_control/`): state, price, balance, close, hold,
- * held, fail (see `control`).
+ * held, fail, thin, expire (see `control`).
  */
 
 export interface FakeSymbol {
@@ -158,6 +164,11 @@ export class BinanceUsdmExchange {
   private readonly heldNow = new Set<FakeRequest>();
   private readonly heldBefore: FakeRequest[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Symbol → the lots the book holds at each price (absent: deep enough for any order). */
+  private readonly thin = new Map<string, number>();
+  /** Symbol → price changes so far; order id → the change whose refill it took last (a thin book). */
+  private readonly priceChanges = new Map<string, number>();
+  private readonly refillTaken = new Map<number, number>();
 
   private constructor(
     private readonly server: Server,
@@ -207,6 +218,7 @@ export class BinanceUsdmExchange {
   setPrice(symbol: string, price: number): void {
     const s = this.symbol(symbol);
     s.price = price;
+    this.priceChanges.set(s.symbol, (this.priceChanges.get(s.symbol) ?? 0) + 1);
     this.match(symbol);
   }
 
@@ -408,6 +420,17 @@ export class BinanceUsdmExchange {
         return { ok: true };
       case 'GET held':
         return { now: [...this.heldNow], before: this.heldBefore };
+      case 'POST thin':
+        if (number('qty') > 0) this.thin.set(this.symbol(q.symbol).symbol, number('qty'));
+        else this.thin.delete(this.symbol(q.symbol).symbol);
+        return { ok: true };
+      case 'POST expire':
+        for (const order of this.orders.values()) {
+          if (order.symbol !== q.symbol || order.reduceOnly || !isOpen(order.status)) continue;
+          order.status = 'EXPIRED';
+          order.updateTime = Date.now();
+        }
+        return this.state();
       case 'POST fail':
         this.failures.push({
           method: q.method ?? 'POST',
@@ -879,9 +902,21 @@ export class BinanceUsdmExchange {
     }
   }
 
-  /** Fills an order whole at `price`; a reduce-only one at most the position, and expired when there is none to reduce. */
+  /**
+   * Fills an order whole at `price`, or a LIMIT order what a thin book holds; a reduce-only one
+   * at most the position, and expired when there is none to reduce.
+   */
   private execute(order: FakeOrder, price: number): void {
     let quantity = order.origQty - order.executedQty;
+    const depth = order.type === 'LIMIT' ? this.thin.get(order.symbol) : undefined;
+    const thin = depth !== undefined && depth < quantity - 1e-12;
+    if (depth !== undefined) {
+      // The book's lots at this price are taken once until the price changes again.
+      const change = this.priceChanges.get(order.symbol) ?? 0;
+      if (this.refillTaken.get(order.orderId) === change) return;
+      this.refillTaken.set(order.orderId, change);
+    }
+    if (thin) quantity = depth;
     if (order.reduceOnly) {
       const amount = this.positions.get(order.symbol)?.amount ?? 0;
       const reducible =
@@ -897,7 +932,11 @@ export class BinanceUsdmExchange {
     order.avgPrice = (order.avgPrice * order.executedQty + price * quantity) / (order.executedQty + quantity);
     order.executedQty = round(order.executedQty + quantity, s.step);
     order.status =
-      order.executedQty >= order.origQty - 1e-12 ? 'FILLED' : order.reduceOnly ? 'EXPIRED' : 'PARTIALLY_FILLED';
+      order.executedQty >= order.origQty - 1e-12
+        ? 'FILLED'
+        : order.reduceOnly && !thin
+          ? 'EXPIRED'
+          : 'PARTIALLY_FILLED';
     order.updateTime = Date.now();
     this.fill(order.symbol, order.side, quantity, price);
   }

@@ -3,6 +3,14 @@ import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
 import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
 import {
+  applyToTracker,
+  orderStatusOf,
+  track,
+  untrack,
+  type OrderTracker,
+  type OrderUpdate,
+} from '../../order-tracker.js';
+import {
   VenueRefusedError,
   VenueUnreachableError,
   type OrderRequest,
@@ -89,10 +97,13 @@ export class CcxtVenue implements Venue {
    */
   readonly fills: FillRules = { entries: 'venue', exits: 'venue' };
   private readonly exchange: Exchange;
-  /** Pending entries placed (or found on start) and not yet filled or gone, by exchange order id. */
-  private readonly entries = new Map<string, VenueOrder>();
-  /** Stops and targets placed (or found on start) and not yet ended, with the lots already reported filled. */
-  private readonly exits = new Map<string, { order: VenueOrder; reported: number }>();
+  /**
+   * Pending entries, stops and targets placed (or found on start) and not yet ended, by exchange
+   * order id: what filled of each as the agent last read it (the tracker), and the order as
+   * placed, which the reports are made of (its kind, trigger, and the id the book knows).
+   */
+  private tracker: OrderTracker = {};
+  private readonly followed = new Map<string, VenueOrder>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
   private readonly held = new CcxtHeldState();
@@ -188,10 +199,7 @@ export class CcxtVenue implements Venue {
     this.quoteTimer ??= setInterval(() => void this.refreshQuotes(), QUOTE_REFRESH_MS);
     this.quoteTimer.unref?.();
     const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
-    for (const order of own) {
-      if (order.kind === 'limit' || order.kind === 'stop') this.entries.set(order.id, order);
-      else if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
-    }
+    for (const order of own) this.follow(order);
     return { positions: this.options.market === 'swap' ? positions : null, orders: own };
   }
 
@@ -418,8 +426,7 @@ export class CcxtVenue implements Venue {
         }),
       );
     }
-    for (const order of placed)
-      if (!this.exits.has(order.id)) this.exits.set(order.id, { order, reported: order.filled });
+    for (const order of placed) this.follow(order);
     // The new orders stand: only now are the ones they replace cancelled.
     for (const old of protection.replaces) await this.cancel(old);
     return placed;
@@ -441,13 +448,15 @@ export class CcxtVenue implements Venue {
     return reported;
   }
 
-  async cancel(order: VenueOrderRef): Promise<void> {
-    this.entries.delete(order.id);
-    this.exits.delete(order.id);
+  /** An entry's cancel answers the order as it ended: what filled of it before (Binance's executedQty). */
+  async cancel(order: VenueOrderRef): Promise<VenueOrder | void> {
+    const followed = this.followed.get(order.id);
+    this.unfollow(order.id);
     try {
-      await this.call(`cancel order ${order.id}`, () =>
+      const answer = await this.call(`cancel order ${order.id}`, () =>
         this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}),
       );
+      if (followed !== undefined && isEntryKind(followed.kind)) return this.report(answer, followed.kind, followed);
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (isGone(error)) return;
@@ -456,30 +465,19 @@ export class CcxtVenue implements Venue {
   }
 
   /**
-   * Pending entries the exchange filled: each entry still followed is fetched (one request per
-   * pending entry per call). A filled one is reported with the exchange's price and amount; one
-   * cancelled after a partial fill is reported for what filled; one cancelled, expired or
-   * unknown to the exchange is no longer followed. Stops and targets are not asked after here:
-   * the agent sees them reached at its quotes and asks the exchange whether the position is gone.
+   * What the exchange filled of the orders followed: each is fetched (one request per order per
+   * call) and its fill state applied to the order tracker. An entry that filled more is reported
+   * with the exchange's lots and average, `working` while its rest stands (the position grows as
+   * it fills); one that ended with lots filled (cancelled, expired) is reported for what filled.
+   * A stop or target that filled more reduces its position by those lots. An order ended or
+   * unknown to the exchange is no longer followed.
    */
   async reports(): Promise<VenueReport[]> {
     const reports = this.filledAtOnce.splice(0);
-    for (const entry of [...this.entries.values()]) {
-      const order = await this.lookUp(entry);
-      if (order === null) {
-        this.entries.delete(entry.id);
-        continue;
-      }
-      const now = this.report(order, entry.kind, entry);
-      if (now.status === 'open') continue;
-      this.entries.delete(entry.id);
-      if (now.filled > 0) reports.push({ type: 'entry_filled', order: now });
-    }
-    for (const [id, exit] of [...this.exits.entries()]) {
-      const followed = exit.order;
+    for (const [id, followed] of [...this.followed]) {
       const order = await this.lookUp(followed);
       if (order === null) {
-        this.exits.delete(id);
+        this.unfollow(id);
         continue;
       }
       // The exchange's own id and kind stay: the book knows the order by them.
@@ -489,20 +487,26 @@ export class CcxtVenue implements Venue {
         kind: followed.kind,
         ...(followed.trigger && { trigger: true }),
       };
-      if (now.status !== 'open') this.exits.delete(id);
-      const lots = now.filled - exit.reported;
-      if (!(lots > 0)) continue;
-      exit.reported = now.filled;
-      const by = followed.kind === 'stop_loss' ? 'stop_loss' : 'take_profit';
-      reports.push({
-        type: 'position_reduced',
-        symbol: followed.symbol,
-        side: followed.side === 'buy' ? 'sell' : 'buy',
-        volume: lots,
-        price: now.average,
-        by,
-        order: now,
-      });
+      const step = applyToTracker(this.tracker, id, updateOf(order));
+      this.tracker = step.tracker;
+      if (now.status !== 'open') this.unfollow(id);
+      if (isEntryKind(followed.kind)) {
+        if (step.effects.some((e) => e.type === 'entry_fill' || (e.type === 'ended' && e.order.filled > 0)))
+          reports.push({ type: 'entry_filled', order: now, ...(now.status === 'open' && { working: true }) });
+        continue;
+      }
+      for (const effect of step.effects) {
+        if (effect.type !== 'exit_fill') continue;
+        reports.push({
+          type: 'position_reduced',
+          symbol: followed.symbol,
+          side: followed.side === 'buy' ? 'sell' : 'buy',
+          volume: effect.lots,
+          price: effect.price,
+          by: followed.kind === 'stop_loss' ? 'stop_loss' : 'take_profit',
+          order: now,
+        });
+      }
     }
     if (reports.length > 0) this.refreshAfterFill();
     return reports;
@@ -565,10 +569,34 @@ export class CcxtVenue implements Venue {
     return this.exchange.id === 'bybit' ? { acknowledged: true } : {};
   }
 
-  /** An entry just placed: followed until the exchange fills or drops it (already filled: reported next). */
+  /**
+   * An order followed until it ends. An entry counts nothing filled yet, so lots it filled as it
+   * was placed are reported at the next call (one ended at once is reported without a read); a
+   * stop or target counts what filled before as reported already.
+   */
   private follow(order: VenueOrder): void {
-    if (order.status === 'open') this.entries.set(order.id, order);
-    else if (order.filled > 0) this.filledAtOnce.push({ type: 'entry_filled', order });
+    const entry = isEntryKind(order.kind);
+    if (entry && order.status !== 'open') {
+      if (order.filled > 0) this.filledAtOnce.push({ type: 'entry_filled', order });
+      return;
+    }
+    if (order.status !== 'open') return;
+    this.followed.set(order.id, order);
+    this.tracker = track(this.tracker, {
+      clientId: order.clientId,
+      venueId: order.id,
+      role: entry ? 'entry' : order.kind === 'stop_loss' ? 'stop' : 'target',
+      symbol: order.symbol,
+      volume: order.volume,
+      filled: entry ? 0 : order.filled,
+      average: entry ? null : order.average,
+      status: 'open',
+    });
+  }
+
+  private unfollow(id: string): void {
+    this.followed.delete(id);
+    this.tracker = untrack(this.tracker, id);
   }
 
   async shutdown(): Promise<void> {
@@ -745,7 +773,7 @@ export class CcxtVenue implements Venue {
       kind,
       volume: Number(order.amount ?? asked.volume),
       price: order.triggerPrice ?? order.price ?? asked.price,
-      status: statusOf(order.status),
+      status: orderStatusOf(updateOf(order).status),
       filled,
       average: typeof order.average === 'number' ? order.average : null,
       fills: trades.map((t) => ({
@@ -805,18 +833,26 @@ function binanceAsset(info: unknown, currency: string): { wallet: number; margin
   return Number.isFinite(wallet) && Number.isFinite(margin) ? { wallet, margin } : null;
 }
 
-function statusOf(status: string | undefined): VenueOrder['status'] {
-  switch (status) {
-    case 'closed':
-      return 'filled';
-    case 'canceled':
-    case 'expired':
-      return 'cancelled';
-    case 'rejected':
-      return 'rejected';
-    default:
-      return 'open';
-  }
+/** A CCXT order's fill state in the order tracker's words (CCXT's `filled` and `average` are cumulative). */
+function updateOf(order: Order): OrderUpdate {
+  const filled = Number(order.filled ?? 0);
+  const status: OrderUpdate['status'] =
+    order.status === 'closed'
+      ? 'filled'
+      : order.status === 'canceled'
+        ? 'cancelled'
+        : order.status === 'expired'
+          ? 'expired'
+          : order.status === 'rejected'
+            ? 'rejected'
+            : filled > 0
+              ? 'partially_filled'
+              : 'new';
+  return { status, filled, average: typeof order.average === 'number' ? order.average : null, last: null };
+}
+
+function isEntryKind(kind: VenueOrder['kind']): boolean {
+  return kind === 'limit' || kind === 'stop';
 }
 
 function kindOf(order: Order): VenueOrder['kind'] {

@@ -26,6 +26,7 @@ import {
 import type { FixConfig, FixCredentials } from './fix-config.js';
 import { ctraderDictionary } from './fix-dictionary.js';
 import { FixLink, type FixMessage } from './fix-link.js';
+import { applyUpdate, type OrderUpdate } from '../../order-tracker.js';
 
 /** How long an order's first ExecutionReport may take before the broker counts as unreachable. */
 const ANSWER_MS = 10_000;
@@ -662,35 +663,31 @@ export class FixVenue implements Venue {
     // forgot it; either way nothing of the record changes (an order never taken may be sent again).
     if (m.ExecType === 'I' && m.OrdStatus === '8') return;
     const spec = this.instrument(order.symbol);
-    const unit = spec?.contractSize ?? 1;
-    const wasFilled = order.filled;
     if (m.OrderID !== undefined) order.id = String(m.OrderID);
     if (m.PosMaintRptID !== undefined) order.positionId = String(m.PosMaintRptID);
-    const lastQty = Number(m.LastQty ?? 0);
-    // A fill adds lots only where CumQty grows: after an order status told it, the fill's own
-    // report (resent later) is not a second fill.
-    const grows = m.CumQty === undefined || Number(m.CumQty) / unit > order.filled;
-    if ((m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2') && lastQty > 0 && grows) {
+    // The order tracker counts the lots: only where CumQty grows, so after an order status told a
+    // fill, its own report (resent later) is not a second one; lots an order status tells whose
+    // reports never came are one fill at the price that makes the new average.
+    const step = applyUpdate(order, updateOf(m, spec?.contractSize ?? 1));
+    if (step.lots > 0 && step.price !== null) {
       order.fills.push({
-        price: Number(m.LastPx),
-        volume: round(lastQty / unit),
-        time: m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null,
+        price: Number(step.price.toFixed(spec?.digits ?? 8)),
+        volume: step.lots,
+        time: m.ExecType !== 'I' && m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null,
         fee: null,
       });
-    } else if (m.ExecType === 'I' && Number(m.CumQty ?? 0) / unit > order.filled && m.AvgPx !== undefined) {
-      // An order status (after a time away) telling fills whose own reports never came: one
-      // fill of the lots they add, at the price that makes the new average.
-      const lots = round(Number(m.CumQty) / unit - order.filled);
-      const price = (Number(m.AvgPx) * (order.filled + lots) - (order.average ?? 0) * order.filled) / lots;
-      order.fills.push({ price: Number(price.toFixed(spec?.digits ?? 8)), volume: lots, time: null, fee: null });
     }
-    if (m.CumQty !== undefined) order.filled = round(Number(m.CumQty) / unit);
-    if (m.AvgPx !== undefined && order.filled > 0) order.average = Number(m.AvgPx);
-    const status = String(m.OrdStatus ?? '');
-    order.status =
-      status === '2' ? 'filled' : status === '4' || status === 'C' ? 'cancelled' : status === '8' ? 'rejected' : 'open';
-    if ((order.status === 'cancelled' || order.status === 'rejected') && m.Text !== undefined)
-      order.reason = String(m.Text);
+    if (step.busted > 0)
+      this.options.log.error(
+        { order: publicOrder(order), busted: step.busted },
+        `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel); the book still counts them: check the position at the broker`,
+      );
+    Object.assign(order, {
+      filled: step.order.filled,
+      average: step.order.average,
+      status: step.order.status,
+      ...(step.order.reason !== undefined && { reason: step.order.reason }),
+    });
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {
@@ -713,7 +710,7 @@ export class FixVenue implements Venue {
       return;
     }
     // Nobody waits for it: the broker did it on its own (a pending entry, a stop or a target filled).
-    if (order.filled <= wasFilled) return;
+    if (step.lots === 0) return;
     if (isEntry(order)) {
       this.entryFilled(order);
     } else if (order.kind === 'stop_loss' || order.kind === 'take_profit') {
@@ -721,8 +718,8 @@ export class FixVenue implements Venue {
         type: 'position_reduced',
         symbol: order.symbol,
         side: order.side === 'buy' ? 'sell' : 'buy',
-        volume: round(order.filled - wasFilled),
-        price: Number(m.LastPx ?? m.AvgPx ?? order.price),
+        volume: step.lots,
+        price: step.price,
         by: order.kind,
         order: publicOrder(order),
       });
@@ -1037,6 +1034,29 @@ function pipSizeOf(canonical: string, digits: number): number {
 function rejectText(m: FixMessage): string {
   const text = String(m.Text ?? 'rejected without a reason');
   return m.RefTagID !== undefined ? `${text} (tag ${String(m.RefTagID)})` : text;
+}
+
+/**
+ * An ExecutionReport in the order tracker's words: CumQty and AvgPx (cumulative), LastQty at
+ * LastPx, OrdStatus; quantities in lots of `unit` units. ExecType H (trade cancel) is a bust.
+ */
+function updateOf(m: FixMessage, unit: number): OrderUpdate {
+  const statuses: Record<string, OrderUpdate['status']> = {
+    '1': 'partially_filled',
+    '2': 'filled',
+    '4': 'cancelled',
+    '8': 'rejected',
+    C: 'expired',
+  };
+  const lastQty = Number(m.LastQty ?? 0);
+  const fill = m.ExecType === 'F' || m.ExecType === '1' || m.ExecType === '2';
+  return {
+    status: m.ExecType === 'H' ? 'busted' : (statuses[String(m.OrdStatus ?? '')] ?? 'new'),
+    filled: m.CumQty === undefined ? null : Number(m.CumQty) / unit,
+    average: m.AvgPx === undefined || Number(m.CumQty ?? 1) === 0 ? null : Number(m.AvgPx),
+    last: fill && lastQty > 0 ? { price: Number(m.LastPx), volume: lastQty / unit } : null,
+    ...(m.Text !== undefined && { reason: String(m.Text) }),
+  };
 }
 
 function round(value: number): number {
