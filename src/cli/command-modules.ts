@@ -5,23 +5,18 @@ type Register = (program: Command) => void;
 export interface CommandModule {
   /** The top-level commands the module registers. */
   names: readonly string[];
-  /** Registered whatever the command: it defines an option of the program's. */
-  always?: true;
   load: () => Promise<Register>;
 }
 
 /**
  * The CLI's commands by module, in the order help lists them. A run loads the module of the
- * command it names (and those marked `always`), not the others: their imports (the language,
- * the engine, the agent, the logger) were about half of an admin command's start-up
- * (decision h1-faster-start).
+ * command it names, not the others: their imports (the language, the engine, the agent, the
+ * store, the logger) were about half of an admin command's start-up (decision h1-faster-start).
  */
 export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['serve'], load: async () => (await import('./commands/serve.js')).registerServeCommand },
   {
     names: ['accounts', 'agents', 'sources', 'signals'],
-    // `--create` is the admin commands' option of the program's, accepted after any command.
-    always: true,
     load: async () => (await import('./commands/admin.js')).registerAdminCommands,
   },
   { names: ['admin-token'], load: async () => (await import('./commands/admin-token.js')).registerAdminTokenCommand },
@@ -39,6 +34,5 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
 export function commandModulesFor(args: readonly string[]): readonly CommandModule[] {
   const first = args[0];
   const named = COMMAND_MODULES.find((module) => first !== undefined && module.names.includes(first));
-  if (named === undefined) return COMMAND_MODULES;
-  return COMMAND_MODULES.filter((module) => module === named || module.always === true);
+  return named === undefined ? COMMAND_MODULES : [named];
 }

@@ -20,12 +20,13 @@ describe('the CLI loads only the module of the command it runs', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('a named command loads its module and the admin one (whose --create is the program’s); anything else loads all', () => {
+  it('a named command loads its module alone; anything else loads all', () => {
     const names = (args: string[]) => commandModulesFor(args).flatMap((module) => module.names);
     expect(names(['accounts', 'list'])).toEqual(['accounts', 'agents', 'sources', 'signals']);
     expect(names(['signals', 'show', 'sig_1'])).toEqual(['accounts', 'agents', 'sources', 'signals']);
-    expect(names(['serve'])).toEqual(['serve', 'accounts', 'agents', 'sources', 'signals']);
-    expect(names(['parse', 'EURUSD,buy'])).toEqual(['accounts', 'agents', 'sources', 'signals', 'parse']);
+    expect(names(['serve'])).toEqual(['serve']);
+    expect(names(['agent', '--paper'])).toEqual(['agent']);
+    expect(names(['parse', 'EURUSD,buy'])).toEqual(['parse']);
     const all = COMMAND_MODULES.flatMap((module) => module.names);
     for (const args of [[], ['--help'], ['help', 'accounts'], ['--create', 'accounts', 'list'], ['acounts'], ['x']])
       expect(names(args)).toEqual(all);
