@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Which project a test file runs in follows from its folder, so a new file lands by where it is:
  *
- * - test/http, test/delivery, test/cli (but parse, simulate, documented-*): what the server stores
+ * - test/http, test/delivery, test/cli (but parse, simulate, documented-*, command-*): what the server stores
  *   and serves, run twice, once on the embedded SQLite store and once on PostgreSQL
  *   (SIGNALGATE_TEST_DATABASE_URL's server, or, where it is unset, a private throwaway cluster
  *   the run starts and removes: test/support/private-postgres.ts).
@@ -24,7 +24,7 @@ import { defineConfig } from 'vitest/config';
 const bothStores = [
   'test/http/**/*.test.ts',
   'test/delivery/**/*.test.ts',
-  'test/cli/!(parse|simulate|documented-)*.test.ts',
+  'test/cli/!(parse|simulate|documented-|command-)*.test.ts',
 ];
 const agent = ['test/agent/**/*.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];

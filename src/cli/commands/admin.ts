@@ -29,11 +29,7 @@ import { withStore } from './with-store.js';
  * (same SIGNALGATE_DATA_DIR or SIGNALGATE_DATABASE_URL) and printing the API's JSON.
  */
 export function registerAdminCommands(program: Command): void {
-  // The admin commands' one option of the program's: given before or after the subcommand.
-  program.option(
-    '--create',
-    'admin commands: start a new, empty store when SIGNALGATE_DATA_DIR (or the SIGNALGATE_DATABASE_URL database) holds none',
-  );
+  // `--create` is the program's option (main.ts), given before or after the subcommand.
   const run = <T>(operation: (store: Store, publicUrl: string) => Promise<AdminResult<T>>) =>
     runOnStore(operation, program.opts<{ create?: boolean }>().create === true);
   const accounts = program.command('accounts').description('accounts and their monthly quota');
