@@ -255,7 +255,10 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
         });
       }
       if (excess <= LOTS_EPSILON) continue;
-      const [symbol, side] = key.split(':') as [string, Side];
+      // Split at the last colon: a CCXT swap's symbol holds one too (BTC/USDT:USDT).
+      const cut = key.lastIndexOf(':');
+      const symbol = key.slice(0, cut);
+      const side = key.slice(cut + 1) as Side;
       const id = theirs.length === 1 ? theirs[0]!.id : key;
       notManaged.push({
         kind: 'position',

@@ -168,6 +168,20 @@ describe('reconcile', () => {
     ]);
   });
 
+  it('the same on a market whose symbol holds a colon (CCXT swaps: BTC/USDT:USDT): the stop is kept, the position named right', () => {
+    const symbol = 'BTC/USDT:USDT';
+    const orphan = venueOrder('x1', `${clientOrderId('gone-signal', 'p7r0')}s`, 'sell', 0.01, 'stop_loss', 0, symbol);
+    const done = reconcile(bookOf([]), {
+      positions: [venuePos('buy', 0.01, `${symbol}:buy`, symbol)],
+      orders: [orphan],
+    });
+    expect(done.cancel).toEqual([]);
+    expect(done.notManaged.map((n) => [n.kind, n.id, n.symbol, n.side])).toEqual([
+      ['position', `${symbol}:buy`, symbol, 'buy'],
+      ['order', 'x1', symbol, 'sell'],
+    ]);
+  });
+
   it("an earlier revision of a position's stop left standing by a move is cancelled", () => {
     const book = bookOf([position(1, 'buy', 0.1)]);
     book.protection['1'] = { revision: 2, orders: [{ id: 's1', symbol: 'EURUSD' }] };

@@ -94,6 +94,9 @@ export interface FakeRequest {
   at: number;
 }
 
+export type Moment = 'arrived' | 'carried' | 'answered';
+export type MomentHook = (request: FakeRequest, moment: Moment) => 'drop' | 'withhold' | void;
+
 interface Hold {
   method: string;
   path: string;
@@ -169,6 +172,8 @@ export class BinanceUsdmExchange {
   /** Symbol → price changes so far; order id → the change whose refill it took last (a thin book). */
   private readonly priceChanges = new Map<string, number>();
   private readonly refillTaken = new Map<number, number>();
+  /** See "kill points" below. */
+  private moments: MomentHook | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -252,10 +257,10 @@ export class BinanceUsdmExchange {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const send = (status: number, payload: unknown) => {
+      const send = (status: number, payload: unknown, written?: () => void) => {
         if (res.destroyed) return;
         res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(payload));
+        res.end(JSON.stringify(payload), written);
       };
       const raw = (req.url ?? '/').slice(1);
       if (raw.startsWith('_control/')) {
@@ -273,6 +278,11 @@ export class BinanceUsdmExchange {
       const params = Object.fromEntries(new URLSearchParams(query));
       if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
       const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
+      if (this.moments?.(request, 'arrived') === 'drop') {
+        this.dropped.push(request);
+        res.destroy();
+        return;
+      }
       this.received.push(request);
       const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
       if (failure) {
@@ -289,8 +299,12 @@ export class BinanceUsdmExchange {
         status = error.status;
         payload = { code: error.code, msg: error.message };
       }
+      if (this.moments?.(request, 'carried') === 'withhold') {
+        this.withheld.push(request);
+        return;
+      }
       const hold = this.holds.find((h) => h.count > 0 && h.method === request.method && h.path === request.path);
-      if (!hold) return send(status, payload);
+      if (!hold) return send(status, payload, () => this.moments?.(request, 'answered'));
       // Carried out already; the answer comes late (or never, when the agent is killed meanwhile).
       hold.count -= 1;
       this.heldNow.add(request);
@@ -443,6 +457,25 @@ export class BinanceUsdmExchange {
       default:
         throw new Error(`no control endpoint ${method} /_control/${what}`);
     }
+  }
+
+  // ---- kill points: a test in the same process acts at the moments a request passes ----
+
+  /** Requests a hook dropped on arrival: never carried out, as if they never left the agent. */
+  readonly dropped: FakeRequest[] = [];
+  /** Requests carried out whose answer a hook withheld: it is never sent. */
+  readonly withheld: FakeRequest[] = [];
+
+  /**
+   * `hook` is called, synchronously, when a request (not a control request) arrives, before it
+   * is carried out (`arrived`: answer `drop` and it is not carried out, its connection is
+   * destroyed); once it is carried out, before its answer (`carried`: `withhold` and no answer is
+   * ever sent); and once its answer is handed to the socket (`answered`). A test that owns the
+   * agent's process kills it in the hook, so the kill lands at that moment exactly, not after a
+   * guessed delay. Null removes it.
+   */
+  onMoment(hook: MomentHook | null): void {
+    this.moments = hook;
   }
 
   // ---- market data and account ----

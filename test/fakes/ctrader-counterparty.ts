@@ -90,7 +90,9 @@ export class CTraderCounterparty {
   readonly positions = new Map<string, BrokerPosition>();
   readonly resting = new Map<string, RestingOrder>();
   private readonly launchers: { stop(): void }[] = [];
-  private tradeSession: { push(type: string, body: Fields): void } | null = null;
+  private tradeSession: { push(type: string, body: Fields): void; done?(): void } | null = null;
+  /** Set by `dropTradeSession` until the next logon: what the trade session would send is lost. */
+  private tradeCut = false;
   /** Live MarketDataRequests: the quote session, its MDReqID and the symbol. */
   /** Whether subscribers get each new quote (see the class comment). */
   streamQuotes = false;
@@ -451,7 +453,19 @@ export class CTraderCounterparty {
   }
 
   private push(type: string, body: Fields): void {
+    if (this.tradeCut) return;
     this.tradeSession?.push(type, body);
+  }
+
+  /**
+   * Ends the trade session from the broker's side (a Logout, as a server restart or a network
+   * cut would end it), and loses what the broker says from now until the agent logs on again:
+   * with sequence numbers reset at each logon, cTrader resends none of it.
+   */
+  dropTradeSession(): void {
+    const session = this.tradeSession;
+    this.tradeCut = true;
+    session?.done?.();
   }
 
   // --- the sessions ---
@@ -509,7 +523,9 @@ export class CTraderCounterparty {
       this.quoteAnswer(session, type, m);
     const sessions = {
       ready: (session: { push(type: string, body: Fields): void }) => {
-        if (subId === 'TRADE') this.tradeSession = session;
+        if (subId !== 'TRADE') return;
+        this.tradeSession = session;
+        this.tradeCut = false;
       },
       stopped: (session: unknown) => {
         if (subId === 'TRADE' && this.tradeSession === session) this.tradeSession = null;

@@ -101,6 +101,7 @@ export class FixVenue implements Venue {
   private readonly quotesRefused = new Map<string, { reason: string; since: string; at: number }>();
   private readonly requests = new Map<string, (type: string, message: FixMessage) => boolean>();
   private readonly recordFile: string;
+  private tradeLogons = 0;
 
   constructor(private readonly options: FixVenueOptions) {
     const { config } = options;
@@ -109,6 +110,11 @@ export class FixVenue implements Venue {
     const listener = (link: 'trade' | 'quote') => ({
       received: (type: string, message: FixMessage) => this.received(type, message, link),
       loggedOn: () => {
+        // cTrader resends nothing after a logon (sequence numbers reset): what the broker did
+        // while the session was down is asked for after every logon but the start's, which open() asks.
+        if (link === 'trade' && config.dialect === 'ctrader') {
+          if (this.tradeLogons++ > 0) void this.statusAfterLogon();
+        }
         if (link !== (config.quote ? 'quote' : 'trade')) return;
         // A new logon is a new chance: the broker may give the quotes it refused.
         this.quotesRefused.clear();
@@ -244,9 +250,12 @@ export class FixVenue implements Venue {
   }
 
   async place(order: OrderRequest): Promise<VenueOrder> {
-    const known =
+    let known =
       this.answered(order.clientId) ??
       (order.mayExist ? await this.lookUp(order.clientId, order.symbol, order.side) : undefined);
+    const unanswered = this.orders.get(order.clientId);
+    if (!known && order.mayExist && unanswered?.id === '' && this.options.config.dialect === 'ctrader')
+      known = this.openedWhileAway(unanswered, await this.requestPositions());
     if (known) {
       // The agent's book takes the order now: a fill learnt before (its report held back, or
       // handed out and dropped by a book that did not hold the order yet) is reported again.
@@ -400,6 +409,71 @@ export class FixVenue implements Venue {
       `close ${order.clientId} was sent before the agent stopped and never answered: the broker's position ${positionId} holds ${now.volume} of the ${position.volume} lots, so it filled ${filled}`,
     );
     return order;
+  }
+
+  /**
+   * An entry sent and never answered (the agent stopped, or the session dropped before its
+   * report): cTrader forgets an order once it ended and resends nothing after a logon, so, as
+   * for a close, what it did is read from the positions: one of its symbol and side, of at most
+   * its lots, that no order of the record names, is the one it opened (the newest, should there
+   * be several). Its price is the position's. Undefined when there is none: the order never
+   * reached the broker or filled nothing, and is sent again.
+   */
+  private openedWhileAway(order: TrackedOrder, positions: VenuePosition[]): TrackedOrder | undefined {
+    const named = new Set([...this.orders.values()].map((o) => o.positionId));
+    const found = positions
+      .filter(
+        (p) =>
+          p.symbol === order.symbol &&
+          p.side === order.side &&
+          isBrokerPositionId(p) &&
+          !named.has(p.id) &&
+          p.volume <= order.volume + 1e-9,
+      )
+      .sort((a, b) => Number(b.id) - Number(a.id) || b.id.localeCompare(a.id))[0];
+    if (found === undefined) return undefined;
+    order.positionId = found.id;
+    order.filled = round(Math.min(order.volume, found.volume));
+    order.average = found.price;
+    order.fills = [{ price: found.price, volume: order.filled, time: null, fee: null }];
+    order.status = order.filled < order.volume ? 'cancelled' : 'filled';
+    this.saveRecord();
+    this.options.log.warn(
+      { order: publicOrder(order), position: found.id },
+      `entry ${order.clientId} was sent and never answered, and the broker no longer knows it: the position ${found.id} it holds (${found.volume} lots ${found.side} ${found.symbol} at ${found.price}), named by no other order, is its fill`,
+    );
+    return order;
+  }
+
+  /**
+   * cTrader after a logon but the first: the order mass status (its reports update the record)
+   * and the positions. An entry of the record still open and no longer listed was filled whole
+   * or cancelled meanwhile: the position it opened, if any, is its fill, given to whoever waits
+   * for the order or reported as a pending entry's fill would be.
+   */
+  private async statusAfterLogon(): Promise<void> {
+    try {
+      const [positions, listed] = await Promise.all([this.requestPositions(), this.requestOrders()]);
+      const open = new Set(listed.map((o) => o.clientId));
+      for (const order of [...this.orders.values()]) {
+        const entry = order.positionId === null && (order.kind === 'market' || isEntry(order));
+        if (!entry || order.status !== 'open' || open.has(order.clientId)) continue;
+        if (order.kind !== 'market' && order.id === '') continue; // not taken by the broker yet
+        if (!this.openedWhileAway(order, positions)) continue;
+        const waiter = this.waiting.get(order.clientId!);
+        if (waiter) {
+          this.waiting.delete(order.clientId!);
+          if (order.handed === false) order.handed = true;
+          waiter.resolve({ order });
+        }
+        if (isEntry(order)) this.entryFilled(order);
+      }
+    } catch (error) {
+      this.options.log.warn(
+        { err: (error as Error).message },
+        'could not ask the broker for order and position status after the logon; the next reconciliation reads them',
+      );
+    }
   }
 
   /**
@@ -999,7 +1073,10 @@ export class FixVenue implements Venue {
   private saveRecord(): void {
     // Settled orders older than the open ones are not needed to answer a retry after a day. An
     // order sent and not yet answered (no id) is kept: the broker may hold it.
-    const orders = [...this.orders.values()].filter((o) => o.id !== '' || o.status === 'open').slice(-500);
+    // An entry learnt from its position (no order id) is kept too: its position is named.
+    const orders = [...this.orders.values()]
+      .filter((o) => o.id !== '' || o.status === 'open' || o.positionId !== null)
+      .slice(-500);
     // Synced: an order on its way to the broker must be in the record after a power loss too.
     writeFileAtomicSync(this.recordFile, JSON.stringify({ orders, execIds: [...this.execIds].slice(-2000) }));
   }

@@ -1,0 +1,258 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOrderId } from '../../src/agent/client-order-id.js';
+import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import {
+  accountWithAgents,
+  deliveriesOf,
+  postSignal,
+  sourceFor,
+  waitUntil,
+} from '../delivery/support/delivery-setup.js';
+import {
+  BinanceUsdmExchange,
+  type FakeAlgoOrder,
+  type FakeOrder,
+  type FakeRequest,
+  type Moment,
+} from '../fakes/binance-usdm-exchange.js';
+import { AgentProcess } from './support/agent-process.js';
+
+/**
+ * Kill points (issue 46): for each path a signal or a stop move takes on the venue (entry, stop,
+ * target, stop move, close, cancel), a real agent process on the Binance USDⓈ-M test exchange is
+ * SIGKILLed at each step of that path, at three moments, then started again; the exchange then
+ * holds exactly what the signal asked, once, protected, and the agent's published book equals it.
+ *
+ * The moments are reached without timing guesses: the test owns the exchange in-process, and its
+ * hook (`onMoment`) runs synchronously as the step's request passes, so the kill lands there:
+ * - before sending: the request arrives, the agent is killed and the request dropped, never carried
+ *   out (to the exchange and to the agent's disk this is the agent dying before it sent it);
+ * - after sending, before the answer: carried out, the agent killed, the answer never sent;
+ * - after the answer, before the journal: the answer handed to the socket, then the agent killed.
+ *   The agent writes its journal only once the whole path is carried out, so each kill here
+ *   lands before that write unless the agent read the answer, finished the path and synced its
+ *   journal within the microseconds between the answer's write and the kill; each case checks
+ *   the journal afterwards and fails, saying so, if the kill came after it.
+ * From the kill to the restart every request is dropped: what the dead agent had in a socket's
+ * buffer never counts.
+ *
+ * One account, exchange and data directory serve every case, in order: the agent started
+ * again in one case is the one killed in the next (one process start per case), and each case
+ * begins flat (its setup closes what the previous one left).
+ */
+const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
+const MOMENTS: { moment: Moment; name: string }[] = [
+  { moment: 'arrived', name: 'before sending' },
+  { moment: 'carried', name: 'after sending, before the answer' },
+  { moment: 'answered', name: 'after the answer, before the journal' },
+];
+
+interface Held {
+  positions: { symbol: string; amount: number; entryPrice: number }[];
+  orders: FakeOrder[];
+  openOrders: FakeOrder[];
+  openAlgoOrders: FakeAlgoOrder[];
+}
+
+const ours = (suffix: string) => new RegExp(`^sg[0-9a-f]{16}${suffix}$`);
+const posted = (endpoint: string, id: 'newClientOrderId' | 'clientAlgoId', suffix: string) => (r: FakeRequest) =>
+  r.method === 'POST' && r.path === endpoint && ours(suffix).test(r.params[id] ?? '');
+const deleted = (endpoint: string) => (r: FakeRequest) => r.method === 'DELETE' && r.path === endpoint;
+
+type Path = 'entry' | 'stop' | 'target' | 'stop move' | 'close' | 'cancel';
+const STEPS: { path: Path; step: string; match: (r: FakeRequest) => boolean }[] = [
+  { path: 'entry', step: 'the market order', match: posted('/fapi/v1/order', 'newClientOrderId', 'o') },
+  { path: 'stop', step: 'the stop order', match: posted('/fapi/v1/algoOrder', 'clientAlgoId', 'p\\d+r0s') },
+  { path: 'target', step: 'the target order', match: posted('/fapi/v1/order', 'newClientOrderId', 'p\\d+r0t1') },
+  { path: 'stop move', step: 'the new stop', match: posted('/fapi/v1/algoOrder', 'clientAlgoId', 'p\\d+r1s') },
+  { path: 'stop move', step: "the old stop's cancel", match: deleted('/fapi/v1/algoOrder') },
+  { path: 'close', step: 'the close order', match: posted('/fapi/v1/order', 'newClientOrderId', 'c1') },
+  { path: 'close', step: "the stop's cancel", match: deleted('/fapi/v1/algoOrder') },
+  { path: 'cancel', step: 'the cancel', match: deleted('/fapi/v1/order') },
+];
+const CASES = STEPS.flatMap((s) => MOMENTS.map((m) => ({ ...s, ...m })));
+
+describe('an agent killed at each step of each path, and started again', () => {
+  let server: TestServer;
+  let usdm: BinanceUsdmExchange;
+  let dir = '';
+  let token = '';
+  let agentId = '';
+  let authKey = '';
+  let agent: AgentProcess;
+  const agents: AgentProcess[] = [];
+  beforeAll(async () => {
+    server = await startTestServer();
+    const made = await accountWithAgents(server, ['kill-points']);
+    token = made.agents[0]!.token;
+    agentId = made.agents[0]!.id;
+    authKey = (await sourceFor(server, made.accountId)).authKey;
+    usdm = await BinanceUsdmExchange.start({
+      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
+      secret: KEYS.SIGNALGATE_CCXT_SECRET,
+    });
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-kill-'));
+    agent = await run();
+  });
+  afterAll(async () => {
+    usdm?.onMoment(null);
+    for (const a of agents) await a.kill();
+    await usdm?.stop();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function run(): Promise<AgentProcess> {
+    const started = AgentProcess.startVenue(
+      server.url,
+      token,
+      dir,
+      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', usdm.url],
+      KEYS,
+    );
+    agents.push(started);
+    await started.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
+    return started;
+  }
+  const held = () => usdm.state() as unknown as Held;
+  const published = async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state;
+  const signal = (text: string) => postSignal(server.url, authKey, text);
+  const settled = async (id: string) => {
+    await waitUntil(
+      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, id))[0].status),
+      `the outcome of ${id}`,
+      30_000,
+    );
+    return (await deliveriesOf(server, id))[0];
+  };
+  const journal = () => {
+    const agentDir = path.join(dir, 'agents', readdirSync(path.join(dir, 'agents'))[0]!);
+    const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
+    return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));
+  };
+  /** Nothing at the exchange nor in the book: what the previous case left is closed, the price back at 50000. */
+  const flat = async () => {
+    usdm.setPrice('BTCUSDT', 50000);
+    if (held().positions.length > 0) expect((await settled(await signal('BTCUSDT,closelong'))).status).toBe('executed');
+    if (held().openOrders.length > 0)
+      expect((await settled(await signal('BTCUSDT,cancellong'))).status).toBe('executed');
+    await waitUntil(
+      async () => {
+        const state = await published();
+        return state?.positions?.length === 0 && state.orders.length === 0 && held().openAlgoOrders.length === 0;
+      },
+      'a flat start',
+      15_000,
+    );
+  };
+
+  /** Waits for `condition`, failing with what the exchange and the agent's published state then show. */
+  const until = async (condition: (state: any) => boolean, what: string) => {
+    try {
+      await waitUntil(async () => condition(await published()), what, 20_000);
+    } catch (error) {
+      const state = await published();
+      throw new Error(
+        `${(error as Error).message}\nexchange: ${JSON.stringify({ ...held(), orders: undefined })}\npublished: ${JSON.stringify({ positions: state?.positions, orders: state?.orders, notManaged: state?.notManaged })}\nlog: ${agent.stdout.slice(-3000)}`,
+      );
+    }
+  };
+
+  it.each(CASES)('$path, killed at $step $name', async ({ path: which, match, moment, name }) => {
+    // A case that failed with its agent dead leaves the next one an agent all the same.
+    if (agent.child.exitCode !== null || agent.child.signalCode !== null) agent = await run();
+    await flat();
+    // What the path acts on, set up before the kill is armed.
+    let entry: string | null = null;
+    if (which === 'stop move' || which === 'close' || which === 'cancel') {
+      entry = await signal(
+        which === 'cancel'
+          ? 'BTCUSDT,buylimit,vol=0.01,entry_price=49500,sl_price=48000'
+          : `BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=52000${which === 'stop move' ? ',be_trigger=500' : ''}`,
+      );
+      expect((await settled(entry)).status).toBe('executed');
+      await waitUntil(
+        async () => ((await published())?.positions?.length ?? 0) + ((await published())?.orders?.length ?? 0) === 1,
+        'the setup published',
+        15_000,
+      );
+    }
+    const ticket: number | undefined = (await published()).positions[0]?.position;
+
+    const killed = agent;
+    let done = false;
+    usdm.onMoment((request, now) => {
+      if (done) return now === 'arrived' ? 'drop' : undefined;
+      if (now !== moment || !match(request)) return undefined;
+      done = true;
+      process.kill(killed.child.pid!, 'SIGKILL');
+      return moment === 'arrived' ? 'drop' : moment === 'carried' ? 'withhold' : undefined;
+    });
+    let acting: string | null = null;
+    if (which === 'entry' || which === 'stop' || which === 'target')
+      acting = await signal('BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    else if (which === 'close') acting = await signal('BTCUSDT,closelong');
+    else if (which === 'cancel') acting = await signal('BTCUSDT,cancellong');
+    else usdm.setPrice('BTCUSDT', 50600); // breakeven reached: the agent moves the stop
+    await killed.exited;
+    expect(done, `the agent was killed ${name}`).toBe(true);
+    // The kill came before the journal took the step's outcome.
+    const stored = journal();
+    if (acting !== null) expect(stored.inFlight, 'killed before the outcome was written').toContain(acting);
+    else expect(stored.book.protection[String(ticket)].moving, 'killed before the finished move was written').toBe(1);
+    usdm.onMoment(null);
+
+    agent = await run();
+    if (acting !== null) {
+      // KNOWN GAP: a cancel carried out before the kill is found gone by the start's comparison,
+      // which drops the pending order from the book; executed again, the signal finds nothing to
+      // cancel and is rejected, though the venue and the book are right. (A position gone is kept
+      // aside for the signals in flight, `departed`; a pending order is not yet.)
+      const cancelDone = which === 'cancel' && moment !== 'arrived';
+      expect((await settled(acting)).status).toBe(cancelDone ? 'rejected' : 'executed');
+    }
+
+    // The exchange holds what was asked, once; the book the agent publishes equals it.
+    if (which === 'close' || which === 'cancel') {
+      await until(
+        (state) => state?.positions?.length === 0 && state.orders.length === 0 && state.notManaged.length === 0,
+        'the book empty',
+      );
+      expect(held().positions).toEqual([]);
+      expect(held().openOrders).toEqual([]);
+      expect(held().openAlgoOrders).toEqual([]);
+      if (which === 'close')
+        expect(
+          held().orders.filter((o) => o.clientOrderId === clientOrderId(acting!, 'c1') && o.executedQty > 0),
+        ).toHaveLength(1);
+      return;
+    }
+    const opening = clientOrderId(entry ?? acting!, 'o');
+    const stop = which === 'stop move' ? 50000.1 : 49000;
+    const target = which === 'stop move' ? 52000 : 51000;
+    await until(
+      (state) =>
+        state?.positions?.length === 1 &&
+        state.positions[0].sl === stop &&
+        state.positions[0].stopMove === undefined &&
+        state.positions[0].unprotected === undefined &&
+        state.notManaged.length === 0 &&
+        held().openAlgoOrders.length === 1,
+      'the book and the venue settled',
+    );
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
+    expect(held().orders.filter((o) => o.clientOrderId === opening && o.executedQty > 0)).toHaveLength(1);
+    expect(held().openAlgoOrders.map((o) => [o.side, o.triggerPrice, o.quantity, o.reduceOnly])).toEqual([
+      ['SELL', stop, 0.01, true],
+    ]);
+    expect(held().openOrders.map((o) => [o.side, o.price, o.origQty, o.reduceOnly])).toEqual([
+      ['SELL', target, 0.01, true],
+    ]);
+    const state = await published();
+    expect(state.positions).toMatchObject([{ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: stop }]);
+    expect(state.orders).toEqual([]);
+  });
+});
