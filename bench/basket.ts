@@ -126,13 +126,13 @@ async function basket(
 ): Promise<BasketRow> {
   // One signal first: the agent's first signal pays for what is loaded once.
   const warm = venue === 'paper' ? 'EURUSD,buy,vol=0.01' : `${symbols[0]},buy,vol=0.1`;
-  executed(await settledSignal(server, (await postSignal(server.url, authKey, warm)).id, 60_000));
+  executed(await settledSignal(server, (await postSignal(server.url, authKey, warm)).id, 180_000));
   const ordersBefore = exchange?.requests('POST', '/fapi/v1/order').length ?? 0;
   const posted = await Promise.all(
     symbols.map((symbol) => postSignal(server.url, authKey, `${symbol},buy,vol=${venue === 'paper' ? 0.01 : 0.1}`)),
   );
   const first = Math.min(...posted.map((p) => p.startedAt));
-  const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 60_000)));
+  const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 180_000)));
   const deliveries = signals.map(executed);
   const acks = deliveries.map((d) => Date.parse(d.ackedAt!) - first).sort((a, b) => a - b);
   const orders =
