@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compareWithBaseline } from './baseline.js';
+import { runAlertToOrder } from './alert-to-order.js';
+import { runBasket } from './basket.js';
 import { runBigLog } from './big-log.js';
 import { runBurst } from './burst.js';
 import { runCpuAb } from './cpu-ab.js';
@@ -26,7 +28,9 @@ const USAGE =
   '--big-log (ingest and every admin page on a store of BENCH_BIG_LOG_SIGNALS signals, default 10,000,000, seeded once and cached), ' +
   "--store-ingest (the store's ingest alone, no HTTP, on an empty and a big store, the log's indexes now and before), " +
   "--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD's, both on one core, alternating rounds), " +
-  '--hostile (server CPU and bytes stored per hostile request against an ordinary one)';
+  '--hostile (server CPU and bytes stored per hostile request against an ordinary one), ' +
+  '--alert-to-order (POST to the order at the venue: CCXT and FIX idle, a burst across paper agents, per store), ' +
+  "--basket (20 symbols posted at once to one agent: each order and ack; the paper agent's sustained rate)";
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -64,6 +68,8 @@ for (let i = 0; i < args.length; i++) {
       '--store-ingest',
       '--cpu-ab',
       '--hostile',
+      '--alert-to-order',
+      '--basket',
     ].includes(arg)
   ) {
     flags.add(arg);
@@ -110,6 +116,22 @@ if (flags.has('--fix')) {
   const row = await runFixRoundTrip(fixSignals);
   figures.set('fix hand-off p99', row.handoffP99);
   figures.set('fix round trip p99', row.roundTripP99);
+}
+if (flags.has('--alert-to-order')) {
+  for (const row of await runAlertToOrder()) {
+    const key = `alert-to-order ${row.store} ${row.path.startsWith('paper burst') ? 'burst' : row.path}`;
+    figures.set(`${key} p50`, row.p50);
+    figures.set(`${key} p99`, row.p99);
+    figures.set(`${key} max`, row.max);
+  }
+}
+if (flags.has('--basket')) {
+  const basket = await runBasket();
+  for (const row of basket.rows) {
+    figures.set(`basket ${row.venue} last order`, row.lastOrder);
+    figures.set(`basket ${row.venue} last ack`, row.lastAck);
+  }
+  figures.set('basket paper sustained signals/s', basket.sustainedRate);
 }
 if (flags.has('--slow-clients')) {
   const [quiet, slow] = await runSlowClients();

@@ -1,7 +1,7 @@
 import type { HelloMessage } from '../protocol/push-protocol.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import type { AckStatus, Delivery } from '../protocol/delivery.js';
+import type { AckStatus, AckTimings, Delivery } from '../protocol/delivery.js';
 import {
   AgentClosedError,
   AgentConnectedError,
@@ -46,6 +46,8 @@ export interface Outcome {
   message?: string | null;
   /** Anything JSON the platform reports (fills, tickets). */
   result?: unknown;
+  /** When the agent decided, sent, had the venue's answer, learnt of the fill (AckTimings). */
+  timings?: AckTimings;
 }
 
 /**
@@ -154,6 +156,7 @@ export class AgentClient {
       status: outcome.status,
       message: outcome.message ?? null,
       ...(outcome.result !== undefined && { result: outcome.result }),
+      ...(outcome.timings !== undefined && { timings: outcome.timings }),
     };
     const backoff = this.newBackoff();
     try {

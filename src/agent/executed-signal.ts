@@ -1,4 +1,4 @@
-import type { AckStatus } from '../protocol/delivery.js';
+import type { AckStatus, AckTimings } from '../protocol/delivery.js';
 
 /** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
 const KEPT_SETTLED = 256;
@@ -8,7 +8,8 @@ export interface ExecutedSignal {
   id: string;
   seq: number;
   executedAt: string;
-  outcome: { status: AckStatus; message: string | null; result: unknown };
+  /** `timings`: absent when the signal never reached the engine (refused before), and in journals written before them. */
+  outcome: { status: AckStatus; message: string | null; result: unknown; timings?: AckTimings };
   /** The server settled the ack; until then it is sent again after a restart. */
   acked: boolean;
 }

@@ -37,6 +37,7 @@ import {
 } from './protection-state.js';
 import { protectPositions } from './protection-pass.js';
 import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
+import { OrderTiming } from './order-timing.js';
 import { entriesOnly, entryDeadline, type EntryDeadline } from './signal-age.js';
 import { SymbolFailures } from './symbol-failures.js';
 
@@ -529,8 +530,9 @@ export class VenueAgent {
   private async simulate(signal: AgentSignal, deadline: EntryDeadline): Promise<ExecutedSignal['outcome']> {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
+      const timing = new OrderTiming(this.venue);
       const done = await executeSignal(
-        this.venue,
+        timing.venue,
         emptyLinks(this.book.state),
         { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) },
         Date.now(),
@@ -538,7 +540,7 @@ export class VenueAgent {
         deadline,
       );
       this.book = emptyLinks(done.book.state);
-      return done.outcome;
+      return { ...done.outcome, timings: timing.result() };
     } catch (err) {
       return {
         status: 'failed',
@@ -643,8 +645,9 @@ export class VenueAgent {
     try {
       // From here orders may leave: a retry must look them up first.
       sending();
+      const timing = new OrderTiming(venue);
       const done = await executeSignal(
-        venue,
+        timing.venue,
         book,
         { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) },
         Date.now(),
@@ -664,6 +667,7 @@ export class VenueAgent {
         status: done.outcome.status,
         message,
         result: this.options.dryRun ? { dryRun: true, ...done.outcome.result } : done.outcome.result,
+        timings: timing.result(),
       };
     } catch (error) {
       if (error instanceof VenueUnreachableError) throw error;

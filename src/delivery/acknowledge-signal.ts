@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
-import type { AckStatus } from '../protocol/delivery.js';
+import { ACK_TIMING_NAMES, type AckStatus, type AckTimings } from '../protocol/delivery.js';
 import type { Ack, Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
 import { objectSchema } from '../openapi/index.js';
@@ -23,6 +23,23 @@ export const ACK_BODY = objectSchema(
     result: {
       description: 'anything the agent wants recorded with the acknowledgement (order ids, fills)',
       examples: [{ ticket: 123 }],
+    },
+    timings: {
+      type: ['object', 'null'],
+      description:
+        "when the agent carried the signal out, on its clock: decided, first order sent, the venue's answer, filled; null where it did not happen",
+      properties: Object.fromEntries(
+        ACK_TIMING_NAMES.map((name) => [name, { type: ['string', 'null'], format: 'date-time' }]),
+      ),
+      additionalProperties: false,
+      examples: [
+        {
+          decidedAt: '2026-12-02T09:30:00.004Z',
+          sentAt: '2026-12-02T09:30:00.005Z',
+          venueAckedAt: '2026-12-02T09:30:00.031Z',
+          filledAt: '2026-12-02T09:30:00.031Z',
+        },
+      ],
     },
   },
   ['status'],
@@ -124,6 +141,7 @@ export function readAck(body: unknown): ReadAck {
       detail: `'message' must be a string of at most ${MAX_MESSAGE_CHARS} characters`,
     });
   }
+  const timings = readTimings(fields.timings, problems);
   problems.push(...unknownNames(Object.keys(fields), ACK_FIELDS, 'field'));
   if (problems.length > 0) return { ok: false, problems };
   return {
@@ -132,6 +150,33 @@ export function readAck(body: unknown): ReadAck {
       status: status as AckStatus,
       message: typeof message === 'string' ? message : null,
       result: fields.result === undefined ? null : fields.result,
+      timings,
     },
   };
 }
+
+/** `{decidedAt?, sentAt?, venueAckedAt?, filledAt?}`, each an ISO 8601 time or null; absent: null (an agent that sends none). */
+function readTimings(value: unknown, problems: Problem[]): AckTimings | null {
+  if (value === undefined || value === null) return null;
+  const refused = (detail: string): null => {
+    problems.push({ code: ErrorCode.INVALID_FIELD, param: 'timings', detail });
+    return null;
+  };
+  if (typeof value !== 'object' || Array.isArray(value))
+    return refused(`'timings' must be an object {${ACK_TIMING_NAMES.join(', ')}} of ISO 8601 times, or null`);
+  const given = value as Record<string, unknown>;
+  const unknown = Object.keys(given).filter((name) => !(ACK_TIMING_NAMES as readonly string[]).includes(name));
+  if (unknown.length > 0)
+    return refused(`'timings' has unknown field(s) ${unknown.join(', ')}; it takes ${ACK_TIMING_NAMES.join(', ')}`);
+  const timings: AckTimings = { decidedAt: null, sentAt: null, venueAckedAt: null, filledAt: null };
+  for (const name of ACK_TIMING_NAMES) {
+    const time = given[name];
+    if (time === undefined || time === null) continue;
+    if (typeof time !== 'string' || !ISO_TIME.test(time) || Number.isNaN(Date.parse(time)))
+      return refused(`'timings.${name}' must be an ISO 8601 UTC time such as 2026-12-02T09:30:00.005Z, or null`);
+    timings[name] = new Date(time).toISOString();
+  }
+  return timings;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;

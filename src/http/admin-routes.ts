@@ -269,9 +269,35 @@ const NEW_AGENT = objectSchema(
   },
   ['id', 'name', 'accountId', 'token', 'createdAt'],
 );
+const TIME_OR_NULL: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 const SIGNAL: JsonSchema = {
   type: 'object',
   description: 'a signal log record: the request, its outcome, the normalized signal and its deliveries',
+  properties: {
+    receivedAt: { type: 'string', format: 'date-time', description: 'when the server received the request' },
+    deliveries: {
+      type: 'array',
+      description: "each agent's delivery (only when one signal is shown)",
+      items: {
+        type: 'object',
+        properties: {
+          deliveredAt: { ...TIME_OR_NULL, description: 'first handed to the agent' },
+          ackedAt: { ...TIME_OR_NULL, description: 'the server took the acknowledgement' },
+          timings: {
+            type: ['object', 'null'],
+            description:
+              "the agent's times from its acknowledgement (its clock): the engine decided, the first order left, the venue answered it, the agent learnt it filled; null for an agent that sends none",
+            properties: {
+              decidedAt: TIME_OR_NULL,
+              sentAt: TIME_OR_NULL,
+              venueAckedAt: TIME_OR_NULL,
+              filledAt: TIME_OR_NULL,
+            },
+          },
+        },
+      },
+    },
+  },
 };
 const SIGNAL_PAGE = objectSchema(
   {

@@ -5,6 +5,22 @@ export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 
 /** The statuses an agent may acknowledge a signal with. */
 export type AckStatus = 'executed' | 'rejected' | 'failed';
 
+/**
+ * When the agent carried a signal out, on the agent's clock (ISO 8601), as it acknowledged them:
+ * the engine had what it needed and decided; the signal's first order left for the venue; the
+ * venue's answer to it arrived; the agent learnt that order was filled (the same answer for a
+ * market order filled at once). Null where it did not happen (a refusal sends nothing) and for
+ * an agent that does not send them. The venue's own fill times stay in the result's orders.
+ */
+export interface AckTimings {
+  decidedAt: string | null;
+  sentAt: string | null;
+  venueAckedAt: string | null;
+  filledAt: string | null;
+}
+
+export const ACK_TIMING_NAMES = ['decidedAt', 'sentAt', 'venueAckedAt', 'filledAt'] as const;
+
 export interface Delivery {
   signalId: string;
   agentId: string;
@@ -24,4 +40,6 @@ export interface Delivery {
    * may have acted on a late signal.
    */
   ackedAfterExpiry: boolean;
+  /** The agent's timings of the signal (see AckTimings); null when its acknowledgement had none. */
+  timings: AckTimings | null;
 }

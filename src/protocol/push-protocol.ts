@@ -1,6 +1,7 @@
 import { ErrorCode } from '../errors/catalog.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from './agent-signal.js';
+import type { AckTimings } from './delivery.js';
 
 /**
  * The WebSocket protocol at `GET /api/agent/ws` (token in `Authorization: Bearer`). Every
@@ -75,6 +76,7 @@ export interface AckMessage {
   status: 'executed' | 'rejected' | 'failed';
   message?: string | null;
   result?: unknown;
+  timings?: AckTimings | null;
 }
 
 /** Agent → server: publish the account snapshot, as `PUT /api/agent/state`. */

@@ -1,5 +1,5 @@
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import type { AckStatus, Delivery } from '../protocol/delivery.js';
+import type { AckStatus, AckTimings, Delivery } from '../protocol/delivery.js';
 import type { ExpiredDelivery } from './records.js';
 
 /** Each agent's queue of signals: handed out, acknowledged, expired, and the notices of new ones. */
@@ -64,6 +64,8 @@ export interface Ack {
   status: AckStatus;
   message: string | null;
   result: unknown;
+  /** Kept with the outcome; null when the agent sent none (an older agent). */
+  timings?: AckTimings | null;
 }
 
 /** A process's hold on an agent's push session: hand-outs go through it while it lasts. */

@@ -145,6 +145,11 @@ describe('the dashboard in a browser', () => {
         { timeout: 30_000 },
       )
       .toMatch(/executed.*opened buy 0\.1 EURUSD/);
+    // The agent's timings from its acknowledgement: alert → order and alert → fill.
+    expect(await row.locator('thead').textContent()).toContain('Alert → orderAlert → fill');
+    const cells = row.locator('tbody tr td');
+    expect(await cells.nth(4).textContent()).toMatch(/^\d+ ms$/);
+    expect(await cells.nth(5).textContent()).toMatch(/^\d+ ms$/);
   });
 
   it("shows a rejected signal's reason with its did-you-mean", async () => {

@@ -50,7 +50,15 @@ describe('POST /api/agent/signals/{id}/ack', () => {
     });
     expect(e.ackedAt).not.toBeNull();
     const [r] = await deliveriesOf(server, rejected);
-    expect(r).toMatchObject({ status: 'rejected', message: 'no open sell positions on EURUSD' });
+    expect(r).toMatchObject({ status: 'rejected', message: 'no open sell positions on EURUSD', timings: null });
+  });
+
+  it("keeps the agent's timings with the outcome, absent ones as null", async () => {
+    const id = await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.1');
+    await take();
+    const timings = { decidedAt: '2026-12-02T09:30:00.004Z', sentAt: '2026-12-02T09:30:00.005Z' };
+    expect((await ack(id, { status: 'executed', timings })).status).toBe(200);
+    expect((await deliveriesOf(server, id))[0].timings).toEqual({ ...timings, venueAckedAt: null, filledAt: null });
   });
 
   it('answers a repeated acknowledgement again, and refuses a different one with 409 ALREADY_ACKNOWLEDGED', async () => {
@@ -93,6 +101,10 @@ describe('POST /api/agent/signals/{id}/ack', () => {
     [{}, 'status'],
     [{ status: 'executed', message: 42 }, 'message'],
     [{ status: 'executed', outcome: 'ok' }, 'outcome'],
+    [{ status: 'executed', timings: 'fast' }, 'timings'],
+    [{ status: 'executed', timings: { sentAt: 'yesterday' } }, 'timings'],
+    [{ status: 'executed', timings: { sentAt: 1764667800000 } }, 'timings'],
+    [{ status: 'executed', timings: { placedAt: '2026-12-02T09:30:00.000Z' } }, 'timings'],
   ])('refuses the malformed acknowledgement %j with 422 naming %s', async (body, param) => {
     const id = await postSignal(server.url, authKey, 'USDCHF,sell');
     await take();

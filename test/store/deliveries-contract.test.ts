@@ -207,6 +207,7 @@ describe.each(contractStores('contract_deliveries'))('$name store', ({ harness: 
           message: 'filled',
           result,
           ackedAfterExpiry: false,
+          timings: null,
         },
       });
       const same = await store.deliveries.ack(
@@ -301,6 +302,34 @@ describe.each(contractStores('contract_deliveries'))('$name store', ({ harness: 
         status: 'failed',
         ackedAt: at(2100),
       });
+    });
+
+    it("keeps the agent's timings with the outcome, and none for an agent that sends none", async () => {
+      const seeded = await seed(store, { agents: 1 });
+      const agent = seeded.agents[0]!.id;
+      const timed = (await store.ingest.commit(request(seeded, { receivedAt: at(1000) }))).record.id;
+      const untimed = (await store.ingest.commit(request(seeded, { receivedAt: at(1001) }))).record.id;
+      await store.deliveries.take(agent, at(2000), 10);
+      const timings = { decidedAt: at(2010), sentAt: at(2011), venueAckedAt: at(2030), filledAt: at(2030) };
+      // Both in one turn: on PostgreSQL they share one grouped statement.
+      const [first, second] = await Promise.all([
+        store.deliveries.ack(agent, timed, { status: 'executed', message: null, result: null, timings }, at(2040)),
+        store.deliveries.ack(agent, untimed, { status: 'executed', message: null, result: null }, at(2041)),
+      ]);
+      expect(first.kind === 'acked' && first.delivery.timings).toEqual(timings);
+      expect(second.kind === 'acked' && second.delivery.timings).toBeNull();
+      const shown = await store.signals.get(timed);
+      expect(shown!.receivedAt).toBe(at(1000));
+      expect(shown!.deliveries[0]).toMatchObject({ deliveredAt: at(2000), ackedAt: at(2040), timings });
+      expect((await store.signals.get(untimed))!.deliveries[0]!.timings).toBeNull();
+      // A repeat of the ack answers the timings first stored.
+      const again = await store.deliveries.ack(
+        agent,
+        timed,
+        { status: 'executed', message: null, result: null, timings: { ...timings, filledAt: at(9999) } },
+        at(2050),
+      );
+      expect(again.kind === 'already_acked' && again.delivery.timings).toEqual(timings);
     });
 
     it('says when an acknowledgement came at or after expiresAt, whether or not a poll marked the delivery expired', async () => {

@@ -244,8 +244,8 @@ function signalDetail(record) {
                     h(
                       'tr',
                       null,
-                      ['Agent', 'Outcome', 'Message', 'Attempts', 'Acknowledged'].map((x) =>
-                        h('th', { scope: 'col' }, x),
+                      ['Agent', 'Outcome', 'Message', 'Attempts', 'Alert → order', 'Alert → fill', 'Acknowledged'].map(
+                        (x) => h('th', { scope: 'col' }, x),
                       ),
                     ),
                   ),
@@ -265,6 +265,8 @@ function signalDetail(record) {
                         ),
                         h('td', null, d.message ?? ''),
                         h('td', null, String(d.attempts)),
+                        h('td', { title: timingsTitle(record, d) }, sinceAlert(record, d.timings?.sentAt)),
+                        h('td', { title: timingsTitle(record, d) }, sinceAlert(record, d.timings?.filledAt)),
                         h('td', null, d.ackedAt ? when(d.ackedAt) : '–'),
                       ),
                     ),
@@ -274,6 +276,27 @@ function signalDetail(record) {
         )
       : null,
   );
+}
+
+/** Milliseconds from the server receiving the alert to `time` (the agent's clock); – when the agent gave none. */
+function sinceAlert(record, time) {
+  if (!time) return '–';
+  return `${Date.parse(time) - Date.parse(record.receivedAt)} ms`;
+}
+
+function timingsTitle(record, d) {
+  const steps = [
+    ['handed to the agent', d.deliveredAt],
+    ['decided', d.timings?.decidedAt],
+    ['order sent', d.timings?.sentAt],
+    ['venue answered', d.timings?.venueAckedAt],
+    ['filled', d.timings?.filledAt],
+    ['acknowledged', d.ackedAt],
+  ];
+  return steps
+    .filter(([, time]) => time)
+    .map(([name, time]) => `${name}: +${Date.parse(time) - Date.parse(record.receivedAt)} ms`)
+    .join('\n');
 }
 
 function excerpt(text) {

@@ -12,6 +12,7 @@ interface PendingAck {
   at: string;
   message: string | null;
   resultJson: string | null;
+  timingsJson: string | null;
   resolve: (row: DeliveryRow | null) => void;
   reject: (error: unknown) => void;
 }
@@ -25,8 +26,8 @@ interface PendingAck {
  * in it with an error.
  */
 const GROUPED_ACKS_SQL = `WITH a AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::json[])
-                AS a (signal_id, agent_id, status, acked_at, message, result)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::json[], $7::json[])
+                AS a (signal_id, agent_id, status, acked_at, message, result, timings)
      ), locked AS (
        SELECT d.signal_id, d.agent_id
          FROM deliveries d JOIN a ON d.signal_id = a.signal_id AND d.agent_id = a.agent_id
@@ -35,7 +36,7 @@ const GROUPED_ACKS_SQL = `WITH a AS (
           FOR UPDATE OF d
      )
      UPDATE deliveries d
-        SET status = a.status, acked_at = a.acked_at, message = a.message, result = a.result,
+        SET status = a.status, acked_at = a.acked_at, message = a.message, result = a.result, timings = a.timings,
             acked_after_expiry = (d.status = 'expired' OR d.expires_at <= a.acked_at)
        FROM locked JOIN a ON a.signal_id = locked.signal_id AND a.agent_id = locked.agent_id
       WHERE d.signal_id = locked.signal_id AND d.agent_id = locked.agent_id
@@ -60,9 +61,14 @@ export class GroupedAcks {
     // Written here, not when the group runs: an ack that cannot be written (a result nested
     // deeper than the stack) fails alone, instead of failing the group's statement, or worse,
     // throwing in the group's turn, outside any caller.
-    let params: Pick<PendingAck, 'at' | 'message' | 'resultJson'>;
+    let params: Pick<PendingAck, 'at' | 'message' | 'resultJson' | 'timingsJson'>;
     try {
-      params = { at: isoTime(now), message: textParam(ack.message), resultJson: jsonParam(ack.result) };
+      params = {
+        at: isoTime(now),
+        message: textParam(ack.message),
+        resultJson: jsonParam(ack.result),
+        timingsJson: jsonParam(ack.timings),
+      };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -105,6 +111,7 @@ export class GroupedAcks {
         group.map((p) => p.at),
         group.map((p) => p.message),
         group.map((p) => p.resultJson),
+        group.map((p) => p.timingsJson),
       ];
       // A deadlock's victim is rolled back whole: nothing of the group took effect. Unnamed, as
       // the hand-out (take-deliveries.ts): a generic plan made on a near-empty table outlives it.

@@ -6,7 +6,7 @@ import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, SignalRecord, Source } from '../records.js';
 import { signalStatusOf } from '../stored-signal-status.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
+import type { AckTimings, Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as node-postgres answers them: timestamptz as Date, json parsed, bytea as Buffer. */
 
@@ -79,6 +79,7 @@ export interface DeliveryRow {
   message: string | null;
   result: unknown;
   acked_after_expiry: boolean;
+  timings: AckTimings | null;
 }
 
 export interface AgentSignalRow {
@@ -247,6 +248,7 @@ export function deliveryOf(row: DeliveryRow): Delivery {
     message: row.message,
     result: row.result ?? null,
     ackedAfterExpiry: row.acked_after_expiry,
+    timings: row.timings ?? null,
   };
 }
 

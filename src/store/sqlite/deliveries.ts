@@ -170,9 +170,11 @@ export class SqliteDeliveries implements Deliveries {
     // Written before the ack joins its group: one that cannot be written fails alone, at once.
     let at: string;
     let result: string | null;
+    let timings: string | null;
     try {
       at = isoTime(now);
       result = jsonText(ack.result);
+      timings = jsonText(ack.timings);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -190,10 +192,10 @@ export class SqliteDeliveries implements Deliveries {
       const afterExpiry = row.status === 'expired' || row.expires_at <= at;
       const updated = this.connection
         .stmt(
-          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?
+          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = ?, timings = ?
             WHERE signal_id = ? AND agent_id = ? RETURNING *`,
         )
-        .get(ack.status, at, ack.message, result, afterExpiry ? 1 : 0, signalId, agentId) as DeliveryRow;
+        .get(ack.status, at, ack.message, result, afterExpiry ? 1 : 0, timings, signalId, agentId) as DeliveryRow;
       return { kind: 'acked', delivery: deliveryOf(updated) };
     });
   }

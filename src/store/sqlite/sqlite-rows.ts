@@ -3,7 +3,7 @@ import type { AgentEntry } from '../agent-entry.js';
 import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, Source } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
-import type { Delivery, DeliveryStatus } from '../../protocol/delivery.js';
+import type { AckTimings, Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
 
@@ -55,6 +55,7 @@ export interface DeliveryRow {
   message: string | null;
   result: string | null;
   acked_after_expiry: number;
+  timings: string | null;
 }
 
 export interface AgentSignalRow {
@@ -151,6 +152,7 @@ export function deliveryOf(row: DeliveryRow): Delivery {
     message: row.message,
     result: parseJson<unknown>(row.result),
     ackedAfterExpiry: row.acked_after_expiry === 1,
+    timings: parseJson<AckTimings>(row.timings),
   };
 }
 

@@ -1,0 +1,263 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { QuickFixExecutor } from '../test/agent/support/fix-counterparties.js';
+import { BinanceUsdmExchange } from '../test/fakes/binance-usdm-exchange.js';
+import { freePort } from '../test/support/free-port.js';
+import type { BenchServer } from './bench-server.js';
+import { loadAverage } from './load-average.js';
+import {
+  AgentFleet,
+  benchPostgres,
+  executed,
+  now,
+  postSignal,
+  provision,
+  serverOn,
+  settledSignal,
+  spread,
+  type VenueBenchStore,
+} from './venue-bench.js';
+
+const IDLE_SIGNALS = Number(process.env.BENCH_A2O_IDLE ?? 40);
+const WARM_UP = 5;
+const BURST_SIGNALS = Number(process.env.BENCH_A2O_BURST ?? 1000);
+const BURST_AGENTS = Number(process.env.BENCH_A2O_AGENTS ?? 50);
+const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
+const FIX_COMP_ID = 'BENCHAGENT';
+const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as VenueBenchStore[];
+const PATHS = (process.env.BENCH_A2O_PATHS ?? 'ccxt,fix,burst').split(',');
+
+export interface AlertToOrderRow {
+  store: VenueBenchStore;
+  /** `ccxt idle`, `fix idle`, `paper burst`. */
+  path: string;
+  signals: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * `npm run bench -- --alert-to-order`: from the start of the inbound POST to the signal's order
+ * at the counterparty, through a real server and real agent processes, per store.
+ * - CCXT idle: one agent on the Binance USDⓈ-M test exchange (in this process, answering in
+ *   about a millisecond); the order's arrival is the exchange's own request log (`at`).
+ * - FIX idle: one agent on QuickFIX's executor through a relay in this process that stamps each
+ *   NewOrderSingle (35=D) as it passes; limit entries, the only orders the executor fills.
+ * - Burst: BURST_SIGNALS market entries scheduled evenly over one second across BURST_AGENTS
+ *   paper agents (a paper agent is a process that costs no venue: fifty CCXT agents would each
+ *   poll the one test exchange in this process, which would measure the exchange); the order's
+ *   time is the agent's `sentAt` from its acknowledgement.
+ * Idle: IDLE_SIGNALS market (FIX: limit) entries one at a time after WARM_UP.
+ */
+export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
+  const rows: AlertToOrderRow[] = [];
+  const postgres = STORES.includes('postgres') ? await benchPostgres() : null;
+  try {
+    for (const store of STORES) {
+      const url = postgres?.url ?? null;
+      if (PATHS.includes('ccxt')) rows.push(await withServer(store, url, (server) => ccxtIdle(store, server)));
+      if (PATHS.includes('fix')) rows.push(await withServer(store, url, (server) => fixIdle(store, server)));
+      if (PATHS.includes('burst')) rows.push(await withServer(store, url, (server) => paperBurst(store, server)));
+    }
+  } finally {
+    await postgres?.stop();
+  }
+  process.stdout.write(
+    `\nalert → order: the inbound POST's start to the order at the counterparty, real server and agent processes, node ${process.version}\n` +
+      `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents (order = the agent's sentAt)\n\n` +
+      `| store | path | signals | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n` +
+      rows
+        .map(
+          (r) =>
+            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`,
+        )
+        .join('\n') +
+      `\nload average at the end: ${loadAverage()}\n`,
+  );
+  return rows;
+}
+
+async function withServer<T>(
+  store: VenueBenchStore,
+  pgUrl: string | null,
+  run: (server: BenchServer) => Promise<T>,
+): Promise<T> {
+  const server = await serverOn(store, pgUrl);
+  try {
+    return await run(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function ccxtIdle(store: VenueBenchStore, server: BenchServer): Promise<AlertToOrderRow> {
+  const exchange = await BinanceUsdmExchange.start({
+    apiKey: CCXT_KEYS.SIGNALGATE_CCXT_API_KEY,
+    secret: CCXT_KEYS.SIGNALGATE_CCXT_SECRET,
+    wallet: 10_000_000,
+  });
+  const fleet = new AgentFleet();
+  try {
+    const [agent] = await provision(server, 'a2o-ccxt', 1);
+    await fleet.start(
+      server,
+      agent!.token,
+      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
+      CCXT_KEYS,
+    );
+    const times: number[] = [];
+    for (let i = 0; i < WARM_UP + IDLE_SIGNALS; i++) {
+      const orders = exchange.requests('POST', '/fapi/v1/order').length;
+      const posted = await postSignal(server.url, agent!.authKey, 'BTCUSDT,buy,vol=0.003');
+      executed(await settledSignal(server, posted.id));
+      const order = exchange.requests('POST', '/fapi/v1/order')[orders];
+      if (order === undefined) throw new Error(`signal ${posted.id} reached the exchange as no order`);
+      if (i >= WARM_UP) times.push(order.at - posted.startedAt);
+    }
+    return { store, path: 'ccxt idle', signals: times.length, ...spread(times) };
+  } finally {
+    await fleet.stopAll();
+    await exchange.stop();
+  }
+}
+
+/** A TCP relay to the executor that stamps each NewOrderSingle the agent sends as it passes. */
+async function stampingRelay(target: number): Promise<{ port: number; orders: number[]; close: () => void }> {
+  const orders: number[] = [];
+  const port = await freePort();
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((agentSide) => {
+    const executorSide = net.connect(target, '127.0.0.1');
+    sockets.add(agentSide).add(executorSide);
+    agentSide.on('data', (chunk: Buffer) => {
+      const at = now();
+      // Messages are small and sent whole; one chunk may hold several.
+      const text = chunk.toString('latin1');
+      for (let i = text.indexOf('\x0135=D\x01'); i !== -1; i = text.indexOf('\x0135=D\x01', i + 1)) orders.push(at);
+      executorSide.write(chunk);
+    });
+    executorSide.on('data', (chunk: Buffer) => agentSide.write(chunk));
+    const end = () => {
+      agentSide.destroy();
+      executorSide.destroy();
+    };
+    agentSide.on('close', end).on('error', end);
+    executorSide.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+  return {
+    port,
+    orders,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      relay.close();
+    },
+  };
+}
+
+async function fixIdle(store: VenueBenchStore, server: BenchServer): Promise<AlertToOrderRow> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-executor-'));
+  const executor = await QuickFixExecutor.start(dir, FIX_COMP_ID);
+  const relay = await stampingRelay(executor.port);
+  const fleet = new AgentFleet();
+  try {
+    const [agent] = await provision(server, 'a2o-fix', 1);
+    const config = path.join(dir, 'fix.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        dialect: 'fix44',
+        trade: {
+          host: '127.0.0.1',
+          port: relay.port,
+          tls: false,
+          senderCompId: FIX_COMP_ID,
+          targetCompId: 'EXECUTOR',
+          heartbeatSeconds: 30,
+        },
+        account: { currency: 'USD', balance: 10_000_000 },
+        instruments: {
+          EURUSD: {
+            brokerSymbol: 'EURUSD',
+            digits: 5,
+            contractSize: 100000,
+            lotMin: 0.01,
+            lotStep: 0.01,
+            lotMax: 50,
+            quoteCurrency: 'USD',
+          },
+        },
+      }),
+    );
+    await fleet.start(server, agent!.token, ['--venue', 'fix', '--fix-config', config], {
+      SIGNALGATE_FIX_USERNAME: 'bench',
+      SIGNALGATE_FIX_PASSWORD: 'bench',
+    });
+    const times: number[] = [];
+    for (let i = 0; i < WARM_UP + IDLE_SIGNALS; i++) {
+      const orders = relay.orders.length;
+      const posted = await postSignal(server.url, agent!.authKey, 'EURUSD,buylimit,vol=0.01,entry_price=1.1');
+      executed(await settledSignal(server, posted.id));
+      const arrived = relay.orders[orders];
+      if (arrived === undefined) throw new Error(`signal ${posted.id} reached the executor as no NewOrderSingle`);
+      if (i >= WARM_UP) times.push(arrived - posted.startedAt);
+    }
+    return { store, path: 'fix idle', signals: times.length, ...spread(times) };
+  } finally {
+    await fleet.stopAll();
+    relay.close();
+    await executor.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<AlertToOrderRow> {
+  const fleet = new AgentFleet();
+  try {
+    const agents = await provision(server, 'a2o-burst', BURST_AGENTS);
+    // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
+    for (let i = 0; i < agents.length; i += 10)
+      await Promise.all(agents.slice(i, i + 10).map((a) => fleet.start(server, a.token, ['--paper', '--seed', '1'])));
+    // Each agent's first signal warms it (the engine's and the store's first of each path).
+    await Promise.all(
+      agents.map(async (a) =>
+        executed(
+          await settledSignal(server, (await postSignal(server.url, a.authKey, 'EURUSD,buy,vol=0.01')).id, 120_000),
+        ),
+      ),
+    );
+    const posts: Promise<{ id: string; scheduled: number }>[] = [];
+    const start = now() + 50;
+    for (let i = 0; i < BURST_SIGNALS; i++) {
+      const scheduled = start + (1000 * i) / BURST_SIGNALS;
+      const agent = agents[i % agents.length]!;
+      posts.push(
+        new Promise((resolve, reject) =>
+          setTimeout(
+            () =>
+              postSignal(server.url, agent.authKey, 'EURUSD,buy,vol=0.01').then(
+                (p) => resolve({ id: p.id, scheduled }),
+                reject,
+              ),
+            Math.max(0, scheduled - now()),
+          ),
+        ),
+      );
+    }
+    const sent = await Promise.all(posts);
+    const times: number[] = [];
+    for (const { id, scheduled } of sent) {
+      const delivery = executed(await settledSignal(server, id, 120_000));
+      const sentAt = delivery.timings?.sentAt;
+      if (!sentAt) throw new Error(`signal ${id} was acknowledged without the time its order left`);
+      // Latency from the scheduled time: a POST the sender started late counts against the path.
+      times.push(Date.parse(sentAt) - scheduled);
+    }
+    return { store, path: `paper burst (${BURST_AGENTS} agents)`, signals: times.length, ...spread(times) };
+  } finally {
+    await fleet.stopAll();
+  }
+}

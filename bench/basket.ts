@@ -1,0 +1,175 @@
+import { BinanceUsdmExchange, type FakeSymbol } from '../test/fakes/binance-usdm-exchange.js';
+import type { BenchServer } from './bench-server.js';
+import { loadAverage } from './load-average.js';
+import { AgentFleet, executed, now, postSignal, provision, serverOn, settledSignal } from './venue-bench.js';
+
+const PAPER_SYMBOLS = [
+  'EURUSD',
+  'GBPUSD',
+  'USDJPY',
+  'USDCHF',
+  'USDCAD',
+  'AUDUSD',
+  'NZDUSD',
+  'EURGBP',
+  'EURJPY',
+  'GBPJPY',
+  'EURCHF',
+  'AUDJPY',
+  'XAUUSD',
+  'XAGUSD',
+  'US30',
+  'US500',
+  'NAS100',
+  'GER40',
+  'UK100',
+  'JP225',
+];
+const COINS = ['BTC', 'ETH', 'SOL', 'XRP', 'ADA', 'DOGE', 'DOT', 'LTC', 'LINK', 'AVAX'];
+const CCXT_SYMBOLS: FakeSymbol[] = [
+  ...COINS,
+  ...['ATOM', 'UNI', 'XLM', 'ETC', 'FIL', 'APT', 'ARB', 'OP', 'NEAR', 'TRX'],
+].map((base) => ({
+  symbol: `${base}USDT`,
+  base,
+  tick: 0.01,
+  step: 0.001,
+  minQty: 0.001,
+  maxQty: 100_000,
+  marketMaxQty: 10_000,
+  minNotional: 5,
+  price: 100,
+}));
+const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
+const SUSTAINED_SIGNALS = Number(process.env.BENCH_BASKET_SUSTAINED ?? 2000);
+/** Posts in flight at once while measuring the sustained rate: enough to keep the agent's queue from running dry. */
+const SUSTAINED_IN_FLIGHT = 32;
+
+export interface BasketRow {
+  venue: 'paper' | 'ccxt';
+  /** From the first POST's start to each order at the venue, in order (ms). */
+  orders: number[];
+  acks: number[];
+  lastOrder: number;
+  lastAck: number;
+}
+
+/**
+ * `npm run bench -- --basket`: a basket of 20 symbols posted at once (20 POSTs started
+ * together) to one agent, on the paper venue and on CCXT against the Binance USDⓈ-M test
+ * exchange, SQLite store. From the first POST's start to each order at the venue (paper: the
+ * agent's `sentAt`; CCXT: the exchange's request log) and to each acknowledgement (the server's
+ * `ackedAt`). Then the paper agent's sustained rate: SUSTAINED_SIGNALS signals (a buy and its
+ * close, alternately) posted SUSTAINED_IN_FLIGHT at a time, executed per second from the first
+ * POST to the last acknowledgement, and how many expired.
+ */
+export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: number; expired: number }> {
+  const server = await serverOn('sqlite', null);
+  const fleet = new AgentFleet();
+  let exchange: BinanceUsdmExchange | null = null;
+  try {
+    const [paper, ccxt, sustained] = await provision(server, 'basket', 3);
+    await fleet.start(server, paper!.token, ['--paper', '--seed', '1']);
+    const rows: BasketRow[] = [];
+    rows.push(await basket(server, paper!.authKey, 'paper', PAPER_SYMBOLS, null));
+
+    exchange = await BinanceUsdmExchange.start({
+      apiKey: CCXT_KEYS.SIGNALGATE_CCXT_API_KEY,
+      secret: CCXT_KEYS.SIGNALGATE_CCXT_SECRET,
+      wallet: 10_000_000,
+      symbols: CCXT_SYMBOLS,
+    });
+    await fleet.start(
+      server,
+      ccxt!.token,
+      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
+      CCXT_KEYS,
+    );
+    rows.push(
+      await basket(
+        server,
+        ccxt!.authKey,
+        'ccxt',
+        CCXT_SYMBOLS.map((s) => s.symbol),
+        exchange,
+      ),
+    );
+
+    await fleet.start(server, sustained!.token, ['--paper', '--seed', '1']);
+    const { rate, expired } = await sustainedRate(server, sustained!.authKey);
+    process.stdout.write(
+      `\nbasket: 20 symbols posted at once to one agent, SQLite, node ${process.version}; ms from the first POST's start\n\n` +
+        `| venue | 1st order | 5th | 10th | 15th | 20th (last) order | 1st ack | last ack |\n|---|---|---|---|---|---|---|---|\n` +
+        rows
+          .map(
+            (r) =>
+              `| ${r.venue} | ${[0, 4, 9, 14, 19].map((i) => r.orders[i]!.toFixed(0)).join(' | ')} | ${r.acks[0]!.toFixed(0)} | ${r.lastAck.toFixed(0)} |`,
+          )
+          .join('\n') +
+        `\n\npaper agent, sustained: ${SUSTAINED_SIGNALS} signals (buy, then its close) ${SUSTAINED_IN_FLIGHT} in flight: ` +
+        `${rate.toFixed(0)} signals/s executed, ${expired} expired\nload average at the end: ${loadAverage()}\n`,
+    );
+    return { rows, sustainedRate: rate, expired };
+  } finally {
+    await fleet.stopAll();
+    await exchange?.stop();
+    await server.stop();
+  }
+}
+
+async function basket(
+  server: BenchServer,
+  authKey: string,
+  venue: 'paper' | 'ccxt',
+  symbols: string[],
+  exchange: BinanceUsdmExchange | null,
+): Promise<BasketRow> {
+  // One signal first: the agent's first signal pays for what is loaded once.
+  const warm = venue === 'paper' ? 'EURUSD,buy,vol=0.01' : `${symbols[0]},buy,vol=0.1`;
+  executed(await settledSignal(server, (await postSignal(server.url, authKey, warm)).id, 180_000));
+  const ordersBefore = exchange?.requests('POST', '/fapi/v1/order').length ?? 0;
+  const posted = await Promise.all(
+    symbols.map((symbol) => postSignal(server.url, authKey, `${symbol},buy,vol=${venue === 'paper' ? 0.01 : 0.1}`)),
+  );
+  const first = Math.min(...posted.map((p) => p.startedAt));
+  const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 180_000)));
+  const deliveries = signals.map(executed);
+  const acks = deliveries.map((d) => Date.parse(d.ackedAt!) - first).sort((a, b) => a - b);
+  const orders =
+    exchange === null
+      ? deliveries.map((d) => Date.parse(d.timings!.sentAt!) - first)
+      : exchange
+          .requests('POST', '/fapi/v1/order')
+          .slice(ordersBefore)
+          .map((r) => r.at - first);
+  if (orders.length !== symbols.length)
+    throw new Error(`the basket's ${symbols.length} signals made ${orders.length} orders at the venue`);
+  orders.sort((a, b) => a - b);
+  return { venue, orders, acks, lastOrder: orders[orders.length - 1]!, lastAck: acks[acks.length - 1]! };
+}
+
+async function sustainedRate(server: BenchServer, authKey: string): Promise<{ rate: number; expired: number }> {
+  executed(await settledSignal(server, (await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.01')).id, 60_000));
+  executed(await settledSignal(server, (await postSignal(server.url, authKey, 'EURUSD,closebuy')).id, 60_000));
+  const ids: string[] = [];
+  const start = now();
+  let next = 0;
+  const sender = async () => {
+    while (next < SUSTAINED_SIGNALS) {
+      const i = next++;
+      ids[i] = (await postSignal(server.url, authKey, i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy')).id;
+    }
+  };
+  await Promise.all(Array.from({ length: SUSTAINED_IN_FLIGHT }, sender));
+  let lastAck = 0;
+  let expired = 0;
+  for (const id of ids) {
+    const signal = await settledSignal(server, id, 180_000);
+    const delivery = signal.deliveries[0]!;
+    // A close that overtook its buy (32 in flight) is refused by the engine: handled all the same.
+    if (delivery.status === 'expired') expired += 1;
+    else if (delivery.status === 'failed') executed(signal);
+    if (delivery.ackedAt) lastAck = Math.max(lastAck, Date.parse(delivery.ackedAt));
+  }
+  return { rate: (1000 * (ids.length - expired)) / (lastAck - start), expired };
+}
