@@ -50,6 +50,8 @@ const PUBLISH_SIMULATED_EVERY_MS = 5000;
 export const RECONCILE_EVERY_MS = 5000;
 /** Signals of different symbols carried out at once, when the venue does not say (`Venue.concurrentSignals`). */
 const CONCURRENT_SIGNALS = 16;
+/** A management pass waits for the lanes to be idle, but is queued after this many intervals at the latest. */
+const PASS_AT_LATEST = 5;
 /** The paper account executes one signal at a time anyway: its lanes overlap only in writing and acknowledging. */
 const CONCURRENT_SIMULATED_SIGNALS = 64;
 
@@ -139,6 +141,8 @@ export class VenueAgent {
   private readonly lanes: WorkLanes;
   /** A management pass is queued or running: the timer's next one is skipped. */
   private passQueued = false;
+  /** When the last management pass was queued (epoch ms). */
+  private lastPassAt = 0;
   /** Lanes whose orders may be on their way: a funds read meanwhile may or may not include them. */
   private sendingLanes = 0;
   /** Bumped when a lane starts sending and when its outcome is in the book: a funds read across a bump is not adopted. */
@@ -236,7 +240,10 @@ export class VenueAgent {
       this.timers.push(setInterval(() => void this.publish(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
       // A simulated venue's feed brings its ticks; a venue elsewhere has its quotes read.
       if (sim) sim.start((tick) => this.onTick(tick));
-      else this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      else {
+        this.lastPassAt = Date.now();
+        this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      }
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
@@ -828,18 +835,23 @@ export class VenueAgent {
    */
   private manage(): void {
     if (this.passQueued || this.stopping.signal.aborted) return;
+    // Its account-wide parts hold every lane: while signals are being carried out it waits (as
+    // a pass waited for a signal before), but never longer than a few passes' time.
+    if (this.lanes.size > 0 && Date.now() - this.lastPassAt < PASS_AT_LATEST * this.options.manageEveryMs) return;
+    this.lastPassAt = Date.now();
     this.passQueued = true;
     void this.managePass().finally(() => (this.passQueued = false));
   }
 
   /**
-   * A management pass: account-wide (the venue's reports, unfinished stop moves), then each symbol
-   * in its own lane behind the signals queued before it, then account-wide again (reconciliation,
-   * the protection pass).
+   * A management pass, account-wide: the venue's reports, unfinished stop moves, each symbol's
+   * quote, reconciliation and the protection pass. One item, so it holds the lanes once: split
+   * into parts around per-symbol items, a signal queued between the parts held every symbol
+   * behind it (one slow order kept a basket waiting).
    */
   private async managePass(): Promise<void> {
     try {
-      const { symbols, none } = await this.lanes.whole(async () => {
+      await this.lanes.whole(async () => {
         // The venue's own fills first: a stop the broker filled closes its position, and a move for it is then dropped.
         await this.takeReports();
         const waiting = new Set<string>();
@@ -856,27 +868,29 @@ export class VenueAgent {
         }
         // A symbol with pending entries only needs quotes where the engine fills them.
         const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
-        const all = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
-        this.symbolFailures.keepOnly(all);
-        return { symbols: [...all].filter((symbol) => !waiting.has(symbol)), none: all.size === 0 };
-      });
-      // Each symbol apart: one whose quote, stop or cancel fails never keeps the others unmanaged.
-      const results = await Promise.all(symbols.map((symbol) => this.lanes.lane(symbol, () => this.manageOne(symbol))));
-      const reached = none || results.includes('reached');
-      const unreachable = results.find((r) => r instanceof VenueUnreachableError) ?? null;
-      await this.lanes.whole(async () => {
+        const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
+        this.symbolFailures.keepOnly(symbols);
+        // Each symbol apart: one whose quote, stop or cancel fails never keeps the others unmanaged.
+        let reached = symbols.size === 0;
+        let unreachable: Error | null = null;
+        for (const symbol of symbols) {
+          if (waiting.has(symbol)) continue;
+          const result = await this.manageOne(symbol);
+          if (result === 'reached') reached = true;
+          else if (result instanceof VenueUnreachableError) unreachable = result;
+        }
         // After the quotes: a target the engine saw reached is in the book before the venue's sizes are compared.
         await this.reconcileIfDue();
         await this.protectAll();
+        if (unreachable !== null && !reached) {
+          this.connected = false;
+          this.lastError = unreachable.message;
+          this.lastReconciledAt = 0;
+        } else if (!this.connected) {
+          this.connected = true;
+          void this.publish();
+        }
       });
-      if (unreachable !== null && !reached) {
-        this.connected = false;
-        this.lastError = unreachable.message;
-        this.lastReconciledAt = 0;
-      } else if (!this.connected) {
-        this.connected = true;
-        void this.publish();
-      }
     } catch (error) {
       if (error instanceof VenueUnreachableError) {
         this.connected = false;
