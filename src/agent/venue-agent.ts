@@ -40,6 +40,8 @@ import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
 import { OrderTiming } from './order-timing.js';
 import { entriesOnly, entryDeadline, type EntryDeadline } from './signal-age.js';
 import { SymbolFailures } from './symbol-failures.js';
+import { WorkLanes } from './work-lanes.js';
+import { mergeLane } from './lane-merge.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 const PUBLISH_EVERY_MS = 10_000;
@@ -47,6 +49,12 @@ const PUBLISH_EVERY_MS = 10_000;
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
 /** The venue's positions and open orders are compared with the book this often, by default (`--reconcile-every`). */
 export const RECONCILE_EVERY_MS = 5000;
+/** Signals of different symbols carried out at once, when the venue does not say (`Venue.concurrentSignals`). */
+const CONCURRENT_SIGNALS = 16;
+/** A management pass waits for the lanes to be idle, but is queued after this many intervals at the latest. */
+const PASS_AT_LATEST = 5;
+/** The paper account executes one signal at a time anyway: its lanes overlap only in writing and acknowledging. */
+const CONCURRENT_SIMULATED_SIGNALS = 64;
 
 /**
  * One agent per token directory: two processes executing into the same book would each
@@ -126,9 +134,26 @@ export class VenueAgent {
   private readonly symbolFailures = new SymbolFailures();
   private timers: NodeJS.Timeout[] = [];
   private readonly stopping = new AbortController();
-  private managing = false;
-  /** A signal is being carried out: management passes wait (both change the book across awaits). */
-  private executing = false;
+  /**
+   * The work on the book: one lane per symbol (its signals and its part of a management pass, in
+   * order), lanes side by side; the venue's reports, reconciliation and the protection pass are
+   * account-wide and hold every lane while they run (see work-lanes.ts).
+   */
+  private readonly lanes: WorkLanes;
+  /** A management pass is queued or running: the timer's next one is skipped. */
+  private passQueued = false;
+  /** When the last management pass was queued (epoch ms). */
+  private lastPassAt = 0;
+  /** Lanes whose orders may be on their way: a funds read meanwhile may or may not include them. */
+  private sendingLanes = 0;
+  /** Bumped when a lane starts sending and when its outcome is in the book: a funds read across a bump is not adopted. */
+  private venueChanges = 0;
+  /** The simulated account's executions, one after another (each reads and replaces the whole book). */
+  private simulating: Promise<unknown> = Promise.resolve();
+  /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
+  private readonly tickets = new Map<string, number>();
+  /** The venue's balance was taken into the book in this run (the first read is, whatever runs beside it). */
+  private balanceRead = false;
   private fatal: Error | null = null;
   /** Position ticket → why the venue refused its stop's last move (the old stop still stands), for the published state. */
   private readonly refusedMoves = new Map<number, string>();
@@ -148,6 +173,9 @@ export class VenueAgent {
     // A simulated account sends nothing anywhere: there is nothing for a dry run to hold back.
     if (this.simulated && options.dryRun) throw new Error(`the ${this.simulated.accountName} has no dry run`);
     this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
+    this.lanes = new WorkLanes(
+      options.venue.concurrentSignals ?? (this.simulated ? CONCURRENT_SIMULATED_SIGNALS : CONCURRENT_SIGNALS),
+    );
     this.watch = new ProtectionWatch(
       options.unprotected?.rule ?? DEFAULT_UNPROTECTED_RULE,
       options.unprotected?.after ?? DEFAULT_UNPROTECTED_AFTER,
@@ -213,20 +241,22 @@ export class VenueAgent {
       this.timers.push(setInterval(() => void this.publish(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
       // A simulated venue's feed brings its ticks; a venue elsewhere has its quotes read.
       if (sim) sim.start((tick) => this.onTick(tick));
-      else this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      else {
+        this.lastPassAt = Date.now();
+        this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+      }
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
       // Signals in flight when the last run stopped are finished first, from the journal: the
       // server hands none out again once past its age, and their orders may stand at the venue.
-      for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) {
-        if (this.fatal || this.stopping.signal.aborted) break;
-        await this.handle(signal);
-      }
+      for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) this.dispatch(signal);
+      await this.lanes.whenIdle();
       if (!this.fatal) {
+        // Each signal goes to its symbol's lane without waiting for the earlier ones' outcome.
         for await (const signal of client.signals()) {
-          await this.handle(signal);
           if (this.fatal) break;
+          this.dispatch(signal);
         }
       }
     } finally {
@@ -249,6 +279,8 @@ export class VenueAgent {
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
     for (const id of stored?.inFlight ?? []) this.inFlight.add(id);
+    for (const [id, ticket] of Object.entries(stored?.tickets ?? {}))
+      if (this.inFlight.has(id)) this.tickets.set(id, ticket);
     for (const signal of stored?.inFlightSignals ?? [])
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
@@ -263,6 +295,7 @@ export class VenueAgent {
           executed: [...this.executed.values()],
           inFlight: [...this.inFlight],
           inFlightSignals: [...this.inFlightSignals.values()],
+          ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
         };
       },
@@ -418,7 +451,52 @@ export class VenueAgent {
     );
   }
 
+  /**
+   * Queues the signal on its symbol's lane: it is carried out after that symbol's earlier signals
+   * and beside other symbols' ones. A failure that must stop the agent stops taking signals.
+   */
+  private dispatch(signal: AgentSignal): void {
+    this.lanes
+      .lane(this.laneOf(signal), () => this.handle(signal))
+      .catch((error: unknown) => {
+        this.fatal ??= error instanceof Error ? error : new Error(String(error));
+      })
+      .finally(() => {
+        if (this.fatal) void this.client?.close();
+      });
+  }
+
+  /** A signal's lane: the venue's symbol it trades, so two names of one market share a lane. */
+  private laneOf(signal: AgentSignal): string {
+    const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
+    return this.venueSymbol(canonical) ?? canonical;
+  }
+
+  private venueSymbol(canonical: string): string | null {
+    return (
+      this.options.symbolMap[canonical] ??
+      this.book.state.config.symbolMap.toBroker[canonical] ??
+      this.venue.findSymbol?.(canonical) ??
+      null
+    );
+  }
+
+  /**
+   * The signal's outcome is in the book: its ticket is no longer reserved, and one it did not use
+   * is given back when no later signal took one (so signals one after another number as before).
+   */
+  private releaseTicket(id: string): void {
+    const ticket = this.tickets.get(id);
+    if (ticket === undefined) return;
+    this.tickets.delete(id);
+    const state = this.book.state;
+    const used = state.positions.some((p) => p.ticket === ticket) || state.orders.some((o) => o.ticket === ticket);
+    if (!used && state.nextTicket === ticket + 1) this.book = { ...this.book, state: { ...state, nextTicket: ticket } };
+  }
+
   private async handle(signal: AgentSignal): Promise<void> {
+    // The agent is stopping on a failure: left unacknowledged, handed out again after a restart.
+    if (this.fatal) return;
     const log = this.options.log;
     const known = this.executed.get(signal.id);
     if (known) {
@@ -445,7 +523,9 @@ export class VenueAgent {
       outcome = { status: 'rejected', message: unpriced, result: null };
     } else if (this.simulated) {
       // The account is the book: nothing stands elsewhere that a restart would have to look up.
-      outcome = await this.simulate(signal, deadline);
+      const simulated = this.simulating.then(() => this.simulate(signal, deadline));
+      this.simulating = simulated;
+      outcome = await simulated;
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
       // knows the signal's orders may stand already, and has the signal to finish it.
@@ -453,39 +533,37 @@ export class VenueAgent {
       if (!again) {
         this.inFlight.add(signal.id);
         this.inFlightSignals.set(signal.id, signal);
+        // The ticket of what it may open is taken now and written with it: other symbols' lanes
+        // take tickets meanwhile, and a restart must open (and protect) under the same one.
+        const ticket = this.book.state.nextTicket;
+        this.tickets.set(signal.id, ticket);
+        this.book = { ...this.book, state: { ...this.book.state, nextTicket: ticket + 1 } };
         await this.journal.save();
       }
-      // One writer of the book at a time: a management pass (quotes, the venue's reports) in
-      // progress finishes first, and none starts until the signal is carried out.
-      this.executing = true;
       let sending = again;
-      try {
-        while (this.managing && !this.stopping.signal.aborted) await sleep(20, this.stopping.signal);
-        outcome = await this.untilReachable(
-          `execute signal ${signal.id}`,
-          async () => {
+      outcome = await this.untilReachable(
+        `execute signal ${signal.id}`,
+        async () => {
+          outage ??= this.unreachableSince;
+          try {
+            return await this.execute(signal, again, deadline, () => (sending = true));
+          } finally {
+            again = sending; // a retry after a lost answer: the orders may stand
+          }
+        },
+        {
+          wakeAt: Date.parse(signal.expiresAt),
+          // Past its age with none of its orders sent yet (the venue unreachable all along): refused without the venue.
+          settle: () => {
             outage ??= this.unreachableSince;
-            try {
-              return await this.execute(signal, again, deadline, () => (sending = true));
-            } finally {
-              again = sending; // a retry after a lost answer: the orders may stand
-            }
+            const late =
+              sending || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
+            return late === null ? null : { status: 'rejected' as const, message: late, result: null };
           },
-          {
-            wakeAt: Date.parse(signal.expiresAt),
-            // Past its age with none of its orders sent yet (the venue unreachable all along): refused without the venue.
-            settle: () => {
-              outage ??= this.unreachableSince;
-              const late =
-                sending || !entriesOnly(signal.signal) ? null : deadline.refusal(`its ${signal.signal.action} order`);
-              return late === null ? null : { status: 'rejected' as const, message: late, result: null };
-            },
-          },
-        );
-      } finally {
-        this.executing = false;
-      }
+        },
+      );
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
+      this.releaseTicket(signal.id);
     }
     const entry: ExecutedSignal = {
       id: signal.id,
@@ -559,11 +637,7 @@ export class VenueAgent {
   ): Promise<ExecutedSignal['outcome']> {
     const venue = this.venue;
     const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
-    const symbol =
-      this.options.symbolMap[canonical] ??
-      this.book.state.config.symbolMap.toBroker[canonical] ??
-      venue.findSymbol?.(canonical) ??
-      null;
+    const symbol = this.venueSymbol(canonical);
     if (symbol === null) {
       return {
         status: 'rejected',
@@ -590,6 +664,7 @@ export class VenueAgent {
       standIn = true;
       return stand;
     });
+    const changes = this.venueChanges;
     try {
       [quote, account] = await Promise.all([quoted, venue.funds(symbol, reread)]);
     } catch (error) {
@@ -607,6 +682,11 @@ export class VenueAgent {
       pipSize: this.options.pipSizes[canonical] ?? venueSpec.pipSize,
     };
     const state = this.book.state;
+    // Read while another lane's orders were on their way, the balance may or may not include
+    // them: the book's (the last read before, plus the profit of outcomes since) is used instead,
+    // so the signals of a basket are sized on the same figure whatever their timing.
+    const adopt = !this.balanceRead || (this.sendingLanes === 0 && this.venueChanges === changes);
+    this.balanceRead = true;
     const mapping = { ...state.config.symbolMap.toBroker, [canonical]: symbol };
     const instruments: Record<string, InstrumentOverride> = { ...state.config.instruments, [canonical]: override };
     this.book = {
@@ -614,16 +694,19 @@ export class VenueAgent {
       state: {
         ...state,
         config: { ...state.config, currency: account.currency, symbolMap: createSymbolMap(mapping), instruments },
-        balance: account.balance,
+        balance: adopt ? account.balance : state.balance,
         quotes: { ...state.quotes, [symbol]: quote },
       },
     };
     // Positions gone at the venue while this signal was in flight are the engine's to close
     // again: the venue then says what its close did (the order looked up by its client id).
     const departed = this.departed.filter((d) => d.signals.includes(signal.id));
-    const book = departed.length === 0 ? this.book : withDeparted(this.book, departed);
+    const live = departed.length === 0 ? this.book : withDeparted(this.book, departed);
+    // What it opens takes the ticket reserved for it (the book's next one for a journal from before reservations).
+    const ticket = this.tickets.get(signal.id);
+    const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
     try {
-      const outcome = await this.executeOn(venue, book, signal, departed, again, deadline, sending);
+      const outcome = await this.executeOn(venue, book, symbol, signal, departed, again, deadline, sending);
       return reread.length === 0 ? outcome : { ...outcome, message: `${outcome.message}; ${reread.join('; ')}` };
     } finally {
       if (standIn) {
@@ -636,15 +719,18 @@ export class VenueAgent {
   private async executeOn(
     venue: Venue,
     book: VenueBook,
+    symbol: string,
     signal: AgentSignal,
     departed: DepartedPosition[],
     again: boolean,
     deadline: EntryDeadline,
     sending: () => void,
   ): Promise<ExecutedSignal['outcome']> {
+    // From here orders may leave: a retry must look them up first.
+    sending();
+    this.sendingLanes += 1;
+    this.venueChanges += 1;
     try {
-      // From here orders may leave: a retry must look them up first.
-      sending();
       const timing = new OrderTiming(venue);
       const done = await executeSignal(
         timing.venue,
@@ -654,7 +740,13 @@ export class VenueAgent {
         again,
         deadline,
       );
-      this.book = departed.length === 0 ? done.book : withoutDeparted(done.book, departed);
+      // Other symbols' lanes changed the book meanwhile: only this symbol's part is this signal's.
+      this.book = mergeLane(
+        this.book,
+        book,
+        departed.length === 0 ? done.book : withoutDeparted(done.book, departed),
+        symbol,
+      );
       this.departed = this.departed.flatMap((d) =>
         d.signals.includes(signal.id)
           ? d.signals.length > 1
@@ -676,6 +768,9 @@ export class VenueAgent {
         message: `the agent failed on ${venue.name}: ${(error as Error).message}`,
         result: null,
       };
+    } finally {
+      this.sendingLanes -= 1;
+      this.venueChanges += 1;
     }
   }
 
@@ -743,69 +838,66 @@ export class VenueAgent {
   /**
    * Takes the venue's reports, then reads the quotes of symbols the book holds and carries out
    * what the engine does at them: breakeven, trailing, and pending entries filled where the
-   * engine fills them (`Venue.fills`).
+   * engine fills them (`Venue.fills`). Skipped while the last pass is queued or running.
    */
-  private async manage(): Promise<void> {
-    if (this.managing || this.executing || this.stopping.signal.aborted) return;
-    this.managing = true;
+  private manage(): void {
+    if (this.passQueued || this.stopping.signal.aborted) return;
+    // Its account-wide parts hold every lane: while signals are being carried out it waits (as
+    // a pass waited for a signal before), but never longer than a few passes' time.
+    if (this.lanes.size > 0 && Date.now() - this.lastPassAt < PASS_AT_LATEST * this.options.manageEveryMs) return;
+    this.lastPassAt = Date.now();
+    this.passQueued = true;
+    void this.managePass().finally(() => (this.passQueued = false));
+  }
+
+  /**
+   * A management pass, account-wide: the venue's reports, unfinished stop moves, each symbol's
+   * quote, reconciliation and the protection pass. One item, so it holds the lanes once: split
+   * into parts around per-symbol items, a signal queued between the parts held every symbol
+   * behind it (one slow order kept a basket waiting).
+   */
+  private async managePass(): Promise<void> {
     try {
-      // The venue's own fills first: a stop the broker filled closes its position, and a move for it is then dropped.
-      await this.takeReports();
-      const waiting = new Set<string>();
-      if (hasUnfinishedMoves(this.book)) {
-        const finished = await finishMoves(this.venue, this.book);
-        this.book = finished.book;
-        await this.journal.save();
-        for (const { position, symbol, reason } of finished.refused) {
-          this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
-          this.refusedMoves.set(position, reason);
-          waiting.add(symbol);
-        }
-        void this.publish();
-      }
-      // A symbol with pending entries only needs quotes where the engine fills them.
-      const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
-      const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
-      this.symbolFailures.keepOnly(symbols);
-      // Each symbol apart: one whose quote, stop or cancel fails never keeps the others unmanaged.
-      let reached = symbols.size === 0;
-      let unreachable: VenueUnreachableError | null = null;
-      for (const symbol of symbols) {
-        if (waiting.has(symbol) || this.stopping.signal.aborted) continue;
-        try {
-          await this.manageSymbol(symbol);
-          reached = true;
-          const recovered = this.symbolFailures.succeeded(symbol);
-          if (recovered) {
-            this.options.log.info(
-              { symbol, failures: recovered.failures, since: recovered.since },
-              'managing the symbol works again',
-            );
-            void this.publish();
+      await this.lanes.whole(async () => {
+        // The venue's own fills first: a stop the broker filled closes its position, and a move for it is then dropped.
+        await this.takeReports();
+        const waiting = new Set<string>();
+        if (hasUnfinishedMoves(this.book)) {
+          const finished = await finishMoves(this.venue, this.book);
+          this.book = finished.book;
+          await this.journal.save();
+          for (const { position, symbol, reason } of finished.refused) {
+            this.options.log.warn({ symbol }, `${reason}; trying again at the next quote`);
+            this.refusedMoves.set(position, reason);
+            waiting.add(symbol);
           }
-        } catch (error) {
-          if (error instanceof VenueUnreachableError) unreachable = error;
-          const message = (error as Error).message;
-          if (this.symbolFailures.failed(symbol, message, Date.now())) {
-            this.options.log.warn(
-              { symbol, err: message },
-              'managing the symbol failed; the other symbols are managed, and this one is tried again at the next pass',
-            );
-            void this.publish();
-          }
+          void this.publish();
         }
-      }
-      // After the quotes: a target the engine saw reached is in the book before the venue's sizes are compared.
-      await this.reconcileIfDue();
-      await this.protectAll();
-      if (unreachable !== null && !reached) {
-        this.connected = false;
-        this.lastError = unreachable.message;
-        this.lastReconciledAt = 0;
-      } else if (!this.connected) {
-        this.connected = true;
-        void this.publish();
-      }
+        // A symbol with pending entries only needs quotes where the engine fills them.
+        const entries = this.venue.fills.entries === 'engine' ? this.book.state.orders.map((o) => o.symbol) : [];
+        const symbols = new Set([...this.book.state.positions.map((p) => p.symbol), ...entries]);
+        this.symbolFailures.keepOnly(symbols);
+        // Each symbol apart: one whose quote, stop or cancel fails never keeps the others unmanaged.
+        let reached = symbols.size === 0;
+        let unreachable: Error | null = null;
+        for (const symbol of symbols) {
+          if (waiting.has(symbol)) continue;
+          const result = await this.manageOne(symbol);
+          if (result === 'reached') reached = true;
+          else if (result instanceof VenueUnreachableError) unreachable = result;
+        }
+        // After the quotes: a target the engine saw reached is in the book before the venue's sizes are compared.
+        await this.reconcileIfDue();
+        await this.protectAll();
+        if (unreachable !== null && !reached) {
+          this.connected = false;
+          this.lastError = unreachable.message;
+          this.lastReconciledAt = 0;
+        } else if (!this.connected) {
+          this.connected = true;
+          void this.publish();
+        }
+      });
     } catch (error) {
       if (error instanceof VenueUnreachableError) {
         this.connected = false;
@@ -817,29 +909,59 @@ export class VenueAgent {
         { err: (error as Error).message },
         'managing the positions failed; trying again at the next quote',
       );
-    } finally {
-      this.managing = false;
+    }
+  }
+
+  /** A symbol's part of a management pass, its failure told and kept apart from the others'. */
+  private async manageOne(symbol: string): Promise<'reached' | 'skipped' | Error> {
+    if (this.stopping.signal.aborted) return 'skipped';
+    try {
+      await this.manageSymbol(symbol);
+      const recovered = this.symbolFailures.succeeded(symbol);
+      if (recovered) {
+        this.options.log.info(
+          { symbol, failures: recovered.failures, since: recovered.since },
+          'managing the symbol works again',
+        );
+        void this.publish();
+      }
+      return 'reached';
+    } catch (error) {
+      const message = (error as Error).message;
+      if (this.symbolFailures.failed(symbol, message, Date.now())) {
+        this.options.log.warn(
+          { symbol, err: message },
+          'managing the symbol failed; the other symbols are managed, and this one is tried again at the next pass',
+        );
+        void this.publish();
+      }
+      return error as Error;
     }
   }
 
   /** One symbol's part of a management pass: its quote, and what the engine does at it. */
   private async manageSymbol(symbol: string): Promise<void> {
     const quote = await this.venue.quote(symbol);
+    const from = this.book;
     // Where the venue fills entries, the quote leaves them pending: their fills come as reports.
-    const step = applyTick(
-      this.book.state,
-      { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask },
-      this.venue.fills,
-    );
+    const step = applyTick(from.state, { time: Date.now(), symbol, bid: quote.bid, ask: quote.ask }, this.venue.fills);
     if (step.events.length === 0) {
-      this.book = { ...this.book, state: step.state };
+      this.book = { ...from, state: step.state };
       return;
     }
-    const done = await carryOutTick(this.venue, this.book, step, async (intent) => {
-      this.book = intent;
+    // A pending entry filled takes a ticket: taken now, before another symbol's lane takes one.
+    this.book = { ...from, state: { ...from.state, nextTicket: step.state.nextTicket } };
+    // Other symbols' lanes change the book meanwhile: only this symbol's part is this pass's.
+    let at = from;
+    const write = (result: VenueBook) => {
+      this.book = mergeLane(this.book, at, result, symbol);
+      at = result;
+    };
+    const done = await carryOutTick(this.venue, from, step, async (intent) => {
+      write(intent);
       await this.journal.save();
     });
-    this.book = done.book;
+    write(done.book);
     for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
     for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
     for (const event of step.events) this.options.log.info({ event }, 'account event');
@@ -965,6 +1087,8 @@ export class VenueAgent {
 
   private async shutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
+    // What the lanes still carry out ends at its next wait for the venue (stopping), or finishes.
+    await this.lanes.whenIdle();
     // The feed first: no tick changes the simulated account after its last write.
     if (this.simulated) await this.venue.shutdown().catch(() => undefined);
     await this.client?.close();

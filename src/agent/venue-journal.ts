@@ -36,6 +36,11 @@ export interface VenueJournalFile {
    * age again, though its orders may stand at the venue.
    */
   inFlightSignals?: AgentSignal[];
+  /**
+   * In-flight signal id → the ticket reserved for what it opens (absent: none, or a journal from
+   * before signals of different symbols ran side by side): a restart opens it under the same one.
+   */
+  tickets?: Record<string, number>;
   /** Absent: none. */
   departed?: DepartedPosition[];
   savedAt: string;

@@ -36,6 +36,11 @@ export interface Venue {
    */
   readonly fills: FillRules;
   /**
+   * How many signals of different symbols the agent carries out at once on this venue (default
+   * 16); the venue's own client keeps to its request rate limits beneath that.
+   */
+  readonly concurrentSignals?: number;
+  /**
    * Connects, loads the instruments and reads what the venue holds, before any signal is
    * taken. Resolves with the positions and open orders this agent owns (client ids it made).
    */
