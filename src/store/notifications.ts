@@ -91,8 +91,7 @@ export interface ClaimRequest {
 }
 
 export type SendOutcome =
-  | { sent: true; at: string }
-  | { sent: false; at: string; error: string; retryAt: string; giveUp: boolean };
+  { sent: true; at: string } | { sent: false; at: string; error: string; retryAt: string; giveUp: boolean };
 
 /** How many examples a digested message keeps. */
 export const DIGEST_EXAMPLES = 3;

@@ -116,9 +116,9 @@ describe.each(contractStores('contract_notifications'))('$name store', ({ harnes
       );
       for (const { m, owner } of mine) {
         seen.push(m.id);
-        expect(await (owner === 'a' ? store : other).notifications.settle(m.id, owner, { sent: true, at: at(20) })).toBe(
-          true,
-        );
+        expect(
+          await (owner === 'a' ? store : other).notifications.settle(m.id, owner, { sent: true, at: at(20) }),
+        ).toBe(true);
       }
     }
     expect(seen).toHaveLength(9);

@@ -176,7 +176,9 @@ export class SqliteNotifications implements Notifications {
         const examples = JSON.parse(waiting.examples) as NotificationEvent[];
         if (examples.length < DIGEST_EXAMPLES) examples.push(item.event);
         this.connection
-          .stmt('UPDATE notification_outbox SET count = count + 1, examples = ?, last_at = max(last_at, ?) WHERE id = ?')
+          .stmt(
+            'UPDATE notification_outbox SET count = count + 1, examples = ?, last_at = max(last_at, ?) WHERE id = ?',
+          )
           .run(JSON.stringify(examples), eventAt, waiting.id);
         return;
       }
