@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerChannelCommands } from './commands/channels.js';
 import { registerAdminTokenCommand } from './commands/admin-token.js';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerBackupCommand } from './commands/backup.js';
@@ -18,6 +19,7 @@ const program = new Command('signalgate')
 
 registerServeCommand(program);
 registerAdminCommands(program);
+registerChannelCommands(program);
 registerAdminTokenCommand(program);
 registerBackupCommand(program);
 registerParseCommand(program);
