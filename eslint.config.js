@@ -30,9 +30,12 @@ const MAY_IMPORT = {
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
-  admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors'],
+  admin: ['store', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors', 'notifications'],
+  // Notifications: the event catalog, message wording, channel transports, the outbox's sender.
+  notifications: ['store', 'errors'],
   // The server, composed: it builds on every edge below it, and nothing below imports it.
   http: [
+    'notifications',
     'http-kit',
     'inbound',
     'admin',
@@ -47,13 +50,25 @@ const MAY_IMPORT = {
     'errors',
   ],
   // The dashboard's server side: its page, sign-in sessions, the live log; the rest is the admin API.
-  dashboard: ['admin', 'http-kit', 'store', 'openapi', 'errors'],
-  delivery: ['protocol', 'inbound', 'http-kit', 'store', 'security', 'logging', 'openapi', 'errors', 'process'],
+  dashboard: ['admin', 'http-kit', 'store', 'openapi', 'errors', 'notifications'],
+  delivery: [
+    'protocol',
+    'inbound',
+    'http-kit',
+    'store',
+    'security',
+    'logging',
+    'openapi',
+    'errors',
+    'process',
+    'notifications',
+  ],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
   agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
   metrics: ['store', 'protocol'],
   service: [
+    'notifications',
     'http',
     'http-kit',
     'dashboard',
@@ -68,7 +83,20 @@ const MAY_IMPORT = {
   ],
   // `signalgate parse` judges a body through inbound's judgeBody, as the endpoint does.
   // Secrets read from files rather than flags, as the agent reads its token.
-  cli: ['service', 'admin', 'agent', 'inbound', 'store', 'logging', 'config', 'engine', 'language', 'files', 'errors'],
+  cli: [
+    'notifications',
+    'service',
+    'admin',
+    'agent',
+    'inbound',
+    'store',
+    'logging',
+    'config',
+    'engine',
+    'language',
+    'files',
+    'errors',
+  ],
   // The single-process lock (SQLite's own lock on a lock file, through better-sqlite3).
   process: [],
   // Durable file helpers (create a directory, replace a file atomically, read a secret's file), for the store, the agents and the CLI.

@@ -19,6 +19,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
     names: ['accounts', 'agents', 'sources', 'signals'],
     load: async () => (await import('./commands/admin.js')).registerAdminCommands,
   },
+  { names: ['channels'], load: async () => (await import('./commands/channels.js')).registerChannelCommands },
   { names: ['admin-token'], load: async () => (await import('./commands/admin-token.js')).registerAdminTokenCommand },
   { names: ['backup'], load: async () => (await import('./commands/backup.js')).registerBackupCommand },
   { names: ['parse'], load: async () => (await import('./commands/parse.js')).registerParseCommand },

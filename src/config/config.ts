@@ -31,7 +31,24 @@ export interface Config {
    * (`auto`, the default: the thread only with more than one). PostgreSQL ignores it.
    */
   inboundThread?: InboundThreadSetting;
+  /** Notifications (docs/notifications.md); absent in configs made by hand: the defaults. */
+  notifications?: NotificationSettings;
 }
+
+export interface NotificationSettings {
+  /** SIGNALGATE_TELEGRAM_API_URL: the Telegram Bot API's base URL. */
+  telegramApiUrl: string;
+  /** SIGNALGATE_NOTIFY_PER_MINUTE: no channel receives more messages a minute. */
+  perChannelPerMinute: number;
+  /** SIGNALGATE_NOTIFY_AGENT_OFFLINE: an agent gone this long is reported disconnected. */
+  agentOfflineMs: number;
+}
+
+export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
+  telegramApiUrl: 'https://api.telegram.org',
+  perChannelPerMinute: 20,
+  agentOfflineMs: 120_000,
+};
 
 /** The same values as the store's setting of that name (config does not import the store). */
 export type InboundThreadSetting = 'auto' | 'on' | 'off';
@@ -69,7 +86,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.SIGNALGATE_TRUST_PROXY),
     metricsToken: strongToken('SIGNALGATE_METRICS_TOKEN', env.SIGNALGATE_METRICS_TOKEN),
     inboundThread: parseInboundThread(env.SIGNALGATE_INBOUND_THREAD),
+    notifications: notificationSettings(env),
   };
+}
+
+function notificationSettings(env: NodeJS.ProcessEnv): NotificationSettings {
+  const telegramApiUrl = nonEmpty(env.SIGNALGATE_TELEGRAM_API_URL) ?? DEFAULT_NOTIFICATION_SETTINGS.telegramApiUrl;
+  if (!/^https?:\/\//i.test(telegramApiUrl)) {
+    throw new ConfigError(`SIGNALGATE_TELEGRAM_API_URL must be an http:// or https:// URL, got '${telegramApiUrl}'`);
+  }
+  const perMinuteRaw = nonEmpty(env.SIGNALGATE_NOTIFY_PER_MINUTE);
+  const perChannelPerMinute =
+    perMinuteRaw === null ? DEFAULT_NOTIFICATION_SETTINGS.perChannelPerMinute : Number(perMinuteRaw);
+  if (!Number.isInteger(perChannelPerMinute) || perChannelPerMinute < 1 || perChannelPerMinute > 600) {
+    throw new ConfigError(`SIGNALGATE_NOTIFY_PER_MINUTE must be a whole number from 1 to 600, got '${perMinuteRaw}'`);
+  }
+  const offlineRaw = nonEmpty(env.SIGNALGATE_NOTIFY_AGENT_OFFLINE);
+  const agentOfflineMs = offlineRaw === null ? DEFAULT_NOTIFICATION_SETTINGS.agentOfflineMs : parseDuration(offlineRaw);
+  if (agentOfflineMs === null) {
+    throw new ConfigError(
+      `SIGNALGATE_NOTIFY_AGENT_OFFLINE must be a duration like 2m or 30s (a whole number above 0 and one unit), got '${offlineRaw}'`,
+    );
+  }
+  return { telegramApiUrl, perChannelPerMinute, agentOfflineMs };
 }
 
 const INBOUND_THREAD_SETTINGS: InboundThreadSetting[] = ['auto', 'on', 'off'];

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { DeliveryAlerts } from './delivery-alerts.js';
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { ACK_TIMING_NAMES, type AckStatus, type AckTimings } from '../protocol/delivery.js';
@@ -60,12 +61,14 @@ export async function acknowledgeSignal(
   signalId: string,
   body: unknown,
   nowMillis: number,
+  alerts?: DeliveryAlerts | null,
 ): Promise<AgentAnswer> {
   const parsed = readAck(body);
   if (!parsed.ok) return failure(...parsed.problems);
   const outcome = await store.deliveries.ack(agentId, signalId, parsed.ack, new Date(nowMillis).toISOString());
   switch (outcome.kind) {
     case 'acked':
+      alerts?.acknowledged(outcome.delivery);
       if (outcome.delivery.ackedAfterExpiry) {
         const { status, expiresAt, ackedAt } = outcome.delivery;
         logger.warn(

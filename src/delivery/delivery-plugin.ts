@@ -20,6 +20,8 @@ import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { objectSchema, type RouteDescription } from '../openapi/index.js';
 import { logExpiredDeliveries } from './expiry-log.js';
+import type { Notifier } from '../notifications/notifier.js';
+import { DeliveryAlerts } from './delivery-alerts.js';
 
 const POLL_PATH = '/api/agent/signals';
 
@@ -119,6 +121,10 @@ const STATE: RouteDescription = {
 export interface DeliveryOptions {
   store: Store;
   logger: Logger;
+  /** Told of rejected, failed and expired deliveries, agents gone and back, and agents' reports. */
+  notifier?: Notifier | null;
+  /** An agent unseen this long is told disconnected. */
+  agentOfflineMs?: number;
 }
 
 /**
@@ -132,13 +138,21 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const board = new DeliveryBoard(store);
     const presence = new AgentPresence(store, logger);
     const sessions = new AgentSessions();
-    const push = new PushServer(app.server, { store, board, presence, logger }, sessions);
+    const alerts = opts.notifier
+      ? new DeliveryAlerts(store, opts.notifier, logger, opts.agentOfflineMs ?? 120_000)
+      : null;
+    alerts?.startPresenceWatch();
+    const push = new PushServer(app.server, { store, board, presence, logger, alerts }, sessions);
     const agents = new WeakMap<FastifyRequest, AgentIdentity>();
     app.routeCatalog.answeredOutsideRouter({ method: 'GET', url: PUSH_PATH, api: PUSH });
-    const stopExpiryLog = store.deliveries.watchExpiries((expired) => logExpiredDeliveries(logger, expired));
+    const stopExpiryLog = store.deliveries.watchExpiries((expired) => {
+      logExpiredDeliveries(logger, expired);
+      alerts?.expired(expired);
+    });
 
     app.addHook('preClose', async () => {
       stopExpiryLog();
+      alerts?.stop();
       board.close();
       await push.close();
     });
@@ -219,7 +233,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       async (request, reply) => {
         const agent = agentOf(request);
         const [answer] = await Promise.all([
-          acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now()),
+          acknowledgeSignal(store, logger, agent.id, request.params.id, request.body, Date.now(), alerts),
           presence.seen(agent.id),
         ]);
         if (answer.ok) board.wake(agent.id, 'acked');
@@ -237,6 +251,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
         return sendProblem(reply, [AGENT_CONNECTED_PROBLEM]);
       }
       const now = Date.now();
+      await alerts?.stateReported(agent.id, request.body);
       const answer = await saveAgentState(store, agent.id, request.body, now);
       if (answer.ok) presence.recorded(agent.id, now);
       else await presence.seen(agent.id);

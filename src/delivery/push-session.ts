@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { DeliveryAlerts } from './delivery-alerts.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { repeatedJsonKey, repeatedKeyDetail } from '../http-kit/repeated-json-key.js';
 import { jsonBodyProblem, MAX_JSON_BODY_BYTES } from '../http-kit/json-body-limits.js';
@@ -40,6 +41,8 @@ export interface PushDependencies {
   board: DeliveryBoard;
   presence: AgentPresence;
   logger: Logger;
+  /** The notifications' view of acknowledgements and agent states, when notifications run. */
+  alerts?: DeliveryAlerts | null;
 }
 
 /**
@@ -220,6 +223,7 @@ export class PushSession {
           return;
         }
         const now = Date.now();
+        await deps.alerts?.stateReported(agent.id, fields.state);
         const answer = await saveAgentState(deps.store, agent.id, fields.state, now);
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
@@ -238,7 +242,15 @@ export class PushSession {
   private async acknowledge(id: string, ack: Record<string, unknown>): Promise<AgentAnswer> {
     this.acksInFlight++;
     try {
-      const answer = await acknowledgeSignal(this.deps.store, this.deps.logger, this.agent.id, id, ack, Date.now());
+      const answer = await acknowledgeSignal(
+        this.deps.store,
+        this.deps.logger,
+        this.agent.id,
+        id,
+        ack,
+        Date.now(),
+        this.deps.alerts,
+      );
       if (answer.ok) this.deps.board.wake(this.agent.id, 'acked');
       return answer;
     } catch (err) {

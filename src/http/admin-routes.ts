@@ -11,6 +11,19 @@ import {
 } from '../admin/accounts.js';
 import type { AdminResult } from '../admin/admin-result.js';
 import {
+  CHANNEL_VIEW,
+  channelMessages,
+  CREATE_CHANNEL_BODY,
+  createChannel,
+  deleteChannel,
+  listChannels,
+  showChannel,
+  testChannel,
+  UPDATE_CHANNEL_BODY,
+  updateChannel,
+} from '../admin/channels.js';
+import type { TransportOptions } from '../notifications/channel-transports.js';
+import {
   agentPageJson,
   CREATE_AGENT_BODY,
   createAgent,
@@ -55,6 +68,8 @@ export interface AdminRouteOptions {
   sessions: DashboardSessions;
   /** Wrong admin tokens counted per client address, and the addresses that sent too many refused. */
   wrongTokens: WrongTokens;
+  /** Where a channel's test message is sent (the Telegram API's base URL, the timeout). */
+  notificationTransport: TransportOptions;
 }
 
 /** The admin API (docs/admin-api.md), behind the admin bearer token. */
@@ -216,6 +231,28 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
         answer(reply, await rotateSourceKey(store, req.params.id, req.body, Date.now(), publicUrl())),
     );
     scope.post<Id>(
+      '/api/admin/channels/:id/test',
+      described(
+        admin('Send a test message through the channel now; the answer says whether its receiver took it', {
+          body: NO_FIELDS_BODY,
+          optionalBody: true,
+          found: objectSchema(
+            { sent: { type: 'boolean' }, error: { type: ['string', 'null'], description: 'what went wrong' } },
+            ['sent', 'error'],
+          ),
+        }),
+      ),
+      async (req, reply) =>
+        answer(
+          reply,
+          await testChannel(store, req.params.id, req.body, {
+            transport: opts.notificationTransport,
+            dashboardUrl: publicUrl(),
+            nowMillis: Date.now(),
+          }),
+        ),
+    );
+    scope.post<Id>(
       '/api/admin/agents/:id/rotate-token',
       described(
         admin('Give the agent a new token; the old one stops working at once', {
@@ -227,6 +264,53 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
       async (req, reply) => answer(reply, await rotateAgentToken(store, req.params.id, req.body)),
     );
   });
+  app.post<Id>(
+    '/api/admin/accounts/:id/channels',
+    described(
+      admin('Create a notification channel of the account (its secrets are never shown again)', {
+        body: CREATE_CHANNEL_BODY,
+        answers: { 201: { description: 'The channel', schema: CHANNEL_VIEW } },
+      }),
+    ),
+    async (req, reply) => answer(reply, await createChannel(store, req.params.id, req.body, Date.now()), 201),
+  );
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/api/admin/channels',
+    described(
+      admin('The notification channels (of one account, or all), oldest first', {
+        query: objectSchema({ accountId: { type: 'string', minLength: 1, description: "only this account's" } }),
+        found: objectSchema({ channels: { type: 'array', items: CHANNEL_VIEW } }, ['channels']),
+      }),
+    ),
+    async (req, reply) => answer(reply, await listChannels(store, req.query)),
+  );
+  app.get<Id>(
+    '/api/admin/channels/:id',
+    described(admin('Show a notification channel with its sending state', { found: CHANNEL_VIEW })),
+    async (req, reply) => answer(reply, await showChannel(store, req.params.id)),
+  );
+  app.get<Id>(
+    '/api/admin/channels/:id/messages',
+    described(admin("The channel's latest messages, newest first", { found: CHANNEL_MESSAGES })),
+    async (req, reply) => answer(reply, await channelMessages(store, req.params.id)),
+  );
+  app.patch<Id>(
+    '/api/admin/channels/:id',
+    described(
+      admin('Change a notification channel (given secrets replace the kept ones)', {
+        body: UPDATE_CHANNEL_BODY,
+        found: CHANNEL_VIEW,
+      }),
+    ),
+    async (req, reply) => answer(reply, await updateChannel(store, req.params.id, req.body)),
+  );
+  app.delete<Id>(
+    '/api/admin/channels/:id',
+    described(
+      admin('Delete a notification channel and what waits for it', { answers: { 204: { description: 'Deleted' } } }),
+    ),
+    async (req, reply) => answer(reply, await deleteChannel(store, req.params.id), 204),
+  );
   app.get<{ Querystring: SignalQuery }>(
     '/api/admin/signals',
     described(admin('A page of the signal log, newest first', { query: SIGNAL_QUERY, found: SIGNAL_PAGE })),
@@ -354,6 +438,19 @@ function page(name: string, item: JsonSchema): ObjectSchema {
     [name, 'next'],
   );
 }
+const CHANNEL_MESSAGES = objectSchema(
+  {
+    messages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        description:
+          'id, event, count (events digested into it), state (pending, sent, abandoned), attempts, lastError, firstAt, lastAt',
+      },
+    },
+  },
+  ['messages'],
+);
 const NO_FIELDS_BODY = objectSchema({}, [], 'no fields: send no body, or {}');
 const CHECK_ANSWER: JsonSchema = {
   type: 'object',

@@ -42,6 +42,10 @@ import {
   STORE_UNAVAILABLE,
 } from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
+import type { TransportOptions } from '../notifications/channel-transports.js';
+import type { Notifier } from '../notifications/notifier.js';
+import { DEFAULT_TRANSPORT } from '../notifications/transport-defaults.js';
+import { tellInboundAlert } from './inbound-alerts.js';
 
 export interface ServerOptions {
   store: Store;
@@ -60,6 +64,8 @@ export interface ServerOptions {
   clientAddressOf: ClientAddressOf;
   /** HTTPS with this certificate and key; plain HTTP when null. */
   tls: { cert: Buffer; key: Buffer } | null;
+  /** Notifications: who is told of refusals and quota thresholds, and how a channel's test is sent. */
+  notifications?: { notifier: Notifier | null; transport: TransportOptions };
   /** Extra route plugins (agent delivery) registered beside the core ones. */
   plugins?: Array<(app: FastifyInstance) => Promise<void>>;
 }
@@ -86,6 +92,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     drain,
     clientAddressOf,
     meter: opts.metrics.inbound,
+    ...(opts.notifications?.notifier && { onAlert: tellInboundAlert(opts.notifications.notifier) }),
   });
   const connectionErrors = new ConnectionErrors(opts.logger);
   const headers = securityHeaders(opts.tls !== null);
@@ -218,6 +225,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     isAdminToken: opts.isAdminToken,
     sessions: opts.sessions,
     wrongTokens,
+    notificationTransport: opts.notifications?.transport ?? DEFAULT_TRANSPORT,
   });
   await app.register(dashboardRoutes, {
     sessions: opts.sessions,

@@ -18,6 +18,7 @@ import { OutcomeUnknownError } from '../store/outcome-unknown.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
 import type { InboundLane } from './inbound-lane.js';
 import { decodedKey } from './inbound-url.js';
+import type { InboundAlert } from './inbound-answer.js';
 import { readBoundedBody } from './read-body.js';
 import { MAX_BODY_BYTES } from './receive-signal.js';
 
@@ -39,8 +40,10 @@ export function createInboundHandler(opts: {
   clientAddressOf: ClientAddressOf;
   /** Counts each answer for GET /metrics. */
   meter: InboundMeter;
+  /** Told of refusals and quota thresholds (the notifications), after the answer is written. */
+  onAlert?: (alert: InboundAlert) => void;
 }) {
-  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter } = opts;
+  const { lane, logger, accessLog, wrongKeyLog, drain, clientAddressOf, meter, onAlert } = opts;
   let lastUnavailableLog = 0;
   return (req: IncomingMessage, res: ServerResponse, encodedKey: string): void => {
     const startedAt = performance.now();
@@ -138,6 +141,7 @@ export function createInboundHandler(opts: {
         inbound.unknownKey,
         notice?.kind === 'no_agents' ? notice.sourceId : undefined,
       );
+      if (inbound.alert && onAlert) onAlert(inbound.alert);
       if (notice?.kind === 'duplicate') {
         logger.info(
           { signalId: notice.signalId, sourceId: notice.sourceId, duplicateOf: notice.duplicateOf },

@@ -14,6 +14,42 @@ export interface InboundAnswer {
   notice?: InboundNotice;
   /** No source has the key (401 `INVALID_SOURCE_KEY`): nothing was recorded. */
   unknownKey: boolean;
+  /** What the account's notifications are told of this request, if anything. */
+  alert?: InboundAlert;
+}
+
+/**
+ * `refused`: a request of a known source was refused at the door. `quota`: this signal's charge
+ * reached 80 % or 100 % of the account's monthly quota (each charge adds one, so each is reached once).
+ */
+export type InboundAlert =
+  | { kind: 'refused'; accountId: string; sourceId: string; signalId: string; code: string; detail: string }
+  | { kind: 'quota'; accountId: string; percent: 80 | 100; used: number; limit: number; period: string };
+
+function alertOf(record: SignalRecord): InboundAlert | undefined {
+  if (record.status === 'rejected') {
+    return {
+      kind: 'refused',
+      accountId: record.accountId,
+      sourceId: record.sourceId,
+      signalId: record.id,
+      code: record.code ?? '',
+      detail: record.detail ?? '',
+    };
+  }
+  const quota = record.status === 'accepted' ? record.quota : null;
+  if (quota === null || quota.limit <= 0) return undefined;
+  const percent = quota.used === quota.limit ? 100 : quota.used === Math.ceil(quota.limit * 0.8) ? 80 : null;
+  return percent === null
+    ? undefined
+    : {
+        kind: 'quota',
+        accountId: record.accountId,
+        percent,
+        used: quota.used,
+        limit: quota.limit,
+        period: quota.period,
+      };
 }
 
 /**
@@ -60,6 +96,8 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number, signalJson:
       unknownKey: false,
     };
     if (agentsOf(record) === 0) inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
+    const alert = alertOf(record);
+    if (alert) inbound.alert = alert;
     return inbound;
   }
   const answer = recordAnswer(record, nowMillis);
@@ -74,6 +112,10 @@ export function answerFor(outcome: IngestOutcome, nowMillis: number, signalJson:
   };
   if (outcome.kind === 'recorded' && record.status === 'accepted' && agentsOf(record) === 0) {
     inbound.notice = { kind: 'no_agents', signalId: record.id, sourceId: record.sourceId };
+  }
+  if (outcome.kind === 'recorded') {
+    const alert = alertOf(record);
+    if (alert) inbound.alert = alert;
   }
   return inbound;
 }

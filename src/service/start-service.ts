@@ -19,6 +19,7 @@ import { adminTokenFile, removeAdminTokenFile, writeAdminTokenFile } from './adm
 import { looseModes } from '../files/private-files.js';
 import { lockDataDirectory } from './data-directory-lock.js';
 import { startRetention } from './retention.js';
+import { startNotifications } from './notifications.js';
 import { listenStartupError, StartupError, storeStartupError } from './startup-error.js';
 
 export interface RunningService {
@@ -135,6 +136,7 @@ async function startOnStore(
   });
   const metrics = new ServiceMetrics(store);
   metrics.deliveries.watch(store);
+  const notifications = startNotifications(store, logger, config, tls);
   const app = await buildServer({
     store,
     inbound,
@@ -146,12 +148,16 @@ async function startOnStore(
     sessions: new DashboardSessions(store, admin.digest),
     clientAddressOf: clientAddressResolver(config.trustProxy),
     tls,
-    plugins: [deliveryPlugin({ store, logger })],
+    notifications: { notifier: notifications.notifier, transport: notifications.transport },
+    plugins: [
+      deliveryPlugin({ store, logger, notifier: notifications.notifier, agentOfflineMs: notifications.agentOfflineMs }),
+    ],
   });
   try {
     await listenQuietly(app, config.host, config.port);
   } catch (error) {
     await app.close().catch(() => undefined);
+    await notifications.stop().catch(() => undefined);
     await inbound.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw listenStartupError(config, error);
@@ -179,6 +185,7 @@ async function startOnStore(
       }
       (app.server as https.Server).setSecureContext({ cert: fresh.cert, key: fresh.key });
       logCertificate(logger, fresh, 'certificate reloaded');
+      notifications.certificate(fresh);
     },
     close: async () => {
       // First, while the delivery plugin still logs what it expires.
@@ -193,6 +200,7 @@ async function startOnStore(
         clearTimeout(deadline);
       }
       await retention.stop();
+      await notifications.stop();
       await inbound.close();
       await store.close();
     },

@@ -3,6 +3,7 @@ import type { Agents } from './agents.js';
 import type { DashboardSessions } from './dashboard-sessions.js';
 import type { Deliveries } from './deliveries.js';
 import type { Ingest } from './ingest.js';
+import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
 import type { Settings } from './settings.js';
@@ -40,6 +41,7 @@ export interface Store {
   readonly signals: SignalLog;
   readonly retention: Retention;
   readonly deliveries: Deliveries;
+  readonly notifications: Notifications;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

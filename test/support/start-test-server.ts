@@ -22,7 +22,7 @@ export interface TestServer extends RunningService {
  * SIGNALGATE_TEST_STORE=postgres, on a fresh PostgreSQL schema.
  */
 export async function startTestServer(
-  opts: { logger?: Logger; config?: Partial<Pick<Config, 'trustProxy' | 'inboundThread'>> } = {},
+  opts: { logger?: Logger; config?: Partial<Pick<Config, 'trustProxy' | 'inboundThread' | 'notifications'>> } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'signalgate-test-'));
   const usePostgres = process.env.SIGNALGATE_TEST_STORE === 'postgres';

@@ -11,6 +11,7 @@ import { PostgresDeliveries } from './deliveries.js';
 import { detachResults } from './detached-results.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
+import { PostgresNotifications } from './notifications.js';
 import { SessionLocks } from './session-locks.js';
 import { PostgresRetention } from './retention.js';
 import { PostgresSettings } from './settings.js';
@@ -91,6 +92,7 @@ export class PostgresStore implements Store {
   readonly ingest: PostgresIngest;
   readonly retention: PostgresRetention;
   readonly dashboardSessions: PostgresDashboardSessions;
+  readonly notifications: PostgresNotifications;
 
   constructor(
     connectionString: string,
@@ -152,6 +154,7 @@ export class PostgresStore implements Store {
     this.usage = new PostgresUsage(this.pool);
     this.agents = new PostgresAgents(this.pool, this.deliveryPool, { scope, instance: this.instance }, notify);
     this.dashboardSessions = new PostgresDashboardSessions(this.pool);
+    this.notifications = new PostgresNotifications(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);

@@ -1,0 +1,43 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NotificationReceivers } from '../fakes/notification-receivers.js';
+import { freshCliStore, runCli } from '../support/cli-store.js';
+
+const BOT_TOKEN = '123456:TEST-token';
+const cleanups: Array<() => Promise<void> | void> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+describe('signalgate channels', () => {
+  it('creates a Telegram channel with its token from a file, never prints it, and sends a test', async () => {
+    const receivers = await new NotificationReceivers(BOT_TOKEN).start();
+    cleanups.push(() => receivers.close());
+    const env = await freshCliStore(cleanups, { SIGNALGATE_TELEGRAM_API_URL: receivers.url });
+    const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
+    const tokenFile = path.join(env.SIGNALGATE_DATA_DIR!, 'bot-token');
+    writeFileSync(tokenFile, `${BOT_TOKEN}\n`);
+    chmodSync(tokenFile, 0o600);
+    const made = await runCli(
+      env,
+      ...['channels', 'create', '--account', account.id, '--kind', 'telegram', '--name', 'phone'],
+      ...['--chat-id', '4242', '--secret-file', tokenFile, '--events', 'signal_refused,quota_100'],
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const channel = JSON.parse(made.stdout);
+    expect(channel).toMatchObject({
+      kind: 'telegram',
+      events: ['signal_refused', 'quota_100'],
+      secretsSet: ['botToken'],
+    });
+    const listed = await runCli(env, 'channels', 'list', '--account', account.id);
+    for (const out of [made.stdout, made.stderr, listed.stdout, listed.stderr]) expect(out).not.toContain(BOT_TOKEN);
+    const tested = await runCli(env, 'channels', 'test', channel.id);
+    expect(JSON.parse(tested.stdout)).toEqual({ sent: true, error: null });
+    expect(receivers.of('telegram')[0]!.body).toMatchObject({ chat_id: '4242' });
+    const wrong = await runCli(env, 'channels', 'update', channel.id, '--events', 'moon_landing');
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/unknown event moon_landing/);
+  });
+});
