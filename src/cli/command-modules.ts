@@ -11,7 +11,7 @@ export interface CommandModule {
 /**
  * The CLI's commands by module, in the order help lists them. A run loads the module of the
  * command it names, not the others: their imports (the language, the engine, the agent, the
- * store, the logger) were about half of an admin command's start-up (decision h1-faster-start).
+ * store, the logger) were about half of an admin command's start-up (decision 0032-faster-start).
  */
 export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['serve'], load: async () => (await import('./commands/serve.js')).registerServeCommand },
