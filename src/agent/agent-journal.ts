@@ -24,6 +24,7 @@ export interface JournalFormat<T extends JournalRecord> {
 export class AgentJournal<T extends JournalRecord> {
   private current: Promise<void> | null = null;
   private pending: Promise<void> | null = null;
+  private closed = false;
 
   /** `written`: called once the last snapshot taken is durable (writes never overlap). */
   constructor(
@@ -57,6 +58,8 @@ export class AgentJournal<T extends JournalRecord> {
    * before the call is on disk. Calls made while a write waits to start share it.
    */
   save(): Promise<void> {
+    // Closed: the file is the next run's (a step left running at the stop must not overwrite it).
+    if (this.closed) return this.current ?? Promise.resolve();
     if (this.pending) return this.pending;
     const previous = this.current ?? Promise.resolve();
     const next: Promise<void> = previous
@@ -76,5 +79,11 @@ export class AgentJournal<T extends JournalRecord> {
       });
     this.pending = next;
     return next;
+  }
+
+  /** No write starts after this; resolves once the one under way, if any, is done. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await (this.pending ?? this.current ?? Promise.resolve()).catch(() => undefined);
   }
 }

@@ -55,6 +55,8 @@ const CONCURRENT_SIGNALS = 16;
 const PASS_AT_LATEST = 5;
 /** The paper account executes one signal at a time anyway: its lanes overlap only in writing and acknowledging. */
 const CONCURRENT_SIMULATED_SIGNALS = 64;
+/** How long a stop waits for the lanes' work before it saves the journal and ends. */
+const SHUTDOWN_GRACE_MS = 5000;
 
 /**
  * One agent per token directory: two processes executing into the same book would each
@@ -1087,13 +1089,28 @@ export class VenueAgent {
 
   private async shutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
-    // What the lanes still carry out ends at its next wait for the venue (stopping), or finishes.
-    await this.lanes.whenIdle();
+    // What the lanes still carry out ends at its next wait for the venue (stopping), or finishes;
+    // a venue request that hangs is not waited for beyond the grace: what it belongs to is in
+    // flight in the journal, and the next start looks it up at the venue and finishes it.
+    let grace: NodeJS.Timeout | undefined;
+    const idle = await Promise.race([
+      this.lanes.whenIdle().then(() => true),
+      new Promise<boolean>((resolve) => (grace = setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS))),
+    ]);
+    clearTimeout(grace);
+    if (!idle)
+      this.options.log.warn(
+        { graceMs: SHUTDOWN_GRACE_MS },
+        'stopping while a venue request is still unanswered; the next start finishes its signal from the journal',
+      );
     // The feed first: no tick changes the simulated account after its last write.
     if (this.simulated) await this.venue.shutdown().catch(() => undefined);
     await this.client?.close();
     try {
-      if (this.journal) await this.journal.save();
+      if (this.journal) {
+        await this.journal.save();
+        await this.journal.close();
+      }
     } catch (err) {
       this.options.log.error(
         { err: (err as Error).message },

@@ -73,6 +73,7 @@ describe.each(contractStores('contract_ingest'))('$name store', ({ harness: make
           message: null,
           result: null,
           ackedAfterExpiry: false,
+          timings: null,
         })),
       );
     });
