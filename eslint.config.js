@@ -16,16 +16,18 @@ const MAY_IMPORT = {
   // The pure core: no I/O, so nothing outside itself but the error catalog (see PURE below).
   language: ['errors'],
   engine: ['language', 'errors'],
+  // Risk rules and their checks, pure: the server narrows and hands them out, the agent checks them.
+  risk: ['engine', 'language', 'errors'],
   config: ['security'],
   metering: [],
   security: ['store'],
   logging: ['security'],
   // The wire types shared by the server's delivery side and the agent.
-  protocol: ['language', 'errors'],
+  protocol: ['language', 'risk', 'errors'],
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
   // The store names where its inbound lane runs; the lanes themselves live in src/inbound.
-  store: ['protocol', 'language', 'files', 'errors'],
+  store: ['protocol', 'risk', 'language', 'files', 'errors'],
   // What the HTTP edges below the server share: problem answers, bearer tokens, the client's address, drain state, body limits.
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
@@ -64,7 +66,7 @@ const MAY_IMPORT = {
     'notifications',
   ],
   // The agent talks to the server over the wire only: never store/ or delivery/ (see PENDING).
-  agent: ['protocol', 'engine', 'language', 'process', 'files', 'errors'],
+  agent: ['protocol', 'risk', 'engine', 'language', 'process', 'files', 'errors'],
   // Counters the hot paths add to, read by GET /metrics (and the store, for queue depths).
   metrics: ['store', 'protocol'],
   service: [
@@ -113,7 +115,7 @@ const PENDING = {};
 const FACED = ['language', 'engine'];
 
 /** Pure folders: no package and no node: module, so no I/O, clock or globals come in. */
-const PURE = ['language', 'engine', 'errors'];
+const PURE = ['language', 'engine', 'risk', 'errors'];
 
 const srcFolders = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
