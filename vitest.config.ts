@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
  * Which project a test file runs in follows from its folder, so a new file lands by where it is:
  *
  * - test/http, test/delivery, test/cli (but parse, simulate, documented-*, command-*): what the server stores
- *   and serves, run twice, once on the embedded SQLite store and once on PostgreSQL
+ *   and serves, run twice, once on the embedded SQLite store and once on PostgreSQL (but the
+ *   store-blind files below, once on SQLite)
  *   (SIGNALGATE_TEST_DATABASE_URL's server, or, where it is unset, a private throwaway cluster
  *   the run starts and removes: test/support/private-postgres.ts).
  * - test/agent: the agent process, run once, on SQLite. The agent keeps its own files and talks
@@ -26,6 +27,17 @@ const bothStores = [
   'test/delivery/**/*.test.ts',
   'test/cli/!(parse|simulate|documented-|command-)*.test.ts',
 ];
+// What happens before or around the store, the same on either: the HTTP edges (framing, body
+// limits, hostile bodies, headers, TLS, client addresses, wrong keys and tokens), the API
+// description and the documentation's examples, and CLI formatting over admin operations the
+// API tests run on both. They run once, on SQLite (decision 0026).
+const storeBlind = [
+  'test/http/{hostile-bodies,framing,json-body-limits,security-headers,tls,reverse-proxy,client-address}.test.ts',
+  'test/http/{wrong-tokens,wrong-tokens-bound,wrong-keys,openapi,tradingview-doc,same-explanation}.test.ts',
+  'test/http/{signature-timestamp,allowed-ips,routing,signal-check}.test.ts',
+  'test/delivery/{websocket-limits,upgrade-log,agent-auth}.test.ts',
+  'test/cli/{admin-lists-cli,admin-secret-file}.test.ts',
+];
 const agent = ['test/agent/**/*.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
@@ -39,9 +51,9 @@ const sqliteDeadlines = [
 ];
 const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 
-// SIGNALGATE_TEST_WORKERS sets how many files run at a time (3 unless set: most wait on processes
-// and sockets, so a third keeps two cores busier).
-const together = { maxWorkers: Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 3, sequence: { groupOrder: 0 } };
+// SIGNALGATE_TEST_WORKERS sets how many files run at a time (4 unless set: most wait on processes
+// and sockets, using about a fifth of a core each; decision 0026).
+const together = { maxWorkers: Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 4, sequence: { groupOrder: 0 } };
 const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 const sqlite = { SIGNALGATE_TEST_STORE: 'sqlite' };
 const postgres = { SIGNALGATE_TEST_STORE: 'postgres' };
@@ -71,7 +83,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'postgres', include: bothStores, exclude: deadlines, env: postgres, ...together },
+        test: {
+          name: 'postgres',
+          include: bothStores,
+          exclude: [...deadlines, ...storeBlind],
+          env: postgres,
+          ...together,
+        },
       },
       { extends: true, test: { name: 'browser', include: browser, env: sqlite, ...together } },
       { extends: true, test: { name: 'core-deadlines', include: coreDeadlines, ...alone } },
