@@ -96,6 +96,7 @@ const MAY_IMPORT = {
     'logging',
     'config',
     'engine',
+    'ledger',
     'language',
     'files',
     'errors',
