@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +155,23 @@ describe('signalgate simulate --from-log', () => {
     // -2 - 2 - 1.33 = -5.33: what the paper balance lost.
     expect(statistics).toMatchObject({ trades: 3, openTrades: 1, wins: 0, losses: 3, netProfit: -5.33 });
     expect(statistics.netProfit).toBeCloseTo(state.balance - 10000, 8);
+
+    // A slower path: with --latency 1000 the buy is applied a second after its receipt, after a
+    // tick that moved the price (500 ms after the receipt), so it pays the new ask; the slippage
+    // is against the quote when it was received.
+    const receivedAt = Date.parse((await admin('GET', `/api/admin/signals/${ids[0]}`)).body.receivedAt);
+    const moved = path.join(dir, 'ticks-moved.csv');
+    writeFileSync(moved, `${readFileSync(ticks, 'utf8')}${receivedAt + 500},EURUSD,1.10100,1.10120\n`);
+    const slow = await runCli(
+      env,
+      ...['simulate', '--from-log', '--source', source.id, '--since', since, '--until', until, '--ticks', moved],
+      ...['--latency', '1000'],
+    );
+    expect(slow.code).toBe(0);
+    const slowTrade = lines(slow.stdout).find((l) => l.type === 'trade')!;
+    expect(slowTrade).toMatchObject({ entryPrice: 1.1012, quoteAtReceipt: 1.1002, openingSignalId: ids[0] });
+    expect(Date.parse(slowTrade.firstFillAt) - Date.parse(slowTrade.receivedAt)).toBe(1000);
+
     expect(out.at(-1)).toEqual({
       type: 'ledger',
       available: false,
@@ -208,6 +225,13 @@ describe('signalgate simulate --from-log', () => {
     const stray = await runCli(env, 'simulate', '--signals', ticks, '--since', '2026-11-01', '--ticks', ticks);
     expect(stray.stderr).toBe(
       'signalgate simulate: --since applies only with --from-log; add --from-log, or leave it out\n',
+    );
+    const badLatency = await runCli(
+      env,
+      ...['simulate', '--from-log', '--source', 'src_x', '--since', '2026-11-01', '--latency', '1.5', '--ticks', ticks],
+    );
+    expect(badLatency.stderr).toBe(
+      'signalgate simulate: --latency must be a whole number of milliseconds, 0 or more, got "1.5"\n',
     );
   });
 });

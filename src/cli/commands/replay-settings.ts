@@ -19,6 +19,7 @@ export interface SimulateOptions {
   source?: string;
   since?: string;
   until?: string;
+  latency?: string;
   balance: string;
   currency: string;
   instruments?: string;

@@ -7,7 +7,10 @@ import {
   summarize,
   type EngineEvent,
   type EngineState,
+  type Quote,
   type ReplaySignal,
+  type ReplayTick,
+  type SymbolMap,
 } from '../../engine/index.js';
 import { renderSignalText } from '../../language/index.js';
 import { compareResults } from '../../ledger/compare-results.js';
@@ -24,6 +27,8 @@ export interface LogPeriod {
   sourceId: string;
   since: number;
   until: number;
+  /** Milliseconds from a signal's receipt to its replay (`--latency`): what a slower path would have made of it. */
+  latency: number;
 }
 
 /** The log's page size while reading a period back (newest first, as the log pages). */
@@ -56,7 +61,12 @@ export function readLogPeriod(
   if (until <= since) {
     return fail(`--until (${new Date(until).toISOString()}) must be after --since (${new Date(since).toISOString()})`);
   }
-  return { ok: true, period: { sourceId, since, until } };
+  const latencyText = options.latency ?? '0';
+  const latency = Number(latencyText);
+  if (!/^\d+$/.test(latencyText.trim()) || !Number.isSafeInteger(latency)) {
+    return fail(`--latency must be a whole number of milliseconds, 0 or more, got "${latencyText}"`);
+  }
+  return { ok: true, period: { sourceId, since, until, latency } };
 }
 
 /**
@@ -83,7 +93,7 @@ export async function simulateFromLog(settings: ReplaySettings, period: LogPerio
     process.stderr.write(
       `signalgate simulate: replaying ${records.length} signals source ${source.id} received from ${from} until ${until}\n`,
     );
-    const lines = replayLines(settings, records, { accountId: source.accountId, sourceId: source.id });
+    const lines = replayLines(settings, records, period.latency, { accountId: source.accountId, sourceId: source.id });
     const trades = lines.trades;
     const options = { from, until, startingEquity: settings.balance };
     const statistics = ledgerStatistics(trades, options);
@@ -134,20 +144,50 @@ async function receivedSignals(store: Store, period: LogPeriod): Promise<SignalR
   return found.reverse();
 }
 
+/**
+ * Each signal's quote when it was received (the last tick of its symbol at or before then), which
+ * is not the one it is applied at when `--latency` delays it.
+ */
+function quotesAtReceipt(
+  ticks: readonly ReplayTick[],
+  symbolMap: SymbolMap,
+  records: readonly SignalRecord[],
+): (Quote | null)[] {
+  const bySymbol = new Map<string, ReplayTick[]>();
+  // interleave's order: by time, the file's order kept among equal times.
+  for (const tick of [...ticks].sort((a, b) => a.time - b.time)) {
+    const list = bySymbol.get(tick.symbol) ?? [];
+    list.push(tick);
+    bySymbol.set(tick.symbol, list);
+  }
+  return records.map((record) => {
+    const mine = bySymbol.get(brokerSymbol(symbolMap, record.signal!.symbol)) ?? [];
+    const at = Date.parse(record.receivedAt);
+    let found: ReplayTick | null = null;
+    for (const tick of mine) {
+      if (tick.time > at) break;
+      found = tick;
+    }
+    return found === null ? null : { bid: found.bid, ask: found.ask };
+  });
+}
+
 /** The replay itself: events and summary lines, and the trades it made. Pure but for its input. */
 function replayLines(
   settings: ReplaySettings,
   records: readonly SignalRecord[],
+  latency: number,
   owner: { accountId: string; sourceId: string },
 ): { out: string[]; trades: ReturnType<typeof replayTrades> } {
   // The signal's place in `records` rides in `line` (1-based), so interleave keeps the log's order.
   const signals: ReplaySignal[] = records.map((r, i) => ({
-    time: Date.parse(r.receivedAt),
+    time: Date.parse(r.receivedAt) + latency,
     text: r.rawBody,
     line: i + 1,
   }));
   const steps = interleave(settings.ticks, signals);
   let state: EngineState = replayState(settings);
+  const atReceipt = quotesAtReceipt(settings.ticks, state.config.symbolMap, records);
   const out: string[] = [];
   const applied: ReplayStepEvents[] = [];
   for (const step of steps) {
@@ -159,7 +199,7 @@ function replayLines(
       const record = records[step.line - 1]!;
       // Accepted signals always carry their normalized form; the agent executes that, not the raw body.
       const signal = record.signal!;
-      const quote = state.quotes[brokerSymbol(state.config.symbolMap, signal.symbol)] ?? null;
+      const quote = atReceipt[step.line - 1] ?? null;
       ({ state, events } = applySignal(state, signal, step.time, {
         signalId: record.id,
         text: renderSignalText(signal),

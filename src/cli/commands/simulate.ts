@@ -33,6 +33,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--source <id>', 'with --from-log: the source whose signals are replayed')
     .option('--since <time>', 'with --from-log: the first receipt time replayed (ISO 8601 or Unix ms)')
     .option('--until <time>', 'with --from-log: replay signals received before this time (default: now)')
+    .option('--latency <ms>', 'with --from-log: apply each signal this many milliseconds after its receipt', '0')
     .option('--balance <amount>', 'starting balance', '10000')
     .option('--currency <code>', 'account currency', 'USD')
     .option('--instruments <file>', 'JSON with instrument overrides and the symbol map')
@@ -51,6 +52,9 @@ export function registerSimulateCommand(program: Command): void {
         return simulateFromLog(settings.settings, period.period);
       }
       const logOnly = (['source', 'since', 'until'] as const).find((name) => options[name] !== undefined);
+      if (options.latency !== undefined && options.latency !== '0' && logOnly === undefined) {
+        return fail('--latency applies only with --from-log; add --from-log, or leave it out');
+      }
       if (logOnly !== undefined)
         return fail(`--${logOnly} applies only with --from-log; add --from-log, or leave it out`);
       if (options.signals === undefined) {
