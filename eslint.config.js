@@ -18,6 +18,7 @@ const MAY_IMPORT = {
   engine: ['language', 'errors'],
   // Risk rules and their checks, pure: the server narrows and hands them out, the agent checks them.
   risk: ['engine', 'language', 'errors'],
+  ledger: ['engine', 'language', 'errors'],
   config: ['security'],
   metering: [],
   security: ['store'],
@@ -95,6 +96,7 @@ const MAY_IMPORT = {
     'logging',
     'config',
     'engine',
+    'ledger',
     'language',
     'files',
     'errors',
@@ -115,7 +117,7 @@ const PENDING = {};
 const FACED = ['language', 'engine'];
 
 /** Pure folders: no package and no node: module, so no I/O, clock or globals come in. */
-const PURE = ['language', 'engine', 'risk', 'errors'];
+const PURE = ['language', 'engine', 'risk', 'ledger', 'errors'];
 
 const srcFolders = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
