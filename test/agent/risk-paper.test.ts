@@ -55,6 +55,17 @@ describe('a paper agent checks the risk rules each signal carries', () => {
     expect(above.message).toBe(
       'risk rule maxLotsPerOrder (limit 0.3, value 0.31): the order of 0.31 lots EURUSD is above the limit',
     );
+    // The day, the window and the total loss: every rule names itself.
+    const never = { timeZone: 'Europe/London', days: [], from: '07:00', until: '21:00' };
+    expect(await send(buy(0.1), { risk: rules({ tradingWindows: [never] }) })).toMatchObject({
+      status: 'rejected',
+      result: { code: 'RISK_LIMIT', rule: 'tradingWindows' },
+    });
+    // A 10,000 account against a 20,000 starting balance with a 10 % limit: 10,000 lost, above 2,000.
+    const total = rules({ maxTotalLoss: { percent: 10, startingBalance: 20_000 } });
+    expect((await send(buy(0.1), { risk: total })).result).toMatchObject({ rule: 'maxTotalLoss', limit: '10 %' });
+    const fine = rules({ maxTotalLoss: { percent: 10, startingBalance: 10_500 } });
+    expect((await send(buy(0.1), { risk: fine })).status).toBe('executed');
     // Reducing risk is always allowed, whatever the rules say.
     const strict = rules({ maxLotsPerOrder: 0.01, allowedSymbols: [], maxOpenPositions: 0 });
     expect((await send({ symbol: 'EURUSD', action: 'closeall' }, { risk: strict })).status).toBe('executed');
