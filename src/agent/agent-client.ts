@@ -186,6 +186,14 @@ export class AgentClient {
    * wins: a snapshot that cannot be sent now is sent on the next connection. Resolves true
    * when the server recorded this one.
    */
+  /**
+   * Asks the server to halt the account (a loss rule reached), once, over HTTP whatever the
+   * transport. Throws TransientError or ServerUnreachableError when it could not be asked.
+   */
+  halt(body: { rule: string; reason: string }): Promise<AgentReply> {
+    return this.http.halt(body, this.stop.signal);
+  }
+
   publishState(state: object): Promise<boolean> {
     this.latestState = state;
     this.stateDirty = true;

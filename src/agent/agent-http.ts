@@ -92,6 +92,11 @@ export class AgentHttp {
     return this.call('POST', `api/agent/signals/${encodeURIComponent(id)}/ack`, ack, REQUEST_TIMEOUT_MS, abort);
   }
 
+  /** Asks the server to halt the agent's account (`POST /api/agent/halt`): a loss rule was reached. */
+  halt(body: { rule: string; reason: string }, abort?: AbortSignal): Promise<AgentReply> {
+    return this.call('POST', 'api/agent/halt', body, REQUEST_TIMEOUT_MS, abort);
+  }
+
   putState(state: unknown, abort?: AbortSignal): Promise<AgentReply> {
     return this.call('PUT', 'api/agent/state', state, REQUEST_TIMEOUT_MS, abort);
   }

@@ -13,16 +13,27 @@ import {
 import { createDirectory } from '../files/create-directory.js';
 import { looseModes } from '../files/private-files.js';
 import { renderSignalText } from '../language/index.js';
+import { checkEntry } from '../risk/entry-check.js';
 import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
 import { AgentJournal, type JournalRecord } from './agent-journal.js';
 import { AgentClosedError } from './agent-errors.js';
+import { clientOrderId } from './client-order-id.js';
+import type { EntryGuard } from './entry-guard.js';
+import { heldOf, RiskLedger } from './risk-ledger.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
-import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
+import {
+  VenueRefusedError,
+  VenueUnreachableError,
+  type Venue,
+  type VenueFunds,
+  type VenueHoldings,
+  type VenueOrder,
+} from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
@@ -169,6 +180,10 @@ export class VenueAgent {
   private readonly reprotectDue = new Set<number>();
   private readonly watch: ProtectionWatch;
   private lastReconciledAt = 0;
+  /** The entries of each day, its starting equity, the rules last seen and the halts asked for (kept on disk). */
+  private risk: RiskLedger | null = null;
+  /** A loss watch is running: the timer's next one is skipped. */
+  private watchingLoss = false;
 
   constructor(private readonly options: VenueAgentOptions) {
     this.simulated = isSimulated(options.venue) ? options.venue : null;
@@ -237,9 +252,12 @@ export class VenueAgent {
       for (const loose of looseModes(options.dataDir, { below: true })) {
         log.warn({ path: loose.path, mode: loose.mode }, loose.warning);
       }
+      this.risk = await RiskLedger.open(path.join(dir, 'risk-days.json'));
       const ready = sim ? await this.openSimulated(sim, dir) : await this.openVenue(dir);
       if (!ready) return;
       void this.publish();
+      void this.watchLoss();
+      this.timers.push(setInterval(() => void this.watchLoss(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
       this.timers.push(setInterval(() => void this.publish(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
       // A simulated venue's feed brings its ticks; a venue elsewhere has its quotes read.
       if (sim) sim.start((tick) => this.onTick(tick));
@@ -458,8 +476,9 @@ export class VenueAgent {
    * and beside other symbols' ones. A failure that must stop the agent stops taking signals.
    */
   private dispatch(signal: AgentSignal): void {
-    this.lanes
-      .lane(this.laneOf(signal), () => this.handle(signal))
+    // A flatten touches every symbol: it holds every lane.
+    const work = () => this.handle(signal);
+    (signal.flatten ? this.lanes.whole(work) : this.lanes.lane(this.laneOf(signal), work))
       .catch((error: unknown) => {
         this.fatal ??= error instanceof Error ? error : new Error(String(error));
       })
@@ -510,6 +529,12 @@ export class VenueAgent {
       return;
     }
     let outcome: ExecutedSignal['outcome'] | null;
+    if (signal.flatten) {
+      outcome = await this.flatten(signal);
+      if (outcome === null) return; // stopping: not acknowledged, finished after a restart
+      await this.settle(signal, outcome);
+      return;
+    }
     const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
     // The venue stopped answering while this signal waited: when, for the message of an expired entry.
     let outage: string | null = null;
@@ -567,6 +592,12 @@ export class VenueAgent {
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
       this.releaseTicket(signal.id);
     }
+    await this.settle(signal, outcome);
+  }
+
+  /** Writes the signal's outcome down (the day's entries first), then acknowledges it. */
+  private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome']): Promise<void> {
+    const log = this.options.log;
     const entry: ExecutedSignal = {
       id: signal.id,
       seq: signal.seq,
@@ -591,6 +622,11 @@ export class VenueAgent {
       'signal handled',
     );
     try {
+      // The day's entries before the outcome: a restart may count one twice, never miss one.
+      // A refusal sent nothing; a failure may have sent its entry before a later step failed: counted.
+      const entries = outcome.status === 'rejected' ? 0 : entriesOf(outcome.result);
+      this.risk?.entered(signal.id, entries, Date.now());
+      if (entries > 0) await this.risk?.save();
       await this.journal.save();
     } catch (err) {
       // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
@@ -604,6 +640,235 @@ export class VenueAgent {
     // are acked together instead of one round trip each.
     void this.acknowledge(entry);
     void this.publish();
+    if (signal.risk) void this.watchLoss();
+  }
+
+  /**
+   * The signal's risk rules as a check of each entry before it leaves (null: it carries none):
+   * the positions are the book's (reconciled with the venue) at that point of the signal and
+   * what the venue holds beside it; equity and balance the venue's, read for this signal.
+   */
+  private async guardFor(signal: AgentSignal, funds: VenueFunds): Promise<EntryGuard | null> {
+    const rules = signal.risk;
+    const risk = this.risk;
+    if (!rules || !risk) return null;
+    const now = Date.now();
+    const seen = risk.seen(signal.sourceId, rules);
+    if (risk.observe(funds.equity, now) || seen) await risk.save();
+    const beside = heldOf(this.notManaged.filter((n) => n.kind === 'position'));
+    return {
+      check: (entry) => {
+        const violation = checkEntry(
+          rules,
+          {
+            symbol: signal.signal.symbol,
+            venueSymbol: entry.symbol,
+            side: entry.side,
+            lots: entry.lots,
+            notional: entry.notional,
+          },
+          risk.facts(this.venue.netsPositions, [...entry.held, ...beside], funds.equity, funds.balance),
+          Date.now(),
+        );
+        if (violation === null) risk.sendingEntry(signal.id, Date.now());
+        return violation;
+      },
+    };
+  }
+
+  /**
+   * Every few seconds: the venue's equity read, as the start of a day that has none yet, and
+   * against the loss rules last seen. Reached, the agent asks the server to halt the account
+   * (once per rule and day, asked again until the server takes it); its own check refuses
+   * entries while the loss stands. It closes nothing itself: a halt that flattens does.
+   */
+  private async watchLoss(): Promise<void> {
+    const risk = this.risk;
+    if (!risk || this.watchingLoss || this.stopping.signal.aborted || (!this.simulated && !this.connected)) return;
+    this.watchingLoss = true;
+    try {
+      let funds: VenueFunds;
+      try {
+        funds = await this.venue.funds();
+      } catch {
+        return; // unreachable or refused: the next watch reads again
+      }
+      const now = Date.now();
+      if (risk.observe(funds.equity, now)) await risk.save();
+      const breach = risk.breach(funds.equity, funds.balance, now);
+      if (breach !== null) {
+        const key = risk.haltKey(breach, now);
+        if (risk.halt(key) === undefined) {
+          risk.recordHalt(key, breach, now);
+          await risk.save();
+          this.options.log.error(
+            { rule: breach.rule, limit: breach.limit, value: breach.value },
+            `${breach.message}; entries are refused and the account is halted`,
+          );
+        }
+      }
+      await this.reportHalts();
+    } catch (error) {
+      this.options.log.warn({ err: (error as Error).message }, 'the loss watch failed; trying again');
+    } finally {
+      this.watchingLoss = false;
+    }
+  }
+
+  /** Asks the server to halt for each loss rule reached and not yet taken: `POST /api/agent/halt`. */
+  private async reportHalts(): Promise<void> {
+    const risk = this.risk;
+    const client = this.client;
+    if (!risk || !client) return;
+    for (const [key, halt] of risk.unreported()) {
+      let status: number;
+      try {
+        status = (await client.halt({ rule: halt.rule, reason: halt.reason })).status;
+      } catch (error) {
+        this.options.log.warn(
+          { rule: halt.rule, err: (error as Error).message },
+          'could not ask the server to halt the account; asking again at the next watch',
+        );
+        return;
+      }
+      if (status >= 200 && status < 300) {
+        risk.reported(key, Date.now());
+        await risk.save();
+        this.options.log.warn({ rule: halt.rule, reason: halt.reason }, 'the server halted the account');
+      } else {
+        this.options.log.warn(
+          { rule: halt.rule, status },
+          `the server answered ${status} to the halt (${status === 404 ? 'a server without halts' : 'refused'}); asking again at the next watch`,
+        );
+      }
+    }
+  }
+
+  /**
+   * A flatten: every position of the account closed and every pending order cancelled at the
+   * venue, on every symbol. Not an engine signal: each symbol the book holds is taken flat
+   * (positionflat), then what the venue still holds beside the book is closed and cancelled, and
+   * the venue is read again: what remains fails the flatten, named.
+   */
+  private async flatten(signal: AgentSignal): Promise<ExecutedSignal['outcome'] | null> {
+    if (this.simulated) {
+      const run = this.simulating.then(() => this.flattenOn(signal, false));
+      this.simulating = run.catch(() => undefined);
+      return run;
+    }
+    let again = this.inFlight.has(signal.id);
+    if (!again) {
+      this.inFlight.add(signal.id);
+      this.inFlightSignals.set(signal.id, signal);
+      await this.journal.save();
+    }
+    const outcome = await this.untilReachable(`flatten the account (signal ${signal.id})`, async () => {
+      try {
+        return await this.flattenOn(signal, again);
+      } finally {
+        again = true;
+      }
+    });
+    if (outcome !== null) {
+      this.inFlight.delete(signal.id);
+      this.inFlightSignals.delete(signal.id);
+    }
+    return outcome;
+  }
+
+  private async flattenOn(signal: AgentSignal, again: boolean): Promise<ExecutedSignal['outcome']> {
+    const items: { symbol: string; status: string; message: string; orders: VenueOrder[] }[] = [];
+    const state = this.book.state;
+    const symbols = [
+      ...new Set([...state.positions.map((p) => p.symbol), ...state.orders.map((o) => o.symbol)]),
+    ].sort();
+    for (const symbol of symbols) {
+      const canonical = canonicalSymbol(this.book.state.config.symbolMap, symbol);
+      if (!this.simulated) {
+        // Closed at the venue's price: a quote read now, so the engine's close is priced near it.
+        try {
+          const quote = await this.venue.quote(symbol);
+          this.book = {
+            ...this.book,
+            state: { ...this.book.state, quotes: { ...this.book.state.quotes, [symbol]: quote } },
+          };
+        } catch (error) {
+          if (error instanceof VenueUnreachableError) throw error;
+        }
+      }
+      const book = this.simulated ? emptyLinks(this.book.state) : this.book;
+      const done = await executeSignal(
+        this.venue,
+        book,
+        {
+          id: `${signal.id}/${symbol}`,
+          signal: { symbol: canonical, action: 'positionflat' },
+          text: `${canonical},positionflat`,
+        },
+        Date.now(),
+        again,
+      );
+      this.book = this.simulated ? emptyLinks(done.book.state) : done.book;
+      items.push({
+        symbol,
+        status: done.outcome.status,
+        message: done.outcome.message,
+        orders: done.outcome.result?.orders ?? [],
+      });
+    }
+    let remaining: { positions: readonly unknown[]; orders: readonly unknown[] };
+    if (this.simulated) {
+      remaining = { positions: this.book.state.positions, orders: this.book.state.orders };
+    } else {
+      await this.journal.save();
+      // What the venue holds beside the book (opened by hand, not managed): closed and cancelled too.
+      const account = await this.venue.account();
+      for (const position of account.positions ?? []) {
+        const id = clientOrderId(`${signal.id}/${position.symbol}/${position.side}`, 'c1');
+        try {
+          const order = await this.venue.close(position, position.volume, id, again);
+          items.push({
+            symbol: position.symbol,
+            status: order.filled > 0 ? 'executed' : 'failed',
+            message: `closed ${order.filled} of ${position.volume} lots of the ${position.side} position the agent did not manage`,
+            orders: [order],
+          });
+        } catch (error) {
+          if (!(error instanceof VenueRefusedError)) throw error;
+          items.push({ symbol: position.symbol, status: 'failed', message: error.message, orders: [] });
+        }
+      }
+      for (const order of account.orders) {
+        try {
+          await this.venue.cancel({ id: order.id, symbol: order.symbol, ...(order.trigger && { trigger: true }) });
+          items.push({ symbol: order.symbol, status: 'executed', message: `cancelled order ${order.id}`, orders: [] });
+        } catch (error) {
+          if (!(error instanceof VenueRefusedError)) throw error;
+          items.push({ symbol: order.symbol, status: 'failed', message: error.message, orders: [] });
+        }
+      }
+      const after = await this.venue.account();
+      await this.reconcile({ positions: after.positions, orders: after.orders });
+      await this.journal.save();
+      remaining = { positions: after.positions ?? [], orders: after.orders };
+    }
+    const left = remaining.positions.length + remaining.orders.length;
+    const failedItems = items.filter((item) => item.status !== 'executed');
+    const result = { flatten: signal.flatten, items, remaining };
+    this.options.log.warn({ reason: signal.flatten?.reason, items: items.length, left }, 'flattened the account');
+    if (left === 0 && failedItems.length === 0)
+      return {
+        status: 'executed',
+        message: `flattened (${signal.flatten?.reason ?? 'no reason given'}): ${items.length === 0 ? 'nothing was open' : items.map((i) => `${i.symbol}: ${i.message}`).join('; ')}`,
+        result,
+      };
+    const named = [
+      ...failedItems.map((i) => `${i.symbol}: ${i.message}`),
+      ...(left > 0
+        ? [`${remaining.positions.length} position(s) and ${remaining.orders.length} order(s) remain at the venue`]
+        : []),
+    ];
+    return { status: 'failed', message: `the flatten did not finish: ${named.join('; ')}`, result };
   }
 
   /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
@@ -611,6 +876,7 @@ export class VenueAgent {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
       const timing = new OrderTiming(this.venue);
+      const guard = await this.guardFor(signal, await this.venue.funds());
       const done = await executeSignal(
         timing.venue,
         emptyLinks(this.book.state),
@@ -618,6 +884,7 @@ export class VenueAgent {
         Date.now(),
         false,
         deadline,
+        guard,
       );
       this.book = emptyLinks(done.book.state);
       return { ...done.outcome, timings: timing.result() };
@@ -707,8 +974,9 @@ export class VenueAgent {
     // What it opens takes the ticket reserved for it (the book's next one for a journal from before reservations).
     const ticket = this.tickets.get(signal.id);
     const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
+    const guard = await this.guardFor(signal, account);
     try {
-      const outcome = await this.executeOn(venue, book, symbol, signal, departed, again, deadline, sending);
+      const outcome = await this.executeOn(venue, book, symbol, signal, departed, again, deadline, sending, guard);
       return reread.length === 0 ? outcome : { ...outcome, message: `${outcome.message}; ${reread.join('; ')}` };
     } finally {
       if (standIn) {
@@ -727,6 +995,7 @@ export class VenueAgent {
     again: boolean,
     deadline: EntryDeadline,
     sending: () => void,
+    guard: EntryGuard | null,
   ): Promise<ExecutedSignal['outcome']> {
     // From here orders may leave: a retry must look them up first.
     sending();
@@ -741,6 +1010,7 @@ export class VenueAgent {
         Date.now(),
         again,
         deadline,
+        guard,
       );
       // Other symbols' lanes changed the book meanwhile: only this symbol's part is this signal's.
       this.book = mergeLane(
@@ -1111,6 +1381,7 @@ export class VenueAgent {
         await this.journal.save();
         await this.journal.close();
       }
+      await this.risk?.close();
     } catch (err) {
       this.options.log.error(
         { err: (err as Error).message },
@@ -1173,4 +1444,11 @@ function withoutDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBo
     protection,
     positions,
   };
+}
+
+/** The entries a signal's outcome sent (market openings and pending entries placed). */
+function entriesOf(result: unknown): number {
+  const events = (result as { events?: { type?: string }[] } | null)?.events;
+  if (!Array.isArray(events)) return 0;
+  return events.filter((e) => e.type === 'opened' || e.type === 'order_placed').length;
 }

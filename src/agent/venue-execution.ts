@@ -1,6 +1,7 @@
 import {
   applySignal,
   describeEvents,
+  notionalOf,
   reviseClose,
   type ClosedEvent,
   type EngineEvent,
@@ -12,6 +13,8 @@ import {
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
+import { RiskLimitError, riskResult, type EntryGuard } from './entry-guard.js';
+import type { HeldPosition } from '../risk/entry-check.js';
 import { takeEntryFill } from './entry-fill.js';
 import { SignalExpiredError, type EntryDeadline } from './signal-age.js';
 import {
@@ -41,7 +44,8 @@ export interface ExecutionOutcome {
  * VenueUnreachableError propagates: the caller retries the whole signal, and the client order
  * ids make the steps already carried out answer the orders they placed. `deadline`: the signal's
  * age, checked immediately before each entry leaves (see signal-age.ts); an entry it holds back
- * is refused as the venue's refusal would be (rejected when it was the first step).
+ * is refused as the venue's refusal would be (rejected when it was the first step). `guard`: the
+ * signal's risk rules, checked at the same place; its refusal carries the rule in the result.
  */
 export async function executeSignal(
   venue: Venue,
@@ -51,6 +55,7 @@ export async function executeSignal(
   /** The signal may have been carried out in part before (a lost answer, a restart): each order is looked up first. */
   again = false,
   deadline: EntryDeadline | null = null,
+  guard: EntryGuard | null = null,
 ): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
   const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
   if (step.outcome.status === 'rejected') {
@@ -65,17 +70,27 @@ export async function executeSignal(
   const doubleExit = venue.oneExitOrder === true ? stopAndTarget(venue.name, step) : null;
   if (doubleExit !== null)
     return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
-  const run = new Carrying(venue, book, step, signal.id, again, deadline);
+  const run = new Carrying(venue, book, step, signal.id, again, deadline, guard);
   try {
     await run.all();
   } catch (error) {
-    if (!(error instanceof VenueRefusedError) && !(error instanceof SignalExpiredError)) throw error;
+    if (
+      !(error instanceof VenueRefusedError) &&
+      !(error instanceof SignalExpiredError) &&
+      !(error instanceof RiskLimitError)
+    )
+      throw error;
     const refused =
-      error instanceof SignalExpiredError ? error.message : `${venue.name} refused ${run.current}: ${error.message}`;
+      error instanceof VenueRefusedError ? `${venue.name} refused ${run.current}: ${error.message}` : error.message;
+    const risk = error instanceof RiskLimitError ? riskResult(error.violation) : {};
     if (run.done === 0) {
       return {
         book,
-        outcome: { status: 'rejected', message: refused, result: { events: run.events, orders: run.orders } },
+        outcome: {
+          status: 'rejected',
+          message: refused,
+          result: { ...risk, events: run.events, orders: run.orders },
+        },
       };
     }
     return {
@@ -84,7 +99,7 @@ export async function executeSignal(
       outcome: {
         status: 'failed',
         message: `${describeEvents(run.events)}, but ${refused} after the first ${run.done} step(s) were carried out`,
-        result: { events: run.events, orders: run.orders },
+        result: { ...risk, events: run.events, orders: run.orders },
       },
     };
   }
@@ -308,6 +323,8 @@ class Carrying {
   private closes = 0;
   /** Tickets of positions and orders the steps carried out so far touched, for a partial book. */
   private readonly touched = new Set<number>();
+  /** The positions held at this point of the signal, by ticket: what the risk check counts. */
+  private readonly held = new Map<number, HeldPosition>();
 
   constructor(
     private readonly venue: Venue,
@@ -316,7 +333,9 @@ class Carrying {
     private readonly signalId: string,
     private readonly again: boolean,
     private readonly deadline: EntryDeadline | null,
+    private readonly guard: EntryGuard | null,
   ) {
+    for (const p of before.state.positions) this.held.set(p.ticket, { symbol: p.symbol, side: p.side, lots: p.volume });
     this.state = step.state;
     this.events = [...step.events];
     this.protection = { ...before.protection };
@@ -391,6 +410,9 @@ class Carrying {
         refuseUnfilled(order, event.volume);
         this.touched.add(position.ticket);
         const closed = this.adoptClose(position, event, order);
+        const left = this.state.positions.find((p) => p.ticket === position.ticket);
+        if (closed.type === 'closed' || !left) this.held.delete(position.ticket);
+        else this.held.set(position.ticket, { symbol: left.symbol, side: left.side, lots: left.volume });
         if (closed.type === 'closed') {
           for (const held of this.protection[String(position.ticket)]?.orders ?? [])
             await this.quietly(
@@ -422,33 +444,40 @@ class Carrying {
       case 'opened': {
         this.current = `the ${event.side} market order of ${event.volume} ${event.symbol}`;
         const position = this.state.positions.find((p) => p.ticket === event.position)!;
-        const order = await this.enter({
-          clientId: clientOrderId(this.signalId, 'o'),
-          symbol: event.symbol,
-          side: event.side,
-          kind: 'market',
-          volume: event.volume,
-          price: null,
-        });
+        const order = await this.enter(
+          {
+            clientId: clientOrderId(this.signalId, 'o'),
+            symbol: event.symbol,
+            side: event.side,
+            kind: 'market',
+            volume: event.volume,
+            price: null,
+          },
+          event.price,
+        );
         this.orders.push(order);
         // Ended without a single lot (no liquidity): there is no position, whatever was asked.
         refuseUnfilled(order, event.volume);
         this.touched.add(position.ticket);
         if (order.positionId !== undefined) this.positionIds[String(position.ticket)] = order.positionId;
         const filled = this.adoptFill(position, order);
+        this.held.set(filled.ticket, { symbol: filled.symbol, side: filled.side, lots: filled.volume });
         if (filled.sl !== null || filled.tp.length > 0) await this.protect(filled);
         return;
       }
       case 'order_placed': {
         this.current = `the ${event.side} ${event.kind} order of ${event.volume} ${event.symbol} at ${event.price}`;
-        const order = await this.enter({
-          clientId: clientOrderId(this.signalId, 'o'),
-          symbol: event.symbol,
-          side: event.side,
-          kind: event.kind,
-          volume: event.volume,
-          price: event.price,
-        });
+        const order = await this.enter(
+          {
+            clientId: clientOrderId(this.signalId, 'o'),
+            symbol: event.symbol,
+            side: event.side,
+            kind: event.kind,
+            volume: event.volume,
+            price: event.price,
+          },
+          event.price,
+        );
         this.orders.push(order);
         this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
@@ -464,13 +493,25 @@ class Carrying {
    * leaves; one that may have left before (a lost answer, a restart) is looked up, and if the
    * venue has it, it is the signal's outcome (a position the book must not miss).
    */
-  private async enter(request: Omit<OrderRequest, 'mayExist'>): Promise<VenueOrder> {
-    const refusal = this.deadline?.refusal(this.current) ?? null;
-    if (refusal === null) return this.venue.place({ ...request, mayExist: this.again });
+  private async enter(request: Omit<OrderRequest, 'mayExist'>, price: number): Promise<VenueOrder> {
+    const expired = this.deadline?.refusal(this.current) ?? null;
+    const violation =
+      expired === null
+        ? (this.guard?.check({
+            symbol: request.symbol,
+            side: request.side,
+            kind: request.kind,
+            lots: request.volume,
+            notional: notionalOf(this.state, request.symbol, request.volume, price),
+            held: [...this.held.values()],
+          }) ?? null)
+        : null;
+    if (expired === null && violation === null) return this.venue.place({ ...request, mayExist: this.again });
+    // Sent before (a lost answer, a restart) and standing at the venue: that order is the outcome.
     const found = this.again ? await this.venue.find(request) : null;
-    if (found === null) throw new SignalExpiredError(refusal);
+    if (found === null) throw violation === null ? new SignalExpiredError(expired!) : new RiskLimitError(violation);
     this.notes.push(
-      `the signal had expired when the agent came back to it, but ${this.venue.name} had its order ${found.id} (sent before): the outcome is that order`,
+      `${violation === null ? 'the signal had expired' : `${violation.rule} refused the entry`} when the agent came back to it, but ${this.venue.name} had its order ${found.id} (sent before): the outcome is that order`,
     );
     return found;
   }

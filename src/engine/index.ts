@@ -35,6 +35,8 @@ export {
   type ReplayTick,
 } from './replay-input.js';
 export { describeEvents, type SignalOutcome } from './outcome.js';
+// For the risk rules' notional per order, in the account currency.
+export { notionalOf } from './ledger.js';
 export type { OrderKind, PendingOrder } from './pending-orders.js';
 export type { Position } from './positions.js';
 export { createEngineState, type EngineConfig, type EngineOptions, type EngineState } from './state.js';

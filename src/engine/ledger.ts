@@ -66,3 +66,13 @@ export function quoteOfCanonical(config: EngineConfig, quotes: Quotes, canonical
 export function rateToAccount(config: EngineConfig, quotes: Quotes, from: string): number | null {
   return conversionRate(from, config.currency, (pair) => quoteOfCanonical(config, quotes, pair));
 }
+
+/**
+ * What `lots` of `symbol` at `price` are worth in the account currency (lots × contract size ×
+ * price × rate): the notional a risk rule limits. Null when the instrument or the rate is unknown.
+ */
+export function notionalOf(state: EngineState, symbol: string, lots: number, price: number): number | null {
+  const spec = instrumentOf(state.config, symbol);
+  const rate = spec === null ? null : rateToAccount(state.config, state.quotes, spec.quoteCurrency);
+  return spec === null || rate === null ? null : lots * spec.contractSize * price * rate;
+}

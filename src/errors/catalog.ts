@@ -40,6 +40,8 @@ export const ERROR_CATALOG = {
   SIGNAL_NOT_DELIVERED: { status: 409, title: 'Signal not delivered yet' },
   AGENT_CONNECTED: { status: 409, title: 'Agent already connected elsewhere' },
   AGENT_ROUTED: { status: 409, title: 'Agent is routed to by a source' },
+  // An agent's refusal of an entry that breaks its account's risk rules (the ack's result.code; docs/agents.md).
+  RISK_LIMIT: { status: 422, title: 'Risk limit reached' },
   // Server side.
   SHUTTING_DOWN: { status: 503, title: 'Server is shutting down' },
   STORE_UNAVAILABLE: { status: 503, title: 'Store unavailable' },

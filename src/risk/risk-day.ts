@@ -1,0 +1,65 @@
+import type { Weekday } from './risk-rules.js';
+
+/** The zone a day is counted in when the rules name none. */
+export const DEFAULT_DAY_ZONE = 'UTC';
+
+const WEEKDAYS: Record<string, Weekday> = {
+  Mon: 'mon',
+  Tue: 'tue',
+  Wed: 'wed',
+  Thu: 'thu',
+  Fri: 'fri',
+  Sat: 'sat',
+  Sun: 'sun',
+};
+
+/** The wall clock of `zone` at instant `at` (epoch ms). Throws RangeError for a zone the runtime does not know. */
+export interface LocalTime {
+  /** 'YYYY-MM-DD' */
+  date: string;
+  weekday: Weekday;
+  /** Minutes since local midnight. */
+  minutes: number;
+  /** 'HH:MM' */
+  clock: string;
+}
+
+const FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+function formatOf(zone: string): Intl.DateTimeFormat {
+  let format = FORMATS.get(zone);
+  if (!format) {
+    // Throws RangeError on an unknown zone, which the caller turns into a refusal naming it.
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    FORMATS.set(zone, format);
+  }
+  return format;
+}
+
+export function localTime(at: number, zone: string): LocalTime {
+  const parts: Record<string, string> = {};
+  for (const part of formatOf(zone).formatToParts(at)) parts[part.type] = part.value;
+  const hour = Number(parts.hour) % 24;
+  const minute = Number(parts.minute);
+  return {
+    date: `${parts.year}-${parts.month}-${parts.day}`,
+    weekday: WEEKDAYS[parts.weekday!]!,
+    minutes: hour * 60 + minute,
+    clock: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`,
+  };
+}
+
+/** The day `at` falls on in `zone`, as the key entries and the day's starting equity are kept under: 'Europe/London 2026-12-02'. */
+export function riskDayKey(at: number, zone: string | null | undefined): string {
+  const z = zone ?? DEFAULT_DAY_ZONE;
+  return `${z} ${localTime(at, z).date}`;
+}
