@@ -54,6 +54,7 @@ interface Held {
   positions: { symbol: string; amount: number; entryPrice: number }[];
   orders: FakeOrder[];
   openOrders: FakeOrder[];
+  algoOrders: FakeAlgoOrder[];
   openAlgoOrders: FakeAlgoOrder[];
 }
 
@@ -249,5 +250,45 @@ describe('an agent killed at each step of each path, and started again', () => {
     const state = await published();
     expect(state.positions).toMatchObject([{ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: stop }]);
     expect(state.orders).toEqual([]);
+  });
+
+  it('a stop placed before a kill and cancelled at the exchange while the agent was down is placed again under a new client id', async () => {
+    if (agent.child.exitCode !== null || agent.child.signalCode !== null) agent = await run();
+    await flat();
+    const killed = agent;
+    let done = false;
+    usdm.onMoment((request, now) => {
+      if (done) return now === 'arrived' ? 'drop' : undefined;
+      if (now !== 'carried' || !posted('/fapi/v1/algoOrder', 'clientAlgoId', 'p\\d+r0s')(request)) return undefined;
+      done = true;
+      process.kill(killed.child.pid!, 'SIGKILL');
+      return 'withhold';
+    });
+    const acting = await signal('BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    await killed.exited;
+    expect(done, 'the agent was killed after the stop was placed').toBe(true);
+    usdm.onMoment(null);
+    // By hand, at the exchange: the stop the agent placed (and never heard back about) is cancelled.
+    usdm.cancelConditional('BTCUSDT');
+    const first = held()
+      .algoOrders.filter((o) => o.algoStatus === 'CANCELED')
+      .at(-1)!;
+    expect(first.clientAlgoId).toMatch(ours('p\\d+r0s'));
+
+    agent = await run();
+    expect((await settled(acting)).status).toBe('executed');
+    // Found cancelled by its client id, the stop is not taken as placed: it stands again, once.
+    await until(
+      (state) =>
+        state?.positions?.length === 1 &&
+        state.positions[0].sl === 49000 &&
+        state.notManaged.length === 0 &&
+        held().openAlgoOrders.length === 1,
+      'the stop placed again',
+    );
+    expect(held().openAlgoOrders.map((o) => [o.clientAlgoId, o.side, o.triggerPrice, o.quantity])).toEqual([
+      [`${first.clientAlgoId}x1`, 'SELL', 49000, 0.01],
+    ]);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
   });
 });
