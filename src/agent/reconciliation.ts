@@ -1,4 +1,4 @@
-import { applyFill, type Position, type Side } from '../engine/index.js';
+import { applyFill, type PendingOrder, type Position, type Side } from '../engine/index.js';
 import { clientOrderId, isOwnClientOrderId } from './client-order-id.js';
 import type { VenueHoldings, VenueOrder, VenueOrderRef, VenuePosition } from './venue.js';
 import type { VenueBook } from './venue-book.js';
@@ -34,6 +34,12 @@ export interface DroppedPosition {
   protection?: VenueBook['protection'][string];
 }
 
+/** A pending order the venue no longer lists and holds no position of (cancelled or expired there), as the book had it. */
+export interface DroppedOrder {
+  order: PendingOrder;
+  ref: VenueOrderRef;
+}
+
 export interface Reconciled {
   book: VenueBook;
   notManaged: NotManaged[];
@@ -41,6 +47,8 @@ export interface Reconciled {
   cancel: VenueOrderRef[];
   /** Positions that left the book because the venue holds them no more. */
   dropped: DroppedPosition[];
+  /** Pending orders that left the book because the venue lists them no more and holds nothing they opened. */
+  droppedOrders: DroppedOrder[];
   /** Positions whose stop and targets must be placed (again): entries adopted, positions reduced, protection gone from the venue. */
   reprotect: number[];
   /** Pending entries the venue filled in part and still holds open: ticket → lots filled. */
@@ -78,6 +86,7 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
   const notManaged: NotManaged[] = [];
   const cancel: VenueOrderRef[] = [];
   const dropped: DroppedPosition[] = [];
+  const droppedOrders: DroppedOrder[] = [];
   const reprotect = new Set<number>();
   const partlyFilled: Record<string, number> = {};
 
@@ -281,6 +290,7 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
     const ref = pendingRefs[String(order.ticket)];
     orders = orders.filter((o) => o.ticket !== order.ticket);
     delete pendingRefs[String(order.ticket)];
+    if (ref !== undefined) droppedOrders.push({ order, ref });
     findings.push({
       level: 'warn',
       message:
@@ -392,6 +402,7 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
     notManaged,
     cancel,
     dropped,
+    droppedOrders,
     reprotect: [...reprotect].sort((a, b) => a - b),
     partlyFilled,
     findings,

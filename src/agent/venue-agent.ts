@@ -37,7 +37,7 @@ import {
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
-import { VENUE_JOURNAL, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
+import { VENUE_JOURNAL, type DepartedOrder, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
 import { reconcile, type NotManaged } from './reconciliation.js';
 import {
   DEFAULT_UNPROTECTED_AFTER,
@@ -132,6 +132,8 @@ export class VenueAgent {
   private readonly inFlightSignals = new Map<string, AgentSignal>();
   /** Positions the start's reconciliation dropped while signals were in flight (kept on disk). */
   private departed: DepartedPosition[] = [];
+  /** Pending orders the start's reconciliation dropped while signals were in flight (kept on disk). */
+  private departedOrders: DepartedOrder[] = [];
   private agentId: string | null = null;
   private journal!: AgentJournal<JournalRecord>;
   private lock: LockFile | null = null;
@@ -304,6 +306,7 @@ export class VenueAgent {
     for (const signal of stored?.inFlightSignals ?? [])
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
+    this.departedOrders = stored?.departedOrders ?? [];
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
@@ -317,6 +320,7 @@ export class VenueAgent {
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
+          ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
         };
       },
       () => (this.written = this.writing),
@@ -403,9 +407,11 @@ export class VenueAgent {
     this.book = done.book;
     this.lastReconciledAt = Date.now();
     for (const finding of done.findings) log[finding.level](finding.fields, finding.message);
-    // A signal in flight may have closed a dropped position: executed again, it is told what the venue did.
+    // A signal in flight may have closed a dropped position, or cancelled a dropped pending order:
+    // executed again, it is told what the venue did.
     if (this.inFlight.size > 0) {
       for (const d of done.dropped) this.departed.push({ ...d, signals: [...this.inFlight] });
+      for (const d of done.droppedOrders) this.departedOrders.push({ ...d, signals: [...this.inFlight] });
     }
     for (const ticket of done.reprotect) this.reprotectDue.add(ticket);
     this.partlyFilled = done.partlyFilled;
@@ -969,8 +975,12 @@ export class VenueAgent {
     };
     // Positions gone at the venue while this signal was in flight are the engine's to close
     // again: the venue then says what its close did (the order looked up by its client id).
-    const departed = this.departed.filter((d) => d.signals.includes(signal.id));
-    const live = departed.length === 0 ? this.book : withDeparted(this.book, departed);
+    const departed = {
+      positions: this.departed.filter((d) => d.signals.includes(signal.id)),
+      orders: this.departedOrders.filter((d) => d.signals.includes(signal.id)),
+    };
+    const none = departed.positions.length === 0 && departed.orders.length === 0;
+    const live = none ? this.book : withDeparted(this.book, departed);
     // What it opens takes the ticket reserved for it (the book's next one for a journal from before reservations).
     const ticket = this.tickets.get(signal.id);
     const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
@@ -991,7 +1001,7 @@ export class VenueAgent {
     book: VenueBook,
     symbol: string,
     signal: AgentSignal,
-    departed: DepartedPosition[],
+    departed: Departed,
     again: boolean,
     deadline: EntryDeadline,
     sending: () => void,
@@ -1013,19 +1023,9 @@ export class VenueAgent {
         guard,
       );
       // Other symbols' lanes changed the book meanwhile: only this symbol's part is this signal's.
-      this.book = mergeLane(
-        this.book,
-        book,
-        departed.length === 0 ? done.book : withoutDeparted(done.book, departed),
-        symbol,
-      );
-      this.departed = this.departed.flatMap((d) =>
-        d.signals.includes(signal.id)
-          ? d.signals.length > 1
-            ? [{ ...d, signals: d.signals.filter((s) => s !== signal.id) }]
-            : []
-          : [d],
-      );
+      this.book = mergeLane(this.book, book, withoutDeparted(done.book, departed), symbol);
+      this.departed = settledFor(this.departed, signal.id);
+      this.departedOrders = settledFor(this.departedOrders, signal.id);
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
       return {
         status: done.outcome.status,
@@ -1415,10 +1415,27 @@ function freshState(options: VenueAgentOptions): EngineState {
   };
 }
 
-/** The book with the departed positions back, as they stood with their venue links. */
-function withDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBook {
+/** What the start's reconciliation dropped while a signal was in flight, kept for that signal. */
+interface Departed {
+  positions: DepartedPosition[];
+  orders: DepartedOrder[];
+}
+
+/** The departed kept for a signal no more once it has its outcome (and dropped once no signal is left). */
+function settledFor<T extends { signals: string[] }>(departed: T[], signal: string): T[] {
+  return departed.flatMap((d) =>
+    d.signals.includes(signal)
+      ? d.signals.length > 1
+        ? [{ ...d, signals: d.signals.filter((s) => s !== signal) }]
+        : []
+      : [d],
+  );
+}
+
+/** The book with the departed positions and pending orders back, as they stood with their venue links. */
+function withDeparted(book: VenueBook, departed: Departed): VenueBook {
   const tickets = new Set(book.state.positions.map((p) => p.ticket));
-  const back = departed.filter((d) => !tickets.has(d.position.ticket));
+  const back = departed.positions.filter((d) => !tickets.has(d.position.ticket));
   const positions = { ...book.positions };
   const protection = { ...book.protection };
   for (const d of back) {
@@ -1426,23 +1443,37 @@ function withDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBook 
     if (d.protection) protection[String(d.position.ticket)] = d.protection;
   }
   const all = [...book.state.positions, ...back.map((d) => d.position)].sort((a, b) => a.ticket - b.ticket);
-  return { ...book, state: { ...book.state, positions: all }, protection, positions };
+  const pending = new Set(book.state.orders.map((o) => o.ticket));
+  const orderBack = departed.orders.filter((d) => !pending.has(d.order.ticket));
+  const refs = { ...book.orders };
+  for (const d of orderBack) refs[String(d.order.ticket)] = d.ref;
+  const orders = [...book.state.orders, ...orderBack.map((d) => d.order)].sort((a, b) => a.ticket - b.ticket);
+  return { ...book, state: { ...book.state, positions: all, orders }, protection, positions, orders: refs };
 }
 
-/** Whatever the signal came to, the venue holds the departed positions no more: out of the book. */
-function withoutDeparted(book: VenueBook, departed: DepartedPosition[]): VenueBook {
-  const gone = new Set(departed.map((d) => d.position.ticket));
+/** Whatever the signal came to, the venue holds the departed positions and orders no more: out of the book. */
+function withoutDeparted(book: VenueBook, departed: Departed): VenueBook {
+  if (departed.positions.length === 0 && departed.orders.length === 0) return book;
+  const gone = new Set(departed.positions.map((d) => d.position.ticket));
   const positions = { ...book.positions };
   const protection = { ...book.protection };
   for (const ticket of gone) {
     delete positions[String(ticket)];
     delete protection[String(ticket)];
   }
+  const goneOrders = new Set(departed.orders.map((d) => d.order.ticket));
+  const refs = { ...book.orders };
+  for (const ticket of goneOrders) delete refs[String(ticket)];
   return {
     ...book,
-    state: { ...book.state, positions: book.state.positions.filter((p) => !gone.has(p.ticket)) },
+    state: {
+      ...book.state,
+      positions: book.state.positions.filter((p) => !gone.has(p.ticket)),
+      orders: book.state.orders.filter((o) => !goneOrders.has(o.ticket)),
+    },
     protection,
     positions,
+    orders: refs,
   };
 }
 

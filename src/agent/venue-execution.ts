@@ -479,6 +479,8 @@ class Carrying {
           event.price,
         );
         this.orders.push(order);
+        // Found ended at a retry (cancelled by hand, expired) with nothing filled: no order stands.
+        refuseUnfilled(order, event.volume);
         this.pending[String(event.order)] = orderRef(order);
         this.touched.add(event.order);
         return;

@@ -1,8 +1,9 @@
 import type { JournalFormat } from './agent-journal.js';
 import type { ExecutedSignal } from './executed-signal.js';
-import type { Position } from '../engine/index.js';
+import type { PendingOrder, Position } from '../engine/index.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
+import type { VenueOrderRef } from './venue.js';
 
 /**
  * A position that left the book at a start's reconciliation (the venue no longer held it) while
@@ -13,6 +14,19 @@ export interface DepartedPosition {
   position: Position;
   venueId?: string;
   protection?: VenueBook['protection'][string];
+  /** The signals in flight when it left. */
+  signals: string[];
+}
+
+/**
+ * A pending order that left the book at a start's reconciliation (the venue no longer lists it,
+ * and holds nothing it opened) while signals were in flight: one of them may have been cancelling
+ * it. Kept, with its venue order, until those signals have their outcome, so the cancel executed
+ * again finds it gone at the venue and is executed, not refused for want of an order.
+ */
+export interface DepartedOrder {
+  order: PendingOrder;
+  ref: VenueOrderRef;
   /** The signals in flight when it left. */
   signals: string[];
 }
@@ -43,6 +57,8 @@ export interface VenueJournalFile {
   tickets?: Record<string, number>;
   /** Absent: none. */
   departed?: DepartedPosition[];
+  /** Absent: none. */
+  departedOrders?: DepartedOrder[];
   savedAt: string;
 }
 

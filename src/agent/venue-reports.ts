@@ -1,5 +1,7 @@
 import { applyFill, type EngineEvent, type Position } from '../engine/index.js';
+import { clientOrderId } from './client-order-id.js';
 import { takeEntryFill } from './entry-fill.js';
+import { roundLots } from './order-tracker.js';
 import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
 import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
 
@@ -10,7 +12,9 @@ import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
  * filled; again, resized, as more fill); a position a target reduced gets them
  * again for what is left (a stop for the whole of the old volume would open the other side on
  * a venue whose orders are not tied to the position); a closed position's leftover orders are
- * cancelled. The book changes first, so a refused follow-up only leaves a warning.
+ * cancelled; lots of an entry the venue took back (a bust) leave the position they opened, which
+ * is protected again for what stands (or leaves the book, its orders cancelled, when nothing
+ * does). The book changes first, so a refused follow-up only leaves a warning.
  */
 export async function applyReports(
   venue: Venue,
@@ -48,7 +52,57 @@ export async function applyReports(
     });
   };
 
+  const cancelAll = async (key: string, orders: VenueOrderRef[]) => {
+    for (const order of orders)
+      await quietly(
+        `cancel order ${order.id} of the closed position ${key}`,
+        async () => void (await venue.cancel(order)),
+      );
+    delete next.protection[key];
+    delete next.positions![key];
+  };
+
   for (const report of reports) {
+    if (report.type === 'fill_busted') {
+      const entry = report.order.clientId;
+      const position = next.state.positions.find(
+        (p) => p.signalId !== null && entry !== null && clientOrderId(p.signalId, 'o') === entry,
+      );
+      if (!position) {
+        warnings.push(
+          `${venue.name} took back ${report.lots} lots of order ${report.order.id} (${entry ?? 'no client id'}), whose position the book does not hold`,
+        );
+        continue;
+      }
+      const key = String(position.ticket);
+      const lots = Math.min(report.lots, position.volume);
+      const rest = roundLots(position.volume - lots);
+      warnings.push(
+        `${venue.name} took back ${lots} lots of order ${entry} (a bust): position ${position.ticket} ${rest > 0 ? `holds ${rest} lots and is protected for them` : 'is gone, and its orders are cancelled'}`,
+      );
+      if (rest > 0) {
+        const shrunk = {
+          ...position,
+          volume: rest,
+          originalVolume: roundLots(Math.max(rest, position.originalVolume - lots)),
+        };
+        next = {
+          ...next,
+          state: {
+            ...next.state,
+            positions: next.state.positions.map((p) => (p.ticket === position.ticket ? shrunk : p)),
+          },
+        };
+        await protect(shrunk, next.protection[key]?.orders ?? []);
+        continue;
+      }
+      next = {
+        ...next,
+        state: { ...next.state, positions: next.state.positions.filter((p) => p.ticket !== position.ticket) },
+      };
+      await cancelAll(key, next.protection[key]?.orders ?? []);
+      continue;
+    }
     if (report.type === 'entry_filled') {
       const found = Object.entries(next.orders).find(([, ref]) => ref.id === report.order.id)?.[0];
       const ticket = found === undefined ? undefined : Number(found);
@@ -110,13 +164,7 @@ export async function applyReports(
       await protect(rest, leftover);
       continue;
     }
-    for (const order of leftover)
-      await quietly(
-        `cancel order ${order.id} of the closed position ${key}`,
-        async () => void (await venue.cancel(order)),
-      );
-    delete next.protection[key];
-    delete next.positions![key];
+    await cancelAll(key, leftover);
   }
   return { book: next, events, warnings };
 }

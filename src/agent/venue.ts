@@ -205,8 +205,18 @@ export interface VenueHoldings {
   orders: VenueOrder[];
 }
 
-/** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position. */
+/** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position, a fill taken back. */
 export type VenueReport =
+  | {
+      /**
+       * The venue took back `lots` of an entry's fills (a bust: FIX ExecType H, trade cancel):
+       * they never were, and the position they opened shrinks by them (leaves the book at 0).
+       */
+      type: 'fill_busted';
+      /** The entry as the venue has it after the bust: `filled` counts what still stands. */
+      order: VenueOrder;
+      lots: number;
+    }
   | {
       type: 'entry_filled';
       /** The order as the venue has it now: `filled` and `average` count all its fills so far. */

@@ -1,18 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange, type FakeAlgoOrder, type FakeOrder } from '../fakes/binance-usdm-exchange.js';
-import { AgentProcess } from './support/agent-process.js';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { FakeAlgoOrder, FakeOrder } from '../fakes/binance-usdm-exchange.js';
+import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
 
 /**
  * A real `signalgate agent --venue ccxt --exchange binanceusdm` process against the stateful
@@ -21,8 +11,6 @@ import { AgentProcess } from './support/agent-process.js';
  * rules as prices move; what it holds is read from its state, what the agent believes from the
  * published state and the signal log.
  */
-const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
-
 interface ExchangeState {
   wallet: number;
   unrealized: number;
@@ -33,63 +21,14 @@ interface ExchangeState {
 }
 
 describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
-  let server: TestServer;
-  let exchange: BinanceUsdmExchange;
-  let dir: string;
-  const agents: AgentProcess[] = [];
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.kill();
-    await exchange?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  async function start(name: string) {
-    const {
-      accountId,
-      agents: [testAgent],
-    } = await accountWithAgents(server, [name]);
-    const source = await sourceFor(server, accountId);
-    exchange = await BinanceUsdmExchange.start({
-      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
-      secret: KEYS.SIGNALGATE_CCXT_SECRET,
-    });
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-usdm-'));
-    const run = async () => {
-      const agent = AgentProcess.startVenue(
-        server.url,
-        testAgent!.token,
-        dir,
-        ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
-        KEYS,
-      );
-      agents.push(agent);
-      await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
-      return agent;
-    };
-    const agent = await run();
-    const published = async () => (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state;
-    return { source, agent, run, published };
-  }
-
-  const held = () => exchange.state() as unknown as ExchangeState;
-  const control = async (what: string, query: string) => {
-    const res = await fetch(`${exchange.url}_control/${what}?${query}`, { method: 'POST' });
-    expect(res.status).toBe(200);
+  const bed = useBinanceAgentBed();
+  const start = async (name: string) => {
+    const source = await bed.start(name);
+    return { source, agent: source.agent, run: source.run, published: source.published };
   };
-  const outcome = async (signal: string) => {
-    await waitUntil(
-      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status),
-      `the outcome of ${signal}`,
-      30_000,
-    );
-    return (await deliveriesOf(server, signal))[0];
-  };
+  const held = () => bed.exchange.state() as unknown as ExchangeState;
+  const control = bed.control;
+  const outcome = (signal: string) => bed.outcome(signal);
   /** The price through `price` and back within a fraction of a second: between two of the agent's reads. */
   const spike = async (price: number, back: number) => {
     await control('price', `symbol=BTCUSDT&price=${price}`);
@@ -99,9 +38,9 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
 
   it('start-up loads the USDⓈ-M markets only, neither the wallet coins nor the margin pairs', async () => {
     await start('usdm-startup');
-    expect(exchange.requests('GET', '/fapi/v1/exchangeInfo')).toHaveLength(1);
+    expect(bed.exchange.requests('GET', '/fapi/v1/exchangeInfo')).toHaveLength(1);
     expect(
-      exchange.received
+      bed.exchange.received
         .filter((r) => r.path.startsWith('/sapi/') || r.path.startsWith('/api/') || r.path.startsWith('/dapi/'))
         .map((r) => r.path),
     ).toEqual([]);
@@ -109,7 +48,11 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
 
   it('a target the exchange fills in a spike between two reads closes the position, and its stop is cancelled at the exchange', async () => {
     const { source, published } = await start('usdm-spike');
-    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000',
+    );
     expect(await outcome(entry)).toMatchObject({
       status: 'executed',
       message: expect.stringContaining('opened buy 0.01 BTC/USDT:USDT at 50000.1'),
@@ -131,9 +74,17 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
 
   it('two positions on one side: the one whose target filled loses its stop, the other keeps its stop and target', async () => {
     const { source, published } = await start('usdm-two');
-    const first = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    const first = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000',
+    );
     expect((await outcome(first)).status).toBe('executed');
-    const second = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.02,sl_price=48000,tp_price=52000');
+    const second = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.02,sl_price=48000,tp_price=52000',
+    );
     expect((await outcome(second)).status).toBe('executed');
     expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.03 }]);
 
@@ -156,7 +107,7 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
 
   it('balance is the wallet and equity the wallet plus the unrealized profit, counted once', async () => {
     const { source, published } = await start('usdm-balance');
-    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
     expect((await outcome(entry)).status).toBe('executed');
     // 0.01 BTC bought at 50000.1, marked at 50250: 2.499 of open profit.
     await control('price', 'symbol=BTCUSDT&price=50250');
@@ -179,7 +130,7 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     const { source, published } = await start('usdm-parts');
     await control('thin', 'symbol=BTCUSDT&qty=0.004');
     const entry = await postSignal(
-      server.url,
+      bed.server.url,
       source.authKey,
       'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000,tp_price=51000',
     );
@@ -222,7 +173,7 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     const { source, published } = await start('usdm-parts-cancel');
     await control('thin', 'symbol=BTCUSDT&qty=0.004');
     const entry = await postSignal(
-      server.url,
+      bed.server.url,
       source.authKey,
       'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000',
     );
@@ -231,7 +182,7 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     await control('price', 'symbol=BTCUSDT&price=49895');
     expect(held().openOrders.map((o) => [o.status, o.executedQty])).toEqual([['PARTIALLY_FILLED', 0.008]]);
 
-    const cancel = await postSignal(server.url, source.authKey, 'BTCUSDT,cancellong');
+    const cancel = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,cancellong');
     expect(await outcome(cancel)).toMatchObject({
       status: 'executed',
       message: expect.stringContaining('had filled 0.008 of its 0.01 lots when it was cancelled'),
@@ -247,7 +198,7 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     const { source, published } = await start('usdm-parts-expire');
     await control('thin', 'symbol=BTCUSDT&qty=0.004');
     const entry = await postSignal(
-      server.url,
+      bed.server.url,
       source.authKey,
       'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000',
     );
@@ -270,7 +221,11 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
   // reconciliation cancels the orders of a position gone at the venue.
   it('after a restart, a position the exchange closed while the agent was away leaves the book and its stop is cancelled', async () => {
     const { source, agent, run, published } = await start('usdm-away');
-    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000',
+    );
     expect((await outcome(entry)).status).toBe('executed');
     await agent.kill();
     await control('close', 'symbol=BTCUSDT');

@@ -1,106 +1,48 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange, type FakeRequest } from '../fakes/binance-usdm-exchange.js';
-import { AgentProcess } from './support/agent-process.js';
+import { describe, expect, it } from 'vitest';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { FakeRequest } from '../fakes/binance-usdm-exchange.js';
+import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
 
 /**
  * A real `signalgate agent --venue ccxt --exchange binanceusdm` process deciding on the data it
  * holds (docs/venues/ccxt.md, "What the agent holds"): the Binance USDⓈ-M test exchange's request
  * log and its held answers (`/_control/hold`) show which reads stood in front of an order.
  */
-const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
 const DEPTH = '/fapi/v1/depth';
 
 describe('a CCXT agent decides on the data it holds', () => {
-  let server: TestServer;
-  let exchange: BinanceUsdmExchange;
-  let dir: string;
-  const agents: AgentProcess[] = [];
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.kill();
-    await exchange?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  async function start(name: string) {
-    const {
-      accountId,
-      agents: [testAgent],
-    } = await accountWithAgents(server, [name]);
-    const source = await sourceFor(server, accountId);
-    exchange = await BinanceUsdmExchange.start({
-      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
-      secret: KEYS.SIGNALGATE_CCXT_SECRET,
-    });
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-held-'));
-    // The reconciliation's reads kept out of the way: what stands in front of an order is the signal's own.
-    const agent = AgentProcess.startVenue(
-      server.url,
-      testAgent!.token,
-      dir,
-      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url, '--reconcile-every', '600'],
-      KEYS,
-    );
-    agents.push(agent);
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
-    return { source };
-  }
-
-  const control = async (what: string, query: string) => {
-    const res = await fetch(`${exchange.url}_control/${what}?${query}`, { method: 'POST' });
-    expect(res.status).toBe(200);
-  };
-  const outcome = async (signal: string) => {
-    await waitUntil(
-      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status),
-      `the outcome of ${signal}`,
-      30_000,
-    );
-    return (await deliveriesOf(server, signal))[0];
-  };
+  const bed = useBinanceAgentBed();
+  // The reconciliation's reads kept out of the way: what stands in front of an order is the signal's own.
+  const start = async (name: string) => ({ source: await bed.start(name, { args: ['--reconcile-every', '600'] }) });
+  const control = bed.control;
+  const outcome = (signal: string) => bed.outcome(signal);
   /** Waits for the next background read of the top of book, then has the exchange answer the one after it `seconds` late. */
   const holdNextDepthRead = async (seconds: number) => {
-    const seen = exchange.requests('GET', DEPTH).length;
-    await waitUntil(() => exchange.requests('GET', DEPTH).length > seen, 'a background read of the book', 5000);
+    const seen = bed.exchange.requests('GET', DEPTH).length;
+    await waitUntil(() => bed.exchange.requests('GET', DEPTH).length > seen, 'a background read of the book', 5000);
     await control('hold', `method=GET&path=${DEPTH}&seconds=${seconds}&count=1`);
   };
   const orderAfter = async (t0: number): Promise<FakeRequest> => {
     await waitUntil(
-      () => exchange.requests('POST', '/fapi/v1/order').some((r) => r.at >= t0),
+      () => bed.exchange.requests('POST', '/fapi/v1/order').some((r) => r.at >= t0),
       'the order at the exchange',
       20_000,
     );
-    return exchange.requests('POST', '/fapi/v1/order').find((r) => r.at >= t0)!;
+    return bed.exchange.requests('POST', '/fapi/v1/order').find((r) => r.at >= t0)!;
   };
 
   it('a market entry is sent with no read in front of it when the held quote and balance are fresh', async () => {
     const { source } = await start('held-fresh');
-    const first = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    const first = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
     expect((await outcome(first)).status).toBe('executed');
     await new Promise((resolve) => setTimeout(resolve, 500));
     // The agent's next read of the book is answered 3 s late: an order that waited for one comes 3 s late.
     await holdNextDepthRead(3);
     const t0 = Date.now();
-    const second = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.02');
+    const second = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.02');
     const order = await orderAfter(t0);
     expect(order.at - t0).toBeLessThan(1500);
-    const between = exchange.received.filter((r) => r.at >= t0 && r.at <= order.at && r.method === 'GET');
+    const between = bed.exchange.received.filter((r) => r.at >= t0 && r.at <= order.at && r.method === 'GET');
     // At most the held background read of the book (answered after the order): no account read, no second book read.
     expect(between.filter((r) => r.path !== DEPTH)).toEqual([]);
     expect(between.filter((r) => r.path === DEPTH).length).toBeLessThanOrEqual(1);
@@ -111,19 +53,19 @@ describe('a CCXT agent decides on the data it holds', () => {
 
   it('after a close, the next signal sizes on the balance the close left, without reading it in front of its order', async () => {
     const { source } = await start('held-after-fill');
-    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=1');
+    const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=1');
     expect((await outcome(entry)).status).toBe('executed');
     await control('price', 'symbol=BTCUSDT&price=60000');
     // Closed at 60000: the wallet gains 9999.9 (no fees here), about twice what it was.
-    const close = await postSignal(server.url, source.authKey, 'BTCUSDT,closelong');
+    const close = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,closelong');
     expect((await outcome(close)).status).toBe('executed');
-    const wallet = (exchange.state() as { wallet: number }).wallet;
+    const wallet = (bed.exchange.state() as { wallet: number }).wallet;
     expect(wallet).toBeCloseTo(10_000 + 9999.9, 6);
     await new Promise((resolve) => setTimeout(resolve, 500));
     await holdNextDepthRead(3);
     const t0 = Date.now();
     // 1% of the balance lost at a stop 1000 below: 0.2 BTC on 19999.9, where the balance before the close gives 0.1.
-    const sized = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol_pctbal_loss=1,sl_price=59000.1');
+    const sized = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol_pctbal_loss=1,sl_price=59000.1');
     const order = await orderAfter(t0);
     expect(order.at - t0).toBeLessThan(1500);
     expect(Number(order.params.quantity)).toBeGreaterThanOrEqual(0.19);
@@ -135,12 +77,12 @@ describe('a CCXT agent decides on the data it holds', () => {
     const { source } = await start('held-stale');
     // Quoted for a decision (a close with nothing to close): the symbol is kept quoted; with no
     // position, no management pass reads its quote.
-    const first = await postSignal(server.url, source.authKey, 'BTCUSDT,closelong');
+    const first = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,closelong');
     expect((await outcome(first)).status).toBe('rejected');
     // The background read of the book stalls: the held quote ages past its 1 s bound.
     await holdNextDepthRead(4);
     await new Promise((resolve) => setTimeout(resolve, 1800));
-    const second = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    const second = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
     const done = await outcome(second);
     expect(done.status).toBe('executed');
     expect(done.message).toMatch(

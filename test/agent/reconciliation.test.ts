@@ -145,6 +145,17 @@ describe('reconcile', () => {
     expect(done.notManaged).toEqual([]);
   });
 
+  it('a pending entry the venue no longer lists and holds no position of leaves the book, handed back as dropped (kept for a cancel in flight)', () => {
+    const book = bookOf([], [pending(5, 'buy', 0.2)]);
+    const done = reconcile(book, { positions: [], orders: [] }, { settling: true });
+    expect(done.book.state.orders).toEqual([]);
+    expect(done.book.orders).toEqual({});
+    expect(done.droppedOrders).toEqual([{ order: book.state.orders[0], ref: { id: 'e5', symbol: 'EURUSD' } }]);
+    expect(done.notManaged).toEqual([]);
+    // An adopted entry is no dropped order.
+    expect(reconcile(book, { positions: [venuePos('buy', 0.2)], orders: [] }).droppedOrders).toEqual([]);
+  });
+
   it('a position only the venue holds is not managed; so is an entry order of ours the book lacks; a stop of ours for a gone position is cancelled', () => {
     const book = bookOf([]);
     const orphan = venueOrder('x1', `${clientOrderId('gone-signal', 'p7r0')}s`, 'sell', 0.1, 'stop_loss');

@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   accountWithAgents,
   deliveriesOf,
@@ -9,8 +6,7 @@ import {
   sourceFor,
   waitUntil,
 } from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
+import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
 import { AgentProcess } from './support/agent-process.js';
 
 /**
@@ -18,28 +14,13 @@ import { AgentProcess } from './support/agent-process.js';
  * order: a real agent process on the Binance USDⓈ-M test exchange, whose answer to one order is
  * held back, and a paper agent with a basket posted at once.
  */
-const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
 const ORDER = '/fapi/v1/order';
 
 describe('one lane per symbol', () => {
-  let server: TestServer;
-  let exchange: BinanceUsdmExchange | null = null;
-  let dir: string;
-  const agents: AgentProcess[] = [];
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.kill();
-    await exchange?.stop();
-    exchange = null;
-    rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const bed = useBinanceAgentBed();
+  const server = () => bed.server;
 
-  const statusOf = async (id: string) => (await deliveriesOf(server, id))[0].status as string;
+  const statusOf = async (id: string) => (await deliveriesOf(server(), id))[0].status as string;
   const settled = (id: string) =>
     waitUntil(
       async () => ['executed', 'rejected', 'failed'].includes(await statusOf(id)),
@@ -48,35 +29,17 @@ describe('one lane per symbol', () => {
     );
 
   it("another symbol's order reaches the exchange and is executed while one symbol's order waits for its answer; that symbol's next signal waits", async () => {
-    const {
-      accountId,
-      agents: [testAgent],
-    } = await accountWithAgents(server, ['lanes-usdm']);
-    const source = await sourceFor(server, accountId);
-    const fake = await BinanceUsdmExchange.start({
-      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
-      secret: KEYS.SIGNALGATE_CCXT_SECRET,
-    });
-    exchange = fake;
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-lanes-'));
-    const agent = AgentProcess.startVenue(
-      server.url,
-      testAgent!.token,
-      dir,
-      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', fake.url],
-      KEYS,
-    );
-    agents.push(agent);
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
+    const source = await bed.start('lanes-usdm');
+    const fake = bed.exchange;
 
     // The exchange carries out the first order at once and answers it 8 s later (CCXT waits 10 s).
     const res = await fetch(`${fake.url}_control/hold?method=POST&path=${ORDER}&seconds=8&count=1`, { method: 'POST' });
     expect(res.status).toBe(200);
-    const btc = await postSignal(server.url, source.authKey, 'BTCUSDT,buy,vol=0.01');
+    const btc = await postSignal(server().url, source.authKey, 'BTCUSDT,buy,vol=0.01');
     await waitUntil(() => fake.requests('POST', ORDER).length === 1, 'the BTCUSDT order sent', 15_000);
     const [btcAgain, eth] = await Promise.all([
-      postSignal(server.url, source.authKey, 'BTCUSDT,closebuy'),
-      postSignal(server.url, source.authKey, 'ETHUSDT,buy,vol=0.01'),
+      postSignal(server().url, source.authKey, 'BTCUSDT,closebuy'),
+      postSignal(server().url, source.authKey, 'ETHUSDT,buy,vol=0.01'),
     ]);
 
     // ETHUSDT does not wait for BTCUSDT's answer: its order reaches the exchange, and it is
@@ -105,18 +68,19 @@ describe('one lane per symbol', () => {
     const {
       accountId,
       agents: [testAgent],
-    } = await accountWithAgents(server, ['lanes-paper']);
-    const source = await sourceFor(server, accountId);
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-lanes-'));
-    const agent = AgentProcess.start(server.url, testAgent!.token, dir, ['--transport', 'websocket', '--seed', '1']);
-    agents.push(agent);
+    } = await accountWithAgents(server(), ['lanes-paper']);
+    const source = await sourceFor(server(), accountId);
+    const dir = bed.tempDir('signalgate-lanes-');
+    const agent = bed.own(
+      AgentProcess.start(server().url, testAgent!.token, dir, ['--transport', 'websocket', '--seed', '1']),
+    );
     await agent.connected('websocket');
     const symbols = ['EURUSD', 'GBPUSD', 'USDJPY', 'AUDUSD', 'NZDUSD', 'EURGBP', 'XAUUSD', 'BTCUSD'];
     // Per symbol: open, close, open again; a close carried out before its open would be rejected.
     const texts = [0, 1, 2].flatMap((round) =>
       symbols.map((s) => (round === 1 ? `${s},closebuy` : `${s},buy,vol=0.01`)),
     );
-    const ids = await Promise.all(texts.map((text) => postSignal(server.url, source.authKey, text)));
+    const ids = await Promise.all(texts.map((text) => postSignal(server().url, source.authKey, text)));
     await agent.waitForHandled(ids.length);
     const handled = agent.handled();
     expect(handled.filter((l) => l.status !== 'executed')).toEqual([]);
@@ -126,7 +90,7 @@ describe('one lane per symbol', () => {
     }
     type Published = { positions?: { symbol: string; position: number }[] } | undefined;
     const published = async () =>
-      (await server.admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state as Published;
+      (await server().admin('GET', `/api/admin/agents/${testAgent!.id}`)).body.state as Published;
     await waitUntil(
       async () => (await published())?.positions?.length === symbols.length,
       'the basket published',

@@ -235,6 +235,15 @@ export class BinanceUsdmExchange {
     this.fill(symbol, side, Math.abs(position.amount), this.marketPrice(symbol, side));
   }
 
+  /** Cancels a symbol's open conditional (algo) orders, as a trader does by hand in the exchange's app. */
+  cancelConditional(symbol: string): void {
+    for (const algo of this.algoOrders.values())
+      if (algo.symbol === symbol && algo.algoStatus === 'NEW') {
+        algo.algoStatus = 'CANCELED';
+        algo.updateTime = Date.now();
+      }
+  }
+
   state(): Record<string, unknown> {
     return {
       prices: Object.fromEntries([...this.symbols.values()].map((s) => [s.symbol, s.price])),

@@ -53,6 +53,7 @@ const COMP_ID = 'BROKER44';
  * - OrderStatusRequest (35=H): the order's ExecutionReport (150=I) with its status, CumQty,
  *   LeavesQty and AvgPx; an unknown ClOrdID: 150=I, 39=8, 103=5 (unknown order).
  * - MarketDataRequest (35=V): a snapshot (35=W) of bid and offer; an unknown symbol: 35=Y.
+ * - `bust`: the test takes fills back (150=H, trade cancel).
  */
 export class Fix44Counterparty {
   readonly logons: { user: string; password: string }[] = [];
@@ -72,6 +73,8 @@ export class Fix44Counterparty {
    */
   partialMarket: { units: number } | null = null;
   private session: AcceptorSession | null = null;
+  /** OrderID → the ExecID of its last fill, which a bust names (ExecRefID). */
+  private readonly lastFill = new Map<string, string>();
   private launcher: { stop(): void } | null = null;
   private seq = 0;
   private readonly journal: AcceptorJournal;
@@ -188,6 +191,27 @@ export class Fix44Counterparty {
     this.execute(order, Math.min(units, order.units - order.cumUnits), price);
   }
 
+  /**
+   * Takes back `units` of an order's fills (a bust: the trade is cancelled, as a broker does a
+   * trade made in error): ExecutionReport 150=H with ExecRefID the last fill's ExecID, LastQty the
+   * units taken back, CumQty what stands. An order left with nothing filled ends cancelled (39=4).
+   */
+  bust(clOrdId: string, units: number): void {
+    const order = this.order(clOrdId);
+    if (!order || order.cumUnits < units) throw new Error(`order ${clOrdId} has not filled ${units} units`);
+    order.cumUnits -= units;
+    if (order.cumUnits === 0) {
+      order.avgPx = 0;
+      if (order.status === '2') order.status = '4';
+    }
+    this.push('8', {
+      ...this.report(order, 'H', order.status),
+      ExecRefID: this.lastFill.get(order.orderId) ?? 'NONE',
+      LastQty: units,
+      LastPx: order.avgPx,
+    });
+  }
+
   // --- what the session answers ---
 
   private onMessage(type: string, m: FixFields): void {
@@ -242,7 +266,9 @@ export class Fix44Counterparty {
     order.avgPx = round((order.avgPx * order.cumUnits + price * units) / (order.cumUnits + units));
     order.cumUnits += units;
     order.status = order.cumUnits < order.units ? '1' : '2';
-    this.push('8', { ...this.report(order, 'F', order.status), LastQty: units, LastPx: price });
+    const report = this.report(order, 'F', order.status);
+    this.lastFill.set(order.orderId, String(report.ExecID));
+    this.push('8', { ...report, LastQty: units, LastPx: price });
   }
 
   private cancelRequest(m: FixFields): void {

@@ -338,8 +338,13 @@ export class CcxtVenue implements Venue {
     // A stop entry becomes a stop-market order: it fills once the price gets there.
     const type = order.kind === 'limit' ? 'limit' : 'market';
     const price = order.kind === 'limit' ? (order.price ?? undefined) : undefined;
-    const placed = await this.idempotent(order.clientId, order.symbol, order.mayExist === true, () =>
-      this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, params),
+    const placed = await this.idempotent(
+      order.clientId,
+      order.symbol,
+      order.mayExist === true,
+      (clientOrderId) =>
+        this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, { ...params, clientOrderId }),
+      { ended: 'report' },
     );
     const reported = this.report(
       order.kind === 'market' ? await this.settled(placed, order.symbol) : placed,
@@ -397,8 +402,12 @@ export class CcxtVenue implements Venue {
         clientId,
         position.symbol,
         protection.mayExist === true,
-        () => this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, params),
-        true,
+        (clientOrderId) =>
+          this.exchange.createOrder(position.symbol, 'market', side, position.volume, undefined, {
+            ...params,
+            clientOrderId,
+          }),
+        { trigger: true, ended: 'replace' },
       );
       placed.push(
         this.report(
@@ -414,8 +423,16 @@ export class CcxtVenue implements Venue {
       k += 1;
       const clientId = `${protection.clientId}t${k}`;
       const params = { ...this.closing(), clientOrderId: clientId };
-      const order = await this.idempotent(clientId, position.symbol, protection.mayExist === true, () =>
-        this.exchange.createOrder(position.symbol, 'limit', side, target.volume, target.price, params),
+      const order = await this.idempotent(
+        clientId,
+        position.symbol,
+        protection.mayExist === true,
+        (clientOrderId) =>
+          this.exchange.createOrder(position.symbol, 'limit', side, target.volume, target.price, {
+            ...params,
+            clientOrderId,
+          }),
+        { ended: 'replace' },
       );
       placed.push(
         this.report(order, 'take_profit', {
@@ -435,8 +452,13 @@ export class CcxtVenue implements Venue {
   async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const params = { ...this.closing(), clientOrderId: clientId };
-    const order = await this.idempotent(clientId, position.symbol, mayExist, () =>
-      this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, params),
+    const order = await this.idempotent(
+      clientId,
+      position.symbol,
+      mayExist,
+      (clientOrderId) =>
+        this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, { ...params, clientOrderId }),
+      { ended: 'report' },
     );
     const reported = this.report(await this.settled(order, position.symbol), 'market', {
       symbol: position.symbol,
@@ -697,28 +719,48 @@ export class CcxtVenue implements Venue {
    * so the duplicate refusal alone cannot be relied on. And when the exchange refuses the id as
    * a duplicate anyway, the existing order is fetched and answered.
    */
+  /**
+   * Places an order under `clientId`, or, where it may stand already (`mayExist`: a retry, a
+   * restart), takes the one found by that client id. An order found ended without a lot
+   * (cancelled, expired, rejected: by hand, by the exchange, by a move) is not placed:
+   * - `ended: 'replace'` (a stop or target, which must stand while its position does): placed
+   *   again under the next client id of a chain (`…x1`, `…x2`), each looked up first, so a
+   *   restart finds the replacement and never places a third;
+   * - `ended: 'report'` (an entry or a close): answered as found, and the caller reports the
+   *   order's end (an entry that filled nothing is the venue's refusal, with its status).
+   */
   private async idempotent(
     clientId: string,
     symbol: string,
     mayExist: boolean,
-    create: () => Promise<Order>,
-    trigger = false,
+    create: (clientId: string) => Promise<Order>,
+    options: { trigger?: boolean; ended?: 'replace' | 'report' } = {},
   ): Promise<Order> {
-    if (mayExist) {
-      const found = await this.byClientId(clientId, symbol, trigger);
-      if (found !== null) return found;
-    }
-    try {
-      return await this.call('place the order', create);
-    } catch (error) {
-      // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated.", which CCXT makes an InvalidOrder.
-      const duplicate =
-        error instanceof VenueRefusedError &&
-        (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
-      if (!duplicate) throw error;
-      const found = await this.byClientId(clientId, symbol, trigger);
-      if (found === null) throw error;
-      return found;
+    const trigger = options.trigger === true;
+    for (let n = 0; ; n += 1) {
+      const id = n === 0 ? clientId : `${clientId}x${n}`;
+      const found = mayExist || n > 0 ? await this.byClientId(id, symbol, trigger) : null;
+      if (found !== null) {
+        if (options.ended !== 'replace' || !endedEmpty(found)) return found;
+        if (n >= MAX_REPLACEMENTS)
+          throw new VenueRefusedError(
+            `${this.options.exchange} ended the order ${id} (${found.status}) and the ${MAX_REPLACEMENTS} placed after it; it is not placed again`,
+          );
+        continue;
+      }
+      try {
+        return await this.call('place the order', () => create(id));
+      } catch (error) {
+        // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated.", which CCXT makes an InvalidOrder.
+        const duplicate =
+          error instanceof VenueRefusedError &&
+          (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
+        if (!duplicate) throw error;
+        const again = await this.byClientId(id, symbol, trigger);
+        if (again === null) throw error;
+        if (options.ended === 'replace' && endedEmpty(again)) continue;
+        return again;
+      }
     }
   }
 
@@ -792,6 +834,16 @@ export class CcxtVenue implements Venue {
         : {}),
     };
   }
+}
+
+/** How often a stop or target found ended is placed again under a new client id before it is the venue's refusal. */
+const MAX_REPLACEMENTS = 9;
+
+/** An order that ended with nothing filled: cancelled, expired or rejected (CCXT spells cancelled `canceled`). */
+function endedEmpty(order: Order): boolean {
+  return (
+    ['canceled', 'cancelled', 'expired', 'rejected'].includes(String(order.status)) && !(Number(order.filled ?? 0) > 0)
+  );
 }
 
 /**

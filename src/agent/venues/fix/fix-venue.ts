@@ -751,10 +751,10 @@ export class FixVenue implements Venue {
         fee: null,
       });
     }
-    if (step.busted > 0)
+    if (step.busted > 0 && !isEntry(order))
       this.options.log.error(
         { order: publicOrder(order), busted: step.busted },
-        `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel); the book still counts them: check the position at the broker`,
+        `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel); the book does not give them back to the position: check the position at the broker`,
       );
     Object.assign(order, {
       filled: step.order.filled,
@@ -762,6 +762,17 @@ export class FixVenue implements Venue {
       status: step.order.status,
       ...(step.order.reason !== undefined && { reason: step.order.reason }),
     });
+    // An entry's lots taken back: the book's position shrinks by them (venue-reports.ts).
+    if (step.busted > 0 && isEntry(order)) {
+      if (order.reported !== undefined) order.reported = round(Math.max(0, order.reported - step.busted));
+      this.saveRecord();
+      this.options.log.warn(
+        { order: publicOrder(order), busted: step.busted },
+        `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel)`,
+      );
+      this.pendingReports.push({ type: 'fill_busted', order: publicOrder(order), lots: step.busted });
+      return;
+    }
     this.saveRecord();
     const waiter = this.waiting.get(clientId);
     if (waiter) {
