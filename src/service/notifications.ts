@@ -43,6 +43,7 @@ export function startNotifications(
     dashboardUrl: config.publicUrl,
     transport,
     perChannelPerMinute: settings.perChannelPerMinute,
+    ...(settings.retry && { retry: settings.retry }),
   });
   const notifier = new Notifier(store, logger, () => sender.wake());
 
