@@ -185,7 +185,9 @@ describe.runIf(onSqlite)('e-mail notifications over SMTP', () => {
       to: 'a@example.com, nobody',
     });
     expect(bad.status).toBe(422);
-    const byField = Object.fromEntries((bad.body.errors ?? [bad.body]).map((e) => [e.param, e.detail]));
+    const byField = Object.fromEntries(
+      (bad.body.errors ?? [bad.body]).map((e: { param: string; detail: string }) => [e.param, e.detail]),
+    );
     expect(byField.security).toMatch(/must be one of starttls, tls, none/);
     expect(Object.keys(byField)).toEqual(['security']);
 
@@ -197,7 +199,9 @@ describe.runIf(onSqlite)('e-mail notifications over SMTP', () => {
       from: 'not an address',
       to: 'a@example.com, nobody',
     });
-    const fields = Object.fromEntries((second.body.errors ?? [second.body]).map((e) => [e.param, e.detail]));
+    const fields = Object.fromEntries(
+      (second.body.errors ?? [second.body]).map((e: { param: string; detail: string }) => [e.param, e.detail]),
+    );
     expect(fields).toEqual({
       host: expect.stringMatching(/without scheme or port/),
       from: "'from' must be an e-mail address, got 'not an address'",
