@@ -5,6 +5,7 @@ import { problemList } from './ui.js';
 import { accountsView } from './views/accounts.js';
 import { agentsView } from './views/agents.js';
 import { checkerView } from './views/checker.js';
+import { notificationsView } from './views/notifications.js';
 import { signalsView } from './views/signals.js';
 import { sourcesView } from './views/sources.js';
 
@@ -14,6 +15,7 @@ const VIEWS = [
   { path: 'agents', label: 'Agents', render: agentsView },
   { path: 'signals', label: 'Signal log', render: signalsView },
   { path: 'checker', label: 'Checker', render: checkerView },
+  { path: 'notifications', label: 'Notifications', render: notificationsView },
 ];
 
 const root = document.getElementById('app');

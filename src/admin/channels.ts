@@ -1,5 +1,6 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { sendThrough, TransportError, type TransportOptions } from '../notifications/channel-transports.js';
+import { recipients, SMTP_SECURITY } from '../notifications/email-transport.js';
 import { CHOOSABLE_EVENTS, DEFAULT_EVENTS } from '../notifications/event-catalog.js';
 import { notificationText } from '../notifications/notification-text.js';
 import { objectSchema, type JsonSchema } from '../openapi/index.js';
@@ -19,7 +20,11 @@ const FIELDS_OF: Record<ChannelKind, { settings: string[]; secrets: string[]; op
   telegram: { settings: ['chatId'], secrets: ['botToken'], optional: [] },
   discord: { settings: [], secrets: ['url'], optional: [] },
   slack: { settings: [], secrets: ['url'], optional: [] },
-  email: { settings: ['host', 'port', 'username', 'from', 'to'], secrets: ['password'], optional: [] },
+  email: {
+    settings: ['host', 'port', 'security', 'username', 'from', 'to'],
+    secrets: ['password'],
+    optional: ['port', 'security', 'username', 'password'],
+  },
 };
 
 const CHANNEL_FIELDS: Record<string, JsonSchema> = {
@@ -35,12 +40,29 @@ const CHANNEL_FIELDS: Record<string, JsonSchema> = {
   signingSecret: textField(200, 'webhook: the HMAC-SHA256 key of its X-Signature header (never shown again)', 's3cr3t'),
   botToken: textField(200, 'Telegram: the bot token from @BotFather (never shown again)', '123456:ABC…'),
   chatId: textField(100, 'Telegram: the chat the bot writes to', '123456789'),
-  host: textField(200, 'e-mail: the SMTP server (STARTTLS on its port)', 'smtp.example.com'),
-  port: { type: 'integer', minimum: 1, maximum: 65535, description: 'e-mail: the SMTP port', examples: [587] },
-  username: textField(200, 'e-mail: the SMTP user', 'me@example.com'),
+  host: textField(200, 'e-mail: the SMTP server’s host name', 'smtp.example.com'),
+  port: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 65535,
+    description: 'e-mail: the SMTP port (default 587 for starttls, 465 for tls, 25 for none)',
+    examples: [587],
+  },
+  security: {
+    type: 'string',
+    enum: SMTP_SECURITY,
+    maxLength: 20,
+    description:
+      'e-mail: starttls (the default: STARTTLS required), tls (TLS from the start, port 465) or none (a local relay without a password)',
+  },
+  username: textField(
+    200,
+    'e-mail: the SMTP user (with a password; none for a relay that needs no login)',
+    'me@example.com',
+  ),
   password: textField(200, 'e-mail: the SMTP (app) password (never shown again)', 'app-password'),
   from: textField(200, 'e-mail: the sender address', 'signalgate@example.com'),
-  to: textField(200, 'e-mail: the address told', 'me@example.com'),
+  to: textField(1000, 'e-mail: the addresses told, separated by commas', 'me@example.com, desk@example.com'),
 };
 
 /** The body of `POST /api/admin/accounts/{id}/channels`. */
@@ -79,7 +101,10 @@ export const CHANNEL_VIEW = objectSchema(
     name: { type: 'string' },
     events: { type: 'array', items: { type: 'string' } },
     enabled: { type: 'boolean' },
-    settings: { type: 'object', description: 'what is not secret: a chat id, an SMTP host and addresses' },
+    settings: {
+      type: 'object',
+      description: 'what is not secret: a chat id; an SMTP host, port, security, user and addresses',
+    },
     secretsSet: {
       type: 'array',
       items: { type: 'string' },
@@ -120,7 +145,18 @@ function readCommon(fields: FieldReader, kind: ChannelKind | null): ReadFields {
   const enabled = fields.boolean('enabled');
   if (enabled !== undefined) read.enabled = enabled;
   const allowed = kind === null ? null : [...FIELDS_OF[kind].settings, ...FIELDS_OF[kind].secrets];
-  for (const field of ['url', 'signingSecret', 'botToken', 'chatId', 'host', 'username', 'password', 'from', 'to']) {
+  for (const field of [
+    'url',
+    'signingSecret',
+    'botToken',
+    'chatId',
+    'host',
+    'security',
+    'username',
+    'password',
+    'from',
+    'to',
+  ]) {
     const value = fields.string(field);
     if (typeof value !== 'string') continue;
     if (allowed !== null && !allowed.includes(field)) {
@@ -133,6 +169,10 @@ function readCommon(fields: FieldReader, kind: ChannelKind | null): ReadFields {
     }
     read.values[field] = value.trim();
   }
+  const security = read.values.security;
+  if (security !== undefined && !(SMTP_SECURITY as unknown[]).includes(security)) {
+    fields.fail('security', `'security' must be one of ${SMTP_SECURITY.join(', ')}`);
+  }
   const port = fields.integer('port');
   if (port !== undefined) {
     if (allowed !== null && !allowed.includes('port'))
@@ -140,6 +180,38 @@ function readCommon(fields: FieldReader, kind: ChannelKind | null): ReadFields {
     else read.values.port = port;
   }
   return read;
+}
+
+const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
+
+/** An e-mail channel's settings taken together: addresses, host, and a login only over TLS. */
+function emailProblems(fields: FieldReader, values: Record<string, string | number>): void {
+  const { host, from, to, username, password, security } = values;
+  if (typeof host === 'string' && !/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/.test(host)) {
+    fields.fail('host', "'host' must be a host name or an IP address, without scheme or port (the port is 'port')");
+  }
+  if (typeof from === 'string' && !ADDRESS.test(from))
+    fields.fail('from', `'from' must be an e-mail address, got '${from}'`);
+  if (typeof to === 'string') {
+    const list = recipients(to);
+    const bad = list.filter((a) => !ADDRESS.test(a));
+    if (list.length === 0 || bad.length > 0) {
+      fields.fail(
+        'to',
+        `'to' must be e-mail addresses separated by commas${bad.length ? `; not one: '${bad[0]}'` : ''}`,
+      );
+    } else if (list.length > 20) fields.fail('to', `'to' names at most 20 addresses, got ${list.length}`);
+  }
+  const hasUser = username !== undefined && username !== '';
+  const hasPassword = password !== undefined && password !== '';
+  if (hasUser && !hasPassword) fields.fail('password', "an e-mail channel with a 'username' needs its 'password'");
+  if (hasPassword && !hasUser) fields.fail('username', "an e-mail channel with a 'password' needs its 'username'");
+  if (security === 'none' && hasPassword) {
+    fields.fail(
+      'security',
+      "'security: none' would send the password in clear; use starttls (port 587) or tls (port 465), or a relay without a login",
+    );
+  }
 }
 
 function split(kind: ChannelKind, values: Record<string, string | number>) {
@@ -165,12 +237,6 @@ export async function createChannel(
   if (kindValue === undefined) fields.fail('kind', `'kind' is required: one of ${KINDS.join(', ')}`);
   else if (!KINDS.includes(kindValue as ChannelKind)) fields.fail('kind', `'kind' must be one of ${KINDS.join(', ')}`);
   else kind = kindValue as ChannelKind;
-  if (kind === 'email') {
-    fields.fail(
-      'kind',
-      'e-mail channels cannot be made yet: this build has no SMTP client (nodemailer); use a webhook, Telegram, Discord or Slack channel',
-    );
-  }
   const read = readCommon(fields, kind);
   if (fields.given('name') === undefined) fields.fail('name', "'name' is required");
   fields.rejectUnknown();
@@ -180,6 +246,7 @@ export async function createChannel(
       fields.fail(field, `a ${kind} channel needs '${field}'`);
     }
   }
+  if (kind === 'email' && fields.problems.length === 0) emailProblems(fields, read.values);
   if (fields.problems.length > 0 || kind === null || read.name === undefined) return refuse(...fields.problems);
   if ((await store.accounts.get(accountId)) === null) return notFound('account', accountId);
   const { settings, secrets } = split(kind, read.values);
@@ -232,6 +299,13 @@ export async function updateChannel(
   const fields = new FieldReader(body, UPDATE_CHANNEL_BODY);
   const read = readCommon(fields, current?.kind ?? null);
   fields.rejectUnknown();
+  if (current?.kind === 'email' && fields.problems.length === 0) {
+    // Checked as the channel will be: what is kept, with what is given over it.
+    emailProblems(fields, { ...current.settings, ...current.secrets, ...read.values } as Record<
+      string,
+      string | number
+    >);
+  }
   if (fields.problems.length > 0) return refuse(...fields.problems);
   if (current === null) return notFound('channel', id);
   const { settings, secrets } = split(current.kind, read.values);

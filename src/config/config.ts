@@ -42,7 +42,16 @@ export interface NotificationSettings {
   perChannelPerMinute: number;
   /** SIGNALGATE_NOTIFY_AGENT_OFFLINE: an agent gone this long is reported disconnected. */
   agentOfflineMs: number;
+  /** SIGNALGATE_NOTIFY_RETRY: a failing channel is retried after the first, doubling up to the longest. */
+  retry?: RetrySchedule;
 }
+
+export interface RetrySchedule {
+  firstMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySchedule = { firstMs: 5_000, maxMs: 10 * 60_000 };
 
 export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
   telegramApiUrl: 'https://api.telegram.org',
@@ -108,7 +117,26 @@ function notificationSettings(env: NodeJS.ProcessEnv): NotificationSettings {
       `SIGNALGATE_NOTIFY_AGENT_OFFLINE must be a duration like 2m or 30s (a whole number above 0 and one unit), got '${offlineRaw}'`,
     );
   }
-  return { telegramApiUrl, perChannelPerMinute, agentOfflineMs };
+  return { telegramApiUrl, perChannelPerMinute, agentOfflineMs, retry: retrySchedule(env.SIGNALGATE_NOTIFY_RETRY) };
+}
+
+/** `first,longest`, e.g. `5s,10m` (the default); `ms` is allowed for tests' short schedules. */
+function retrySchedule(value: string | undefined): RetrySchedule {
+  const raw = nonEmpty(value);
+  if (raw === null) return DEFAULT_RETRY;
+  const one = (part: string) => {
+    const ms = /^(\d+)ms$/.exec(part.trim());
+    return ms ? (Number(ms[1]) > 0 ? Number(ms[1]) : null) : parseDuration(part);
+  };
+  const parts = raw.split(',');
+  const firstMs = parts.length === 2 ? one(parts[0]!) : null;
+  const maxMs = parts.length === 2 ? one(parts[1]!) : null;
+  if (firstMs === null || maxMs === null || maxMs < firstMs || maxMs > 86_400_000) {
+    throw new ConfigError(
+      `SIGNALGATE_NOTIFY_RETRY must be the first delay and the longest, like 5s,10m (each a whole number and one unit of ms, s, m or h; the longest at least the first and at most 1d), got '${raw}'`,
+    );
+  }
+  return { firstMs, maxMs };
 }
 
 const INBOUND_THREAD_SETTINGS: InboundThreadSetting[] = ['auto', 'on', 'off'];

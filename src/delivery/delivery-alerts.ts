@@ -4,8 +4,13 @@ import type { Delivery } from '../protocol/delivery.js';
 import type { ExpiredDelivery } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
-/** How often agents' presence is looked at for the disconnected and back events. */
-const PRESENCE_WATCH_MS = 15_000;
+/**
+ * How often agents' presence is looked at for the disconnected and back events: every 15 s, or
+ * a quarter of a shorter offline time, so an agent gone is told within 25 % of that time.
+ */
+export function presenceWatchMs(agentOfflineMs: number): number {
+  return Math.max(250, Math.min(15_000, Math.floor(agentOfflineMs / 4)));
+}
 
 interface AgentFacts {
   accountId: string;
@@ -54,6 +59,8 @@ export class DeliveryAlerts {
     private readonly notifier: Notifier,
     private readonly logger: Logger,
     private readonly agentOfflineMs: number,
+    /** Whether this instance holds the watch lease: only the watcher tells presence (once across instances). */
+    private readonly watching: () => boolean = () => true,
   ) {}
 
   private async agent(agentId: string): Promise<AgentFacts | null> {
@@ -131,9 +138,17 @@ export class DeliveryAlerts {
     }
   }
 
-  /** Looks at every agent's last sight now and every 15 s: gone past the set time, and back. */
+  /** Looks at every agent's last sight every 15 s (see presenceWatchMs): gone past the set time, and back. */
   startPresenceWatch(): void {
+    const intervalMs = presenceWatchMs(this.agentOfflineMs);
     const round = async () => {
+      if (!this.watching()) {
+        // Another instance watches. Should this one take over, it starts afresh: agents gone
+        // long before are not news, as at a start.
+        this.offline.clear();
+        this.started = false;
+        return;
+      }
       const now = Date.now();
       let before: string | undefined;
       do {
@@ -146,7 +161,7 @@ export class DeliveryAlerts {
           if (gone && !this.offline.has(entry.id)) {
             this.offline.add(entry.id);
             // Gone before this server started: not news.
-            if (now - seen > this.agentOfflineMs + 2 * PRESENCE_WATCH_MS && !this.started) continue;
+            if (now - seen > this.agentOfflineMs + 2 * intervalMs && !this.started) continue;
             this.notifier.tell(entry.accountId, {
               kind: 'agent_disconnected',
               subject,
@@ -171,7 +186,7 @@ export class DeliveryAlerts {
           .finally(() => {
             if (this.watch !== null) schedule();
           });
-      }, PRESENCE_WATCH_MS);
+      }, intervalMs);
       this.watch.unref();
     };
     schedule();

@@ -125,6 +125,8 @@ export interface DeliveryOptions {
   notifier?: Notifier | null;
   /** An agent unseen this long is told disconnected. */
   agentOfflineMs?: number;
+  /** Whether this instance is the notifications' watcher (holds the watch lease); default always. */
+  watching?: () => boolean;
 }
 
 /**
@@ -139,7 +141,7 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
     const presence = new AgentPresence(store, logger);
     const sessions = new AgentSessions();
     const alerts = opts.notifier
-      ? new DeliveryAlerts(store, opts.notifier, logger, opts.agentOfflineMs ?? 120_000)
+      ? new DeliveryAlerts(store, opts.notifier, logger, opts.agentOfflineMs ?? 120_000, opts.watching)
       : null;
     alerts?.startPresenceWatch();
     const push = new PushServer(app.server, { store, board, presence, logger, alerts }, sessions);

@@ -1,23 +1,16 @@
 import { createHmac } from 'node:crypto';
 import type { NotificationChannel } from '../store/notifications.js';
-import { discordBody, slackBody, telegramBody, webhookBody } from './channel-formats.js';
+import { discordBody, emailMessage, slackBody, telegramBody, webhookBody } from './channel-formats.js';
+import { sendEmail } from './email-transport.js';
 import type { NotificationText } from './notification-text.js';
+import { TransportError } from './transport-error.js';
+
+export { TransportError };
 
 /** Where the transports send: the Telegram Bot API's base URL is a setting (tests point it at a local server). */
 export interface TransportOptions {
   telegramApiUrl: string;
   timeoutMs: number;
-}
-
-/** Why a send failed, in words that never hold a channel's secret. */
-export class TransportError extends Error {
-  constructor(
-    message: string,
-    /** How long the receiver asked us to wait (Telegram's retry_after, HTTP Retry-After), if it did. */
-    readonly retryAfterMs: number | null = null,
-  ) {
-    super(message);
-  }
 }
 
 /** HMAC-SHA256 of the exact bytes sent, as the inbound side checks its senders: `sha256=<hex>`. */
@@ -27,8 +20,7 @@ export function webhookSignature(secret: string, body: Buffer): string {
 
 /**
  * Sends one message through the channel; resolves once the receiver accepted it (2xx, and for
- * Telegram `ok: true`), throws TransportError otherwise. E-mail is not here: this build has no
- * SMTP client (docs/notifications.md).
+ * Telegram `ok: true`; for e-mail, the SMTP server's 250), throws TransportError otherwise.
  */
 export async function sendThrough(
   channel: NotificationChannel,
@@ -78,7 +70,8 @@ export async function sendThrough(
         );
         return;
       case 'email':
-        throw new TransportError('e-mail cannot be sent: this build has no SMTP client (nodemailer)');
+        await sendEmail(channel, emailMessage(text), options.timeoutMs);
+        return;
     }
   } catch (error) {
     if (error instanceof TransportError) throw new TransportError(scrub(error.message), error.retryAfterMs);

@@ -77,9 +77,16 @@ export const EVENT_KINDS = {
     defaultOn: true,
     digested: true,
   },
-  risk_halt: {
+  risk_halted: {
     title: 'Trading halted',
-    whatToDo: 'Review the account; trading resumes only when you lift the halt.',
+    whatToDo:
+      'Signals are still received and logged as halted, and never executed later. Review what happened, then release the halt by hand in the dashboard, the CLI or the API.',
+    defaultOn: true,
+    digested: false,
+  },
+  risk_released: {
+    title: 'Halt released',
+    whatToDo: 'Nothing: signals received from now on are executed; those received while halted are not.',
     defaultOn: true,
     digested: false,
   },

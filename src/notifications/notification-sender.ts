@@ -12,6 +12,8 @@ export interface SenderOptions {
   transport: TransportOptions;
   /** SIGNALGATE_NOTIFY_PER_MINUTE: no channel receives more messages a minute. */
   perChannelPerMinute: number;
+  /** SIGNALGATE_NOTIFY_RETRY: the first retry's delay, doubling per failure in a row up to maxMs. */
+  retry?: { firstMs: number; maxMs: number };
   /** How often the outbox is looked at when nothing wakes the sender. */
   intervalMs?: number;
   now?: () => number;
@@ -19,9 +21,8 @@ export interface SenderOptions {
 
 /** A claim outlives a slow receiver (TransportOptions.timeoutMs) with room to settle. */
 const LEASE_MS = 60_000;
-/** The first retry comes after this long, doubling per failure in a row up to BACKOFF_MAX_MS. */
-const BACKOFF_FIRST_MS = 5_000;
-const BACKOFF_MAX_MS = 10 * 60_000;
+/** The first retry comes after this long, doubling per failure in a row up to the longest. */
+const DEFAULT_BACKOFF = { firstMs: 5_000, maxMs: 10 * 60_000 };
 /** A message that could not be sent for this long is abandoned (shown as such in the dashboard). */
 export const GIVE_UP_AFTER_MS = 24 * 3_600_000;
 const CLAIM_LIMIT = 20;
@@ -34,8 +35,12 @@ export interface NotificationSender {
 }
 
 /** The delay before the next attempt at a channel that has failed `failures` times in a row. */
-export function backoffMs(failures: number, retryAfterMs: number | null): number {
-  const doubled = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
+export function backoffMs(
+  failures: number,
+  retryAfterMs: number | null,
+  schedule: { firstMs: number; maxMs: number } = DEFAULT_BACKOFF,
+): number {
+  const doubled = Math.min(schedule.maxMs, schedule.firstMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
   return Math.max(doubled, retryAfterMs ?? 0);
 }
 
@@ -47,7 +52,8 @@ export function backoffMs(failures: number, retryAfterMs: number | null): number
  */
 export function startNotificationSender(store: Store, logger: Logger, options: SenderOptions): NotificationSender {
   const now = options.now ?? Date.now;
-  const intervalMs = options.intervalMs ?? 1000;
+  // A retry is due no later than its channel's back-off says, so the outbox is looked at as often.
+  const intervalMs = options.intervalMs ?? Math.min(1000, options.retry?.firstMs ?? 1000);
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
@@ -68,7 +74,7 @@ export function startNotificationSender(store: Store, logger: Logger, options: S
       if (!(error instanceof TransportError)) throw error;
       const failures = channel.state.failures + 1;
       const giveUp = now() - Date.parse(message.firstAt) > GIVE_UP_AFTER_MS;
-      const retryAt = new Date(now() + backoffMs(failures, error.retryAfterMs)).toISOString();
+      const retryAt = new Date(now() + backoffMs(failures, error.retryAfterMs, options.retry)).toISOString();
       await store.notifications.settle(message.id, options.owner, {
         sent: false,
         at: new Date(now()).toISOString(),

@@ -20,7 +20,8 @@ export type EventReport = Omit<NotificationEvent, 'at' | 'kind'> & { kind: Event
  * callers are the request and delivery paths. Events are gathered for a moment and queued in
  * one write to the outbox; while the store is unavailable they are held and queued later.
  *
- * The risk rules call `tell(accountId, { kind: 'risk_rule_hit' | 'risk_halt', subject, detail })`.
+ * Halts and their release are told through `tellRiskHalted` and `tellRiskReleased` (risk-events.ts);
+ * a signal a rule stopped through `tell(accountId, { kind: 'risk_rule_hit', subject, detail })`.
  */
 export class Notifier {
   private held: Array<{ accountId: string | null; event: NotificationEvent }> = [];

@@ -6,6 +6,7 @@ import type { TransportOptions } from '../notifications/channel-transports.js';
 import { startNotificationSender } from '../notifications/notification-sender.js';
 import { Notifier } from '../notifications/notifier.js';
 import { DEFAULT_TRANSPORT } from '../notifications/transport-defaults.js';
+import { WatchLease } from '../notifications/watch-lease.js';
 import { repeatEvery } from '../process/repeat-every.js';
 import type { Store } from '../store/store.js';
 
@@ -20,6 +21,8 @@ export interface RunningNotifications {
   notifier: Notifier;
   transport: TransportOptions;
   agentOfflineMs: number;
+  /** Whether this instance is the one watching agents' presence, the store and the certificate. */
+  watching: () => boolean;
   /** A certificate now served (at start and on SIGHUP): reported when it ends within 14 days. */
   certificate(tls: TlsCredentials): void;
   stop(): Promise<void>;
@@ -28,7 +31,8 @@ export interface RunningNotifications {
 /**
  * The server's notifications: the notifier events are told to, the sender that empties the
  * outbox, and the watches of what only the server itself knows (the store gone and back, the
- * TLS certificate's end).
+ * TLS certificate's end). Of several instances on one database, only the holder of the watch
+ * lease tells those (and agents' presence), so each is told once.
  */
 export function startNotifications(
   store: Store,
@@ -38,18 +42,21 @@ export function startNotifications(
 ): RunningNotifications {
   const settings = config.notifications ?? DEFAULT_NOTIFICATION_SETTINGS;
   const transport: TransportOptions = { ...DEFAULT_TRANSPORT, telegramApiUrl: settings.telegramApiUrl };
+  const owner = randomUUID();
+  const lease = new WatchLease(store, owner);
   const sender = startNotificationSender(store, logger, {
-    owner: randomUUID(),
+    owner,
     dashboardUrl: config.publicUrl,
     transport,
     perChannelPerMinute: settings.perChannelPerMinute,
+    ...(settings.retry && { retry: settings.retry }),
   });
   const notifier = new Notifier(store, logger, () => sender.wake());
 
   let certificate = tls;
   let certificateToldOn = '';
   const checkCertificate = () => {
-    if (certificate === null) return;
+    if (certificate === null || !lease.held()) return;
     const validTo = Date.parse(certificate.summary.validTo);
     const today = new Date().toISOString().slice(0, 10);
     if (validTo - Date.now() > TLS_WARNING_MS || certificateToldOn === today) return;
@@ -76,21 +83,25 @@ export function startNotifications(
         unavailableSince ??= Date.now();
         return;
       }
+      // Every instance saw the outage; the watcher tells it (the lease is renewed first, as the
+      // store is back).
+      const watching = await lease.renew();
       if (unavailableSince !== null) {
         const from = unavailableSince;
         unavailableSince = null;
-        notifier.tell(null, {
-          kind: 'store_unavailable',
-          subject: { type: 'server', id: 'store' },
-          detail: {
-            from: new Date(from).toISOString(),
-            to: new Date().toISOString(),
-            seconds: Math.round((Date.now() - from) / 1000),
-          },
-        });
+        if (watching)
+          notifier.tell(null, {
+            kind: 'store_unavailable',
+            subject: { type: 'server', id: 'store' },
+            detail: {
+              from: new Date(from).toISOString(),
+              to: new Date().toISOString(),
+              seconds: Math.round((Date.now() - from) / 1000),
+            },
+          });
       }
       checkCertificate();
-      if (Date.now() - lastPrune > 3_600_000) {
+      if (watching && Date.now() - lastPrune > 3_600_000) {
         lastPrune = Date.now();
         await store.notifications.prune(new Date(Date.now() - KEEP_SENT_MS).toISOString());
       }
@@ -102,6 +113,7 @@ export function startNotifications(
     notifier,
     transport,
     agentOfflineMs: settings.agentOfflineMs,
+    watching: () => lease.held(),
     certificate: (fresh) => {
       certificate = fresh;
       certificateToldOn = '';
@@ -109,6 +121,7 @@ export function startNotifications(
     },
     stop: async () => {
       await watch.stop();
+      await lease.release();
       await notifier.close();
       await sender.stop();
     },

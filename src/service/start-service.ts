@@ -150,7 +150,13 @@ async function startOnStore(
     tls,
     notifications: { notifier: notifications.notifier, transport: notifications.transport },
     plugins: [
-      deliveryPlugin({ store, logger, notifier: notifications.notifier, agentOfflineMs: notifications.agentOfflineMs }),
+      deliveryPlugin({
+        store,
+        logger,
+        notifier: notifications.notifier,
+        agentOfflineMs: notifications.agentOfflineMs,
+        watching: notifications.watching,
+      }),
     ],
   });
   try {

@@ -3,6 +3,7 @@ import type { Agents } from './agents.js';
 import type { DashboardSessions } from './dashboard-sessions.js';
 import type { Deliveries } from './deliveries.js';
 import type { Ingest } from './ingest.js';
+import type { Leases } from './leases.js';
 import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
@@ -42,6 +43,7 @@ export interface Store {
   readonly retention: Retention;
   readonly deliveries: Deliveries;
   readonly notifications: Notifications;
+  readonly leases: Leases;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

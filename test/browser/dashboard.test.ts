@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { useAgentTestBed } from '../agent/support/agent-test-bed.js';
+import { NotificationReceivers } from '../fakes/notification-receivers.js';
 import { TEST_ADMIN_TOKEN } from '../support/start-test-server.js';
 import { type Browser, DESKTOP, openBrowser, PHONE } from './support/chromium.js';
 
@@ -202,6 +203,7 @@ describe('the dashboard in a browser', () => {
     expect(rotated).not.toBe(inboundPath);
     expect((await post(inboundPath, 'EURUSD,buy,vol=0.1')).status).toBe(401);
     expect((await post(rotated, 'EURUSD,closebuy')).status).toBe(202);
+    inboundPath = rotated;
     await shot('sources');
     await shot('sources', PHONE);
   });
@@ -262,6 +264,32 @@ describe('the dashboard in a browser', () => {
     await page.getByText('BTCUSDT,positionflat,vol_pctbal_loss=1,sl_pips=20,tp_pips=40').waitFor();
     await page.getByText('Valid (text)').waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('adds a notification channel, sends a test, shows its messages, and removes it', async () => {
+    const receivers = await new NotificationReceivers().start();
+    try {
+      await go('notifications');
+      await page.getByLabel('Kind').selectOption('webhook');
+      await page.getByLabel('Name', { exact: true }).fill('pager');
+      await page.getByLabel('URL', { exact: true }).fill(`${receivers.url}/hook`);
+      await page.getByRole('button', { name: 'Add channel' }).click();
+      const card = page.getByRole('article').filter({ hasText: 'pager' });
+      await card.getByText('secrets kept: url').waitFor();
+      expect(await page.content()).not.toContain(`${receivers.url}/hook`);
+      await card.getByRole('button', { name: 'Send a test' }).click();
+      await card.getByText('Test sent through pager.').waitFor();
+      expect(receivers.of('webhook')[0]!.body).toMatchObject({ event: 'test' });
+      // A refusal goes through the outbox: the card's table shows it sent, with its attempts.
+      expect((await post(inboundPath, 'EURUSD,buy,vol=0.1,sl=20')).status).toBe(422);
+      const row = card.getByRole('row').filter({ hasText: 'signal_refused' });
+      await expect.poll(() => row.textContent(), { timeout: 15_000 }).toMatch(/^signal_refusedsent1–1/);
+      await card.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove channel' }).click();
+      await page.getByText('No channels yet: add one below.').waitFor();
+    } finally {
+      await receivers.close();
+    }
   });
 
   it('is reachable by keyboard: the sections and the sign-out are tab stops', async () => {

@@ -40,4 +40,40 @@ describe('signalgate channels', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/unknown event moon_landing/);
   });
+
+  it('creates an e-mail channel with its SMTP password from a file, and names a bad setting', async () => {
+    const env = await freshCliStore(cleanups);
+    const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
+    const passwordFile = path.join(env.SIGNALGATE_DATA_DIR!, 'smtp-password');
+    writeFileSync(passwordFile, 'app-password-1234\n');
+    chmodSync(passwordFile, 0o600);
+    const flags = ['--host', 'smtp.example.com', '--username', 'me@example.com', '--from', 'sg@example.com'];
+    const made = await runCli(
+      env,
+      ...['channels', 'create', '--account', account.id, '--kind', 'email', '--name', 'mail', ...flags],
+      ...['--to', 'me@example.com, desk@example.com', '--port', '587', '--secret-file', passwordFile],
+    );
+    expect(made.code, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({
+      kind: 'email',
+      settings: {
+        host: 'smtp.example.com',
+        port: 587,
+        username: 'me@example.com',
+        to: 'me@example.com, desk@example.com',
+      },
+      secretsSet: ['password'],
+    });
+    expect(made.stdout + made.stderr).not.toContain('app-password-1234');
+    const bad = await runCli(
+      env,
+      ...['channels', 'create', '--account', account.id, '--kind', 'email', '--name', 'mail', ...flags],
+      ...['--to', 'me@example.com', '--security', 'ssl', '--secret-file', passwordFile],
+    );
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr)).toMatchObject({
+      param: 'security',
+      detail: "'security' must be one of starttls, tls, none",
+    });
+  });
 });

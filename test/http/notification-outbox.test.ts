@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_NOTIFICATION_SETTINGS } from '../../src/config/config.js';
 import { NotificationReceivers } from '../fakes/notification-receivers.js';
 import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
+import { startTestServer } from '../support/start-test-server.js';
 import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
 const ADMIN = TEST_ADMIN_TOKEN;
@@ -27,8 +29,11 @@ function dataDir(): string {
   return dir;
 }
 
+/** A short retry schedule (SIGNALGATE_NOTIFY_RETRY), so back-offs take a second, not minutes. */
+const RETRY = { SIGNALGATE_NOTIFY_RETRY: '200ms,1s' };
+
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await spawnServer(env);
+  const server = await spawnServer({ ...RETRY, ...env });
   cleanups.push(() => {
     server.child.kill('SIGKILL');
   });
@@ -78,30 +83,58 @@ describe.runIf(!onPostgres)('the notification outbox on one server', () => {
     server = await serve(env);
     await vi.waitFor(() => expect(receivers.of('webhook')).toHaveLength(1), { timeout: 20_000, interval: 100 });
     expect(receivers.of('webhook')[0]!.body).toMatchObject({ event: 'signal_refused', count: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // Settled as sent: no instance may send it again, and it was received once.
+    await vi.waitFor(
+      async () => {
+        const messages = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/channels/${channelId}/messages`);
+        expect(messages.body.messages).toEqual([expect.objectContaining({ state: 'sent' })]);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(receivers.of('webhook')).toHaveLength(1);
   });
 
-  it('delivers in order what waited while the receiver was down for a minute', { timeout: 150_000 }, async () => {
-    const receivers = await receiversUp();
-    const server = await serve({ SIGNALGATE_DATA_DIR: dataDir(), SIGNALGATE_ADMIN_TOKEN: ADMIN });
-    const { inbound, channelId } = await setUp(server.url, receivers, 5);
-    receivers.down();
-    // The 4th signal reaches 80 % of the quota of 5, the 5th 100 %, the 6th is refused for it.
-    for (let i = 0; i < 6; i++) await send(inbound, `EURUSD,buy,vol=0.1,comment=n${i}`);
-    await new Promise((resolve) => setTimeout(resolve, 60_000));
-    const waiting = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/channels/${channelId}`);
-    expect(waiting.body.state).toMatchObject({
-      pending: 3,
-      lastError: 'HTTP 503 from the receiver: down for maintenance',
-    });
-    expect(waiting.body.state.failures).toBeGreaterThanOrEqual(3);
-    receivers.up();
-    await vi.waitFor(() => expect(receivers.of('webhook')).toHaveLength(3), { timeout: 60_000, interval: 200 });
-    expect(receivers.of('webhook').map((r) => r.body.event)).toEqual(['quota_80', 'quota_100', 'signal_refused']);
-    const after = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/channels/${channelId}`);
-    expect(after.body.state).toMatchObject({ pending: 0, failures: 0, failingSince: null });
-  });
+  it(
+    'delivers in order what waited while the receiver was down through several retries',
+    { timeout: 60_000 },
+    async () => {
+      const receivers = await receiversUp();
+      // In this process (no restart here), with the same short retry schedule.
+      const server = await startTestServer({
+        config: {
+          notifications: {
+            ...DEFAULT_NOTIFICATION_SETTINGS,
+            retry: { firstMs: 200, maxMs: 1000 },
+          },
+        },
+      });
+      cleanups.push(() => server.stop());
+      const made = await setUp(server.url, receivers, 5);
+      const { channelId } = made;
+      const inbound = made.inbound.replace('http://signals.example.test', server.url);
+      receivers.down();
+      // The 4th signal reaches 80 % of the quota of 5, the 5th 100 %, the 6th is refused for it.
+      for (let i = 0; i < 6; i++) await send(inbound, `EURUSD,buy,vol=0.1,comment=n${i}`);
+      // Down until the channel has failed 3 times in a row (backing off 0.2, 0.4, 0.8 s).
+      await vi.waitFor(
+        async () => {
+          const waiting = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/channels/${channelId}`);
+          expect(waiting.body.state).toMatchObject({
+            pending: 3,
+            lastError: 'HTTP 503 from the receiver: down for maintenance',
+          });
+          expect(waiting.body.state.failures).toBeGreaterThanOrEqual(3);
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+      expect(receivers.of('webhook')).toHaveLength(0);
+      receivers.up();
+      await vi.waitFor(() => expect(receivers.of('webhook')).toHaveLength(3), { timeout: 60_000, interval: 200 });
+      expect(receivers.of('webhook').map((r) => r.body.event)).toEqual(['quota_80', 'quota_100', 'signal_refused']);
+      const after = await adminRequest(server.url, ADMIN, 'GET', `/api/admin/channels/${channelId}`);
+      expect(after.body.state).toMatchObject({ pending: 0, failures: 0, failingSince: null });
+    },
+  );
 });
 
 describe.runIf(onPostgres)('the notification outbox on two instances of one PostgreSQL database', () => {
@@ -127,7 +160,14 @@ describe.runIf(onPostgres)('the notification outbox on two instances of one Post
       timeout: 20_000,
       interval: 100,
     });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Every message settled as sent (none waiting, none leased for a resend): what came is all that comes.
+    await vi.waitFor(
+      async () => {
+        const { channels } = (await adminRequest(two!.url, ADMIN, 'GET', '/api/admin/channels')).body;
+        expect(channels.map((c: { state: { pending: number } }) => c.state.pending)).toEqual(Array(10).fill(0));
+      },
+      { timeout: 10_000, interval: 100 },
+    );
     const received = receivers.of('webhook');
     const ids = received.map((r) => r.headers['x-signalgate-delivery']);
     expect(ids).toHaveLength(30);

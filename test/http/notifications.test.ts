@@ -67,20 +67,16 @@ describe('notifications through local Telegram, Discord, Slack and webhook recei
     });
   });
 
-  it('refuses an e-mail channel, an unknown event and a field of another kind, changing nothing', async () => {
+  it('refuses an e-mail field on another kind, an unknown event and a URL on Telegram, changing nothing', async () => {
     const email = await server.admin('POST', `/api/admin/accounts/${accountId}/channels`, {
-      kind: 'email',
+      kind: 'slack',
       name: 'mail',
+      url: `${receivers.url}/services/T000/B000/slacksecret`,
       host: 'smtp.example.com',
-      port: 587,
-      username: 'me',
-      password: 'pw',
-      from: 'a@example.com',
-      to: 'b@example.com',
     });
     expect(email.status).toBe(422);
-    expect(email.body).toMatchObject({ code: 'INVALID_FIELD', param: 'kind' });
-    expect(email.body.detail).toMatch(/nodemailer/);
+    expect(email.body).toMatchObject({ code: 'INVALID_FIELD', param: 'host' });
+    expect(email.body.detail).toMatch(/'host' is not a field of a slack channel/);
     const bad = await server.admin('POST', `/api/admin/accounts/${accountId}/channels`, {
       kind: 'telegram',
       name: 'x',

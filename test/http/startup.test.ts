@@ -66,6 +66,10 @@ describe.runIf(onSqlite)('starting the service', () => {
     ],
     [{ SIGNALGATE_RETENTION: '0d' }, 'SIGNALGATE_RETENTION must be a duration'],
     [
+      { SIGNALGATE_NOTIFY_RETRY: '10m,5s' },
+      "SIGNALGATE_NOTIFY_RETRY must be the first delay and the longest, like 5s,10m (each a whole number and one unit of ms, s, m or h; the longest at least the first and at most 1d), got '10m,5s'",
+    ],
+    [
       { SIGNALGATE_TRUST_PROXY: '127.0.0.1,10.0.0.1/8' },
       "SIGNALGATE_TRUST_PROXY: '10.0.0.1/8' has bits set past its /8 prefix",
     ],

@@ -58,6 +58,7 @@ describe('PostgreSQL store', () => {
         'dashboard_sessions',
         'deliveries',
         'idempotency_keys',
+        'leases',
         'notification_channels',
         'notification_outbox',
         'schema_migrations',

@@ -18,13 +18,25 @@ import type { Store } from '../../store/store.js';
 import { withStore } from './with-store.js';
 
 /** Which field `--secret-file` fills, per kind: the secret the channel sends with. */
-const MAIN_SECRET: Record<string, string> = { telegram: 'botToken', webhook: 'url', discord: 'url', slack: 'url' };
+const MAIN_SECRET: Record<string, string> = {
+  telegram: 'botToken',
+  webhook: 'url',
+  discord: 'url',
+  slack: 'url',
+  email: 'password',
+};
 
 interface ChannelFlags {
   name?: string;
   events?: string;
   enabled?: string;
   chatId?: string;
+  host?: string;
+  port?: string;
+  security?: string;
+  username?: string;
+  from?: string;
+  to?: string;
   secretFile?: string;
   signingSecretFile?: string;
 }
@@ -42,13 +54,22 @@ export function registerChannelCommands(program: Command): void {
       .option('--events <list>', 'comma-separated events the channel is told of (default: all)')
       .option('--enabled <true|false>')
       .option('--chat-id <id>', 'Telegram: the chat the bot writes to')
-      .option('--secret-file <file>', 'the bot token (Telegram) or the URL (webhook, Discord, Slack); - reads stdin')
+      .option('--host <host>', 'e-mail: the SMTP server')
+      .option('--port <port>', 'e-mail: the SMTP port (default 587, 465 with tls, 25 with none)')
+      .option('--security <starttls|tls|none>', 'e-mail: how the connection is protected (default starttls)')
+      .option('--username <user>', 'e-mail: the SMTP user')
+      .option('--from <address>', 'e-mail: the sender address')
+      .option('--to <addresses>', 'e-mail: the addresses told, separated by commas')
+      .option(
+        '--secret-file <file>',
+        'the bot token (Telegram), the URL (webhook, Discord, Slack) or the SMTP password (e-mail); - reads stdin',
+      )
       .option('--signing-secret-file <file>', 'webhook: the key of its X-Signature header; - reads stdin');
   withFlags(
     channels
       .command('create')
       .requiredOption('--account <accountId>')
-      .requiredOption('--kind <kind>', 'webhook, telegram, discord or slack')
+      .requiredOption('--kind <kind>', 'webhook, telegram, discord, slack or email')
       .requiredOption('--name <name>'),
   ).action((o: ChannelFlags & { account: string; kind: string }) => {
     const body = bodyOf(o, o.kind);
@@ -101,6 +122,11 @@ function bodyOf(o: ChannelFlags, kind: string): Record<string, unknown> | null {
   if (o.events !== undefined) body.events = o.events.split(',').map((e) => e.trim());
   if (o.enabled !== undefined) body.enabled = o.enabled === 'true' ? true : o.enabled === 'false' ? false : o.enabled;
   if (o.chatId !== undefined) body.chatId = o.chatId;
+  for (const name of ['host', 'security', 'username', 'from', 'to'] as const) {
+    if (o[name] !== undefined) body[name] = o[name];
+  }
+  // A port that is not a number is passed on as given, so the field error names it.
+  if (o.port !== undefined) body.port = /^\d+$/.test(o.port) ? Number(o.port) : o.port;
   for (const [flag, file, field] of [
     ['--secret-file', o.secretFile, MAIN_SECRET[kind] ?? 'url'],
     ['--signing-secret-file', o.signingSecretFile, 'signingSecret'],
