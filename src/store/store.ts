@@ -6,6 +6,7 @@ import type { Ingest } from './ingest.js';
 import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
+import type { Risk } from './risk.js';
 import type { Settings } from './settings.js';
 import type { SignalLog } from './signal-log.js';
 import type { Sources } from './sources.js';
@@ -42,6 +43,7 @@ export interface Store {
   readonly retention: Retention;
   readonly deliveries: Deliveries;
   readonly notifications: Notifications;
+  readonly risk: Risk;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

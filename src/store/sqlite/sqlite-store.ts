@@ -15,6 +15,7 @@ import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
 import { SqliteNotifications } from './notifications.js';
 import { SqliteRetention } from './retention.js';
+import { SqliteRisk } from './risk.js';
 import { SqliteSettings } from './settings.js';
 import { SqliteSignals } from './signals.js';
 import { SqliteSources } from './sources.js';
@@ -76,6 +77,7 @@ export class SqliteStore implements Store {
   readonly retention: SqliteRetention;
   readonly dashboardSessions: SqliteDashboardSessions;
   readonly notifications: SqliteNotifications;
+  readonly risk: SqliteRisk;
   private readonly agentWrites: SqliteWriteGroup;
   private closed = false;
 
@@ -109,6 +111,7 @@ export class SqliteStore implements Store {
     this.retention = new SqliteRetention(this.connection);
     this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.notifications = new SqliteNotifications(this.connection);
+    this.risk = new SqliteRisk(this.connection, notify);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
