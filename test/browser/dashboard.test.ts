@@ -244,7 +244,6 @@ describe('the dashboard in a browser', () => {
     const audit = page.locator('table.audit');
     await audit.getByText('halted', { exact: true }).waitFor();
     expect(await audit.locator('tbody tr').first().textContent()).toMatch(/dashboard session [0-9a-f]{12}halted/);
-    await shot('risk');
     await page.getByRole('button', { name: 'Release account' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Release' }).click();
     await page.getByText('Not halted: signals are delivered.').waitFor();
