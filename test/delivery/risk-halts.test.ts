@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import { accountWithAgents, agentRequest, postSignal, sourceFor, type TestAgent } from './support/delivery-setup.js';
+import { RawSocket } from './support/raw-socket.js';
 
 /** Posts a text signal; answers the inbound answer's status and body. */
 async function post(url: string, authKey: string, text: string): Promise<{ status: number; body: any }> {
@@ -94,7 +95,12 @@ describe.each(LANES)('risk rules and halts at the door (inbound thread: %s)', (i
       status: 'executed',
       message: 'ok',
     });
-    expect((await take(agents[1]!)).body.signals.map((s: { id: string }) => s.id)).toEqual([id]);
+    // The WebSocket push hands the same rules.
+    const socket = await RawSocket.open(server.url, agents[1]!.token);
+    const pushed = await socket.waitForSignals(1);
+    expect(pushed).toEqual([expect.objectContaining({ id, risk: handed.body.signals[0].risk })]);
+    socket.close();
+    await socket.closed;
     await agentRequest(server.url, agents[1]!.token, 'POST', `/api/agent/signals/${id}/ack`, { status: 'executed' });
 
     const audit = await server.admin('GET', `/api/admin/risk-audit?accountId=${accountId}`);
