@@ -148,6 +148,15 @@ describe.each(contractStores('contract_risk'))('$name store', ({ harness: makeHa
       at: at(2000),
     });
     expect((await recorded(seeded, 3000)).outcome).toEqual({ halted: 2 });
+    // A deleted source takes its rules with it, and its halt is released (kept as history).
+    await store.risk.setRules('source', seeded.source.id, { maxLotsPerOrder: 1 }, 'admin token', at(3500));
+    expect(await store.sources.delete(seeded.source.id)).toBe(true);
+    expect(await store.risk.getRules('source', seeded.source.id)).toBeNull();
+    const halts = await store.risk.listHalts({ accountId: seeded.accountId, activeOnly: false, limit: 10 });
+    expect(halts.map((halt) => [halt.scope, halt.releasedBy])).toEqual([
+      ['source', 'source deleted'],
+      ['agent', null],
+    ]);
     expect(
       await store.risk.halt({
         id: 'hlt_none',
