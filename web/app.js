@@ -6,6 +6,7 @@ import { accountsView } from './views/accounts.js';
 import { agentsView } from './views/agents.js';
 import { checkerView } from './views/checker.js';
 import { notificationsView } from './views/notifications.js';
+import { riskView } from './views/risk.js';
 import { signalsView } from './views/signals.js';
 import { sourcesView } from './views/sources.js';
 
@@ -14,6 +15,7 @@ const VIEWS = [
   { path: 'sources', label: 'Sources', render: sourcesView },
   { path: 'agents', label: 'Agents', render: agentsView },
   { path: 'signals', label: 'Signal log', render: signalsView },
+  { path: 'risk', label: 'Risk', render: riskView },
   { path: 'checker', label: 'Checker', render: checkerView },
   { path: 'notifications', label: 'Notifications', render: notificationsView },
 ];

@@ -61,15 +61,18 @@ $$;
 -- verdict or the quota) and their deliveries, in item order: one INSERT per table for many items.
 -- items[i] is written as accepted when charged[i], with used[i] and limits[i] as its quota and
 -- symbols[i] as its symbol; delivery k is of items[dl_items[k]], to dl_agents[k] at dl_seqs[k].
+-- risks[i] is items[i]'s effective risk rules (JSON text, migration 021), kept when it is accepted;
+-- dl_statuses[k] is delivery k's status: 'queued', or 'halted' for an agent halted at the door.
 CREATE OR REPLACE FUNCTION signalgate_ingest_write(items signalgate_ingest_item[], charged boolean[], used integer[],
                                                    limits integer[], symbols text[], dl_items integer[],
-                                                   dl_agents text[], dl_seqs integer[])
+                                                   dl_agents text[], dl_seqs integer[], risks text[],
+                                                   dl_statuses text[])
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param,
                        errors, content_type, raw_body, normalized, idempotency_key, quota_period,
-                       quota_used, quota_limit, body_digest, symbol)
+                       quota_used, quota_limit, body_digest, symbol, risk)
   SELECT it.id, it.source_id, it.account_id, it.received_at,
          CASE WHEN charged[it.ordinality] THEN 'queued' ELSE 'rejected' END,
          CASE WHEN charged[it.ordinality] THEN 202 ELSE it.http_status END,
@@ -82,16 +85,17 @@ BEGIN
          it.idempotency_key,
          CASE WHEN charged[it.ordinality] THEN it.period END, used[it.ordinality], limits[it.ordinality],
          CASE WHEN charged[it.ordinality] THEN it.body_digest END,
-         CASE WHEN charged[it.ordinality] THEN symbols[it.ordinality] END
+         CASE WHEN charged[it.ordinality] THEN symbols[it.ordinality] END,
+         CASE WHEN charged[it.ordinality] THEN risks[it.ordinality] END
     FROM unnest(items) WITH ORDINALITY AS it
    ORDER BY it.ordinality;
   IF cardinality(dl_items) > 0 THEN
     -- Each delivery carries its signal's source, symbol and received_at: the outcome filter's
     -- indexes (migrations 007, 016).
     INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at, source_id, symbol)
-    SELECT (items[d.item]).id, d.agent_id, d.seq, 'queued', (items[d.item]).expires_at, 0,
+    SELECT (items[d.item]).id, d.agent_id, d.seq, d.status, (items[d.item]).expires_at, 0,
            (items[d.item]).received_at, (items[d.item]).source_id, symbols[d.item]
-      FROM unnest(dl_items, dl_agents, dl_seqs) WITH ORDINALITY AS d(item, agent_id, seq, k)
+      FROM unnest(dl_items, dl_agents, dl_seqs, dl_statuses) WITH ORDINALITY AS d(item, agent_id, seq, status, k)
      ORDER BY d.k;
   END IF;
 END;
@@ -161,9 +165,22 @@ DECLARE
   v_dl_items integer[] := '{}';
   v_dl_agents text[] := '{}';
   v_dl_seqs integer[] := '{}';
+  v_pend_risks text[] := '{}';
+  v_dl_statuses text[] := '{}';
+  -- Risk (migration 021): per source read, whether its account or itself is halted and the
+  -- effective rules its signals carry; the agents halted one by one, read once per call.
+  v_src_halted boolean[] := '{}';
+  v_src_risks text[] := '{}';
+  v_halted_agents text[];
+  v_item_halted text[];
 BEGIN
   outcomes := '{}';
   agents := '{}';
+  -- Shared against a halt's exclusive hold (src/store/postgres/risk.ts): a halt waits for this
+  -- call's COMMIT, and a call that starts after a halt's COMMIT reads it below (each statement
+  -- here takes a new snapshot).
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended('signalgate.risk' || chr(10) || current_schema(), 0));
+  v_halted_agents := ARRAY(SELECT h.target_id::text FROM risk_halts h WHERE h.scope = 'agent' AND h.released_at IS NULL);
   FOR it IN SELECT * FROM json_populate_recordset(NULL::signalgate_ingest_item, items) ORDER BY n LOOP
     v_outcome := NULL;
     <<item>>
@@ -185,6 +202,14 @@ BEGIN
         v_src_accounts := v_src_accounts || v_source.account_id;
         v_src_agents := v_src_agents || v_source.agent_ids;
         v_src_revisions := v_src_revisions || v_source.revision;
+        v_src_halted := v_src_halted || EXISTS (
+          SELECT 1 FROM risk_halts h WHERE h.released_at IS NULL
+             AND ((h.scope = 'account' AND h.target_id = v_source.account_id)
+               OR (h.scope = 'source' AND h.target_id = it.source_id)));
+        v_src_risks := v_src_risks || (
+          SELECT r.effective FROM risk_rules r
+           WHERE (r.scope = 'source' AND r.id = it.source_id) OR (r.scope = 'account' AND r.id = v_source.account_id)
+           ORDER BY r.scope DESC LIMIT 1);
         v_src_at := cardinality(v_src_ids);
       ELSE
         SELECT v_src_accounts[v_src_at] AS account_id, v_src_agents[v_src_at] AS agent_ids,
@@ -211,7 +236,9 @@ BEGIN
         -- This item reads the log (the key's original, the duplicate guard's earlier signal, their
         -- deliveries): the earlier items' entries are written first.
         PERFORM signalgate_ingest_write(v_pend_items, v_pend_charged, v_pend_used, v_pend_limits, v_pend_symbols,
-                                        v_dl_items, v_dl_agents, v_dl_seqs);
+                                        v_dl_items, v_dl_agents, v_dl_seqs, v_pend_risks, v_dl_statuses);
+        v_pend_risks := '{}';
+        v_dl_statuses := '{}';
         v_pend_items := '{}';
         v_pend_charged := '{}';
         v_pend_used := '{}';
@@ -370,6 +397,7 @@ BEGIN
       v_pend_used := v_pend_used || v_used;
       v_pend_limits := v_pend_limits || v_limit;
       v_pend_symbols := v_pend_symbols || v_symbol;
+      v_pend_risks := v_pend_risks || v_src_risks[v_src_at];
       v_log_accounts := v_log_accounts || it.account_id;
       v_log_days := v_log_days || (it.received_at AT TIME ZONE 'UTC')::date;
       v_log_rejected := v_log_rejected || NOT v_charged;
@@ -381,6 +409,7 @@ BEGIN
       END IF;
 
       v_agents := '{}';
+      v_item_halted := '{}';
       IF v_charged THEN
         -- One delivery per routed agent at the agent's next queue position. The agents' rows
         -- are locked in id order and held to COMMIT: two ingests routed to the same agents take
@@ -423,20 +452,28 @@ BEGIN
           v_dl_items := v_dl_items || cardinality(v_pend_items);
           v_dl_agents := v_dl_agents || v_seq_agents[v_at];
           v_dl_seqs := v_dl_seqs || v_seq_last[v_at];
+          -- Halted at the door (the account, the source or the agent): logged, never handed out.
+          IF v_src_halted[v_src_at] OR v_seq_agents[v_at] = ANY (v_halted_agents) THEN
+            v_dl_statuses := v_dl_statuses || 'halted'::text;
+            v_item_halted := v_item_halted || v_seq_agents[v_at];
+          ELSE
+            v_dl_statuses := v_dl_statuses || 'queued'::text;
+            v_agents := v_agents || v_seq_agents[v_at];
+          END IF;
         END LOOP;
-        v_agents := v_route_agents[v_src_route_from[v_src_at] : v_src_route_to[v_src_at]];
       END IF;
 
+      -- agents: those the signal is queued for (to notify); halted: those it was halted for.
       v_outcome := json_build_object(
         'n', it.n, 'ok', true, 'kind', 'recorded',
-        'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents);
+        'charged', v_charged, 'used', v_used, 'limit', v_limit, 'agents', v_agents, 'halted', v_item_halted);
       agents := agents || v_agents;
     END;
     outcomes := outcomes || v_outcome;
   END LOOP;
   IF cardinality(v_pend_items) > 0 THEN
     PERFORM signalgate_ingest_write(v_pend_items, v_pend_charged, v_pend_used, v_pend_limits, v_pend_symbols,
-                                    v_dl_items, v_dl_agents, v_dl_seqs);
+                                    v_dl_items, v_dl_agents, v_dl_seqs, v_pend_risks, v_dl_statuses);
   END IF;
   IF cardinality(v_use_accounts) > 0 THEN
     UPDATE usage u SET used = u.used + c.charged
@@ -520,4 +557,4 @@ END;
 $$;
 
 -- The revision of this file's definitions (see the top). migrate reads it back before applying.
-COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 8';
+COMMENT ON FUNCTION signalgate_ingest(json, text, text, boolean) IS 'signalgate functions revision 9';

@@ -22,6 +22,7 @@ import { objectSchema, type RouteDescription } from '../openapi/index.js';
 import { logExpiredDeliveries } from './expiry-log.js';
 import type { Notifier } from '../notifications/notifier.js';
 import { DeliveryAlerts } from './delivery-alerts.js';
+import { AGENT_HALT_BODY, reportAgentHalt } from './agent-halt.js';
 
 const POLL_PATH = '/api/agent/signals';
 
@@ -116,6 +117,23 @@ const STATE: RouteDescription = {
     },
   },
   problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
+};
+
+const HALT: RouteDescription = {
+  summary: "Halt the agent's account: it reached a loss rule (maxDailyLoss, maxTotalLoss)",
+  description:
+    'Audited with the agent as who. Signals to the account are then answered and logged as halted until an operator releases it.',
+  tag: 'agent',
+  auth: 'agent',
+  body: { schema: AGENT_HALT_BODY, required: true },
+  answers: {
+    201: { description: 'Halted', schema: { type: 'object', description: '{halt, alreadyHalted: false}' } },
+    200: {
+      description: 'Halted already: the halt in force',
+      schema: { type: 'object', description: '{halt, alreadyHalted: true}' },
+    },
+  },
+  problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD, ErrorCode.NOT_FOUND],
 };
 
 export interface DeliveryOptions {
@@ -242,6 +260,15 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
         return send(reply, answer);
       },
     );
+
+    app.post('/api/agent/halt', { config: { api: HALT } }, async (request, reply) => {
+      const agent = agentOf(request);
+      const [answer] = await Promise.all([
+        reportAgentHalt(store, agent, request.body, Date.now()),
+        presence.seen(agent.id),
+      ]);
+      return send(reply, answer);
+    });
 
     app.put('/api/agent/state', { config: { api: STATE } }, async (request, reply) => {
       const agent = agentOf(request);

@@ -49,7 +49,26 @@ import { type JsonSchema, objectSchema, type ObjectSchema, type RouteDescription
 import { listeningPublicUrl } from '../config/listening-public-url.js';
 import type { Store } from '../store/store.js';
 import { CHECK_BODY, checkSignal } from '../admin/check-signal.js';
-import { checkAdminAccess } from '../dashboard/admin-access.js';
+import { adminActor, checkAdminAccess } from '../dashboard/admin-access.js';
+import {
+  ACCOUNT_RULES_VIEW,
+  AUDIT_QUERY,
+  AUDIT_VIEW,
+  deleteRiskRules,
+  HALT_ANSWER,
+  HALT_BODY,
+  HALT_VIEW,
+  haltTarget,
+  HALTS_QUERY,
+  listHalts,
+  putRiskRules,
+  RELEASE_BODY,
+  releaseTarget,
+  RISK_RULES_BODY,
+  riskAudit,
+  showRiskRules,
+  SOURCE_RULES_VIEW,
+} from '../admin/risk.js';
 import type { DashboardSessions } from '../dashboard/dashboard-sessions.js';
 import { SignalStreams } from '../dashboard/signal-stream.js';
 import { useStrictJsonBodies } from './json-body-parser.js';
@@ -252,6 +271,21 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
           }),
         ),
     );
+    for (const target of ['accounts', 'sources', 'agents'] as const) {
+      const kind = HALT_SCOPES[target];
+      scope.post<Id>(
+        `/api/admin/${target}/:id/release`,
+        described(
+          admin(`Release the ${kind}'s halt (by hand only); what came while halted stays halted`, {
+            body: RELEASE_BODY,
+            optionalBody: true,
+            found: HALT_VIEW,
+          }),
+        ),
+        async (req, reply) =>
+          answer(reply, await releaseTarget(store, kind, req.params.id, req.body, adminActor(req), Date.now())),
+      );
+    }
     scope.post<Id>(
       '/api/admin/agents/:id/rotate-token',
       described(
@@ -264,6 +298,70 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
       async (req, reply) => answer(reply, await rotateAgentToken(store, req.params.id, req.body)),
     );
   });
+  for (const target of ['accounts', 'sources'] as const) {
+    const kind = target === 'accounts' ? 'account' : 'source';
+    const view = target === 'accounts' ? ACCOUNT_RULES_VIEW : SOURCE_RULES_VIEW;
+    app.get<Id>(
+      `/api/admin/${target}/:id/risk-rules`,
+      described(admin(`The ${kind}'s risk rules and what they come to for a signal`, { found: view })),
+      async (req, reply) => answer(reply, await showRiskRules(store, kind, req.params.id)),
+    );
+    app.put<Id>(
+      `/api/admin/${target}/:id/risk-rules`,
+      described(
+        admin(
+          target === 'accounts'
+            ? "Set the account's risk rules (the whole set; audited)"
+            : "Set the source's risk rules: they only tighten its account's (the whole set; audited)",
+          { body: RISK_RULES_BODY, found: view },
+        ),
+      ),
+      async (req, reply) =>
+        answer(reply, await putRiskRules(store, kind, req.params.id, req.body, adminActor(req), Date.now())),
+    );
+    app.delete<Id>(
+      `/api/admin/${target}/:id/risk-rules`,
+      described(admin(`Remove the ${kind}'s risk rules (audited)`, { answers: { 204: { description: 'Removed' } } })),
+      async (req, reply) =>
+        answer(reply, await deleteRiskRules(store, kind, req.params.id, adminActor(req), Date.now()), 204),
+    );
+  }
+  for (const target of ['accounts', 'sources', 'agents'] as const) {
+    const kind = HALT_SCOPES[target];
+    app.post<Id>(
+      `/api/admin/${target}/:id/halt`,
+      described(
+        admin(`Halt the ${kind}: its signals are still answered and logged, as halted, and never delivered (audited)`, {
+          body: HALT_BODY,
+          answers: {
+            200: { description: 'It was halted already: the halt in force', schema: HALT_ANSWER },
+            201: { description: 'Halted', schema: HALT_ANSWER },
+          },
+        }),
+      ),
+      async (req, reply) => {
+        const result = await haltTarget(store, kind, req.params.id, req.body, adminActor(req), Date.now());
+        return answer(reply, result, result.ok && !result.value.alreadyHalted ? 201 : 200);
+      },
+    );
+  }
+  app.get<List>(
+    '/api/admin/halts',
+    described(
+      admin('The halts in force (or all), newest first', {
+        query: HALTS_QUERY,
+        found: objectSchema({ halts: { type: 'array', items: HALT_VIEW } }, ['halts']),
+      }),
+    ),
+    async (req, reply) => answer(reply, await listHalts(store, req.query)),
+  );
+  app.get<List>(
+    '/api/admin/risk-audit',
+    described(
+      admin('The audit log of risk rules, halts and flattens, newest first', { query: AUDIT_QUERY, found: AUDIT_VIEW }),
+    ),
+    async (req, reply) => answer(reply, await riskAudit(store, req.query)),
+  );
   app.post<Id>(
     '/api/admin/accounts/:id/channels',
     described(
@@ -334,6 +432,7 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
   );
 }
 
+const HALT_SCOPES = { accounts: 'account', sources: 'source', agents: 'agent' } as const;
 const USAGE = objectSchema(
   {
     period: { type: 'string', examples: ['2026-11'] },

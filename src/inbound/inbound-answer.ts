@@ -131,7 +131,16 @@ function acceptedBody(record: SignalRecord, signalJson: string): string {
     record.quota === null
       ? 'null'
       : `{"used":${JSON.stringify(record.quota.used)},"limit":${JSON.stringify(record.quota.limit)},"period":${JSON.stringify(record.quota.period)}}`;
-  return `{"id":${JSON.stringify(record.id)},"status":"queued","signal":${signalJson},"quota":${quota},"agents":${agentsOf(record)}}`;
+  return `{"id":${JSON.stringify(record.id)},"status":"${acceptedStatus(record)}","signal":${signalJson},"quota":${quota},"agents":${agentsOf(record)}}`;
+}
+
+/**
+ * Where the accepted signal went at that moment: into its agents' queues, or, when every agent it
+ * was for is halted (its account, its source, or each agent), nowhere: `halted`, for good.
+ */
+function acceptedStatus(record: SignalRecord): 'queued' | 'halted' {
+  const outcome = record.outcome ?? {};
+  return (outcome.halted ?? 0) > 0 && agentsOf(record) === outcome.halted ? 'halted' : 'queued';
 }
 
 /** How many agents the signal was queued for: every delivery, whatever became of it since. */
@@ -152,7 +161,7 @@ function recordAnswer(
       body: {
         id: record.id,
         // The answer's status says where the signal went at that moment: into its agents' queues.
-        status: 'queued',
+        status: acceptedStatus(record),
         signal: record.signal,
         quota: record.quota && { used: record.quota.used, limit: record.quota.limit, period: record.quota.period },
         agents: agentsOf(record),

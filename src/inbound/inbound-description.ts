@@ -119,7 +119,12 @@ export const INBOUND_DESCRIPTION: RouteDescription = {
         type: 'object',
         properties: {
           id: { type: 'string', description: 'the signal id' },
-          status: { const: 'queued' },
+          status: {
+            type: 'string',
+            enum: ['queued', 'halted'],
+            description:
+              'queued for its agents; halted: its account, source or every agent it was for is halted, and it is never delivered (docs/risk.md)',
+          },
           signal: { type: 'object', description: 'the normalized signal' },
           quota: {
             type: ['object', 'null'],

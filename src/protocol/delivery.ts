@@ -1,6 +1,10 @@
 /** One signal's delivery to one agent, as the ack endpoints answer it and the signal log shows it. */
 
-export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired';
+/**
+ * `halted`: the signal came while the agent's account, the signal's source or the agent itself was
+ * halted (or was still queued when the halt came): final, never handed out, not after the release either.
+ */
+export type DeliveryStatus = 'queued' | 'delivered' | 'executed' | 'rejected' | 'failed' | 'expired' | 'halted';
 
 /** The statuses an agent may acknowledge a signal with. */
 export type AckStatus = 'executed' | 'rejected' | 'failed';

@@ -54,12 +54,13 @@ export function duplicateVerdict(signal: NormalizedSignal | null): LogVerdict {
 
 /**
  * The log entry a new request becomes. `outcome` is what was queued: one `queued` delivery per
- * agent for an accepted signal (`{}` for none), null for any other.
+ * agent for an accepted signal (`halted` for an agent whose account, source or self is halted;
+ * `{}` for none), null for any other.
  */
 export function ingestRecord(
   request: IngestRequest,
   verdict: LogVerdict,
-  extra: { agents?: number; duplicateOf?: string } = {},
+  extra: { agents?: number; halted?: number; duplicateOf?: string } = {},
 ): SignalRecord {
   return {
     id: request.id,
@@ -78,10 +79,14 @@ export function ingestRecord(
     idempotencyKey: request.idempotencyKey,
     quota: verdict.quota,
     duplicateOf: extra.duplicateOf ?? null,
-    outcome: verdict.status === 'accepted' ? queuedOutcome(extra.agents ?? 0) : null,
+    outcome: verdict.status === 'accepted' ? queuedOutcome(extra.agents ?? 0, extra.halted ?? 0) : null,
   };
 }
 
-function queuedOutcome(agents: number): Outcome {
-  return agents > 0 ? { queued: agents } : {};
+/** `agents` deliveries, of which `halted` were halted at the door and the rest queued. */
+function queuedOutcome(agents: number, halted: number): Outcome {
+  const outcome: Outcome = {};
+  if (halted > 0) outcome.halted = halted;
+  if (agents > halted) outcome.queued = agents - halted;
+  return outcome;
 }

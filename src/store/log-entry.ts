@@ -102,7 +102,15 @@ export function logEntryJson(entry: LogEntry): string {
 }
 
 /** Delivery statuses in the order an outcome lists them: alphabetical, as a count grouped by signal and status answers them. */
-const OUTCOME_ORDER: readonly DeliveryStatus[] = ['delivered', 'executed', 'expired', 'failed', 'queued', 'rejected'];
+const OUTCOME_ORDER: readonly DeliveryStatus[] = [
+  'delivered',
+  'executed',
+  'expired',
+  'failed',
+  'halted',
+  'queued',
+  'rejected',
+];
 
 /**
  * Counts deliveries' statuses into outcomes, per signal: `add` each delivery (or a count of

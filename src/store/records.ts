@@ -90,6 +90,7 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
   'rejected',
   'failed',
   'expired',
+  'halted',
 ];
 
 /** How many of a signal's deliveries are in each status, e.g. `{"executed": 1, "expired": 1}`; `{}`: no agent. */

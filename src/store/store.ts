@@ -7,6 +7,7 @@ import type { Leases } from './leases.js';
 import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
+import type { Risk } from './risk.js';
 import type { Settings } from './settings.js';
 import type { SignalLog } from './signal-log.js';
 import type { Sources } from './sources.js';
@@ -44,6 +45,7 @@ export interface Store {
   readonly deliveries: Deliveries;
   readonly notifications: Notifications;
   readonly leases: Leases;
+  readonly risk: Risk;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

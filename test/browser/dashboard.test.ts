@@ -233,6 +233,25 @@ describe('the dashboard in a browser', () => {
     await shot('accounts');
   });
 
+  it("sets an account's risk rules, halts it after a confirmation and releases it, each in the audit log", async () => {
+    await go('risk');
+    const rules = page.getByLabel('Account rules');
+    await rules.fill('{"maxLotsPerOrder": 2, "maxDailyLoss": {"percent": 5}}');
+    await page.locator('.rules-form').first().getByRole('button', { name: 'Save rules' }).click();
+    await page.getByText(/^In force: .*"maxLotsPerOrder":2/).waitFor();
+    await page.getByLabel('Reason').fill('strategy misfiring');
+    await page.getByRole('button', { name: 'Halt account' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Halt' }).click();
+    await page.getByText(/^Halted account acc_/).waitFor();
+    const audit = page.locator('table.audit');
+    await audit.getByText('halted', { exact: true }).waitFor();
+    expect(await audit.locator('tbody tr').first().textContent()).toMatch(/dashboard session [0-9a-f]{12}halted/);
+    await page.getByRole('button', { name: 'Release account' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Release' }).click();
+    await page.getByText('Not halted: signals are delivered.').waitFor();
+    await audit.getByText('released', { exact: true }).waitFor();
+  });
+
   it('judges a signal as the inbound endpoint does, with the did-you-mean, and stores nothing', async () => {
     await go('checker');
     await page.getByLabel('Signal', { exact: true }).fill('EURUSD,buy,vol=0.1,sl_pip=20');

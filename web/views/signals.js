@@ -2,7 +2,7 @@ import { api, listAll } from '../api.js';
 import { field, h, put, when } from '../dom.js';
 import { attempt, problemList } from '../ui.js';
 
-const OUTCOMES = ['executed', 'rejected', 'failed', 'expired', 'queued', 'delivered'];
+const OUTCOMES = ['executed', 'rejected', 'failed', 'expired', 'halted', 'queued', 'delivered'];
 
 export function signalsView(body) {
   const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'All sources'));

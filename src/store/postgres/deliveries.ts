@@ -139,6 +139,8 @@ export class PostgresDeliveries implements Deliveries {
     if (!row) return { kind: 'not_found' };
     const delivery = deliveryOf(row);
     if (row.status === 'expired') return { kind: 'expired', delivery };
+    // Halted before it was handed out: the agent never had it.
+    if (row.status === 'halted') return { kind: 'not_delivered', delivery };
     if (row.status === 'queued')
       return { kind: row.expires_at.getTime() <= Date.parse(now) ? 'expired' : 'not_delivered', delivery };
     return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };

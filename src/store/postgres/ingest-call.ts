@@ -62,7 +62,10 @@ export type IngestAnswer =
       charged: boolean;
       used: number | null;
       limit: number | null;
+      /** The agents the signal was queued for. */
       agents: string[];
+      /** The agents it was halted for (absent from a function before revision 9). */
+      halted?: string[];
     }
   | { n: number; ok: true; kind: 'replay'; record: SignalJsonRow; outcome: Outcome }
   /** Logged as a duplicate of `record`, the signal accepted earlier with the same body. */
@@ -154,7 +157,7 @@ export function ingestDone(request: IngestRequest, answer: IngestAnswer): Ingest
       answer.charged && answer.used !== null && answer.limit !== null
         ? acceptedVerdict(verdict.signal, { period: request.period, used: answer.used, limit: answer.limit })
         : rejectedVerdict(429, [verdict.quotaExhausted]),
-      { agents: answer.agents.length },
+      { agents: answer.agents.length + (answer.halted?.length ?? 0), halted: answer.halted?.length ?? 0 },
     );
   } else {
     record = ingestRecord(request, rejectedVerdict(verdict.httpStatus, verdict.problems));

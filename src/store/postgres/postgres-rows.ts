@@ -1,3 +1,4 @@
+import type { EffectiveRiskRules } from '../../risk/risk-rules.js';
 import type { Problem } from '../../errors/catalog.js';
 import type { NormalizedSignal } from '../../language/index.js';
 import pg from 'pg';
@@ -89,6 +90,10 @@ export interface AgentSignalRow {
   source_id: string;
   received_at: Date;
   normalized: NormalizedSignal;
+  /** The effective risk rules the signal was received under (JSON text), or null. */
+  risk: string | null;
+  /** A flatten's reason (its log entry only), or null. */
+  flatten: string | null;
 }
 
 /**
@@ -260,6 +265,8 @@ export function agentSignalOf(row: AgentSignalRow): AgentSignal {
     receivedAt: iso(row.received_at),
     expiresAt: iso(row.expires_at),
     signal: row.normalized,
+    ...(row.risk === null || row.risk === undefined ? {} : { risk: JSON.parse(row.risk) as EffectiveRiskRules }),
+    ...(row.flatten === null || row.flatten === undefined ? {} : { flatten: { reason: row.flatten } }),
   };
 }
 

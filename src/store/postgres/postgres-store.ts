@@ -12,6 +12,7 @@ import { detachResults } from './detached-results.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { PostgresLeases } from './leases.js';
+import { PostgresRisk } from './risk.js';
 import { PostgresNotifications } from './notifications.js';
 import { SessionLocks } from './session-locks.js';
 import { PostgresRetention } from './retention.js';
@@ -95,6 +96,7 @@ export class PostgresStore implements Store {
   readonly dashboardSessions: PostgresDashboardSessions;
   readonly notifications: PostgresNotifications;
   readonly leases: PostgresLeases;
+  readonly risk: PostgresRisk;
 
   constructor(
     connectionString: string,
@@ -158,6 +160,7 @@ export class PostgresStore implements Store {
     this.dashboardSessions = new PostgresDashboardSessions(this.pool);
     this.notifications = new PostgresNotifications(this.pool);
     this.leases = new PostgresLeases(this.pool);
+    this.risk = new PostgresRisk(this.pool, { scope, instance: this.instance }, notify);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);

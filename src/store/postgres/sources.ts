@@ -142,6 +142,13 @@ export class PostgresSources implements Sources {
         id,
       ]);
       await client.query('DELETE FROM signals WHERE source_id = $1', [id]);
+      // Its risk rules go with it; a halt of it stays in the halts' history, released.
+      await client.query(`DELETE FROM risk_rules WHERE scope = 'source' AND id = $1`, [id]);
+      await client.query(
+        `UPDATE risk_halts SET released_at = now(), released_by = 'source deleted'
+          WHERE scope = 'source' AND target_id = $1 AND released_at IS NULL`,
+        [id],
+      );
       await client.query('DELETE FROM sources WHERE id = $1', [id]);
       return true;
     });

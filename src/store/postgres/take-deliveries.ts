@@ -53,7 +53,7 @@ function handOutSql(gate: string): string {
          FROM picked JOIN signals s ON s.id = picked.signal_id
         WHERE d.agent_id = picked.agent_id AND d.signal_id = picked.signal_id AND picked.seq > picked.after
           AND d.signal_id = ANY (ARRAY(SELECT signal_id FROM picked WHERE seq > after))
-       RETURNING d.agent_id, d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+       RETURNING d.agent_id, d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized, s.risk, s.flatten
      ), counts AS (
        SELECT agent_id, count(*)::int AS picked FROM picked GROUP BY agent_id
      ), lapsed AS (
@@ -61,7 +61,8 @@ function handOutSql(gate: string): string {
          FROM expired GROUP BY agent_id
      )
      SELECT req.agent_id AS for_agent, req.open, COALESCE(counts.picked, 0) AS picked, lapsed.expired,
-            handed.signal_id, handed.seq, handed.expires_at, handed.source_id, handed.received_at, handed.normalized
+            handed.signal_id, handed.seq, handed.expires_at, handed.source_id, handed.received_at, handed.normalized,
+            handed.risk, handed.flatten
        FROM req
        LEFT JOIN counts ON counts.agent_id = req.agent_id
        LEFT JOIN lapsed ON lapsed.agent_id = req.agent_id

@@ -39,18 +39,21 @@ export class SqliteDeliveries implements Deliveries {
       .all() as AgentQueueDepth[];
   }
 
-  /** One delivery per routed agent, each at the agent's next queue position (inside the ingest's transaction). */
-  queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string): string[] {
+  /**
+   * One delivery per routed agent, each at the agent's next queue position (inside the ingest's
+   * transaction): `halted` for the agents in `halted`, `queued` for the others, which it answers.
+   */
+  queueDeliveries(record: SignalRecord, agentIds: string[], expiresAt: string, halted: Set<string>): string[] {
     const bump = this.connection.stmt('UPDATE agents SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq');
     const insert = this.connection.stmt(
       `INSERT INTO deliveries (signal_id, agent_id, seq, status, expires_at, attempts, received_at)
-       VALUES (?, ?, ?, 'queued', ?, 0, ?)`,
+       VALUES (?, ?, ?, ?, ?, 0, ?)`,
     );
     for (const agentId of agentIds) {
       const { last_seq: seq } = bump.get(agentId) as { last_seq: number };
-      insert.run(record.id, agentId, seq, expiresAt, record.receivedAt);
+      insert.run(record.id, agentId, seq, halted.has(agentId) ? 'halted' : 'queued', expiresAt, record.receivedAt);
     }
-    return agentIds;
+    return halted.size === 0 ? agentIds : agentIds.filter((agentId) => !halted.has(agentId));
   }
 
   /**
@@ -117,7 +120,7 @@ export class SqliteDeliveries implements Deliveries {
         window > held
           ? (this.connection
               .stmt(
-                `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized
+                `SELECT d.signal_id, d.seq, d.expires_at, s.source_id, s.received_at, s.normalized, s.risk, s.flatten
                    FROM deliveries d JOIN signals s ON s.id = d.signal_id
                   WHERE d.agent_id = ? AND d.status IN ('queued', 'delivered') AND d.seq > ?
                   ORDER BY d.seq LIMIT CAST(? AS INTEGER)`,
@@ -188,6 +191,8 @@ export class SqliteDeliveries implements Deliveries {
         return { kind: row.status === ack.status ? 'already_acked' : 'conflict', delivery };
       }
       if (row.status === 'expired' && row.delivered_at === null) return { kind: 'expired', delivery };
+      // Halted before it was handed out: the agent never had it.
+      if (row.status === 'halted') return { kind: 'not_delivered', delivery };
       if (row.status === 'queued') return { kind: row.expires_at <= at ? 'expired' : 'not_delivered', delivery };
       const afterExpiry = row.status === 'expired' || row.expires_at <= at;
       const updated = this.connection

@@ -7,6 +7,13 @@ export interface SourceRoute {
   revision: number;
   /** In id order: the source's agentIds that belong to its account, or all its agents when that list is empty. */
   agentIds: string[];
+  /**
+   * Of `agentIds`, those whose delivery is halted (the account, the source or the agent is
+   * halted): logged as `halted`, never handed out.
+   */
+  halted: Set<string>;
+  /** The effective risk rules a signal of the source carries (JSON), or null when none are set. */
+  risk: string | null;
 }
 
 /** An account's quota and what it used in a period (`?` period, `?` account id). */
@@ -69,10 +76,27 @@ export class IngestBatch {
             'SELECT id FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id',
           ).all(source.account_id, source.agent_ids)
     ) as { id: string }[];
+    // Read in the batch's transaction, which holds the write lock: a halt or a rule change
+    // committed before it is seen by every request of the batch, none committed after it can be.
+    const halts = this.stmt(
+      `SELECT scope, target_id FROM risk_halts WHERE account_id = ? AND released_at IS NULL
+         AND (scope = 'account' OR scope = 'agent' OR (scope = 'source' AND target_id = ?))`,
+    ).all(source.account_id, sourceId) as { scope: string; target_id: string }[];
+    const agentIds = agents.map((agent) => agent.id);
+    const whole = halts.some((halt) => halt.scope !== 'agent');
+    const halted = new Set(
+      whole ? agentIds : halts.filter((halt) => halt.scope === 'agent').map((halt) => halt.target_id),
+    );
+    const rules = this.stmt(
+      `SELECT effective FROM risk_rules WHERE (scope = 'source' AND id = ?) OR (scope = 'account' AND id = ?)
+        ORDER BY scope DESC LIMIT 1`,
+    ).get(sourceId, source.account_id) as { effective: string } | undefined;
     const route = {
       accountId: source.account_id,
       revision: source.revision,
-      agentIds: agents.map((agent) => agent.id),
+      agentIds,
+      halted,
+      risk: rules?.effective ?? null,
     };
     this.routes.set(sourceId, route);
     return route;

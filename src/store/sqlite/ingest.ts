@@ -213,14 +213,22 @@ export class SqliteIngest implements Ingest {
       verdict = rejectedVerdict(request.verdict.httpStatus, request.verdict.problems);
     }
     const accepted = verdict.status === 'accepted' && request.verdict.kind === 'accept';
-    const record = ingestRecord(request, verdict, { agents: accepted ? route.agentIds.length : 0 });
+    const record = ingestRecord(request, verdict, {
+      agents: accepted ? route.agentIds.length : 0,
+      halted: accepted ? route.halted.size : 0,
+    });
     const normalized = record.signal !== null && request.verdict.kind === 'accept' ? request.verdict.signalJson : null;
-    signals.insertSignal(record, normalized, accepted ? (check?.bodyDigest ?? null) : null);
+    signals.insertSignal(
+      record,
+      normalized,
+      accepted ? (check?.bodyDigest ?? null) : null,
+      accepted ? route.risk : null,
+    );
     batch.logged(record.accountId, record.receivedAt, accepted ? 'accepted' : 'rejected');
 
     let agentIds: string[] = [];
     if (accepted && request.verdict.kind === 'accept') {
-      agentIds = deliveries.queueDeliveries(record, route.agentIds, isoTime(request.verdict.expiresAt));
+      agentIds = deliveries.queueDeliveries(record, route.agentIds, isoTime(request.verdict.expiresAt), route.halted);
     }
     // A quota refusal is temporary: it is not bound to the key, so a retry is evaluated afresh.
     if (key !== null && record.httpStatus !== 429) this.bindKey(request, record.id);

@@ -92,13 +92,19 @@ export class SqliteSignals implements SignalLog {
    * Inserts a new entry; `normalized` is its signal as JSON text (null without one), `bodyDigest`
    * only for a signal accepted on a source with the duplicate guard on.
    */
-  insertSignal(record: SignalRecord, normalized: string | null, bodyDigest: string | null): void {
+  /** `risk`: the effective risk rules (JSON) the signal's agents get with it; null for none. */
+  insertSignal(
+    record: SignalRecord,
+    normalized: string | null,
+    bodyDigest: string | null,
+    risk: string | null = null,
+  ): void {
     this.connection
       .stmt(
         `INSERT INTO signals (id, source_id, account_id, received_at, status, http_status, code, detail, param, errors,
                               content_type, raw_body, normalized, idempotency_key, quota_period, quota_used, quota_limit,
-                              duplicate_of, body_digest)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                              duplicate_of, body_digest, risk)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         record.id,
@@ -120,6 +126,7 @@ export class SqliteSignals implements SignalLog {
         record.quota?.limit ?? null,
         record.duplicateOf,
         bodyDigest,
+        risk,
       );
   }
 }

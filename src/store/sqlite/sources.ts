@@ -147,6 +147,14 @@ export class SqliteSources implements Sources {
           .stmt('DELETE FROM deliveries WHERE signal_id IN (SELECT id FROM signals WHERE source_id = ?)')
           .run(id);
         this.connection.stmt('DELETE FROM signals WHERE source_id = ?').run(id);
+        // Its risk rules go with it; a halt of it stays in the halts' history, released.
+        this.connection.stmt("DELETE FROM risk_rules WHERE scope = 'source' AND id = ?").run(id);
+        this.connection
+          .stmt(
+            `UPDATE risk_halts SET released_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), released_by = 'source deleted'
+              WHERE scope = 'source' AND target_id = ? AND released_at IS NULL`,
+          )
+          .run(id);
         this.connection.stmt('DELETE FROM sources WHERE id = ?').run(id);
         return true;
       })

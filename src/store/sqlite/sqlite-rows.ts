@@ -3,6 +3,7 @@ import type { AgentEntry } from '../agent-entry.js';
 import { logEntryOfColumns, type LogEntry } from '../log-entry.js';
 import type { Account, Agent, AgentIdentity, Source } from '../records.js';
 import type { AgentSignal } from '../../protocol/agent-signal.js';
+import type { EffectiveRiskRules } from '../../risk/risk-rules.js';
 import type { AckTimings, Delivery, DeliveryStatus } from '../../protocol/delivery.js';
 
 /** Rows as better-sqlite3 answers them (STRICT tables: TEXT, INTEGER, NULL only). */
@@ -65,6 +66,10 @@ export interface AgentSignalRow {
   source_id: string;
   received_at: string;
   normalized: string;
+  /** The effective risk rules the signal was received under (JSON), or null. */
+  risk: string | null;
+  /** A flatten's reason (its log entry only), or null. */
+  flatten: string | null;
 }
 
 /** JSON text for a value that may be absent; absent and null are both stored as NULL. */
@@ -164,5 +169,7 @@ export function agentSignalOf(row: AgentSignalRow): AgentSignal {
     receivedAt: row.received_at,
     expiresAt: row.expires_at,
     signal: JSON.parse(row.normalized) as NormalizedSignal,
+    ...(row.risk === null ? {} : { risk: JSON.parse(row.risk) as EffectiveRiskRules }),
+    ...(row.flatten === null ? {} : { flatten: { reason: row.flatten } }),
   };
 }

@@ -16,6 +16,7 @@ import { migrateSqlite } from './migrate-sqlite.js';
 import { SqliteLeases } from './leases.js';
 import { SqliteNotifications } from './notifications.js';
 import { SqliteRetention } from './retention.js';
+import { SqliteRisk } from './risk.js';
 import { SqliteSettings } from './settings.js';
 import { SqliteSignals } from './signals.js';
 import { SqliteSources } from './sources.js';
@@ -78,6 +79,7 @@ export class SqliteStore implements Store {
   readonly dashboardSessions: SqliteDashboardSessions;
   readonly notifications: SqliteNotifications;
   readonly leases: SqliteLeases;
+  readonly risk: SqliteRisk;
   private readonly agentWrites: SqliteWriteGroup;
   private closed = false;
 
@@ -112,6 +114,7 @@ export class SqliteStore implements Store {
     this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.notifications = new SqliteNotifications(this.connection);
     this.leases = new SqliteLeases(this.connection);
+    this.risk = new SqliteRisk(this.connection, notify);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
