@@ -18,6 +18,8 @@ const MAY_IMPORT = {
   engine: ['language', 'errors'],
   // Risk rules and their checks, pure: the server narrows and hands them out, the agent checks them.
   risk: ['engine', 'language', 'errors'],
+  // The trader's ledger, pure: fills into trades, and the figures computed from trades.
+  ledger: ['engine', 'language', 'errors'],
   config: ['security'],
   metering: [],
   security: ['store'],
@@ -115,7 +117,7 @@ const PENDING = {};
 const FACED = ['language', 'engine'];
 
 /** Pure folders: no package and no node: module, so no I/O, clock or globals come in. */
-const PURE = ['language', 'engine', 'risk', 'errors'];
+const PURE = ['language', 'engine', 'risk', 'ledger', 'errors'];
 
 const srcFolders = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
