@@ -13,6 +13,19 @@ export interface LedgerFill {
   feeCurrency: string;
   at: string;
   signalId: string | null;
+  /**
+   * Whether the fill opened lots or closed lots of an earlier position. A venue holding positions
+   * apart (the paper account) may hold a buy and a sell at once, so the side alone cannot say.
+   * Absent: a fill closes what is open on the other side first (a netting venue).
+   */
+  effect?: 'open' | 'close';
+  /**
+   * A closing fill's profit before fees as the venue (or the paper engine) booked it, in the account
+   * currency. Absent: the trade's profit is the price difference times the lots.
+   */
+  profit?: number | null;
+  /** An opening fill: the venue's quote on the fill's side when the agent took its signal. */
+  quote?: number | null;
 }
 
 /**
