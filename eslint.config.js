@@ -29,7 +29,7 @@ const MAY_IMPORT = {
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
   // The store names where its inbound lane runs; the lanes themselves live in src/inbound.
-  store: ['protocol', 'risk', 'language', 'files', 'errors'],
+  store: ['protocol', 'risk', 'ledger', 'language', 'files', 'errors'],
   // What the HTTP edges below the server share: problem answers, bearer tokens, the client's address, drain state, body limits.
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],

@@ -3,6 +3,7 @@ import type { Agents } from './agents.js';
 import type { DashboardSessions } from './dashboard-sessions.js';
 import type { Deliveries } from './deliveries.js';
 import type { Ingest } from './ingest.js';
+import type { Ledger } from './ledger.js';
 import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
@@ -15,6 +16,7 @@ export type { AccountPatch } from './accounts.js';
 export type { AgentFilter, DeleteAgentOutcome } from './agents.js';
 export type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOut } from './deliveries.js';
 export type { IngestOutcome, IngestRequest, IngestVerdict } from './ingest.js';
+export type { LedgerFilter, LedgerRecordOutcome } from './ledger.js';
 export type { PageRequest, RecordPage } from './record-page.js';
 export type { DayCount, LogEntryPage, SignalFilter, SignalPage } from './signal-log.js';
 export type { SourceFilter, SourcePatch } from './sources.js';
@@ -42,6 +44,7 @@ export interface Store {
   readonly retention: Retention;
   readonly deliveries: Deliveries;
   readonly notifications: Notifications;
+  readonly ledger: Ledger;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

@@ -11,6 +11,7 @@ import { PostgresDeliveries } from './deliveries.js';
 import { detachResults } from './detached-results.js';
 import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
+import { PostgresLedger } from './ledger.js';
 import { PostgresNotifications } from './notifications.js';
 import { SessionLocks } from './session-locks.js';
 import { PostgresRetention } from './retention.js';
@@ -93,6 +94,7 @@ export class PostgresStore implements Store {
   readonly retention: PostgresRetention;
   readonly dashboardSessions: PostgresDashboardSessions;
   readonly notifications: PostgresNotifications;
+  readonly ledger: PostgresLedger;
 
   constructor(
     connectionString: string,
@@ -155,6 +157,7 @@ export class PostgresStore implements Store {
     this.agents = new PostgresAgents(this.pool, this.deliveryPool, { scope, instance: this.instance }, notify);
     this.dashboardSessions = new PostgresDashboardSessions(this.pool);
     this.notifications = new PostgresNotifications(this.pool);
+    this.ledger = new PostgresLedger(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);

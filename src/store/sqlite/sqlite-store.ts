@@ -13,6 +13,7 @@ import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
+import { SqliteLedger } from './ledger.js';
 import { SqliteNotifications } from './notifications.js';
 import { SqliteRetention } from './retention.js';
 import { SqliteSettings } from './settings.js';
@@ -76,6 +77,7 @@ export class SqliteStore implements Store {
   readonly retention: SqliteRetention;
   readonly dashboardSessions: SqliteDashboardSessions;
   readonly notifications: SqliteNotifications;
+  readonly ledger: SqliteLedger;
   private readonly agentWrites: SqliteWriteGroup;
   private closed = false;
 
@@ -109,6 +111,7 @@ export class SqliteStore implements Store {
     this.retention = new SqliteRetention(this.connection);
     this.dashboardSessions = new SqliteDashboardSessions(this.connection);
     this.notifications = new SqliteNotifications(this.connection);
+    this.ledger = new SqliteLedger(this.connection);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
