@@ -25,7 +25,7 @@ const MAY_IMPORT = {
   security: ['store'],
   logging: ['security'],
   // The wire types shared by the server's delivery side and the agent.
-  protocol: ['language', 'risk', 'errors'],
+  protocol: ['language', 'risk', 'ledger', 'errors'],
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
   // The store names where its inbound lane runs; the lanes themselves live in src/inbound.

@@ -17,6 +17,8 @@ import { longPoll, readWaitSeconds } from './long-poll.js';
 import { PUSH_PATH } from '../protocol/push-protocol.js';
 import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
+import { FILLS_BODY, recordFills } from './record-fills.js';
+import { FILLS_PATH } from '../protocol/ledger-report.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { objectSchema, type RouteDescription } from '../openapi/index.js';
 import { logExpiredDeliveries } from './expiry-log.js';
@@ -113,6 +115,22 @@ const STATE: RouteDescription = {
     200: {
       description: 'Recorded',
       schema: objectSchema({ savedAt: { type: 'string', format: 'date-time' } }, ['savedAt']),
+    },
+  },
+  problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
+};
+
+const FILLS: RouteDescription = {
+  summary: "Report the venue's fills and funding payments for the ledger",
+  description:
+    "Each keyed by the venue's own id: one this agent reported before is left as it was and counted known, so a report sent again after a lost answer or a restart records nothing twice. At most 100 entries per report.",
+  tag: 'agent',
+  auth: 'agent',
+  body: { schema: FILLS_BODY, required: true },
+  answers: {
+    200: {
+      description: 'Recorded (committed before the answer)',
+      schema: objectSchema({ recorded: { type: 'integer' }, known: { type: 'integer' } }, ['recorded', 'known']),
     },
   },
   problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
@@ -240,6 +258,16 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
         return send(reply, answer);
       },
     );
+
+    // Not held to the session: fills are facts of the venue, whichever process saw them reports them.
+    app.post(FILLS_PATH, { config: { api: FILLS } }, async (request, reply) => {
+      const agent = agentOf(request);
+      const [answer] = await Promise.all([
+        recordFills(store, agent, request.body, Date.now()),
+        presence.seen(agent.id),
+      ]);
+      return send(reply, answer);
+    });
 
     app.put('/api/agent/state', { config: { api: STATE } }, async (request, reply) => {
       const agent = agentOf(request);
