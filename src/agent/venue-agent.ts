@@ -5,6 +5,7 @@ import {
   applyTick,
   canonicalSymbol,
   createSymbolMap,
+  type EngineEvent,
   type EngineState,
   summarize,
   type InstrumentOverride,
@@ -17,12 +18,14 @@ import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
 import { AgentJournal, type JournalRecord } from './agent-journal.js';
+import { ledgerFillsOf } from './ledger-fills.js';
+import { LedgerOutbox, type LedgerOutboxRecord } from './ledger-outbox.js';
 import { AgentClosedError } from './agent-errors.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
-import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
+import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings, type VenueOrder } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
@@ -44,6 +47,8 @@ import { WorkLanes } from './work-lanes.js';
 import { mergeLane } from './lane-merge.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
+/** How soon fills the server did not take are sent again. */
+const LEDGER_RETRY_MS = 3000;
 const PUBLISH_EVERY_MS = 10_000;
 /** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
@@ -123,6 +128,10 @@ export class VenueAgent {
   private departed: DepartedPosition[] = [];
   private agentId: string | null = null;
   private journal!: AgentJournal<JournalRecord>;
+  /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
+  private ledger = new LedgerOutbox(undefined);
+  private ledgerSending = false;
+  private ledgerRetry: NodeJS.Timeout | null = null;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -250,6 +259,8 @@ export class VenueAgent {
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
+      // Fills the last run did not see the server record: sent again (the server records each once).
+      void this.sendLedger();
       // Signals in flight when the last run stopped are finished first, from the journal: the
       // server hands none out again once past its age, and their orders may stand at the venue.
       for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) this.dispatch(signal);
@@ -286,6 +297,7 @@ export class VenueAgent {
     for (const signal of stored?.inFlightSignals ?? [])
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
+    this.ledger = new LedgerOutbox(stored?.ledger);
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
@@ -299,9 +311,13 @@ export class VenueAgent {
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
+          ledger: this.ledger.record(),
         };
       },
-      () => (this.written = this.writing),
+      () => {
+        this.written = this.writing;
+        this.ledger.written();
+      },
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
@@ -350,8 +366,14 @@ export class VenueAgent {
     this.book = emptyLinks(restored.state);
     this.agentId ??= restored.agentId;
     for (const entry of restored.executed) this.executed.set(entry.id, entry);
-    this.journal = new AgentJournal(file, () =>
-      sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
+    this.ledger = new LedgerOutbox((stored as { ledger?: LedgerOutboxRecord } | null)?.ledger);
+    this.journal = new AgentJournal(
+      file,
+      () => ({
+        ...sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
+        ledger: this.ledger.record(),
+      }),
+      () => this.ledger.written(),
     );
     const { state } = this.book;
     this.options.log.info(
@@ -369,6 +391,7 @@ export class VenueAgent {
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    if (this.ledgerRetry !== null) clearTimeout(this.ledgerRetry);
     await this.client?.close();
   }
 
@@ -510,6 +533,7 @@ export class VenueAgent {
       return;
     }
     let outcome: ExecutedSignal['outcome'] | null;
+    const before = this.book.state;
     const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
     // The venue stopped answering while this signal waited: when, for the message of an expired entry.
     let outage: string | null = null;
@@ -577,6 +601,8 @@ export class VenueAgent {
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
+    const result = outcome.result as { events?: EngineEvent[]; orders?: VenueOrder[] } | null;
+    this.recordFills(before, this.book.state, result?.events ?? [], result?.orders ?? [], signal.id);
     // A rejection or failure is something the trader must see: not at the level of routine lines.
     const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
     log[level](
@@ -604,6 +630,7 @@ export class VenueAgent {
     // are acked together instead of one round trip each.
     void this.acknowledge(entry);
     void this.publish();
+    void this.sendLedger();
   }
 
   /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
@@ -830,10 +857,15 @@ export class VenueAgent {
       log.warn({ tick, err: (err as Error).message }, 'tick ignored');
       return;
     }
+    const before = this.book.state;
     this.book = { ...this.book, state: step.state };
     if (step.events.length === 0) return;
     for (const event of step.events) log.info({ event }, 'account event');
-    this.journal.save().catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
+    this.recordFills(before, step.state, step.events, [], null);
+    this.journal
+      .save()
+      .then(() => this.sendLedger())
+      .catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
     void this.publish();
   }
 
@@ -967,8 +999,10 @@ export class VenueAgent {
     for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
     for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
     for (const event of step.events) this.options.log.info({ event }, 'account event');
+    this.recordFills(from.state, step.state, step.events, done.orders, null);
     await this.journal.save();
     void this.publish();
+    void this.sendLedger();
   }
 
   /**
@@ -981,13 +1015,68 @@ export class VenueAgent {
     if (reports.length === 0) return 0;
     const log = this.options.log;
     for (const report of reports) log.info({ report }, 'venue report');
+    const before = this.book.state;
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);
     for (const event of done.events) log.info({ event }, 'account event');
+    const orders = reports.flatMap((r) => (r.order === null ? [] : [r.order]));
+    this.recordFills(before, done.book.state, done.events, orders, null);
     await this.journal.save();
     void this.publish();
+    void this.sendLedger();
     return reports.length;
+  }
+
+  /** The fills of one step of the book, into the outbox the next journal write keeps. */
+  private recordFills(
+    before: EngineState,
+    after: EngineState,
+    events: readonly EngineEvent[],
+    orders: readonly VenueOrder[],
+    signalId: string | null,
+  ): void {
+    try {
+      const fills = ledgerFillsOf({ before, after, events, orders, signalId, currency: after.config.currency });
+      this.ledger.add(fills);
+    } catch (err) {
+      // The ledger is a record of the book, never a reason to stop carrying signals out.
+      this.options.log.error({ err: (err as Error).message }, 'could not take the fills for the ledger');
+    }
+  }
+
+  /**
+   * Sends the outbox's fills that are on disk to the server, a report at a time; what the server
+   * did not take (unreachable) is tried again a few seconds later, and after a restart.
+   */
+  private async sendLedger(): Promise<void> {
+    const client = this.client;
+    if (client === null || this.ledgerSending || this.stopping.signal.aborted) return;
+    this.ledgerSending = true;
+    let sent = false;
+    try {
+      while (true) {
+        const report = this.ledger.next();
+        if (report.fills.length + (report.funding?.length ?? 0) === 0) break;
+        const answer = await client.reportFills(report);
+        if (answer === 'later') {
+          if (this.ledgerRetry === null && !this.stopping.signal.aborted) {
+            this.ledgerRetry = setTimeout(() => {
+              this.ledgerRetry = null;
+              void this.sendLedger();
+            }, LEDGER_RETRY_MS);
+            this.ledgerRetry.unref();
+          }
+          break;
+        }
+        this.ledger.confirmed(report);
+        sent = true;
+      }
+    } finally {
+      this.ledgerSending = false;
+    }
+    // Confirmed entries leave the journal at its next write: sending them again would be harmless.
+    if (sent && !this.stopping.signal.aborted) await this.journal.save().catch(() => undefined);
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {

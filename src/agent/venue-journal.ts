@@ -3,6 +3,7 @@ import type { ExecutedSignal } from './executed-signal.js';
 import type { Position } from '../engine/index.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
+import type { LedgerOutboxRecord } from './ledger-outbox.js';
 
 /**
  * A position that left the book at a start's reconciliation (the venue no longer held it) while
@@ -43,6 +44,8 @@ export interface VenueJournalFile {
   tickets?: Record<string, number>;
   /** Absent: none. */
   departed?: DepartedPosition[];
+  /** Fills for the server's ledger it has not confirmed yet (absent: none, or a journal from before the ledger). */
+  ledger?: LedgerOutboxRecord;
   savedAt: string;
 }
 
