@@ -34,7 +34,18 @@ const MAY_IMPORT = {
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
-  admin: ['store', 'ledger', 'inbound', 'security', 'metering', 'config', 'language', 'openapi', 'errors', 'notifications'],
+  admin: [
+    'store',
+    'ledger',
+    'inbound',
+    'security',
+    'metering',
+    'config',
+    'language',
+    'openapi',
+    'errors',
+    'notifications',
+  ],
   // Notifications: the event catalog, message wording, channel transports, the outbox's sender.
   notifications: ['store', 'errors'],
   // The server, composed: it builds on every edge below it, and nothing below imports it.
