@@ -58,6 +58,8 @@ describe('PostgreSQL store', () => {
         'dashboard_sessions',
         'deliveries',
         'idempotency_keys',
+        'ledger_fills',
+        'ledger_funding',
         'notification_channels',
         'notification_outbox',
         'schema_migrations',
