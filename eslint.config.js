@@ -18,23 +18,25 @@ const MAY_IMPORT = {
   engine: ['language', 'errors'],
   // Risk rules and their checks, pure: the server narrows and hands them out, the agent checks them.
   risk: ['engine', 'language', 'errors'],
+  // The trader's ledger, pure: fills into trades, and the figures computed from trades.
   ledger: ['engine', 'language', 'errors'],
   config: ['security'],
   metering: [],
   security: ['store'],
   logging: ['security'],
   // The wire types shared by the server's delivery side and the agent.
-  protocol: ['language', 'risk', 'errors'],
+  protocol: ['language', 'risk', 'ledger', 'errors'],
   // The API description: the schema and route-description types, the OpenAPI document and page.
   openapi: ['errors'],
   // The store names where its inbound lane runs; the lanes themselves live in src/inbound.
-  store: ['protocol', 'risk', 'language', 'files', 'errors'],
+  store: ['protocol', 'risk', 'ledger', 'language', 'files', 'errors'],
   // What the HTTP edges below the server share: problem answers, bearer tokens, the client's address, drain state, body limits.
   'http-kit': ['security', 'language', 'errors'],
   inbound: ['store', 'security', 'metering', 'logging', 'http-kit', 'metrics', 'language', 'openapi', 'errors'],
   // The signal checker judges a body through inbound's judgeBody, as the endpoint does.
   admin: [
     'store',
+    'ledger',
     'inbound',
     'security',
     'metering',

@@ -1,4 +1,5 @@
 import type { HelloMessage } from '../protocol/push-protocol.js';
+import type { LedgerReport } from '../protocol/ledger-report.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { AckStatus, AckTimings, Delivery } from '../protocol/delivery.js';
@@ -198,6 +199,28 @@ export class AgentClient {
     this.latestState = state;
     this.stateDirty = true;
     return this.flushState();
+  }
+
+  /**
+   * Sends a ledger report (over HTTP, whichever link carries signals). `recorded`: the server
+   * recorded it or knew its entries; `refused`: it never will (the report is malformed), so it is
+   * not sent again; `later`: the server was not reached or is too old to have the endpoint.
+   */
+  async reportFills(report: LedgerReport): Promise<'recorded' | 'refused' | 'later'> {
+    if (this.stop.signal.aborted) return 'later';
+    try {
+      const reply = await this.http.reportFills(report, this.stop.signal);
+      if (reply.status === 200) return 'recorded';
+      if (reply.status === 404) {
+        this.log.warn({}, 'the server keeps no ledger (an older version): fills are kept and sent once it does');
+        return 'later';
+      }
+      this.log.error({ status: reply.status, problem: reply.body }, 'the server refused the ledger report');
+      return 'refused';
+    } catch (err) {
+      if (err instanceof AgentUnauthorizedError) this.fail(err);
+      return 'later';
+    }
   }
 
   /** Stops: closes the connection, ends `signals()`, abandons pending retries. */

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { FILLS_PATH } from '../protocol/ledger-report.js';
 import https from 'node:https';
 import { ErrorCode } from '../errors/catalog.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
@@ -95,6 +96,10 @@ export class AgentHttp {
   /** Asks the server to halt the agent's account (`POST /api/agent/halt`): a loss rule was reached. */
   halt(body: { rule: string; reason: string }, abort?: AbortSignal): Promise<AgentReply> {
     return this.call('POST', 'api/agent/halt', body, REQUEST_TIMEOUT_MS, abort);
+  }
+
+  reportFills(report: unknown, abort?: AbortSignal): Promise<AgentReply> {
+    return this.call('POST', FILLS_PATH.slice(1), report, REQUEST_TIMEOUT_MS, abort);
   }
 
   putState(state: unknown, abort?: AbortSignal): Promise<AgentReply> {

@@ -5,6 +5,7 @@ import {
   applyTick,
   canonicalSymbol,
   createSymbolMap,
+  type EngineEvent,
   type EngineState,
   summarize,
   type InstrumentOverride,
@@ -18,6 +19,8 @@ import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
 import { AgentJournal, type JournalRecord } from './agent-journal.js';
+import { ledgerFillsOf } from './ledger-fills.js';
+import { LedgerOutbox, type LedgerOutboxRecord } from './ledger-outbox.js';
 import { AgentClosedError } from './agent-errors.js';
 import { clientOrderId } from './client-order-id.js';
 import type { EntryGuard } from './entry-guard.js';
@@ -55,6 +58,8 @@ import { WorkLanes } from './work-lanes.js';
 import { mergeLane } from './lane-merge.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
+/** How soon fills the server did not take are sent again. */
+const LEDGER_RETRY_MS = 3000;
 const PUBLISH_EVERY_MS = 10_000;
 /** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
@@ -136,6 +141,10 @@ export class VenueAgent {
   private departedOrders: DepartedOrder[] = [];
   private agentId: string | null = null;
   private journal!: AgentJournal<JournalRecord>;
+  /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
+  private ledger = new LedgerOutbox(undefined);
+  private ledgerSending = false;
+  private ledgerRetry: NodeJS.Timeout | null = null;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -270,6 +279,8 @@ export class VenueAgent {
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
       for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
+      // Fills the last run did not see the server record: sent again (the server records each once).
+      void this.sendLedger();
       // Signals in flight when the last run stopped are finished first, from the journal: the
       // server hands none out again once past its age, and their orders may stand at the venue.
       for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) this.dispatch(signal);
@@ -307,6 +318,7 @@ export class VenueAgent {
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
     this.departed = stored?.departed ?? [];
     this.departedOrders = stored?.departedOrders ?? [];
+    this.ledger = new LedgerOutbox(stored?.ledger);
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
       () => {
@@ -321,9 +333,13 @@ export class VenueAgent {
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
           ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
+          ledger: this.ledger.record(),
         };
       },
-      () => (this.written = this.writing),
+      () => {
+        this.written = this.writing;
+        this.ledger.written();
+      },
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
@@ -372,8 +388,14 @@ export class VenueAgent {
     this.book = emptyLinks(restored.state);
     this.agentId ??= restored.agentId;
     for (const entry of restored.executed) this.executed.set(entry.id, entry);
-    this.journal = new AgentJournal(file, () =>
-      sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
+    this.ledger = new LedgerOutbox((stored as { ledger?: LedgerOutboxRecord } | null)?.ledger);
+    this.journal = new AgentJournal(
+      file,
+      () => ({
+        ...sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
+        ledger: this.ledger.record(),
+      }),
+      () => this.ledger.written(),
     );
     const { state } = this.book;
     this.options.log.info(
@@ -391,6 +413,7 @@ export class VenueAgent {
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    if (this.ledgerRetry !== null) clearTimeout(this.ledgerRetry);
     await this.client?.close();
   }
 
@@ -535,10 +558,11 @@ export class VenueAgent {
       return;
     }
     let outcome: ExecutedSignal['outcome'] | null;
+    const before = this.book.state;
     if (signal.flatten) {
       outcome = await this.flatten(signal);
       if (outcome === null) return; // stopping: not acknowledged, finished after a restart
-      await this.settle(signal, outcome);
+      await this.settle(signal, outcome, before);
       return;
     }
     const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
@@ -598,11 +622,11 @@ export class VenueAgent {
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
       this.releaseTicket(signal.id);
     }
-    await this.settle(signal, outcome);
+    await this.settle(signal, outcome, before);
   }
 
   /** Writes the signal's outcome down (the day's entries first), then acknowledges it. */
-  private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome']): Promise<void> {
+  private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): Promise<void> {
     const log = this.options.log;
     const entry: ExecutedSignal = {
       id: signal.id,
@@ -614,6 +638,14 @@ export class VenueAgent {
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
+    const result = outcome.result as {
+      events?: EngineEvent[];
+      orders?: VenueOrder[];
+      items?: { orders: VenueOrder[] }[];
+    } | null;
+    // A flatten's orders are per item.
+    const orders = result?.orders ?? result?.items?.flatMap((item) => item.orders) ?? [];
+    this.recordFills(before, this.book.state, result?.events ?? [], orders, signal.id);
     // A rejection or failure is something the trader must see: not at the level of routine lines.
     const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
     log[level](
@@ -646,6 +678,7 @@ export class VenueAgent {
     // are acked together instead of one round trip each.
     void this.acknowledge(entry);
     void this.publish();
+    void this.sendLedger();
     if (signal.risk) void this.watchLoss();
   }
 
@@ -1100,10 +1133,15 @@ export class VenueAgent {
       log.warn({ tick, err: (err as Error).message }, 'tick ignored');
       return;
     }
+    const before = this.book.state;
     this.book = { ...this.book, state: step.state };
     if (step.events.length === 0) return;
     for (const event of step.events) log.info({ event }, 'account event');
-    this.journal.save().catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
+    this.recordFills(before, step.state, step.events, [], null);
+    this.journal
+      .save()
+      .then(() => this.sendLedger())
+      .catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
     void this.publish();
   }
 
@@ -1237,8 +1275,10 @@ export class VenueAgent {
     for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
     for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
     for (const event of step.events) this.options.log.info({ event }, 'account event');
+    this.recordFills(from.state, step.state, step.events, done.orders, null);
     await this.journal.save();
     void this.publish();
+    void this.sendLedger();
   }
 
   /**
@@ -1251,13 +1291,68 @@ export class VenueAgent {
     if (reports.length === 0) return 0;
     const log = this.options.log;
     for (const report of reports) log.info({ report }, 'venue report');
+    const before = this.book.state;
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);
     for (const event of done.events) log.info({ event }, 'account event');
+    const orders = reports.flatMap((r) => (r.order === null ? [] : [r.order]));
+    this.recordFills(before, done.book.state, done.events, orders, null);
     await this.journal.save();
     void this.publish();
+    void this.sendLedger();
     return reports.length;
+  }
+
+  /** The fills of one step of the book, into the outbox the next journal write keeps. */
+  private recordFills(
+    before: EngineState,
+    after: EngineState,
+    events: readonly EngineEvent[],
+    orders: readonly VenueOrder[],
+    signalId: string | null,
+  ): void {
+    try {
+      const fills = ledgerFillsOf({ before, after, events, orders, signalId, currency: after.config.currency });
+      this.ledger.add(fills);
+    } catch (err) {
+      // The ledger is a record of the book, never a reason to stop carrying signals out.
+      this.options.log.error({ err: (err as Error).message }, 'could not take the fills for the ledger');
+    }
+  }
+
+  /**
+   * Sends the outbox's fills that are on disk to the server, a report at a time; what the server
+   * did not take (unreachable) is tried again a few seconds later, and after a restart.
+   */
+  private async sendLedger(): Promise<void> {
+    const client = this.client;
+    if (client === null || this.ledgerSending || this.stopping.signal.aborted) return;
+    this.ledgerSending = true;
+    let sent = false;
+    try {
+      while (true) {
+        const report = this.ledger.next();
+        if (report.fills.length + (report.funding?.length ?? 0) === 0) break;
+        const answer = await client.reportFills(report);
+        if (answer === 'later') {
+          if (this.ledgerRetry === null && !this.stopping.signal.aborted) {
+            this.ledgerRetry = setTimeout(() => {
+              this.ledgerRetry = null;
+              void this.sendLedger();
+            }, LEDGER_RETRY_MS);
+            this.ledgerRetry.unref();
+          }
+          break;
+        }
+        this.ledger.confirmed(report);
+        sent = true;
+      }
+    } finally {
+      this.ledgerSending = false;
+    }
+    // Confirmed entries leave the journal at its next write: sending them again would be harmless.
+    if (sent && !this.stopping.signal.aborted) await this.journal.save().catch(() => undefined);
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {

@@ -4,6 +4,7 @@ import type { PendingOrder, Position } from '../engine/index.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
 import type { VenueOrderRef } from './venue.js';
+import type { LedgerOutboxRecord } from './ledger-outbox.js';
 
 /**
  * A position that left the book at a start's reconciliation (the venue no longer held it) while
@@ -59,6 +60,8 @@ export interface VenueJournalFile {
   departed?: DepartedPosition[];
   /** Absent: none. */
   departedOrders?: DepartedOrder[];
+  /** Fills for the server's ledger it has not confirmed yet (absent: none, or a journal from before the ledger). */
+  ledger?: LedgerOutboxRecord;
   savedAt: string;
 }
 

@@ -21,6 +21,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   },
   { names: ['channels'], load: async () => (await import('./commands/channels.js')).registerChannelCommands },
   { names: ['risk'], load: async () => (await import('./commands/risk.js')).registerRiskCommands },
+  { names: ['ledger'], load: async () => (await import('./commands/ledger.js')).registerLedgerCommands },
   { names: ['admin-token'], load: async () => (await import('./commands/admin-token.js')).registerAdminTokenCommand },
   { names: ['backup'], load: async () => (await import('./commands/backup.js')).registerBackupCommand },
   { names: ['parse'], load: async () => (await import('./commands/parse.js')).registerParseCommand },

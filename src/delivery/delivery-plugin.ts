@@ -17,10 +17,14 @@ import { longPoll, readWaitSeconds } from './long-poll.js';
 import { PUSH_PATH } from '../protocol/push-protocol.js';
 import { PushServer } from './push-server.js';
 import { AGENT_STATE_BODY, saveAgentState } from './save-agent-state.js';
+import { FILLS_BODY, recordFills } from './record-fills.js';
+import { FILLS_PATH } from '../protocol/ledger-report.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { objectSchema, type RouteDescription } from '../openapi/index.js';
 import { logExpiredDeliveries } from './expiry-log.js';
 import type { Notifier } from '../notifications/notifier.js';
+import { tellRiskHalted } from '../notifications/risk-events.js';
+import type { Halt } from '../store/risk.js';
 import { DeliveryAlerts } from './delivery-alerts.js';
 import { AGENT_HALT_BODY, reportAgentHalt } from './agent-halt.js';
 
@@ -134,6 +138,22 @@ const HALT: RouteDescription = {
     },
   },
   problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD, ErrorCode.NOT_FOUND],
+};
+
+const FILLS: RouteDescription = {
+  summary: "Report the venue's fills and funding payments for the ledger",
+  description:
+    "Each keyed by the venue's own id: one this agent reported before is left as it was and counted known, so a report sent again after a lost answer or a restart records nothing twice. At most 100 entries per report.",
+  tag: 'agent',
+  auth: 'agent',
+  body: { schema: FILLS_BODY, required: true },
+  answers: {
+    200: {
+      description: 'Recorded (committed before the answer)',
+      schema: objectSchema({ recorded: { type: 'integer' }, known: { type: 'integer' } }, ['recorded', 'known']),
+    },
+  },
+  problems: [...AGENT_PROBLEMS, ErrorCode.INVALID_FIELD],
 };
 
 export interface DeliveryOptions {
@@ -265,6 +285,27 @@ export function deliveryPlugin(opts: DeliveryOptions): (app: FastifyInstance) =>
       const agent = agentOf(request);
       const [answer] = await Promise.all([
         reportAgentHalt(store, agent, request.body, Date.now()),
+        presence.seen(agent.id),
+      ]);
+      const taken = answer.ok ? (answer.body as { halt: Halt; alreadyHalted: boolean }) : null;
+      if (taken && !taken.alreadyHalted && opts.notifier) {
+        // The reason names the rule, its limit and the value reached, in the agent's words.
+        tellRiskHalted(opts.notifier, {
+          accountId: taken.halt.accountId,
+          target: { type: 'account', id: taken.halt.targetId },
+          reason: taken.halt.reason,
+          by: taken.halt.haltedBy,
+          at: taken.halt.haltedAt,
+        });
+      }
+      return send(reply, answer);
+    });
+
+    // Not held to the session: fills are facts of the venue, whichever process saw them reports them.
+    app.post(FILLS_PATH, { config: { api: FILLS } }, async (request, reply) => {
+      const agent = agentOf(request);
+      const [answer] = await Promise.all([
+        recordFills(store, agent, request.body, Date.now()),
         presence.seen(agent.id),
       ]);
       return send(reply, answer);

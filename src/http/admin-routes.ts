@@ -23,6 +23,8 @@ import {
   updateChannel,
 } from '../admin/channels.js';
 import type { TransportOptions } from '../notifications/channel-transports.js';
+import type { Notifier } from '../notifications/notifier.js';
+import { tellRiskHalted, tellRiskReleased } from '../notifications/risk-events.js';
 import {
   agentPageJson,
   CREATE_AGENT_BODY,
@@ -33,6 +35,7 @@ import {
 } from '../admin/agents.js';
 import { type ListQuery, MAX_LIST_PAGE, DEFAULT_LIST_PAGE } from '../admin/list-query.js';
 import { SIGNAL_QUERY, type SignalQuery, showSignal, signalPageJson } from '../admin/signals.js';
+import { LEDGER_QUERY, ledgerCsv, ledgerStatisticsOf, ledgerTrades, TRADE_VIEW } from '../admin/ledger.js';
 import {
   CREATE_SOURCE_BODY,
   createSource,
@@ -89,6 +92,8 @@ export interface AdminRouteOptions {
   wrongTokens: WrongTokens;
   /** Where a channel's test message is sent (the Telegram API's base URL, the timeout). */
   notificationTransport: TransportOptions;
+  /** Told of halts and releases once committed; null where notifications are off. */
+  notifier?: Notifier | null;
 }
 
 /** The admin API (docs/admin-api.md), behind the admin bearer token. */
@@ -282,8 +287,20 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
             found: HALT_VIEW,
           }),
         ),
-        async (req, reply) =>
-          answer(reply, await releaseTarget(store, kind, req.params.id, req.body, adminActor(req), Date.now())),
+        async (req, reply) => {
+          const result = await releaseTarget(store, kind, req.params.id, req.body, adminActor(req), Date.now());
+          if (result.ok && opts.notifier) {
+            const halt = result.value;
+            tellRiskReleased(opts.notifier, {
+              accountId: halt.accountId,
+              target: { type: halt.scope, id: halt.targetId },
+              by: halt.releasedBy ?? adminActor(req),
+              haltedAt: halt.haltedAt,
+              ...(halt.releasedAt !== null && { at: halt.releasedAt }),
+            });
+          }
+          return answer(reply, result);
+        },
       );
     }
     scope.post<Id>(
@@ -341,6 +358,17 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
       ),
       async (req, reply) => {
         const result = await haltTarget(store, kind, req.params.id, req.body, adminActor(req), Date.now());
+        if (result.ok && !result.value.alreadyHalted && opts.notifier) {
+          const halt = result.value.halt;
+          tellRiskHalted(opts.notifier, {
+            accountId: halt.accountId,
+            target: { type: halt.scope, id: halt.targetId },
+            reason: halt.reason,
+            by: halt.haltedBy,
+            flatten: halt.flatten,
+            at: halt.haltedAt,
+          });
+        }
         return answer(reply, result, result.ok && !result.value.alreadyHalted ? 201 : 200);
       },
     );
@@ -415,6 +443,48 @@ export async function adminRoutes(app: FastifyInstance, opts: AdminRouteOptions)
     async (req, reply) => answerJson(reply, await signalPageJson(store, req.query)),
   );
   app.get<{ Querystring: SignalQuery }>(SIGNAL_STREAM, async (req, reply) => streams.serve(req, reply));
+  type LedgerGet = { Querystring: Record<string, unknown> };
+  app.get<LedgerGet>(
+    '/api/admin/ledger/trades',
+    described(
+      admin("The account's trades, built from the fills its agents reported, oldest entry first", {
+        query: LEDGER_QUERY,
+        found: objectSchema({ trades: { type: 'array', items: TRADE_VIEW } }, ['trades']),
+      }),
+    ),
+    async (req, reply) => answer(reply, await ledgerTrades(store, req.query)),
+  );
+  app.get<LedgerGet>(
+    '/api/admin/ledger/trades.csv',
+    described(
+      admin('The same trades as CSV, a header line first', {
+        query: LEDGER_QUERY,
+        answers: { 200: { description: 'The trades', mediaType: 'text/csv', schema: { type: 'string' } } },
+      }),
+    ),
+    async (req, reply) => {
+      const result = await ledgerCsv(store, req.query);
+      if (!result.ok) return sendProblem(reply, result.problems);
+      return reply
+        .code(200)
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="trades.csv"')
+        .send(result.value);
+    },
+  );
+  app.get<LedgerGet>(
+    '/api/admin/ledger/statistics',
+    described(
+      admin(
+        "The figures of the account's closed trades over the period (docs/ledger.md), whole and per source and strategy, and latency and slippage per source and venue",
+        {
+          query: LEDGER_QUERY,
+          found: LEDGER_STATISTICS,
+        },
+      ),
+    ),
+    async (req, reply) => answer(reply, await ledgerStatisticsOf(store, req.query)),
+  );
   app.post(
     '/api/admin/check',
     described(
@@ -492,6 +562,27 @@ const SIGNAL_PAGE = objectSchema(
 
 /** The live log: server-sent events, so undescribed; it takes the log's filters and checks them itself. */
 const SIGNAL_STREAM = '/api/admin/signals/stream';
+const FIGURES: JsonSchema = {
+  type: 'object',
+  description:
+    'trades, openTrades, wins, losses, winRate, netProfit, grossProfit, grossLoss, averageWin, averageLoss, profitFactor, largestLoss, fees, funding, maxDrawdown {amount, percent, peakAt, troughAt}, equityCurve [{time, equity}]',
+};
+const GROUPS: JsonSchema = {
+  type: 'array',
+  items: objectSchema({ key: { type: ['string', 'null'] }, statistics: FIGURES }),
+};
+const PATHS: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    description:
+      'key, trades, latencyMs {count, median, p95}, slippagePips {count, median, p95}, slippage (one symbol only)',
+  },
+};
+const LEDGER_STATISTICS = objectSchema(
+  { statistics: FIGURES, bySource: GROUPS, byStrategy: GROUPS, latencyBySource: PATHS, latencyByVenue: PATHS },
+  ['statistics', 'bySource', 'byStrategy', 'latencyBySource', 'latencyByVenue'],
+);
 
 /** The query of the record lists; readListQuery checks requests against the same names. */
 const LIST_FIELDS: Record<string, JsonSchema> = {

@@ -226,6 +226,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     sessions: opts.sessions,
     wrongTokens,
     notificationTransport: opts.notifications?.transport ?? DEFAULT_TRANSPORT,
+    notifier: opts.notifications?.notifier ?? null,
   });
   await app.register(dashboardRoutes, {
     sessions: opts.sessions,

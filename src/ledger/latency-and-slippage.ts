@@ -9,7 +9,7 @@
  * instrument is known, so that symbols priced on different scales can be summarized together;
  * a group's price slippage mixes scales and is summarized only when it holds one symbol.
  *
- * Percentiles (docs/decisions/h6-ledger-statistics.md): the median is the middle value, the mean
+ * Percentiles (docs/decisions/0043-ledger-statistics.md): the median is the middle value, the mean
  * of the two middle values for an even count; the 95th percentile is the nearest rank, the
  * smallest value at least 95 % of the values are at or below (with fewer than 20 values, the
  * largest), always a value that occurred.

@@ -4,7 +4,7 @@
  * figures out. Every figure is in the trades' account currency, so a set must hold one
  * account's currency (group per account to compare accounts in different currencies).
  *
- * Definitions (docs/decisions/h6-ledger-statistics.md):
+ * Definitions (docs/decisions/0043-ledger-statistics.md):
  * - a trade belongs to the period by its exit time, `from` included, `until` excluded; a trade
  *   still open (no exit or no realized profit) counts in `openTrades` and in no other figure;
  * - a win is a realized profit above 0, a loss one below 0; a trade at exactly 0 is neither;

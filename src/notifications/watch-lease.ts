@@ -10,7 +10,7 @@ const MARGIN_MS = 15_000;
 /**
  * The one instance that watches what every instance could see alike — agents' presence, the
  * store gone and back, the TLS certificate's end — so a deployment of several instances on one
- * PostgreSQL database tells each such event once (decision h4-one-watcher). SQLite has one
+ * PostgreSQL database tells each such event once (decision 0040-one-watcher). SQLite has one
  * instance; it takes the lease at once and keeps it.
  */
 export class WatchLease {

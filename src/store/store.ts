@@ -4,6 +4,7 @@ import type { DashboardSessions } from './dashboard-sessions.js';
 import type { Deliveries } from './deliveries.js';
 import type { Ingest } from './ingest.js';
 import type { Leases } from './leases.js';
+import type { Ledger } from './ledger.js';
 import type { Notifications } from './notifications.js';
 import type { QuotaUsage } from './quota-usage.js';
 import type { Retention } from './retention.js';
@@ -17,6 +18,7 @@ export type { AccountPatch } from './accounts.js';
 export type { AgentFilter, DeleteAgentOutcome } from './agents.js';
 export type { Ack, AckOutcome, AgentQueueDepth, AgentSessionClaim, SessionHandOut } from './deliveries.js';
 export type { IngestOutcome, IngestRequest, IngestVerdict } from './ingest.js';
+export type { LedgerFilter, LedgerRecordOutcome } from './ledger.js';
 export type { PageRequest, RecordPage } from './record-page.js';
 export type { DayCount, LogEntryPage, SignalFilter, SignalPage } from './signal-log.js';
 export type { SourceFilter, SourcePatch } from './sources.js';
@@ -46,6 +48,7 @@ export interface Store {
   readonly notifications: Notifications;
   readonly leases: Leases;
   readonly risk: Risk;
+  readonly ledger: Ledger;
 
   /** Applies the numbered migrations not yet applied. Safe when several processes start at once. */
   migrate(): Promise<void>;

@@ -172,11 +172,19 @@ describe('signalgate simulate --from-log', () => {
     expect(slowTrade).toMatchObject({ entryPrice: 1.1012, quoteAtReceipt: 1.1002, openingSignalId: ids[0] });
     expect(Date.parse(slowTrade.firstFillAt) - Date.parse(slowTrade.receivedAt)).toBe(1000);
 
-    expect(out.at(-1)).toEqual({
-      type: 'ledger',
-      available: false,
-      reason: 'this store keeps no ledger of real trades yet, so the replay is shown alone',
+    // The paper agent reported its fills to the ledger: the replay with unchanged settings made the
+    // same trades as the account really did, signal by signal.
+    const real = out.find((l) => l.type === 'statistics' && l.of === 'ledger')!;
+    expect(real).toMatchObject({ trades: 3, openTrades: 1, losses: 3, netProfit: -5.33 });
+    const comparison = out.at(-1)!;
+    expect(comparison).toMatchObject({
+      type: 'comparison',
+      difference: { trades: 0, netProfit: 0, winRate: 0, profitFactor: 0, maxDrawdown: 0 },
     });
+    expect(comparison.signals).toEqual([
+      { openingSignalId: ids[0], replay: { trades: 2, netProfit: -4 }, ledger: { trades: 2, netProfit: -4 } },
+      { openingSignalId: ids[1], replay: { trades: 1, netProfit: -1.33 }, ledger: { trades: 1, netProfit: -1.33 } },
+    ]);
   });
 
   it('says what is missing or wrong in the flags, naming the flag', async () => {

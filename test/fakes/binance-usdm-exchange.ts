@@ -17,7 +17,13 @@ import type { AddressInfo } from 'node:net';
  * the position closes, client ids unique among open orders (-4116), initial margin at leverage
  * 20 (-2019), account v3 (marginBalance = wallet + unrealized profit), positionRisk v3.
  *
- * What it chose where Binance's documentation does not say: no fees, no funding; the mark price
+ * Fees (`/_control/fees`, off unless a test sets them): Binance's USDⓈ-M commission, a rate of
+ * each fill's notional (price × quantity) in USDT, the maker rate for a LIMIT order, the taker
+ * rate for a MARKET one (VIP 0: 0.02 % and 0.05 %), taken from the wallet; every fill is a trade
+ * of `GET /fapi/v1/userTrades` (id, orderId, price, qty, commission, commissionAsset,
+ * realizedPnl, maker, buyer, time), as Binance's account trade list answers.
+ *
+ * What it chose where Binance's documentation does not say: no funding; the mark price
  * is the last price; the book is one level each side (bid = price, ask = price + one tick) deep
  * enough for any order, so market orders fill whole; a limit order fills whole at its own price
  * once the last price reaches it; one account, one asset (USDT).
@@ -60,6 +66,24 @@ export interface FakeOrder {
   timeInForce: string;
   time: number;
   updateTime: number;
+}
+
+/** A fill as Binance's account trade list (`GET /fapi/v1/userTrades`) answers it. */
+export interface FakeTrade {
+  id: number;
+  orderId: number;
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  price: string;
+  qty: string;
+  quoteQty: string;
+  commission: string;
+  commissionAsset: string;
+  realizedPnl: string;
+  positionSide: 'BOTH';
+  maker: boolean;
+  buyer: boolean;
+  time: number;
 }
 
 export interface FakeAlgoOrder {
@@ -169,6 +193,11 @@ export class BinanceUsdmExchange {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Symbol → the lots the book holds at each price (absent: deep enough for any order). */
   private readonly thin = new Map<string, number>();
+  /** Commission rates of a fill's notional (`/_control/fees`); null: no fees. */
+  private feeRates: { maker: number; taker: number } | null = null;
+  /** Every fill, as `GET /fapi/v1/userTrades` answers it. */
+  private readonly trades: FakeTrade[] = [];
+  private nextTradeId = 1;
   /** Symbol → price changes so far; order id → the change whose refill it took last (a thin book). */
   private readonly priceChanges = new Map<string, number>();
   private readonly refillTaken = new Map<number, number>();
@@ -353,6 +382,12 @@ export class BinanceUsdmExchange {
   private route(request: FakeRequest): unknown {
     const p = request.params;
     switch (`${request.method} ${request.path}`) {
+      case 'GET /fapi/v1/userTrades': {
+        const symbol = this.symbol(p.symbol ?? '').symbol;
+        return this.trades.filter(
+          (t) => t.symbol === symbol && (p.orderId === undefined || String(t.orderId) === String(p.orderId)),
+        );
+      }
       case 'GET /fapi/v1/exchangeInfo':
         return this.exchangeInfo();
       case 'GET /fapi/v1/depth':
@@ -443,6 +478,9 @@ export class BinanceUsdmExchange {
         return { ok: true };
       case 'GET held':
         return { now: [...this.heldNow], before: this.heldBefore };
+      case 'POST fees':
+        this.feeRates = { maker: number('maker'), taker: number('taker') };
+        return { ok: true };
       case 'POST thin':
         if (number('qty') > 0) this.thin.set(this.symbol(q.symbol).symbol, number('qty'));
         else this.thin.delete(this.symbol(q.symbol).symbol);
@@ -980,19 +1018,41 @@ export class BinanceUsdmExchange {
           ? 'EXPIRED'
           : 'PARTIALLY_FILLED';
     order.updateTime = Date.now();
-    this.fill(order.symbol, order.side, quantity, price);
+    const realizedPnl = this.fill(order.symbol, order.side, quantity, price);
+    const maker = order.type === 'LIMIT';
+    const rate = this.feeRates === null ? 0 : maker ? this.feeRates.maker : this.feeRates.taker;
+    const commission = round(price * quantity * rate, 0.00000001);
+    this.wallet -= commission;
+    this.trades.push({
+      id: this.nextTradeId++,
+      orderId: order.orderId,
+      symbol: order.symbol,
+      side: order.side,
+      price: String(price),
+      qty: String(quantity),
+      quoteQty: String(price * quantity),
+      commission: String(commission),
+      commissionAsset: 'USDT',
+      realizedPnl: String(realizedPnl),
+      positionSide: 'BOTH',
+      maker,
+      buyer: order.side === 'BUY',
+      time: order.updateTime,
+    });
   }
 
-  /** Changes the position and the wallet (realized profit); a position closed expires its open reduce-only orders. */
-  private fill(symbol: string, side: 'BUY' | 'SELL', quantity: number, price: number): void {
+  /** Changes the position and the wallet (realized profit, answered); a position closed expires its open reduce-only orders. */
+  private fill(symbol: string, side: 'BUY' | 'SELL', quantity: number, price: number): number {
     const s = this.symbol(symbol);
     const p = this.positions.get(symbol) ?? { amount: 0, entryPrice: 0, updateTime: 0 };
     const signed = side === 'BUY' ? quantity : -quantity;
     const before = p.amount;
     const after = round(before + signed, s.step);
+    let realized = 0;
     if (before !== 0 && Math.sign(before) !== Math.sign(signed)) {
       const closed = Math.min(Math.abs(before), quantity);
-      this.wallet += closed * (price - p.entryPrice) * Math.sign(before);
+      realized = closed * (price - p.entryPrice) * Math.sign(before);
+      this.wallet += realized;
     }
     if (after === 0) p.entryPrice = 0;
     else if (before === 0 || Math.sign(after) !== Math.sign(before)) p.entryPrice = price;
@@ -1009,6 +1069,7 @@ export class BinanceUsdmExchange {
         }
       }
     }
+    return realized;
   }
 
   private orderAnswer(o: FakeOrder): unknown {
@@ -1082,7 +1143,7 @@ function isOpen(status: FakeOrder['status']): boolean {
 function isSigned(path: string): boolean {
   return (
     path.startsWith('/sapi/') ||
-    /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance)/.test(
+    /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance|userTrades)/.test(
       path,
     )
   );

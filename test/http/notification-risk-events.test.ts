@@ -73,4 +73,25 @@ describe('risk halt notifications (the hook for halts)', () => {
       link: 'http://signals.example.test/#sources/src_1',
     });
   });
+
+  it('tells a halt made through the admin API, and its release, once each', async () => {
+    const before = receivers.of('webhook').length;
+    const halted = await server.admin('POST', `/api/admin/accounts/${accountId}/halt`, {
+      reason: 'strategy misfiring',
+    });
+    expect(halted.status).toBe(201);
+    // Halting what is halted already changes nothing, and tells nothing again.
+    expect((await server.admin('POST', `/api/admin/accounts/${accountId}/halt`, { reason: 'again' })).status).toBe(200);
+    await vi.waitFor(() => expect(receivers.of('webhook').length).toBe(before + 1), { timeout: 15_000, interval: 50 });
+    expect(receivers.of('webhook')[before]!.body).toMatchObject({
+      event: 'risk_halted',
+      details: [expect.stringContaining('reason: strategy misfiring; by: admin token; flatten: no')],
+    });
+    expect((await server.admin('POST', `/api/admin/accounts/${accountId}/release`)).status).toBe(200);
+    await vi.waitFor(() => expect(receivers.of('webhook').length).toBe(before + 2), { timeout: 15_000, interval: 50 });
+    expect(receivers.of('webhook')[before + 1]!.body).toMatchObject({ event: 'risk_released' });
+    expect(receivers.of('webhook').filter((m) => (m.body as { event: string }).event === 'risk_halted')).toHaveLength(
+      2,
+    );
+  });
 });

@@ -59,6 +59,8 @@ describe('PostgreSQL store', () => {
         'deliveries',
         'idempotency_keys',
         'leases',
+        'ledger_fills',
+        'ledger_funding',
         'notification_channels',
         'notification_outbox',
         'risk_audit',

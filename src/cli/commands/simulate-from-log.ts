@@ -99,13 +99,13 @@ export async function simulateFromLog(settings: ReplaySettings, period: LogPerio
     const statistics = ledgerStatistics(trades, options);
     for (const trade of trades) lines.out.push(JSON.stringify({ type: 'trade', ...trade }));
     lines.out.push(JSON.stringify({ type: 'statistics', of: 'replay', ...statistics }));
-    const real = await recordedLedgerTrades(store, { sourceId: source.id, from, until });
+    const real = await recordedLedgerTrades(store, { accountId: source.accountId, sourceId: source.id, from, until });
     if (real === null) {
       lines.out.push(
         JSON.stringify({
           type: 'ledger',
           available: false,
-          reason: 'this store keeps no ledger of real trades yet, so the replay is shown alone',
+          reason: 'the ledger holds no fill of this account, so the replay is shown alone',
         }),
       );
     } else {

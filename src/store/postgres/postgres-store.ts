@@ -13,6 +13,7 @@ import { PostgresIngest } from './ingest.js';
 import { migratePostgres } from './migrate-postgres.js';
 import { PostgresLeases } from './leases.js';
 import { PostgresRisk } from './risk.js';
+import { PostgresLedger } from './ledger.js';
 import { PostgresNotifications } from './notifications.js';
 import { SessionLocks } from './session-locks.js';
 import { PostgresRetention } from './retention.js';
@@ -97,6 +98,7 @@ export class PostgresStore implements Store {
   readonly notifications: PostgresNotifications;
   readonly leases: PostgresLeases;
   readonly risk: PostgresRisk;
+  readonly ledger: PostgresLedger;
 
   constructor(
     connectionString: string,
@@ -161,6 +163,7 @@ export class PostgresStore implements Store {
     this.notifications = new PostgresNotifications(this.pool);
     this.leases = new PostgresLeases(this.pool);
     this.risk = new PostgresRisk(this.pool, { scope, instance: this.instance }, notify);
+    this.ledger = new PostgresLedger(this.pool);
     this.sources = new PostgresSources(this.pool, maxConnections, isClosed);
     this.signals = new PostgresSignals(this.pool);
     this.retention = new PostgresRetention(this.pool);

@@ -14,6 +14,7 @@ import { SqliteDeliveries } from './deliveries.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
 import { SqliteLeases } from './leases.js';
+import { SqliteLedger } from './ledger.js';
 import { SqliteNotifications } from './notifications.js';
 import { SqliteRetention } from './retention.js';
 import { SqliteRisk } from './risk.js';
@@ -80,6 +81,7 @@ export class SqliteStore implements Store {
   readonly notifications: SqliteNotifications;
   readonly leases: SqliteLeases;
   readonly risk: SqliteRisk;
+  readonly ledger: SqliteLedger;
   private readonly agentWrites: SqliteWriteGroup;
   private closed = false;
 
@@ -115,6 +117,7 @@ export class SqliteStore implements Store {
     this.notifications = new SqliteNotifications(this.connection);
     this.leases = new SqliteLeases(this.connection);
     this.risk = new SqliteRisk(this.connection, notify);
+    this.ledger = new SqliteLedger(this.connection);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },

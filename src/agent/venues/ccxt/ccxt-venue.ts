@@ -346,11 +346,12 @@ export class CcxtVenue implements Venue {
         this.exchange.createOrder(order.symbol, type, order.side, order.volume, price, { ...params, clientOrderId }),
       { ended: 'report' },
     );
-    const reported = this.report(
+    const answered = this.report(
       order.kind === 'market' ? await this.settled(placed, order.symbol) : placed,
       order.kind,
       order,
     );
+    const reported = order.kind === 'market' ? await this.withFills(answered) : answered;
     if (order.kind !== 'market') this.follow(reported);
     else this.filledHere(reported, false);
     return reported;
@@ -460,14 +461,44 @@ export class CcxtVenue implements Venue {
         this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, { ...params, clientOrderId }),
       { ended: 'report' },
     );
-    const reported = this.report(await this.settled(order, position.symbol), 'market', {
-      symbol: position.symbol,
-      side,
-      volume,
-      price: null,
-    });
+    const reported = await this.withFills(
+      this.report(await this.settled(order, position.symbol), 'market', {
+        symbol: position.symbol,
+        side,
+        volume,
+        price: null,
+      }),
+    );
     this.filledHere(reported, true);
     return reported;
+  }
+
+  /**
+   * The order with its fills and their fees, where the exchange's order answer lists none
+   * (Binance's): the account's trades of that order, one request. For the ledger only: a read
+   * that fails leaves the order as answered, never failing what the exchange filled.
+   */
+  private async withFills(order: VenueOrder): Promise<VenueOrder> {
+    if (order.filled <= 0 || order.fills.length > 0 || this.exchange.has['fetchMyTrades'] !== true) return order;
+    try {
+      const trades = await this.call(`read the trades of order ${order.id}`, () =>
+        this.exchange.fetchMyTrades(order.symbol, undefined, undefined, { orderId: order.id }),
+      );
+      const fills = trades
+        .filter((t) => String(t.order) === order.id && typeof t.price === 'number')
+        .map((t) => ({
+          price: Number(t.price),
+          volume: Number(t.amount ?? 0),
+          time: t.datetime ?? null,
+          fee:
+            t.fee && typeof t.fee.cost === 'number'
+              ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') }
+              : null,
+        }));
+      return { ...order, fills };
+    } catch {
+      return order;
+    }
   }
 
   /** An entry's cancel answers the order as it ended: what filled of it before (Binance's executedQty). */

@@ -2,6 +2,7 @@ import type { EngineState } from '../../../engine/index.js';
 import type { JournalFormat } from '../../agent-journal.js';
 import type { ExecutedSignal } from '../../executed-signal.js';
 import type { FeedPosition } from './price-feed.js';
+import type { LedgerOutboxRecord } from '../../ledger-outbox.js';
 
 /** The paper account on disk: the engine state and the signals it holds, in one file. */
 export interface PaperBook {
@@ -18,6 +19,8 @@ export interface PaperBook {
    * books written before it was recorded.
    */
   instrumentsFile?: string | null;
+  /** Fills for the server's ledger it has not confirmed yet, written by the agent beside the account (absent: none). */
+  ledger?: LedgerOutboxRecord;
   savedAt: string;
 }
 

@@ -1,0 +1,63 @@
+import type { EngineEvent, EngineState, Position } from '../engine/index.js';
+import type { LedgerFill } from '../protocol/ledger-report.js';
+import type { VenueOrder } from './venue.js';
+
+/** One step of the book: the state before and after, what the engine did, and the venue's orders that did it. */
+export interface BookStep {
+  before: EngineState;
+  after: EngineState;
+  events: readonly EngineEvent[];
+  orders: readonly VenueOrder[];
+  /** The signal the step carried out; null for what the venue or the quotes did on their own. */
+  signalId: string | null;
+  /** The account's currency, for fees the venue did not name one for. */
+  currency: string;
+}
+
+/**
+ * The ledger's fills of one step of the book: each lot the engine opened or closed as the venue
+ * filled it, with the venue's order id and fee where the step's orders carry them. The id is the
+ * venue's: its order id and that order's filled lots so far (`<order>@<filled>`), so a later part
+ * of the same order is a fill of its own and the same report always yields the same id. A fill no
+ * venue order stands for (the paper engine's stop or target reached on a tick) is named after the
+ * position, what it did, the time and the lots.
+ */
+export function ledgerFillsOf(step: BookStep): LedgerFill[] {
+  const unused = step.orders.filter((order) => order.filled > 0);
+  const fills: LedgerFill[] = [];
+  const positionOf = (ticket: number): Position | undefined =>
+    step.after.positions.find((p) => p.ticket === ticket) ?? step.before.positions.find((p) => p.ticket === ticket);
+  for (const event of step.events) {
+    if (event.type !== 'opened' && event.type !== 'partial_close' && event.type !== 'closed') continue;
+    const position = positionOf(event.position);
+    if (position === undefined) continue;
+    const opening = event.type === 'opened';
+    const side = opening ? position.side : position.side === 'buy' ? 'sell' : 'buy';
+    const index = unused.findIndex((order) => order.side === side);
+    const order = index >= 0 ? unused.splice(index, 1)[0]! : null;
+    const at = new Date(event.time).toISOString();
+    const fee = order === null ? 0 : feeOf(order) * Math.min(1, event.volume / order.filled);
+    fills.push({
+      venueFillId:
+        order !== null
+          ? `${order.id}@${order.filled}`
+          : `p${event.position}-${opening ? 'open' : 'close'}-${event.time}-${event.volume}`,
+      orderId: order?.id ?? '',
+      symbol: position.symbol,
+      side,
+      lots: event.volume,
+      price: event.price,
+      fee: Math.round(fee * 1e8) / 1e8,
+      feeCurrency: order?.fills.find((f) => f.fee !== null)?.fee?.currency ?? step.currency,
+      at,
+      signalId: opening ? (step.signalId ?? position.signalId) : step.signalId,
+      effect: opening ? 'open' : 'close',
+      ...(!opening && { profit: event.profit }),
+    });
+  }
+  return fills;
+}
+
+function feeOf(order: VenueOrder): number {
+  return order.fills.reduce((sum, fill) => sum + (fill.fee?.cost ?? 0), 0);
+}
