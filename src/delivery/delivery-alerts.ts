@@ -48,6 +48,13 @@ function stateFacts(state: unknown): StateFacts {
  * in its state (venue session lost or logon refused, positions or orders not managed, positions
  * without a stop), each told when it begins, not at every publication.
  */
+/** The rule an acknowledgement's result names when a risk rule refused the signal (`code: RISK_LIMIT`), else null. */
+function riskRuleOf(result: unknown): string | null {
+  if (result === null || typeof result !== 'object') return null;
+  const { code, rule } = result as { code?: unknown; rule?: unknown };
+  return code === 'RISK_LIMIT' && typeof rule === 'string' ? rule : null;
+}
+
 export class DeliveryAlerts {
   private readonly agents = new Map<string, AgentFacts>();
   private readonly states = new Map<string, StateFacts>();
@@ -80,6 +87,16 @@ export class DeliveryAlerts {
     void this.agent(delivery.agentId)
       .then((agent) => {
         if (agent === null) return;
+        // A signal a risk rule stopped at the agent is its own event: the trader chose that rule.
+        const rule = riskRuleOf(delivery.result);
+        if (rule !== null) {
+          this.notifier.tell(agent.accountId, {
+            kind: 'risk_rule_hit',
+            subject: { type: 'signal', id: delivery.signalId },
+            detail: { agent: agent.name, agentId: delivery.agentId, rule, message: delivery.message ?? '' },
+          });
+          return;
+        }
         this.notifier.tell(agent.accountId, {
           kind: delivery.status === 'rejected' ? 'delivery_rejected' : 'delivery_failed',
           subject: { type: 'signal', id: delivery.signalId },

@@ -21,7 +21,7 @@ export type EventReport = Omit<NotificationEvent, 'at' | 'kind'> & { kind: Event
  * one write to the outbox; while the store is unavailable they are held and queued later.
  *
  * Halts and their release are told through `tellRiskHalted` and `tellRiskReleased` (risk-events.ts);
- * a signal a rule stopped through `tell(accountId, { kind: 'risk_rule_hit', subject, detail })`.
+ * a signal a risk rule stopped is `risk_rule_hit`, told by DeliveryAlerts from its acknowledgement (`RISK_LIMIT`).
  */
 export class Notifier {
   private held: Array<{ accountId: string | null; event: NotificationEvent }> = [];

@@ -23,7 +23,7 @@ describe('notifications of what agents report', () => {
       kind: 'webhook',
       name: 'pager',
       url: `${receivers.url}/hook`,
-      events: ['delivery_rejected', 'venue_logon_refused', 'book_mismatch', 'position_unprotected'],
+      events: ['delivery_rejected', 'venue_logon_refused', 'book_mismatch', 'position_unprotected', 'risk_rule_hit'],
     });
   });
 
@@ -72,5 +72,21 @@ describe('notifications of what agents report', () => {
       'book_mismatch',
       'position_unprotected',
     ]);
+  });
+
+  it('tells a signal a risk rule stopped as the rule hit, not as a plain rejection', async () => {
+    const sent = await fetch(inbound, { method: 'POST', body: 'EURUSD,buy,vol=5' });
+    const { id } = (await sent.json()) as { id: string };
+    await (await agent('GET', '/api/agent/signals')).body?.cancel();
+    const ack = await agent('POST', `/api/agent/signals/${id}/ack`, {
+      status: 'rejected',
+      message: 'maxLotsPerOrder: the order of 5 lots is over the limit of 2',
+      result: { code: 'RISK_LIMIT', rule: 'maxLotsPerOrder', limit: 2, value: 5 },
+    });
+    expect(ack.status).toBe(200);
+    await vi.waitFor(() => expect(receivers.of('webhook')).toHaveLength(5), { timeout: 5000, interval: 50 });
+    const told = receivers.of('webhook')[4]!.body;
+    expect(told).toMatchObject({ event: 'risk_rule_hit', link: `http://signals.example.test/#signals/${id}` });
+    expect(told.details[0]).toMatch(/rule: maxLotsPerOrder; message: maxLotsPerOrder: the order of 5 lots/);
   });
 });
