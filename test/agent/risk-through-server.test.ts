@@ -28,6 +28,8 @@ describe('risk rules, halts and flattens through the real server', () => {
   /** Signals to the Binance agent only, and to the paper agent only. */
   let toBinance: { id: string; authKey: string };
   let toPaper: { id: string; authKey: string };
+  /** A second source to the Binance agent, whose rules go away in the first case. */
+  let swing: { id: string; authKey: string };
 
   const admin = async (method: string, urlPath: string, body?: unknown) =>
     adminRequest(server.url, TEST_ADMIN_TOKEN, method, urlPath, body);
@@ -102,6 +104,7 @@ describe('risk rules, halts and flattens through the real server', () => {
     };
     toBinance = await sourceTo(b.id, 'crypto alerts');
     toPaper = await sourceTo(p.id, 'fx alerts');
+    swing = await sourceTo(b.id, 'swing alerts');
 
     // The default transport (the WebSocket), as an operator runs them.
     const binanceAgent = AgentProcess.startVenue(
@@ -156,8 +159,14 @@ describe('risk rules, halts and flattens through the real server', () => {
       result: { rule: 'maxLotsPerOrder', limit: 0.01, value: 0.02 },
     });
     expect(venue().positions).toEqual([expect.objectContaining({ symbol: 'BTCUSDT', amount: 0.05 })]);
+    // A daily loss limit of 300 reaches the agent with a signal of the second source, then the
+    // rules are removed: its next signal carries none, and the agent stops measuring that limit
+    // (the last case shows it: a stale, looser 300 would keep the account from halting at 150).
+    await made('PUT', `/api/admin/accounts/${accountId}/risk-rules`, { maxDailyLoss: { amount: 300 } });
+    expect((await outcome(swing.authKey, 'ETHUSDT,buy,vol=0.01')).status).toBe('executed');
     await made('DELETE', `/api/admin/sources/${toBinance.id}/risk-rules`);
     await made('DELETE', `/api/admin/accounts/${accountId}/risk-rules`);
+    expect((await outcome(swing.authKey, 'ETHUSDT,buy,vol=0.01')).status).toBe('executed');
   });
 
   it('a halt that flattens leaves both agents’ venues flat; what comes while halted is never delivered', async () => {
