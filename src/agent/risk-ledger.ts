@@ -84,6 +84,17 @@ export class RiskLedger {
     return true;
   }
 
+  /**
+   * A source's signal came without rules: neither its account nor it has any now, so the loss
+   * watch must not go on measuring the ones it carried before. True when some were forgotten.
+   */
+  forget(sourceId: string): boolean {
+    if (!(sourceId in this.data.rules)) return false;
+    const { [sourceId]: _gone, ...rest } = this.data.rules;
+    this.data.rules = rest;
+    return true;
+  }
+
   /** An equity the venue reported at `now`: the start of each zone's day that has none yet. True when one was recorded. */
   observe(equity: number, now: number): boolean {
     let changed = false;

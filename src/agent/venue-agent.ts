@@ -690,7 +690,12 @@ export class VenueAgent {
   private async guardFor(signal: AgentSignal, funds: VenueFunds): Promise<EntryGuard | null> {
     const rules = signal.risk;
     const risk = this.risk;
-    if (!rules || !risk) return null;
+    if (!risk) return null;
+    if (!rules) {
+      // Rules removed through the API: the loss watch stops measuring them from this signal on.
+      if (risk.forget(signal.sourceId)) await risk.save();
+      return null;
+    }
     const now = Date.now();
     const seen = risk.seen(signal.sourceId, rules);
     if (risk.observe(funds.equity, now) || seen) await risk.save();

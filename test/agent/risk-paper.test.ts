@@ -107,6 +107,18 @@ describe('a paper agent checks the risk rules each signal carries', () => {
     });
   });
 
+  it('rules removed (a signal without any) are no longer measured by the loss watch', async () => {
+    await start();
+    const watched = () =>
+      (JSON.parse(readFileSync(path.join(agentDir(dir), 'risk-days.json'), 'utf8')) as { rules: object }).rules;
+    expect((await send(buy(0.1), { risk: rules({ maxDailyLoss: { amount: 100_000 } }) })).status).toBe('executed');
+    expect(watched()).toEqual({ src_test: expect.objectContaining({ maxDailyLoss: { amount: 100_000 } }) });
+    // The account's rules deleted through the API: the next signal carries none, and a loss
+    // limit that no longer exists must not halt the account later.
+    expect((await send(buy(0.1))).status).toBe('executed');
+    expect(watched()).toEqual({});
+  });
+
   it('maxNotionalPerOrder and maxPositionLots in the account currency and lots', async () => {
     await start();
     // About 1.085 × 100,000 × 0.1 = 10,850 USD.
