@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/catalog.js';
 import type { Logger } from 'pino';
 import type { Notifier } from '../notifications/notifier.js';
 import type { Delivery } from '../protocol/delivery.js';
@@ -52,7 +53,7 @@ function stateFacts(state: unknown): StateFacts {
 function riskRuleOf(result: unknown): string | null {
   if (result === null || typeof result !== 'object') return null;
   const { code, rule } = result as { code?: unknown; rule?: unknown };
-  return code === 'RISK_LIMIT' && typeof rule === 'string' ? rule : null;
+  return code === ErrorCode.RISK_LIMIT && typeof rule === 'string' ? rule : null;
 }
 
 export class DeliveryAlerts {
