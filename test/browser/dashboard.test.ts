@@ -199,7 +199,9 @@ describe('the dashboard in a browser', () => {
       .poll(
         async () => {
           await page.getByLabel('Symbol').fill('eurusd');
-          await page.getByRole('search').evaluate((form: HTMLFormElement) => form.requestSubmit());
+          await page
+            .getByRole('search')
+            .evaluate((form) => (form as unknown as { requestSubmit(): void }).requestSubmit());
           if ((await page.locator('table.trades').count()) === 0) return '';
           return `${await row.textContent()} | ${await page.locator('dl.figures').textContent()}`;
         },
