@@ -9,12 +9,14 @@ import { notificationsView } from './views/notifications.js';
 import { riskView } from './views/risk.js';
 import { signalsView } from './views/signals.js';
 import { sourcesView } from './views/sources.js';
+import { tradesView } from './views/trades.js';
 
 const VIEWS = [
   { path: 'accounts', label: 'Accounts', render: accountsView },
   { path: 'sources', label: 'Sources', render: sourcesView },
   { path: 'agents', label: 'Agents', render: agentsView },
   { path: 'signals', label: 'Signal log', render: signalsView },
+  { path: 'trades', label: 'Trades', render: tradesView },
   { path: 'risk', label: 'Risk', render: riskView },
   { path: 'checker', label: 'Checker', render: checkerView },
   { path: 'notifications', label: 'Notifications', render: notificationsView },

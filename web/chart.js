@@ -60,3 +60,57 @@ export function dailyChart(days, label) {
   new ResizeObserver(() => box.isConnected && draw()).observe(box);
   return box;
 }
+
+/**
+ * `points`: the ledger's equity curve, [{time: ISO, equity}], oldest first (docs/ledger.md,
+ * "Statistics"): one point per exit time, drawn as steps, since equity changes only at an exit.
+ */
+export function equityChart(points, label) {
+  const box = h('figure', { class: 'chart equity' }, h('figcaption', null, label));
+  const xs = points.map((p) => Date.parse(p.time) / 1000);
+  const ys = points.map((p) => p.equity);
+  const last = points.at(-1);
+  box.append(
+    h(
+      'p',
+      { class: 'visually-hidden' },
+      last ? `${points.length} points, from ${ys[0]} to ${last.equity} on ${last.time.slice(0, 10)}.` : 'No points.',
+    ),
+  );
+  let plot = null;
+  const draw = () => {
+    const width = Math.max(240, box.clientWidth - 8);
+    if (plot) return plot.setSize({ width, height: 200 });
+    plot = new uPlot(
+      {
+        width,
+        height: 200,
+        legend: { show: true, live: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: {
+          x: { time: true },
+          // A flat curve still gets a visible range around its value.
+          y: { range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+        },
+        axes: [
+          { stroke: '#5b6675', grid: { show: false } },
+          { stroke: '#5b6675', size: 60 },
+        ],
+        series: [
+          { value: (_u, t) => (t == null ? '' : new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ')) },
+          {
+            label: 'equity',
+            stroke: '#2f6fb3',
+            width: 2,
+            fill: 'rgba(91, 155, 220, 0.15)',
+            paths: uPlot.paths.stepped({ align: 1 }),
+          },
+        ],
+      },
+      [xs, ys],
+      box,
+    );
+  };
+  new ResizeObserver(() => box.isConnected && draw()).observe(box);
+  return box;
+}

@@ -1,4 +1,4 @@
-import type { EngineEvent, EngineState, Position } from '../engine/index.js';
+import type { EngineEvent, EngineState, Position, Quote } from '../engine/index.js';
 import type { LedgerFill } from '../protocol/ledger-report.js';
 import type { VenueOrder } from './venue.js';
 
@@ -12,6 +12,12 @@ export interface BookStep {
   signalId: string | null;
   /** The account's currency, for fees the venue did not name one for. */
   currency: string;
+  /**
+   * The venue's quotes, by venue symbol, that the agent held when it took the step's signal: an
+   * opening fill at the market carries the side it trades at (the ask for a buy, the bid for a
+   * sell), the ledger's `quoteAtReceipt`. Absent: no quote (what the venue did on its own).
+   */
+  receipt?: Readonly<Record<string, Quote>>;
 }
 
 /**
@@ -53,9 +59,22 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
       signalId: opening ? (step.signalId ?? position.signalId) : step.signalId,
       effect: opening ? 'open' : 'close',
       ...(!opening && { profit: event.profit }),
+      ...(opening && receiptQuote(step, position.symbol, side, order)),
     });
   }
   return fills;
+}
+
+/** A market entry's quote at receipt; none for a pending entry, filled at a price chosen on purpose. */
+function receiptQuote(
+  step: BookStep,
+  symbol: string,
+  side: 'buy' | 'sell',
+  order: VenueOrder | null,
+): { quote: number } | Record<string, never> {
+  const quote = step.signalId === null ? undefined : step.receipt?.[symbol];
+  if (quote === undefined || (order !== null && order.kind !== 'market')) return {};
+  return { quote: side === 'buy' ? quote.ask : quote.bid };
 }
 
 function feeOf(order: VenueOrder): number {

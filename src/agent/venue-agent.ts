@@ -9,6 +9,7 @@ import {
   type EngineState,
   summarize,
   type InstrumentOverride,
+  type Quote,
   type Tick,
 } from '../engine/index.js';
 import { createDirectory } from '../files/create-directory.js';
@@ -176,6 +177,8 @@ export class VenueAgent {
   private simulating: Promise<unknown> = Promise.resolve();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
+  /** Signal → the venue's quote its execution was decided at, for the ledger's slippage (until it is settled). */
+  private readonly receiptQuotes = new Map<string, Record<string, Quote>>();
   /** The venue's balance was taken into the book in this run (the first read is, whatever runs beside it). */
   private balanceRead = false;
   private fatal: Error | null = null;
@@ -645,7 +648,11 @@ export class VenueAgent {
     } | null;
     // A flatten's orders are per item.
     const orders = result?.orders ?? result?.items?.flatMap((item) => item.orders) ?? [];
-    this.recordFills(before, this.book.state, result?.events ?? [], orders, signal.id);
+    // The quote the agent held when it took the signal: the paper account's, the book's then;
+    // a venue's, the one read (or held fresh) to carry it out.
+    const receipt = this.simulated ? before.quotes : (this.receiptQuotes.get(signal.id) ?? {});
+    this.receiptQuotes.delete(signal.id);
+    this.recordFills(before, this.book.state, result?.events ?? [], orders, signal.id, receipt);
     // A rejection or failure is something the trader must see: not at the level of routine lines.
     const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
     log[level](
@@ -989,6 +996,7 @@ export class VenueAgent {
         };
       throw error;
     }
+    if (!standIn) this.receiptQuotes.set(signal.id, { [symbol]: quote });
     const { symbol: _name, ...venueSpec } = spec;
     const override: InstrumentOverride = {
       ...venueSpec,
@@ -1316,9 +1324,11 @@ export class VenueAgent {
     events: readonly EngineEvent[],
     orders: readonly VenueOrder[],
     signalId: string | null,
+    receipt?: Readonly<Record<string, Quote>>,
   ): void {
     try {
-      const fills = ledgerFillsOf({ before, after, events, orders, signalId, currency: after.config.currency });
+      const currency = after.config.currency;
+      const fills = ledgerFillsOf({ before, after, events, orders, signalId, currency, ...(receipt && { receipt }) });
       this.ledger.add(fills);
     } catch (err) {
       // The ledger is a record of the book, never a reason to stop carrying signals out.

@@ -118,6 +118,8 @@ describe('the ledger through restarts of the agent and the server', () => {
       closingSignalIds: [],
       strategy: 'breakout',
       sourceId: source.id,
+      // The paper account's ask when the agent took the signal, which it filled at.
+      quoteAtReceipt: 1.1052,
     });
     // Sent again by a third start, nothing is doubled.
     await two.kill();

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -20,6 +22,9 @@ describe('the dashboard in a browser', () => {
   let page: Page;
   let inboundPath = '';
   let agentToken = '';
+  /** The paper agent's data: kept across tests, so the trades test starts it again on the same account. */
+  const agentDir = mkdtempSync(path.join(tmpdir(), 'signalgate-dashboard-agent-'));
+  let openedSignalId = '';
 
   beforeAll(async () => {
     browser = await openBrowser();
@@ -27,6 +32,7 @@ describe('the dashboard in a browser', () => {
   });
   afterAll(async () => {
     await browser?.close();
+    rmSync(agentDir, { recursive: true, force: true });
   });
 
   const shot = async (name: string, size = DESKTOP) => {
@@ -115,7 +121,7 @@ describe('the dashboard in a browser', () => {
   });
 
   it('shows a signal sent over HTTP within seconds, without a reload, and what the paper agent made of it', async () => {
-    const agent = bed.startAgent(bed.server.url, agentToken, bed.stateDir(), ['--seed', '1']);
+    const agent = bed.startAgent(bed.server.url, agentToken, agentDir, ['--seed', '1']);
     await agent.connected();
     await go('signals');
     await page.locator('.live', { hasText: 'live' }).waitFor();
@@ -123,6 +129,7 @@ describe('the dashboard in a browser', () => {
     const accepted = await post(inboundPath, 'EURUSD,buy,vol=0.1,sl_pips=20,tp_pips=40');
     expect(accepted.status).toBe(202);
     const id = ((await accepted.json()) as { id: string }).id;
+    openedSignalId = id;
     const row = page.locator(`[data-signal="${id}"]`);
     // No reload and no polling on this page: only the live stream can bring the row; the wait is a hang guard.
     await row.waitFor({ timeout: 30_000 });
@@ -179,6 +186,42 @@ describe('the dashboard in a browser', () => {
     await shot('agents', PHONE);
   });
 
+  it("shows the ledger's trades with their statistics, equity curve and sources, each linked to its signals", async () => {
+    // The paper agent started again on its account: the long it opened is closed by a signal.
+    const agent = bed.startAgent(bed.server.url, agentToken, agentDir, ['--seed', '1']);
+    await agent.connected();
+    expect((await post(inboundPath, 'EURUSD,closelong')).status).toBe(202);
+    await agent.waitForHandled(1);
+    await go('trades');
+    const row = page.locator('table.trades tbody tr').first();
+    // The agent reports its fills after its journal write: the page shows them once recorded.
+    await expect
+      .poll(
+        async () => {
+          await page.getByLabel('Symbol').fill('eurusd');
+          await page
+            .getByRole('search')
+            .evaluate((form) => (form as unknown as { requestSubmit(): void }).requestSubmit());
+          if ((await page.locator('table.trades').count()) === 0) return '';
+          return `${await row.textContent()} | ${await page.locator('dl.figures').textContent()}`;
+        },
+        { timeout: 30_000 },
+      )
+      // Closed by the signal: one closed trade in the statistics, none open.
+      .toMatch(/EURUSD\s*long\s*0\.1\s*1\.\d+.*opening closing \| Net profit.*Trades1Win rate/);
+    expect(await row.locator('td').nth(5).textContent()).not.toBe('open');
+    await page.locator('figure.equity canvas').first().waitFor();
+    expect(await page.locator('table.per-source tbody').textContent()).toMatch(/^TradingView/);
+    expect(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')).toMatch(
+      /^\/api\/admin\/ledger\/trades\.csv\?accountId=acc_.*&symbol=eurusd$/,
+    );
+    await shot('trades');
+    await row.getByRole('link', { name: 'opening' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Signal log' }).waitFor();
+    const linked = page.getByRole('region', { name: 'Linked signal' }).locator(`[data-signal="${openedSignalId}"]`);
+    await linked.getByText('Normalized').waitFor();
+  });
+
   it('deactivates and activates a source, and rotates its key after a confirmation', async () => {
     await go('sources');
     const card = page.getByRole('article').filter({ hasText: 'TradingView' });
@@ -228,7 +271,7 @@ describe('the dashboard in a browser', () => {
   it("shows the account's usage this month and its signals per day", async () => {
     await go('accounts');
     const card = page.getByRole('article').filter({ hasText: 'Main desk' });
-    await card.getByText(/Usage \d{4}-\d{2}: 2 of 1000 signals/).waitFor();
+    await card.getByText(/Usage \d{4}-\d{2}: 3 of 1000 signals/).waitFor();
     await card.locator('canvas').first().waitFor();
     await shot('accounts');
   });

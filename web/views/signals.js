@@ -33,6 +33,8 @@ export function signalsView(body) {
   const problems = h('div');
   const list = h('ol', { class: 'log', 'aria-label': 'Signals, newest first' });
   const older = h('div');
+  // `#signals/<id>` (a trade's link): that signal, opened, above the live log.
+  const linked = h('section', { class: 'linked', 'aria-label': 'Linked signal' });
   const sourceNames = new Map();
   let stream = null;
 
@@ -137,9 +139,17 @@ export function signalsView(body) {
       live,
     ),
     problems,
+    linked,
     list,
     older,
   );
+  const linkedId = decodeURIComponent(location.hash.split('/')[1] ?? '');
+  if (linkedId)
+    attempt(linked, async () => {
+      const row = signalRow(await api('GET', `/api/admin/signals/${encodeURIComponent(linkedId)}`), sourceNames);
+      put(linked, h('h2', null, 'Linked signal'), h('ol', { class: 'log' }, row.el));
+      row.open();
+    });
   listAll('/api/admin/sources', 'sources')
     .then((sources) => {
       for (const s of sources) {

@@ -501,6 +501,15 @@ export class CcxtVenue implements Venue {
     }
   }
 
+  /**
+   * An order the exchange filled after it answered its placement (an entry, a stop, a target),
+   * with its trades' fees: one read of the trade list, in the background's share of the request
+   * budget (it gives way to orders), so the ledger's fees are the exchange's for these fills too.
+   */
+  private laterFills(order: VenueOrder): Promise<VenueOrder> {
+    return this.background(() => this.withFills(order));
+  }
+
   /** An entry's cancel answers the order as it ended: what filled of it before (Binance's executedQty). */
   async cancel(order: VenueOrderRef): Promise<VenueOrder | void> {
     const followed = this.followed.get(order.id);
@@ -526,16 +535,19 @@ export class CcxtVenue implements Venue {
    * unknown to the exchange is no longer followed.
    */
   async reports(): Promise<VenueReport[]> {
-    const reports = this.filledAtOnce.splice(0);
+    const reports: VenueReport[] = [];
+    for (const report of this.filledAtOnce.splice(0))
+      reports.push(report.type === 'entry_filled' ? { ...report, order: await this.laterFills(report.order) } : report);
     for (const [id, followed] of [...this.followed]) {
       const order = await this.lookUp(followed);
       if (order === null) {
         this.unfollow(id);
         continue;
       }
+      const seen = this.report(order, followed.kind, followed);
       // The exchange's own id and kind stay: the book knows the order by them.
       const now = {
-        ...this.report(order, followed.kind, followed),
+        ...seen,
         id: followed.id,
         kind: followed.kind,
         ...(followed.trigger && { trigger: true }),
@@ -543,8 +555,14 @@ export class CcxtVenue implements Venue {
       const step = applyToTracker(this.tracker, id, updateOf(order));
       this.tracker = step.tracker;
       if (now.status !== 'open') this.unfollow(id);
-      if (isEntryKind(followed.kind)) {
-        if (step.effects.some((e) => e.type === 'entry_fill' || (e.type === 'ended' && e.order.filled > 0)))
+      const entry = isEntryKind(followed.kind);
+      const filledMore = step.effects.some((e) =>
+        entry ? e.type === 'entry_fill' || (e.type === 'ended' && e.order.filled > 0) : e.type === 'exit_fill',
+      );
+      // Its fees, for the ledger: read by the order that filled (a triggered stop's own, not its algo id).
+      if (filledMore) now.fills = (await this.laterFills(seen)).fills;
+      if (entry) {
+        if (filledMore)
           reports.push({ type: 'entry_filled', order: now, ...(now.status === 'open' && { working: true }) });
         continue;
       }
