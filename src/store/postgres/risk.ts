@@ -60,7 +60,7 @@ function pgHaltOf(row: PgHaltRow): Halt {
   });
 }
 
-/** Risk rules, halts and the audit log on PostgreSQL: the tables of migration 021. */
+/** Risk rules, halts and the audit log on PostgreSQL: the tables of migration 022. */
 export class PostgresRisk implements Risk {
   constructor(
     private readonly pool: pg.Pool,

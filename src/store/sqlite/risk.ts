@@ -27,7 +27,7 @@ import type { SqliteConnection } from './connection.js';
 
 type SqliteHaltRow = Omit<HaltRow, 'flatten'> & { flatten: number };
 
-/** Risk rules, halts and the audit log: `risk_rules`, `risk_halts`, `risk_audit` (migration 019). */
+/** Risk rules, halts and the audit log: `risk_rules`, `risk_halts`, `risk_audit` (migration 020). */
 export class SqliteRisk implements Risk {
   constructor(
     private readonly connection: SqliteConnection,
