@@ -73,6 +73,11 @@ export class ProtectionWatch {
     if (!this.entries.has(ticket)) this.entryOf(ticket, now).reason = reason;
   }
 
+  /** The venue refused the position's stop or targets while a signal or tick placed them: its reason replaces a generic one; the pass counts the attempts. */
+  refusedAtPlacement(ticket: number, reason: string, now: number): void {
+    this.entryOf(ticket, now).reason = reason;
+  }
+
   /** Protected now, or gone: forgotten. */
   clear(ticket: number): void {
     this.entries.delete(ticket);

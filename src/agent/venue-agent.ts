@@ -1070,6 +1070,8 @@ export class VenueAgent {
       );
       // Other symbols' lanes changed the book meanwhile: only this symbol's part is this signal's.
       this.book = mergeLane(this.book, book, withoutDeparted(done.book, departed), symbol);
+      // Published with the venue's own reason until the protection pass tries again.
+      for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
       this.departed = settledFor(this.departed, signal.id);
       this.departedOrders = settledFor(this.departedOrders, signal.id);
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
@@ -1287,6 +1289,7 @@ export class VenueAgent {
     write(done.book);
     for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
     for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
+    for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
     for (const event of step.events) this.options.log.info({ event }, 'account event');
     this.recordFills(from.state, step.state, step.events, done.orders, null);
     await this.journal.save();

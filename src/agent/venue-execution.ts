@@ -56,20 +56,29 @@ export async function executeSignal(
   again = false,
   deadline: EntryDeadline | null = null,
   guard: EntryGuard | null = null,
-): Promise<{ book: VenueBook; outcome: ExecutionOutcome }> {
+): Promise<{ book: VenueBook; outcome: ExecutionOutcome; unprotected: RefusedProtection[] }> {
   const step = applySignal(book.state, signal.signal, now, { signalId: signal.id, text: signal.text });
   if (step.outcome.status === 'rejected') {
     return {
       book,
       outcome: { status: 'rejected', message: step.outcome.message, result: { events: step.events, orders: [] } },
+      unprotected: [],
     };
   }
   const netted = venue.netsPositions ? nettedOpening(step) : null;
   if (netted !== null)
-    return { book, outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } } };
+    return {
+      book,
+      outcome: { status: 'rejected', message: netted, result: { events: step.events, orders: [] } },
+      unprotected: [],
+    };
   const doubleExit = venue.oneExitOrder === true ? stopAndTarget(venue.name, step) : null;
   if (doubleExit !== null)
-    return { book, outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } } };
+    return {
+      book,
+      outcome: { status: 'rejected', message: doubleExit, result: { events: step.events, orders: [] } },
+      unprotected: [],
+    };
   const run = new Carrying(venue, book, step, signal.id, again, deadline, guard);
   try {
     await run.all();
@@ -91,6 +100,7 @@ export async function executeSignal(
           message: refused,
           result: { ...risk, events: run.events, orders: run.orders },
         },
+        unprotected: [],
       };
     }
     return {
@@ -101,6 +111,7 @@ export async function executeSignal(
         message: `${describeEvents(run.events)}, but ${refused} after the first ${run.done} step(s) were carried out`,
         result: { ...risk, events: run.events, orders: run.orders },
       },
+      unprotected: run.unprotected,
     };
   }
   const notes = run.notes.length ? `; ${run.notes.join('; ')}` : '';
@@ -114,6 +125,7 @@ export async function executeSignal(
         message: `${done}not known whether carried out: ${run.uncertain.join('; ')}${notes}`,
         result: { events: run.events, orders: run.orders },
       },
+      unprotected: run.unprotected,
     };
   }
   // The events as the venue carried them out (its fill's lots and price), and the message from them.
@@ -124,6 +136,7 @@ export async function executeSignal(
       message: (describeEvents(run.events) || step.outcome.message) + notes,
       result: { events: run.events, orders: run.orders },
     },
+    unprotected: run.unprotected,
   };
 }
 
@@ -141,7 +154,13 @@ export async function carryOutTick(
   step: StepResult,
   /** Writes the book down before a stop is moved (the journal), so a restart in the middle finishes the move. */
   intend: (book: VenueBook) => Promise<void> = async () => undefined,
-): Promise<{ book: VenueBook; orders: VenueOrder[]; warnings: string[]; refused: RefusedMove[] }> {
+): Promise<{
+  book: VenueBook;
+  orders: VenueOrder[];
+  warnings: string[];
+  refused: RefusedMove[];
+  unprotected: RefusedProtection[];
+}> {
   const next: VenueBook = {
     state: step.state,
     protection: { ...book.protection },
@@ -151,6 +170,7 @@ export async function carryOutTick(
   const orders: VenueOrder[] = [];
   const warnings: string[] = [];
   const refused: RefusedMove[] = [];
+  const unprotected: RefusedProtection[] = [];
   const protect = async (ticket: number, moving: boolean) => {
     const position = next.state.positions.find((p) => p.ticket === ticket);
     if (!position) return;
@@ -167,6 +187,11 @@ export async function carryOutTick(
       if (!(error instanceof VenueRefusedError)) throw error;
       if (!moving || next.protection[key]?.moving === undefined) {
         // A new position's stop refused: it stands unprotected, and the agent's protection pass tries again.
+        unprotected.push({
+          position: ticket,
+          symbol: position.symbol,
+          reason: `${venue.name} refused its stop or targets: ${error.message}`,
+        });
         warnings.push(
           `${venue.name} refused the stop or targets of position ${ticket}: ${error.message}; the position is NOT protected, and they are tried again at the next pass`,
         );
@@ -206,8 +231,11 @@ export async function carryOutTick(
       delete next.protection[String(event.position)];
     }
   }
-  return { book: next, orders, warnings, refused };
+  return { book: next, orders, warnings, refused, unprotected };
 }
+
+/** A position's stop or targets the venue refused when they were first placed: the position, and the venue's reason. */
+export type RefusedProtection = RefusedMove;
 
 /** A stop move the venue refused: the position, and the venue's reason in a sentence. */
 export interface RefusedMove {
@@ -308,6 +336,8 @@ function stopAndTarget(venueName: string, step: StepResult): string | null {
 class Carrying {
   readonly orders: VenueOrder[] = [];
   readonly notes: string[] = [];
+  /** Positions opened or kept whose stop or targets the venue refused, with its reason. */
+  readonly unprotected: RefusedProtection[] = [];
   /** Closes the venue could not say were filled (see VenueOrder.uncertain). */
   readonly uncertain: string[] = [];
   /** The engine's events, an opening's replaced by what the venue filled (lots, average price). */
@@ -575,9 +605,9 @@ class Carrying {
       this.protection[key] = { revision, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
-      this.notes.push(
-        `position ${position.ticket} is NOT protected: ${this.venue.name} refused its stop or targets: ${error.message}`,
-      );
+      const reason = `${this.venue.name} refused its stop or targets: ${error.message}`;
+      this.notes.push(`position ${position.ticket} is NOT protected: ${reason}`);
+      this.unprotected.push({ position: position.ticket, symbol: position.symbol, reason });
     }
   }
 
