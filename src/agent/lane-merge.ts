@@ -5,10 +5,11 @@ import type { VenueBook } from './venue-book.js';
  * book as it took it (`base`) and ends with `result`; meanwhile other symbols' lanes changed the
  * book (`live`). The lane's symbol is its own: its positions, pending orders and their venue
  * links come from `result`, everything else from `live`. The balance takes the lane's change
- * (a close's profit) on top of what the others did; tickets never go back.
+ * (a close's profit) on top of what the others did; tickets never go back. The exit fills kept
+ * for busts are account-wide work's (the venue's reports), never a lane's: they come from `live`.
  */
 export function mergeLane(live: VenueBook, base: VenueBook, result: VenueBook, symbol: string): VenueBook {
-  if (live === base) return result;
+  if (live === base) return result.exits === live.exits ? result : withExits(result, live.exits);
   const tickets = new Set<string>();
   for (const book of [base, result]) {
     for (const p of book.state.positions) if (p.symbol === symbol) tickets.add(String(p.ticket));
@@ -46,5 +47,11 @@ export function mergeLane(live: VenueBook, base: VenueBook, result: VenueBook, s
     ...((live.positions !== undefined || result.positions !== undefined) && {
       positions: links(live.positions, result.positions),
     }),
+    ...(live.exits !== undefined && { exits: live.exits }),
   };
+}
+
+function withExits(book: VenueBook, exits: VenueBook['exits']): VenueBook {
+  const { exits: _dropped, ...rest } = book;
+  return exits === undefined ? rest : { ...rest, exits };
 }

@@ -31,4 +31,14 @@ describe("a symbol lane's book merged into the book as it stands", () => {
     const result = book(1010, 2, [], {});
     expect(mergeLane(base, base, result, 'BTC')).toBe(result);
   });
+
+  it('keeps the exit fills held for busts, which only account-wide work changes, whether or not the book moved meanwhile', () => {
+    const exits = { B4: { position: position(1, 'BTC'), revision: 0, lots: 1, price: 2, profit: 3 } };
+    const base = { ...book(1000, 2, [], {}), exits };
+    // The lane's result is built without them (venue-execution.ts makes its book field by field).
+    const result = book(1000, 2, [position(2, 'BTC')], {});
+    expect(mergeLane(base, base, result, 'BTC').exits).toBe(exits);
+    const live = { ...book(990, 3, [position(3, 'ETH')], {}), exits };
+    expect(mergeLane(live, base, result, 'BTC').exits).toBe(exits);
+  });
 });

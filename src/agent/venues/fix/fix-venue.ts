@@ -751,7 +751,8 @@ export class FixVenue implements Venue {
         fee: null,
       });
     }
-    if (step.busted > 0 && !isEntry(order))
+    const exit = order.kind === 'stop_loss' || order.kind === 'take_profit';
+    if (step.busted > 0 && !isEntry(order) && !exit)
       this.options.log.error(
         { order: publicOrder(order), busted: step.busted },
         `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel); the book does not give them back to the position: check the position at the broker`,
@@ -762,8 +763,9 @@ export class FixVenue implements Venue {
       status: step.order.status,
       ...(step.order.reason !== undefined && { reason: step.order.reason }),
     });
-    // An entry's lots taken back: the book's position shrinks by them (venue-reports.ts).
-    if (step.busted > 0 && isEntry(order)) {
+    // An entry's lots taken back: the book's position shrinks by them; a stop's or target's: the
+    // position holds them again (venue-reports.ts).
+    if (step.busted > 0 && (isEntry(order) || exit)) {
       if (order.reported !== undefined) order.reported = round(Math.max(0, order.reported - step.busted));
       this.saveRecord();
       this.options.log.warn(
