@@ -51,6 +51,15 @@ export interface ExitFill {
 /** How many exit fills the book keeps for a bust: busts come within the trading day, a few exits later at most. */
 export const KEPT_EXITS = 50;
 
+/** `book` with the exit fills `kept` and those `added` since, the oldest dropped past KEPT_EXITS. */
+export function withExits(book: VenueBook, kept: VenueBook['exits'], added: VenueBook['exits'] = {}): VenueBook {
+  const { exits: _replaced, ...rest } = book;
+  const all = { ...kept, ...added };
+  const ids = Object.keys(all);
+  for (const id of ids.slice(0, Math.max(0, ids.length - KEPT_EXITS))) delete all[id];
+  return ids.length === 0 ? rest : { ...rest, exits: all };
+}
+
 export function emptyLinks(state: EngineState): VenueBook {
   return { state, protection: {}, orders: {} };
 }

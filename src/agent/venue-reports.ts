@@ -14,7 +14,7 @@ import { KEPT_EXITS, protectionOf, venuePosition, type ExitFill, type VenueBook 
  * a venue whose orders are not tied to the position); a closed position's leftover orders are
  * cancelled; lots of an entry the venue took back (a bust) leave the position they opened, which
  * is protected again for what stands (or leaves the book, its orders cancelled, when nothing
- * does); lots of a stop's or target's fill the venue took back are held again: the position
+ * does); lots of a stop's, target's or close's fill the venue took back are held again: the position
  * comes back (grows back) by them, the close's profit leaves the balance, and it is protected
  * again for all its lots. The book changes first, so a refused follow-up only leaves a warning.
  */
@@ -66,7 +66,9 @@ export async function applyReports(
   };
 
   for (const report of reports) {
-    if (report.type === 'fill_busted' && (report.order.kind === 'stop_loss' || report.order.kind === 'take_profit')) {
+    const exitKind =
+      report.type === 'fill_busted' && (report.order.kind === 'stop_loss' || report.order.kind === 'take_profit');
+    if (report.type === 'fill_busted' && (exitKind || next.exits?.[report.order.id] !== undefined)) {
       const exits = next.exits ?? {};
       const exit = exits[report.order.id];
       if (!exit) {
@@ -79,7 +81,7 @@ export async function applyReports(
       const given = givenBack(next, exit, lots, report.order.kind === 'take_profit' && report.order.filled === 0);
       const key = String(exit.position.ticket);
       warnings.push(
-        `${venue.name} took back ${lots} lots of the fill of ${report.order.kind === 'stop_loss' ? 'stop' : 'target'} order ${report.order.id} (a bust): position ${exit.position.ticket} holds ${given.position.volume} lots again and is protected for them`,
+        `${venue.name} took back ${lots} lots of the fill of ${report.order.kind === 'stop_loss' ? 'stop' : report.order.kind === 'take_profit' ? 'target' : 'close'} order ${report.order.id} (a bust): position ${exit.position.ticket} holds ${given.position.volume} lots again and is protected for them`,
       );
       next = { ...given.book, exits: { ...exits } };
       const rest = roundLots(exit.lots - lots);
@@ -96,7 +98,7 @@ export async function applyReports(
       );
       if (!position) {
         warnings.push(
-          `${venue.name} took back ${report.lots} lots of order ${report.order.id} (${entry ?? 'no client id'}), whose position the book does not hold`,
+          `${venue.name} took back ${report.lots} lots of order ${report.order.id} (${entry ?? 'no client id'}), whose position the book does not hold: check the position at the venue`,
         );
         continue;
       }

@@ -80,6 +80,35 @@ describe('busts of exit fills at a plain FIX 4.4 broker', () => {
     expect(bed.broker.netUnits('EURUSD')).toBe(0);
   }, 120_000);
 
+  it('a close signal filled and then busted: the position comes back, protected again', async () => {
+    const opening = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.04,sl_pips=30,tp_pips=50');
+    expect((await bed.settled(opening)).message).toMatch(/^opened buy 0\.04 EURUSD at 1\.1052/);
+    const entryId = clientOrderId(opening, 'o');
+    await waitUntil(() => protection(entryId).length === 2, 'the stop and target of the market entry');
+    const close = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy');
+    expect((await bed.settled(close)).message).toMatch(/^closed/);
+    await waitUntil(() => protection(entryId).length === 0, 'the stop and target cancelled with the close');
+
+    bed.broker.bust(clientOrderId(close, 'c1'), 4000);
+    await waitUntil(
+      async () => (await bed.state())?.positions?.length === 1 && protection(entryId).length === 2,
+      'the position back in the book, with a stop and target at the broker again',
+    );
+    expect(bed.broker.netUnits('EURUSD')).toBe(4000);
+    expect(protection(entryId)).toEqual([
+      ['sell', '2', 1.1102, 4000],
+      ['sell', '3', 1.1022, 4000],
+    ]);
+    expect((await bed.state()).positions).toMatchObject([{ side: 'buy', volume: 0.04, price: 1.1052, sl: 1.1022 }]);
+    expect(agent.lines().filter((l) => l.level >= 50)).toEqual([]);
+
+    // Closed again, once: the broker is flat.
+    const again = await postSignal(bed.server.url, bed.authKey, 'EURUSD,closebuy');
+    expect((await bed.settled(again)).message).toMatch(/^closed/);
+    await waitUntil(async () => (await bed.state())?.positions?.length === 0, 'the position closed again');
+    expect(bed.broker.netUnits('EURUSD')).toBe(0);
+  }, 120_000);
+
   it('a target filled in part, the agent restarted, then the fill busted: the position grows back to its lots, protected for all of them', async () => {
     const signal = await postSignal(
       bed.server.url,
