@@ -27,6 +27,37 @@ export interface VenueBook {
   orders: Record<string, VenueOrderRef>;
   /** Position ticket → the venue's id of that position, where the venue names positions. */
   positions?: Record<string, string>;
+  /**
+   * Venue order id of a stop or target that filled → what its fill did, kept (the last
+   * `KEPT_EXITS`) so a bust of that fill gives the position its lots back. Absent: none.
+   */
+  exits?: Record<string, ExitFill>;
+}
+
+/** A stop's or target's fill as the book took it: the position before it, and what the fill closed. */
+export interface ExitFill {
+  /** The position as it stood before the fill (its first fill, when the order filled in parts). */
+  position: Position;
+  /** The revision of its protection then: a position given back is protected under the next one. */
+  revision: number;
+  /** The venue's id of the position, where the venue names positions. */
+  venueId?: string;
+  /** Lots the fill closed, at their average price, and the balance they changed (the close's profit). */
+  lots: number;
+  price: number;
+  profit: number;
+}
+
+/** How many exit fills the book keeps for a bust: busts come within the trading day, a few exits later at most. */
+export const KEPT_EXITS = 50;
+
+/** `book` with the exit fills `kept` and those `added` since, the oldest dropped past KEPT_EXITS. */
+export function withExits(book: VenueBook, kept: VenueBook['exits'], added: VenueBook['exits'] = {}): VenueBook {
+  const { exits: _replaced, ...rest } = book;
+  const all = { ...kept, ...added };
+  const ids = Object.keys(all);
+  for (const id of ids.slice(0, Math.max(0, ids.length - KEPT_EXITS))) delete all[id];
+  return ids.length === 0 ? rest : { ...rest, exits: all };
 }
 
 export function emptyLinks(state: EngineState): VenueBook {

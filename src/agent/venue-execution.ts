@@ -25,7 +25,7 @@ import {
   type VenueOrder,
   type VenueOrderRef,
 } from './venue.js';
-import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
+import { protectionOf, venuePosition, withExits, type ExitFill, type VenueBook } from './venue-book.js';
 
 /** What a signal came to: the acknowledgement's status, message and result. */
 export interface ExecutionOutcome {
@@ -351,6 +351,8 @@ class Carrying {
   private readonly pending: VenueBook['orders'];
   private readonly positionIds: Record<string, string>;
   private closes = 0;
+  /** The closes' fills, by venue order id, kept in the book for a bust of them (VenueBook.exits). */
+  private readonly exits: Record<string, ExitFill> = {};
   /** Tickets of positions and orders the steps carried out so far touched, for a partial book. */
   private readonly touched = new Set<number>();
   /** The positions held at this point of the signal, by ticket: what the risk check counts. */
@@ -381,7 +383,11 @@ class Carrying {
   }
 
   book(): VenueBook {
-    return { state: this.state, protection: this.protection, orders: this.pending, positions: this.positionIds };
+    return withExits(
+      { state: this.state, protection: this.protection, orders: this.pending, positions: this.positionIds },
+      this.before.exits,
+      this.exits,
+    );
   }
 
   /** The book before the signal with the steps that were carried out applied. */
@@ -401,12 +407,16 @@ class Carrying {
         .filter((e) => e.type === 'closed' && this.touched.has(e.position))
         .map((e) => (e as { position: number }).position),
     );
-    return {
-      state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
-      protection: this.protection,
-      orders: this.pending,
-      positions: this.positionIds,
-    };
+    return withExits(
+      {
+        state: { ...after, positions: positions.filter((p) => !closed.has(p.ticket)), orders },
+        protection: this.protection,
+        orders: this.pending,
+        positions: this.positionIds,
+      },
+      this.before.exits,
+      this.exits,
+    );
   }
 
   private async carryOut(event: EngineEvent): Promise<void> {
@@ -440,6 +450,15 @@ class Carrying {
         refuseUnfilled(order, event.volume);
         this.touched.add(position.ticket);
         const closed = this.adoptClose(position, event, order);
+        const key = String(position.ticket);
+        this.exits[order.id] = {
+          position,
+          revision: this.protection[key]?.revision ?? 0,
+          ...(this.positionIds[key] !== undefined && { venueId: this.positionIds[key] }),
+          lots: closed.volume,
+          price: closed.price,
+          profit: closed.profit,
+        };
         const left = this.state.positions.find((p) => p.ticket === position.ticket);
         if (closed.type === 'closed' || !left) this.held.delete(position.ticket);
         else this.held.set(position.ticket, { symbol: left.symbol, side: left.side, lots: left.volume });

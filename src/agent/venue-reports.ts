@@ -3,7 +3,7 @@ import { clientOrderId } from './client-order-id.js';
 import { takeEntryFill } from './entry-fill.js';
 import { roundLots } from './order-tracker.js';
 import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
-import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
+import { KEPT_EXITS, protectionOf, venuePosition, type ExitFill, type VenueBook } from './venue-book.js';
 
 /**
  * Applies what the venue did on its own (its reports: a pending entry filled, a stop or a
@@ -14,7 +14,9 @@ import { protectionOf, venuePosition, type VenueBook } from './venue-book.js';
  * a venue whose orders are not tied to the position); a closed position's leftover orders are
  * cancelled; lots of an entry the venue took back (a bust) leave the position they opened, which
  * is protected again for what stands (or leaves the book, its orders cancelled, when nothing
- * does). The book changes first, so a refused follow-up only leaves a warning.
+ * does); lots of a stop's, target's or close's fill the venue took back are held again: the position
+ * comes back (grows back) by them, the close's profit leaves the balance, and it is protected
+ * again for all its lots. The book changes first, so a refused follow-up only leaves a warning.
  */
 export async function applyReports(
   venue: Venue,
@@ -27,6 +29,7 @@ export async function applyReports(
     protection: { ...book.protection },
     orders: { ...book.orders },
     positions: { ...book.positions },
+    ...(book.exits !== undefined && { exits: { ...book.exits } }),
   };
   const events: EngineEvent[] = [];
   const warnings: string[] = [];
@@ -63,6 +66,31 @@ export async function applyReports(
   };
 
   for (const report of reports) {
+    const exitKind =
+      report.type === 'fill_busted' && (report.order.kind === 'stop_loss' || report.order.kind === 'take_profit');
+    if (report.type === 'fill_busted' && (exitKind || next.exits?.[report.order.id] !== undefined)) {
+      const exits = next.exits ?? {};
+      const exit = exits[report.order.id];
+      if (!exit) {
+        warnings.push(
+          `${venue.name} took back ${report.lots} lots of the fill of ${report.order.kind} order ${report.order.id} (${report.order.clientId ?? 'no client id'}), a fill the book does not hold: check the position at the venue`,
+        );
+        continue;
+      }
+      const lots = roundLots(Math.min(report.lots, exit.lots));
+      const given = givenBack(next, exit, lots, report.order.kind === 'take_profit' && report.order.filled === 0);
+      const key = String(exit.position.ticket);
+      warnings.push(
+        `${venue.name} took back ${lots} lots of the fill of ${report.order.kind === 'stop_loss' ? 'stop' : report.order.kind === 'take_profit' ? 'target' : 'close'} order ${report.order.id} (a bust): position ${exit.position.ticket} holds ${given.position.volume} lots again and is protected for them`,
+      );
+      next = { ...given.book, exits: { ...exits } };
+      const rest = roundLots(exit.lots - lots);
+      if (rest > 0) next.exits![report.order.id] = { ...exit, lots: rest, profit: exit.profit - given.profit };
+      else delete next.exits![report.order.id];
+      if (given.reopened && exit.venueId !== undefined) next.positions![key] = exit.venueId;
+      await protect(given.position, next.protection[key]?.orders ?? []);
+      continue;
+    }
     if (report.type === 'fill_busted') {
       const entry = report.order.clientId;
       const position = next.state.positions.find(
@@ -70,7 +98,7 @@ export async function applyReports(
       );
       if (!position) {
         warnings.push(
-          `${venue.name} took back ${report.lots} lots of order ${report.order.id} (${entry ?? 'no client id'}), whose position the book does not hold`,
+          `${venue.name} took back ${report.lots} lots of order ${report.order.id} (${entry ?? 'no client id'}), whose position the book does not hold: check the position at the venue`,
         );
         continue;
       }
@@ -145,6 +173,7 @@ export async function applyReports(
     }
     const key = String(position.ticket);
     const price = report.price ?? position.price;
+    const balanceBefore = next.state.balance;
     const step = applyFill(
       next.state,
       {
@@ -156,6 +185,18 @@ export async function applyReports(
       },
       now,
     );
+    if (filledId !== undefined && report.by !== 'venue')
+      next = {
+        ...next,
+        exits: keptExit(next.exits, filledId, {
+          position,
+          revision: next.protection[key]?.revision ?? 0,
+          ...(next.positions?.[key] !== undefined && { venueId: next.positions[key] }),
+          lots: report.volume,
+          price,
+          profit: step.state.balance - balanceBefore,
+        }),
+      };
     next = { ...next, state: step.state };
     events.push(...step.events);
     const leftover = (next.protection[key]?.orders ?? []).filter((o) => o.id !== filledId);
@@ -167,4 +208,62 @@ export async function applyReports(
     await cancelAll(key, leftover);
   }
   return { book: next, events, warnings };
+}
+
+/**
+ * The book with `lots` of an exit's fill given back to its position: the position grows by them,
+ * or, gone, comes back with them (its stop, targets and rules as they were before the fill, its
+ * protection's revision kept so new client ids follow). The balance gives back their share of the
+ * close's profit. A target's fill taken back whole makes that target the next to reach again.
+ * No fill goes to the ledger: it has no way to take a recorded close back, and an opening in its
+ * place would count the close's profit twice once the position closes again.
+ */
+function givenBack(
+  book: VenueBook,
+  exit: ExitFill,
+  lots: number,
+  targetUndone: boolean,
+): { book: VenueBook; position: Position; profit: number; reopened: boolean } {
+  const ticket = exit.position.ticket;
+  const current = book.state.positions.find((p) => p.ticket === ticket);
+  const base = current ?? { ...exit.position, volume: 0 };
+  const position: Position = {
+    ...base,
+    volume: roundLots(base.volume + lots),
+    ...(targetUndone && { tpNext: exit.position.tpNext }),
+  };
+  const profit = exit.lots > 0 ? (exit.profit * lots) / exit.lots : 0;
+  const positions = current
+    ? book.state.positions.map((p) => (p.ticket === ticket ? position : p))
+    : [...book.state.positions, position].sort((a, b) => a.ticket - b.ticket);
+  const protection = current
+    ? book.protection
+    : { ...book.protection, [String(ticket)]: { revision: exit.revision, orders: [] } };
+  return {
+    book: {
+      ...book,
+      state: { ...book.state, positions, balance: Math.round((book.state.balance - profit) * 100) / 100 },
+      protection,
+    },
+    position,
+    profit,
+    reopened: current === undefined,
+  };
+}
+
+/** `exits` with this order's fill added (a later part of the same order adds its lots), the oldest dropped past KEPT_EXITS. */
+function keptExit(exits: VenueBook['exits'], orderId: string, fill: ExitFill): Record<string, ExitFill> {
+  const kept = { ...exits };
+  const earlier = kept[orderId];
+  kept[orderId] = earlier
+    ? {
+        ...earlier,
+        lots: roundLots(earlier.lots + fill.lots),
+        price: (earlier.price * earlier.lots + fill.price * fill.lots) / (earlier.lots + fill.lots),
+        profit: earlier.profit + fill.profit,
+      }
+    : fill;
+  const ids = Object.keys(kept);
+  for (const id of ids.slice(0, Math.max(0, ids.length - KEPT_EXITS))) delete kept[id];
+  return kept;
 }

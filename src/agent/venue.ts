@@ -209,11 +209,12 @@ export interface VenueHoldings {
 export type VenueReport =
   | {
       /**
-       * The venue took back `lots` of an entry's fills (a bust: FIX ExecType H, trade cancel):
-       * they never were, and the position they opened shrinks by them (leaves the book at 0).
+       * The venue took back `lots` of an order's fills (a bust: FIX ExecType H, trade cancel):
+       * they never were. An entry's: the position they opened shrinks by them (leaves the book
+       * at 0). A stop's or target's: the position they closed holds them again.
        */
       type: 'fill_busted';
-      /** The entry as the venue has it after the bust: `filled` counts what still stands. */
+      /** The order as the venue has it after the bust: `filled` counts what still stands. */
       order: VenueOrder;
       lots: number;
     }

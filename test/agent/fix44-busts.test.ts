@@ -64,4 +64,19 @@ describe('busts at a plain FIX 4.4 broker', () => {
     expect((await bed.state()).notManaged ?? []).toEqual([]);
     expect(agent.lines().filter((l) => l.level >= 50)).toEqual([]);
   }, 120_000);
+
+  it('a market entry busted whole: the position leaves the book, its stop and target cancelled at the broker', async () => {
+    const signal = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.04,sl_pips=30,tp_pips=50');
+    expect((await bed.settled(signal)).message).toMatch(/^opened buy 0\.04 EURUSD at 1\.1052/);
+    const entryId = clientOrderId(signal, 'o');
+    await waitUntil(() => protection(entryId).length === 2, 'the stop and target of the market entry');
+
+    bed.broker.bust(entryId, 4000);
+    await waitUntil(
+      async () => (await bed.state())?.positions?.length === 0 && protection(entryId).length === 0,
+      'no position published, and its stop and target cancelled at the broker',
+    );
+    expect(bed.broker.netUnits('EURUSD')).toBe(0);
+    expect(agent.lines().filter((l) => l.level >= 50)).toEqual([]);
+  }, 120_000);
 });

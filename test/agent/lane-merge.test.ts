@@ -31,4 +31,18 @@ describe("a symbol lane's book merged into the book as it stands", () => {
     const result = book(1010, 2, [], {});
     expect(mergeLane(base, base, result, 'BTC')).toBe(result);
   });
+
+  it('keeps the exit fills held for busts, and adds those a lane kept (its closes), whether or not the book moved meanwhile', () => {
+    const fill = (ticket: number) => ({ position: position(ticket, 'BTC'), revision: 0, lots: 1, price: 2, profit: 3 });
+    const base = { ...book(1000, 2, [], {}), exits: { B4: fill(1) } };
+    // A lane's result built field by field (a tick's) carries none.
+    const tick = book(1000, 2, [position(2, 'BTC')], {});
+    expect(mergeLane(base, base, tick, 'BTC').exits).toEqual({ B4: fill(1) });
+    // A close signal's lane kept its close's fill.
+    const closed = { ...book(1003, 3, [], {}), exits: { B4: fill(1), C9: fill(2) } };
+    expect(mergeLane(base, base, closed, 'BTC').exits).toEqual({ B4: fill(1), C9: fill(2) });
+    const live = { ...book(990, 3, [position(3, 'ETH')], {}), exits: { B4: fill(1), E7: fill(3) } };
+    expect(mergeLane(live, base, tick, 'BTC').exits).toEqual({ B4: fill(1), E7: fill(3) });
+    expect(mergeLane(live, base, closed, 'BTC').exits).toEqual({ B4: fill(1), E7: fill(3), C9: fill(2) });
+  });
 });

@@ -751,19 +751,15 @@ export class FixVenue implements Venue {
         fee: null,
       });
     }
-    if (step.busted > 0 && !isEntry(order))
-      this.options.log.error(
-        { order: publicOrder(order), busted: step.busted },
-        `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel); the book does not give them back to the position: check the position at the broker`,
-      );
     Object.assign(order, {
       filled: step.order.filled,
       average: step.order.average,
       status: step.order.status,
       ...(step.order.reason !== undefined && { reason: step.order.reason }),
     });
-    // An entry's lots taken back: the book's position shrinks by them (venue-reports.ts).
-    if (step.busted > 0 && isEntry(order)) {
+    // An entry's lots taken back: the book's position shrinks by them; a stop's, target's or
+    // close's: the position holds them again (venue-reports.ts).
+    if (step.busted > 0) {
       if (order.reported !== undefined) order.reported = round(Math.max(0, order.reported - step.busted));
       this.saveRecord();
       this.options.log.warn(
