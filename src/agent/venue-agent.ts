@@ -66,6 +66,8 @@ const PUBLISH_EVERY_MS = 10_000;
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
 /** The venue's positions and open orders are compared with the book this often, by default (`--reconcile-every`). */
 export const RECONCILE_EVERY_MS = 5000;
+/** How often the venue's funding payments are read by default (a venue books them every few hours). */
+export const FUNDING_EVERY_MS = 60_000;
 /** Signals of different symbols carried out at once, when the venue does not say (`Venue.concurrentSignals`). */
 const CONCURRENT_SIGNALS = 16;
 /** A management pass waits for the lanes to be idle, but is queued after this many intervals at the latest. */
@@ -103,6 +105,8 @@ export interface VenueAgentOptions {
   manageEveryMs: number;
   /** How often the book is reconciled with the venue's positions and open orders (at the first management pass after it); default RECONCILE_EVERY_MS. */
   reconcileEveryMs?: number;
+  /** How often the venue's funding payments are read (where it has them); default FUNDING_EVERY_MS. */
+  fundingEveryMs?: number;
   /** What becomes of a position whose stop the venue refused `after` times in a row; default keep after 3. */
   unprotected?: { rule: UnprotectedRule; after: number };
   log: Logger;
@@ -146,6 +150,7 @@ export class VenueAgent {
   private ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
   private ledgerRetry: NodeJS.Timeout | null = null;
+  private fundingReading = false;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -278,6 +283,10 @@ export class VenueAgent {
       else {
         this.lastPassAt = Date.now();
         this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+        if (this.venue.funding !== undefined) {
+          void this.readFunding();
+          this.timers.push(setInterval(() => void this.readFunding(), options.fundingEveryMs ?? FUNDING_EVERY_MS));
+        }
       }
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
@@ -1336,6 +1345,31 @@ export class VenueAgent {
     } catch (err) {
       // The ledger is a record of the book, never a reason to stop carrying signals out.
       this.options.log.error({ err: (err as Error).message }, 'could not take the fills for the ledger');
+    }
+  }
+
+  /**
+   * The venue's funding payments since the last one taken, into the outbox (with where the next
+   * read starts) and on to the server. Beside the lanes: no signal waits for it, and the venue
+   * counts its request in the background's share.
+   */
+  private async readFunding(): Promise<void> {
+    const read = this.venue.funding?.bind(this.venue);
+    if (read === undefined || this.fundingReading || this.stopping.signal.aborted) return;
+    this.fundingReading = true;
+    try {
+      const taken = this.ledger.takeFunding(await read(this.ledger.fundingFrom));
+      if (taken === 0) return;
+      this.options.log.info({ payments: taken }, 'funding payments read from the venue');
+      await this.journal.save();
+      void this.sendLedger();
+    } catch (error) {
+      this.options.log.warn(
+        { err: (error as Error).message },
+        'reading the funding payments failed; trying again at the next read',
+      );
+    } finally {
+      this.fundingReading = false;
     }
   }
 
