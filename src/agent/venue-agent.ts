@@ -182,8 +182,10 @@ export class VenueAgent {
   private simulating: Promise<unknown> = Promise.resolve();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
-  /** Signal → the venue's quote its execution was decided at, for the ledger's slippage (until it is settled). */
+  /** Signal → the venue's quote its execution was first decided at, for the ledger's slippage (kept on disk until it is settled). */
   private readonly receiptQuotes = new Map<string, Record<string, Quote>>();
+  /** In-flight signals whose record (the mark, its ticket, its quote at receipt) is not on disk yet: written before any of its orders leaves. */
+  private readonly unwrittenInFlight = new Set<string>();
   /** The venue's balance was taken into the book in this run (the first read is, whatever runs beside it). */
   private balanceRead = false;
   private fatal: Error | null = null;
@@ -328,6 +330,8 @@ export class VenueAgent {
       if (this.inFlight.has(id)) this.tickets.set(id, ticket);
     for (const signal of stored?.inFlightSignals ?? [])
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
+    for (const [id, quotes] of Object.entries(stored?.receipts ?? {}))
+      if (this.inFlight.has(id)) this.receiptQuotes.set(id, quotes);
     this.departed = stored?.departed ?? [];
     this.departedOrders = stored?.departedOrders ?? [];
     this.ledger = new LedgerOutbox(stored?.ledger);
@@ -343,6 +347,7 @@ export class VenueAgent {
           inFlight: [...this.inFlight],
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
+          ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
           ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
           ledger: this.ledger.record(),
@@ -607,7 +612,8 @@ export class VenueAgent {
         const ticket = this.book.state.nextTicket;
         this.tickets.set(signal.id, ticket);
         this.book = { ...this.book, state: { ...this.book.state, nextTicket: ticket + 1 } };
-        await this.journal.save();
+        // Written with its quote at receipt, once read, before any order leaves (see execute).
+        this.unwrittenInFlight.add(signal.id);
       }
       let sending = again;
       outcome = await this.untilReachable(
@@ -650,6 +656,7 @@ export class VenueAgent {
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
+    this.unwrittenInFlight.delete(signal.id);
     const result = outcome.result as {
       events?: EngineEvent[];
       orders?: VenueOrder[];
@@ -1005,7 +1012,11 @@ export class VenueAgent {
         };
       throw error;
     }
-    if (!standIn) this.receiptQuotes.set(signal.id, { [symbol]: quote });
+    // The first quote stays the signal's receipt: a retry (a lost answer, a restart) reads another.
+    if (!standIn && !this.receiptQuotes.has(signal.id)) {
+      this.receiptQuotes.set(signal.id, { [symbol]: quote });
+      this.unwrittenInFlight.add(signal.id);
+    }
     const { symbol: _name, ...venueSpec } = spec;
     const override: InstrumentOverride = {
       ...venueSpec,
@@ -1040,6 +1051,8 @@ export class VenueAgent {
     const ticket = this.tickets.get(signal.id);
     const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
     const guard = await this.guardFor(signal, account);
+    // The signal in flight, its ticket and its quote at receipt on disk before its orders leave.
+    if (this.unwrittenInFlight.delete(signal.id)) await this.journal.save();
     try {
       const outcome = await this.executeOn(venue, book, symbol, signal, departed, again, deadline, sending, guard);
       return reread.length === 0 ? outcome : { ...outcome, message: `${outcome.message}; ${reread.join('; ')}` };
