@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import type { FakeIncome } from '../fakes/binance-usdm-exchange.js';
-import { useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-bed.js';
+import { BINANCE_KEYS, useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-bed.js';
+import { AgentProcess } from './support/agent-process.js';
 
 /**
  * Funding payments through a real agent process on the Binance USDⓈ-M test exchange: the exchange
@@ -48,18 +48,19 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
     // The second payment is read, and the agent killed as the exchange's answer leaves, before
     // its journal takes it: the next run reads it again from the last payment it recorded.
     const killed = agent.agent;
-    let second: FakeIncome | null = null;
+    exchange.setPrice('BTCUSDT', 51000);
+    // Rate −0.02 % at the mark price 51000: the long receives 0.01 × 51000 × 0.0002 = 0.102 USDT.
+    const second = exchange.applyFunding('BTCUSDT', -0.0002)!;
+    expect(second.income).toBe('0.10200000');
+    // Requests from here on arrive after the payment was booked: their answers hold it.
+    const booked = exchange.received.length;
     let answered = false;
     exchange.onMoment((request, moment) => {
-      if (answered || second === null || moment !== 'answered') return;
-      if (request.path !== '/fapi/v1/income' || Number(request.params.startTime) > second.time) return;
+      if (answered || moment !== 'answered' || request.path !== '/fapi/v1/income') return;
+      if (exchange.received.indexOf(request) < booked) return;
       answered = true;
       process.kill(killed.child.pid!, 'SIGKILL');
     });
-    exchange.setPrice('BTCUSDT', 51000);
-    // Rate −0.02 % at the mark price 51000: the long receives 0.01 × 51000 × 0.0002 = 0.102 USDT.
-    second = exchange.applyFunding('BTCUSDT', -0.0002)!;
-    expect(second.income).toBe('0.10200000');
     await killed.exited;
     exchange.onMoment(null);
     expect(answered, 'killed as the answer with the second payment left').toBe(true);
@@ -77,7 +78,7 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
 
     // Started again: both payments are answered again from the cursor's time or before; none counts twice.
     await waitUntil(
-      async () => journal(agent).ledger.fundingFrom.at === second!.time,
+      async () => journal(agent).ledger.fundingFrom.at === second.time,
       'the cursor at the second payment',
       15_000,
     );
@@ -115,5 +116,27 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
     // The account's statistics count it too.
     const stats = (await bed.server.admin('GET', `/api/admin/ledger/statistics?accountId=${agent.accountId}`)).body;
     expect(stats.statistics).toMatchObject({ funding: 0.052, netProfit: 9.5469995 });
+  });
+
+  it('--funding-every outside 1 to 3600 s, or on the paper account, is refused with exit 2 naming the flag', async () => {
+    const refused = async (args: string[]) => {
+      const agent = bed.own(
+        AgentProcess.startVenue(
+          bed.server.url,
+          'sg_agent_unused',
+          bed.tempDir('signalgate-funding-flag-'),
+          args,
+          BINANCE_KEYS,
+        ),
+      );
+      expect((await agent.exited).code).toBe(2);
+      return agent.stderr;
+    };
+    expect(await refused(['--venue', 'ccxt', '--exchange', 'binanceusdm', '--funding-every', '0'])).toContain(
+      '--funding-every must be a number of seconds from 1 to 3600, got "0"',
+    );
+    expect(await refused(['--venue', 'paper', '--funding-every', '5'])).toContain(
+      '--funding-every only apply to an exchange or a broker',
+    );
   });
 });
