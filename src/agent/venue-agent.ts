@@ -1371,7 +1371,10 @@ export class VenueAgent {
     if (read === undefined || this.fundingReading || this.stopping.signal.aborted) return;
     this.fundingReading = true;
     try {
-      const taken = this.ledger.takeFunding(await read(this.ledger.fundingFrom));
+      const payments = await read(this.ledger.fundingFrom);
+      // Stopping: left for the next run, which reads them again from the cursor on disk.
+      if (this.stopping.signal.aborted) return;
+      const taken = this.ledger.takeFunding(payments);
       if (taken === 0) return;
       this.options.log.info({ payments: taken }, 'funding payments read from the venue');
       await this.journal.save();
