@@ -9,6 +9,18 @@ import {
 export interface LedgerOutboxRecord {
   fills: LedgerFill[];
   funding: LedgerFunding[];
+  /** Where the next read of the venue's funding payments starts (absent: a journal from before them). */
+  fundingFrom?: FundingCursor;
+}
+
+/**
+ * The time of the latest funding payment taken (epoch ms; the first start's time before any) and
+ * the ids of those booked at exactly that time: the venue is asked from that time on (inclusive),
+ * and what it answers again is known by its id.
+ */
+export interface FundingCursor {
+  at: number;
+  ids: string[];
 }
 
 /**
@@ -23,16 +35,45 @@ export class LedgerOutbox {
   /** Ids in the journal write under way, and ids on disk: only those are sent. */
   private writing: string[] = [];
   private readonly durable = new Set<string>();
+  private fundingCursor: FundingCursor;
 
-  constructor(stored: LedgerOutboxRecord | undefined) {
+  /** `now`: where funding is read from when the journal says nothing yet (its first start). */
+  constructor(stored: LedgerOutboxRecord | undefined, now = Date.now()) {
     this.fills = [...(stored?.fills ?? [])];
     this.funding = [...(stored?.funding ?? [])];
+    this.fundingCursor = stored?.fundingFrom ?? { at: now, ids: [] };
     for (const id of this.ids()) this.durable.add(id);
   }
 
   add(fills: readonly LedgerFill[], funding: readonly LedgerFunding[] = []): void {
     this.fills.push(...fills);
     this.funding.push(...funding);
+  }
+
+  /** Where the next read of the venue's funding payments starts (epoch ms, inclusive). */
+  get fundingFrom(): number {
+    return this.fundingCursor.at;
+  }
+
+  /**
+   * The venue's funding payments from `fundingFrom` on: those not taken before join the outbox and
+   * move the cursor, both in the next journal write, so a restart before it reads them again and
+   * one after it knows them. Answers how many were new.
+   */
+  takeFunding(payments: readonly LedgerFunding[]): number {
+    const sorted = [...payments].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    let cursor = this.fundingCursor;
+    let taken = 0;
+    for (const payment of sorted) {
+      const at = Date.parse(payment.at);
+      if (at < cursor.at || (at === cursor.at && cursor.ids.includes(payment.venueFundingId))) continue;
+      cursor =
+        at > cursor.at ? { at, ids: [payment.venueFundingId] } : { at, ids: [...cursor.ids, payment.venueFundingId] };
+      this.funding.push(payment);
+      taken += 1;
+    }
+    this.fundingCursor = cursor;
+    return taken;
   }
 
   get size(): number {
@@ -64,7 +105,7 @@ export class LedgerOutbox {
   /** What the journal writes now; `written()` once that write is durable. */
   record(): LedgerOutboxRecord {
     this.writing = this.ids();
-    return { fills: [...this.fills], funding: [...this.funding] };
+    return { fills: [...this.fills], funding: [...this.funding], fundingFrom: this.fundingCursor };
   }
 
   written(): void {

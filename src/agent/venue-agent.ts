@@ -66,6 +66,8 @@ const PUBLISH_EVERY_MS = 10_000;
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
 /** The venue's positions and open orders are compared with the book this often, by default (`--reconcile-every`). */
 export const RECONCILE_EVERY_MS = 5000;
+/** How often the venue's funding payments are read by default (a venue books them every few hours). */
+export const FUNDING_EVERY_MS = 60_000;
 /** Signals of different symbols carried out at once, when the venue does not say (`Venue.concurrentSignals`). */
 const CONCURRENT_SIGNALS = 16;
 /** A management pass waits for the lanes to be idle, but is queued after this many intervals at the latest. */
@@ -103,6 +105,8 @@ export interface VenueAgentOptions {
   manageEveryMs: number;
   /** How often the book is reconciled with the venue's positions and open orders (at the first management pass after it); default RECONCILE_EVERY_MS. */
   reconcileEveryMs?: number;
+  /** How often the venue's funding payments are read (where it has them); default FUNDING_EVERY_MS. */
+  fundingEveryMs?: number;
   /** What becomes of a position whose stop the venue refused `after` times in a row; default keep after 3. */
   unprotected?: { rule: UnprotectedRule; after: number };
   log: Logger;
@@ -146,6 +150,7 @@ export class VenueAgent {
   private ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
   private ledgerRetry: NodeJS.Timeout | null = null;
+  private fundingReading = false;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -177,8 +182,10 @@ export class VenueAgent {
   private simulating: Promise<unknown> = Promise.resolve();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
-  /** Signal → the venue's quote its execution was decided at, for the ledger's slippage (until it is settled). */
+  /** Signal → the venue's quote its execution was first decided at, for the ledger's slippage (kept on disk until it is settled). */
   private readonly receiptQuotes = new Map<string, Record<string, Quote>>();
+  /** In-flight signals whose record (the mark, its ticket, its quote at receipt) is not on disk yet: written before any of its orders leaves. */
+  private readonly unwrittenInFlight = new Set<string>();
   /** The venue's balance was taken into the book in this run (the first read is, whatever runs beside it). */
   private balanceRead = false;
   private fatal: Error | null = null;
@@ -278,6 +285,10 @@ export class VenueAgent {
       else {
         this.lastPassAt = Date.now();
         this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+        if (this.venue.funding !== undefined) {
+          void this.readFunding();
+          this.timers.push(setInterval(() => void this.readFunding(), options.fundingEveryMs ?? FUNDING_EVERY_MS));
+        }
       }
       // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
       // now, also for signals that expired meanwhile and will not be handed out again.
@@ -319,6 +330,8 @@ export class VenueAgent {
       if (this.inFlight.has(id)) this.tickets.set(id, ticket);
     for (const signal of stored?.inFlightSignals ?? [])
       if (this.inFlight.has(signal.id)) this.inFlightSignals.set(signal.id, signal);
+    for (const [id, quotes] of Object.entries(stored?.receipts ?? {}))
+      if (this.inFlight.has(id)) this.receiptQuotes.set(id, quotes);
     this.departed = stored?.departed ?? [];
     this.departedOrders = stored?.departedOrders ?? [];
     this.ledger = new LedgerOutbox(stored?.ledger);
@@ -334,6 +347,7 @@ export class VenueAgent {
           inFlight: [...this.inFlight],
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
+          ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
           ...(this.departed.length > 0 && { departed: this.departed }),
           ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
           ledger: this.ledger.record(),
@@ -598,7 +612,8 @@ export class VenueAgent {
         const ticket = this.book.state.nextTicket;
         this.tickets.set(signal.id, ticket);
         this.book = { ...this.book, state: { ...this.book.state, nextTicket: ticket + 1 } };
-        await this.journal.save();
+        // Written with its quote at receipt, once read, before any order leaves (see execute).
+        this.unwrittenInFlight.add(signal.id);
       }
       let sending = again;
       outcome = await this.untilReachable(
@@ -641,6 +656,7 @@ export class VenueAgent {
     this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
+    this.unwrittenInFlight.delete(signal.id);
     const result = outcome.result as {
       events?: EngineEvent[];
       orders?: VenueOrder[];
@@ -996,7 +1012,11 @@ export class VenueAgent {
         };
       throw error;
     }
-    if (!standIn) this.receiptQuotes.set(signal.id, { [symbol]: quote });
+    // The first quote stays the signal's receipt: a retry (a lost answer, a restart) reads another.
+    if (!standIn && !this.receiptQuotes.has(signal.id)) {
+      this.receiptQuotes.set(signal.id, { [symbol]: quote });
+      this.unwrittenInFlight.add(signal.id);
+    }
     const { symbol: _name, ...venueSpec } = spec;
     const override: InstrumentOverride = {
       ...venueSpec,
@@ -1031,6 +1051,8 @@ export class VenueAgent {
     const ticket = this.tickets.get(signal.id);
     const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
     const guard = await this.guardFor(signal, account);
+    // The signal in flight, its ticket and its quote at receipt on disk before its orders leave.
+    if (this.unwrittenInFlight.delete(signal.id)) await this.journal.save();
     try {
       const outcome = await this.executeOn(venue, book, symbol, signal, departed, again, deadline, sending, guard);
       return reread.length === 0 ? outcome : { ...outcome, message: `${outcome.message}; ${reread.join('; ')}` };
@@ -1336,6 +1358,34 @@ export class VenueAgent {
     } catch (err) {
       // The ledger is a record of the book, never a reason to stop carrying signals out.
       this.options.log.error({ err: (err as Error).message }, 'could not take the fills for the ledger');
+    }
+  }
+
+  /**
+   * The venue's funding payments since the last one taken, into the outbox (with where the next
+   * read starts) and on to the server. Beside the lanes: no signal waits for it, and the venue
+   * counts its request in the background's share.
+   */
+  private async readFunding(): Promise<void> {
+    const read = this.venue.funding?.bind(this.venue);
+    if (read === undefined || this.fundingReading || this.stopping.signal.aborted) return;
+    this.fundingReading = true;
+    try {
+      const payments = await read(this.ledger.fundingFrom);
+      // Stopping: left for the next run, which reads them again from the cursor on disk.
+      if (this.stopping.signal.aborted) return;
+      const taken = this.ledger.takeFunding(payments);
+      if (taken === 0) return;
+      this.options.log.info({ payments: taken }, 'funding payments read from the venue');
+      await this.journal.save();
+      void this.sendLedger();
+    } catch (error) {
+      this.options.log.warn(
+        { err: (error as Error).message },
+        'reading the funding payments failed; trying again at the next read',
+      );
+    } finally {
+      this.fundingReading = false;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { JournalFormat } from './agent-journal.js';
 import type { ExecutedSignal } from './executed-signal.js';
-import type { PendingOrder, Position } from '../engine/index.js';
+import type { PendingOrder, Position, Quote } from '../engine/index.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
 import type { VenueOrderRef } from './venue.js';
@@ -56,6 +56,12 @@ export interface VenueJournalFile {
    * before signals of different symbols ran side by side): a restart opens it under the same one.
    */
   tickets?: Record<string, number>;
+  /**
+   * In-flight signal id → the venue's quotes (by venue symbol) its execution was first decided at
+   * (absent: none, or a journal from before they were kept): a signal finished after a restart
+   * reports that quote at receipt, not the one its retry read.
+   */
+  receipts?: Record<string, Record<string, Quote>>;
   /** Absent: none. */
   departed?: DepartedPosition[];
   /** Absent: none. */

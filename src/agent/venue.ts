@@ -1,4 +1,5 @@
 import type { FillRules, InstrumentSpec, Quote, Side } from '../engine/index.js';
+import type { LedgerFunding } from '../protocol/ledger-report.js';
 
 /**
  * Where the agent executes: the paper account, a crypto exchange through CCXT, a FIX broker.
@@ -88,6 +89,12 @@ export interface Venue {
    * since the last call. Where `fills` says `venue`, the only way such a fill reaches the book.
    */
   reports(): Promise<VenueReport[]>;
+  /**
+   * The funding payments the venue booked on the account's positions at `since` (epoch ms) or
+   * later, oldest first, each keyed by the venue's id. Read in the background, never in front of
+   * an order. Optional: a venue without it books no funding (paper, FIX) or reports none.
+   */
+  funding?(since: number): Promise<LedgerFunding[]>;
   /** What the venue says of its connections (FIX: each session's state and latest events), for the published state. Optional. */
   status?(): Record<string, unknown>;
   /** Releases connections. */

@@ -1,5 +1,39 @@
-import type { RecordedFill, RecordedFunding } from '../ledger/recorded-fill.js';
 import { isoTime, isoTimeOrNull } from './iso-time.js';
+import type { LedgerAgent, LedgerFill, LedgerFunding, RecordedFill, RecordedFunding } from './ledger.js';
+
+/**
+ * A reported fill's own columns of `ledger_fills`, in the order `fillValues` gives them; each
+ * backend adds what it copies from the fill's signal (source, strategy, receipt) and `recorded_at`.
+ */
+export const FILL_COLUMNS =
+  'agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price, fee, fee_currency, at, signal_id, effect, profit, quote';
+
+export function fillValues(agent: LedgerAgent, f: LedgerFill): (string | number | null)[] {
+  return [
+    agent.id,
+    f.venueFillId,
+    agent.accountId,
+    f.orderId,
+    f.symbol,
+    f.side,
+    f.lots,
+    f.price,
+    f.fee,
+    f.feeCurrency,
+    isoTime(f.at),
+    f.signalId,
+    f.effect ?? null,
+    f.profit ?? null,
+    f.quote ?? null,
+  ];
+}
+
+/** The columns of `ledger_funding`, in the order `fundingValues` gives them. */
+export const FUNDING_COLUMNS = 'agent_id, venue_funding_id, account_id, symbol, amount, currency, at, recorded_at';
+
+export function fundingValues(agent: LedgerAgent, p: LedgerFunding, recordedAt: string): (string | number)[] {
+  return [agent.id, p.venueFundingId, agent.accountId, p.symbol, p.amount, p.currency, isoTime(p.at), recordedAt];
+}
 
 /** A `ledger_fills` row as both backends read it (times as text or Date). */
 export interface LedgerFillRow {

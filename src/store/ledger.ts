@@ -2,6 +2,15 @@ import type { LedgerFunding } from '../ledger/ledger-funding.js';
 import type { LedgerFill } from '../ledger/ledger-trade.js';
 import type { RecordedFill, RecordedFunding } from '../ledger/recorded-fill.js';
 
+/** What the room takes (as agents report it) and gives (with what the server copied), for its backends. */
+export type { LedgerFill, LedgerFunding, RecordedFill, RecordedFunding };
+
+/** The agent a report came from. */
+export interface LedgerAgent {
+  id: string;
+  accountId: string;
+}
+
 /** Whose ledger: an account's (every agent of it) or one agent's. */
 export interface LedgerFilter {
   accountId?: string;
@@ -26,7 +35,7 @@ export interface Ledger {
    * Committed before it resolves.
    */
   record(
-    agent: { id: string; accountId: string },
+    agent: LedgerAgent,
     fills: readonly LedgerFill[],
     funding: readonly LedgerFunding[],
     recordedAt: string,

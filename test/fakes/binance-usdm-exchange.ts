@@ -23,8 +23,17 @@ import type { AddressInfo } from 'node:net';
  * of `GET /fapi/v1/userTrades` (id, orderId, price, qty, commission, commissionAsset,
  * realizedPnl, maker, buyer, time), as Binance's account trade list answers.
  *
- * What it chose where Binance's documentation does not say: no funding; the mark price
- * is the last price; the book is one level each side (bid = price, ask = price + one tick) deep
+ * Funding (`/_control/funding?symbol=S&rate=R[&time=T]`, when a test asks): each open position
+ * on S pays (rate > 0, a long) or receives the rate times its notional at the mark price, booked to
+ * the wallet as an income record of `GET /fapi/v1/income` (symbol, incomeType FUNDING_FEE, income,
+ * asset, info, time, tranId, tradeId), as Binance's income history answers: SIGNED, weight 30,
+ * `incomeType` filters, `startTime` and `endTime` are inclusive, neither sent answers the last
+ * 7 days, `limit` default 100 and at most 1000, and more records than `limit` in the period are
+ * answered from `startTime` on (oldest first, `limit` of them).
+ *
+ * What it chose where Binance's documentation does not say: funding only when a test asks (no
+ * funding clock); a `limit` above 1000 refused with -1130; only `endTime` sent answers the 7 days
+ * before it; `page` ignored; the mark price is the last price; the book is one level each side (bid = price, ask = price + one tick) deep
  * enough for any order, so market orders fill whole; a limit order fills whole at its own price
  * once the last price reaches it; one account, one asset (USDT).
  *
@@ -35,7 +44,7 @@ import type { AddressInfo } from 'node:net';
  * symbol's open entry orders (EXPIRED, as Binance does a GTD order at its goodTillDate).
  *
  * Control endpoints (not Binance's, under `/_control/`): state, price, balance, close, hold,
- * held, fail, thin, expire (see `control`).
+ * held, fail, thin, expire, fees, funding (see `control`).
  */
 
 export interface FakeSymbol {
@@ -108,6 +117,18 @@ interface Position {
   amount: number;
   entryPrice: number;
   updateTime: number;
+}
+
+/** A funding payment as Binance's income history (`GET /fapi/v1/income`) answers it. */
+export interface FakeIncome {
+  symbol: string;
+  incomeType: 'FUNDING_FEE';
+  income: string;
+  asset: 'USDT';
+  info: 'FUNDING_FEE';
+  time: number;
+  tranId: number;
+  tradeId: '';
 }
 
 /** A request as received: method, the exchange's path, its parameters. */
@@ -198,6 +219,9 @@ export class BinanceUsdmExchange {
   /** Every fill, as `GET /fapi/v1/userTrades` answers it. */
   private readonly trades: FakeTrade[] = [];
   private nextTradeId = 1;
+  /** Every funding payment booked, oldest first, as `GET /fapi/v1/income` answers it. */
+  readonly income: FakeIncome[] = [];
+  private nextTranId = 9_689_322_392;
   /** Symbol → price changes so far; order id → the change whose refill it took last (a thin book). */
   private readonly priceChanges = new Map<string, number>();
   private readonly refillTaken = new Map<number, number>();
@@ -254,6 +278,32 @@ export class BinanceUsdmExchange {
     s.price = price;
     this.priceChanges.set(s.symbol, (this.priceChanges.get(s.symbol) ?? 0) + 1);
     this.match(symbol);
+  }
+
+  /**
+   * Books funding at `rate` on the symbol's open position at `time`: a long pays rate × its notional
+   * at the mark price (the last price here) and a short receives it (the reverse for a negative
+   * rate), to the wallet and the income history. No position: nothing booked. Answers the payment.
+   */
+  applyFunding(symbol: string, rate: number, time = Date.now()): FakeIncome | null {
+    const s = this.symbol(symbol);
+    const amount = this.positions.get(s.symbol)?.amount ?? 0;
+    if (amount === 0) return null;
+    const income = round(-amount * s.price * rate, 0.00000001);
+    this.wallet += income;
+    const payment: FakeIncome = {
+      symbol: s.symbol,
+      incomeType: 'FUNDING_FEE',
+      income: income.toFixed(8),
+      asset: 'USDT',
+      info: 'FUNDING_FEE',
+      time,
+      tranId: this.nextTranId++,
+      tradeId: '',
+    };
+    this.income.push(payment);
+    this.income.sort((a, b) => a.time - b.time);
+    return payment;
   }
 
   /** Closes the position at the market, as a user would on the website. */
@@ -388,6 +438,8 @@ export class BinanceUsdmExchange {
           (t) => t.symbol === symbol && (p.orderId === undefined || String(t.orderId) === String(p.orderId)),
         );
       }
+      case 'GET /fapi/v1/income':
+        return this.incomeHistory(p);
       case 'GET /fapi/v1/exchangeInfo':
         return this.exchangeInfo();
       case 'GET /fapi/v1/depth':
@@ -481,6 +533,14 @@ export class BinanceUsdmExchange {
       case 'POST fees':
         this.feeRates = { maker: number('maker'), taker: number('taker') };
         return { ok: true };
+      case 'POST funding': {
+        const payment = this.applyFunding(
+          q.symbol ?? '',
+          number('rate'),
+          q.time === undefined ? Date.now() : number('time'),
+        );
+        return { payment };
+      }
       case 'POST thin':
         if (number('qty') > 0) this.thin.set(this.symbol(q.symbol).symbol, number('qty'));
         else this.thin.delete(this.symbol(q.symbol).symbol);
@@ -809,6 +869,26 @@ export class BinanceUsdmExchange {
     };
     this.algoOrders.set(algo.algoId, algo);
     return algo;
+  }
+
+  /** `GET /fapi/v1/income`: the records of the period, oldest first, at most `limit` of them from its start. */
+  private incomeHistory(p: Record<string, string>): FakeIncome[] {
+    if (p.symbol !== undefined) this.symbol(p.symbol);
+    const limit = p.limit === undefined ? 100 : Number(p.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new BinanceError(-1130, "Data sent for parameter 'limit' is not valid.");
+    const week = 7 * 24 * 3600 * 1000;
+    const end = p.endTime === undefined ? (p.startTime === undefined ? Date.now() : Infinity) : Number(p.endTime);
+    const start = p.startTime === undefined ? end - week : Number(p.startTime);
+    return this.income
+      .filter(
+        (r) =>
+          (p.symbol === undefined || r.symbol === p.symbol) &&
+          (p.incomeType === undefined || r.incomeType === p.incomeType) &&
+          r.time >= start &&
+          r.time <= end,
+      )
+      .slice(0, limit);
   }
 
   private cancelOrder(p: Record<string, string>): unknown {
@@ -1143,7 +1223,7 @@ function isOpen(status: FakeOrder['status']): boolean {
 function isSigned(path: string): boolean {
   return (
     path.startsWith('/sapi/') ||
-    /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance|userTrades)/.test(
+    /^\/fapi\/v\d\/(order|openOrders|algoOrder|openAlgoOrders|account|positionRisk|leverageBracket|positionSide|balance|userTrades|income)/.test(
       path,
     )
   );

@@ -14,6 +14,7 @@ export const BINANCE_KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CC
 export interface BinanceAgent {
   /** The account's signal source key, for postSignal. */
   readonly authKey: string;
+  readonly accountId: string;
   readonly agentId: string;
   /** Its data directory (the journal is under `agents/`). */
   readonly dir: string;
@@ -108,6 +109,7 @@ export function useBinanceAgentBed(options: { lasting?: boolean } = {}): Binance
       await run();
       return {
         authKey,
+        accountId,
         agentId: made!.id,
         dir,
         get agent() {

@@ -20,12 +20,15 @@ const RECONCILE_EVERY_MS = 5000;
 
 interface WatchFlags {
   reconcileEvery?: string;
+  fundingEvery?: string;
   unprotected?: string;
   unprotectedAfter?: string;
 }
 
 interface WatchSettings {
   reconcileEveryMs: number;
+  /** ccxt: how often funding payments are read (absent: the agent's default). */
+  fundingEveryMs?: number;
   unprotected: { rule: UnprotectedRule; after: number };
 }
 
@@ -37,11 +40,21 @@ function readWatchFlags(flags: WatchFlags): { ok: true; value: WatchSettings } |
       ok: false,
       message: `--reconcile-every must be a number of seconds from 1 to 3600, got "${flags.reconcileEvery}"`,
     };
+  const funding = flags.fundingEvery === undefined ? null : Number(flags.fundingEvery);
+  if (funding !== null && (!Number.isFinite(funding) || funding < 1 || funding > 3600))
+    return {
+      ok: false,
+      message: `--funding-every must be a number of seconds from 1 to 3600, got "${flags.fundingEvery}"`,
+    };
   const rule = readUnprotectedRule(flags.unprotected, flags.unprotectedAfter);
   if (!rule.ok) return rule;
   return {
     ok: true,
-    value: { reconcileEveryMs: Math.round(seconds * 1000), unprotected: { rule: rule.rule, after: rule.after } },
+    value: {
+      reconcileEveryMs: Math.round(seconds * 1000),
+      ...(funding !== null && { fundingEveryMs: Math.round(funding * 1000) }),
+      unprotected: { rule: rule.rule, after: rule.after },
+    },
   };
 }
 
@@ -90,6 +103,10 @@ export function registerAgentCommand(program: Command): void {
       `exchange or broker: compare the book with the venue's positions and open orders this often (default: ${RECONCILE_EVERY_MS / 1000})`,
     )
     .option(
+      '--funding-every <seconds>',
+      "ccxt (Binance USDⓈ-M): read the account's funding payments for the ledger this often (default: 60)",
+    )
+    .option(
       '--unprotected <rule>',
       'exchange or broker: what to do with a position whose stop the venue keeps refusing: keep (hold it, say so at error every minute) or close (at the market) (default: keep)',
     )
@@ -116,7 +133,7 @@ export function registerAgentCommand(program: Command): void {
         await runFixAgent(flags);
         return;
       }
-      const remote = (['reconcileEvery', 'unprotected', 'unprotectedAfter'] as const).filter(
+      const remote = (['reconcileEvery', 'fundingEvery', 'unprotected', 'unprotectedAfter'] as const).filter(
         (name) => flags[name] !== undefined,
       );
       if (remote.length > 0) {
@@ -219,7 +236,7 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixCon
     return fail(
       `${paperOnly.map((n) => `--${n}`).join(', ')} only apply to the paper account; the broker has its own balance and prices`,
     );
-  const ccxtOnly = (['exchange', 'market', 'positionMode', 'sandbox', 'proxyUrl'] as const).filter(
+  const ccxtOnly = (['exchange', 'market', 'positionMode', 'sandbox', 'proxyUrl', 'fundingEvery'] as const).filter(
     (name) => flags[name] !== undefined,
   );
   if (ccxtOnly.length > 0)
@@ -293,6 +310,7 @@ async function runOnVenue(
     defaultVolumeLots: settings.defaultVolumeLots,
     manageEveryMs: 2000,
     ...(watch && { reconcileEveryMs: watch.reconcileEveryMs, unprotected: watch.unprotected }),
+    ...(watch?.fundingEveryMs !== undefined && { fundingEveryMs: watch.fundingEveryMs }),
     log,
   });
   await runUntilStopped(agent, log, (err) =>

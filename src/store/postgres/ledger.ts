@@ -1,10 +1,19 @@
 import type pg from 'pg';
-import type { LedgerFunding } from '../../ledger/ledger-funding.js';
-import type { LedgerFill } from '../../ledger/ledger-trade.js';
-import type { RecordedFill, RecordedFunding } from '../../ledger/recorded-fill.js';
-import { isoTime } from '../iso-time.js';
-import type { Ledger, LedgerFilter, LedgerRecordOutcome } from '../ledger.js';
+import type {
+  Ledger,
+  LedgerAgent,
+  LedgerFill,
+  LedgerFilter,
+  LedgerFunding,
+  LedgerRecordOutcome,
+  RecordedFill,
+  RecordedFunding,
+} from '../ledger.js';
 import {
+  FILL_COLUMNS,
+  fillValues,
+  FUNDING_COLUMNS,
+  fundingValues,
   ledgerWhere,
   recordedFillOf,
   recordedFundingOf,
@@ -18,7 +27,7 @@ export class PostgresLedger implements Ledger {
   constructor(private readonly pool: pg.Pool) {}
 
   async record(
-    agent: { id: string; accountId: string },
+    agent: LedgerAgent,
     fills: readonly LedgerFill[],
     funding: readonly LedgerFunding[],
     recordedAt: string,
@@ -26,40 +35,22 @@ export class PostgresLedger implements Ledger {
     return inTransaction(this.pool, async (client) => {
       let recorded = 0;
       for (const f of fills) {
+        // $3 is the account, $12 the signal: the signal is the account's own, or none.
         const result = await client.query(
-          `INSERT INTO ledger_fills (agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price, fee,
-             fee_currency, at, signal_id, effect, profit, quote, source_id, strategy, received_at, recorded_at)
+          `INSERT INTO ledger_fills (${FILL_COLUMNS}, source_id, strategy, received_at, recorded_at)
            SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, s.source_id,
              s.normalized->>'comment', s.received_at, $16
            FROM (SELECT 1) AS one LEFT JOIN signals s ON s.id = $12 AND s.account_id = $3
            ON CONFLICT (agent_id, venue_fill_id) DO NOTHING`,
-          [
-            agent.id,
-            f.venueFillId,
-            agent.accountId,
-            f.orderId,
-            f.symbol,
-            f.side,
-            f.lots,
-            f.price,
-            f.fee,
-            f.feeCurrency,
-            isoTime(f.at),
-            f.signalId,
-            f.effect ?? null,
-            f.profit ?? null,
-            f.quote ?? null,
-            recordedAt,
-          ],
+          [...fillValues(agent, f), recordedAt],
         );
         recorded += result.rowCount ?? 0;
       }
       for (const p of funding) {
         const result = await client.query(
-          `INSERT INTO ledger_funding (agent_id, venue_funding_id, account_id, symbol, amount, currency, at, recorded_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+          `INSERT INTO ledger_funding (${FUNDING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            ON CONFLICT (agent_id, venue_funding_id) DO NOTHING`,
-          [agent.id, p.venueFundingId, agent.accountId, p.symbol, p.amount, p.currency, isoTime(p.at), recordedAt],
+          fundingValues(agent, p, recordedAt),
         );
         recorded += result.rowCount ?? 0;
       }

@@ -10,6 +10,7 @@ import {
   type OrderTracker,
   type OrderUpdate,
 } from '../../order-tracker.js';
+import type { LedgerFunding } from '../../../protocol/ledger-report.js';
 import {
   VenueRefusedError,
   VenueUnreachableError,
@@ -510,6 +511,48 @@ export class CcxtVenue implements Venue {
     return this.background(() => this.withFills(order));
   }
 
+  /**
+   * Funding payments booked at `since` or later, oldest first: Binance USDⓈ-M's income records of
+   * type FUNDING_FEE (CCXT's fetchFundingHistory), in the background's share of the request budget
+   * (weight 30). Binance answers at most `limit` records of a period from its start, so a full
+   * page is followed by the next from its last time. Other exchanges: none (not wired, not tried).
+   */
+  async funding(since: number): Promise<LedgerFunding[]> {
+    if (!this.isBinanceUsdm()) return [];
+    const payments = new Map<string, LedgerFunding>();
+    let from = since;
+    for (let page = 0; page < FUNDING_PAGES; page += 1) {
+      const records = await this.background(() =>
+        this.call('read the funding payments', () =>
+          this.exchange.fetchFundingHistory(undefined, from, FUNDING_PAGE, this.kindParams()),
+        ),
+      );
+      for (const record of records) {
+        const info = record.info as { tranId?: unknown; symbol?: unknown };
+        if (typeof record.timestamp !== 'number' || typeof record.amount !== 'number' || record.symbol === undefined)
+          continue;
+        // tranIds past 2^53 lose digits in JSON parsing: the market and time keep two payments apart.
+        const id = `${String(info.tranId)}:${String(info.symbol)}:${record.timestamp}`;
+        payments.set(id, {
+          venueFundingId: id,
+          symbol: record.symbol,
+          amount: record.amount,
+          currency: String(record.code ?? this.accountCurrency()),
+          at: new Date(record.timestamp).toISOString(),
+        });
+      }
+      const last = records.at(-1)?.timestamp;
+      if (records.length < FUNDING_PAGE || typeof last !== 'number' || last <= from) break;
+      from = last;
+    }
+    return [...payments.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  }
+
+  private isBinanceUsdm(): boolean {
+    const id = this.exchange.id;
+    return id === 'binanceusdm' || (id === 'binance' && this.options.market === 'swap');
+  }
+
   /** An entry's cancel answers the order as it ended: what filled of it before (Binance's executedQty). */
   async cancel(order: VenueOrderRef): Promise<VenueOrder | void> {
     const followed = this.followed.get(order.id);
@@ -884,6 +927,10 @@ export class CcxtVenue implements Venue {
     };
   }
 }
+
+/** Funding records asked for at once (Binance's most), and pages read at most in one call. */
+const FUNDING_PAGE = 1000;
+const FUNDING_PAGES = 10;
 
 /** How often a stop or target found ended is placed again under a new client id before it is the venue's refusal. */
 const MAX_REPLACEMENTS = 9;
