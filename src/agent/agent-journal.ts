@@ -26,11 +26,16 @@ export class AgentJournal<T extends JournalRecord> {
   private pending: Promise<void> | null = null;
   private closed = false;
 
-  /** `written`: called once the last snapshot taken is durable (writes never overlap). */
+  /**
+   * `written`: called once the last snapshot taken is durable (writes never overlap). `first`:
+   * what must be on disk before this file says what it says, awaited after the snapshot is
+   * taken and before it is written (so it covers everything the snapshot holds).
+   */
   constructor(
     readonly file: string,
     private readonly snapshot: () => Omit<T, keyof JournalRecord>,
     private readonly written: () => void = () => undefined,
+    private readonly first: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /** The stored file, or null when there is none yet. */
@@ -68,10 +73,9 @@ export class AgentJournal<T extends JournalRecord> {
         this.pending = null;
         this.current = next;
         try {
-          await writeFileAtomic(
-            this.file,
-            JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }),
-          );
+          const content = JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() });
+          await this.first();
+          await writeFileAtomic(this.file, content);
           this.written();
         } finally {
           if (this.current === next) this.current = null;

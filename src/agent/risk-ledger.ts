@@ -42,6 +42,9 @@ export class RiskLedger {
    * counted too, so signals of other symbols carried out meanwhile see them.
    */
   private readonly sending = new Map<string, number[]>();
+  /** Entries recorded, and how many of them the last durable write held. */
+  private entriesAdded = 0;
+  private entriesWritten = 0;
 
   private constructor(
     private data: Omit<RiskLedgerFile, keyof JournalRecord>,
@@ -57,9 +60,26 @@ export class RiskLedger {
       halts: stored?.halts ?? {},
     };
     let ledger: RiskLedger | null = null;
-    const journal = new AgentJournal<RiskLedgerFile>(file, () => ledger!.data);
+    let taken = 0;
+    const journal = new AgentJournal<RiskLedgerFile>(
+      file,
+      () => {
+        taken = ledger!.entriesAdded;
+        return ledger!.data;
+      },
+      () => (ledger!.entriesWritten = taken),
+    );
     ledger = new RiskLedger(data, journal);
     return ledger;
+  }
+
+  /**
+   * Resolves once every entry recorded so far is on disk (at once when it is): the agent's
+   * journal, which holds the signals' outcomes, waits for it before each write, so a restart may
+   * count an entry twice but never misses one.
+   */
+  entriesDurable(): Promise<void> {
+    return this.entriesWritten === this.entriesAdded ? Promise.resolve() : this.journal.save();
   }
 
   save(): Promise<void> {
@@ -123,6 +143,7 @@ export class RiskLedger {
     this.sending.delete(signalId);
     if (count === 0 || this.data.entries.some((e) => e.signalId === signalId)) return;
     this.data.entries = [...this.data.entries, { signalId, at: now, count }];
+    this.entriesAdded += 1;
     this.prune(now);
   }
 

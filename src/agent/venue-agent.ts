@@ -175,6 +175,8 @@ export class VenueAgent {
   private venueChanges = 0;
   /** The simulated account's executions, one after another (each reads and replaces the whole book). */
   private simulating: Promise<unknown> = Promise.resolve();
+  /** Simulated signals whose outcome is being written: resolves true once it is on disk, false when the write failed. */
+  private readonly committing = new Map<string, Promise<boolean>>();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
   /** Signal → the venue's quote its execution was decided at, for the ledger's slippage (until it is settled). */
@@ -343,6 +345,7 @@ export class VenueAgent {
         this.written = this.writing;
         this.ledger.written();
       },
+      () => this.entriesDurable(),
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
@@ -399,6 +402,7 @@ export class VenueAgent {
         ledger: this.ledger.record(),
       }),
       () => this.ledger.written(),
+      () => this.entriesDurable(),
     );
     const { state } = this.book;
     this.options.log.info(
@@ -583,9 +587,17 @@ export class VenueAgent {
       outcome = { status: 'rejected', message: unpriced, result: null };
     } else if (this.simulated) {
       // The account is the book: nothing stands elsewhere that a restart would have to look up.
-      const simulated = this.simulating.then(() => this.simulate(signal, deadline));
-      this.simulating = simulated;
-      outcome = await simulated;
+      // The outcome is recorded in the same step as its effect on the book, so no journal write
+      // holds one without the other; the lane goes on while it is written (see `commitLater`).
+      const run = this.simulating.then(async () => {
+        const from = this.book.state;
+        const done = await this.simulate(signal, deadline);
+        if (done.state !== null) this.book = emptyLinks(done.state);
+        return this.record(signal, done.outcome, from);
+      });
+      this.simulating = run.catch(() => undefined);
+      this.commitLater(signal, await run);
+      return;
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
       // knows the signal's orders may stand already, and has the signal to finish it.
@@ -625,11 +637,35 @@ export class VenueAgent {
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
       this.releaseTicket(signal.id);
     }
-    await this.settle(signal, outcome, before);
+    if (this.simulated) this.commitLater(signal, this.record(signal, outcome, before));
+    else await this.settle(signal, outcome, before);
   }
 
   /** Writes the signal's outcome down (the day's entries first), then acknowledges it. */
   private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): Promise<void> {
+    await this.commit(signal, this.record(signal, outcome, before));
+  }
+
+  /**
+   * A simulated account's outcome is written while its lane goes on: nothing of it stands
+   * anywhere but in the book, so the next signal may run on the book before the write (a crash
+   * loses both, unacknowledged, and the server hands them out again). Each write takes every
+   * outcome recorded before it starts, at most one write waits behind the one under way, and
+   * each ack waits for the write that holds its outcome.
+   */
+  private commitLater(signal: AgentSignal, entry: ExecutedSignal): void {
+    const written = this.commit(signal, entry);
+    this.committing.set(entry.id, written);
+    void written.finally(() => {
+      if (this.committing.get(entry.id) === written) this.committing.delete(entry.id);
+    });
+  }
+
+  /**
+   * The signal's outcome, in memory: executed, out of flight, its fills in the ledger's outbox
+   * and its entries in the day's (which the journal's write waits to see on disk first), logged.
+   */
+  private record(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): ExecutedSignal {
     const log = this.options.log;
     const entry: ExecutedSignal = {
       id: signal.id,
@@ -666,18 +702,23 @@ export class VenueAgent {
       },
       'signal handled',
     );
+    // The day's entries before the outcome (the journal waits for them): a restart may count
+    // one twice, never miss one. A refusal sent nothing; a failure may have sent its entry
+    // before a later step failed: counted.
+    this.risk?.entered(signal.id, outcome.status === 'rejected' ? 0 : entriesOf(outcome.result), Date.now());
+    return entry;
+  }
+
+  /** Writes the recorded outcome down, then acknowledges it. False: not written, the agent stops. */
+  private async commit(signal: AgentSignal, entry: ExecutedSignal): Promise<boolean> {
     try {
-      // The day's entries before the outcome: a restart may count one twice, never miss one.
-      // A refusal sent nothing; a failure may have sent its entry before a later step failed: counted.
-      const entries = outcome.status === 'rejected' ? 0 : entriesOf(outcome.result);
-      this.risk?.entered(signal.id, entries, Date.now());
-      if (entries > 0) await this.risk?.save();
       await this.journal.save();
     } catch (err) {
       // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
       // server hands the signal out again and a restarted agent executes it on the stored book.
-      this.fatal = new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
-      return;
+      this.fatal ??= new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
+      void this.client?.close();
+      return false;
     }
     // Not waited for: the outcome is on disk, so the next signal may be carried out while this
     // ack is on its way (a restart acks it again, never executes it again). By long-poll the
@@ -687,6 +728,7 @@ export class VenueAgent {
     void this.publish();
     void this.sendLedger();
     if (signal.risk) void this.watchLoss();
+    return true;
   }
 
   /**
@@ -923,7 +965,10 @@ export class VenueAgent {
   }
 
   /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
-  private async simulate(signal: AgentSignal, deadline: EntryDeadline): Promise<ExecutedSignal['outcome']> {
+  private async simulate(
+    signal: AgentSignal,
+    deadline: EntryDeadline,
+  ): Promise<{ outcome: ExecutedSignal['outcome']; state: EngineState | null }> {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
       const timing = new OrderTiming(this.venue);
@@ -937,13 +982,15 @@ export class VenueAgent {
         deadline,
         guard,
       );
-      this.book = emptyLinks(done.book.state);
-      return { ...done.outcome, timings: timing.result() };
+      return { outcome: { ...done.outcome, timings: timing.result() }, state: done.book.state };
     } catch (err) {
       return {
-        status: 'failed',
-        message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
-        result: null,
+        outcome: {
+          status: 'failed',
+          message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
+          result: null,
+        },
+        state: null,
       };
     }
   }
@@ -1376,6 +1423,9 @@ export class VenueAgent {
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
     const client = this.client;
     if (!client) return;
+    // A redelivery that overtook the write of its outcome: acknowledged once that is on disk.
+    const writing = this.committing.get(entry.id);
+    if (writing !== undefined && !(await writing)) return;
     try {
       const answer = await client.ack(entry.id, entry.outcome);
       if (!answer.ok)
@@ -1481,6 +1531,8 @@ export class VenueAgent {
       new Promise<boolean>((resolve) => (grace = setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS))),
     ]);
     clearTimeout(grace);
+    // Outcomes being written are acknowledged once on disk, before the connection closes.
+    await Promise.all(this.committing.values());
     if (!idle)
       this.options.log.warn(
         { graceMs: SHUTDOWN_GRACE_MS },
@@ -1503,6 +1555,11 @@ export class VenueAgent {
     }
     if (!this.simulated) await this.venue.shutdown().catch(() => undefined);
     this.lock?.release();
+  }
+
+  /** The day's entries on disk: each journal write waits for them, as it may hold the outcomes that made them. */
+  private entriesDurable(): Promise<void> {
+    return this.risk?.entriesDurable() ?? Promise.resolve();
   }
 
   /** The journal as messages name it: the simulated account, or the file. */
