@@ -7,6 +7,19 @@ export interface JournalRecord {
   savedAt: string;
 }
 
+/**
+ * A field of a journal file given as its JSON text: what is serialised once and written many
+ * times (the executed signals, which change one at a time) is not serialised again at each write.
+ */
+export class JournalJson {
+  constructor(readonly text: string) {}
+}
+
+/** What a journal's snapshot gives: the file's own fields, any of them as ready JSON. */
+export type JournalFields<T extends JournalRecord> = {
+  [K in keyof Omit<T, keyof JournalRecord>]: Omit<T, keyof JournalRecord>[K] | JournalJson;
+};
+
 /** One kind of journal file: how messages name it, what the operator can do about it, what it must hold. */
 export interface JournalFormat<T extends JournalRecord> {
   /** 'a paper account', 'a venue journal'. */
@@ -33,7 +46,7 @@ export class AgentJournal<T extends JournalRecord> {
    */
   constructor(
     readonly file: string,
-    private readonly snapshot: () => Omit<T, keyof JournalRecord>,
+    private readonly snapshot: () => JournalFields<T>,
     private readonly written: () => void = () => undefined,
     private readonly first: () => Promise<void> = () => Promise.resolve(),
   ) {}
@@ -73,7 +86,7 @@ export class AgentJournal<T extends JournalRecord> {
         this.pending = null;
         this.current = next;
         try {
-          const content = JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() });
+          const content = serialise({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() });
           await this.first();
           await writeFileAtomic(this.file, content);
           this.written();
@@ -90,4 +103,16 @@ export class AgentJournal<T extends JournalRecord> {
     this.closed = true;
     await (this.pending ?? this.current ?? Promise.resolve()).catch(() => undefined);
   }
+}
+
+/** `JSON.stringify` of the record, its fields given as `JournalJson` taken as they are. */
+function serialise(record: Record<string, unknown>): string {
+  let out = '';
+  for (const [key, value] of Object.entries(record)) {
+    const text = value instanceof JournalJson ? value.text : (JSON.stringify(value) as string | undefined);
+    // As JSON.stringify leaves out a field it cannot write (undefined).
+    if (text === undefined) continue;
+    out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${text}`;
+  }
+  return `${out === '' ? '{' : out}}`;
 }

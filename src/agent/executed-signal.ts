@@ -1,4 +1,5 @@
 import type { AckStatus, AckTimings } from '../protocol/delivery.js';
+import { JournalJson } from './agent-journal.js';
 
 /** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
 const KEPT_SETTLED = 256;
@@ -30,4 +31,21 @@ export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
       excess -= 1;
     }
   }
+}
+
+/** Each entry's JSON, made again only once it is acknowledged (the one change an entry sees). */
+const serialised = new WeakMap<ExecutedSignal, { acked: boolean; text: string }>();
+
+/** The entries as the journal writes them: each serialised once, not at every write. */
+export function executedJson(entries: Iterable<ExecutedSignal>): JournalJson {
+  const texts: string[] = [];
+  for (const entry of entries) {
+    let known = serialised.get(entry);
+    if (known?.acked !== entry.acked) {
+      known = { acked: entry.acked, text: JSON.stringify(entry) };
+      serialised.set(entry, known);
+    }
+    texts.push(known.text);
+  }
+  return new JournalJson(`[${texts.join(',')}]`);
 }

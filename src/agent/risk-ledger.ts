@@ -142,9 +142,11 @@ export class RiskLedger {
   entered(signalId: string, count: number, now: number): void {
     this.sending.delete(signalId);
     if (count === 0 || this.data.entries.some((e) => e.signalId === signalId)) return;
-    this.data.entries = [...this.data.entries, { signalId, at: now, count }];
+    // Appended in place (a write serialises the list at once, so none sees it change under it);
+    // the old entries leave when the oldest is past what is kept, not at every entry.
+    this.data.entries.push({ signalId, at: now, count });
     this.entriesAdded += 1;
-    this.prune(now);
+    if (this.data.entries[0]!.at < now - KEPT_MS) this.prune(now);
   }
 
   /** The facts the check reads, with the positions and funds the caller has from the venue. */

@@ -28,7 +28,7 @@ import type { EntryGuard } from './entry-guard.js';
 import { heldOf, RiskLedger } from './risk-ledger.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
-import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
+import { executedJson, forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
 import {
   VenueRefusedError,
@@ -332,7 +332,7 @@ export class VenueAgent {
           venue: options.venue.name,
           agentId: this.agentId,
           book: this.book,
-          executed: [...this.executed.values()],
+          executed: executedJson(this.executed.values()),
           inFlight: [...this.inFlight],
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
@@ -397,10 +397,15 @@ export class VenueAgent {
     this.ledger = new LedgerOutbox((stored as { ledger?: LedgerOutboxRecord } | null)?.ledger);
     this.journal = new AgentJournal(
       file,
-      () => ({
-        ...sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
-        ledger: this.ledger.record(),
-      }),
+      () => {
+        const executed = [...this.executed.values()];
+        // The venue's record, with the executed signals as ready JSON (the file's largest part).
+        return {
+          ...sim.record({ agentId: this.agentId, state: this.book.state, executed }),
+          executed: executedJson(executed),
+          ledger: this.ledger.record(),
+        };
+      },
       () => this.ledger.written(),
       () => this.entriesDurable(),
     );
