@@ -8,11 +8,12 @@ export interface JournalRecord {
 }
 
 /**
- * A field of a journal file given as its JSON text: what is serialised once and written many
- * times (the executed signals, which change one at a time) is not serialised again at each write.
+ * A field of a journal file given as its JSON, in UTF-8 pieces written one after another: what
+ * is serialised once and written many times (the executed signals, which change one at a time)
+ * is neither serialised nor encoded again at each write, nor joined into one large string.
  */
 export class JournalJson {
-  constructor(readonly text: string) {}
+  constructor(readonly pieces: readonly Uint8Array[]) {}
 }
 
 /** What a journal's snapshot gives: the file's own fields, any of them as ready JSON. */
@@ -105,14 +106,18 @@ export class AgentJournal<T extends JournalRecord> {
   }
 }
 
-/** `JSON.stringify` of the record, its fields given as `JournalJson` taken as they are. */
-function serialise(record: Record<string, unknown>): string {
-  let out = '';
+/** `JSON.stringify` of the record as UTF-8, its fields given as `JournalJson` taken as they are. */
+function serialise(record: Record<string, unknown>): Buffer {
+  const pieces: Uint8Array[] = [];
+  let between = '{';
   for (const [key, value] of Object.entries(record)) {
-    const text = value instanceof JournalJson ? value.text : (JSON.stringify(value) as string | undefined);
+    const json = value instanceof JournalJson ? '' : (JSON.stringify(value) as string | undefined);
     // As JSON.stringify leaves out a field it cannot write (undefined).
-    if (text === undefined) continue;
-    out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${text}`;
+    if (json === undefined) continue;
+    pieces.push(Buffer.from(`${between}${JSON.stringify(key)}:${json}`));
+    if (value instanceof JournalJson) pieces.push(...value.pieces);
+    between = ',';
   }
-  return `${out === '' ? '{' : out}}`;
+  pieces.push(Buffer.from(between === '{' ? '{}' : '}'));
+  return Buffer.concat(pieces);
 }

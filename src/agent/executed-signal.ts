@@ -33,19 +33,24 @@ export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
   }
 }
 
-/** Each entry's JSON, made again only once it is acknowledged (the one change an entry sees). */
-const serialised = new WeakMap<ExecutedSignal, { acked: boolean; text: string }>();
+/** Each entry's JSON (UTF-8), made again only once it is acknowledged (the one change an entry sees). */
+const serialised = new WeakMap<ExecutedSignal, { acked: boolean; json: Buffer }>();
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
 
 /** The entries as the journal writes them: each serialised once, not at every write. */
 export function executedJson(entries: Iterable<ExecutedSignal>): JournalJson {
-  const texts: string[] = [];
+  const pieces: Buffer[] = [OPEN];
   for (const entry of entries) {
     let known = serialised.get(entry);
     if (known?.acked !== entry.acked) {
-      known = { acked: entry.acked, text: JSON.stringify(entry) };
+      known = { acked: entry.acked, json: Buffer.from(JSON.stringify(entry)) };
       serialised.set(entry, known);
     }
-    texts.push(known.text);
+    if (pieces.length > 1) pieces.push(COMMA);
+    pieces.push(known.json);
   }
-  return new JournalJson(`[${texts.join(',')}]`);
+  pieces.push(CLOSE);
+  return new JournalJson(pieces);
 }

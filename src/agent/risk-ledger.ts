@@ -45,6 +45,7 @@ export class RiskLedger {
   /** Entries recorded, and how many of them the last durable write held. */
   private entriesAdded = 0;
   private entriesWritten = 0;
+  private counted: Set<string> | null = null;
 
   private constructor(
     private data: Omit<RiskLedgerFile, keyof JournalRecord>,
@@ -141,12 +142,19 @@ export class RiskLedger {
   /** The entries a signal sent, once it has its outcome (counted once per signal, however often it was carried out). */
   entered(signalId: string, count: number, now: number): void {
     this.sending.delete(signalId);
-    if (count === 0 || this.data.entries.some((e) => e.signalId === signalId)) return;
+    if (count === 0 || this.countedSignals().has(signalId)) return;
     // Appended in place (a write serialises the list at once, so none sees it change under it);
     // the old entries leave when the oldest is past what is kept, not at every entry.
     this.data.entries.push({ signalId, at: now, count });
+    this.counted?.add(signalId);
     this.entriesAdded += 1;
     if (this.data.entries[0]!.at < now - KEPT_MS) this.prune(now);
+  }
+
+  /** The signals the entries were counted for (made at the first use, dropped when old entries go). */
+  private countedSignals(): Set<string> {
+    this.counted ??= new Set(this.data.entries.map((e) => e.signalId));
+    return this.counted;
   }
 
   /** The facts the check reads, with the positions and funds the caller has from the venue. */
@@ -223,6 +231,7 @@ export class RiskLedger {
   private prune(now: number): void {
     const oldest = localTime(now - KEPT_MS, DEFAULT_DAY_ZONE).date;
     this.data.entries = this.data.entries.filter((e) => e.at >= now - KEPT_MS);
+    this.counted = null;
     this.data.dayStart = Object.fromEntries(
       Object.entries(this.data.dayStart).filter(([key]) => key.slice(key.lastIndexOf(' ') + 1) >= oldest),
     );
