@@ -61,6 +61,8 @@ import { mergeLane } from './lane-merge.js';
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 /** How soon fills the server did not take are sent again. */
 const LEDGER_RETRY_MS = 3000;
+/** A signal's fills wait this long for the next signals' ones, so signals one after another share a report. */
+const LEDGER_GATHER_MS = 200;
 const PUBLISH_EVERY_MS = 10_000;
 /** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
@@ -146,6 +148,7 @@ export class VenueAgent {
   private ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
   private ledgerRetry: NodeJS.Timeout | null = null;
+  private ledgerGather: NodeJS.Timeout | null = null;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -426,6 +429,7 @@ export class VenueAgent {
   async stop(): Promise<void> {
     this.stopping.abort();
     if (this.ledgerRetry !== null) clearTimeout(this.ledgerRetry);
+    if (this.ledgerGather !== null) clearTimeout(this.ledgerGather);
     await this.client?.close();
   }
 
@@ -731,7 +735,7 @@ export class VenueAgent {
     // are acked together instead of one round trip each.
     void this.acknowledge(entry);
     void this.publish();
-    void this.sendLedger();
+    this.sendLedgerSoon();
     if (signal.risk) void this.watchLoss();
     return true;
   }
@@ -1399,7 +1403,6 @@ export class VenueAgent {
     const client = this.client;
     if (client === null || this.ledgerSending || this.stopping.signal.aborted) return;
     this.ledgerSending = true;
-    let sent = false;
     try {
       while (true) {
         const report = this.ledger.next();
@@ -1416,13 +1419,27 @@ export class VenueAgent {
           break;
         }
         this.ledger.confirmed(report);
-        sent = true;
       }
     } finally {
       this.ledgerSending = false;
     }
-    // Confirmed entries leave the journal at its next write: sending them again would be harmless.
-    if (sent && !this.stopping.signal.aborted) await this.journal.save().catch(() => undefined);
+    // Confirmed entries leave the journal at its next write (the next outcome, fill or stop), not
+    // at a write of their own: one read again after a restart is sent again, and the server
+    // records each once.
+  }
+
+  /**
+   * The ledger's report a little later (LEDGER_GATHER_MS): a signal's fills are not needed at
+   * once, and a report per signal cost the agent and the server a request each. Fills left
+   * unsent at a stop are in the journal and sent at the next start.
+   */
+  private sendLedgerSoon(): void {
+    if (this.ledgerGather !== null || this.stopping.signal.aborted) return;
+    this.ledgerGather = setTimeout(() => {
+      this.ledgerGather = null;
+      void this.sendLedger();
+    }, LEDGER_GATHER_MS);
+    this.ledgerGather.unref();
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
