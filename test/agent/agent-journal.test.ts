@@ -58,7 +58,11 @@ describe('an agent journal write', () => {
     };
     const journal = new AgentJournal<JournalRecord & { n: number; raw: unknown; executed: ExecutedSignal[] }>(
       file,
-      () => ({ n: 1, raw: new JournalJson([Buffer.from('{"a":'), Buffer.from('[1,2]}')]), executed: executedJson([entry]) }),
+      () => ({
+        n: 1,
+        raw: new JournalJson([Buffer.from('{"a":'), Buffer.from('[1,2]}')]),
+        executed: executedJson([entry]),
+      }),
     );
     await journal.save();
     const first = JSON.parse(readFileSync(file, 'utf8'));
