@@ -1,6 +1,7 @@
 import { BinanceUsdmExchange, type FakeSymbol } from '../test/fakes/binance-usdm-exchange.js';
 import type { BenchServer } from './bench-server.js';
 import { loadAverage } from './load-average.js';
+import { cpuMillis } from './process-cpu.js';
 import { AgentFleet, executed, now, postSignal, provision, serverOn, settledSignal } from './venue-bench.js';
 
 const PAPER_SYMBOLS = [
@@ -95,8 +96,8 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
       ),
     );
 
-    await fleet.start(server, sustained!.token, ['--paper', '--seed', '1']);
-    const { rate, expired } = await sustainedRate(server, sustained!.authKey);
+    const agent = await fleet.start(server, sustained!.token, ['--paper', '--seed', '1']);
+    const { rate, expired, cpu } = await sustainedRate(server, sustained!.authKey, agent.child.pid!);
     process.stdout.write(
       `\nbasket: 20 symbols posted at once to one agent, SQLite, node ${process.version}; ms from the first POST's start\n\n` +
         `| venue | 1st order | 5th | 10th | 15th | 20th (last) order | 1st ack | last ack |\n|---|---|---|---|---|---|---|---|\n` +
@@ -107,7 +108,9 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
           )
           .join('\n') +
         `\n\npaper agent, sustained: ${SUSTAINED_SIGNALS} signals (buy, then its close) ${SUSTAINED_IN_FLIGHT} in flight: ` +
-        `${rate.toFixed(0)} signals/s executed, ${expired} expired\nload average at the end: ${loadAverage()}\n`,
+        `${rate.toFixed(0)} signals/s executed, ${expired} expired; CPU per signal (process CPU over the signals, ` +
+        `the figure a loaded machine disturbs least): agent ${cpu.agent.toFixed(2)} ms, server ${cpu.server.toFixed(2)} ms\n` +
+        `load average at the end: ${loadAverage()}\n`,
     );
     return { rows, sustainedRate: rate, expired };
   } finally {
@@ -148,10 +151,15 @@ async function basket(
   return { venue, orders, acks, lastOrder: orders[orders.length - 1]!, lastAck: acks[acks.length - 1]! };
 }
 
-async function sustainedRate(server: BenchServer, authKey: string): Promise<{ rate: number; expired: number }> {
+async function sustainedRate(
+  server: BenchServer,
+  authKey: string,
+  agentPid: number,
+): Promise<{ rate: number; expired: number; cpu: { agent: number; server: number } }> {
   executed(await settledSignal(server, (await postSignal(server.url, authKey, 'EURUSD,buy,vol=0.01')).id, 60_000));
   executed(await settledSignal(server, (await postSignal(server.url, authKey, 'EURUSD,closebuy')).id, 60_000));
   const ids: string[] = [];
+  const cpuBefore = { agent: cpuMillis(agentPid), server: cpuMillis(server.pid) };
   const start = now();
   let next = 0;
   const sender = async () => {
@@ -161,6 +169,12 @@ async function sustainedRate(server: BenchServer, authKey: string): Promise<{ ra
     }
   };
   await Promise.all(Array.from({ length: SUSTAINED_IN_FLIGHT }, sender));
+  // Taken once the last signal is settled, before every signal is read back (the reads cost the server too).
+  await settledSignal(server, ids[ids.length - 1]!, 180_000);
+  const cpu = {
+    agent: (cpuMillis(agentPid) - cpuBefore.agent) / ids.length,
+    server: (cpuMillis(server.pid) - cpuBefore.server) / ids.length,
+  };
   let lastAck = 0;
   let expired = 0;
   for (const id of ids) {
@@ -171,5 +185,5 @@ async function sustainedRate(server: BenchServer, authKey: string): Promise<{ ra
     else if (delivery.status === 'failed') executed(signal);
     if (delivery.ackedAt) lastAck = Math.max(lastAck, Date.parse(delivery.ackedAt));
   }
-  return { rate: (1000 * (ids.length - expired)) / (lastAck - start), expired };
+  return { rate: (1000 * (ids.length - expired)) / (lastAck - start), expired, cpu };
 }

@@ -7,6 +7,20 @@ export interface JournalRecord {
   savedAt: string;
 }
 
+/**
+ * A field of a journal file given as its JSON, in UTF-8 pieces written one after another: what
+ * is serialised once and written many times (the executed signals, which change one at a time)
+ * is neither serialised nor encoded again at each write, nor joined into one large string.
+ */
+export class JournalJson {
+  constructor(readonly pieces: readonly Uint8Array[]) {}
+}
+
+/** What a journal's snapshot gives: the file's own fields, any of them as ready JSON. */
+export type JournalFields<T extends JournalRecord> = {
+  [K in keyof Omit<T, keyof JournalRecord>]: Omit<T, keyof JournalRecord>[K] | JournalJson;
+};
+
 /** One kind of journal file: how messages name it, what the operator can do about it, what it must hold. */
 export interface JournalFormat<T extends JournalRecord> {
   /** 'a paper account', 'a venue journal'. */
@@ -26,11 +40,16 @@ export class AgentJournal<T extends JournalRecord> {
   private pending: Promise<void> | null = null;
   private closed = false;
 
-  /** `written`: called once the last snapshot taken is durable (writes never overlap). */
+  /**
+   * `written`: called once the last snapshot taken is durable (writes never overlap). `first`:
+   * what must be on disk before this file says what it says, awaited after the snapshot is
+   * taken and before it is written (so it covers everything the snapshot holds).
+   */
   constructor(
     readonly file: string,
-    private readonly snapshot: () => Omit<T, keyof JournalRecord>,
+    private readonly snapshot: () => JournalFields<T>,
     private readonly written: () => void = () => undefined,
+    private readonly first: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /** The stored file, or null when there is none yet. */
@@ -68,10 +87,9 @@ export class AgentJournal<T extends JournalRecord> {
         this.pending = null;
         this.current = next;
         try {
-          await writeFileAtomic(
-            this.file,
-            JSON.stringify({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() }),
-          );
+          const content = serialise({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() });
+          await this.first();
+          await writeFileAtomic(this.file, content);
           this.written();
         } finally {
           if (this.current === next) this.current = null;
@@ -86,4 +104,20 @@ export class AgentJournal<T extends JournalRecord> {
     this.closed = true;
     await (this.pending ?? this.current ?? Promise.resolve()).catch(() => undefined);
   }
+}
+
+/** `JSON.stringify` of the record as UTF-8, its fields given as `JournalJson` taken as they are. */
+function serialise(record: Record<string, unknown>): Buffer {
+  const pieces: Uint8Array[] = [];
+  let between = '{';
+  for (const [key, value] of Object.entries(record)) {
+    const json = value instanceof JournalJson ? '' : (JSON.stringify(value) as string | undefined);
+    // As JSON.stringify leaves out a field it cannot write (undefined).
+    if (json === undefined) continue;
+    pieces.push(Buffer.from(`${between}${JSON.stringify(key)}:${json}`));
+    if (value instanceof JournalJson) pieces.push(...value.pieces);
+    between = ',';
+  }
+  pieces.push(Buffer.from(between === '{' ? '{}' : '}'));
+  return Buffer.concat(pieces);
 }

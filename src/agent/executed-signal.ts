@@ -1,4 +1,5 @@
 import type { AckStatus, AckTimings } from '../protocol/delivery.js';
+import { JournalJson } from './agent-journal.js';
 
 /** Settled outcomes kept beyond the unacknowledged ones, to recognise a late redelivery. */
 const KEPT_SETTLED = 256;
@@ -30,4 +31,26 @@ export function forgetSettled(executed: Map<string, ExecutedSignal>): void {
       excess -= 1;
     }
   }
+}
+
+/** Each entry's JSON (UTF-8), made again only once it is acknowledged (the one change an entry sees). */
+const serialised = new WeakMap<ExecutedSignal, { acked: boolean; json: Buffer }>();
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** The entries as the journal writes them: each serialised once, not at every write. */
+export function executedJson(entries: Iterable<ExecutedSignal>): JournalJson {
+  const pieces: Buffer[] = [OPEN];
+  for (const entry of entries) {
+    let known = serialised.get(entry);
+    if (known?.acked !== entry.acked) {
+      known = { acked: entry.acked, json: Buffer.from(JSON.stringify(entry)) };
+      serialised.set(entry, known);
+    }
+    if (pieces.length > 1) pieces.push(COMMA);
+    pieces.push(known.json);
+  }
+  pieces.push(CLOSE);
+  return new JournalJson(pieces);
 }

@@ -42,6 +42,10 @@ export class RiskLedger {
    * counted too, so signals of other symbols carried out meanwhile see them.
    */
   private readonly sending = new Map<string, number[]>();
+  /** Entries recorded, and how many of them the last durable write held. */
+  private entriesAdded = 0;
+  private entriesWritten = 0;
+  private counted: Set<string> | null = null;
 
   private constructor(
     private data: Omit<RiskLedgerFile, keyof JournalRecord>,
@@ -57,9 +61,26 @@ export class RiskLedger {
       halts: stored?.halts ?? {},
     };
     let ledger: RiskLedger | null = null;
-    const journal = new AgentJournal<RiskLedgerFile>(file, () => ledger!.data);
+    let taken = 0;
+    const journal = new AgentJournal<RiskLedgerFile>(
+      file,
+      () => {
+        taken = ledger!.entriesAdded;
+        return ledger!.data;
+      },
+      () => (ledger!.entriesWritten = taken),
+    );
     ledger = new RiskLedger(data, journal);
     return ledger;
+  }
+
+  /**
+   * Resolves once every entry recorded so far is on disk (at once when it is): the agent's
+   * journal, which holds the signals' outcomes, waits for it before each write, so a restart may
+   * count an entry twice but never misses one.
+   */
+  entriesDurable(): Promise<void> {
+    return this.entriesWritten === this.entriesAdded ? Promise.resolve() : this.journal.save();
   }
 
   save(): Promise<void> {
@@ -121,9 +142,19 @@ export class RiskLedger {
   /** The entries a signal sent, once it has its outcome (counted once per signal, however often it was carried out). */
   entered(signalId: string, count: number, now: number): void {
     this.sending.delete(signalId);
-    if (count === 0 || this.data.entries.some((e) => e.signalId === signalId)) return;
-    this.data.entries = [...this.data.entries, { signalId, at: now, count }];
-    this.prune(now);
+    if (count === 0 || this.countedSignals().has(signalId)) return;
+    // Appended in place (a write serialises the list at once, so none sees it change under it);
+    // the old entries leave when the oldest is past what is kept, not at every entry.
+    this.data.entries.push({ signalId, at: now, count });
+    this.counted?.add(signalId);
+    this.entriesAdded += 1;
+    if (this.data.entries[0]!.at < now - KEPT_MS) this.prune(now);
+  }
+
+  /** The signals the entries were counted for (made at the first use, dropped when old entries go). */
+  private countedSignals(): Set<string> {
+    this.counted ??= new Set(this.data.entries.map((e) => e.signalId));
+    return this.counted;
   }
 
   /** The facts the check reads, with the positions and funds the caller has from the venue. */
@@ -200,6 +231,7 @@ export class RiskLedger {
   private prune(now: number): void {
     const oldest = localTime(now - KEPT_MS, DEFAULT_DAY_ZONE).date;
     this.data.entries = this.data.entries.filter((e) => e.at >= now - KEPT_MS);
+    this.counted = null;
     this.data.dayStart = Object.fromEntries(
       Object.entries(this.data.dayStart).filter(([key]) => key.slice(key.lastIndexOf(' ') + 1) >= oldest),
     );

@@ -28,7 +28,7 @@ import type { EntryGuard } from './entry-guard.js';
 import { heldOf, RiskLedger } from './risk-ledger.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
-import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
+import { executedJson, forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
 import {
   VenueRefusedError,
@@ -61,6 +61,8 @@ import { mergeLane } from './lane-merge.js';
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
 /** How soon fills the server did not take are sent again. */
 const LEDGER_RETRY_MS = 3000;
+/** A signal's fills wait this long for the next signals' ones, so signals one after another share a report. */
+const LEDGER_GATHER_MS = 200;
 const PUBLISH_EVERY_MS = 10_000;
 /** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
 const PUBLISH_SIMULATED_EVERY_MS = 5000;
@@ -151,6 +153,7 @@ export class VenueAgent {
   private ledgerSending = false;
   private ledgerRetry: NodeJS.Timeout | null = null;
   private fundingReading = false;
+  private ledgerGather: NodeJS.Timeout | null = null;
   private lock: LockFile | null = null;
   private client: AgentClient | null = null;
   private readonly venue: Venue;
@@ -180,6 +183,8 @@ export class VenueAgent {
   private venueChanges = 0;
   /** The simulated account's executions, one after another (each reads and replaces the whole book). */
   private simulating: Promise<unknown> = Promise.resolve();
+  /** Simulated signals whose outcome is being written: resolves true once it is on disk, false when the write failed. */
+  private readonly committing = new Map<string, Promise<boolean>>();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
   /** Signal → the venue's quote its execution was first decided at, for the ledger's slippage (kept on disk until it is settled). */
@@ -343,7 +348,7 @@ export class VenueAgent {
           venue: options.venue.name,
           agentId: this.agentId,
           book: this.book,
-          executed: [...this.executed.values()],
+          executed: executedJson(this.executed.values()),
           inFlight: [...this.inFlight],
           inFlightSignals: [...this.inFlightSignals.values()],
           ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
@@ -357,6 +362,7 @@ export class VenueAgent {
         this.written = this.writing;
         this.ledger.written();
       },
+      () => this.entriesDurable(),
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
@@ -408,11 +414,17 @@ export class VenueAgent {
     this.ledger = new LedgerOutbox((stored as { ledger?: LedgerOutboxRecord } | null)?.ledger);
     this.journal = new AgentJournal(
       file,
-      () => ({
-        ...sim.record({ agentId: this.agentId, state: this.book.state, executed: [...this.executed.values()] }),
-        ledger: this.ledger.record(),
-      }),
+      () => {
+        const executed = [...this.executed.values()];
+        // The venue's record, with the executed signals as ready JSON (the file's largest part).
+        return {
+          ...sim.record({ agentId: this.agentId, state: this.book.state, executed }),
+          executed: executedJson(executed),
+          ledger: this.ledger.record(),
+        };
+      },
       () => this.ledger.written(),
+      () => this.entriesDurable(),
     );
     const { state } = this.book;
     this.options.log.info(
@@ -431,6 +443,7 @@ export class VenueAgent {
   async stop(): Promise<void> {
     this.stopping.abort();
     if (this.ledgerRetry !== null) clearTimeout(this.ledgerRetry);
+    if (this.ledgerGather !== null) clearTimeout(this.ledgerGather);
     await this.client?.close();
   }
 
@@ -597,9 +610,17 @@ export class VenueAgent {
       outcome = { status: 'rejected', message: unpriced, result: null };
     } else if (this.simulated) {
       // The account is the book: nothing stands elsewhere that a restart would have to look up.
-      const simulated = this.simulating.then(() => this.simulate(signal, deadline));
-      this.simulating = simulated;
-      outcome = await simulated;
+      // The outcome is recorded in the same step as its effect on the book, so no journal write
+      // holds one without the other; the lane goes on while it is written (see `commitLater`).
+      const run = this.simulating.then(async () => {
+        const from = this.book.state;
+        const done = await this.simulate(signal, deadline);
+        if (done.state !== null) this.book = emptyLinks(done.state);
+        return this.record(signal, done.outcome, from);
+      });
+      this.simulating = run.catch(() => undefined);
+      this.commitLater(signal, await run);
+      return;
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
       // knows the signal's orders may stand already, and has the signal to finish it.
@@ -640,11 +661,35 @@ export class VenueAgent {
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
       this.releaseTicket(signal.id);
     }
-    await this.settle(signal, outcome, before);
+    if (this.simulated) this.commitLater(signal, this.record(signal, outcome, before));
+    else await this.settle(signal, outcome, before);
   }
 
   /** Writes the signal's outcome down (the day's entries first), then acknowledges it. */
   private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): Promise<void> {
+    await this.commit(signal, this.record(signal, outcome, before));
+  }
+
+  /**
+   * A simulated account's outcome is written while its lane goes on: nothing of it stands
+   * anywhere but in the book, so the next signal may run on the book before the write (a crash
+   * loses both, unacknowledged, and the server hands them out again). Each write takes every
+   * outcome recorded before it starts, at most one write waits behind the one under way, and
+   * each ack waits for the write that holds its outcome.
+   */
+  private commitLater(signal: AgentSignal, entry: ExecutedSignal): void {
+    const written = this.commit(signal, entry);
+    this.committing.set(entry.id, written);
+    void written.finally(() => {
+      if (this.committing.get(entry.id) === written) this.committing.delete(entry.id);
+    });
+  }
+
+  /**
+   * The signal's outcome, in memory: executed, out of flight, its fills in the ledger's outbox
+   * and its entries in the day's (which the journal's write waits to see on disk first), logged.
+   */
+  private record(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): ExecutedSignal {
     const log = this.options.log;
     const entry: ExecutedSignal = {
       id: signal.id,
@@ -682,18 +727,23 @@ export class VenueAgent {
       },
       'signal handled',
     );
+    // The day's entries before the outcome (the journal waits for them): a restart may count
+    // one twice, never miss one. A refusal sent nothing; a failure may have sent its entry
+    // before a later step failed: counted.
+    this.risk?.entered(signal.id, outcome.status === 'rejected' ? 0 : entriesOf(outcome.result), Date.now());
+    return entry;
+  }
+
+  /** Writes the recorded outcome down, then acknowledges it. False: not written, the agent stops. */
+  private async commit(signal: AgentSignal, entry: ExecutedSignal): Promise<boolean> {
     try {
-      // The day's entries before the outcome: a restart may count one twice, never miss one.
-      // A refusal sent nothing; a failure may have sent its entry before a later step failed: counted.
-      const entries = outcome.status === 'rejected' ? 0 : entriesOf(outcome.result);
-      this.risk?.entered(signal.id, entries, Date.now());
-      if (entries > 0) await this.risk?.save();
       await this.journal.save();
     } catch (err) {
       // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
       // server hands the signal out again and a restarted agent executes it on the stored book.
-      this.fatal = new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
-      return;
+      this.fatal ??= new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
+      void this.client?.close();
+      return false;
     }
     // Not waited for: the outcome is on disk, so the next signal may be carried out while this
     // ack is on its way (a restart acks it again, never executes it again). By long-poll the
@@ -701,8 +751,9 @@ export class VenueAgent {
     // are acked together instead of one round trip each.
     void this.acknowledge(entry);
     void this.publish();
-    void this.sendLedger();
+    this.sendLedgerSoon();
     if (signal.risk) void this.watchLoss();
+    return true;
   }
 
   /**
@@ -939,7 +990,10 @@ export class VenueAgent {
   }
 
   /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
-  private async simulate(signal: AgentSignal, deadline: EntryDeadline): Promise<ExecutedSignal['outcome']> {
+  private async simulate(
+    signal: AgentSignal,
+    deadline: EntryDeadline,
+  ): Promise<{ outcome: ExecutedSignal['outcome']; state: EngineState | null }> {
     try {
       // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
       const timing = new OrderTiming(this.venue);
@@ -953,13 +1007,15 @@ export class VenueAgent {
         deadline,
         guard,
       );
-      this.book = emptyLinks(done.book.state);
-      return { ...done.outcome, timings: timing.result() };
+      return { outcome: { ...done.outcome, timings: timing.result() }, state: done.book.state };
     } catch (err) {
       return {
-        status: 'failed',
-        message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
-        result: null,
+        outcome: {
+          status: 'failed',
+          message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
+          result: null,
+        },
+        state: null,
       };
     }
   }
@@ -1397,7 +1453,6 @@ export class VenueAgent {
     const client = this.client;
     if (client === null || this.ledgerSending || this.stopping.signal.aborted) return;
     this.ledgerSending = true;
-    let sent = false;
     try {
       while (true) {
         const report = this.ledger.next();
@@ -1414,18 +1469,35 @@ export class VenueAgent {
           break;
         }
         this.ledger.confirmed(report);
-        sent = true;
       }
     } finally {
       this.ledgerSending = false;
     }
-    // Confirmed entries leave the journal at its next write: sending them again would be harmless.
-    if (sent && !this.stopping.signal.aborted) await this.journal.save().catch(() => undefined);
+    // Confirmed entries leave the journal at its next write (the next outcome, fill or stop), not
+    // at a write of their own: one read again after a restart is sent again, and the server
+    // records each once.
+  }
+
+  /**
+   * The ledger's report a little later (LEDGER_GATHER_MS): a signal's fills are not needed at
+   * once, and a report per signal cost the agent and the server a request each. Fills left
+   * unsent at a stop are in the journal and sent at the next start.
+   */
+  private sendLedgerSoon(): void {
+    if (this.ledgerGather !== null || this.stopping.signal.aborted) return;
+    this.ledgerGather = setTimeout(() => {
+      this.ledgerGather = null;
+      void this.sendLedger();
+    }, LEDGER_GATHER_MS);
+    this.ledgerGather.unref();
   }
 
   private async acknowledge(entry: ExecutedSignal): Promise<void> {
     const client = this.client;
     if (!client) return;
+    // A redelivery that overtook the write of its outcome: acknowledged once that is on disk.
+    const writing = this.committing.get(entry.id);
+    if (writing !== undefined && !(await writing)) return;
     try {
       const answer = await client.ack(entry.id, entry.outcome);
       if (!answer.ok)
@@ -1531,6 +1603,8 @@ export class VenueAgent {
       new Promise<boolean>((resolve) => (grace = setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS))),
     ]);
     clearTimeout(grace);
+    // Outcomes being written are acknowledged once on disk, before the connection closes.
+    await Promise.all(this.committing.values());
     if (!idle)
       this.options.log.warn(
         { graceMs: SHUTDOWN_GRACE_MS },
@@ -1553,6 +1627,11 @@ export class VenueAgent {
     }
     if (!this.simulated) await this.venue.shutdown().catch(() => undefined);
     this.lock?.release();
+  }
+
+  /** The day's entries on disk: each journal write waits for them, as it may hold the outcomes that made them. */
+  private entriesDurable(): Promise<void> {
+    return this.risk?.entriesDurable() ?? Promise.resolve();
   }
 
   /** The journal as messages name it: the simulated account, or the file. */

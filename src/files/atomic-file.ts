@@ -8,12 +8,12 @@ import path from 'node:path';
  * it over the old one, fsync the directory so the rename itself is durable. A write that fails
  * leaves no temporary file behind (the old content stays as it was).
  */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
+export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
   try {
     const handle = await open(temp, 'w', 0o600);
     try {
-      await handle.writeFile(content, 'utf8');
+      await handle.writeFile(content, typeof content === 'string' ? 'utf8' : null);
       await handle.sync();
     } finally {
       await handle.close();

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentJournal, type JournalRecord } from '../../src/agent/agent-journal.js';
+import { AgentJournal, JournalJson, type JournalRecord } from '../../src/agent/agent-journal.js';
+import { executedJson, type ExecutedSignal } from '../../src/agent/executed-signal.js';
 
 interface Counter extends JournalRecord {
   n: number;
@@ -42,6 +43,59 @@ describe('an agent journal write', () => {
     rmSync(file, { recursive: true });
     await journal.save();
     expect(readdirSync(dir)).toEqual(['venue.json']);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
+  });
+
+  it('takes a field given as ready JSON as it is, and the executed signals as they stand at each write', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    const entry: ExecutedSignal = {
+      id: 'sig_1',
+      seq: 1,
+      executedAt: '2026-01-01T00:00:00.000Z',
+      outcome: { status: 'executed', message: 'opened "1"', result: { events: [{ type: 'opened' }] } },
+      acked: false,
+    };
+    const journal = new AgentJournal<JournalRecord & { n: number; raw: unknown; executed: ExecutedSignal[] }>(
+      file,
+      () => ({
+        n: 1,
+        raw: new JournalJson([Buffer.from('{"a":'), Buffer.from('[1,2]}')]),
+        executed: executedJson([entry]),
+      }),
+    );
+    await journal.save();
+    const first = JSON.parse(readFileSync(file, 'utf8'));
+    expect(first).toEqual({ version: 1, n: 1, raw: { a: [1, 2] }, executed: [entry], savedAt: first.savedAt });
+    // The one change an entry sees after it is recorded: written as it is now, not as first serialised.
+    entry.acked = true;
+    await journal.save();
+    expect(JSON.parse(readFileSync(file, 'utf8')).executed).toEqual([{ ...entry, acked: true }]);
+  });
+
+  it('writes what it took only once what must be on disk first is, and a failure there writes nothing', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    let n = 1;
+    let release: (failure?: Error) => void = () => undefined;
+    const journal = new AgentJournal<Counter>(
+      file,
+      () => ({ n }),
+      () => undefined,
+      () => new Promise<void>((resolve, reject) => (release = (failure) => (failure ? reject(failure) : resolve()))),
+    );
+    const saved = journal.save();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readdirSync(dir)).toEqual([]);
+    // Changed after the snapshot: the next write's.
+    n = 2;
+    release();
+    await saved;
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
+    const failing = journal.save();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release(new Error('the risk days could not be written'));
+    await expect(failing).rejects.toThrow('the risk days could not be written');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
   });
 });
