@@ -65,12 +65,9 @@ async function startPrivateCluster(): Promise<PrivateCluster> {
   }
 
   const port = await freePort();
-  // A throwaway cluster: no test outlives a crash of the machine, so nothing is flushed to disk
-  // for one (every test file migrates a schema of its own: many small commits).
-  const throwaway = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'].flatMap((s) => ['-c', s]);
   const server: ChildProcess = spawn(
     path.join(bin, 'postgres'),
-    ['-D', dataDir, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1', ...throwaway],
+    ['-D', dataDir, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1'],
     { ...as, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
