@@ -46,7 +46,7 @@ const storeBlind = [
 const agent = ['test/agent/**/*.test.ts'];
 // Files that replace a module with vi.mock: a module another file loaded first in the same
 // worker would be the real one, so these run each in a fresh worker.
-const ownModules = ['test/venues/fix-state-files.test.ts'];
+export const ownModules = ['test/venues/fix-state-files.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
 // The deadlines below are the agent's, the data directory's (SQLite only) and the HTTP server's
