@@ -17,10 +17,15 @@ import { defineConfig } from 'vitest/config';
  *
  * Before anything runs, the build in dist/ must be newer than src/ (test/support/fresh-build.ts).
  *
- * Most files wait on processes, sockets and disks more than they compute, so they run two at a
- * time. The few that hold the service to a deadline it promises (an answer within 3 s while the
- * store fails, serving within 5 s of a restart, slow clients cut within seconds) run afterwards,
- * one at a time, so that a neighbouring test's load cannot make them miss it.
+ * Most files wait on processes, sockets and disks more than they compute, so they run several at
+ * a time (SIGNALGATE_TEST_WORKERS below). Files share their worker process (`isolate: false`):
+ * each file's modules are loaded once per worker, not once per file, which was about half the
+ * CPU of a serving or delivery file (decision h2-test-time). A file that replaces a module
+ * (`vi.mock`) needs a registry of its own: it goes in `ownModules`.
+ *
+ * The few that hold the service to a deadline it promises (an answer within 3 s while the store
+ * fails, serving within 5 s of a restart, slow clients cut within seconds) run afterwards, one at
+ * a time, each in a fresh worker, so that a neighbouring test's load cannot make them miss it.
  */
 const bothStores = [
   'test/http/**/*.test.ts',
@@ -36,9 +41,12 @@ const storeBlind = [
   'test/http/{wrong-tokens,wrong-tokens-bound,wrong-keys,openapi,tradingview-doc,same-explanation}.test.ts',
   'test/http/{signature-timestamp,allowed-ips,routing,signal-check}.test.ts',
   'test/delivery/{websocket-limits,upgrade-log,agent-auth}.test.ts',
-  'test/cli/{admin-lists-cli,admin-secret-file}.test.ts',
+  'test/cli/{admin-lists-cli,admin-secret-file,admin-cli-refusals}.test.ts',
 ];
 const agent = ['test/agent/**/*.test.ts'];
+// Files that replace a module with vi.mock: a module another file loaded first in the same
+// worker would be the real one, so these run each in a fresh worker.
+export const ownModules = ['test/venues/fix-state-files.test.ts'];
 const browser = ['test/browser/**/*.test.ts'];
 
 // The deadlines below are the agent's, the data directory's (SQLite only) and the HTTP server's
@@ -53,8 +61,10 @@ const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 
 // SIGNALGATE_TEST_WORKERS sets how many files run at a time (4 unless set: most wait on processes
 // and sockets, using about a fifth of a core each; decision 0026).
-const together = { maxWorkers: Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 4, sequence: { groupOrder: 0 } };
-const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+const workers = Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 4;
+const together = { maxWorkers: workers, isolate: false, sequence: { groupOrder: 0 } };
+// The deadline files, one at a time, each in a fresh worker.
+const alone = { maxWorkers: 1, isolate: true, sequence: { groupOrder: 1 } };
 const sqlite = { SIGNALGATE_TEST_STORE: 'sqlite' };
 const postgres = { SIGNALGATE_TEST_STORE: 'postgres' };
 
@@ -73,9 +83,13 @@ export default defineConfig({
         test: {
           name: 'core',
           include: ['test/**/*.test.ts'],
-          exclude: [...bothStores, ...agent, ...browser, ...deadlines],
+          exclude: [...bothStores, ...agent, ...browser, ...deadlines, ...ownModules],
           ...together,
         },
+      },
+      {
+        extends: true,
+        test: { name: 'core-own-modules', include: ownModules, ...together, isolate: true },
       },
       {
         extends: true,

@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { NotificationChannel } from '../store/notifications.js';
 import { TransportError } from './transport-error.js';
 
@@ -34,6 +33,8 @@ export async function sendEmail(
   const port = Number(settings.port ?? SMTP_DEFAULT_PORT[security]);
   const username = settings.username === undefined ? '' : String(settings.username);
   const password = channel.secrets.password ?? '';
+  // Loaded on the first e-mail, not with the server: most servers send none (decision h2-test-time).
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     host,
     port,

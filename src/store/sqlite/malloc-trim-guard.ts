@@ -11,7 +11,10 @@ const GUARD_BYTES = 8 * 1024 * 1024;
  * the mmap threshold makes glibc raise both thresholds for the life of the process
  * (mallopt(3), "dynamic mmap threshold"), which ends the churn. One SQLite allocation does
  * that here; with another C library it is a harmless 8 MiB allocation, freed at once.
+ * `substr` makes SQLite expand the zero blob into a real allocation; `randomblob` made the same
+ * one but filled it with random bytes, a cost paid on every connection opened (decision
+ * h2-test-time).
  */
 export function liftMallocTrimThreshold(db: Database.Database): void {
-  db.prepare('SELECT length(randomblob(?)) AS bytes').get(GUARD_BYTES);
+  db.prepare('SELECT length(substr(zeroblob(?), 1, 1)) AS bytes').get(GUARD_BYTES);
 }
