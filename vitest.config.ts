@@ -20,7 +20,7 @@ import { defineConfig } from 'vitest/config';
  * Most files wait on processes, sockets and disks more than they compute, so they run several at
  * a time (SIGNALGATE_TEST_WORKERS below). Files share their worker process (`isolate: false`):
  * each file's modules are loaded once per worker, not once per file, which was about half the
- * CPU of a serving or delivery file (decision h2-test-time). A file that replaces a module
+ * CPU of a serving or delivery file (decision 0049-test-time-shared-workers). A file that replaces a module
  * (`vi.mock`) needs a registry of its own: it goes in `ownModules`.
  *
  * The few that hold the service to a deadline it promises (an answer within 3 s while the store

@@ -33,7 +33,7 @@ export async function sendEmail(
   const port = Number(settings.port ?? SMTP_DEFAULT_PORT[security]);
   const username = settings.username === undefined ? '' : String(settings.username);
   const password = channel.secrets.password ?? '';
-  // Loaded on the first e-mail, not with the server: most servers send none (decision h2-test-time).
+  // Loaded on the first e-mail, not with the server: most servers send none (decision 0049-test-time-shared-workers).
   const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     host,

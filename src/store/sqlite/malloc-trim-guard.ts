@@ -13,7 +13,7 @@ const GUARD_BYTES = 8 * 1024 * 1024;
  * that here; with another C library it is a harmless 8 MiB allocation, freed at once.
  * `substr` makes SQLite expand the zero blob into a real allocation; `randomblob` made the same
  * one but filled it with random bytes, a cost paid on every connection opened (decision
- * h2-test-time).
+ * 0049-test-time-shared-workers).
  */
 export function liftMallocTrimThreshold(db: Database.Database): void {
   db.prepare('SELECT length(substr(zeroblob(?), 1, 1)) AS bytes').get(GUARD_BYTES);
