@@ -1389,6 +1389,7 @@ export class VenueAgent {
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);
+    for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
     for (const event of done.events) log.info({ event }, 'account event');
     const orders = reports.flatMap((r) => (r.order === null ? [] : [r.order]));
     this.recordFills(before, done.book.state, done.events, orders, null);

@@ -4,6 +4,7 @@ import { takeEntryFill } from './entry-fill.js';
 import { roundLots } from './order-tracker.js';
 import { VenueRefusedError, type Venue, type VenueOrderRef, type VenueReport } from './venue.js';
 import { KEPT_EXITS, protectionOf, venuePosition, type ExitFill, type VenueBook } from './venue-book.js';
+import type { RefusedProtection } from './venue-execution.js';
 
 /**
  * Applies what the venue did on its own (its reports: a pending entry filled, a stop or a
@@ -23,7 +24,7 @@ export async function applyReports(
   book: VenueBook,
   reports: VenueReport[],
   now: number,
-): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[] }> {
+): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[]; unprotected: RefusedProtection[] }> {
   let next: VenueBook = {
     state: book.state,
     protection: { ...book.protection },
@@ -33,6 +34,7 @@ export async function applyReports(
   };
   const events: EngineEvent[] = [];
   const warnings: string[] = [];
+  const unprotected: RefusedProtection[] = [];
   const quietly = async (what: string, action: () => Promise<void>) => {
     try {
       await action();
@@ -46,13 +48,23 @@ export async function applyReports(
     const revision = (next.protection[key]?.revision ?? -1) + 1;
     const protection = { ...protectionOf(next, position, revision), replaces };
     if (protection.stop === null && protection.targets.length === 0) return;
-    await quietly(`protect position ${position.ticket}; it is NOT protected`, async () => {
+    try {
       const placed = await venue.protect(venuePosition(next, position), protection);
       next.protection[key] = {
         revision,
         orders: placed.map((o) => ({ id: o.id, symbol: o.symbol, ...(o.trigger && { trigger: true }) })),
       };
-    });
+    } catch (error) {
+      if (!(error instanceof VenueRefusedError)) throw error;
+      warnings.push(
+        `${venue.name} refused to protect position ${position.ticket}; it is NOT protected: ${error.message}`,
+      );
+      unprotected.push({
+        position: position.ticket,
+        symbol: position.symbol,
+        reason: `${venue.name} refused its stop or targets: ${error.message}`,
+      });
+    }
   };
 
   const cancelAll = async (key: string, orders: VenueOrderRef[]) => {
@@ -207,7 +219,7 @@ export async function applyReports(
     }
     await cancelAll(key, leftover);
   }
-  return { book: next, events, warnings };
+  return { book: next, events, warnings, unprotected };
 }
 
 /**
