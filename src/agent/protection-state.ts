@@ -73,9 +73,12 @@ export class ProtectionWatch {
     if (!this.entries.has(ticket)) this.entryOf(ticket, now).reason = reason;
   }
 
-  /** The venue refused the position's stop or targets while a signal or tick placed them: its reason replaces a generic one; the pass counts the attempts. */
-  refusedAtPlacement(ticket: number, reason: string, now: number): void {
-    this.entryOf(ticket, now).reason = reason;
+  /**
+   * The venue refused positions' stops or targets while a signal, a tick or a fill report placed
+   * them: each reason replaces a generic one; the pass counts the attempts.
+   */
+  refusedAtPlacement(refusals: readonly { position: number; reason: string }[], now: number): void {
+    for (const { position, reason } of refusals) this.entryOf(position, now).reason = reason;
   }
 
   /** Protected now, or gone: forgotten. */

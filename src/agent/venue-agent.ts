@@ -1149,7 +1149,7 @@ export class VenueAgent {
       // Other symbols' lanes changed the book meanwhile: only this symbol's part is this signal's.
       this.book = mergeLane(this.book, book, withoutDeparted(done.book, departed), symbol);
       // Published with the venue's own reason until the protection pass tries again.
-      for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
+      this.watch.refusedAtPlacement(done.unprotected, Date.now());
       this.departed = settledFor(this.departed, signal.id);
       this.departedOrders = settledFor(this.departedOrders, signal.id);
       const message = this.options.dryRun ? `dry run, nothing sent: ${done.outcome.message}` : done.outcome.message;
@@ -1367,7 +1367,7 @@ export class VenueAgent {
     write(done.book);
     for (const warning of done.warnings) this.options.log.warn({ symbol }, warning);
     for (const { position, reason } of done.refused) this.refusedMoves.set(position, reason);
-    for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
+    this.watch.refusedAtPlacement(done.unprotected, Date.now());
     for (const event of step.events) this.options.log.info({ event }, 'account event');
     this.recordFills(from.state, step.state, step.events, done.orders, null);
     await this.journal.save();
@@ -1389,7 +1389,7 @@ export class VenueAgent {
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
     for (const warning of done.warnings) log.warn(warning);
-    for (const { position, reason } of done.unprotected) this.watch.refusedAtPlacement(position, reason, Date.now());
+    this.watch.refusedAtPlacement(done.unprotected, Date.now());
     for (const event of done.events) log.info({ event }, 'account event');
     const orders = reports.flatMap((r) => (r.order === null ? [] : [r.order]));
     this.recordFills(before, done.book.state, done.events, orders, null);
