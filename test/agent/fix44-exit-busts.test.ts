@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { useFix44Bed } from './support/fix44-bed.js';
+import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * A bust of an exit's fill (ExecutionReport 150=H on a stop or a target) at a plain FIX 4.4
@@ -16,12 +16,7 @@ describe('busts of exit fills at a plain FIX 4.4 broker', () => {
   let agent: AgentProcess;
 
   /** The orders working at the broker that protect the entry's position: side, type, price, units. */
-  const protection = (entryId: string) =>
-    bed.broker
-      .working()
-      .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
-      .map((o) => [o.side, o.ordType, o.price, o.units])
-      .sort();
+  const protection = (entryId: string) => protectionAt(bed.broker, entryId);
   const orderOf = (entryId: string, ordType: '2' | '3') =>
     bed.broker
       .working()

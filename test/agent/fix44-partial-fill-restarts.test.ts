@@ -2,7 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { useFix44Bed } from './support/fix44-bed.js';
+import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * Restarts at a plain FIX 4.4 broker (no position ids, no mass status, no positions report): what
@@ -18,12 +18,7 @@ describe('restarts at a plain FIX 4.4 broker (partial fills, orders unanswered)'
 
   const placed = (clOrdId: string) => bed.sent('D').filter((m) => m.ClOrdID === clOrdId).length;
   /** The orders working at the broker that protect the signal's position (ClOrdIDs share the signal's prefix): side, type, price, units. */
-  const protection = (entryId: string) =>
-    bed.broker
-      .working()
-      .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
-      .map((o) => [o.side, o.ordType, o.price, o.units])
-      .sort();
+  const protection = (entryId: string) => protectionAt(bed.broker, entryId);
   const protectionsSent = (entryId: string) =>
     bed.sent('D').filter((m) => String(m.ClOrdID).startsWith(entryId.slice(0, 18)) && m.ClOrdID !== entryId).length;
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { useFix44Bed } from './support/fix44-bed.js';
+import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * The agent killed the moment its entry reaches a plain FIX 4.4 broker (sequence numbers kept),
@@ -50,12 +50,7 @@ describe('a fill the broker resends after the agent was killed', () => {
       40_000,
     );
     expect((await bed.state()).positions).toMatchObject([{ side: 'buy', volume: 0.05, price: 1.1039, sl: 1.101 }]);
-    const protection = () =>
-      bed.broker
-        .working()
-        .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
-        .map((o) => [o.side, o.ordType, o.price, o.units])
-        .sort();
+    const protection = () => protectionAt(bed.broker, entryId);
     await waitUntil(() => protection().length === 2, 'the stop and target working at the broker', 30_000);
     expect(protection()).toEqual([
       ['sell', '2', 1.109, 5000],

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, useCliStore } from '../support/cli-store.js';
 import { CLI } from '../support/spawn-server.js';
 
 /**
@@ -12,19 +12,7 @@ import { CLI } from '../support/spawn-server.js';
  * API files run them on both), and the store they open is SQLite's, so this file runs once
  * (`storeBlind` in vitest.config.ts); admin-cli.test.ts runs the CLI on both stores.
  */
-let env: Record<string, string>;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  env = await freshCliStore(cleanups, { SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
-});
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
-  return runCli(env, ...args);
-}
+const { cli } = useCliStore({ SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
 
 describe('the admin CLI, refusing', () => {
   it('refuses bad input with a problem on stderr and exit code 1', async () => {

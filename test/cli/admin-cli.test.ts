@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ADMIN_TOKEN, freshCliStore, runCli } from '../support/cli-store.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ADMIN_TOKEN, freshCliStore, runCli, useCliStore } from '../support/cli-store.js';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
@@ -9,19 +9,7 @@ import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
  * The admin CLI on the store a server runs on, on each store: what it creates the server serves,
  * which store it says it opened. Its refusals, on one store, are in admin-cli-refusals.test.ts.
  */
-let env: Record<string, string>;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  env = await freshCliStore(cleanups, { SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
-});
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string; store: string | null }> {
-  return runCli(env, ...args);
-}
+const { env, cleanups, cli } = useCliStore({ SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
 
 describe('the admin CLI', () => {
   it('creates what a running server then serves, on the same data', async () => {

@@ -1,17 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { describe, expect, it } from 'vitest';
+import { useCliStore } from '../support/cli-store.js';
 
-let env: Record<string, string>;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  env = await freshCliStore(cleanups, { SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
-});
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-const cli = (...args: string[]) => runCli(env, ...args);
+const { cli } = useCliStore({ SIGNALGATE_PUBLIC_URL: 'https://sg.example.test' });
 
 const json = async (...args: string[]) => {
   const answer = await cli(...args);

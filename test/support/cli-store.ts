@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
 import { freshPostgresSchema } from './postgres.js';
 import { CLI } from './spawn-server.js';
@@ -36,6 +37,26 @@ export async function freshCliStore(
   // The store a server would have made: admin commands refuse to start a new one unasked.
   await (await openStore({ dataDir, databaseUrl: env.SIGNALGATE_DATABASE_URL ?? null })).close();
   return env;
+}
+
+/**
+ * A store of the file's own for its CLI runs: made before its tests (`env` filled then), removed
+ * after them with whatever else the file pushes on `cleanups`. `cli` runs `signalgate ARGS` on it.
+ */
+export function useCliStore(extra: Record<string, string> = {}): {
+  env: Record<string, string>;
+  cleanups: Array<() => Promise<void> | void>;
+  cli: (...args: string[]) => ReturnType<typeof runCli>;
+} {
+  const env: Record<string, string> = {};
+  const cleanups: Array<() => Promise<void> | void> = [];
+  beforeAll(async () => {
+    Object.assign(env, await freshCliStore(cleanups, extra));
+  });
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return { env, cleanups, cli: (...args) => runCli(env, ...args) };
 }
 
 /** The line with which an admin command names the store it opened. */

@@ -8,6 +8,18 @@ export const CREDENTIALS = { user: 'trader-44', password: 'pw-fix44-554' };
 export type Fix44Bed = FixBed<Fix44Counterparty>;
 
 /**
+ * The orders working at the broker that protect the position of the entry `entryId` (their
+ * ClOrdIDs share the signal's prefix), as [side, type, price, units], sorted.
+ */
+export function protectionAt(broker: Fix44Counterparty, entryId: string): unknown[][] {
+  return broker
+    .working()
+    .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
+    .map((o) => [o.side, o.ordType, o.price, o.units])
+    .sort();
+}
+
+/**
  * One server, one plain FIX 4.4 counterparty (EURUSD at 1.1050/1.1052, and the `prices` given)
  * and the session file for it (dialect fix44), for a `describe` block.
  */
