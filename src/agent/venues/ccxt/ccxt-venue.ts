@@ -136,6 +136,8 @@ export class CcxtVenue implements Venue {
       password: options.credentials?.password,
       enableRateLimit: true,
       ...(options.markets && { markets: options.markets }),
+      // Bybit's coin list (with keys, asked before the markets) is the wallet's: never used here.
+      ...(options.exchange === 'bybit' && { has: { fetchCurrencies: false } }),
       options: {
         defaultType: options.market,
         adjustForTimeDifference: false,
@@ -946,9 +948,12 @@ function endedEmpty(order: Order): boolean {
  * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the wallet's coins and
  * the margin pairs, before anything else: heavy requests, and wallet and margin permissions,
  * for what the agent never trades. It loads only the kind it trades (USDⓈ-M for swap; inverse
- * markets are refused anyway), and neither coins nor margin pairs.
+ * markets are refused anyway), and neither coins nor margin pairs. CCXT's Bybit loads spot,
+ * linear, inverse and three option families (and the coins, see the constructor): only the
+ * linear or the spot markets are loaded.
  */
 function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
+  if (exchange === 'bybit') return { fetchMarkets: { types: [market === 'swap' ? 'linear' : 'spot'] } };
   if (exchange !== 'binance' && exchange !== 'binanceusdm') return {};
   return {
     fetchMarkets: { types: [market === 'swap' || exchange === 'binanceusdm' ? 'linear' : 'spot'] },
