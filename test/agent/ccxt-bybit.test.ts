@@ -151,7 +151,7 @@ describe('a real agent process on the Bybit v5 test exchange', () => {
     const again = await run();
     bybit.setPrice('BTCUSDT', 49900);
     await waitUntil(
-      () => bybit.state().openOrders.some((o) => o.orderLinkId === `${clientOrderId(entry, 'p1r0')}s`),
+      () => bybit.state().openOrders.some((o) => o.reduceOnly && o.triggerPrice === 49000),
       'the stop placed once the entry filled',
       20_000,
     );
