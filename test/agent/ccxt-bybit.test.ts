@@ -142,6 +142,44 @@ describe('a real agent process on the Bybit v5 test exchange', () => {
     expect(bybit.state().wallet).toBeCloseTo(10_000 + 0.01 * (51000 - 50000.1), 6);
   });
 
+  it("two positions on one side: the one whose target filled has its stop cancelled by the agent, on Bybit's plain cancel endpoint", async () => {
+    const { bybit, authKey, published } = await start('bybit-two');
+    const first = await postSignal(server.url, authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    expect((await outcome(first)).status).toBe('executed');
+    const second = await postSignal(server.url, authKey, 'BTCUSDT,buy,vol=0.02,sl_price=48000,tp_price=52000');
+    expect((await outcome(second)).status).toBe('executed');
+    const stop = bybit.state().openOrders.find((o) => o.orderLinkId === `${clientOrderId(first, 'p1r0')}s`)!;
+    bybit.setPrice('BTCUSDT', 51000);
+    expect(bybit.state().positions).toMatchObject([{ symbol: 'BTCUSDT', size: 0.02 }]);
+    await waitUntil(
+      () => bybit.state().orders.find((o) => o.orderId === stop.orderId)?.orderStatus === 'Deactivated',
+      "the first position's stop cancelled",
+      15_000,
+    );
+    // A conditional order on a contract is cancelled by its id alone: no orderFilter, no `trigger`.
+    expect(bybit.requests('POST', '/v5/order/cancel').map((r) => r.params)).toEqual([
+      { symbol: 'BTCUSDT', orderId: stop.orderId, category: 'linear' },
+    ]);
+    expect(
+      bybit
+        .state()
+        .openOrders.map((o) => [o.orderLinkId, o.triggerPrice, o.price, o.qty])
+        .sort(),
+    ).toEqual(
+      [
+        [`${clientOrderId(second, 'p2r0')}s`, 48000, 0, 0.02],
+        [`${clientOrderId(second, 'p2r0')}t1`, 0, 52000, 0.02],
+      ].sort(),
+    );
+    await waitUntil(
+      async () => (await published())?.positions?.length === 1,
+      'one position left in the published state',
+      15_000,
+    );
+    // Open orders are read in one listing, conditional ones with the plain ones.
+    expect(bybit.requests('GET', '/v5/order/realtime').filter((r) => r.params.orderFilter !== undefined)).toEqual([]);
+  });
+
   it('a pending entry standing at start-up is followed (acknowledged look-ups), and fills into a position with its stop', async () => {
     const { bybit, authKey, agent, run } = await start('bybit-pending');
     const entry = await postSignal(server.url, authKey, 'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000');
