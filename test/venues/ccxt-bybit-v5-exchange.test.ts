@@ -72,6 +72,24 @@ describe('the CCXT venue on the Bybit v5 test exchange', () => {
     expect(exchange.state().positions).toEqual([{ symbol: 'BTCUSDT', size: 0.01, avgPrice: 50000.1 }]);
   });
 
+  it('the account lists all 25 open orders, though Bybit answers 20 a page unless asked for more', async () => {
+    await open();
+    for (let i = 0; i < 25; i += 1) {
+      const id = `sg${'0'.repeat(14)}${String(i).padStart(2, '0')}o`;
+      await venue.place({
+        clientId: id,
+        symbol: 'BTC/USDT:USDT',
+        side: 'buy',
+        kind: 'limit',
+        volume: 0.001,
+        price: 49000 - i,
+      });
+    }
+    const { orders } = await venue.account();
+    expect(orders).toHaveLength(25);
+    expect(new Set(orders.map((o) => o.clientId)).size).toBe(25);
+  });
+
   it('reads 240 payments of 10 days in cursor pages and 7-day windows, each once, paid as negative', async () => {
     await open();
     await buy('sgbybit0000000004o', 'market');

@@ -799,8 +799,10 @@ export class CcxtVenue implements Venue {
     // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
     // option acknowledges it: the agent asks once on start and for the published state.
     this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
+    // Bybit answers 20 orders a page unless asked (at most 50): CCXT follows its cursor then.
+    const pages = this.exchange.id === 'bybit' ? { paginate: true } : {};
     const plain = await this.call('fetch the open orders', () =>
-      this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()),
+      this.exchange.fetchOpenOrders(undefined, undefined, undefined, { ...this.kindParams(), ...pages }),
     );
     // Where the exchange keeps conditional orders apart (Binance USDⓈ-M: the Algo Service), they
     // are listed apart too: a stop must never be invisible to the reconciliation.
