@@ -180,6 +180,28 @@ describe('a real agent process on the Bybit v5 test exchange', () => {
     expect(bybit.requests('GET', '/v5/order/realtime').filter((r) => r.params.orderFilter !== undefined)).toEqual([]);
   });
 
+  it("a stop reached fills at the exchange's price: the trade in the ledger closes there, with the exchange's fees", async () => {
+    const { bybit, authKey, published, trades } = await start('bybit-stop');
+    const fees = await fetch(`${bybit.url}_control/fees?maker=0.0002&taker=0.00055`, { method: 'POST' });
+    expect(fees.status).toBe(200);
+    const entry = await postSignal(server.url, authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000');
+    expect((await outcome(entry)).status).toBe('executed');
+    // Below the trigger at once: the conditional market sell fills at the bid, 48900.
+    bybit.setPrice('BTCUSDT', 48900);
+    expect(bybit.state().positions).toEqual([]);
+    await waitUntil(async () => (await trades())[0]?.exitAt != null, 'the closed trade in the ledger', 30_000);
+    // Bought at the ask 50000.1 (taker 0.055 %: 0.27500055), sold at 48900 (0.268950).
+    expect((await trades())[0]).toMatchObject({
+      side: 'long',
+      lots: 0.01,
+      entryPrice: 50000.1,
+      exitPrice: 48900,
+      fees: 0.54395055,
+    });
+    await waitUntil(async () => (await published())?.positions?.length === 0, 'no position published', 15_000);
+    expect(bybit.state().openOrders).toEqual([]);
+  });
+
   it('a pending entry standing at start-up is followed (acknowledged look-ups), and fills into a position with its stop', async () => {
     const { bybit, authKey, agent, run } = await start('bybit-pending');
     const entry = await postSignal(server.url, authKey, 'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000');
