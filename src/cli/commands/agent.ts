@@ -104,7 +104,7 @@ export function registerAgentCommand(program: Command): void {
     )
     .option(
       '--funding-every <seconds>',
-      "ccxt (Binance USDⓈ-M): read the account's funding payments for the ledger this often (default: 60)",
+      "ccxt swaps: read the account's funding payments for the ledger this often (default: 60)",
     )
     .option(
       '--unprotected <rule>',

@@ -136,6 +136,8 @@ export class CcxtVenue implements Venue {
       password: options.credentials?.password,
       enableRateLimit: true,
       ...(options.markets && { markets: options.markets }),
+      // Bybit's coin list (with keys, asked before the markets) is the wallet's: never used here.
+      ...(options.exchange === 'bybit' && { has: { fetchCurrencies: false } }),
       options: {
         defaultType: options.market,
         adjustForTimeDifference: false,
@@ -512,19 +514,30 @@ export class CcxtVenue implements Venue {
   }
 
   /**
-   * Funding payments booked at `since` or later, oldest first: Binance USDⓈ-M's income records of
-   * type FUNDING_FEE (CCXT's fetchFundingHistory), in the background's share of the request budget
-   * (weight 30). Binance answers at most `limit` records of a period from its start, so a full
-   * page is followed by the next from its last time. Other exchanges: none (not wired, not tried).
+   * Funding payments booked at `since` or later, oldest first, through CCXT's fetchFundingHistory
+   * on swap markets of an exchange whose class has it, in the background's share of the request
+   * budget. How each exchange answers (fundingRules): Binance USDⓈ-M answers at most `limit`
+   * records of a period from its start, so a full page is followed by the next from its last
+   * time; Bybit answers a cursor for the next page and 7 days from `startTime` at most, so each
+   * cursor is followed and then the next 7 days, up to now.
    */
   async funding(since: number): Promise<LedgerFunding[]> {
-    if (!this.isBinanceUsdm()) return [];
+    if (this.options.market !== 'swap' || this.exchange.has['fetchFundingHistory'] !== true) return [];
+    const rules = fundingRules(this.exchange.id);
     const payments = new Map<string, LedgerFunding>();
     let from = since;
+    let cursor: string | undefined;
     for (let page = 0; page < FUNDING_PAGES; page += 1) {
+      const until = rules.windowMs === undefined ? undefined : Math.min(from + rules.windowMs, Date.now());
+      const params = {
+        ...this.kindParams(),
+        ...rules.params,
+        ...(until !== undefined && { until }),
+        ...(cursor !== undefined && { cursor }),
+      };
       const records = await this.background(() =>
         this.call('read the funding payments', () =>
-          this.exchange.fetchFundingHistory(undefined, from, FUNDING_PAGE, this.kindParams()),
+          this.exchange.fetchFundingHistory(undefined, from, rules.page, params),
         ),
       );
       for (const record of records) {
@@ -532,25 +545,29 @@ export class CcxtVenue implements Venue {
         if (typeof record.timestamp !== 'number' || typeof record.amount !== 'number' || record.symbol === undefined)
           continue;
         // tranIds past 2^53 lose digits in JSON parsing: the market and time keep two payments apart.
-        const id = `${String(info.tranId)}:${String(info.symbol)}:${record.timestamp}`;
+        const id = `${String(info.tranId ?? record.id)}:${String(info.symbol)}:${record.timestamp}`;
         payments.set(id, {
           venueFundingId: id,
           symbol: record.symbol,
-          amount: record.amount,
+          amount: rules.paidIsPositive ? -record.amount : record.amount,
           currency: String(record.code ?? this.accountCurrency()),
           at: new Date(record.timestamp).toISOString(),
         });
       }
+      cursor = records
+        .map((r) => (r.info as { nextPageCursor?: unknown } | undefined)?.nextPageCursor)
+        .find((c): c is string => typeof c === 'string' && c !== '');
+      if (cursor !== undefined && records.length > 0) continue;
+      cursor = undefined;
+      if (until !== undefined && until < Date.now() - 1000) {
+        from = until;
+        continue;
+      }
       const last = records.at(-1)?.timestamp;
-      if (records.length < FUNDING_PAGE || typeof last !== 'number' || last <= from) break;
+      if (rules.page === undefined || records.length < rules.page || typeof last !== 'number' || last <= from) break;
       from = last;
     }
     return [...payments.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
-  }
-
-  private isBinanceUsdm(): boolean {
-    const id = this.exchange.id;
-    return id === 'binanceusdm' || (id === 'binance' && this.options.market === 'swap');
   }
 
   /** An entry's cancel answers the order as it ended: what filled of it before (Binance's executedQty). */
@@ -782,8 +799,10 @@ export class CcxtVenue implements Venue {
     // Without a symbol some exchanges (Binance) charge a heavy rate-limit weight and warn; the
     // option acknowledges it: the agent asks once on start and for the published state.
     this.exchange.options.warnOnFetchOpenOrdersWithoutSymbol = false;
+    // Bybit answers 20 orders a page unless asked (at most 50): CCXT follows its cursor then.
+    const pages = this.exchange.id === 'bybit' ? { paginate: true } : {};
     const plain = await this.call('fetch the open orders', () =>
-      this.exchange.fetchOpenOrders(undefined, undefined, undefined, this.kindParams()),
+      this.exchange.fetchOpenOrders(undefined, undefined, undefined, { ...this.kindParams(), ...pages }),
     );
     // Where the exchange keeps conditional orders apart (Binance USDⓈ-M: the Algo Service), they
     // are listed apart too: a stop must never be invisible to the reconciliation.
@@ -843,10 +862,12 @@ export class CcxtVenue implements Venue {
       try {
         return await this.call('place the order', () => create(id));
       } catch (error) {
-        // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated.", which CCXT makes an InvalidOrder.
+        // Binance USDⓈ-M says -4116 "ClientOrderId is duplicated." and Bybit 110072 "OrderLinkedID
+        // is duplicate", both of which CCXT makes an InvalidOrder.
         const duplicate =
           error instanceof VenueRefusedError &&
-          (error.cause instanceof ccxt.DuplicateOrderId || /"code":\s*-4116\b/.test(error.message));
+          (error.cause instanceof ccxt.DuplicateOrderId ||
+            /"code":\s*-4116\b|"retCode":\s*110072\b/.test(error.message));
         if (!duplicate) throw error;
         const again = await this.byClientId(id, symbol, trigger);
         if (again === null) throw error;
@@ -865,7 +886,7 @@ export class CcxtVenue implements Venue {
       return await this.call(`fetch order ${clientId}`, () =>
         this.exchange.fetchOrder('', symbol, {
           ...this.lookUpParams(),
-          clientOrderId: clientId,
+          ...this.byClientIdParam(clientId),
           ...(trigger && this.conditional(symbol)),
         }),
       );
@@ -873,6 +894,15 @@ export class CcxtVenue implements Venue {
       if (isGone(error)) return null;
       throw error;
     }
+  }
+
+  /**
+   * How a look-up names the client id. CCXT's Bybit fetchOrder passes `clientOrderId` through as
+   * a field Bybit does not know, with `orderId` empty, and Bybit then answers the symbol's newest
+   * order, whichever it is: Bybit's own field is `orderLinkId`.
+   */
+  private byClientIdParam(clientId: string): Record<string, unknown> {
+    return this.exchange.id === 'bybit' ? { orderLinkId: clientId } : { clientOrderId: clientId };
   }
 
   /** Runs a CCXT call; its errors become the venue's two kinds (refused, unreachable). */
@@ -928,9 +958,27 @@ export class CcxtVenue implements Venue {
   }
 }
 
-/** Funding records asked for at once (Binance's most), and pages read at most in one call. */
-const FUNDING_PAGE = 1000;
+/** Pages of funding records read at most in one call. */
 const FUNDING_PAGES = 10;
+
+/**
+ * How an exchange answers CCXT's fetchFundingHistory. `page`: the records asked for at once
+ * (Binance's most is 1000; Bybit's 100, sent as its own `limit`, since CCXT sends a `size` that
+ * Bybit's execution list does not take and answers its default 50). `windowMs`: the longest
+ * period one request answers (Bybit: 7 days from startTime). `paidIsPositive`: the amount is
+ * what the position paid (Bybit's execFee, a fee), where the ledger counts what it received.
+ */
+function fundingRules(exchange: string): {
+  page: number | undefined;
+  params: Record<string, unknown>;
+  windowMs?: number;
+  paidIsPositive: boolean;
+} {
+  if (exchange === 'bybit')
+    return { page: 100, params: { limit: 100 }, windowMs: 7 * 24 * 3600 * 1000, paidIsPositive: true };
+  if (exchange === 'binance' || exchange === 'binanceusdm') return { page: 1000, params: {}, paidIsPositive: false };
+  return { page: undefined, params: {}, paidIsPositive: false };
+}
 
 /** How often a stop or target found ended is placed again under a new client id before it is the venue's refusal. */
 const MAX_REPLACEMENTS = 9;
@@ -946,9 +994,12 @@ function endedEmpty(order: Order): boolean {
  * CCXT's Binance loads spot, USDⓈ-M and COIN-M markets, and with keys the wallet's coins and
  * the margin pairs, before anything else: heavy requests, and wallet and margin permissions,
  * for what the agent never trades. It loads only the kind it trades (USDⓈ-M for swap; inverse
- * markets are refused anyway), and neither coins nor margin pairs.
+ * markets are refused anyway), and neither coins nor margin pairs. CCXT's Bybit loads spot,
+ * linear, inverse and three option families (and the coins, see the constructor): only the
+ * linear or the spot markets are loaded.
  */
 function onlyWhatIsTraded(exchange: string, market: MarketKind): Record<string, unknown> {
+  if (exchange === 'bybit') return { fetchMarkets: { types: [market === 'swap' ? 'linear' : 'spot'] } };
   if (exchange !== 'binance' && exchange !== 'binanceusdm') return {};
   return {
     fetchMarkets: { types: [market === 'swap' || exchange === 'binanceusdm' ? 'linear' : 'spot'] },
