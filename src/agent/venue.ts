@@ -224,6 +224,11 @@ export type VenueReport =
       /** The order as the venue has it after the bust: `filled` counts what still stands. */
       order: VenueOrder;
       lots: number;
+      /**
+       * The order's filled lots when the fill taken back was made (the fill the venue named: FIX
+       * ExecRefID). Absent: its latest fill, the lots standing now plus those taken back.
+       */
+      bustedAt?: number;
     }
   | {
       type: 'entry_filled';

@@ -60,6 +60,8 @@ interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
    * signal is executed again) waits until place() hands it over, else the book would drop it.
    */
   handed?: boolean;
+  /** The order's filled lots after each of its fills, by the fill's ExecID: a bust names one (ExecRefID). */
+  execFilled?: Record<string, number>;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -750,6 +752,7 @@ export class FixVenue implements Venue {
         time: m.ExecType !== 'I' && m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null,
         fee: null,
       });
+      if (m.ExecID !== undefined) order.execFilled = { ...order.execFilled, [String(m.ExecID)]: step.order.filled };
     }
     Object.assign(order, {
       filled: step.order.filled,
@@ -766,7 +769,13 @@ export class FixVenue implements Venue {
         { order: publicOrder(order), busted: step.busted },
         `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel)`,
       );
-      this.pendingReports.push({ type: 'fill_busted', order: publicOrder(order), lots: step.busted });
+      const bustedAt = m.ExecRefID === undefined ? undefined : order.execFilled?.[String(m.ExecRefID)];
+      this.pendingReports.push({
+        type: 'fill_busted',
+        order: publicOrder(order),
+        lots: step.busted,
+        ...(bustedAt !== undefined && { bustedAt }),
+      });
       return;
     }
     this.saveRecord();
@@ -1090,7 +1099,7 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, reported: _reported, taken: _taken, handed: _handed, ...rest } = order;
+  const { positionId, reported: _reported, taken: _taken, handed: _handed, execFilled: _execFilled, ...rest } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
