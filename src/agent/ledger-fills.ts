@@ -68,11 +68,16 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
 /**
  * The ledger's bust of a venue's report that it took back lots of an order's fills: keyed by the
  * id `ledgerFillsOf` gave the fill, the order's filled lots when it was made (`bustedAt`, the fill
- * the venue named, or the latest: the lots standing now plus those taken back).
+ * the venue named, or the latest: the lots standing now plus those taken back), with the lots of
+ * it taken back in all, so a second bust of one fill supersedes the first.
  */
 export function ledgerBustOf(report: Extract<VenueReport, { type: 'fill_busted' }>, at: number): LedgerBust {
   const filled = report.bustedAt ?? Math.round((report.order.filled + report.lots) * 1e8) / 1e8;
-  return { venueFillId: `${report.order.id}@${filled}`, lots: report.lots, at: new Date(at).toISOString() };
+  return {
+    venueFillId: `${report.order.id}@${filled}`,
+    lots: report.bustedInAll ?? report.lots,
+    at: new Date(at).toISOString(),
+  };
 }
 
 /** A market entry's quote at receipt; none for a pending entry, filled at a price chosen on purpose. */

@@ -53,7 +53,8 @@ export class LedgerOutbox {
   add(fills: readonly LedgerFill[], funding: readonly LedgerFunding[] = [], busts: readonly LedgerBust[] = []): void {
     this.fills.push(...fills);
     this.funding.push(...funding);
-    this.busts.push(...busts);
+    // A later bust of the same fill counts its lots in all: it takes the earlier one's place.
+    for (const bust of busts) this.busts = [...this.busts.filter((b) => b.venueFillId !== bust.venueFillId), bust];
   }
 
   /** Where the next read of the venue's funding payments starts (epoch ms, inclusive). */
@@ -96,7 +97,7 @@ export class LedgerOutbox {
       .filter((f) => this.durable.has(`p:${f.venueFundingId}`))
       .slice(0, MAX_REPORT_ENTRIES - fills.length);
     const busts = this.busts
-      .filter((b) => this.durable.has(`b:${b.venueFillId}`))
+      .filter((b) => this.durable.has(`b:${b.venueFillId}@${b.lots}`))
       .slice(0, MAX_REPORT_ENTRIES - fills.length - funding.length);
     return busts.length > 0 ? { fills, funding, busts } : { fills, funding };
   }
@@ -106,12 +107,12 @@ export class LedgerOutbox {
     const fills = new Set(report.fills.map((f) => f.venueFillId));
     const funding = new Set((report.funding ?? []).map((f) => f.venueFundingId));
     this.fills = this.fills.filter((f) => !fills.has(f.venueFillId));
-    const busts = new Set((report.busts ?? []).map((b) => b.venueFillId));
+    const busts = new Set((report.busts ?? []).map((b) => `b:${b.venueFillId}@${b.lots}`));
     this.funding = this.funding.filter((f) => !funding.has(f.venueFundingId));
-    this.busts = this.busts.filter((b) => !busts.has(b.venueFillId));
+    this.busts = this.busts.filter((b) => !busts.has(`b:${b.venueFillId}@${b.lots}`));
     for (const id of fills) this.durable.delete(`f:${id}`);
     for (const id of funding) this.durable.delete(`p:${id}`);
-    for (const id of busts) this.durable.delete(`b:${id}`);
+    for (const id of busts) this.durable.delete(id);
   }
 
   /** What the journal writes now; `written()` once that write is durable. */
@@ -133,7 +134,7 @@ export class LedgerOutbox {
     return [
       ...this.fills.map((f) => `f:${f.venueFillId}`),
       ...this.funding.map((f) => `p:${f.venueFundingId}`),
-      ...this.busts.map((b) => `b:${b.venueFillId}`),
+      ...this.busts.map((b) => `b:${b.venueFillId}@${b.lots}`),
     ];
   }
 }

@@ -229,6 +229,8 @@ export type VenueReport =
        * ExecRefID). Absent: its latest fill, the lots standing now plus those taken back.
        */
       bustedAt?: number;
+      /** With `bustedAt`: the lots of that fill taken back so far, this bust's included. */
+      bustedInAll?: number;
     }
   | {
       type: 'entry_filled';

@@ -33,7 +33,9 @@ export interface Ledger {
    * Records what one agent reported. An entry whose venue id this agent reported before is left as
    * it was (the agent sends again what it did not see answered). A fill's signal (when it is one of
    * the agent's account) gives the fill its source, strategy (`comment`) and time of receipt.
-   * A bust is recorded whether its fill is recorded yet or not. Committed before it resolves.
+   * A bust is recorded whether its fill is recorded yet or not; its `lots` are those of the fill
+   * taken back in all, so one of more lots than recorded replaces it (a second bust of the fill),
+   * and one of no more is known. Committed before it resolves.
    */
   record(
     agent: LedgerAgent,

@@ -58,7 +58,7 @@ describe('busts in the ledger, through a real agent at a plain FIX 4.4 broker', 
     expect(statistics.statistics).toMatchObject({ trades: 1, netProfit: -15 });
   }, 120_000);
 
-  it('a market entry busted whole: its trade leaves the ledger', async () => {
+  it('a market entry busted in part, then whole: its trade shrinks, then leaves the ledger', async () => {
     const before = (await trades()).length;
     const opening = await postSignal(bed.server.url, bed.authKey, 'EURUSD,buy,vol=0.04,sl_pips=30,tp_pips=50');
     expect((await bed.settled(opening)).message).toMatch(/^opened buy 0\.04 EURUSD/);
@@ -67,7 +67,12 @@ describe('busts in the ledger, through a real agent at a plain FIX 4.4 broker', 
       [0.04, 1.1052],
     ]);
 
-    bed.broker.bust(clientOrderId(opening, 'o'), 4000);
+    bed.broker.bust(clientOrderId(opening, 'o'), 1000);
+    await waitUntil(
+      async () => (await trades()).some((t) => t.exitAt === null && t.lots === 0.03),
+      'the trade down to 0.03 lots',
+    );
+    bed.broker.bust(clientOrderId(opening, 'o'), 3000);
     await waitUntil(async () => (await trades()).length === before, 'the busted entry gone from the ledger');
     expect((await trades()).filter((t) => t.exitAt === null)).toEqual([]);
     expect(agent.lines().filter((l) => l.level >= 50)).toEqual([]);

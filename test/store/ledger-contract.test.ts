@@ -114,21 +114,21 @@ describe.each(contractStores('contract_ledger'))('$name store', ({ harness: make
     ]);
   });
 
-  it('records a bust once per agent and busted fill id, before or after its fill, and keeps it across a reopen', async () => {
+  it('records a bust once per agent and busted fill id, before or after its fill; a second bust of more lots replaces it', async () => {
     const seeded = await seed(store, { agents: 2 });
     const [one, two] = seeded.agents.map((a) => ({ id: a.id, accountId: seeded.accountId }));
-    const bust = { venueFillId: 'ord-9@0.1', lots: 0.1, at: at(8000) };
+    const first = { venueFillId: 'ord-9@0.1', lots: 0.04, at: at(8000) };
     // The bust came first (its fill still in the agent's outbox): recorded all the same.
-    expect(await store.ledger.record(one!, [], [], at(9000), [bust])).toEqual({ recorded: 1, known: 0 });
-    expect(await store.ledger.record(one!, [fill('ord-9@0.1')], [], at(9100), [bust])).toEqual({
+    expect(await store.ledger.record(one!, [], [], at(9000), [first])).toEqual({ recorded: 1, known: 0 });
+    expect(await store.ledger.record(one!, [fill('ord-9@0.1')], [], at(9100), [first])).toEqual({
       recorded: 1,
       known: 1,
     });
-    // Sent again after a restart, with other lots: recorded once, as first said.
-    expect(await store.ledger.record(one!, [], [], at(9500), [{ ...bust, lots: 0.05 }])).toEqual({
-      recorded: 0,
-      known: 1,
-    });
+    // The venue took the rest of that fill back: its lots in all, 0.1, replace the 0.04.
+    const bust = { venueFillId: 'ord-9@0.1', lots: 0.1, at: at(8500) };
+    expect(await store.ledger.record(one!, [], [], at(9200), [bust])).toEqual({ recorded: 1, known: 0 });
+    // The first sent again after a restart: known, the 0.1 stands.
+    expect(await store.ledger.record(one!, [], [], at(9500), [first])).toEqual({ recorded: 0, known: 1 });
     expect(await store.ledger.busts({ agentId: two!.id })).toEqual([]);
     const recorded = [{ ...bust, agentId: one!.id, accountId: seeded.accountId }];
     expect(await store.ledger.busts({ accountId: seeded.accountId })).toEqual(recorded);

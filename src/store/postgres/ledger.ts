@@ -64,7 +64,8 @@ export class PostgresLedger implements Ledger {
       for (const b of busts) {
         const result = await client.query(
           `INSERT INTO ledger_busts (${BUST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (agent_id, venue_fill_id) DO NOTHING`,
+           ON CONFLICT (agent_id, venue_fill_id) DO UPDATE SET lots = excluded.lots, at = excluded.at
+           WHERE excluded.lots > ledger_busts.lots`,
           bustValues(agent, b, recordedAt),
         );
         recorded += result.rowCount ?? 0;

@@ -52,7 +52,8 @@ export class SqliteLedger implements Ledger {
     );
     const insertBust = this.connection.stmt(
       `INSERT INTO ledger_busts (${BUST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (agent_id, venue_fill_id) DO NOTHING`,
+       ON CONFLICT (agent_id, venue_fill_id) DO UPDATE SET lots = excluded.lots, at = excluded.at
+       WHERE excluded.lots > ledger_busts.lots`,
     );
     return this.connection.db
       .transaction(() => {
