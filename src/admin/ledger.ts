@@ -155,9 +155,13 @@ function csvCell(value: LedgerTrade[keyof LedgerTrade]): string {
 
 async function selectedTrades(store: Store, q: LedgerQuery): Promise<LedgerTrade[]> {
   const filter = { accountId: q.accountId, ...(q.agentId !== undefined && { agentId: q.agentId }) };
-  const [fills, funding] = await Promise.all([store.ledger.fills(filter), store.ledger.funding(filter)]);
+  const [fills, funding, busts] = await Promise.all([
+    store.ledger.fills(filter),
+    store.ledger.funding(filter),
+    store.ledger.busts(filter),
+  ]);
   const symbol = q.symbol?.toUpperCase();
-  return buildTrades(fills, funding).filter(
+  return buildTrades(fills, funding, busts).filter(
     (trade) =>
       (q.sourceId === undefined || trade.sourceId === q.sourceId) &&
       (q.strategy === undefined || trade.strategy === q.strategy) &&

@@ -1,6 +1,6 @@
 import type { EngineEvent, EngineState, Position, Quote } from '../engine/index.js';
-import type { LedgerFill } from '../protocol/ledger-report.js';
-import type { VenueOrder } from './venue.js';
+import type { LedgerBust, LedgerFill } from '../protocol/ledger-report.js';
+import type { VenueOrder, VenueReport } from './venue.js';
 
 /** One step of the book: the state before and after, what the engine did, and the venue's orders that did it. */
 export interface BookStep {
@@ -63,6 +63,21 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
     });
   }
   return fills;
+}
+
+/**
+ * The ledger's bust of a venue's report that it took back lots of an order's fills: keyed by the
+ * id `ledgerFillsOf` gave the fill, the order's filled lots when it was made (`bustedAt`, the fill
+ * the venue named, or the latest: the lots standing now plus those taken back), with the lots of
+ * it taken back in all, so a second bust of one fill supersedes the first.
+ */
+export function ledgerBustOf(report: Extract<VenueReport, { type: 'fill_busted' }>, at: number): LedgerBust {
+  const filled = report.bustedAt ?? Math.round((report.order.filled + report.lots) * 1e8) / 1e8;
+  return {
+    venueFillId: `${report.order.id}@${filled}`,
+    lots: report.bustedInAll ?? report.lots,
+    at: new Date(at).toISOString(),
+  };
 }
 
 /** A market entry's quote at receipt; none for a pending entry, filled at a price chosen on purpose. */

@@ -1,5 +1,6 @@
 import {
   MAX_REPORT_ENTRIES,
+  type LedgerBust,
   type LedgerFill,
   type LedgerFunding,
   type LedgerReport,
@@ -9,6 +10,8 @@ import {
 export interface LedgerOutboxRecord {
   fills: LedgerFill[];
   funding: LedgerFunding[];
+  /** Fills the venue took back (absent: a journal from before them). */
+  busts?: LedgerBust[];
   /** Where the next read of the venue's funding payments starts (absent: a journal from before them). */
   fundingFrom?: FundingCursor;
 }
@@ -24,7 +27,7 @@ export interface FundingCursor {
 }
 
 /**
- * The fills and funding payments the agent has not yet seen the server record. Written in the
+ * The fills, funding payments and busts the agent has not yet seen the server record. Written in the
  * journal with the book step they came from (one file, one write), so a restart finds a fill
  * exactly when it finds its effect on the book, and sends again what it did not see confirmed: the
  * server records each venue id once, so sending twice never counts twice.
@@ -32,6 +35,7 @@ export interface FundingCursor {
 export class LedgerOutbox {
   private fills: LedgerFill[];
   private funding: LedgerFunding[];
+  private busts: LedgerBust[];
   /** Ids in the journal write under way, and ids on disk: only those are sent. */
   private writing: string[] = [];
   private readonly durable = new Set<string>();
@@ -41,13 +45,16 @@ export class LedgerOutbox {
   constructor(stored: LedgerOutboxRecord | undefined, now = Date.now()) {
     this.fills = [...(stored?.fills ?? [])];
     this.funding = [...(stored?.funding ?? [])];
+    this.busts = [...(stored?.busts ?? [])];
     this.fundingCursor = stored?.fundingFrom ?? { at: now, ids: [] };
     for (const id of this.ids()) this.durable.add(id);
   }
 
-  add(fills: readonly LedgerFill[], funding: readonly LedgerFunding[] = []): void {
+  add(fills: readonly LedgerFill[], funding: readonly LedgerFunding[] = [], busts: readonly LedgerBust[] = []): void {
     this.fills.push(...fills);
     this.funding.push(...funding);
+    // A later bust of the same fill counts its lots in all: it takes the earlier one's place.
+    for (const bust of busts) this.busts = [...this.busts.filter((b) => b.venueFillId !== bust.venueFillId), bust];
   }
 
   /** Where the next read of the venue's funding payments starts (epoch ms, inclusive). */
@@ -77,7 +84,7 @@ export class LedgerOutbox {
   }
 
   get size(): number {
-    return this.fills.length + this.funding.length;
+    return this.fills.length + this.funding.length + this.busts.length;
   }
 
   /**
@@ -89,7 +96,10 @@ export class LedgerOutbox {
     const funding = this.funding
       .filter((f) => this.durable.has(`p:${f.venueFundingId}`))
       .slice(0, MAX_REPORT_ENTRIES - fills.length);
-    return { fills, funding };
+    const busts = this.busts
+      .filter((b) => this.durable.has(`b:${b.venueFillId}@${b.lots}`))
+      .slice(0, MAX_REPORT_ENTRIES - fills.length - funding.length);
+    return busts.length > 0 ? { fills, funding, busts } : { fills, funding };
   }
 
   /** The server recorded this report (or knew its entries): they leave the outbox. */
@@ -97,15 +107,23 @@ export class LedgerOutbox {
     const fills = new Set(report.fills.map((f) => f.venueFillId));
     const funding = new Set((report.funding ?? []).map((f) => f.venueFundingId));
     this.fills = this.fills.filter((f) => !fills.has(f.venueFillId));
+    const busts = new Set((report.busts ?? []).map((b) => `b:${b.venueFillId}@${b.lots}`));
     this.funding = this.funding.filter((f) => !funding.has(f.venueFundingId));
+    this.busts = this.busts.filter((b) => !busts.has(`b:${b.venueFillId}@${b.lots}`));
     for (const id of fills) this.durable.delete(`f:${id}`);
     for (const id of funding) this.durable.delete(`p:${id}`);
+    for (const id of busts) this.durable.delete(id);
   }
 
   /** What the journal writes now; `written()` once that write is durable. */
   record(): LedgerOutboxRecord {
     this.writing = this.ids();
-    return { fills: [...this.fills], funding: [...this.funding], fundingFrom: this.fundingCursor };
+    return {
+      fills: [...this.fills],
+      funding: [...this.funding],
+      ...(this.busts.length > 0 && { busts: [...this.busts] }),
+      fundingFrom: this.fundingCursor,
+    };
   }
 
   written(): void {
@@ -113,6 +131,10 @@ export class LedgerOutbox {
   }
 
   private ids(): string[] {
-    return [...this.fills.map((f) => `f:${f.venueFillId}`), ...this.funding.map((f) => `p:${f.venueFundingId}`)];
+    return [
+      ...this.fills.map((f) => `f:${f.venueFillId}`),
+      ...this.funding.map((f) => `p:${f.venueFundingId}`),
+      ...this.busts.map((b) => `b:${b.venueFillId}@${b.lots}`),
+    ];
   }
 }

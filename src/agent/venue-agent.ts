@@ -20,7 +20,7 @@ import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentClient, type TransportChoice } from './agent-client.js';
 import { AgentJournal, type JournalRecord } from './agent-journal.js';
-import { ledgerFillsOf } from './ledger-fills.js';
+import { ledgerBustOf, ledgerFillsOf } from './ledger-fills.js';
 import { LedgerOutbox, type LedgerOutboxRecord } from './ledger-outbox.js';
 import { AgentClosedError } from './agent-errors.js';
 import { clientOrderId } from './client-order-id.js';
@@ -1393,6 +1393,13 @@ export class VenueAgent {
     for (const event of done.events) log.info({ event }, 'account event');
     const orders = reports.flatMap((r) => (r.order === null ? [] : [r.order]));
     this.recordFills(before, done.book.state, done.events, orders, null);
+    // The ledger is told of every bust, whether or not the book held the fill: it keeps what the venue says.
+    const now = Date.now();
+    this.ledger.add(
+      [],
+      [],
+      reports.flatMap((r) => (r.type === 'fill_busted' ? [ledgerBustOf(r, now)] : [])),
+    );
     await this.journal.save();
     void this.publish();
     void this.sendLedger();
@@ -1457,7 +1464,7 @@ export class VenueAgent {
     try {
       while (true) {
         const report = this.ledger.next();
-        if (report.fills.length + (report.funding?.length ?? 0) === 0) break;
+        if (report.fills.length + (report.funding?.length ?? 0) + (report.busts?.length ?? 0) === 0) break;
         const answer = await client.reportFills(report);
         if (answer === 'later') {
           if (this.ledgerRetry === null && !this.stopping.signal.aborted) {

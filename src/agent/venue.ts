@@ -224,6 +224,13 @@ export type VenueReport =
       /** The order as the venue has it after the bust: `filled` counts what still stands. */
       order: VenueOrder;
       lots: number;
+      /**
+       * The order's filled lots when the fill taken back was made (the fill the venue named: FIX
+       * ExecRefID). Absent: its latest fill, the lots standing now plus those taken back.
+       */
+      bustedAt?: number;
+      /** With `bustedAt`: the lots of that fill taken back so far, this bust's included. */
+      bustedInAll?: number;
     }
   | {
       type: 'entry_filled';

@@ -141,9 +141,9 @@ const HALT: RouteDescription = {
 };
 
 const FILLS: RouteDescription = {
-  summary: "Report the venue's fills and funding payments for the ledger",
+  summary: "Report the venue's fills, funding payments and busts for the ledger",
   description:
-    "Each keyed by the venue's own id: one this agent reported before is left as it was and counted known, so a report sent again after a lost answer or a restart records nothing twice. At most 100 entries per report.",
+    "Each keyed by the venue's own id (a bust by the id of the fill it took back): one this agent reported before is left as it was and counted known, so a report sent again after a lost answer or a restart records nothing twice; a bust of more lots of the same fill replaces the earlier one. At most 100 entries per report.",
   tag: 'agent',
   auth: 'agent',
   body: { schema: FILLS_BODY, required: true },

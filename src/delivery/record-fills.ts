@@ -1,7 +1,7 @@
 import { ErrorCode, type Problem } from '../errors/catalog.js';
 import { unknownNames } from '../errors/unknown-names.js';
 import { objectSchema, type JsonSchema } from '../openapi/index.js';
-import { MAX_REPORT_ENTRIES, type LedgerFill, type LedgerFunding } from '../protocol/ledger-report.js';
+import { MAX_REPORT_ENTRIES, type LedgerBust, type LedgerFill, type LedgerFunding } from '../protocol/ledger-report.js';
 import type { AgentIdentity } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { type AgentAnswer, failure, success } from './agent-answer.js';
@@ -37,19 +37,33 @@ const FUNDING = objectSchema(
   },
   ['venueFundingId', 'symbol', 'amount', 'currency', 'at'],
 );
+const BUST = objectSchema(
+  {
+    venueFillId: { ...ID, description: "the venue's id of the fill it took back, as the fill was reported" },
+    lots: { type: 'number', minimum: 0, description: 'the lots taken back, above 0' },
+    at: TIME,
+  },
+  ['venueFillId', 'lots', 'at'],
+);
 
 /** The body of `POST /api/agent/fills`. */
 export const FILLS_BODY = objectSchema(
   {
     fills: { type: 'array', maxItems: MAX_REPORT_ENTRIES, items: FILL },
     funding: { type: 'array', maxItems: MAX_REPORT_ENTRIES, items: FUNDING },
+    busts: {
+      type: 'array',
+      maxItems: MAX_REPORT_ENTRIES,
+      items: BUST,
+      description: 'fills the venue took back (FIX ExecType H): the fill counts only for the lots left',
+    },
   },
   ['fills'],
 );
 
 /**
- * Records the fills and funding payments an agent reports for the ledger. Idempotent: a fill or
- * payment this agent reported before (same venue id) is left as it was and counted `known`, so an
+ * Records the fills, funding payments and busts an agent reports for the ledger. Idempotent: a
+ * fill, payment or bust this agent reported before (same venue id) is left as it was and counted `known`, so an
  * agent that did not see the answer sends the same report again safely. Checked whole before
  * anything is recorded: one bad entry refuses the report, naming the entry and field.
  */
@@ -69,11 +83,12 @@ export async function recordFills(
   const problems: Problem[] = [...unknownNames(Object.keys(report), Object.keys(FILLS_BODY.properties), 'field')];
   const fills = entries(report, 'fills', FILL, problems) as LedgerFill[];
   const funding = entries(report, 'funding', FUNDING, problems) as LedgerFunding[];
-  if (fills.length + funding.length > MAX_REPORT_ENTRIES) {
+  const busts = entries(report, 'busts', BUST, problems) as LedgerBust[];
+  if (fills.length + funding.length + busts.length > MAX_REPORT_ENTRIES) {
     problems.push({
       code: ErrorCode.INVALID_FIELD,
       param: 'fills',
-      detail: `a report holds at most ${MAX_REPORT_ENTRIES} fills and funding payments together; send the rest in another`,
+      detail: `a report holds at most ${MAX_REPORT_ENTRIES} fills, funding payments and busts together; send the rest in another`,
     });
   }
   if (problems.length > 0) return failure(...problems);
@@ -82,13 +97,14 @@ export async function recordFills(
     fills,
     funding,
     new Date(now).toISOString(),
+    busts,
   );
   return success(outcome);
 }
 
 function entries(report: Record<string, unknown>, name: string, schema: JsonSchema, problems: Problem[]): unknown[] {
   const list = report[name];
-  if (list === undefined && name === 'funding') return [];
+  if (list === undefined && name !== 'fills') return [];
   if (!Array.isArray(list)) {
     problems.push({ code: ErrorCode.INVALID_FIELD, param: name, detail: `'${name}' must be a list` });
     return [];

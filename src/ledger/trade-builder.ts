@@ -1,3 +1,4 @@
+import type { RecordedBust } from './ledger-bust.js';
 import type { LedgerTrade } from './ledger-trade.js';
 import type { RecordedFill, RecordedFunding } from './recorded-fill.js';
 
@@ -26,12 +27,19 @@ interface OpenLot {
  * - fees are shared by lots (the opening fill's over its lots, the closing fill's over the lots it
  *   closes), and a funding payment over the lots of its symbol open when it was booked;
  * - realized profit = the closing fill's booked profit for those lots (or the price difference
- *   times the lots where it booked none) − fees + funding.
+ *   times the lots where it booked none) − fees + funding;
+ * - a fill the venue busted counts only for the lots the bust left it (fee and booked profit in
+ *   proportion), and not at all when it left none: a busted exit's lots are open again, a busted
+ *   entry's trade is gone. Trades keep their ids.
  * Pure: the same fills always give the same trades, with the same ids.
  */
-export function buildTrades(fills: readonly RecordedFill[], funding: readonly RecordedFunding[] = []): LedgerTrade[] {
+export function buildTrades(
+  fills: readonly RecordedFill[],
+  funding: readonly RecordedFunding[] = [],
+  busts: readonly RecordedBust[] = [],
+): LedgerTrade[] {
   const timeline: ({ kind: 'fill'; fill: RecordedFill } | { kind: 'funding'; funding: RecordedFunding })[] = [
-    ...fills.map((fill) => ({ kind: 'fill' as const, fill })),
+    ...standing(fills, busts).map((fill) => ({ kind: 'fill' as const, fill })),
     ...funding.map((payment) => ({ kind: 'funding' as const, funding: payment })),
   ];
   const at = (item: (typeof timeline)[number]) => (item.kind === 'fill' ? item.fill.at : item.funding.at);
@@ -74,6 +82,28 @@ export function buildTrades(fills: readonly RecordedFill[], funding: readonly Re
   }
   for (const lots of open.values()) for (const lot of lots) trades.push(openTrade(lot));
   return trades.sort((a, b) => (a.entryAt < b.entryAt ? -1 : a.entryAt > b.entryAt ? 1 : a.id < b.id ? -1 : 1));
+}
+
+/** The fills as their busts left them: lots, fee and booked profit in proportion; none left, no fill. */
+function standing(fills: readonly RecordedFill[], busts: readonly RecordedBust[]): RecordedFill[] {
+  if (busts.length === 0) return [...fills];
+  const busted = new Map<string, number>();
+  for (const bust of busts) {
+    const key = `${bust.agentId}\u0000${bust.venueFillId}`;
+    busted.set(key, (busted.get(key) ?? 0) + bust.lots);
+  }
+  const left: RecordedFill[] = [];
+  for (const fill of fills) {
+    const taken = busted.get(`${fill.agentId}\u0000${fill.venueFillId}`) ?? 0;
+    const lots = fill.lots - taken;
+    if (taken <= LOT_EPSILON) left.push(fill);
+    else if (lots > LOT_EPSILON) {
+      const share = lots / fill.lots;
+      const profit = fill.profit === undefined || fill.profit === null ? fill.profit : fill.profit * share;
+      left.push({ ...fill, lots: round(lots), fee: fill.fee * share, ...(profit !== undefined && { profit }) });
+    }
+  }
+  return left;
 }
 
 function closedPart(lot: OpenLot, close: RecordedFill, lots: number): LedgerTrade {

@@ -1,5 +1,13 @@
 import { isoTime, isoTimeOrNull } from './iso-time.js';
-import type { LedgerAgent, LedgerFill, LedgerFunding, RecordedFill, RecordedFunding } from './ledger.js';
+import type {
+  LedgerAgent,
+  LedgerBust,
+  LedgerFill,
+  LedgerFunding,
+  RecordedBust,
+  RecordedFill,
+  RecordedFunding,
+} from './ledger.js';
 
 /**
  * A reported fill's own columns of `ledger_fills`, in the order `fillValues` gives them; each
@@ -35,6 +43,13 @@ export function fundingValues(agent: LedgerAgent, p: LedgerFunding, recordedAt: 
   return [agent.id, p.venueFundingId, agent.accountId, p.symbol, p.amount, p.currency, isoTime(p.at), recordedAt];
 }
 
+/** The columns of `ledger_busts`, in the order `bustValues` gives them. */
+export const BUST_COLUMNS = 'agent_id, venue_fill_id, account_id, lots, at, recorded_at';
+
+export function bustValues(agent: LedgerAgent, b: LedgerBust, recordedAt: string): (string | number)[] {
+  return [agent.id, b.venueFillId, agent.accountId, b.lots, isoTime(b.at), recordedAt];
+}
+
 /** A `ledger_fills` row as both backends read it (times as text or Date). */
 export interface LedgerFillRow {
   agent_id: string;
@@ -65,6 +80,24 @@ export interface LedgerFundingRow {
   amount: number;
   currency: string;
   at: string | Date;
+}
+
+export interface LedgerBustRow {
+  agent_id: string;
+  venue_fill_id: string;
+  account_id: string;
+  lots: number;
+  at: string | Date;
+}
+
+export function recordedBustOf(row: LedgerBustRow): RecordedBust {
+  return {
+    venueFillId: row.venue_fill_id,
+    lots: row.lots,
+    at: isoTime(row.at),
+    agentId: row.agent_id,
+    accountId: row.account_id,
+  };
 }
 
 export function recordedFillOf(row: LedgerFillRow): RecordedFill {

@@ -99,6 +99,31 @@ describe('the ledger over HTTP', () => {
     expect(stats.body.latencyBySource[0]).toMatchObject({ key: d.sourceId, trades: 2 });
   });
 
+  it('a bust reported before its fill applies once the fill comes; sent again it is known; a bad one is refused', async () => {
+    const d = await desk();
+    const bust = { venueFillId: 'x1', lots: 0.2, at: '2026-12-01T12:00:00.000Z' };
+    expect(await d.report({ fills: [], busts: [bust] })).toMatchObject({
+      status: 200,
+      body: { recorded: 1, known: 0 },
+    });
+    const exit = fill('x1', { side: 'sell', lots: 0.2, price: 110, at: '2026-12-01T11:00:00.000Z', effect: 'close' });
+    expect(await d.report({ fills: [fill('e1', { lots: 0.5 }), exit], busts: [bust] })).toMatchObject({
+      status: 200,
+      body: { recorded: 2, known: 1 },
+    });
+    // The exit never was: the long of 0.5 is open whole.
+    const trades = await server.admin('GET', `/api/admin/ledger/trades?accountId=${d.accountId}`);
+    expect(trades.body.trades.map((t: any) => [t.lots, t.exitAt, t.realizedProfit])).toEqual([[0.5, null, null]]);
+    const bad = await d.report({ fills: [], busts: [{ venueFillId: 'x2', lots: 0, at: 'noon' }] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors ?? [bad.body]).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'INVALID_FIELD', param: 'busts[0].lots' }),
+        expect.objectContaining({ code: 'INVALID_FIELD', param: 'busts[0].at' }),
+      ]),
+    );
+  });
+
   it('refuses a bad report naming the entry and field, and records none of it', async () => {
     const d = await desk();
     const bad = await d.report({ fills: [fill('ok', {}), fill('bad', { lots: -1, sidee: 'buy' })] });

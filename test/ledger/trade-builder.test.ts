@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { RecordedBust } from '../../src/ledger/ledger-bust.js';
 import type { RecordedFill, RecordedFunding } from '../../src/ledger/recorded-fill.js';
 import { buildTrades } from '../../src/ledger/trade-builder.js';
 
@@ -138,5 +140,80 @@ describe('trades from fills', () => {
     expect(buildTrades(fills)).toEqual([]);
     const again = [fill({ venueFillId: 'a', side: 'buy', lots: 2, price: 10, at: '2026-12-01T10:00:00.000Z' })];
     expect(buildTrades(again)).toEqual(buildTrades(again));
+  });
+
+  describe('busts', () => {
+    // Bought 0.2 at 100 (fee 0.02); a stop sold 0.1 at 110 (fee 0.01).
+    const entry = fill({
+      venueFillId: 'e',
+      side: 'buy',
+      lots: 0.2,
+      price: 100,
+      fee: 0.02,
+      at: '2026-12-01T10:00:00.000Z',
+    });
+    const exit = fill({
+      venueFillId: 'x',
+      side: 'sell',
+      lots: 0.1,
+      price: 110,
+      fee: 0.01,
+      at: '2026-12-01T11:00:00.000Z',
+      effect: 'close',
+    });
+    const bust = (venueFillId: string, lots: number): RecordedBust => ({
+      venueFillId,
+      lots,
+      at: '2026-12-01T12:00:00.000Z',
+      agentId: 'agt_1',
+      accountId: 'acc_1',
+    });
+
+    it('a busted exit: its lots are open again, the trade it closed is gone', () => {
+      // Before: 0.1 × (110 − 100) = 1; fees 0.01 + 0.01 = 0.02; net 0.98; 0.1 open.
+      expect(buildTrades([entry, exit]).map((t) => [t.id, t.lots, t.realizedProfit])).toEqual([
+        ['agt_1:e', 0.1, null],
+        ['agt_1:e:x', 0.1, 0.98],
+      ]);
+      const trades = buildTrades([entry, exit], [], [bust('x', 0.1)]);
+      expect(trades).toEqual([
+        expect.objectContaining({ id: 'agt_1:e', lots: 0.2, fees: 0.02, exitAt: null, realizedProfit: null }),
+      ]);
+    });
+
+    it('part of an exit busted: the trade closes the lots left, with that share of its fee', () => {
+      // 0.04 of the 0.1 taken back: 0.06 × 10 = 0.6; fees 0.02 × 0.3 + 0.01 × 0.6 = 0.012; net 0.588.
+      expect(buildTrades([entry, exit], [], [bust('x', 0.04)])).toEqual([
+        expect.objectContaining({ id: 'agt_1:e', lots: 0.14, fees: 0.014, realizedProfit: null }),
+        expect.objectContaining({ id: 'agt_1:e:x', lots: 0.06, fees: 0.012, realizedProfit: 0.588 }),
+      ]);
+    });
+
+    it("a busted entry: its trade is gone; another agent's fill of that id is not busted", () => {
+      expect(buildTrades([entry], [], [bust('e', 0.2)])).toEqual([]);
+      const other = { ...entry, agentId: 'agt_2' };
+      expect(buildTrades([entry, other], [], [bust('e', 0.2)]).map((t) => t.id)).toEqual(['agt_2:e']);
+    });
+
+    it('a fill busted whole gives the trades of the fills without it (property)', () => {
+      const fills = fc.array(
+        fc.record({
+          side: fc.constantFrom('buy' as const, 'sell' as const),
+          lots: fc.integer({ min: 1, max: 5 }),
+          price: fc.integer({ min: 90, max: 110 }),
+        }),
+        { minLength: 1, maxLength: 8 },
+      );
+      fc.assert(
+        fc.property(fills, fc.nat(), (drawn, pick) => {
+          const all = drawn.map((d, i) =>
+            fill({ venueFillId: `f${i}`, ...d, at: new Date(Date.UTC(2026, 11, 1, 10, i)).toISOString() }),
+          );
+          const busted = all[pick % all.length]!;
+          const without = all.filter((f) => f !== busted);
+          expect(buildTrades(all, [], [bust(busted.venueFillId, busted.lots)])).toEqual(buildTrades(without));
+        }),
+      );
+    });
   });
 });

@@ -113,4 +113,30 @@ describe.each(contractStores('contract_ledger'))('$name store', ({ harness: make
       { ...payment, agentId: agent.id, accountId: seeded.accountId },
     ]);
   });
+
+  it('records a bust once per agent and busted fill id, before or after its fill; a second bust of more lots replaces it', async () => {
+    const seeded = await seed(store, { agents: 2 });
+    const [one, two] = seeded.agents.map((a) => ({ id: a.id, accountId: seeded.accountId }));
+    const first = { venueFillId: 'ord-9@0.1', lots: 0.04, at: at(8000) };
+    // The bust came first (its fill still in the agent's outbox): recorded all the same.
+    expect(await store.ledger.record(one!, [], [], at(9000), [first])).toEqual({ recorded: 1, known: 0 });
+    expect(await store.ledger.record(one!, [fill('ord-9@0.1')], [], at(9100), [first])).toEqual({
+      recorded: 1,
+      known: 1,
+    });
+    // The venue took the rest of that fill back: its lots in all, 0.1, replace the 0.04.
+    const bust = { venueFillId: 'ord-9@0.1', lots: 0.1, at: at(8500) };
+    expect(await store.ledger.record(one!, [], [], at(9200), [bust])).toEqual({ recorded: 1, known: 0 });
+    // The first sent again after a restart: known, the 0.1 stands.
+    expect(await store.ledger.record(one!, [], [], at(9500), [first])).toEqual({ recorded: 0, known: 1 });
+    expect(await store.ledger.busts({ agentId: two!.id })).toEqual([]);
+    const recorded = [{ ...bust, agentId: one!.id, accountId: seeded.accountId }];
+    expect(await store.ledger.busts({ accountId: seeded.accountId })).toEqual(recorded);
+    const reopened = await harness.open();
+    try {
+      expect(await reopened.ledger.busts({ agentId: one!.id })).toEqual(recorded);
+    } finally {
+      await reopened.close();
+    }
+  });
 });

@@ -59,6 +59,7 @@ describe('PostgreSQL store', () => {
         'deliveries',
         'idempotency_keys',
         'leases',
+        'ledger_busts',
         'ledger_fills',
         'ledger_funding',
         'notification_channels',

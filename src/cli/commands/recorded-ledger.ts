@@ -20,8 +20,9 @@ export async function recordedLedgerTrades(store: Store, query: RecordedLedgerQu
   const fills = await store.ledger.fills({ accountId: query.accountId });
   if (fills.length === 0) return null;
   const funding = await store.ledger.funding({ accountId: query.accountId });
+  const busts = await store.ledger.busts({ accountId: query.accountId });
   const within = (at: string | null) => at !== null && at >= query.from && at < query.until;
-  return buildTrades(fills, funding).filter(
+  return buildTrades(fills, funding, busts).filter(
     (trade) => trade.sourceId === query.sourceId && (within(trade.entryAt) || within(trade.exitAt)),
   );
 }

@@ -2,27 +2,33 @@ import type pg from 'pg';
 import type {
   Ledger,
   LedgerAgent,
+  LedgerBust,
   LedgerFill,
   LedgerFilter,
   LedgerFunding,
   LedgerRecordOutcome,
+  RecordedBust,
   RecordedFill,
   RecordedFunding,
 } from '../ledger.js';
 import {
+  BUST_COLUMNS,
+  bustValues,
   FILL_COLUMNS,
   fillValues,
   FUNDING_COLUMNS,
   fundingValues,
   ledgerWhere,
+  recordedBustOf,
   recordedFillOf,
   recordedFundingOf,
+  type LedgerBustRow,
   type LedgerFillRow,
   type LedgerFundingRow,
 } from '../ledger-rows.js';
 import { inTransaction } from './transaction.js';
 
-/** The ledger's fills and funding payments: the `ledger_fills` and `ledger_funding` tables. */
+/** The ledger's fills, funding payments and busts: the `ledger_fills`, `ledger_funding` and `ledger_busts` tables. */
 export class PostgresLedger implements Ledger {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -31,6 +37,7 @@ export class PostgresLedger implements Ledger {
     fills: readonly LedgerFill[],
     funding: readonly LedgerFunding[],
     recordedAt: string,
+    busts: readonly LedgerBust[] = [],
   ): Promise<LedgerRecordOutcome> {
     return inTransaction(this.pool, async (client) => {
       let recorded = 0;
@@ -54,7 +61,16 @@ export class PostgresLedger implements Ledger {
         );
         recorded += result.rowCount ?? 0;
       }
-      return { recorded, known: fills.length + funding.length - recorded };
+      for (const b of busts) {
+        const result = await client.query(
+          `INSERT INTO ledger_busts (${BUST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (agent_id, venue_fill_id) DO UPDATE SET lots = excluded.lots, at = excluded.at
+           WHERE excluded.lots > ledger_busts.lots`,
+          bustValues(agent, b, recordedAt),
+        );
+        recorded += result.rowCount ?? 0;
+      }
+      return { recorded, known: fills.length + funding.length + busts.length - recorded };
     });
   }
 
@@ -71,5 +87,11 @@ export class PostgresLedger implements Ledger {
       values,
     );
     return rows.map(recordedFundingOf);
+  }
+
+  async busts(filter: LedgerFilter): Promise<RecordedBust[]> {
+    const { where, values } = ledgerWhere(filter, (n) => `$${n}`);
+    const { rows } = await this.pool.query<LedgerBustRow>(`SELECT * FROM ledger_busts ${where} ORDER BY seq`, values);
+    return rows.map(recordedBustOf);
   }
 }

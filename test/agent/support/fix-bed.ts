@@ -21,6 +21,8 @@ export interface FixBed<B extends FixCounterparty> {
   readonly broker: B;
   /** The signal source's key, for postSignal. */
   readonly authKey: string;
+  /** The agent's account, for the admin API (the ledger's trades). */
+  readonly accountId: string;
   /** `signalgate agent --venue fix` on the broker's session file (and `args`), always on the same data directory; killed after the block. */
   start(args?: string[]): AgentProcess;
   /** `start`, resolved once the agent says its venue is ready. */
@@ -63,6 +65,7 @@ export function useFixBed<B extends FixCounterparty>(options: {
   let token = '';
   let agentId = '';
   let authKey = '';
+  let accountId = '';
   const agents: AgentProcess[] = [];
   /** Puts back the broker's message hook as it was before killAgentWhenBrokerReceives. */
   let disarm: (() => void) | undefined;
@@ -77,6 +80,7 @@ export function useFixBed<B extends FixCounterparty>(options: {
     const made = await accountWithAgents(server, [options.name]);
     token = made.agents[0]!.token;
     agentId = made.agents[0]!.id;
+    accountId = made.accountId;
     authKey = (
       await sourceFor(
         server,
@@ -107,6 +111,9 @@ export function useFixBed<B extends FixCounterparty>(options: {
     },
     get authKey() {
       return authKey;
+    },
+    get accountId() {
+      return accountId;
     },
     start(args = []) {
       const agent = AgentProcess.startVenue(

@@ -60,6 +60,10 @@ interface TrackedOrder extends Omit<VenueOrder, 'positionId'> {
    * signal is executed again) waits until place() hands it over, else the book would drop it.
    */
   handed?: boolean;
+  /** The order's filled lots after each of its fills, by the fill's ExecID: a bust names one (ExecRefID). */
+  execFilled?: Record<string, number>;
+  /** Lots taken back so far, by the ExecID of the fill the busts named. */
+  execBusted?: Record<string, number>;
 }
 
 type Answer = { order: TrackedOrder } | { refused: string };
@@ -750,6 +754,7 @@ export class FixVenue implements Venue {
         time: m.ExecType !== 'I' && m.TransactTime instanceof Date ? m.TransactTime.toISOString() : null,
         fee: null,
       });
+      if (m.ExecID !== undefined) order.execFilled = { ...order.execFilled, [String(m.ExecID)]: step.order.filled };
     }
     Object.assign(order, {
       filled: step.order.filled,
@@ -761,12 +766,20 @@ export class FixVenue implements Venue {
     // close's: the position holds them again (venue-reports.ts).
     if (step.busted > 0) {
       if (order.reported !== undefined) order.reported = round(Math.max(0, order.reported - step.busted));
+      // The fill the bust names (ExecRefID), and its lots taken back in all: the ledger's bust.
+      const ref = m.ExecRefID === undefined ? undefined : String(m.ExecRefID);
+      const bustedAt = ref === undefined ? undefined : order.execFilled?.[ref];
+      const named: { bustedAt: number; bustedInAll: number } | undefined =
+        ref === undefined || bustedAt === undefined
+          ? undefined
+          : { bustedAt, bustedInAll: round((order.execBusted?.[ref] ?? 0) + step.busted) };
+      if (named !== undefined) order.execBusted = { ...order.execBusted, [ref!]: named.bustedInAll };
       this.saveRecord();
       this.options.log.warn(
         { order: publicOrder(order), busted: step.busted },
         `the broker took back ${step.busted} lots of the fills of order ${order.clientId} (trade cancel)`,
       );
-      this.pendingReports.push({ type: 'fill_busted', order: publicOrder(order), lots: step.busted });
+      this.pendingReports.push({ type: 'fill_busted', order: publicOrder(order), lots: step.busted, ...named });
       return;
     }
     this.saveRecord();
@@ -1090,7 +1103,15 @@ export class FixVenue implements Venue {
 }
 
 function publicOrder(order: TrackedOrder): VenueOrder {
-  const { positionId, reported: _reported, taken: _taken, handed: _handed, ...rest } = order;
+  const {
+    positionId,
+    reported: _reported,
+    taken: _taken,
+    handed: _handed,
+    execFilled: _execFilled,
+    execBusted: _execBusted,
+    ...rest
+  } = order;
   return { ...rest, fills: [...rest.fills], ...(positionId !== null && { positionId }) };
 }
 
