@@ -249,6 +249,24 @@ export default tseslint.config(
     },
   },
   {
+    // CCXT's error classes differ between its two builds: every value from it comes from one place.
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'ccxt',
+              allowTypeImports: true,
+              message: 'take ccxt from src/agent/venues/ccxt/ccxt-library.ts (its error classes must be the same ones)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // dependency-cruiser reads its configuration as CommonJS.
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },

@@ -13,6 +13,7 @@ import { runHostileRequests } from './hostile-requests.js';
 import { summariseProfiles } from './profile-summary.js';
 import { runSlowClients } from './slow-clients.js';
 import { runSoak } from './soak.js';
+import { runStartCpu } from './start-cpu.js';
 import { runStoreIngest } from './store-ingest.js';
 import { runThroughput } from './throughput.js';
 
@@ -30,7 +31,8 @@ const USAGE =
   "--cpu-ab (server CPU per request of this build against BENCH_AB_BUILD's, both on one core, alternating rounds), " +
   '--hostile (server CPU and bytes stored per hostile request against an ordinary one), ' +
   '--alert-to-order (POST to the order at the venue: CCXT and FIX idle, a burst across paper agents, per store), ' +
-  "--basket (20 symbols posted at once to one agent: each order and ack; the paper agent's sustained rate)";
+  "--basket (20 symbols posted at once to one agent: each order and ack; the paper agent's sustained rate), " +
+  "--start-cpu (CPU per start: serve, a paper agent, loading the ccxt and FIX venues; beside BENCH_AB_BUILD's if set)";
 
 const args = process.argv.slice(2);
 const flags = new Set<string>();
@@ -70,6 +72,7 @@ for (let i = 0; i < args.length; i++) {
       '--hostile',
       '--alert-to-order',
       '--basket',
+      '--start-cpu',
     ].includes(arg)
   ) {
     flags.add(arg);
@@ -140,6 +143,7 @@ if (flags.has('--slow-clients')) {
 }
 if (flags.has('--store-ingest')) await runStoreIngest();
 if (flags.has('--cpu-ab')) await runCpuAb();
+if (flags.has('--start-cpu')) for (const [name, ms] of await runStartCpu()) figures.set(name, ms);
 if (flags.has('--hostile')) await runHostileRequests();
 if (flags.has('--big-log')) {
   const { pages, ingest } = await runBigLog();

@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import '../../src/agent/venues/fix/jspurefix-prelude.js';
 import jspurefix from 'jspurefix';
 import type { IFixMsgStore, IFixSessionStoreFactory, IJsFixConfig, MsgView } from 'jspurefix';
 

@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import '../../src/agent/venues/fix/jspurefix-prelude.js';
 import jspurefix from 'jspurefix';
 import type { IFixMsgStore, IJsFixConfig } from 'jspurefix';
 import { launchFixAcceptor, type AcceptorJournal, type AcceptorSession, type FixFields } from './fix-acceptor.js';

@@ -1,4 +1,4 @@
-import ccxt from 'ccxt';
+import { ccxt } from '../../src/agent/venues/ccxt/ccxt-library.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
 

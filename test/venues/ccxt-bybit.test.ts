@@ -1,4 +1,4 @@
-import ccxt from 'ccxt';
+import { ccxt } from '../../src/agent/venues/ccxt/ccxt-library.js';
 import { describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { VenueUnreachableError } from '../../src/agent/venue.js';

@@ -1,4 +1,4 @@
-import ccxt from 'ccxt';
+import { ccxt } from '../../src/agent/venues/ccxt/ccxt-library.js';
 import { describe, expect, it } from 'vitest';
 import { emptyLinks } from '../../src/agent/venue-book.js';
 import { executeSignal } from '../../src/agent/venue-execution.js';

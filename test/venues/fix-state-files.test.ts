@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import '../../src/agent/venues/fix/jspurefix-prelude.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import '../../../src/agent/venues/fix/jspurefix-prelude.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';

@@ -1,4 +1,4 @@
-import ccxt from 'ccxt';
+import { ccxt } from '../../../src/agent/venues/ccxt/ccxt-library.js';
 import { fixture, paramsOf, responseRecord, type SentRequest } from './ccxt-records.js';
 
 /**

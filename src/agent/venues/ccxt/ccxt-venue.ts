@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import ccxt, { type Exchange, type Market, type Order } from 'ccxt';
+import type { Exchange, Market, Order } from 'ccxt';
 import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
 import {
@@ -34,6 +34,7 @@ import {
   staleNote,
 } from './ccxt-held-state.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
+import { ccxt } from './ccxt-library.js';
 import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace, type RequestKind } from './ccxt-request-budget.js';
 
 export type MarketKind = 'spot' | 'swap';

@@ -1,3 +1,4 @@
+import './jspurefix-prelude.js';
 import jspurefix from 'jspurefix';
 import type { IFixMsgStoreRecord, IFixSessionStore, IFixSessionStoreFactory, SessionId } from 'jspurefix';
 import { writeFileAtomicSync } from '../../../files/atomic-file.js';

@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import './jspurefix-prelude.js';
 import { mkdirSync } from 'node:fs';
 import jspurefix from 'jspurefix';
 import type {
