@@ -1,5 +1,6 @@
 import { api, listAll } from '../api.js';
 import { field, h, put, when } from '../dom.js';
+import { filterForm } from '../filter-form.js';
 import { attempt, problemList } from '../ui.js';
 
 const OUTCOMES = ['executed', 'rejected', 'failed', 'expired', 'halted', 'queued', 'delivered'];
@@ -38,14 +39,11 @@ export function signalsView(body) {
   const sourceNames = new Map();
   let stream = null;
 
-  const query = () => {
-    const q = new URLSearchParams();
-    if (source.value) q.set('sourceId', source.value);
-    if (status.value) q.set('status', status.value);
-    if (outcome.value) q.set('outcome', outcome.value);
-    if (symbol.value.trim()) q.set('symbol', symbol.value.trim());
-    return q;
-  };
+  const filters = filterForm({
+    controls: [source, status, outcome, symbol],
+    apply: () => connect(),
+    children: [field('Source', source), field('Status', status), outcomeField, field('Symbol', symbol), live],
+  });
 
   const rows = new Map();
   const upsert = (signal, atTop) => {
@@ -67,7 +65,7 @@ export function signalsView(body) {
     );
 
   const loadOlder = async (before) => {
-    const q = query();
+    const q = filters.query();
     q.set('limit', '50');
     q.set('before', before);
     const page = await attempt(problems, () => api('GET', `/api/admin/signals?${q}`));
@@ -79,7 +77,7 @@ export function signalsView(body) {
   const connect = () => {
     stream?.close();
     put(problems);
-    const q = query();
+    const q = filters.query();
     q.set('limit', '50');
     stream = new EventSource(`/api/admin/signals/stream?${q}`);
     stream.addEventListener('open', () => put(live, h('span', { class: 'dot' }), ' live'));
@@ -109,40 +107,11 @@ export function signalsView(body) {
   };
 
   const explainRefusal = () => {
-    const q = query();
+    const q = filters.query();
     attempt(problems, () => api('GET', `/api/admin/signals?${q}&limit=1`));
   };
 
-  for (const control of [source, status, outcome]) control.addEventListener('change', connect);
-  let typing = null;
-  symbol.addEventListener('input', () => {
-    clearTimeout(typing);
-    typing = setTimeout(connect, 400);
-  });
-
-  put(
-    body,
-    h(
-      'form',
-      {
-        class: 'row filters wrap',
-        role: 'search',
-        onsubmit: (e) => {
-          e.preventDefault();
-          connect();
-        },
-      },
-      field('Source', source),
-      field('Status', status),
-      outcomeField,
-      field('Symbol', symbol),
-      live,
-    ),
-    problems,
-    linked,
-    list,
-    older,
-  );
+  put(body, filters.form, problems, linked, list, older);
   const linkedId = decodeURIComponent(location.hash.split('/')[1] ?? '');
   if (linkedId)
     attempt(linked, async () => {

@@ -3,6 +3,7 @@
 import { api, listAll } from '../api.js';
 import { equityChart } from '../chart.js';
 import { field, h, put, when } from '../dom.js';
+import { filterForm } from '../filter-form.js';
 import { attempt } from '../ui.js';
 
 export function tradesView(body) {
@@ -20,19 +21,22 @@ export function tradesView(body) {
   const list = h('section', { class: 'card', 'aria-labelledby': 'trades-list' });
   const sourceNames = new Map();
 
-  const query = () => {
-    const q = new URLSearchParams({ accountId: account.value });
-    const set = (name, value) => value.trim() && q.set(name, value.trim());
-    set('sourceId', source.value);
-    set('strategy', strategy.value);
-    set('symbol', symbol.value);
-    set('from', from.value);
-    set('until', until.value);
-    return q;
-  };
+  const filters = filterForm({
+    controls: [source, strategy, symbol, from, until],
+    apply: () => load(),
+    children: [
+      field('Account', account),
+      field('Source', source),
+      field('Strategy', strategy, "the signal's comment"),
+      field('Symbol', symbol),
+      field('From', from),
+      field('Until', until, 'not included'),
+      csv,
+    ],
+  });
 
   const load = async () => {
-    const q = query();
+    const q = filters.query({ accountId: account.value });
     csv.href = `/api/admin/ledger/trades.csv?${q}`;
     const answer = await attempt(problems, () =>
       Promise.all([api('GET', `/api/admin/ledger/trades?${q}`), api('GET', `/api/admin/ledger/statistics?${q}`)]),
@@ -53,40 +57,10 @@ export function tradesView(body) {
     }
   };
 
-  let typing = null;
-  for (const control of [strategy, symbol])
-    control.addEventListener('input', () => {
-      clearTimeout(typing);
-      typing = setTimeout(load, 400);
-    });
-  for (const control of [source, from, until]) control.addEventListener('change', load);
+  // The account is no filter like the others: the sources offered are the account's own.
   account.addEventListener('change', () => attempt(problems, async () => (await loadSources(), load())));
 
-  put(
-    body,
-    h(
-      'form',
-      {
-        class: 'row filters wrap',
-        role: 'search',
-        onsubmit: (e) => {
-          e.preventDefault();
-          load();
-        },
-      },
-      field('Account', account),
-      field('Source', source),
-      field('Strategy', strategy, "the signal's comment"),
-      field('Symbol', symbol),
-      field('From', from),
-      field('Until', until, 'not included'),
-      csv,
-    ),
-    problems,
-    figures,
-    sources,
-    list,
-  );
+  put(body, filters.form, problems, figures, sources, list);
   attempt(problems, async () => {
     const accounts = await listAll('/api/admin/accounts', 'accounts');
     if (accounts.length === 0) {
