@@ -116,6 +116,15 @@ export class AgentFleet {
     return agent;
   }
 
+  /** SIGTERM, and waits for the agent's own exit (a `--cpu-prof` profile is written only then). */
+  async stopGracefully(agent: AgentProcess): Promise<void> {
+    agent.child.kill('SIGTERM');
+    await Promise.race([
+      new Promise((resolve) => agent.child.once('exit', resolve)),
+      new Promise((resolve) => setTimeout(resolve, 15_000)),
+    ]);
+  }
+
   async stopAll(): Promise<void> {
     for (const agent of this.agents.splice(0)) await agent.kill();
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
