@@ -42,8 +42,8 @@ const CCXT_SYMBOLS: FakeSymbol[] = [
   price: 100,
 }));
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
-/** Node flags for the CCXT agent (BENCH_CCXT_AGENT_NODE_OPTIONS), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
-const CCXT_AGENT_NODE_OPTIONS = process.env.BENCH_CCXT_AGENT_NODE_OPTIONS ?? '';
+/** Node flags for the CCXT agent (BENCH_CCXT_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const CCXT_AGENT_NODE_ARGS = (process.env.BENCH_CCXT_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 /** Baskets posted to the CCXT agent (BENCH_BASKET_CCXT_ROUNDS): more rounds, a steadier CPU figure. */
 const CCXT_ROUNDS = Number(process.env.BENCH_BASKET_CCXT_ROUNDS ?? 1);
 const SUSTAINED_SIGNALS = Number(process.env.BENCH_BASKET_SUSTAINED ?? 2000);
@@ -90,7 +90,8 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
       server,
       ccxt!.token,
       ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
-      { ...CCXT_KEYS, ...(CCXT_AGENT_NODE_OPTIONS !== '' && { NODE_OPTIONS: CCXT_AGENT_NODE_OPTIONS }) },
+      CCXT_KEYS,
+      CCXT_AGENT_NODE_ARGS,
     );
     for (let round = 0; round < CCXT_ROUNDS; round++) {
       rows.push(
@@ -106,7 +107,7 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
       );
     }
     // A profiled agent writes its profile when it exits by itself.
-    if (CCXT_AGENT_NODE_OPTIONS !== '') await fleet.stopGracefully(ccxtAgent);
+    if (CCXT_AGENT_NODE_ARGS.length > 0) await fleet.stopGracefully(ccxtAgent);
 
     const agent = await fleet.start(server, sustained!.token, ['--paper', '--seed', '1']);
     const { rate, expired, cpu } = await sustainedRate(server, sustained!.authKey, agent.child.pid!);

@@ -107,10 +107,11 @@ export class AgentFleet {
     token: string,
     args: string[],
     env: Record<string, string> = {},
+    nodeArgs: string[] = [],
   ): Promise<AgentProcess> {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-agent-'));
     this.dirs.push(dir);
-    const agent = AgentProcess.startVenue(server.url, token, dir, args, env);
+    const agent = AgentProcess.startVenue(server.url, token, dir, args, env, nodeArgs);
     this.agents.push(agent);
     await agent.waitForLog((l) => l.msg === 'connected', 'the agent connected', 180_000);
     return agent;
