@@ -153,6 +153,18 @@ async function basket(
   const first = Math.min(...posted.map((p) => p.startedAt));
   const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 180_000)));
   const cpuPerSignal = (cpuMillis(agentPid) - cpuBefore) / symbols.length;
+  // BENCH_BASKET_TRACE=1: the exchange's requests from the first POST on, to see what stands before each order.
+  if (exchange !== null && process.env.BENCH_BASKET_TRACE === '1') {
+    const received = (exchange as unknown as { received: { method: string; path: string; at: number }[] }).received;
+    process.stderr.write(
+      `basket round ${round}: ` +
+        received
+          .filter((r) => r.at >= first)
+          .map((r) => `+${(r.at - first).toFixed(0)} ${r.method} ${r.path.replace(/^\/fapi\//, '')}`)
+          .join(', ') +
+        '\n',
+    );
+  }
   const deliveries = signals.map(executed);
   const acks = deliveries.map((d) => Date.parse(d.ackedAt!) - first).sort((a, b) => a - b);
   const orders =

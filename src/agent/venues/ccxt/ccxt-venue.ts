@@ -34,6 +34,7 @@ import {
   staleNote,
 } from './ccxt-held-state.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
+import { useNativeHmac } from './ccxt-native-hmac.js';
 import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace, type RequestKind } from './ccxt-request-budget.js';
 
 export type MarketKind = 'spot' | 'swap';
@@ -144,6 +145,7 @@ export class CcxtVenue implements Venue {
       },
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
+    useNativeHmac(this.exchange);
     this.budget = this.countRequests();
     if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
     if (options.transport !== null) {
