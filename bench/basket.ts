@@ -153,6 +153,7 @@ async function basket(
   const first = Math.min(...posted.map((p) => p.startedAt));
   const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 180_000)));
   const cpuPerSignal = (cpuMillis(agentPid) - cpuBefore) / symbols.length;
+  const deliveries = signals.map(executed);
   // BENCH_BASKET_TRACE=1: the exchange's requests from the first POST on, to see what stands before each order.
   if (exchange !== null && process.env.BENCH_BASKET_TRACE === '1') {
     const received = (exchange as unknown as { received: { method: string; path: string; at: number }[] }).received;
@@ -164,8 +165,15 @@ async function basket(
           .join(', ') +
         '\n',
     );
+    const at = (iso: string | null | undefined) => (iso ? (Date.parse(iso) - first).toFixed(0) : '-');
+    process.stderr.write(
+      `basket round ${round} signals (delivered/decided/sent/acked): ` +
+        deliveries
+          .map((d) => `${at(d.deliveredAt)}/${at(d.timings?.decidedAt)}/${at(d.timings?.sentAt)}/${at(d.ackedAt)}`)
+          .join(' ') +
+        '\n',
+    );
   }
-  const deliveries = signals.map(executed);
   const acks = deliveries.map((d) => Date.parse(d.ackedAt!) - first).sort((a, b) => a - b);
   const orders =
     exchange === null
