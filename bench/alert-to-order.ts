@@ -7,6 +7,7 @@ import { BinanceUsdmExchange } from '../test/fakes/binance-usdm-exchange.js';
 import { freePort } from '../test/support/free-port.js';
 import type { BenchServer } from './bench-server.js';
 import { loadAverage } from './load-average.js';
+import { cpuMillis } from './process-cpu.js';
 import {
   AgentFleet,
   benchPostgres,
@@ -37,6 +38,8 @@ export interface AlertToOrderRow {
   p50: number;
   p99: number;
   max: number;
+  /** The agent's process CPU per measured signal (ms), where measured. */
+  agentCpu?: number;
 }
 
 /**
@@ -68,11 +71,11 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   process.stdout.write(
     `\nalert → order: the inbound POST's start to the order at the counterparty, real server and agent processes, node ${process.version}\n` +
       `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents (order = the agent's sentAt)\n\n` +
-      `| store | path | signals | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n` +
+      `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal |\n|---|---|---|---|---|---|---|\n` +
       rows
         .map(
           (r) =>
-            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`,
+            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.agentCpu === undefined ? '' : `${r.agentCpu.toFixed(2)} ms`} |`,
         )
         .join('\n') +
       `\nload average at the end: ${loadAverage()}\n`,
@@ -102,14 +105,16 @@ async function ccxtIdle(store: VenueBenchStore, server: BenchServer): Promise<Al
   const fleet = new AgentFleet();
   try {
     const [agent] = await provision(server, 'a2o-ccxt', 1);
-    await fleet.start(
+    const agentProcess = await fleet.start(
       server,
       agent!.token,
       ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
       CCXT_KEYS,
     );
     const times: number[] = [];
+    let cpuBefore = 0;
     for (let i = 0; i < WARM_UP + IDLE_SIGNALS; i++) {
+      if (i === WARM_UP) cpuBefore = cpuMillis(agentProcess.child.pid!);
       const orders = exchange.requests('POST', '/fapi/v1/order').length;
       const posted = await postSignal(server.url, agent!.authKey, 'BTCUSDT,buy,vol=0.003');
       executed(await settledSignal(server, posted.id));
@@ -117,7 +122,8 @@ async function ccxtIdle(store: VenueBenchStore, server: BenchServer): Promise<Al
       if (order === undefined) throw new Error(`signal ${posted.id} reached the exchange as no order`);
       if (i >= WARM_UP) times.push(order.at - posted.startedAt);
     }
-    return { store, path: 'ccxt idle', signals: times.length, ...spread(times) };
+    const agentCpu = (cpuMillis(agentProcess.child.pid!) - cpuBefore) / times.length;
+    return { store, path: 'ccxt idle', signals: times.length, ...spread(times), agentCpu };
   } finally {
     await fleet.stopAll();
     await exchange.stop();

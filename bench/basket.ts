@@ -42,6 +42,10 @@ const CCXT_SYMBOLS: FakeSymbol[] = [
   price: 100,
 }));
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
+/** Node flags for the CCXT agent (BENCH_CCXT_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const CCXT_AGENT_NODE_ARGS = (process.env.BENCH_CCXT_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/** Baskets posted to the CCXT agent (BENCH_BASKET_CCXT_ROUNDS): more rounds, a steadier CPU figure. */
+const CCXT_ROUNDS = Number(process.env.BENCH_BASKET_CCXT_ROUNDS ?? 1);
 const SUSTAINED_SIGNALS = Number(process.env.BENCH_BASKET_SUSTAINED ?? 2000);
 /** Posts in flight at once while measuring the sustained rate: enough to keep the agent's queue from running dry. */
 const SUSTAINED_IN_FLIGHT = 32;
@@ -53,6 +57,8 @@ export interface BasketRow {
   acks: number[];
   lastOrder: number;
   lastAck: number;
+  /** The agent's process CPU from the first POST to the last outcome, per signal (ms). */
+  cpuPerSignal: number;
 }
 
 /**
@@ -70,9 +76,9 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
   let exchange: BinanceUsdmExchange | null = null;
   try {
     const [paper, ccxt, sustained] = await provision(server, 'basket', 3);
-    await fleet.start(server, paper!.token, ['--paper', '--seed', '1']);
     const rows: BasketRow[] = [];
-    rows.push(await basket(server, paper!.authKey, 'paper', PAPER_SYMBOLS, null));
+    const paperAgent = await fleet.start(server, paper!.token, ['--paper', '--seed', '1']);
+    rows.push(await basket(server, paper!.authKey, 'paper', PAPER_SYMBOLS, null, paperAgent.child.pid!, 0));
 
     exchange = await BinanceUsdmExchange.start({
       apiKey: CCXT_KEYS.SIGNALGATE_CCXT_API_KEY,
@@ -80,31 +86,38 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
       wallet: 10_000_000,
       symbols: CCXT_SYMBOLS,
     });
-    await fleet.start(
+    const ccxtAgent = await fleet.start(
       server,
       ccxt!.token,
       ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
       CCXT_KEYS,
+      CCXT_AGENT_NODE_ARGS,
     );
-    rows.push(
-      await basket(
-        server,
-        ccxt!.authKey,
-        'ccxt',
-        CCXT_SYMBOLS.map((s) => s.symbol),
-        exchange,
-      ),
-    );
+    for (let round = 0; round < CCXT_ROUNDS; round++) {
+      rows.push(
+        await basket(
+          server,
+          ccxt!.authKey,
+          'ccxt',
+          CCXT_SYMBOLS.map((s) => s.symbol),
+          exchange,
+          ccxtAgent.child.pid!,
+          round,
+        ),
+      );
+    }
+    // A profiled agent writes its profile when it exits by itself.
+    if (CCXT_AGENT_NODE_ARGS.length > 0) await fleet.stopGracefully(ccxtAgent);
 
     const agent = await fleet.start(server, sustained!.token, ['--paper', '--seed', '1']);
     const { rate, expired, cpu } = await sustainedRate(server, sustained!.authKey, agent.child.pid!);
     process.stdout.write(
       `\nbasket: 20 symbols posted at once to one agent, SQLite, node ${process.version}; ms from the first POST's start\n\n` +
-        `| venue | 1st order | 5th | 10th | 15th | 20th (last) order | 1st ack | last ack |\n|---|---|---|---|---|---|---|---|\n` +
+        `| venue | 1st order | 5th | 10th | 15th | 20th (last) order | 1st ack | last ack | agent CPU per signal |\n|---|---|---|---|---|---|---|---|---|\n` +
         rows
           .map(
             (r) =>
-              `| ${r.venue} | ${[0, 4, 9, 14, 19].map((i) => r.orders[i]!.toFixed(0)).join(' | ')} | ${r.acks[0]!.toFixed(0)} | ${r.lastAck.toFixed(0)} |`,
+              `| ${r.venue} | ${[0, 4, 9, 14, 19].map((i) => r.orders[i]!.toFixed(0)).join(' | ')} | ${r.acks[0]!.toFixed(0)} | ${r.lastAck.toFixed(0)} | ${r.cpuPerSignal.toFixed(2)} ms |`,
           )
           .join('\n') +
         `\n\npaper agent, sustained: ${SUSTAINED_SIGNALS} signals (buy, then its close) ${SUSTAINED_IN_FLIGHT} in flight: ` +
@@ -126,17 +139,41 @@ async function basket(
   venue: 'paper' | 'ccxt',
   symbols: string[],
   exchange: BinanceUsdmExchange | null,
+  agentPid: number,
+  round: number,
 ): Promise<BasketRow> {
   // One signal first: the agent's first signal pays for what is loaded once.
   const warm = venue === 'paper' ? 'EURUSD,buy,vol=0.01' : `${symbols[0]},buy,vol=0.1`;
-  executed(await settledSignal(server, (await postSignal(server.url, authKey, warm)).id, 180_000));
+  if (round === 0) executed(await settledSignal(server, (await postSignal(server.url, authKey, warm)).id, 180_000));
   const ordersBefore = exchange?.requests('POST', '/fapi/v1/order').length ?? 0;
+  const cpuBefore = cpuMillis(agentPid);
   const posted = await Promise.all(
     symbols.map((symbol) => postSignal(server.url, authKey, `${symbol},buy,vol=${venue === 'paper' ? 0.01 : 0.1}`)),
   );
   const first = Math.min(...posted.map((p) => p.startedAt));
   const signals = await Promise.all(posted.map((p) => settledSignal(server, p.id, 180_000)));
+  const cpuPerSignal = (cpuMillis(agentPid) - cpuBefore) / symbols.length;
   const deliveries = signals.map(executed);
+  // BENCH_BASKET_TRACE=1: the exchange's requests from the first POST on, to see what stands before each order.
+  if (exchange !== null && process.env.BENCH_BASKET_TRACE === '1') {
+    const received = (exchange as unknown as { received: { method: string; path: string; at: number }[] }).received;
+    process.stderr.write(
+      `basket round ${round}: ` +
+        received
+          .filter((r) => r.at >= first)
+          .map((r) => `+${(r.at - first).toFixed(0)} ${r.method} ${r.path.replace(/^\/fapi\//, '')}`)
+          .join(', ') +
+        '\n',
+    );
+    const at = (iso: string | null | undefined) => (iso ? (Date.parse(iso) - first).toFixed(0) : '-');
+    process.stderr.write(
+      `basket round ${round} signals (delivered/decided/sent/acked): ` +
+        deliveries
+          .map((d) => `${at(d.deliveredAt)}/${at(d.timings?.decidedAt)}/${at(d.timings?.sentAt)}/${at(d.ackedAt)}`)
+          .join(' ') +
+        '\n',
+    );
+  }
   const acks = deliveries.map((d) => Date.parse(d.ackedAt!) - first).sort((a, b) => a - b);
   const orders =
     exchange === null
@@ -148,7 +185,7 @@ async function basket(
   if (orders.length !== symbols.length)
     throw new Error(`the basket's ${symbols.length} signals made ${orders.length} orders at the venue`);
   orders.sort((a, b) => a - b);
-  return { venue, orders, acks, lastOrder: orders[orders.length - 1]!, lastAck: acks[acks.length - 1]! };
+  return { venue, orders, acks, lastOrder: orders[orders.length - 1]!, lastAck: acks[acks.length - 1]!, cpuPerSignal };
 }
 
 async function sustainedRate(

@@ -107,13 +107,23 @@ export class AgentFleet {
     token: string,
     args: string[],
     env: Record<string, string> = {},
+    nodeArgs: string[] = [],
   ): Promise<AgentProcess> {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-agent-'));
     this.dirs.push(dir);
-    const agent = AgentProcess.startVenue(server.url, token, dir, args, env);
+    const agent = AgentProcess.startVenue(server.url, token, dir, args, env, nodeArgs);
     this.agents.push(agent);
     await agent.waitForLog((l) => l.msg === 'connected', 'the agent connected', 180_000);
     return agent;
+  }
+
+  /** SIGTERM, and waits for the agent's own exit (a `--cpu-prof` profile is written only then). */
+  async stopGracefully(agent: AgentProcess): Promise<void> {
+    agent.child.kill('SIGTERM');
+    await Promise.race([
+      new Promise((resolve) => agent.child.once('exit', resolve)),
+      new Promise((resolve) => setTimeout(resolve, 15_000)),
+    ]);
   }
 
   async stopAll(): Promise<void> {

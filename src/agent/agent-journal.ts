@@ -80,7 +80,9 @@ export class AgentJournal<T extends JournalRecord> {
     // Closed: the file is the next run's (a step left running at the stop must not overwrite it).
     if (this.closed) return this.current ?? Promise.resolve();
     if (this.pending) return this.pending;
-    const previous = this.current ?? Promise.resolve();
+    // With no write under way, the write begins once this turn's I/O callbacks have run: the
+    // lanes one socket read woke (a basket's signals) reach here in the same turn and share it.
+    const previous = this.current ?? new Promise<void>((resolve) => setImmediate(resolve));
     const next: Promise<void> = previous
       .catch(() => undefined)
       .then(async () => {

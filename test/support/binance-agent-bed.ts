@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
+import { BinanceUsdmExchange, type FakeSymbol } from '../fakes/binance-usdm-exchange.js';
 import { startTestServer, type TestServer } from './start-test-server.js';
 
 /** The API key and secret the Binance USDⓈ-M test exchange takes, in the agent's environment. */
@@ -45,11 +45,11 @@ export interface BinanceAgentBed {
 /**
  * The test bed of the CCXT agent tests (ccxt-binance-usdm-exchange, ccxt-held-data, symbol-lanes,
  * kill-points): one server for the `describe` block; per test (or, `lasting`, for the whole
- * block) the Binance USDⓈ-M test exchange in-process, and real agent processes reaching it
+ * block) the Binance USDⓈ-M test exchange in-process (`symbols`: its markets, else its default two), and real agent processes reaching it
  * through `--proxy-url`. What each test leaves (processes, exchange, data directories) is taken
  * down after it, or after the block when `lasting`.
  */
-export function useBinanceAgentBed(options: { lasting?: boolean } = {}): BinanceAgentBed {
+export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeSymbol[] } = {}): BinanceAgentBed {
   let server: TestServer | undefined;
   let exchange: BinanceUsdmExchange | undefined;
   const agents: AgentProcess[] = [];
@@ -89,6 +89,7 @@ export function useBinanceAgentBed(options: { lasting?: boolean } = {}): Binance
       exchange ??= await BinanceUsdmExchange.start({
         apiKey: BINANCE_KEYS.SIGNALGATE_CCXT_API_KEY,
         secret: BINANCE_KEYS.SIGNALGATE_CCXT_SECRET,
+        ...(options.symbols && { symbols: options.symbols }),
       });
       const fake = exchange;
       const dir = bed.tempDir('signalgate-usdm-');

@@ -50,16 +50,20 @@ export class AgentProcess {
     return AgentProcess.startVenue(server, token, dataDir, ['--paper', ...args]);
   }
 
-  /** The agent on the venue `args` choose (`--venue fix --fix-config FILE`…), with `env` added to its environment. */
+  /**
+   * The agent on the venue `args` choose (`--venue fix --fix-config FILE`…), with `env` added to
+   * its environment; `nodeArgs`: node's own flags (a benchmark's `--cpu-prof`).
+   */
   static startVenue(
     server: string,
     token: string,
     dataDir: string,
     args: string[],
     env: Record<string, string> = {},
+    nodeArgs: string[] = [],
   ): AgentProcess {
     // The token in the environment, as the docs advise: --token would add its warning to every log.
-    const child = spawn(process.execPath, [CLI, 'agent', '--server', server, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, CLI, 'agent', '--server', server, ...args], {
       env: {
         ...process.env,
         SIGNALGATE_DATA_DIR: dataDir,

@@ -98,6 +98,12 @@ export class CcxtVenue implements Venue {
    * agent's reads is still learned (a quote never closes a position here).
    */
   readonly fills: FillRules = { entries: 'venue', exits: 'venue' };
+  /**
+   * Signals of different symbols carried out at once: a basket of every symbol a strategy trades
+   * goes out together rather than its last symbols waiting for whole signals (order, fill, fees,
+   * outcome) to end. The request budget, not this, keeps to the exchange's limits.
+   */
+  readonly concurrentSignals = CONCURRENT_SIGNALS;
   private readonly exchange: Exchange;
   /**
    * Pending entries, stops and targets placed (or found on start) and not yet ended, by exchange
@@ -117,6 +123,8 @@ export class CcxtVenue implements Venue {
   private readonly quoting = new Set<string>();
   /** The account read started by our own fill, while in flight: a decision waits for it rather than read again. */
   private settling: Promise<void> | null = null;
+  /** A fill came while that read was on its way: one more read follows it (not one per fill). */
+  private settleAgain = false;
   private fundsReading = false;
 
   constructor(private readonly options: CcxtVenueOptions) {
@@ -376,13 +384,23 @@ export class CcxtVenue implements Venue {
     this.refreshAfterFill(order.symbol);
   }
 
-  /** The venue's funds changed by a fill: read again in the background; decisions wait for that read. */
+  /**
+   * The venue's funds changed by a fill: read again in the background; decisions wait for that
+   * read. Fills while it is on its way (a basket's) are covered by one more read after it, which
+   * decisions wait for too: every read they take began after the last fill.
+   */
   private refreshAfterFill(symbol?: string): void {
     this.held.forgetFunds();
-    const refresh = this.background(() => this.readFunds(symbol)).then(
-      () => undefined,
-      () => undefined,
-    );
+    if (this.settling !== null) {
+      this.settleAgain = true;
+      return;
+    }
+    const refresh = (async () => {
+      do {
+        this.settleAgain = false;
+        await this.background(() => this.readFunds(symbol)).catch(() => undefined);
+      } while (this.settleAgain);
+    })();
     this.settling = refresh;
     void refresh.finally(() => {
       if (this.settling === refresh) this.settling = null;
@@ -958,6 +976,9 @@ export class CcxtVenue implements Venue {
     };
   }
 }
+
+/** Signals of different symbols at once per CCXT agent (the agent's default is 16). */
+const CONCURRENT_SIGNALS = 64;
 
 /** Pages of funding records read at most in one call. */
 const FUNDING_PAGES = 10;

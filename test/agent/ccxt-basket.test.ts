@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { FakeSymbol } from '../fakes/binance-usdm-exchange.js';
+import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
+
+/**
+ * A basket at the candle close (issue 51): one account's signals for 20 symbols posted at once
+ * to a real CCXT agent on the Binance USDⓈ-M test exchange. Every order goes out together: none
+ * waits for another symbol's whole signal (its order, then the read of its fills and fees).
+ */
+const COINS = ['BTC', 'ETH', 'SOL', 'XRP', 'ADA', 'DOGE', 'DOT', 'LTC', 'LINK', 'AVAX'];
+const SYMBOLS: FakeSymbol[] = [...COINS, 'ATOM', 'UNI', 'XLM', 'ETC', 'FIL', 'APT', 'ARB', 'OP', 'NEAR', 'TRX'].map(
+  (base) => ({
+    symbol: `${base}USDT`,
+    base,
+    tick: 0.01,
+    step: 0.001,
+    minQty: 0.001,
+    maxQty: 100_000,
+    marketMaxQty: 10_000,
+    minNotional: 5,
+    price: 100,
+  }),
+);
+const ORDER = '/fapi/v1/order';
+const TRADES = '/fapi/v1/userTrades';
+
+describe('a CCXT basket of 20 symbols', () => {
+  const bed = useBinanceAgentBed({ symbols: SYMBOLS });
+
+  it("reaches the exchange as 20 orders while every symbol's read after its order is held", async () => {
+    const source = await bed.start('basket-20');
+    // Each market order's fills are read after it: the exchange answers those reads 10 s late,
+    // so a symbol that waited for another's whole signal would send its order only after that.
+    await bed.control('hold', `method=GET&path=${TRADES}&seconds=10&count=40`);
+    const posted = Date.now();
+    const signals = await Promise.all(
+      SYMBOLS.map((s) => postSignal(bed.server.url, source.authKey, `${s.symbol},buy,vol=0.1`)),
+    );
+    await waitUntil(() => bed.exchange.requests('POST', ORDER).length === 20, 'the 20 orders at the exchange', 9000);
+    const orders = bed.exchange.requests('POST', ORDER);
+    expect(new Set(orders.map((o) => o.params.symbol))).toEqual(new Set(SYMBOLS.map((s) => s.symbol)));
+    expect(Math.max(...orders.map((o) => o.at)) - posted).toBeLessThan(9000);
+    for (const signal of signals) expect((await bed.outcome(signal, 60_000)).status).toBe('executed');
+  }, 90_000);
+});
