@@ -11,7 +11,7 @@ describe('signalgate channels', () => {
   it('creates a Telegram channel with its token from a file, never prints it, and sends a test', async () => {
     const receivers = await new NotificationReceivers(BOT_TOKEN).start();
     store.cleanups.push(() => receivers.close());
-    const env = { ...store.env, SIGNALGATE_TELEGRAM_API_URL: receivers.url };
+    const env: Record<string, string> = { ...store.env, SIGNALGATE_TELEGRAM_API_URL: receivers.url };
     const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
     const tokenFile = path.join(env.SIGNALGATE_DATA_DIR!, 'bot-token');
     writeFileSync(tokenFile, `${BOT_TOKEN}\n`);
