@@ -264,6 +264,8 @@ export class BinanceUsdmExchange {
   }
 
   async stop(): Promise<void> {
+    // A hook left set would still be called for what arrives while the server closes.
+    this.moments = null;
     for (const timer of this.timers) clearTimeout(timer);
     await closeServer(this.server);
   }
