@@ -7,6 +7,7 @@ import {
   serveProxied,
   type Send,
 } from './proxied-exchange-http.js';
+import { decimals, fmt, onGrid, round } from './step-grid.js';
 
 /**
  * A stateful Binance USDⓈ-M futures exchange, written from Binance's published API
@@ -1213,22 +1214,4 @@ function isSigned(path: string): boolean {
       path,
     )
   );
-}
-
-function decimals(step: number): number {
-  const [mantissa, exponent] = step.toExponential().split('e');
-  return Math.max(0, (mantissa!.split('.')[1]?.length ?? 0) - Number(exponent));
-}
-
-function onGrid(value: number, step: number): boolean {
-  const k = value / step;
-  return Math.abs(k - Math.round(k)) < 1e-6;
-}
-
-function round(value: number, step: number): number {
-  return Number((Math.round(value / step) * step).toFixed(decimals(step)));
-}
-
-function fmt(value: number, step: number): string {
-  return value.toFixed(decimals(step));
 }

@@ -8,6 +8,7 @@ import {
   serveProxied,
   type Send,
 } from './proxied-exchange-http.js';
+import { decimals, fmt, onGrid, round } from './step-grid.js';
 
 /**
  * A stateful Bybit v5 exchange (linear USDT perpetuals, one-way mode, a unified trading account),
@@ -942,22 +943,4 @@ export class BybitV5Exchange {
       updatedTime: String(o.updatedTime),
     };
   }
-}
-
-function decimals(step: number): number {
-  const [mantissa, exponent] = step.toExponential().split('e');
-  return Math.max(0, (mantissa!.split('.')[1]?.length ?? 0) - Number(exponent));
-}
-
-function onGrid(value: number, step: number): boolean {
-  const k = value / step;
-  return Math.abs(k - Math.round(k)) < 1e-6;
-}
-
-function round(value: number, step: number): number {
-  return Number((Math.round(value / step) * step).toFixed(decimals(step)));
-}
-
-function fmt(value: number, step: number): string {
-  return value.toFixed(decimals(step));
 }
