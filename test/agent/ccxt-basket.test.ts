@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import type { FakeSymbol } from '../fakes/binance-usdm-exchange.js';
-import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
+import { BinanceUsdmExchange, type FakeSymbol } from '../fakes/binance-usdm-exchange.js';
+import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 
 /**
  * A basket at the candle close (issue 51): one account's signals for 20 symbols posted at once
@@ -26,7 +26,10 @@ const ORDER = '/fapi/v1/order';
 const TRADES = '/fapi/v1/userTrades';
 
 describe('a CCXT basket of 20 symbols', () => {
-  const bed = useBinanceAgentBed({ symbols: SYMBOLS });
+  const bed = useCcxtAgentBed({
+    ...BINANCE_USDM,
+    start: (keys) => BinanceUsdmExchange.start({ ...keys, symbols: SYMBOLS }),
+  });
 
   it("reaches the exchange as 20 orders while every symbol's read after its order is held", async () => {
     const source = await bed.start('basket-20');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { FakeAlgoOrder, FakeOrder } from '../fakes/binance-usdm-exchange.js';
-import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
+import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 
 /**
  * A real `signalgate agent --venue ccxt --exchange binanceusdm` process against the stateful
@@ -21,7 +21,7 @@ interface ExchangeState {
 }
 
 describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
-  const bed = useBinanceAgentBed();
+  const bed = useCcxtAgentBed(BINANCE_USDM);
   const start = async (name: string) => {
     const source = await bed.start(name);
     return { source, agent: source.agent, run: source.run, published: source.published };

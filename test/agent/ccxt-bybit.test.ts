@@ -1,18 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
-import { BybitV5Exchange } from '../fakes/bybit-v5-exchange.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { AgentProcess } from './support/agent-process.js';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import { BYBIT, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
+import type { TestServer } from '../support/start-test-server.js';
 
 /**
  * A real `signalgate agent --venue ccxt --exchange bybit` process against the stateful Bybit v5
@@ -20,71 +10,23 @@ import { AgentProcess } from './support/agent-process.js';
  * documentation), reached through `--proxy-url`. What the exchange holds is read from its state,
  * what the agent believes from the signal outcomes, the published state and the ledger.
  */
-const KEYS = { SIGNALGATE_CCXT_API_KEY: 'bybit-key', SIGNALGATE_CCXT_SECRET: 'bybit-secret' };
-
 describe('a real agent process on the Bybit v5 test exchange', () => {
+  const bed = useCcxtAgentBed(BYBIT);
   let server: TestServer;
-  let exchange: BybitV5Exchange | undefined;
-  const agents: AgentProcess[] = [];
-  const dirs: string[] = [];
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.kill();
-    await exchange?.stop();
-    exchange = undefined;
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await server?.stop();
+  beforeAll(() => {
+    server = bed.server;
   });
 
   const start = async (name: string, args: string[] = []) => {
-    const {
-      accountId,
-      agents: [made],
-    } = await accountWithAgents(server, [name]);
-    const { authKey } = await sourceFor(server, accountId);
-    exchange = await BybitV5Exchange.start({
-      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
-      secret: KEYS.SIGNALGATE_CCXT_SECRET,
-    });
-    const bybit = exchange;
-    const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bybit-'));
-    dirs.push(dir);
-    const run = async () => {
-      const agent = AgentProcess.startVenue(
-        server.url,
-        made!.token,
-        dir,
-        ['--venue', 'ccxt', '--exchange', 'bybit', '--proxy-url', bybit.url, ...args],
-        KEYS,
-      );
-      agents.push(agent);
-      await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
-      return agent;
-    };
-    const agent = await run();
+    const made = await bed.start(name, { args });
     return {
-      bybit,
-      authKey,
-      accountId,
-      agent,
-      run,
-      published: async () => (await server.admin('GET', `/api/admin/agents/${made!.id}`)).body.state,
+      ...made,
+      bybit: bed.exchange,
       trades: async () =>
-        (await server.admin('GET', `/api/admin/ledger/trades?accountId=${accountId}`)).body.trades as any[],
+        (await server.admin('GET', `/api/admin/ledger/trades?accountId=${made.accountId}`)).body.trades as any[],
     };
   };
-  const outcome = async (signal: string) => {
-    await waitUntil(
-      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status),
-      `the outcome of ${signal}`,
-      30_000,
-    );
-    return (await deliveriesOf(server, signal))[0];
-  };
+  const outcome = (signal: string) => bed.outcome(signal);
 
   it('start-up loads the linear markets only, not the coins', async () => {
     const { bybit } = await start('bybit-startup');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { FakeRequest } from '../fakes/binance-usdm-exchange.js';
-import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
+import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 
 /**
  * A real `signalgate agent --venue ccxt --exchange binanceusdm` process deciding on the data it
@@ -11,7 +11,7 @@ import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
 const DEPTH = '/fapi/v1/depth';
 
 describe('a CCXT agent decides on the data it holds', () => {
-  const bed = useBinanceAgentBed();
+  const bed = useCcxtAgentBed(BINANCE_USDM);
   // The reconciliation's reads kept out of the way: what stands in front of an order is the signal's own.
   const start = async (name: string) => ({ source: await bed.start(name, { args: ['--reconcile-every', '600'] }) });
   const control = bed.control;

@@ -1,18 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
+import { deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort } from '../support/free-port.js';
-import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
+import { type ExecutorBed, startExecutorBed } from './support/executor-bed.js';
 
 /**
  * What QuickFIX's executor refuses, through a real agent process: stop orders (a session Reject,
@@ -21,96 +10,34 @@ import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
  * quotes must be a visible state in which orders that need no quote still go out.
  */
 const CREDENTIALS = { user: 'trader-x', password: 'pw-x-554' };
-const INSTRUMENTS = {
-  EURUSD: {
-    brokerSymbol: 'EURUSD',
-    digits: 5,
-    contractSize: 100000,
-    lotMin: 0.01,
-    lotStep: 0.01,
-    lotMax: 50,
-    quoteCurrency: 'USD',
-  },
-};
 
-interface Bed {
-  server: TestServer;
-  executor: QuickFixExecutor;
-  dir: string;
-  agentId: string;
-  authKey: string;
+interface Bed extends ExecutorBed {
   agent: AgentProcess;
   state(): Promise<any>;
   settled(signal: string, status: string): Promise<any>;
 }
 
-/** A server, the executor as the trade session, an agent on it; `quote` adds a quote session that prices EURUSD, else quotes are asked of the executor. */
-async function bed(compId: string, withQuotes: boolean, extra: () => QuoteBroker[]): Promise<Bed> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-refusals-'));
-  const server = await startTestServer();
-  const executor = await QuickFixExecutor.start(path.join(dir, 'executor'), compId);
-  let quote: object | undefined;
-  if (withQuotes) {
-    const quotes = new QuoteBroker(
-      await freePort(),
-      'cServer',
-      compId,
-      { EURUSD: { bid: 1.105, ask: 1.1052 } },
-      CREDENTIALS,
-    );
-    quotes.start();
-    await quotes.ready();
-    extra().push(quotes);
-    quote = {
-      host: '127.0.0.1',
-      port: quotes.port,
-      tls: false,
-      senderCompId: compId,
-      targetCompId: 'cServer',
-      senderSubId: 'QUOTE',
-      targetSubId: 'QUOTE',
-      heartbeatSeconds: 30,
-      resetOnLogon: true,
-    };
+/** The executor as the trade session, an agent on it; `withQuotes` adds a quote session that prices EURUSD, else quotes are asked of the executor. */
+async function bed(compId: string, withQuotes: boolean): Promise<Bed> {
+  const fix = await startExecutorBed({
+    compId,
+    credentials: CREDENTIALS,
+    agentName: compId.toLowerCase(),
+    heartbeatSeconds: 5,
+    quotes: withQuotes,
+    dirPrefix: 'signalgate-fix-refusals-',
+  });
+  const agent = fix.startAgent();
+  try {
+    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
+  } catch (error) {
+    await agent.kill();
+    await fix.stop();
+    throw error;
   }
-  const configFile = path.join(dir, 'fix.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      dialect: 'fix44',
-      trade: {
-        host: '127.0.0.1',
-        port: executor.port,
-        tls: false,
-        senderCompId: compId,
-        targetCompId: 'EXECUTOR',
-        heartbeatSeconds: 5,
-      },
-      ...(quote && { quote }),
-      account: { currency: 'USD', balance: 10000 },
-      instruments: INSTRUMENTS,
-    }),
-  );
-  const { accountId, agents } = await accountWithAgents(server, [compId.toLowerCase()]);
-  const authKey = (await sourceFor(server, accountId)).authKey;
-  const agent = AgentProcess.startVenue(
-    server.url,
-    agents[0]!.token,
-    path.join(dir, 'agent'),
-    ['--venue', 'fix', '--fix-config', configFile],
-    {
-      SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
-      SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
-    },
-  );
-  await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
-  const agentId = agents[0]!.id;
+  const { server, agentId } = fix;
   return {
-    server,
-    executor,
-    dir,
-    agentId,
-    authKey,
+    ...fix,
     agent,
     state: async () => (await server.admin('GET', `/api/admin/agents/${agentId}`)).body.state,
     settled: async (signal, status) => {
@@ -124,21 +51,17 @@ async function bed(compId: string, withQuotes: boolean, extra: () => QuoteBroker
   };
 }
 
-async function teardown(b: Bed | undefined, quotes: QuoteBroker[]): Promise<void> {
+async function teardown(b: Bed | undefined): Promise<void> {
   await b?.agent.kill();
-  for (const q of quotes) q.stop();
-  await b?.executor.stop();
-  await b?.server.stop();
-  if (b) rmSync(b.dir, { recursive: true, force: true });
+  await b?.stop();
 }
 
 describe('a stop the broker refuses (QuickFIX executor: 35=3 for stop orders)', () => {
   let b: Bed | undefined;
-  const quotes: QuoteBroker[] = [];
   beforeAll(async () => {
-    b = await bed('SGSTOP', true, () => quotes);
+    b = await bed('SGSTOP', true);
   }, 90_000);
-  afterAll(() => teardown(b, quotes));
+  afterAll(() => teardown(b));
 
   it("the entry fills, the broker refuses its stop, and the agent says so at error level with the broker's reason", async () => {
     const signal = await postSignal(b!.server.url, b!.authKey, 'EURUSD,buylimit,vol=0.1,entry_price=1.1,sl_price=1.07');
@@ -179,9 +102,9 @@ describe('a stop the broker refuses (QuickFIX executor: 35=3 for stop orders)', 
 describe('a broker that refuses market data (QuickFIX executor: 35=3 for MarketDataRequest)', () => {
   let b: Bed | undefined;
   beforeAll(async () => {
-    b = await bed('SGNOMD', false, () => []);
+    b = await bed('SGNOMD', false);
   }, 90_000);
-  afterAll(() => teardown(b, []));
+  afterAll(() => teardown(b));
 
   it("a signal that needs a quote is rejected with the broker's reason; the published state says quotes are refused", async () => {
     const signal = await postSignal(b!.server.url, b!.authKey, 'EURUSD,buy,vol=0.1');

@@ -3,17 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
+import type { TestServer } from '../support/start-test-server.js';
+import { accountWithAgents, deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
-import { freePort } from '../support/free-port.js';
-import { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
+import type { QuickFixExecutor, QuoteBroker } from './support/fix-counterparties.js';
+import { type ExecutorBed, startExecutorBed } from './support/executor-bed.js';
 
 /**
  * The whole path to a FIX 4.4 broker: a signal posted to the server reaches
@@ -26,91 +20,33 @@ const AGENT_COMP_ID = 'SGAGENT';
 const CREDENTIALS = { user: 'trader-1', password: 'pw-s3cret-554' };
 
 describe('an agent on a FIX 4.4 broker (QuickFIX executor)', () => {
+  let bed: ExecutorBed | undefined;
   let server: TestServer;
   let dir: string;
   let executor: QuickFixExecutor;
   let quotes: QuoteBroker;
-  let configFile: string;
-  let token: string;
   let agentId: string;
   let authKey: string;
   let agent: AgentProcess | null = null;
 
-  const start = () =>
-    AgentProcess.startVenue(
-      server.url,
-      token,
-      path.join(dir, 'agent'),
-      ['--venue', 'fix', '--fix-config', configFile],
-      {
-        SIGNALGATE_FIX_USERNAME: CREDENTIALS.user,
-        SIGNALGATE_FIX_PASSWORD: CREDENTIALS.password,
-      },
-    );
+  const start = () => bed!.startAgent();
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-fix-'));
-    server = await startTestServer();
-    executor = await QuickFixExecutor.start(path.join(dir, 'executor'), AGENT_COMP_ID);
-    quotes = new QuoteBroker(
-      await freePort(),
-      'cServer',
-      AGENT_COMP_ID,
-      { EURUSD: { bid: 1.105, ask: 1.1052 } },
-      CREDENTIALS,
-    );
-    quotes.start();
-    await quotes.ready();
-    configFile = path.join(dir, 'fix.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        dialect: 'fix44',
-        trade: {
-          host: '127.0.0.1',
-          port: executor.port,
-          tls: false,
-          senderCompId: AGENT_COMP_ID,
-          targetCompId: 'EXECUTOR',
-          heartbeatSeconds: 2,
-        },
-        quote: {
-          host: '127.0.0.1',
-          port: quotes.port,
-          tls: false,
-          senderCompId: AGENT_COMP_ID,
-          targetCompId: 'cServer',
-          senderSubId: 'QUOTE',
-          targetSubId: 'QUOTE',
-          heartbeatSeconds: 30,
-          resetOnLogon: true,
-        },
-        account: { currency: 'USD', balance: 10000 },
-        instruments: {
-          EURUSD: {
-            brokerSymbol: 'EURUSD',
-            digits: 5,
-            contractSize: 100000,
-            lotMin: 0.01,
-            lotStep: 0.01,
-            lotMax: 50,
-            quoteCurrency: 'USD',
-          },
-        },
-      }),
-    );
-    const { accountId, agents } = await accountWithAgents(server, ['fix']);
-    token = agents[0]!.token;
-    agentId = agents[0]!.id;
-    authKey = (await sourceFor(server, accountId)).authKey;
+    bed = await startExecutorBed({
+      compId: AGENT_COMP_ID,
+      credentials: CREDENTIALS,
+      agentName: 'fix',
+      heartbeatSeconds: 2,
+      quotes: true,
+      dirPrefix: 'signalgate-fix-',
+    });
+    ({ server, dir, executor, agentId, authKey } = bed);
+    quotes = bed.quotes!;
   });
 
   afterAll(async () => {
     await agent?.kill();
-    quotes?.stop();
-    await executor?.stop();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bed?.stop();
   });
 
   it('logs on with the credentials from the environment, never logging the password', async () => {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * A bust of an exit's fill (ExecutionReport 150=H on a stop or a target) at a plain FIX 4.4
@@ -17,10 +17,7 @@ describe('busts of exit fills at a plain FIX 4.4 broker', () => {
 
   /** The orders working at the broker that protect the entry's position: side, type, price, units. */
   const protection = (entryId: string) => protectionAt(bed.broker, entryId);
-  const orderOf = (entryId: string, ordType: '2' | '3') =>
-    bed.broker
-      .working()
-      .find((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId && o.ordType === ordType)!;
+  const orderOf = (entryId: string, ordType: '2' | '3') => protectingOrder(bed.broker, entryId, ordType);
 
   beforeAll(async () => {
     agent = await bed.startReady();

@@ -10,7 +10,7 @@ import type {
   FakeRequest,
   Moment,
 } from '../fakes/binance-usdm-exchange.js';
-import { useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-bed.js';
+import { BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
 import type { AgentProcess } from './support/agent-process.js';
 
 /**
@@ -73,8 +73,8 @@ const PRICES: [string, number][] = [
 ];
 
 describe('an agent killed at each step of each path, and started again', () => {
-  const bed = useBinanceAgentBed({ lasting: true });
-  let lineage: BinanceAgent;
+  const bed = useCcxtAgentBed(BINANCE_USDM, { lasting: true });
+  let lineage: CcxtAgent;
   let agent: AgentProcess;
   let usdm: BinanceUsdmExchange;
   beforeAll(async () => {

@@ -1,19 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  accountWithAgents,
-  deliveriesOf,
-  postSignal,
-  sourceFor,
-  waitUntil,
-} from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
-import { startTestServer, type TestServer } from '../support/start-test-server.js';
-import { AgentProcess } from './support/agent-process.js';
-
-const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
+import type { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
+import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
+import type { TestServer } from '../support/start-test-server.js';
 
 /**
  * A real agent process on the Binance USDⓈ-M test exchange charging Binance's VIP 0 commission
@@ -22,60 +11,24 @@ const KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usd
  * of them, and the quote the agent took the signal at, which gives the slippage.
  */
 describe('the ledger of an agent on the Binance USDⓈ-M test exchange with fees', () => {
+  const bed = useCcxtAgentBed(BINANCE_USDM);
   let server: TestServer;
   let exchange: BinanceUsdmExchange;
-  let dir: string;
-  const agents: AgentProcess[] = [];
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) await agent.kill();
-    await exchange?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  afterAll(async () => {
-    await server?.stop();
+  beforeAll(() => {
+    server = bed.server;
   });
 
-  const outcome = async (signal: string) => {
-    await waitUntil(
-      async () => ['executed', 'rejected', 'failed'].includes((await deliveriesOf(server, signal))[0].status),
-      `the outcome of ${signal}`,
-      30_000,
-    );
-    return (await deliveriesOf(server, signal))[0];
-  };
+  const outcome = (signal: string) => bed.outcome(signal);
+  const control = (what: string, query: string) => bed.control(what, query);
 
   /** An account with one agent on a fresh test exchange charging 0.02 % maker, 0.05 % taker. */
   const start = async (name: string) => {
-    const {
-      accountId,
-      agents: [testAgent],
-    } = await accountWithAgents(server, [name]);
-    const source = await sourceFor(server, accountId);
-    exchange = await BinanceUsdmExchange.start({
-      apiKey: KEYS.SIGNALGATE_CCXT_API_KEY,
-      secret: KEYS.SIGNALGATE_CCXT_SECRET,
-    });
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-usdm-ledger-'));
-    const control = async (what: string, query: string) => {
-      const res = await fetch(`${exchange.url}_control/${what}?${query}`, { method: 'POST' });
-      expect(res.status).toBe(200);
-    };
+    const { accountId, authKey, sourceId } = await bed.start(name);
+    exchange = bed.exchange;
     await control('fees', 'maker=0.0002&taker=0.0005');
-    const agent = AgentProcess.startVenue(
-      server.url,
-      testAgent!.token,
-      dir,
-      ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', exchange.url],
-      KEYS,
-    );
-    agents.push(agent);
-    await agent.waitForLog((l) => l.msg === 'venue ready', 'the venue ready');
     const trades = async () =>
       (await server.admin('GET', `/api/admin/ledger/trades?accountId=${accountId}`)).body.trades as any[];
-    return { accountId, source, control, trades };
+    return { accountId, source: { authKey, id: sourceId }, control, trades };
   };
 
   it('a long opened and closed at the market: fees and realized profit as computed by hand', async () => {

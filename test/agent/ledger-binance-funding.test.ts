@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import { BINANCE_KEYS, useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-bed.js';
+import { BINANCE_KEYS, BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
 import { AgentProcess } from './support/agent-process.js';
 
 /**
@@ -13,9 +13,9 @@ import { AgentProcess } from './support/agent-process.js';
  * exchange's answer and its journal, and started again twice: no payment is lost or counted twice.
  */
 describe('funding payments from the Binance USDⓈ-M test exchange in the ledger', () => {
-  const bed = useBinanceAgentBed();
+  const bed = useCcxtAgentBed(BINANCE_USDM);
 
-  const journal = (agent: BinanceAgent) => {
+  const journal = (agent: CcxtAgent) => {
     const agentDir = path.join(agent.dir, 'agents', readdirSync(path.join(agent.dir, 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
     return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));

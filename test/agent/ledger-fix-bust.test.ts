@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * The ledger's trades when a plain FIX 4.4 broker takes a fill back (ExecutionReport 150=H): the
@@ -16,10 +16,7 @@ describe('busts in the ledger, through a real agent at a plain FIX 4.4 broker', 
   const trades = async () =>
     (await bed.server.admin('GET', `/api/admin/ledger/trades?accountId=${bed.accountId}`)).body.trades as any[];
   const shape = (list: any[]) => list.map((t) => [t.side, t.lots, t.entryPrice, t.exitPrice, t.realizedProfit]);
-  const stopOf = (entryId: string) =>
-    bed.broker
-      .working()
-      .find((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId && o.ordType === '3')!;
+  const stopOf = (entryId: string) => protectingOrder(bed.broker, entryId, '3');
 
   beforeAll(async () => {
     agent = await bed.startReady();

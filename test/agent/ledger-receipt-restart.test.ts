@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import { useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-bed.js';
+import { BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
 
 /**
  * The quote at receipt of a signal finished after a restart: a real agent process on the Binance
@@ -12,9 +12,9 @@ import { useBinanceAgentBed, type BinanceAgent } from '../support/binance-agent-
  * measures from where the trader's signal met the market.
  */
 describe('the quote at receipt through a restart', () => {
-  const bed = useBinanceAgentBed();
+  const bed = useCcxtAgentBed(BINANCE_USDM);
 
-  const journal = (agent: BinanceAgent) => {
+  const journal = (agent: CcxtAgent) => {
     const agentDir = path.join(agent.dir, 'agents', readdirSync(path.join(agent.dir, 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
     return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));

@@ -6,7 +6,7 @@ import { adminRequest } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
-import { BINANCE_KEYS } from '../support/binance-agent-bed.js';
+import { BINANCE_KEYS } from '../support/ccxt-agent-bed.js';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
 import { AgentProcess } from './support/agent-process.js';

@@ -6,7 +6,7 @@ import {
   sourceFor,
   waitUntil,
 } from '../delivery/support/delivery-setup.js';
-import { useBinanceAgentBed } from '../support/binance-agent-bed.js';
+import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 import { AgentProcess } from './support/agent-process.js';
 
 /**
@@ -17,7 +17,7 @@ import { AgentProcess } from './support/agent-process.js';
 const ORDER = '/fapi/v1/order';
 
 describe('one lane per symbol', () => {
-  const bed = useBinanceAgentBed();
+  const bed = useCcxtAgentBed(BINANCE_USDM);
   const server = () => bed.server;
 
   const statusOf = async (id: string) => (await deliveriesOf(server(), id))[0].status as string;

@@ -2,25 +2,18 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../support/seed-source.js';
-import { freshCliStore, runCli, STORE_LINE } from '../support/cli-store.js';
+import { STORE_LINE, useCliStore } from '../support/cli-store.js';
 import { CLI, spawnServer } from '../support/spawn-server.js';
 
-let env: Record<string, string>;
+const { env, cleanups, cli } = useCliStore();
 let dir: string;
-const cleanups: Array<() => Promise<void> | void> = [];
 
-beforeAll(async () => {
-  env = await freshCliStore(cleanups);
+beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'signalgate-secret-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
 });
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-const cli = (...args: string[]) => runCli(env, ...args);
 
 function secretFile(name: string, content: string, mode: number): string {
   const file = path.join(dir, name);

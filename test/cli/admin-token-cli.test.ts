@@ -1,15 +1,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adminRequest } from '../support/admin-client.js';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { runCli, useCliStore } from '../support/cli-store.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const store = useCliStore();
 
 /** Starts `signalgate serve`, runs `use` on it, and stops it. */
 async function serving<T>(
@@ -30,7 +27,7 @@ const status = async (url: string, token: string) =>
 
 describe('the generated admin token', () => {
   it('is written to a 0600 file in the data directory, never printed; reset makes a new one; SIGNALGATE_ADMIN_TOKEN drops it for good', async () => {
-    const env = await freshCliStore(cleanups);
+    const env = store.env;
     const unset = { ...env, SIGNALGATE_ADMIN_TOKEN: '' };
     const file = path.join(env.SIGNALGATE_DATA_DIR!, 'admin-token');
 

@@ -1,20 +1,17 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NotificationReceivers } from '../fakes/notification-receivers.js';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { runCli, useCliStore } from '../support/cli-store.js';
 
 const BOT_TOKEN = '123456:TEST-token';
-const cleanups: Array<() => Promise<void> | void> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const store = useCliStore();
 
 describe('signalgate channels', () => {
   it('creates a Telegram channel with its token from a file, never prints it, and sends a test', async () => {
     const receivers = await new NotificationReceivers(BOT_TOKEN).start();
-    cleanups.push(() => receivers.close());
-    const env = await freshCliStore(cleanups, { SIGNALGATE_TELEGRAM_API_URL: receivers.url });
+    store.cleanups.push(() => receivers.close());
+    const env: Record<string, string> = { ...store.env, SIGNALGATE_TELEGRAM_API_URL: receivers.url };
     const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
     const tokenFile = path.join(env.SIGNALGATE_DATA_DIR!, 'bot-token');
     writeFileSync(tokenFile, `${BOT_TOKEN}\n`);
@@ -42,7 +39,7 @@ describe('signalgate channels', () => {
   });
 
   it('creates an e-mail channel with its SMTP password from a file, and names a bad setting', async () => {
-    const env = await freshCliStore(cleanups);
+    const env = store.env;
     const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
     const passwordFile = path.join(env.SIGNALGATE_DATA_DIR!, 'smtp-password');
     writeFileSync(passwordFile, 'app-password-1234\n');

@@ -1,15 +1,11 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { runCli, useCliStore } from '../support/cli-store.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const { env } = useCliStore();
 
 describe('signalgate ledger', () => {
   it('lists the trades, exports them as CSV and prints their figures; an unknown account exits 1', async () => {
-    const env = await freshCliStore(cleanups);
     const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
     const agent = JSON.parse((await runCli(env, 'agents', 'create', '--account', account.id, '--name', 'v')).stdout);
     // What an agent reported: a short of 2 lots at 50 (fee 1), bought back at 47 (fee 1).

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { adminRequest } from '../support/admin-client.js';
-import { CLI_ADMIN_TOKEN, freshCliStore, runCli } from '../support/cli-store.js';
+import { CLI_ADMIN_TOKEN, runCli, useCliStore } from '../support/cli-store.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 
 /**
@@ -14,14 +14,12 @@ import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
  * trades the paper account made. The ticks all carry one time, so the paper feed plays them at
  * start and every signal meets the same prices live and in the replay.
  */
-let env: Record<string, string>;
+const { env, cleanups } = useCliStore();
 let server: ServerProcess;
 let agent: AgentProcess | null = null;
 let dir: string;
-const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
-  env = await freshCliStore(cleanups);
   server = await spawnServer(env);
   cleanups.push(async () => {
     server.child.kill('SIGTERM');
@@ -32,7 +30,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await agent?.kill();
-  for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
 const admin = (method: string, urlPath: string, body?: unknown) =>

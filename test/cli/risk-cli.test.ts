@@ -1,16 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { freshCliStore, runCli } from '../support/cli-store.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, useCliStore } from '../support/cli-store.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const { env } = useCliStore();
 
 describe('signalgate risk', () => {
   it('sets rules from a file, refuses a bad one naming the field, halts and releases, all in the audit log', async () => {
-    const env = await freshCliStore(cleanups);
     const account = JSON.parse((await runCli(env, 'accounts', 'create', '--name', 'Desk', '--quota', '10')).stdout);
     const file = path.join(env.SIGNALGATE_DATA_DIR!, 'rules.json');
     writeFileSync(file, JSON.stringify({ maxDailyLoss: { percent: 5 }, maxLotsPerOrder: 2 }));

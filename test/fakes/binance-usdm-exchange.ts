@@ -1,6 +1,13 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  closeServer,
+  controlNumber,
+  hexHmacMatches,
+  listenOnLoopback,
+  serveProxied,
+  type Send,
+} from './proxied-exchange-http.js';
+import { decimals, fmt, onGrid, round } from './step-grid.js';
 
 /**
  * A stateful Binance USDⓈ-M futures exchange, written from Binance's published API
@@ -246,12 +253,10 @@ export class BinanceUsdmExchange {
     symbols?: FakeSymbol[];
   }): Promise<BinanceUsdmExchange> {
     let exchange: BinanceUsdmExchange | null = null;
-    const server = createServer((req, res) => exchange!.serve(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    const { server, url } = await listenOnLoopback((req, res) => exchange!.serve(req, res));
     exchange = new BinanceUsdmExchange(
       server,
-      `http://127.0.0.1:${port}/`,
+      url,
       { apiKey: options.apiKey, secret: options.secret },
       options.symbols ?? DEFAULT_SYMBOLS,
       options.wallet ?? 10_000,
@@ -260,9 +265,10 @@ export class BinanceUsdmExchange {
   }
 
   async stop(): Promise<void> {
+    // A hook left set would still be called for what arrives while the server closes.
+    this.moments = null;
     for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   /** The requests received for one path (and method). */
@@ -341,69 +347,55 @@ export class BinanceUsdmExchange {
   // ---- HTTP ----
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const send = (status: number, payload: unknown, written?: () => void) => {
-        if (res.destroyed) return;
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(payload), written);
-      };
-      const raw = (req.url ?? '/').slice(1);
-      if (raw.startsWith('_control/')) {
-        try {
-          send(200, this.control(req.method ?? 'GET', new URL(`http://x/${raw}`)));
-        } catch (error) {
-          send(400, { error: (error as Error).message });
-        }
-        return;
-      }
-      const target = /^https?%3A/i.test(raw) ? decodeURIComponent(raw) : raw;
-      if (!/^https?:\/\//.test(target)) return send(404, { code: -1000, msg: `not an exchange URL: ${req.url}` });
-      const url = new URL(target);
-      const query = url.search.slice(1);
-      const params = Object.fromEntries(new URLSearchParams(query));
-      if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
-      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
-      if (this.moments?.(request, 'arrived') === 'drop') {
-        this.dropped.push(request);
-        res.destroy();
-        return;
-      }
-      this.received.push(request);
-      const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
-      if (failure) {
-        failure.count -= 1;
-        return send(400, { code: failure.code, msg: failure.msg });
-      }
-      let status = 200;
-      let payload: unknown;
-      try {
-        this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
-        payload = this.route(request);
-      } catch (error) {
-        if (!(error instanceof BinanceError)) throw error;
-        status = error.status;
-        payload = { code: error.code, msg: error.message };
-      }
-      if (this.moments?.(request, 'carried') === 'withhold') {
-        this.withheld.push(request);
-        return;
-      }
-      const hold = this.holds.find((h) => h.count > 0 && h.method === request.method && h.path === request.path);
-      if (!hold) return send(status, payload, () => this.moments?.(request, 'answered'));
-      // Carried out already; the answer comes late (or never, when the agent is killed meanwhile).
-      hold.count -= 1;
-      this.heldNow.add(request);
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        this.heldNow.delete(request);
-        this.heldBefore.push(request);
-        send(status, payload);
-      }, hold.seconds * 1000);
-      this.timers.add(timer);
+    serveProxied(req, res, {
+      control: (method, url) => this.control(method, url),
+      notExchange: (message) => ({ code: -1000, msg: message }),
+      exchange: (url, body, send) => this.answer(req, res, url, body, send),
     });
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, url: URL, body: string, send: Send): void {
+    const query = url.search.slice(1);
+    const params = Object.fromEntries(new URLSearchParams(query));
+    if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
+    const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
+    if (this.moments?.(request, 'arrived') === 'drop') {
+      this.dropped.push(request);
+      res.destroy();
+      return;
+    }
+    this.received.push(request);
+    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
+    if (failure) {
+      failure.count -= 1;
+      return send(400, { code: failure.code, msg: failure.msg });
+    }
+    let status = 200;
+    let payload: unknown;
+    try {
+      this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
+      payload = this.route(request);
+    } catch (error) {
+      if (!(error instanceof BinanceError)) throw error;
+      status = error.status;
+      payload = { code: error.code, msg: error.message };
+    }
+    if (this.moments?.(request, 'carried') === 'withhold') {
+      this.withheld.push(request);
+      return;
+    }
+    const hold = this.holds.find((h) => h.count > 0 && h.method === request.method && h.path === request.path);
+    if (!hold) return send(status, payload, () => this.moments?.(request, 'answered'));
+    // Carried out already; the answer comes late (or never, when the agent is killed meanwhile).
+    hold.count -= 1;
+    this.heldNow.add(request);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.heldNow.delete(request);
+      this.heldBefore.push(request);
+      send(status, payload);
+    }, hold.seconds * 1000);
+    this.timers.add(timer);
   }
 
   /** SIGNED endpoints: the key, the HMAC SHA256 of the query and body, the timestamp within recvWindow. */
@@ -417,8 +409,7 @@ export class BinanceUsdmExchange {
       throw new BinanceError(-1102, "Mandatory parameter 'signature' was not sent, was empty/null, or malformed.");
     const strip = (text: string) => text.replace(/(^|&)signature=[^&]*/, '').replace(/^&/, '');
     const total = strip(query) + strip(body);
-    const expected = createHmac('sha256', this.keys.secret).update(total).digest('hex');
-    if (signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
+    if (!hexHmacMatches(this.keys.secret, total, signature)) {
       throw new BinanceError(-1022, 'Signature for this request is not valid.');
     }
     const timestamp = Number(request.params.timestamp);
@@ -503,11 +494,7 @@ export class BinanceUsdmExchange {
   private control(method: string, url: URL): unknown {
     const q = Object.fromEntries(url.searchParams);
     const what = url.pathname.replace(/^\/_control\//, '');
-    const number = (name: string) => {
-      const value = Number(q[name]);
-      if (q[name] === undefined || !Number.isFinite(value)) throw new Error(`/_control/${what} needs a number ${name}`);
-      return value;
-    };
+    const number = controlNumber(what, q);
     switch (`${method} ${what}`) {
       case 'GET state':
         return this.state();
@@ -1227,22 +1214,4 @@ function isSigned(path: string): boolean {
       path,
     )
   );
-}
-
-function decimals(step: number): number {
-  const [mantissa, exponent] = step.toExponential().split('e');
-  return Math.max(0, (mantissa!.split('.')[1]?.length ?? 0) - Number(exponent));
-}
-
-function onGrid(value: number, step: number): boolean {
-  const k = value / step;
-  return Math.abs(k - Math.round(k)) < 1e-6;
-}
-
-function round(value: number, step: number): number {
-  return Number((Math.round(value / step) * step).toFixed(decimals(step)));
-}
-
-function fmt(value: number, step: number): string {
-  return value.toFixed(decimals(step));
 }

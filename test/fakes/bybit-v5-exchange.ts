@@ -1,6 +1,14 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  closeServer,
+  controlNumber,
+  hexHmacMatches,
+  listenOnLoopback,
+  serveProxied,
+  type Send,
+} from './proxied-exchange-http.js';
+import { decimals, fmt, onGrid, round } from './step-grid.js';
 
 /**
  * A stateful Bybit v5 exchange (linear USDT perpetuals, one-way mode, a unified trading account),
@@ -185,12 +193,10 @@ export class BybitV5Exchange {
 
   static async start(options: { apiKey: string; secret: string; wallet?: number }): Promise<BybitV5Exchange> {
     let exchange: BybitV5Exchange | null = null;
-    const server = createServer((req, res) => exchange!.serve(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    const { server, url } = await listenOnLoopback((req, res) => exchange!.serve(req, res));
     exchange = new BybitV5Exchange(
       server,
-      `http://127.0.0.1:${port}/`,
+      url,
       { apiKey: options.apiKey, secret: options.secret },
       options.wallet ?? 10_000,
     );
@@ -198,8 +204,7 @@ export class BybitV5Exchange {
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   requests(method: string, path: string): BybitRequest[] {
@@ -283,53 +288,39 @@ export class BybitV5Exchange {
   // ---- HTTP ----
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const send = (status: number, payload: unknown) => {
-        if (res.destroyed) return;
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(payload));
-      };
-      const raw = (req.url ?? '/').slice(1);
-      if (raw.startsWith('_control/')) {
-        try {
-          send(200, this.control(req.method ?? 'GET', new URL(`http://x/${raw}`)));
-        } catch (error) {
-          send(400, { error: (error as Error).message });
-        }
-        return;
-      }
-      const target = /^https?%3A/i.test(raw) ? decodeURIComponent(raw) : raw;
-      if (!/^https?:\/\//.test(target)) return send(404, { retCode: 10017, retMsg: `not an exchange URL: ${req.url}` });
-      const url = new URL(target);
-      const query = url.search.slice(1);
-      const params: Record<string, string> = {};
-      for (const [k, v] of new URLSearchParams(query)) if (v !== '') params[k] = v;
-      if (req.method === 'POST' && body) {
-        for (const [k, v] of Object.entries(JSON.parse(body) as Record<string, unknown>))
-          if (v !== '' && v !== undefined && v !== null) params[k] = String(v);
-      }
-      const request: BybitRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
-      this.received.push(request);
-      const answer = (retCode: number, retMsg: string, result: unknown) =>
-        send(200, { retCode, retMsg, result, retExtInfo: {}, time: Date.now() });
-      const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
-      if (failure) {
-        failure.count -= 1;
-        return answer(failure.retCode, failure.retMsg, {});
-      }
-      try {
-        if (request.path.startsWith('/v5/') && !request.path.startsWith('/v5/market/'))
-          this.authenticate(req, request.method === 'POST' ? body : query);
-        answer(0, 'OK', this.route(request));
-      } catch (error) {
-        if (!(error instanceof BybitError)) throw error;
-        if (error.retCode === 10017) return send(404, { retCode: 10017, retMsg: error.message });
-        answer(error.retCode, error.message, {});
-      }
+    serveProxied(req, res, {
+      control: (method, url) => this.control(method, url),
+      notExchange: (message) => ({ retCode: 10017, retMsg: message }),
+      exchange: (url, body, send) => this.answer(req, url, body, send),
     });
+  }
+
+  private answer(req: IncomingMessage, url: URL, body: string, send: Send): void {
+    const query = url.search.slice(1);
+    const params: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(query)) if (v !== '') params[k] = v;
+    if (req.method === 'POST' && body) {
+      for (const [k, v] of Object.entries(JSON.parse(body) as Record<string, unknown>))
+        if (v !== '' && v !== undefined && v !== null) params[k] = String(v);
+    }
+    const request: BybitRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
+    this.received.push(request);
+    const answer = (retCode: number, retMsg: string, result: unknown) =>
+      send(200, { retCode, retMsg, result, retExtInfo: {}, time: Date.now() });
+    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
+    if (failure) {
+      failure.count -= 1;
+      return answer(failure.retCode, failure.retMsg, {});
+    }
+    try {
+      if (request.path.startsWith('/v5/') && !request.path.startsWith('/v5/market/'))
+        this.authenticate(req, request.method === 'POST' ? body : query);
+      answer(0, 'OK', this.route(request));
+    } catch (error) {
+      if (!(error instanceof BybitError)) throw error;
+      if (error.retCode === 10017) return send(404, { retCode: 10017, retMsg: error.message });
+      answer(error.retCode, error.message, {});
+    }
   }
 
   /** X-BAPI-SIGN: hex HMAC-SHA256 of timestamp + key + recvWindow + (query string | JSON body). */
@@ -345,10 +336,7 @@ export class BybitV5Exchange {
     if (key === undefined || timestamp === undefined || sign === undefined)
       throw new BybitError(10003, 'API key is invalid.');
     if (key !== this.keys.apiKey) throw new BybitError(10003, 'API key is invalid.');
-    const expected = createHmac('sha256', this.keys.secret)
-      .update(timestamp + key + recvWindow + payload)
-      .digest('hex');
-    if (sign.length !== expected.length || !timingSafeEqual(Buffer.from(sign), Buffer.from(expected)))
+    if (!hexHmacMatches(this.keys.secret, timestamp + key + recvWindow + payload, sign))
       throw new BybitError(10004, 'Error sign, please check your signature generation algorithm.');
     const now = Date.now();
     const at = Number(timestamp);
@@ -416,11 +404,7 @@ export class BybitV5Exchange {
   private control(method: string, url: URL): unknown {
     const q = Object.fromEntries(url.searchParams);
     const what = url.pathname.replace(/^\/_control\//, '');
-    const number = (name: string) => {
-      const value = Number(q[name]);
-      if (q[name] === undefined || !Number.isFinite(value)) throw new Error(`/_control/${what} needs a number ${name}`);
-      return value;
-    };
+    const number = controlNumber(what, q);
     switch (`${method} ${what}`) {
       case 'GET state':
         return this.state();
@@ -959,22 +943,4 @@ export class BybitV5Exchange {
       updatedTime: String(o.updatedTime),
     };
   }
-}
-
-function decimals(step: number): number {
-  const [mantissa, exponent] = step.toExponential().split('e');
-  return Math.max(0, (mantissa!.split('.')[1]?.length ?? 0) - Number(exponent));
-}
-
-function onGrid(value: number, step: number): boolean {
-  const k = value / step;
-  return Math.abs(k - Math.round(k)) < 1e-6;
-}
-
-function round(value: number, step: number): number {
-  return Number((Math.round(value / step) * step).toFixed(decimals(step)));
-}
-
-function fmt(value: number, step: number): string {
-  return value.toFixed(decimals(step));
 }

@@ -12,11 +12,22 @@ export type Fix44Bed = FixBed<Fix44Counterparty>;
  * ClOrdIDs share the signal's prefix), as [side, type, price, units], sorted.
  */
 export function protectionAt(broker: Fix44Counterparty, entryId: string): unknown[][] {
-  return broker
-    .working()
-    .filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId)
+  return protecting(broker, entryId)
     .map((o) => [o.side, o.ordType, o.price, o.units])
     .sort();
+}
+
+/** The order working at the broker that protects the entry `entryId` with OrdType `ordType` (2 target, 3 stop). */
+export function protectingOrder(
+  broker: Fix44Counterparty,
+  entryId: string,
+  ordType: '2' | '3',
+): ReturnType<Fix44Counterparty['working']>[number] {
+  return protecting(broker, entryId).find((o) => o.ordType === ordType)!;
+}
+
+function protecting(broker: Fix44Counterparty, entryId: string): ReturnType<Fix44Counterparty['working']> {
+  return broker.working().filter((o) => o.clOrdId.startsWith(entryId.slice(0, 18)) && o.clOrdId !== entryId);
 }
 
 /**

@@ -4,16 +4,44 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange, type FakeSymbol } from '../fakes/binance-usdm-exchange.js';
+import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
+import { BybitV5Exchange } from '../fakes/bybit-v5-exchange.js';
 import { startTestServer, type TestServer } from './start-test-server.js';
 
 /** The API key and secret the Binance USDⓈ-M test exchange takes, in the agent's environment. */
 export const BINANCE_KEYS = { SIGNALGATE_CCXT_API_KEY: 'usdm-key', SIGNALGATE_CCXT_SECRET: 'usdm-secret' };
 
-/** One account's `signalgate agent --venue ccxt --exchange binanceusdm` on the test exchange. */
-export interface BinanceAgent {
+/** A test exchange in-process, as the bed starts it for CCXT's exchange `id` and stops it. */
+export interface CcxtTestVenue<E extends { readonly url: string; stop(): Promise<void> }> {
+  /** CCXT's id of the exchange (`--exchange`). */
+  readonly id: string;
+  /** The API key and secret in the agent's environment, which the exchange takes. */
+  readonly keys: { SIGNALGATE_CCXT_API_KEY: string; SIGNALGATE_CCXT_SECRET: string };
+  /** How the data directories of its agents are named. */
+  readonly dirPrefix: string;
+  start(keys: { apiKey: string; secret: string }): Promise<E>;
+}
+
+export const BINANCE_USDM: CcxtTestVenue<BinanceUsdmExchange> = {
+  id: 'binanceusdm',
+  keys: BINANCE_KEYS,
+  dirPrefix: 'signalgate-usdm-',
+  start: (keys) => BinanceUsdmExchange.start(keys),
+};
+
+export const BYBIT: CcxtTestVenue<BybitV5Exchange> = {
+  id: 'bybit',
+  keys: { SIGNALGATE_CCXT_API_KEY: 'bybit-key', SIGNALGATE_CCXT_SECRET: 'bybit-secret' },
+  dirPrefix: 'signalgate-bybit-',
+  start: (keys) => BybitV5Exchange.start(keys),
+};
+
+/** One account's `signalgate agent --venue ccxt --exchange ID` on the test exchange. */
+export interface CcxtAgent {
   /** The account's signal source key, for postSignal. */
   readonly authKey: string;
+  /** The account's signal source, as the ledger's statistics name it. */
+  readonly sourceId: string;
   readonly accountId: string;
   readonly agentId: string;
   /** Its data directory (the journal is under `agents/`). */
@@ -26,12 +54,12 @@ export interface BinanceAgent {
   published(): Promise<any>;
 }
 
-export interface BinanceAgentBed {
+export interface CcxtAgentBed<E> {
   readonly server: TestServer;
   /** The exchange of the last `start` (a new one per test unless the bed is `lasting`). */
-  readonly exchange: BinanceUsdmExchange;
+  readonly exchange: E;
   /** A new account with one agent and one source, a data directory, and its agent started on the exchange and ready. */
-  start(name: string, options?: { args?: string[] }): Promise<BinanceAgent>;
+  start(name: string, options?: { args?: string[] }): Promise<CcxtAgent>;
   /** The signal's delivery once it has an outcome (executed, rejected or failed). */
   outcome(signal: string, timeoutMs?: number): Promise<any>;
   /** `POST /_control/{what}?{query}` at the exchange, which must answer 200. */
@@ -43,21 +71,23 @@ export interface BinanceAgentBed {
 }
 
 /**
- * The test bed of the CCXT agent tests (ccxt-binance-usdm-exchange, ccxt-held-data, symbol-lanes,
- * kill-points): one server for the `describe` block; per test (or, `lasting`, for the whole
- * block) the Binance USDⓈ-M test exchange in-process (`symbols`: its markets, else its default two), and real agent processes reaching it
+ * The test bed of the CCXT agent tests (ccxt-binance-usdm-exchange, ccxt-bybit, ccxt-held-data,
+ * symbol-lanes, kill-points…): one server for the `describe` block; per test (or, `lasting`, for
+ * the whole block) the venue's test exchange in-process, and real agent processes reaching it
  * through `--proxy-url`. What each test leaves (processes, exchange, data directories) is taken
  * down after it, or after the block when `lasting`.
  */
-export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeSymbol[] } = {}): BinanceAgentBed {
+export function useCcxtAgentBed<E extends { readonly url: string; stop(): Promise<void> }>(
+  venue: CcxtTestVenue<E>,
+  options: { lasting?: boolean } = {},
+): CcxtAgentBed<E> {
   let server: TestServer | undefined;
-  let exchange: BinanceUsdmExchange | undefined;
+  let exchange: E | undefined;
   const agents: AgentProcess[] = [];
   const dirs: string[] = [];
 
   const takeDown = async () => {
     for (const agent of agents.splice(0)) await agent.kill();
-    exchange?.onMoment(null);
     await exchange?.stop();
     exchange = undefined;
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -71,7 +101,7 @@ export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeS
     await server?.stop();
   });
 
-  const bed: BinanceAgentBed = {
+  const bed: CcxtAgentBed<E> = {
     get server() {
       if (!server) throw new Error('the test server starts in beforeAll; use it from a hook or test');
       return server;
@@ -85,14 +115,13 @@ export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeS
         accountId,
         agents: [made],
       } = await accountWithAgents(bed.server, [name]);
-      const { authKey } = await sourceFor(bed.server, accountId);
-      exchange ??= await BinanceUsdmExchange.start({
-        apiKey: BINANCE_KEYS.SIGNALGATE_CCXT_API_KEY,
-        secret: BINANCE_KEYS.SIGNALGATE_CCXT_SECRET,
-        ...(options.symbols && { symbols: options.symbols }),
+      const { authKey, id: sourceId } = await sourceFor(bed.server, accountId);
+      exchange ??= await venue.start({
+        apiKey: venue.keys.SIGNALGATE_CCXT_API_KEY,
+        secret: venue.keys.SIGNALGATE_CCXT_SECRET,
       });
       const fake = exchange;
-      const dir = bed.tempDir('signalgate-usdm-');
+      const dir = bed.tempDir(venue.dirPrefix);
       let last: AgentProcess;
       const run = async () => {
         last = bed.own(
@@ -100,8 +129,8 @@ export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeS
             bed.server.url,
             made!.token,
             dir,
-            ['--venue', 'ccxt', '--exchange', 'binanceusdm', '--proxy-url', fake.url, ...args],
-            BINANCE_KEYS,
+            ['--venue', 'ccxt', '--exchange', venue.id, '--proxy-url', fake.url, ...args],
+            venue.keys,
           ),
         );
         await last.waitForLog((l) => l.msg === 'venue ready', 'the venue ready', 90_000);
@@ -110,6 +139,7 @@ export function useBinanceAgentBed(options: { lasting?: boolean; symbols?: FakeS
       await run();
       return {
         authKey,
+        sourceId,
         accountId,
         agentId: made!.id,
         dir,
