@@ -121,8 +121,6 @@ describe('the dashboard in a browser', () => {
   });
 
   it('shows a signal sent over HTTP within seconds, without a reload, and what the paper agent made of it', async () => {
-    const agent = bed.startAgent(bed.server.url, agentToken, agentDir, ['--seed', '1']);
-    await agent.connected();
     await go('signals');
     await page.locator('.live', { hasText: 'live' }).waitFor();
 
@@ -134,25 +132,16 @@ describe('the dashboard in a browser', () => {
     // No reload and no polling on this page: only the live stream can bring the row; the wait is a hang guard.
     await row.waitFor({ timeout: 30_000 });
     expect(await row.locator('summary').textContent()).toContain('EURUSD buy');
-    await agent.waitForHandled(1);
-
+    // Opened while it waits for the agent: the agent's answer updates the row, which stays open.
     await row.locator('summary').click();
     await row.getByText('Normalized').waitFor();
     expect(await row.locator('pre').nth(1).textContent()).toMatch(/"sl": {\s*"type": "pips",\s*"value": 20/);
-    // Opened before the agent answered? Opening again reads the entry anew.
+    const agent = bed.startAgent(bed.server.url, agentToken, agentDir, ['--seed', '1']);
+    await agent.waitForHandled(1);
     await expect
-      .poll(
-        async () => {
-          const text = (await row.locator('table').textContent()) ?? '';
-          if (!text.includes('executed')) {
-            await row.locator('summary').click();
-            await row.locator('summary').click();
-          }
-          return text;
-        },
-        { timeout: 30_000 },
-      )
+      .poll(async () => (await row.locator('table').textContent()) ?? '', { timeout: 30_000 })
       .toMatch(/executed.*opened buy 0\.1 EURUSD/);
+    expect(await row.evaluate((details: HTMLDetailsElement) => details.open)).toBe(true);
     // The agent's timings from its acknowledgement: alert → order and alert → fill.
     expect(await row.locator('thead').textContent()).toContain('Alert → orderAlert → fill');
     const cells = row.locator('tbody tr td');

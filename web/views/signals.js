@@ -53,7 +53,8 @@ export function signalsView(body) {
     if (existing) existing.el.replaceWith(row.el);
     else if (atTop) list.prepend(row.el);
     else list.append(row.el);
-    if (existing?.el.open) row.open();
+    // A live update replaces the row: one the user had open stays open, its entry read anew.
+    if (existing?.isOpen()) row.open();
   };
 
   const showOlderButton = (next) =>
@@ -164,7 +165,7 @@ function signalRow(signal, sourceNames) {
       put(detail, problemList(error));
     }
   });
-  return { el: h('li', null, el), open };
+  return { el: h('li', null, el), open, isOpen: () => el.open };
 }
 
 function outcomeBadges(outcome) {
