@@ -83,11 +83,17 @@ describe('signalgate simulate --from-log', () => {
     await agent.waitForHandled(texts.length + 1);
     const until = new Date(Date.now() + 1).toISOString();
     // What the paper account did: each delivery's outcome, and the account it published last.
-    const outcomes: { status: string; message: string }[] = [];
-    for (const id of ids) {
-      const d = (await admin('GET', `/api/admin/signals/${id}`)).body.deliveries[0];
-      outcomes.push({ status: d.status, message: d.message });
-    }
+    // The agent logs a signal handled before its acknowledgement reaches the server (outcomes are
+    // written in groups), so the outcomes are read once the server holds all of them.
+    let outcomes: { status: string; message: string }[] = [];
+    await waitUntil(async () => {
+      outcomes = [];
+      for (const id of ids) {
+        const d = (await admin('GET', `/api/admin/signals/${id}`)).body.deliveries[0];
+        outcomes.push({ status: d.status, message: d.message });
+      }
+      return outcomes.every((o) => o.status !== 'queued' && o.status !== 'delivered');
+    }, 'the outcomes of the six signals at the server');
     expect(outcomes.map((o) => o.status)).toEqual([
       'executed',
       'executed',
