@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { filledProtectedLong, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * A bust (ExecutionReport 150=H, trade cancel) at a plain FIX 4.4 broker: the lots it takes back
@@ -22,15 +22,7 @@ describe('busts at a plain FIX 4.4 broker', () => {
   }, 60_000);
 
   it('an entry filled whole, then busted in part and then whole: the position shrinks, is protected for what stands, then leaves the book', async () => {
-    const signal = await postSignal(
-      bed.server.url,
-      bed.authKey,
-      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
-    );
-    expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
-    const entryId = clientOrderId(signal, 'o');
-    bed.broker.fill(entryId, 5000, 1.104);
-    await waitUntil(() => protection(entryId).length === 2, 'the stop and target of the filled entry at the broker');
+    const entryId = await filledProtectedLong(bed);
     expect(protection(entryId)).toEqual([
       ['sell', '2', 1.109, 5000],
       ['sell', '3', 1.101, 5000],

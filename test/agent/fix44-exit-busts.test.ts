@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { filledProtectedLong, protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * A bust of an exit's fill (ExecutionReport 150=H on a stop or a target) at a plain FIX 4.4
@@ -24,15 +24,7 @@ describe('busts of exit fills at a plain FIX 4.4 broker', () => {
   }, 60_000);
 
   it('a stop filled and then busted: the position is published again, protected anew at the broker', async () => {
-    const signal = await postSignal(
-      bed.server.url,
-      bed.authKey,
-      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
-    );
-    expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
-    const entryId = clientOrderId(signal, 'o');
-    bed.broker.fill(entryId, 5000, 1.104);
-    await waitUntil(() => protection(entryId).length === 2, 'the stop and target of the filled entry at the broker');
+    const entryId = await filledProtectedLong(bed);
 
     // The broker's stop fills: the position leaves the book, its target is cancelled.
     const stop = orderOf(entryId, '3');

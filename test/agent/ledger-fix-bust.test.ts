@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { filledProtectedLong, protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * The ledger's trades when a plain FIX 4.4 broker takes a fill back (ExecutionReport 150=H): the
@@ -23,15 +23,7 @@ describe('busts in the ledger, through a real agent at a plain FIX 4.4 broker', 
   }, 60_000);
 
   it('a stop filled then busted: the trade is open again; after a restart its new stop closes it once', async () => {
-    const signal = await postSignal(
-      bed.server.url,
-      bed.authKey,
-      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
-    );
-    expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
-    const entryId = clientOrderId(signal, 'o');
-    bed.broker.fill(entryId, 5000, 1.104);
-    await waitUntil(() => protectionAt(bed.broker, entryId).length === 2, 'the stop and target at the broker');
+    const entryId = await filledProtectedLong(bed);
 
     // The stop fills: 0.05 lots × (1.101 − 1.104) × 100,000 = −15.
     const stop = stopOf(entryId);

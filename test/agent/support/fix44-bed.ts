@@ -1,3 +1,6 @@
+import { expect } from 'vitest';
+import { clientOrderId } from '../../../src/agent/client-order-id.js';
+import { postSignal, waitUntil } from '../../delivery/support/delivery-setup.js';
 import { Fix44Counterparty } from '../../fakes/fix44-counterparty.js';
 import { freePort } from '../../support/free-port.js';
 import { type FixBed, useFixBed } from './fix-bed.js';
@@ -24,6 +27,26 @@ export function protectingOrder(
   ordType: '2' | '3',
 ): ReturnType<Fix44Counterparty['working']>[number] {
   return protecting(broker, entryId).find((o) => o.ordType === ordType)!;
+}
+
+/**
+ * A buy limit of 0.05 EURUSD at 1.104 (stop 30 pips, target 50) placed, filled whole at the
+ * broker, and protected there by its stop and target: the entry's ClOrdID.
+ */
+export async function filledProtectedLong(bed: Fix44Bed): Promise<string> {
+  const signal = await postSignal(
+    bed.server.url,
+    bed.authKey,
+    'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
+  );
+  expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
+  const entryId = clientOrderId(signal, 'o');
+  bed.broker.fill(entryId, 5000, 1.104);
+  await waitUntil(
+    () => protectionAt(bed.broker, entryId).length === 2,
+    'the stop and target of the filled entry at the broker',
+  );
+  return entryId;
 }
 
 function protecting(broker: Fix44Counterparty, entryId: string): ReturnType<Fix44Counterparty['working']> {
