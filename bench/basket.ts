@@ -1,4 +1,4 @@
-import { BinanceUsdmExchange, type FakeSymbol } from '../test/fakes/binance-usdm-exchange.js';
+import { BASKET_SYMBOLS, BinanceUsdmExchange } from '../test/fakes/binance-usdm-exchange.js';
 import type { BenchServer } from './bench-server.js';
 import { loadAverage } from './load-average.js';
 import { cpuMillis } from './process-cpu.js';
@@ -26,21 +26,6 @@ const PAPER_SYMBOLS = [
   'UK100',
   'JP225',
 ];
-const COINS = ['BTC', 'ETH', 'SOL', 'XRP', 'ADA', 'DOGE', 'DOT', 'LTC', 'LINK', 'AVAX'];
-const CCXT_SYMBOLS: FakeSymbol[] = [
-  ...COINS,
-  ...['ATOM', 'UNI', 'XLM', 'ETC', 'FIL', 'APT', 'ARB', 'OP', 'NEAR', 'TRX'],
-].map((base) => ({
-  symbol: `${base}USDT`,
-  base,
-  tick: 0.01,
-  step: 0.001,
-  minQty: 0.001,
-  maxQty: 100_000,
-  marketMaxQty: 10_000,
-  minNotional: 5,
-  price: 100,
-}));
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
 /** Node flags for the CCXT agent (BENCH_CCXT_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
 const CCXT_AGENT_NODE_ARGS = (process.env.BENCH_CCXT_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
@@ -84,7 +69,7 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
       apiKey: CCXT_KEYS.SIGNALGATE_CCXT_API_KEY,
       secret: CCXT_KEYS.SIGNALGATE_CCXT_SECRET,
       wallet: 10_000_000,
-      symbols: CCXT_SYMBOLS,
+      symbols: BASKET_SYMBOLS,
     });
     const ccxtAgent = await fleet.start(
       server,
@@ -99,7 +84,7 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
           server,
           ccxt!.authKey,
           'ccxt',
-          CCXT_SYMBOLS.map((s) => s.symbol),
+          BASKET_SYMBOLS.map((s) => s.symbol),
           exchange,
           ccxtAgent.child.pid!,
           round,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
-import { BinanceUsdmExchange, type FakeSymbol } from '../fakes/binance-usdm-exchange.js';
+import { BASKET_SYMBOLS, BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
 import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 
 /**
@@ -8,27 +8,13 @@ import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
  * to a real CCXT agent on the Binance USDⓈ-M test exchange. Every order goes out together: none
  * waits for another symbol's whole signal (its order, then the read of its fills and fees).
  */
-const COINS = ['BTC', 'ETH', 'SOL', 'XRP', 'ADA', 'DOGE', 'DOT', 'LTC', 'LINK', 'AVAX'];
-const SYMBOLS: FakeSymbol[] = [...COINS, 'ATOM', 'UNI', 'XLM', 'ETC', 'FIL', 'APT', 'ARB', 'OP', 'NEAR', 'TRX'].map(
-  (base) => ({
-    symbol: `${base}USDT`,
-    base,
-    tick: 0.01,
-    step: 0.001,
-    minQty: 0.001,
-    maxQty: 100_000,
-    marketMaxQty: 10_000,
-    minNotional: 5,
-    price: 100,
-  }),
-);
 const ORDER = '/fapi/v1/order';
 const TRADES = '/fapi/v1/userTrades';
 
 describe('a CCXT basket of 20 symbols', () => {
   const bed = useCcxtAgentBed({
     ...BINANCE_USDM,
-    start: (keys) => BinanceUsdmExchange.start({ ...keys, symbols: SYMBOLS }),
+    start: (keys) => BinanceUsdmExchange.start({ ...keys, symbols: BASKET_SYMBOLS }),
   });
 
   it("reaches the exchange as 20 orders while every symbol's read after its order is held", async () => {
@@ -38,11 +24,11 @@ describe('a CCXT basket of 20 symbols', () => {
     await bed.control('hold', `method=GET&path=${TRADES}&seconds=10&count=40`);
     const posted = Date.now();
     const signals = await Promise.all(
-      SYMBOLS.map((s) => postSignal(bed.server.url, source.authKey, `${s.symbol},buy,vol=0.1`)),
+      BASKET_SYMBOLS.map((s) => postSignal(bed.server.url, source.authKey, `${s.symbol},buy,vol=0.1`)),
     );
     await waitUntil(() => bed.exchange.requests('POST', ORDER).length === 20, 'the 20 orders at the exchange', 9000);
     const orders = bed.exchange.requests('POST', ORDER);
-    expect(new Set(orders.map((o) => o.params.symbol))).toEqual(new Set(SYMBOLS.map((s) => s.symbol)));
+    expect(new Set(orders.map((o) => o.params.symbol))).toEqual(new Set(BASKET_SYMBOLS.map((s) => s.symbol)));
     expect(Math.max(...orders.map((o) => o.at)) - posted).toBeLessThan(9000);
     for (const signal of signals) expect((await bed.outcome(signal, 60_000)).status).toBe('executed');
   }, 90_000);

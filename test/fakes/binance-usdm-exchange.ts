@@ -179,6 +179,22 @@ const CLIENT_ID = /^[.A-Z:/a-z0-9_-]{1,36}$/;
 const DEPTH_LIMITS = new Set([5, 10, 20, 50, 100, 500, 1000]);
 const CONDITIONAL = new Set(['STOP', 'STOP_MARKET', 'TAKE_PROFIT', 'TAKE_PROFIT_MARKET', 'TRAILING_STOP_MARKET']);
 
+/** Twenty coins at 100 USDT with one set of filters: a strategy's basket fired at one candle close. */
+export const BASKET_SYMBOLS: FakeSymbol[] = [
+  ...['BTC', 'ETH', 'SOL', 'XRP', 'ADA', 'DOGE', 'DOT', 'LTC', 'LINK', 'AVAX'],
+  ...['ATOM', 'UNI', 'XLM', 'ETC', 'FIL', 'APT', 'ARB', 'OP', 'NEAR', 'TRX'],
+].map((base) => ({
+  symbol: `${base}USDT`,
+  base,
+  tick: 0.01,
+  step: 0.001,
+  minQty: 0.001,
+  maxQty: 100_000,
+  marketMaxQty: 10_000,
+  minNotional: 5,
+  price: 100,
+}));
+
 export const DEFAULT_SYMBOLS: FakeSymbol[] = [
   {
     symbol: 'BTCUSDT',
