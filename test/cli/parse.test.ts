@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The built CLI: `npm test` builds first (pretest); run `npx tsc -p tsconfig.build.json` before running this file alone.
+// The built CLI (`npm run build`); the run refuses to start on a build older than src/ (test/support/fresh-build.ts).
 const CLI = path.resolve('dist/cli/main.js');
 
 interface Run {
