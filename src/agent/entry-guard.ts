@@ -1,5 +1,4 @@
 import type { Side } from '../engine/index.js';
-import { ErrorCode } from '../errors/catalog.js';
 import type { HeldPosition, RiskViolation } from '../risk/entry-check.js';
 import type { VenueOrderKind } from './venue.js';
 
@@ -31,14 +30,4 @@ export class RiskLimitError extends Error {
   constructor(readonly violation: RiskViolation) {
     super(violation.message);
   }
-}
-
-/** What the acknowledgement's result carries for a refusal by a risk rule. */
-export function riskResult(violation: RiskViolation): {
-  code: typeof ErrorCode.RISK_LIMIT;
-  rule: string;
-  limit: number | string;
-  value: number | string;
-} {
-  return { code: ErrorCode.RISK_LIMIT, rule: violation.rule, limit: violation.limit, value: violation.value };
 }

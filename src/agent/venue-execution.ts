@@ -13,7 +13,8 @@ import {
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
-import { RiskLimitError, riskResult, type EntryGuard } from './entry-guard.js';
+import { RiskLimitError, type EntryGuard } from './entry-guard.js';
+import { riskRefusal } from '../protocol/risk-refusal.js';
 import type { HeldPosition } from '../risk/entry-check.js';
 import { takeEntryFill } from './entry-fill.js';
 import { SignalExpiredError, type EntryDeadline } from './signal-age.js';
@@ -91,7 +92,7 @@ export async function executeSignal(
       throw error;
     const refused =
       error instanceof VenueRefusedError ? `${venue.name} refused ${run.current}: ${error.message}` : error.message;
-    const risk = error instanceof RiskLimitError ? riskResult(error.violation) : {};
+    const risk = error instanceof RiskLimitError ? riskRefusal(error.violation) : {};
     if (run.done === 0) {
       return {
         book,

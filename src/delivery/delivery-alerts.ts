@@ -1,4 +1,4 @@
-import { ErrorCode } from '../errors/catalog.js';
+import { riskRuleOf } from '../protocol/risk-refusal.js';
 import type { Logger } from 'pino';
 import type { Notifier } from '../notifications/notifier.js';
 import type { Delivery } from '../protocol/delivery.js';
@@ -49,13 +49,6 @@ function stateFacts(state: unknown): StateFacts {
  * in its state (venue session lost or logon refused, positions or orders not managed, positions
  * without a stop), each told when it begins, not at every publication.
  */
-/** The rule an acknowledgement's result names when a risk rule refused the signal (`code: RISK_LIMIT`), else null. */
-function riskRuleOf(result: unknown): string | null {
-  if (result === null || typeof result !== 'object') return null;
-  const { code, rule } = result as { code?: unknown; rule?: unknown };
-  return code === ErrorCode.RISK_LIMIT && typeof rule === 'string' ? rule : null;
-}
-
 export class DeliveryAlerts {
   private readonly agents = new Map<string, AgentFacts>();
   private readonly states = new Map<string, StateFacts>();
