@@ -70,8 +70,9 @@ export interface Reconciled {
  *   longer lists was filled while the agent did not look: it is adopted as a position (and
  *   protected); what is left over is not managed.
  * Where the venue cannot list positions (`positions: null`: plain FIX), positions are kept. On a
- * spot market (`coins`) the book's buy positions of a coin are cut down, the newest first, to what
- * the account holds of it (free and locked); coins beyond them are the trader's, not managed ones.
+ * spot market (`coins`) the book's buy positions of a coin are cut down to what the account holds
+ * of it (free and locked), those whose stop or target no longer stands first (an open sell order
+ * locks its coins), then the newest; coins beyond them are the trader's, not managed ones.
  * The cut ones' stop and targets are cancelled, or placed again for the lots left.
  *
  * Orders are compared by venue id and client id. A pending entry gone and not adopted leaves
@@ -177,10 +178,10 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
     delete protection[key];
     delete links[key];
   };
-  /** The book's `mine` (one symbol and side, or one coin) cut down to `venueLots`, the newest first: what a venue closes by hand or by its stop is the net holding, not a ticket. */
+  /** The book's `mine` (one symbol and side, or one coin) cut down to `venueLots`, in the order given (the first goes first). */
   const cutTo = (mine: Position[], venueLots: number, why: string, venueId?: string, dropMessage?: string) => {
     let bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
-    for (const position of [...mine].sort((a, b) => b.ticket - a.ticket)) {
+    for (const position of mine) {
       if (bookLots <= venueLots + LOTS_EPSILON) break;
       const excess = bookLots - venueLots;
       if (position.volume <= excess + LOTS_EPSILON) {
@@ -234,7 +235,8 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
       const venueLots = theirs.reduce((sum, p) => sum + p.volume, 0);
       const bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
       if (venueLots < bookLots - LOTS_EPSILON) {
-        cutTo(mine, venueLots, 'closed in part there', theirs[0]?.id);
+        // The newest go first: what a venue closes by hand or by its stop is the net position, not a ticket.
+        cutTo([...mine].reverse(), venueLots, 'closed in part there', theirs[0]?.id);
         continue;
       }
       let excess = venueLots - bookLots;
@@ -297,12 +299,18 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
     // holds of it. Less: sold outside the agent, or an exit filled unseen; the book follows.
     // More is the trader's own, never a position to manage. A sell there (no shorts on spot)
     // is coins the account held before: nothing to compare it with.
+    // An open sell order locks the coins it sells: a position whose stop or target still stands
+    // holds its coins, so those without one go first, then the newest.
     const { held, baseOf } = holdings.coins;
+    const open = new Set(holdings.orders.map((o) => o.id));
+    const locked = (p: Position) => protection[String(p.ticket)]?.orders.some((o) => open.has(o.id)) === true;
     const coins = new Set(
       positions.filter((p) => p.side === 'buy' && baseOf[p.symbol] !== undefined).map((p) => baseOf[p.symbol]!),
     );
     for (const coin of [...coins].sort()) {
-      const mine = positions.filter((p) => p.side === 'buy' && baseOf[p.symbol] === coin);
+      const mine = positions
+        .filter((p) => p.side === 'buy' && baseOf[p.symbol] === coin)
+        .sort((a, b) => Number(locked(a)) - Number(locked(b)) || b.ticket - a.ticket);
       const coverLots = Math.max(0, held[coin] ?? 0);
       const bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
       if (coverLots >= bookLots - LOTS_EPSILON) continue;

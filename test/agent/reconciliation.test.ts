@@ -343,6 +343,14 @@ describe('reconcile on a spot market: the book covered by the coins held', () =>
     expect(done.findings[0]!.message).toContain('the account holds 0.12 BTC');
   });
 
+  it('the coins left are those a standing stop locks: the position whose stop is gone from the venue goes first, though older', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT'), position(2, 'buy', 0.1, 'BTC/USDT')]);
+    const standing = protectionAtVenue(book).filter((o) => o.id.endsWith('2'));
+    const done = reconcile(book, { positions: null, orders: standing, coins: spot({ BTC: 0.1 }) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([2]);
+    expect(done.cancel.map((o) => o.id).sort()).toEqual(['s1', 't1']);
+  });
+
   it('one coin covers the buy positions of every market it is the base of', () => {
     const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT'), position(2, 'buy', 0.1, 'BTC/USDC')]);
     const done = reconcile(book, { positions: null, orders: protectionAtVenue(book), coins: spot({ BTC: 0.1 }) });
