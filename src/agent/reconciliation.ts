@@ -69,7 +69,11 @@ export interface Reconciled {
  * - larger, or only at the venue: a pending entry of the same symbol and side that the venue no
  *   longer lists was filled while the agent did not look: it is adopted as a position (and
  *   protected); what is left over is not managed.
- * Where the venue cannot list positions (`positions: null`: spot, plain FIX), positions are kept.
+ * Where the venue cannot list positions (`positions: null`: plain FIX), positions are kept. On a
+ * spot market (`coins`) the book's buy positions of a coin are cut down to what the account holds
+ * of it (free and locked), those whose stop or target no longer stands first (an open sell order
+ * locks its coins), then the newest; coins beyond them are the trader's, not managed ones.
+ * The cut ones' stop and targets are cancelled, or placed again for the lots left.
  *
  * Orders are compared by venue id and client id. A pending entry gone and not adopted leaves
  * the book. An open order the book does not know is not managed, except the stop or target of a
@@ -125,57 +129,74 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
   // --- positions ---
   let positions = [...state.positions];
   let nextState = { ...state };
+  const shrink = (ticket: number, volume: number, why: string, venueId?: string) => {
+    const was = positions.find((p) => p.ticket === ticket)!;
+    // A signal in flight (a close sent before a restart) may be what made it smaller: executed
+    // again, it looks up what its order did and reduces the book itself; shrinking it here too
+    // would make it close the rest a second time. The next comparison, once it settled, follows.
+    if (options.settling === true) return;
+    positions = positions.map((p) => (p.ticket === ticket ? { ...p, volume } : p));
+    reprotect.add(ticket);
+    findings.push({
+      level: 'warn',
+      message: `position ${ticket} is smaller at the venue (${volume} of ${was.volume} lots): ${why}; the book follows, and its stop and targets are placed again for ${volume}`,
+      fields: {
+        position: ticket,
+        venuePosition: venueId,
+        symbol: was.symbol,
+        side: was.side,
+        volume: was.volume,
+        venueVolume: volume,
+      },
+    });
+  };
+  const drop = (
+    position: Position,
+    message = 'the venue no longer holds this position (closed there: its stop, a target, or by hand); it leaves the book and its other orders are cancelled',
+  ) => {
+    const key = String(position.ticket);
+    const held = protection[key];
+    dropped.push({
+      position,
+      ...(links[key] !== undefined && { venueId: links[key] }),
+      ...(held && { protection: held }),
+    });
+    cancel.push(...(held?.orders ?? []));
+    findings.push({
+      level: 'warn',
+      message,
+      fields: {
+        position: position.ticket,
+        venuePosition: links[key],
+        symbol: position.symbol,
+        side: position.side,
+        volume: position.volume,
+        cancelled: (held?.orders ?? []).map((o) => o.id),
+      },
+    });
+    positions = positions.filter((p) => p.ticket !== position.ticket);
+    delete protection[key];
+    delete links[key];
+  };
+  /** The book's `mine` (one symbol and side, or one coin) cut down to `venueLots`, in the order given (the first goes first). */
+  const cutTo = (mine: Position[], venueLots: number, why: string, venueId?: string, dropMessage?: string) => {
+    let bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
+    for (const position of mine) {
+      if (bookLots <= venueLots + LOTS_EPSILON) break;
+      const excess = bookLots - venueLots;
+      if (position.volume <= excess + LOTS_EPSILON) {
+        drop(position, dropMessage);
+        bookLots -= position.volume;
+      } else {
+        shrink(position.ticket, round(position.volume - excess), why, venueId);
+        bookLots = venueLots;
+      }
+    }
+  };
   if (holdings.positions !== null) {
     const venue = holdings.positions;
     const byId = new Map(venue.map((p) => [p.id, p]));
     const claimedVenue = new Set<string>();
-    const shrink = (ticket: number, volume: number, why: string, venueId?: string) => {
-      const was = positions.find((p) => p.ticket === ticket)!;
-      // A signal in flight (a close sent before a restart) may be what made it smaller: executed
-      // again, it looks up what its order did and reduces the book itself; shrinking it here too
-      // would make it close the rest a second time. The next comparison, once it settled, follows.
-      if (options.settling === true) return;
-      positions = positions.map((p) => (p.ticket === ticket ? { ...p, volume } : p));
-      reprotect.add(ticket);
-      findings.push({
-        level: 'warn',
-        message: `position ${ticket} is smaller at the venue (${volume} of ${was.volume} lots): ${why}; the book follows, and its stop and targets are placed again for ${volume}`,
-        fields: {
-          position: ticket,
-          venuePosition: venueId,
-          symbol: was.symbol,
-          side: was.side,
-          volume: was.volume,
-          venueVolume: volume,
-        },
-      });
-    };
-    const drop = (position: Position) => {
-      const key = String(position.ticket);
-      const held = protection[key];
-      dropped.push({
-        position,
-        ...(links[key] !== undefined && { venueId: links[key] }),
-        ...(held && { protection: held }),
-      });
-      cancel.push(...(held?.orders ?? []));
-      findings.push({
-        level: 'warn',
-        message:
-          'the venue no longer holds this position (closed there: its stop, a target, or by hand); it leaves the book and its other orders are cancelled',
-        fields: {
-          position: position.ticket,
-          venuePosition: links[key],
-          symbol: position.symbol,
-          side: position.side,
-          volume: position.volume,
-          cancelled: (held?.orders ?? []).map((o) => o.id),
-        },
-      });
-      positions = positions.filter((p) => p.ticket !== position.ticket);
-      delete protection[key];
-      delete links[key];
-    };
     // Positions the book names by the venue's id.
     for (const position of state.positions) {
       const id = links[String(position.ticket)];
@@ -212,20 +233,10 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
         .sort((a, b) => a.ticket - b.ticket);
       const theirs = venue.filter((p) => !claimedVenue.has(p.id) && `${p.symbol}:${p.side}` === key);
       const venueLots = theirs.reduce((sum, p) => sum + p.volume, 0);
-      let bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
+      const bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
       if (venueLots < bookLots - LOTS_EPSILON) {
         // The newest go first: what a venue closes by hand or by its stop is the net position, not a ticket.
-        for (const position of [...mine].reverse()) {
-          if (bookLots <= venueLots + LOTS_EPSILON) break;
-          const excess = bookLots - venueLots;
-          if (position.volume <= excess + LOTS_EPSILON) {
-            drop(position);
-            bookLots -= position.volume;
-          } else {
-            shrink(position.ticket, round(position.volume - excess), 'closed in part there', theirs[0]?.id);
-            bookLots = venueLots;
-          }
-        }
+        cutTo([...mine].reverse(), venueLots, 'closed in part there', theirs[0]?.id);
         continue;
       }
       let excess = venueLots - bookLots;
@@ -282,6 +293,34 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
             ? `the venue holds ${round(venueLots)} lots ${side} ${symbol}, the book ${round(bookLots)}`
             : `the venue holds ${round(venueLots)} lots ${side} ${symbol} that the book does not`,
       });
+    }
+  } else if (holdings.coins !== undefined) {
+    // A spot market: the book's buy positions of a coin must be covered by what the account
+    // holds of it. Less: sold outside the agent, or an exit filled unseen; the book follows.
+    // More is the trader's own, never a position to manage. A sell there (no shorts on spot)
+    // is coins the account held before: nothing to compare it with.
+    // An open sell order locks the coins it sells: a position whose stop or target still stands
+    // holds its coins, so those without one go first, then the newest.
+    const { held, baseOf } = holdings.coins;
+    const open = new Set(holdings.orders.map((o) => o.id));
+    const locked = (p: Position) => protection[String(p.ticket)]?.orders.some((o) => open.has(o.id)) === true;
+    const coins = new Set(
+      positions.filter((p) => p.side === 'buy' && baseOf[p.symbol] !== undefined).map((p) => baseOf[p.symbol]!),
+    );
+    for (const coin of [...coins].sort()) {
+      const mine = positions
+        .filter((p) => p.side === 'buy' && baseOf[p.symbol] === coin)
+        .sort((a, b) => Number(locked(a)) - Number(locked(b)) || b.ticket - a.ticket);
+      const coverLots = Math.max(0, held[coin] ?? 0);
+      const bookLots = mine.reduce((sum, p) => sum + p.volume, 0);
+      if (coverLots >= bookLots - LOTS_EPSILON) continue;
+      cutTo(
+        mine,
+        coverLots,
+        `the account holds ${round(coverLots)} ${coin}, the book's buy positions ${round(bookLots)} (sold outside the agent, an exit filled unseen, or a fee taken in ${coin})`,
+        coin,
+        `the account no longer holds the ${coin} of this position (${round(coverLots)} held, the book's buy positions ${round(bookLots)}: sold outside the agent, or an exit filled unseen); it leaves the book and its other orders are cancelled`,
+      );
     }
   }
 

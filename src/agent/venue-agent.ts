@@ -510,7 +510,7 @@ export class VenueAgent {
       return;
     const account = await this.venue.account();
     if ((await this.takeReports()) > 0) return;
-    await this.reconcile({ positions: account.positions, orders: account.orders });
+    await this.reconcile(account);
   }
 
   /** The stops and targets positions lack, placed (see protection-pass.ts). */
@@ -966,7 +966,7 @@ export class VenueAgent {
         }
       }
       const after = await this.venue.account();
-      await this.reconcile({ positions: after.positions, orders: after.orders });
+      await this.reconcile(after);
       await this.journal.save();
       remaining = { positions: after.positions ?? [], orders: after.orders };
     }

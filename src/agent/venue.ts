@@ -203,6 +203,8 @@ export interface VenueFunds {
 export interface VenueAccount extends VenueFunds {
   positions: VenuePosition[] | null;
   orders: VenueOrder[];
+  /** A spot market's coins, which the book's buy positions must be covered by (see CoinHoldings). */
+  coins?: CoinHoldings;
 }
 
 /** What the venue holds of this agent's making when the agent starts. */
@@ -210,6 +212,20 @@ export interface VenueHoldings {
   /** null: the venue has no positions to compare (a spot market holds coins, not positions). */
   positions: VenuePosition[] | null;
   orders: VenueOrder[];
+  /** With `positions` null on a spot market: the coins, which cover the book's buy positions. */
+  coins?: CoinHoldings;
+}
+
+/**
+ * A spot account's coins, where the venue holds coins rather than positions. A buy position of
+ * the book is coins of the market's base: the book's buy positions of a coin must be covered by
+ * what the account holds of it. More coins than the book's are the trader's own, not positions.
+ */
+export interface CoinHoldings {
+  /** Each coin's total: free, and locked in open orders (a stop or target locks what it sells). */
+  held: Record<string, number>;
+  /** Each market's base coin, the coin a buy of it holds. */
+  baseOf: Record<string, string>;
 }
 
 /** Something the venue did on its own: a pending entry filled, a stop or a target closed (part of) a position, a fill taken back. */

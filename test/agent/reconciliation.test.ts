@@ -304,3 +304,120 @@ describe('reconcile', () => {
     );
   });
 });
+
+/** A spot account's coins (free and locked) and its markets' base coins. */
+const spot = (held: Record<string, number>): VenueHoldings['coins'] => ({
+  held,
+  baseOf: { 'BTC/USDT': 'BTC', 'BTC/USDC': 'BTC', 'ETH/USDT': 'ETH' },
+});
+
+describe('reconcile on a spot market: the book covered by the coins held', () => {
+  it('a buy position whose coins were sold outside the agent leaves the book, its stop and target to be cancelled, once', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT')]);
+    const orders = protectionAtVenue(book);
+    const done = reconcile(book, { positions: null, orders, coins: spot({ BTC: 0, USDT: 5000 }) });
+    expect(done.book.state.positions).toEqual([]);
+    expect(done.cancel.map((o) => o.id).sort()).toEqual(['s1', 't1']);
+    expect(done.dropped.map((d) => d.position.ticket)).toEqual([1]);
+    expect(done.findings).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringContaining('the account no longer holds the BTC of this position (0 held'),
+      }),
+    ]);
+    expect(done.notManaged).toEqual([]);
+    const again = reconcile(done.book, { positions: null, orders: [], coins: spot({ BTC: 0 }) });
+    expect(again.cancel).toEqual([]);
+    expect(again.findings).toEqual([]);
+  });
+
+  it('fewer coins than the book holds: the newest position shrinks to what is left and is protected again', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT'), position(2, 'buy', 0.05, 'BTC/USDT')]);
+    const done = reconcile(book, { positions: null, orders: protectionAtVenue(book), coins: spot({ BTC: 0.12 }) });
+    expect(done.book.state.positions.map((p) => [p.ticket, p.volume])).toEqual([
+      [1, 0.1],
+      [2, 0.02],
+    ]);
+    expect(done.reprotect).toEqual([2]);
+    expect(done.cancel).toEqual([]);
+    expect(done.findings[0]!.message).toContain('the account holds 0.12 BTC');
+  });
+
+  it('the coins left are those a standing stop locks: the position whose stop is gone from the venue goes first, though older', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT'), position(2, 'buy', 0.1, 'BTC/USDT')]);
+    const standing = protectionAtVenue(book).filter((o) => o.id.endsWith('2'));
+    const done = reconcile(book, { positions: null, orders: standing, coins: spot({ BTC: 0.1 }) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([2]);
+    expect(done.cancel.map((o) => o.id).sort()).toEqual(['s1', 't1']);
+  });
+
+  it('one coin covers the buy positions of every market it is the base of', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT'), position(2, 'buy', 0.1, 'BTC/USDC')]);
+    const done = reconcile(book, { positions: null, orders: protectionAtVenue(book), coins: spot({ BTC: 0.1 }) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([1]);
+    expect(done.cancel.map((o) => o.id).sort()).toEqual(['s2', 't2']);
+  });
+
+  it("coins beyond the book's are the trader's own: no position not managed, nothing changed, nothing said", () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT')]);
+    const done = reconcile(book, {
+      positions: null,
+      orders: protectionAtVenue(book),
+      coins: spot({ BTC: 2.5, ETH: 40, USDT: 10_000, BNB: 3 }),
+    });
+    expect(done.book).toEqual(book);
+    expect(done.notManaged).toEqual([]);
+    expect(done.findings).toEqual([]);
+    expect(done.cancel).toEqual([]);
+  });
+
+  it('a stop of ours whose position is gone is cancelled though the account holds coins of its market (they are not a position)', () => {
+    const orphan = venueOrder(
+      'x1',
+      `${clientOrderId('gone-signal', 'p7r0')}s`,
+      'sell',
+      0.1,
+      'stop_loss',
+      0,
+      'BTC/USDT',
+    );
+    const done = reconcile(bookOf([]), { positions: null, orders: [orphan], coins: spot({ BTC: 1 }) });
+    expect(done.cancel.map((o) => o.id)).toEqual(['x1']);
+    expect(done.notManaged).toEqual([]);
+  });
+
+  it('a sell position (coins the account held before) and a market whose coin the venue did not name are left alone', () => {
+    const book = bookOf([position(1, 'sell', 0.1, 'BTC/USDT'), position(2, 'buy', 0.1, 'SOL/USDT')]);
+    const done = reconcile(book, { positions: null, orders: protectionAtVenue(book), coins: spot({}) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([1, 2]);
+    expect(done.findings).toEqual([]);
+  });
+
+  it("whatever the book and the coins: the book's buy lots of each coin are what it had, at most what is held; nothing held is not managed", () => {
+    const lots = fc.integer({ min: 1, max: 50 }).map((n) => n / 100);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(lots, fc.constantFrom('BTC/USDT', 'BTC/USDC', 'ETH/USDT')), { maxLength: 5 }),
+        fc.record({ BTC: fc.integer({ min: 0, max: 300 }), ETH: fc.integer({ min: 0, max: 300 }) }),
+        (bookPositions, cents) => {
+          const book = bookOf(bookPositions.map(([v, sym], i) => position(i + 1, 'buy', v, sym)));
+          const held = { BTC: cents.BTC / 100, ETH: cents.ETH / 100, USDT: 1000 };
+          const done = reconcile(book, { positions: null, orders: protectionAtVenue(book), coins: spot(held) });
+          expect(done.notManaged).toEqual([]);
+          for (const coin of ['BTC', 'ETH'] as const) {
+            const of = (ps: readonly Position[]) =>
+              ps.filter((p) => p.symbol.startsWith(`${coin}/`)).reduce((sum, p) => sum + p.volume, 0);
+            expect(of(done.book.state.positions)).toBeCloseTo(Math.min(of(book.state.positions), held[coin]), 8);
+          }
+          // Each position gone has its stop and target to cancel; each kept one keeps them.
+          for (const d of done.dropped)
+            expect(done.cancel.map((c) => c.id)).toEqual(
+              expect.arrayContaining([`s${d.position.ticket}`, `t${d.position.ticket}`]),
+            );
+          for (const p of done.book.state.positions) expect(done.book.protection[String(p.ticket)]).toBeDefined();
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
 import { accountWithAgents, deliveriesOf, sourceFor, waitUntil } from '../delivery/support/delivery-setup.js';
+import { BinanceSpotExchange } from '../fakes/binance-spot-exchange.js';
 import { BinanceUsdmExchange } from '../fakes/binance-usdm-exchange.js';
 import { BybitV5Exchange } from '../fakes/bybit-v5-exchange.js';
 import { startTestServer, type TestServer } from './start-test-server.js';
@@ -27,6 +28,14 @@ export const BINANCE_USDM: CcxtTestVenue<BinanceUsdmExchange> = {
   keys: BINANCE_KEYS,
   dirPrefix: 'signalgate-usdm-',
   start: (keys) => BinanceUsdmExchange.start(keys),
+};
+
+/** Binance spot (`--exchange binance`; its agents are started with `--market spot`). */
+export const BINANCE_SPOT: CcxtTestVenue<BinanceSpotExchange> = {
+  id: 'binance',
+  keys: { SIGNALGATE_CCXT_API_KEY: 'spot-key', SIGNALGATE_CCXT_SECRET: 'spot-secret' },
+  dirPrefix: 'signalgate-spot-',
+  start: (keys) => BinanceSpotExchange.start(keys),
 };
 
 export const BYBIT: CcxtTestVenue<BybitV5Exchange> = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BINANCE_USDM_WINDOWS, RequestBudget } from '../../src/agent/venues/ccxt/ccxt-request-budget.js';
+import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace } from '../../src/agent/venues/ccxt/ccxt-request-budget.js';
 
 /** A clock the test moves: sleeping advances it, so waits are measured, not slept. */
 function clock() {
@@ -56,5 +56,53 @@ describe("the request budget counts Binance USDⓈ-M's documented weights", () =
       budget.take({ weight: 5, placesOrder: false, kind: 'order' }),
     ]);
     expect(c.at()).toBe(1_000_000);
+  });
+});
+
+/** A clock that runs: sleepers wake when it reaches their time, as `run` moves it on in 10 ms steps. */
+function timeline() {
+  let now = 1_000_000;
+  const sleepers: { at: number; wake: () => void }[] = [];
+  return {
+    now: () => now,
+    sleep: (ms: number) => new Promise<void>((wake) => sleepers.push({ at: now + ms, wake })),
+    async run(ms: number) {
+      for (const end = now + ms; now < end;) {
+        now += 10;
+        for (const s of sleepers.filter((x) => x.at <= now)) {
+          sleepers.splice(sleepers.indexOf(s), 1);
+          s.wake();
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+  };
+}
+
+describe('the request budget paced by CCXT rateLimit (exchanges without a table of windows: Binance spot)', () => {
+  it("the reconciliation's heavy read (Binance spot's open orders without a symbol: 16, all a second leaves the background) goes out while quote reads keep coming", async () => {
+    const t = timeline();
+    const budget = new RequestBudget(windowsOfPace(50), t.now, t.sleep);
+    let polling = true;
+    // A quote read every 400 ms, as the held quotes are kept fresh.
+    const poller = (async () => {
+      while (polling) {
+        await budget.take({ weight: 1, placesOrder: false, kind: 'background' });
+        await t.sleep(400);
+      }
+    })();
+    await t.run(100);
+    // The account read (4) and the open orders (16), together as the reconciliation sends them.
+    let sentAt: number | null = null;
+    void Promise.all([
+      budget.take({ weight: 4, placesOrder: false, kind: 'background' }),
+      budget.take({ weight: 16, placesOrder: false, kind: 'background' }),
+    ]).then(() => (sentAt = t.now()));
+    await t.run(10_000);
+    polling = false;
+    await t.run(1000);
+    await poller;
+    expect(sentAt, 'the heavy read starved by the light ones').not.toBeNull();
+    expect(sentAt! - 1_000_100).toBeLessThan(3000);
   });
 });

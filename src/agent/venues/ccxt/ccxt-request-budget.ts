@@ -54,6 +54,12 @@ export class RequestBudget {
   private readonly sent: { at: number; weight: number; order: boolean }[] = [];
   /** Orders waiting for room or being counted now: background reads wait while there are any. */
   private ordersWaiting = 0;
+  /**
+   * Background reads waiting, in arrival order: each goes after those before it, so a heavy read
+   * (Binance spot's open orders without a symbol weigh all a second leaves the background) is not
+   * starved by light quote reads that always find room before it.
+   */
+  private readonly backgroundQueue: BudgetRequest[] = [];
 
   constructor(
     private readonly windows: RequestWindow[],
@@ -65,6 +71,7 @@ export class RequestBudget {
   async take(request: BudgetRequest): Promise<void> {
     const order = request.kind === 'order';
     if (order) this.ordersWaiting += 1;
+    else this.backgroundQueue.push(request);
     try {
       for (;;) {
         const wait = this.waitFor(request);
@@ -76,6 +83,7 @@ export class RequestBudget {
       }
     } finally {
       if (order) this.ordersWaiting -= 1;
+      else this.backgroundQueue.splice(this.backgroundQueue.indexOf(request), 1);
     }
   }
 
@@ -91,7 +99,7 @@ export class RequestBudget {
     const now = this.now();
     this.forget(now);
     // Background reads give way to any order waiting; they look again shortly.
-    if (request.kind === 'background' && this.ordersWaiting > 0) return 5;
+    if (request.kind === 'background' && (this.ordersWaiting > 0 || this.backgroundQueue[0] !== request)) return 5;
     let wait = 0;
     for (const w of this.windows) {
       const amount = w.counts === 'weight' ? request.weight : request.placesOrder ? 1 : 0;

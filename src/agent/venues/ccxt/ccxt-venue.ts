@@ -15,6 +15,7 @@ import {
   VenueRefusedError,
   VenueUnreachableError,
   type OrderRequest,
+  type CoinHoldings,
   type Protection,
   type Venue,
   type VenueAccount,
@@ -126,6 +127,8 @@ export class CcxtVenue implements Venue {
   /** A fill came while that read was on its way: one more read follows it (not one per fill). */
   private settleAgain = false;
   private fundsReading = false;
+  /** Each spot market's base coin (the markets are loaded once). */
+  private baseOf: Record<string, string> | null = null;
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
@@ -206,28 +209,49 @@ export class CcxtVenue implements Venue {
   async open(): Promise<VenueHoldings> {
     await this.call('load the markets', () => this.exchange.loadMarkets());
     const read = Date.now();
-    const [{ positions }, orders] = await Promise.all([this.positionsAndProfit(), this.openOrders()]);
+    const spot = this.options.market === 'spot';
+    const [{ positions }, orders, balance] = await Promise.all([
+      this.positionsAndProfit(),
+      this.openOrders(),
+      spot ? this.readBalance() : null,
+    ]);
     this.held.setPositions(positions, read);
     this.quoteTimer ??= setInterval(() => void this.refreshQuotes(), QUOTE_REFRESH_MS);
     this.quoteTimer.unref?.();
     const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
     for (const order of own) this.follow(order);
-    return { positions: this.options.market === 'swap' ? positions : null, orders: own };
+    return {
+      positions: spot ? null : positions,
+      orders: own,
+      ...(balance !== null && { coins: this.coinHoldings(balance.coins) }),
+    };
   }
 
   /** Read whole (the reconciliation's read, every few seconds): it also refreshes the held funds and positions. */
   async account(): Promise<VenueAccount> {
     const read = Date.now();
-    const [funds, { positions }, orders] = await this.background(() =>
-      Promise.all([this.readFunds(), this.positionsAndProfit(), this.openOrders()]),
+    const [{ funds, coins }, { positions }, orders] = await this.background(() =>
+      Promise.all([this.readBalance(), this.positionsAndProfit(), this.openOrders()]),
     );
     this.held.setPositions(positions, read);
-    // A spot market holds coins, not positions: nothing to compare (as at opening).
+    // A spot market holds coins, not positions: the book's buys are compared with the coins (as at opening).
+    const spot = this.options.market === 'spot';
     return {
       ...funds,
-      positions: this.options.market === 'swap' ? positions : null,
+      positions: spot ? null : positions,
       orders: orders.filter((o) => isOwnClientOrderId(o.clientId)),
+      ...(spot && { coins: this.coinHoldings(coins) }),
     };
+  }
+
+  /** The coins held (free and locked, CCXT's `total`) with each spot market's base coin. */
+  private coinHoldings(held: Record<string, number>): CoinHoldings {
+    if (this.baseOf === null) {
+      this.baseOf = {};
+      for (const m of Object.values(this.exchange.markets ?? {}))
+        if (m.type === 'spot' && typeof m.base === 'string') this.baseOf[m.symbol] = m.base;
+    }
+    return { held, baseOf: this.baseOf };
   }
 
   /**
@@ -248,20 +272,28 @@ export class CcxtVenue implements Venue {
 
   /** Balance and equity as the exchange has them now; held for the next decisions. */
   private async readFunds(symbol?: string): Promise<VenueFunds> {
-    const read = Date.now();
-    const funds = await this.fundsNow(symbol);
-    this.held.setFunds(funds, read);
-    return funds;
+    return (await this.readBalance(symbol)).funds;
   }
 
-  private async fundsNow(symbol?: string): Promise<VenueFunds> {
+  /** The funds (held for the next decisions) and each coin's total, from one balance read. */
+  private async readBalance(symbol?: string): Promise<{ funds: VenueFunds; coins: Record<string, number> }> {
+    const read = Date.now();
+    const now = await this.balanceNow(symbol);
+    this.held.setFunds(now.funds, read);
+    return now;
+  }
+
+  private async balanceNow(symbol?: string): Promise<{ funds: VenueFunds; coins: Record<string, number> }> {
     const currency = this.settlementCurrency(symbol);
     const raw = await this.call('fetch the balance', () => this.exchange.fetchBalance(this.kindParams()));
+    const coins: Record<string, number> = {};
+    for (const [coin, total] of Object.entries((raw.total ?? {}) as unknown as Record<string, unknown>))
+      if (typeof total === 'number' && Number.isFinite(total)) coins[coin] = total;
     const asset = binanceAsset(raw.info, currency);
-    if (asset !== null) return { balance: asset.wallet, equity: asset.margin, currency };
+    if (asset !== null) return { funds: { balance: asset.wallet, equity: asset.margin, currency }, coins };
     const balance = Number((raw[currency] as { total?: number } | undefined)?.total ?? 0);
     const { unrealized } = await this.positionsAndProfit(currency);
-    return { balance, equity: balance + unrealized, currency };
+    return { funds: { balance, equity: balance + unrealized, currency }, coins };
   }
 
   /** The currency a market settles in (swaps) or is quoted in (spot); without a symbol, the account's main one. */
