@@ -91,6 +91,50 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     });
   });
 
+  it('a stop triggered in a dip is known within 1.5 s: its fill read at once, the target cancelled by the agent', async () => {
+    const source = await bed.start('stream-stop');
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000',
+    );
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    await connected(source.published, 1);
+    const stop = held().openAlgoOrders[0]!.algoId;
+
+    // Right after a look-up of the stop is answered: the next one is a management pass (2 s) away.
+    await new Promise<void>((resolve) =>
+      bed.exchange.onMoment((request, moment) => {
+        if (moment === 'answered' && request.path === '/fapi/v1/algoOrder' && request.params.algoId === String(stop))
+          resolve();
+      }),
+    );
+    bed.exchange.onMoment(null);
+    bed.exchange.setPrice('BTCUSDT', 48990);
+    const dipAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    bed.exchange.setPrice('BTCUSDT', 50000);
+    expect(held().positions).toEqual([]);
+
+    const report = await source.agent.waitForLog(
+      (l) => l.msg === 'venue report' && (l.report as { by?: string })?.by === 'stop_loss',
+      'the stop reported',
+    );
+    // The exchange expires the reduce-only target with the position; the agent cancels it all the same.
+    await waitUntil(
+      () => bed.exchange.requests('DELETE', '/fapi/v1/order').some((r) => r.at >= dipAt),
+      "the agent's cancel of the target",
+      10_000,
+    );
+    const cancels = bed.exchange.requests('DELETE', '/fapi/v1/order').filter((r) => r.at >= dipAt);
+    expect({
+      reportedWithin: Date.parse(String(report.time)) - dipAt < 1500,
+      targetCancelledWithin: cancels.length === 1 && cancels[0]!.at - dipAt < 1500,
+      // The stop's fill is the exchange's: its trigger sold at the bid of the dip.
+      price: (report.report as { price?: number }).price,
+    }).toEqual({ reportedWithin: true, targetCancelledWithin: true, price: 48990 });
+  });
+
   it('the exchange drops the stream: the agent reconnects and reconciles at once, finding what happened meanwhile', async () => {
     // Reconciled only at start and after a reconnect: the hour's interval cannot explain it.
     const source = await bed.start('stream-reconnect', { args: ['--reconcile-every', '3600'] });
