@@ -161,4 +161,12 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     expect(bed.exchange.requests('GET', '/fapi/v1/openAlgoOrders').some((r) => r.at > droppedAt)).toBe(true);
     expect((await source.published()).privateStream).toEqual({ state: 'connected', connections: 2 });
   });
+
+  it('the listenKey expires (no event follows on that connection): the agent asks for a new key and connects again', async () => {
+    const source = await bed.start('stream-expiry');
+    await connected(source.published, 1);
+    await bed.control('listenkey-expire', '');
+    await connected(source.published, 2);
+    expect(bed.exchange.requests('POST', '/fapi/v1/listenKey')).toHaveLength(2);
+  });
 });

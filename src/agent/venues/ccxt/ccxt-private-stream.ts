@@ -53,6 +53,16 @@ export class CcxtPrivateStream {
       this.lastError = null;
       this.handlers.opened();
     }) as Exchange['onConnected'];
+    // Binance says `listenKeyExpired` and then sends nothing more on that connection, which stays
+    // open; CCXT ignores the event. Closing the connections makes the loop ask for a key again.
+    const handle = exchange.handleMessage.bind(exchange);
+    exchange.handleMessage = ((client: unknown, message: unknown) => {
+      if ((message as { e?: unknown } | null)?.e === 'listenKeyExpired' && !this.stopped) {
+        void exchange.close().catch(() => undefined);
+        return;
+      }
+      handle(client as never, message as never);
+    }) as Exchange['handleMessage'];
   }
 
   start(): void {
