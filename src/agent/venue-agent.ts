@@ -175,6 +175,8 @@ export class VenueAgent {
   private readonly lanes: WorkLanes;
   /** A management pass is queued or running: the timer's next one is skipped. */
   private passQueued = false;
+  /** A wake of the venue's stream is queued and not yet started (`woken`). */
+  private streamedQueued = false;
   /** When the last management pass was queued (epoch ms). */
   private lastPassAt = 0;
   /** Lanes whose orders may be on their way: a funds read meanwhile may or may not include them. */
@@ -290,6 +292,7 @@ export class VenueAgent {
       else {
         this.lastPassAt = Date.now();
         this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
+        this.venue.onReports?.((why) => this.woken(why));
         if (this.venue.funding !== undefined) {
           void this.readFunding();
           this.timers.push(setInterval(() => void this.readFunding(), options.fundingEveryMs ?? FUNDING_EVERY_MS));
@@ -1376,12 +1379,40 @@ export class VenueAgent {
   }
 
   /**
+   * The venue's stream told of its own fills: taken now, between lanes, not at the next pass (one
+   * item queued at a time; a wake while it runs queues the next). A stream (re)connected: the
+   * reconciliation is due at once.
+   */
+  private woken(why: 'reports' | 'connected'): void {
+    if (this.stopping.signal.aborted) return;
+    if (why === 'connected') {
+      this.lastReconciledAt = 0;
+      this.manage();
+      return;
+    }
+    if (this.streamedQueued) return;
+    this.streamedQueued = true;
+    void this.lanes
+      .whole(async () => {
+        this.streamedQueued = false;
+        await this.takeReports(true);
+      })
+      .catch((error: Error) =>
+        this.options.log.warn(
+          { err: error.message },
+          "taking the venue's streamed reports failed; the next pass reads them",
+        ),
+      );
+  }
+
+  /**
    * What the venue did on its own (a pending order filled, a stop or target filled) goes into
    * the book, the log and the published state. The signals concerned were acknowledged when
    * their orders stood: those fills are not their outcome, which a signal has once.
+   * `streamed`: only what the venue's stream told (a wake), not every order followed.
    */
-  private async takeReports(): Promise<number> {
-    const reports = await this.venue.reports();
+  private async takeReports(streamed = false): Promise<number> {
+    const reports = await this.venue.reports(streamed ? { streamed } : undefined);
     if (reports.length === 0) return 0;
     const log = this.options.log;
     for (const report of reports) log.info({ report }, 'venue report');

@@ -87,8 +87,16 @@ export interface Venue {
   /**
    * Fills and closes the venue made on its own (a pending entry filled, a stop or target hit)
    * since the last call. Where `fills` says `venue`, the only way such a fill reaches the book.
+   * `streamed`: only the orders the venue's stream named since the last call (see `onReports`).
    */
-  reports(): Promise<VenueReport[]>;
+  reports(options?: { streamed?: boolean }): Promise<VenueReport[]>;
+  /**
+   * A venue with a stream of its own events (an exchange's private stream) calls `wake`:
+   * `reports` when reports wait, so the agent takes them at once rather than at its next
+   * management pass; `connected` when the stream (re)connected, since what happened while it was
+   * down is known only by reading: the agent reconciles at once. Optional.
+   */
+  onReports?(wake: (why: 'reports' | 'connected') => void): void;
   /**
    * The funding payments the venue booked on the account's positions at `since` (epoch ms) or
    * later, oldest first, each keyed by the venue's id. Read in the background, never in front of

@@ -8,6 +8,7 @@ import {
   type Send,
 } from './proxied-exchange-http.js';
 import { decimals, fmt, onGrid, round } from './step-grid.js';
+import { BinanceUserDataStream } from './binance-user-data-stream.js';
 
 /**
  * A stateful Binance USDⓈ-M futures exchange, written from Binance's published API
@@ -50,8 +51,15 @@ import { decimals, fmt, onGrid, round } from './step-grid.js';
  * order answers do; its cancel answers CANCELED with what filled. `/_control/expire` expires a
  * symbol's open entry orders (EXPIRED, as Binance does a GTD order at its goodTillDate).
  *
+ * The user data stream (binance-user-data-stream.ts): every order event the exchange makes (a
+ * placement, each fill, a cancel, an expiry, a conditional order's trigger and end) is pushed as
+ * Binance documents it, `ORDER_TRADE_UPDATE` (x execution type, X status, i, c, l and L of the
+ * fill, z and ap so far, n and N its commission, rp its realized profit) or `ALGO_UPDATE` (aid,
+ * caid, X, ai the order it placed, aq and ap), and each fill and funding payment changes the
+ * account: `ACCOUNT_UPDATE` (m the reason, B the USDT wallet, P the symbol's position).
+ *
  * Control endpoints (not Binance's, under `/_control/`): state, price, balance, close, hold,
- * held, fail, thin, expire, fees, funding (see `control`).
+ * held, fail, thin, expire, fees, funding, stream-drop, listenkey-expire (see `control`).
  */
 
 export interface FakeSymbol {
@@ -250,6 +258,8 @@ export class BinanceUsdmExchange {
   private readonly refillTaken = new Map<number, number>();
   /** See "kill points" below. */
   private moments: MomentHook | null = null;
+  /** The user data stream: listenKey and websocket connections. */
+  readonly stream: BinanceUserDataStream;
 
   private constructor(
     private readonly server: Server,
@@ -260,6 +270,7 @@ export class BinanceUsdmExchange {
   ) {
     for (const s of symbols) this.symbols.set(s.symbol, { ...s });
     this.wallet = wallet;
+    this.stream = new BinanceUserDataStream(server);
   }
 
   static async start(options: {
@@ -284,6 +295,7 @@ export class BinanceUsdmExchange {
     // A hook left set would still be called for what arrives while the server closes.
     this.moments = null;
     for (const timer of this.timers) clearTimeout(timer);
+    this.stream.stop();
     await closeServer(this.server);
   }
 
@@ -325,6 +337,7 @@ export class BinanceUsdmExchange {
     };
     this.income.push(payment);
     this.income.sort((a, b) => a.time - b.time);
+    this.accountEvent('FUNDING_FEE', null);
     return payment;
   }
 
@@ -342,6 +355,7 @@ export class BinanceUsdmExchange {
       if (algo.symbol === symbol && algo.algoStatus === 'NEW') {
         algo.algoStatus = 'CANCELED';
         algo.updateTime = Date.now();
+        this.algoEvent(algo);
       }
   }
 
@@ -390,7 +404,7 @@ export class BinanceUsdmExchange {
     let payload: unknown;
     try {
       this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
-      payload = this.route(request);
+      payload = this.route(request, req.headers['x-mbx-apikey']);
     } catch (error) {
       if (!(error instanceof BinanceError)) throw error;
       status = error.status;
@@ -436,8 +450,9 @@ export class BinanceUsdmExchange {
     }
   }
 
-  private route(request: FakeRequest): unknown {
+  private route(request: FakeRequest, apiKey: string | string[] | undefined): unknown {
     const p = request.params;
+    if (request.path === '/fapi/v1/listenKey') return this.listenKey(request.method, apiKey);
     switch (`${request.method} ${request.path}`) {
       case 'GET /fapi/v1/userTrades': {
         const symbol = this.symbol(p.symbol ?? '').symbol;
@@ -494,6 +509,7 @@ export class BinanceUsdmExchange {
         if (algo.algoStatus !== 'NEW') throw new BinanceError(-2011, 'Unknown order sent.');
         algo.algoStatus = 'CANCELED';
         algo.updateTime = Date.now();
+        this.algoEvent(algo);
         return { algoId: algo.algoId, clientAlgoId: algo.clientAlgoId, code: '200', msg: 'success' };
       }
       case 'GET /fapi/v1/openAlgoOrders':
@@ -553,8 +569,15 @@ export class BinanceUsdmExchange {
           if (order.symbol !== q.symbol || order.reduceOnly || !isOpen(order.status)) continue;
           order.status = 'EXPIRED';
           order.updateTime = Date.now();
+          this.orderEvent(order, 'EXPIRED');
         }
         return this.state();
+      case 'POST stream-drop':
+        this.stream.drop();
+        return { ok: true };
+      case 'POST listenkey-expire':
+        this.stream.expireNow();
+        return { ok: true };
       case 'POST fail':
         this.failures.push({
           method: q.method ?? 'POST',
@@ -829,6 +852,7 @@ export class BinanceUsdmExchange {
       updateTime: now,
     };
     this.orders.set(order.orderId, order);
+    this.orderEvent(order, 'NEW');
     if (type === 'MARKET') this.execute(order, at);
     else this.match(s.symbol);
     return this.orderAnswer(order);
@@ -871,6 +895,7 @@ export class BinanceUsdmExchange {
       triggerTime: 0,
     };
     this.algoOrders.set(algo.algoId, algo);
+    this.algoEvent(algo);
     return algo;
   }
 
@@ -899,6 +924,7 @@ export class BinanceUsdmExchange {
     if (!isOpen(order.status)) throw new BinanceError(-2011, 'Unknown order sent.');
     order.status = 'CANCELED';
     order.updateTime = Date.now();
+    this.orderEvent(order, 'CANCELED');
     return this.orderAnswer(order);
   }
 
@@ -1050,9 +1076,14 @@ export class BinanceUsdmExchange {
       };
       this.orders.set(order.orderId, order);
       algo.actualOrderId = order.orderId;
+      this.algoEvent(algo);
+      this.orderEvent(order, 'NEW');
       if (market) this.execute(order, this.marketPrice(symbol, algo.side));
       else if (algo.side === 'BUY' ? s.price <= algo.price : s.price >= algo.price) this.execute(order, algo.price);
-      if (!isOpen(order.status)) algo.algoStatus = 'FINISHED';
+      if (!isOpen(order.status)) {
+        algo.algoStatus = 'FINISHED';
+        this.algoEvent(algo);
+      }
     }
     // An algo order whose matching-engine order ended since is finished.
     for (const algo of this.algoOrders.values()) {
@@ -1060,8 +1091,10 @@ export class BinanceUsdmExchange {
         algo.algoStatus === 'TRIGGERED' &&
         algo.actualOrderId !== null &&
         !isOpen(this.orders.get(algo.actualOrderId)!.status)
-      )
+      ) {
         algo.algoStatus = 'FINISHED';
+        this.algoEvent(algo);
+      }
     }
   }
 
@@ -1088,6 +1121,7 @@ export class BinanceUsdmExchange {
       if (quantity <= 0) {
         order.status = 'EXPIRED';
         order.updateTime = Date.now();
+        this.orderEvent(order, 'EXPIRED');
         return;
       }
     }
@@ -1101,13 +1135,17 @@ export class BinanceUsdmExchange {
           ? 'EXPIRED'
           : 'PARTIALLY_FILLED';
     order.updateTime = Date.now();
-    const realizedPnl = this.fill(order.symbol, order.side, quantity, price);
     const maker = order.type === 'LIMIT';
     const rate = this.feeRates === null ? 0 : maker ? this.feeRates.maker : this.feeRates.taker;
     const commission = round(price * quantity * rate, 0.00000001);
-    this.wallet -= commission;
+    const tradeId = this.nextTradeId++;
+    // The order's event comes before the account's and before the reduce-only orders the fill expires.
+    const realizedPnl = this.fill(order.symbol, order.side, quantity, price, (realized) => {
+      this.wallet -= commission;
+      this.orderEvent(order, 'TRADE', { quantity, price, commission, realized, maker, tradeId });
+    });
     this.trades.push({
-      id: this.nextTradeId++,
+      id: tradeId,
       orderId: order.orderId,
       symbol: order.symbol,
       side: order.side,
@@ -1125,7 +1163,13 @@ export class BinanceUsdmExchange {
   }
 
   /** Changes the position and the wallet (realized profit, answered); a position closed expires its open reduce-only orders. */
-  private fill(symbol: string, side: 'BUY' | 'SELL', quantity: number, price: number): number {
+  private fill(
+    symbol: string,
+    side: 'BUY' | 'SELL',
+    quantity: number,
+    price: number,
+    traded?: (realized: number) => void,
+  ): number {
     const s = this.symbol(symbol);
     const p = this.positions.get(symbol) ?? { amount: 0, entryPrice: 0, updateTime: 0 };
     const signed = side === 'BUY' ? quantity : -quantity;
@@ -1144,15 +1188,154 @@ export class BinanceUsdmExchange {
     p.amount = after;
     p.updateTime = Date.now();
     this.positions.set(symbol, p);
+    traded?.(realized);
+    this.accountEvent('ORDER', symbol);
     if (after === 0 && before !== 0) {
       for (const order of this.orders.values()) {
         if (order.symbol === symbol && order.reduceOnly && isOpen(order.status)) {
           order.status = 'EXPIRED';
           order.updateTime = Date.now();
+          this.orderEvent(order, 'EXPIRED');
         }
       }
     }
     return realized;
+  }
+
+  // ---- the user data stream ----
+
+  /** `/fapi/v1/listenKey` (USER_STREAM: the API key, no signature). */
+  private listenKey(method: string, apiKey: string | string[] | undefined): unknown {
+    if (apiKey === undefined) throw new BinanceError(-2014, 'API-key format invalid.', 401);
+    if (apiKey !== this.keys.apiKey)
+      throw new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
+    if (method === 'POST') return this.stream.start();
+    if (method === 'DELETE') return this.stream.close();
+    if (method !== 'PUT')
+      throw new BinanceError(-1000, `this test exchange does not implement ${method} listenKey`, 404);
+    const kept = this.stream.keepAlive();
+    if (kept === null) throw new BinanceError(-1125, 'This listenKey does not exist.');
+    return kept;
+  }
+
+  /** `ORDER_TRADE_UPDATE`: the order as it stands, and the fill that made this event (TRADE). */
+  private orderEvent(
+    o: FakeOrder,
+    x: 'NEW' | 'TRADE' | 'CANCELED' | 'EXPIRED',
+    trade?: { quantity: number; price: number; commission: number; realized: number; maker: boolean; tradeId: number },
+  ): void {
+    const s = this.symbol(o.symbol);
+    const now = Date.now();
+    this.stream.send({
+      e: 'ORDER_TRADE_UPDATE',
+      E: now,
+      T: o.updateTime,
+      o: {
+        s: o.symbol,
+        c: o.clientOrderId,
+        S: o.side,
+        o: o.type,
+        f: o.timeInForce,
+        q: fmt(o.origQty, s.step),
+        p: fmt(o.price, s.tick),
+        ap: o.executedQty > 0 ? String(o.avgPrice) : '0',
+        sp: '0',
+        x,
+        X: o.status,
+        i: o.orderId,
+        l: trade ? fmt(trade.quantity, s.step) : '0',
+        z: fmt(o.executedQty, s.step),
+        L: trade ? String(trade.price) : '0',
+        ...(trade && { N: 'USDT', n: String(trade.commission) }),
+        T: o.updateTime,
+        t: trade?.tradeId ?? 0,
+        b: '0',
+        a: '0',
+        m: trade?.maker ?? false,
+        R: o.reduceOnly,
+        wt: 'CONTRACT_PRICE',
+        ot: o.origType,
+        ps: 'BOTH',
+        cp: false,
+        rp: trade ? String(trade.realized) : '0',
+        pP: false,
+        si: 0,
+        ss: 0,
+        V: 'EXPIRE_MAKER',
+        pm: 'NONE',
+        gtd: 0,
+      },
+    });
+  }
+
+  /** `ALGO_UPDATE`: a conditional order's status, and once triggered the order it placed (`ai`) and its fill. */
+  private algoEvent(a: FakeAlgoOrder): void {
+    const s = this.symbol(a.symbol);
+    const actual = a.actualOrderId === null ? undefined : this.orders.get(a.actualOrderId);
+    const now = Date.now();
+    this.stream.send({
+      e: 'ALGO_UPDATE',
+      T: a.updateTime,
+      E: now,
+      o: {
+        caid: a.clientAlgoId,
+        aid: a.algoId,
+        at: 'CONDITIONAL',
+        o: a.orderType,
+        s: a.symbol,
+        S: a.side,
+        ps: 'BOTH',
+        f: 'GTC',
+        q: fmt(a.quantity, s.step),
+        X: a.algoStatus,
+        ai: a.actualOrderId === null ? '' : String(a.actualOrderId),
+        ap: actual && actual.executedQty > 0 ? String(actual.avgPrice) : '0',
+        aq: actual ? fmt(actual.executedQty, s.step) : '0',
+        act: actual ? actual.type : '0',
+        tp: fmt(a.triggerPrice, s.tick),
+        p: fmt(a.price, s.tick),
+        V: 'EXPIRE_MAKER',
+        wt: 'CONTRACT_PRICE',
+        pm: 'NONE',
+        cp: false,
+        pP: false,
+        R: a.reduceOnly,
+        tt: a.triggerTime,
+        gtd: 0,
+      },
+    });
+  }
+
+  /** `ACCOUNT_UPDATE`: the USDT wallet, and the position of `symbol` (none for a funding payment in cross margin). */
+  private accountEvent(reason: 'ORDER' | 'FUNDING_FEE', symbol: string | null): void {
+    const now = Date.now();
+    const position = symbol === null ? undefined : this.positions.get(symbol);
+    const s = symbol === null ? undefined : this.symbol(symbol);
+    this.stream.send({
+      e: 'ACCOUNT_UPDATE',
+      E: now,
+      T: now,
+      a: {
+        m: reason,
+        B: [{ a: 'USDT', wb: this.wallet.toFixed(8), cw: this.wallet.toFixed(8), bc: '0' }],
+        P:
+          s === undefined || position === undefined
+            ? []
+            : [
+                {
+                  s: s.symbol,
+                  pa: fmt(position.amount, s.step),
+                  ep: String(position.entryPrice),
+                  bep: String(position.entryPrice),
+                  cr: '0',
+                  up: this.unrealizedOf(s.symbol).toFixed(8),
+                  mt: 'cross',
+                  iw: '0',
+                  ps: 'BOTH',
+                },
+              ],
+      },
+    });
   }
 
   private orderAnswer(o: FakeOrder): unknown {

@@ -206,7 +206,7 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise
   const { CcxtVenue } = await import('../../agent/venues/ccxt/ccxt-venue.js');
   let venue: InstanceType<typeof CcxtVenue>;
   try {
-    venue = new CcxtVenue({ ...read.settings, transport: null });
+    venue = new CcxtVenue({ ...read.settings, transport: null, log });
   } catch (error) {
     return fail((error as Error).message);
   }

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Agent as HttpAgent } from 'node:http';
 import type { Exchange, Market, Order } from 'ccxt';
 import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
@@ -36,6 +37,7 @@ import {
 } from './ccxt-held-state.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
 import { ccxt } from './ccxt-library.js';
+import { CcxtPrivateStream } from './ccxt-private-stream.js';
 import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace, type RequestKind } from './ccxt-request-budget.js';
 
 export type MarketKind = 'spot' | 'swap';
@@ -74,6 +76,8 @@ export interface CcxtVenueOptions {
   transport: CcxtTransport | null;
   /** How old a held quote may be for a decision (default QUOTE_FRESH_MS); 0: each quote is read (recorded-traffic tests). */
   quoteFreshMs?: number;
+  /** Told of the private stream's failures (once per outage) and returns; absent: not told. */
+  log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
 }
 
 /**
@@ -88,6 +92,11 @@ export interface CcxtVenueOptions {
  * reconciliation's account read and the agent's own fills keep; data older than its bound is read
  * again first, and the signal's outcome says so. Requests are counted by the exchange's rules
  * (ccxt-request-budget.ts) instead of CCXT's spacing: background reads give way to orders.
+ *
+ * Where CCXT has the exchange's private stream (`watchOrders`) and keys are given, the account's
+ * order events arrive through it (ccxt-private-stream.ts): an event of an order followed wakes
+ * the agent, which takes the reports at once instead of at its next management pass. The
+ * look-ups of every pass and the reconciliation stay, as the safety net the stream may miss.
  */
 export class CcxtVenue implements Venue {
   readonly name: string;
@@ -129,6 +138,11 @@ export class CcxtVenue implements Venue {
   private fundsReading = false;
   /** Each spot market's base coin (the markets are loaded once). */
   private baseOf: Record<string, string> | null = null;
+  /** The exchange's private stream, where CCXT has one for it and keys are given; null: polling only. */
+  private readonly stream: CcxtPrivateStream | null = null;
+  /** Followed order id → what the stream said of it since the last reports (`look-up`: read it). */
+  private streamed = new Map<string, Order | 'look-up'>();
+  private wake: ((why: 'reports' | 'connected') => void) | null = null;
 
   constructor(private readonly options: CcxtVenueOptions) {
     this.name = `ccxt:${options.exchange}`;
@@ -136,7 +150,13 @@ export class CcxtVenue implements Venue {
     // Spot exchanges lock the coins of each open sell order (Binance refuses the second order
     // with "insufficient balance"): nothing is reduce-only there.
     this.oneExitOrder = options.market === 'spot';
-    const Class = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
+    const Rest = (ccxt as unknown as Record<string, new (config: object) => Exchange>)[options.exchange];
+    // CCXT's pro class of the exchange is its REST class with the streams added.
+    const Pro = (ccxt.pro as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[
+      options.exchange
+    ];
+    const streams = options.credentials !== null && options.transport === null && typeof Pro === 'function';
+    const Class = streams ? Pro! : Rest;
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
       throw new RangeError(
         `--exchange ${options.exchange} is not an exchange CCXT knows; see the list of ids in CCXT's documentation (binance, binanceusdm, bybit, okx…)`,
@@ -159,7 +179,25 @@ export class CcxtVenue implements Venue {
     });
     if (options.sandbox) this.exchange.setSandboxMode(true);
     this.budget = this.countRequests();
-    if (options.proxyUrl !== null) this.exchange.proxyUrl = options.proxyUrl;
+    if (options.proxyUrl !== null) {
+      this.exchange.proxyUrl = options.proxyUrl;
+      if (streams) proxyStreams(this.exchange, options.proxyUrl);
+    }
+    if (streams && this.exchange.has['watchOrders'] === true)
+      this.stream = new CcxtPrivateStream(this.exchange, this.kindParams(), {
+        orders: (orders) => this.streamedOrders(orders),
+        opened: () => {
+          options.log?.info({ exchange: options.exchange }, "the exchange's private stream is connected");
+          this.wake?.('connected');
+        },
+        failed: (message, first) => {
+          if (first)
+            options.log?.warn(
+              { exchange: options.exchange, err: message },
+              "the exchange's private stream failed; reconnecting with backoff, and its orders are looked up every 2 s meanwhile",
+            );
+        },
+      });
     if (options.transport !== null) {
       const transport = options.transport;
       this.exchange.fetch = (async (url: string, method = 'GET', headers?: Record<string, string>, body?: string) =>
@@ -220,11 +258,44 @@ export class CcxtVenue implements Venue {
     this.quoteTimer.unref?.();
     const own = orders.filter((o) => isOwnClientOrderId(o.clientId));
     for (const order of own) this.follow(order);
+    this.stream?.start();
     return {
       positions: spot ? null : positions,
       orders: own,
       ...(balance !== null && { coins: this.coinHoldings(balance.coins) }),
     };
+  }
+
+  onReports(wake: (why: 'reports' | 'connected') => void): void {
+    this.wake = wake;
+  }
+
+  status(): Record<string, unknown> {
+    return this.stream === null ? {} : { privateStream: this.stream.status() };
+  }
+
+  /**
+   * Order updates from the private stream: one of an order followed is kept for the next
+   * reports and wakes the agent. On Binance USDⓈ-M the update itself is the order's state (its
+   * fills so far and status, as the test exchange was checked to send them); elsewhere, and for
+   * a conditional order (whose fill is the order it placed), the update only says to read it.
+   * Our own market orders are not followed: their events wake nothing.
+   */
+  private streamedOrders(orders: Order[]): void {
+    const usable = this.exchange.id === 'binanceusdm' || this.exchange.id === 'binance';
+    let woke = false;
+    for (const order of orders) {
+      const id = String(order.id ?? '');
+      let followed = this.followed.get(id);
+      // A triggered conditional order's fill is an order of its own, under its client id.
+      if (followed === undefined && order.clientOrderId)
+        followed = [...this.followed.values()].find((f) => f.clientId === order.clientOrderId);
+      if (followed === undefined) continue;
+      const direct = usable && followed.id === id && followed.trigger !== true && typeof order.filled === 'number';
+      this.streamed.set(followed.id, direct ? { ...order } : 'look-up');
+      woke = true;
+    }
+    if (woke) this.wake?.('reports');
   }
 
   /** Read whole (the reconciliation's read, every few seconds): it also refreshes the held funds and positions. */
@@ -645,12 +716,16 @@ export class CcxtVenue implements Venue {
    * A stop or target that filled more reduces its position by those lots. An order ended or
    * unknown to the exchange is no longer followed.
    */
-  async reports(): Promise<VenueReport[]> {
+  async reports(options: { streamed?: boolean } = {}): Promise<VenueReport[]> {
     const reports: VenueReport[] = [];
     for (const report of this.filledAtOnce.splice(0))
       reports.push(report.type === 'entry_filled' ? { ...report, order: await this.laterFills(report.order) } : report);
+    const streamed = this.streamed;
+    this.streamed = new Map();
     for (const [id, followed] of [...this.followed]) {
-      const order = await this.lookUp(followed);
+      const told = streamed.get(id);
+      if (options.streamed === true && told === undefined) continue;
+      const order = told !== undefined && told !== 'look-up' ? told : await this.lookUp(followed);
       if (order === null) {
         this.unfollow(id);
         continue;
@@ -782,6 +857,7 @@ export class CcxtVenue implements Venue {
   }
 
   async shutdown(): Promise<void> {
+    this.stream?.stop();
     if (this.quoteTimer !== null) clearInterval(this.quoteTimer);
     this.quoteTimer = null;
     await this.exchange.close?.();
@@ -1007,6 +1083,30 @@ export class CcxtVenue implements Venue {
         : {}),
     };
   }
+}
+
+/**
+ * The exchange's websockets through `--proxy-url` as its requests go (CCXT's proxyUrl covers
+ * HTTP only): each connection opens `<proxy URL as ws:, or wss: for https:><the exchange's wss
+ * URL>`, e.g. `ws://127.0.0.1:8080/wss://fstream.binance.com/private/ws?listenKey=…`. CCXT
+ * keys its connections by URL, so every look-up of one (`client`, `watch`) is given the proxied URL.
+ */
+function proxyStreams(exchange: Exchange, proxyUrl: string): void {
+  const prefix = proxyUrl.replace(/^http(s?):/i, 'ws$1:');
+  // CCXT opens a plain ws:// URL only with an HTTP agent of the caller's.
+  if (prefix.startsWith('ws:')) exchange.httpAgent = new HttpAgent({ keepAlive: true });
+  const proxied = (url: string) => (url.startsWith(prefix) ? url : `${prefix}${url}`);
+  const client = exchange.client.bind(exchange);
+  exchange.client = ((url: string) => client(proxied(url))) as Exchange['client'];
+  // watch() also looks the URL up among its connections (a new one counts towards CCXT's backoff).
+  const watch = exchange.watch.bind(exchange);
+  exchange.watch = ((url: string, ...rest: Parameters<Exchange['watch']> extends [unknown, ...infer R] ? R : never) =>
+    watch(proxied(url), ...rest)) as Exchange['watch'];
+  const watchMultiple = exchange.watchMultiple.bind(exchange);
+  exchange.watchMultiple = ((
+    url: string,
+    ...rest: Parameters<Exchange['watchMultiple']> extends [unknown, ...infer R] ? R : never
+  ) => watchMultiple(proxied(url), ...rest)) as Exchange['watchMultiple'];
 }
 
 /** Signals of different symbols at once per CCXT agent (the agent's default is 16). */
