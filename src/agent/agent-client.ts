@@ -74,7 +74,7 @@ export class AgentClient {
   private running: Promise<void> | null = null;
   private current: 'websocket' | 'long-poll' | null = null;
   private helloAgent: HelloMessage['agent'] | null = null;
-  private latestState: object | null = null;
+  private latestState: object | (() => object) | null = null;
   private stateDirty = false;
   private stateChain: Promise<unknown> = Promise.resolve();
   private failure: Error | null = null;
@@ -183,11 +183,6 @@ export class AgentClient {
   }
 
   /**
-   * Publishes the account snapshot (balance, equity, currency, positions, orders). Latest
-   * wins: a snapshot that cannot be sent now is sent on the next connection. Resolves true
-   * when the server recorded this one.
-   */
-  /**
    * Asks the server to halt the account (a loss rule reached), once, over HTTP whatever the
    * transport. Throws TransientError or ServerUnreachableError when it could not be asked.
    */
@@ -195,7 +190,13 @@ export class AgentClient {
     return this.http.halt(body, this.stop.signal);
   }
 
-  publishState(state: object): Promise<boolean> {
+  /**
+   * Publishes the account snapshot (balance, equity, currency, positions, orders). Latest
+   * wins: a snapshot that cannot be sent now is sent on the next connection. Resolves true
+   * when the server recorded this one. Given a function, the snapshot is made when it is sent:
+   * of many published while one send is under way, only the last is ever made.
+   */
+  publishState(state: object | (() => object)): Promise<boolean> {
     this.latestState = state;
     this.stateDirty = true;
     return this.flushState();
@@ -373,10 +374,11 @@ export class AgentClient {
     const state = this.latestState;
     this.stateDirty = false;
     try {
+      const snapshot = typeof state === 'function' ? state() : state;
       const link = this.link;
       const reply = link?.open
-        ? await link.request({ type: 'state', state: state as Record<string, unknown> })
-        : await this.http.putState(state, this.stop.signal);
+        ? await link.request({ type: 'state', state: snapshot as Record<string, unknown> })
+        : await this.http.putState(snapshot, this.stop.signal);
       if (reply.status === 200) return true;
       if (isAgentConnected(reply)) {
         // Sent over HTTP while our own WebSocket was being set up, or while another process holds

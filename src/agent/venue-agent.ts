@@ -1556,7 +1556,9 @@ export class VenueAgent {
     const client = this.client;
     if (!client || !this.book) return;
     if (this.simulated) {
-      await client.publishState(this.simulated.published(Date.now()));
+      // Made when sent: a signal publishes, and of a sustained rate's snapshots most were made for nothing.
+      const simulated = this.simulated;
+      await client.publishState(() => simulated.published(Date.now()));
       return;
     }
     // Nothing before the journal's first write (at opening, before the agent is ready).

@@ -10,6 +10,7 @@ import {
 import type { AgentSignal } from '../protocol/agent-signal.js';
 import { AgentUnauthorizedError, TransientError } from './agent-errors.js';
 import type { AgentReply } from './agent-reply.js';
+import { CoalescedWrites } from '../protocol/coalesced-writes.js';
 
 /** The server pings every 15 s; silence for this long means the connection is dead. */
 /** Where the link connects, for other clients of the same protocol (the benchmark's agents). */
@@ -48,6 +49,8 @@ export class WebSocketLink {
   private nextRef = 1;
   private opened = false;
   private silence: NodeJS.Timeout | null = null;
+  /** The upgraded connection's socket, the messages of one turn written together; null before the upgrade. */
+  private writes: CoalescedWrites | null = null;
   /** Resolves when the connection is over, for whatever reason. */
   readonly ended: Promise<LinkEnd>;
 
@@ -80,6 +83,7 @@ export class WebSocketLink {
         resolve({ opened: this.opened, unauthorized, status, agentConnected: code === CLOSE_AGENT_CONNECTED, reason });
       });
     });
+    this.ws.on('upgrade', (response) => (this.writes = new CoalescedWrites(response.socket)));
     this.ws.on('open', () => {
       this.opened = true;
       this.heard();
@@ -124,6 +128,7 @@ export class WebSocketLink {
           reject(err);
         },
       });
+      this.writes?.hold();
       this.ws.send(JSON.stringify({ ...message, ref }), (err) => {
         if (err) this.pending.get(ref)?.reject(new TransientError(`could not send: ${err.message}`));
       });

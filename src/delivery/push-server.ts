@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { CoalescedWrites } from '../protocol/coalesced-writes.js';
 import type { Duplex } from 'node:stream';
 import { ErrorCode, type Problem, statusOf } from '../errors/catalog.js';
 import { inboundKeyInPath } from '../inbound/inbound-url.js';
@@ -111,12 +112,12 @@ export class PushServer {
       if (slot === null) return this.refuseSecond(ws, agent.id);
       // A long-poll of this agent waiting meanwhile must answer 409 now, not take signals.
       this.deps.board.wake(agent.id, 'connected');
-      void this.start(ws, agent, slot);
+      void this.start(ws, agent, slot, new CoalescedWrites(socket));
     });
   }
 
   /** Claims the session against other processes on the same database too, then starts it. */
-  private async start(ws: WebSocket, agent: AgentIdentity, slot: SessionSlot): Promise<void> {
+  private async start(ws: WebSocket, agent: AgentIdentity, slot: SessionSlot, writes: CoalescedWrites): Promise<void> {
     // A session of this agent that just closed here may still be giving its store hold back.
     await slot.earlier;
     let claim: AgentSessionClaim | null;
@@ -150,7 +151,7 @@ export class PushServer {
     });
     ws.on('close', (code) => this.deps.logger.info({ agentId: agent.id, code }, 'agent disconnected'));
     this.deps.logger.info({ agentId: agent.id }, 'agent connected over WebSocket');
-    new PushSession(ws, agent, claim, this.deps).start();
+    new PushSession(ws, agent, claim, this.deps, writes).start();
   }
 
   private refuseSecond(ws: WebSocket, agentId: string): void {

@@ -21,6 +21,7 @@ import {
   TOO_MANY_MESSAGES_REASON,
 } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
+import type { CoalescedWrites } from '../protocol/coalesced-writes.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
 import { isStoreUnavailable } from '../store/store-unavailable.js';
@@ -73,6 +74,8 @@ export class PushSession {
     private readonly agent: AgentIdentity,
     private readonly claim: AgentSessionClaim,
     private readonly deps: PushDependencies,
+    /** The connection's socket, its messages of one turn written together. */
+    private readonly writes: CoalescedWrites,
   ) {}
 
   start(): void {
@@ -282,7 +285,9 @@ export class PushSession {
   }
 
   private send(message: ServerMessage): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.writes.hold();
+    this.ws.send(JSON.stringify(message));
   }
 }
 

@@ -182,6 +182,14 @@ export class SqliteDeliveries implements Deliveries {
       return Promise.reject(error);
     }
     return this.writes.run((): AckOutcome => {
+      // The usual ack (of a delivered signal, in time) is one statement; any other reads the row first.
+      const taken = this.connection
+        .stmt(
+          `UPDATE deliveries SET status = ?, acked_at = ?, message = ?, result = ?, acked_after_expiry = 0, timings = ?
+            WHERE signal_id = ? AND agent_id = ? AND status = 'delivered' AND expires_at > ? RETURNING *`,
+        )
+        .get(ack.status, at, ack.message, result, timings, signalId, agentId, at) as DeliveryRow | undefined;
+      if (taken) return { kind: 'acked', delivery: deliveryOf(taken) };
       const row = this.connection
         .stmt('SELECT * FROM deliveries WHERE signal_id = ? AND agent_id = ?')
         .get(signalId, agentId) as DeliveryRow | undefined;

@@ -117,7 +117,7 @@ export class SqliteStore implements Store {
     this.notifications = new SqliteNotifications(this.connection);
     this.leases = new SqliteLeases(this.connection);
     this.risk = new SqliteRisk(this.connection, notify);
-    this.ledger = new SqliteLedger(this.connection);
+    this.ledger = new SqliteLedger(this.connection, this.agentWrites);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },
