@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
  * an agent's acks for a journal write's signals, the server's answers to a group commit's acks.
  * Written one by one, each message was a system call and a TCP segment of its own, to send and
  * to receive, a large per-signal cost of both processes at a sustained rate (decision
- * h5-sustained-paper-rate). The messages and their order are unchanged.
+ * 0056-sustained-paper-rate). The messages and their order are unchanged.
  */
 export class CoalescedWrites {
   private held = false;

@@ -37,7 +37,7 @@ export class SqliteLedger implements Ledger {
      * thread pool: run alone on the event loop, its BEGIN IMMEDIATE waited there for the inbound
      * thread's write lock and its COMMIT for the disk, which a sustained rate of paper signals
      * (a report every 200 ms) made a large share of the server's event-loop time (decision
-     * h5-sustained-paper-rate).
+     * 0056-sustained-paper-rate).
      */
     private readonly writes: SqliteWriteGroup,
   ) {}
