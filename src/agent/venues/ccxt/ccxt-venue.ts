@@ -155,7 +155,14 @@ export class CcxtVenue implements Venue {
     const Pro = (ccxt.pro as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[
       options.exchange
     ];
-    const streams = options.credentials !== null && options.transport === null && typeof Pro === 'function';
+    // Only where a stream was tested (Binance's USDⓈ-M user data stream): on Binance spot a refused
+    // connection left a rejection nobody awaited inside CCXT, which ended the process.
+    const streams =
+      options.credentials !== null &&
+      options.transport === null &&
+      typeof Pro === 'function' &&
+      options.market === 'swap' &&
+      (options.exchange === 'binanceusdm' || options.exchange === 'binance');
     const Class = streams ? Pro! : Rest;
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
       throw new RangeError(
