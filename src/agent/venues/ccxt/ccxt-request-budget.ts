@@ -54,6 +54,12 @@ export class RequestBudget {
   private readonly sent: { at: number; weight: number; order: boolean }[] = [];
   /** Orders waiting for room or being counted now: background reads wait while there are any. */
   private ordersWaiting = 0;
+  /**
+   * Resolves once the last background read to ask has gone out: each waits for the one before
+   * it, so a heavier one (an account read, weight 5) is not overtaken for ever by lighter ones
+   * (order books, weight 2) that fit the room each second frees.
+   */
+  private backgroundTurn: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly windows: RequestWindow[],
@@ -63,19 +69,35 @@ export class RequestBudget {
 
   /** Resolves when the request may go out, and counts it. */
   async take(request: BudgetRequest): Promise<void> {
-    const order = request.kind === 'order';
-    if (order) this.ordersWaiting += 1;
-    try {
-      for (;;) {
-        const wait = this.waitFor(request);
-        if (wait === 0) {
-          this.sent.push({ at: this.now(), weight: request.weight, order: request.placesOrder });
-          return;
-        }
-        await this.sleep(wait);
+    if (request.kind === 'order') {
+      this.ordersWaiting += 1;
+      try {
+        await this.room(request);
+      } finally {
+        this.ordersWaiting -= 1;
       }
+      return;
+    }
+    const before = this.backgroundTurn;
+    let gone: () => void = () => undefined;
+    this.backgroundTurn = new Promise((resolve) => (gone = resolve));
+    try {
+      await before;
+      await this.room(request);
     } finally {
-      if (order) this.ordersWaiting -= 1;
+      gone();
+    }
+  }
+
+  /** Waits until every window the request counts in has room for it, and counts it. */
+  private async room(request: BudgetRequest): Promise<void> {
+    for (;;) {
+      const wait = this.waitFor(request);
+      if (wait === 0) {
+        this.sent.push({ at: this.now(), weight: request.weight, order: request.placesOrder });
+        return;
+      }
+      await this.sleep(wait);
     }
   }
 
