@@ -36,20 +36,26 @@ export interface JournalFormat<T extends JournalRecord> {
  * executes one twice nor loses one it acknowledged.
  */
 export class AgentJournal<T extends JournalRecord> {
-  private current: Promise<void> | null = null;
+  /** Writes under way, oldest first: each renames its file after the one before it, and ends after it. */
+  private readonly writes: JournalWrite[] = [];
   private pending: Promise<void> | null = null;
   private closed = false;
+  private count = 0;
 
   /**
-   * `written`: called once the last snapshot taken is durable (writes never overlap). `first`:
-   * what must be on disk before this file says what it says, awaited after the snapshot is
-   * taken and before it is written (so it covers everything the snapshot holds).
+   * `written`: called with a write's snapshot once it is durable, in the order the snapshots were
+   * taken. `first`: what must be on disk before this file says what it says, awaited after the
+   * snapshot is taken and before it is written (so it covers everything the snapshot holds).
+   * `writesAtOnce`: 1, a write begins once the one under way ends; 2, a write begins while one
+   * is under way (its rename still after that one's), so what a save asks for while a write is
+   * on its way to the disk waits for that write's end, not for it and a whole write after it.
    */
   constructor(
     readonly file: string,
     private readonly snapshot: () => JournalFields<T>,
-    private readonly written: () => void = () => undefined,
+    private readonly written: (snapshot: JournalFields<T>) => void = () => undefined,
     private readonly first: () => Promise<void> = () => Promise.resolve(),
+    private readonly writesAtOnce: 1 | 2 = 1,
   ) {}
 
   /** The stored file, or null when there is none yet. */
@@ -78,33 +84,56 @@ export class AgentJournal<T extends JournalRecord> {
    */
   save(): Promise<void> {
     // Closed: the file is the next run's (a step left running at the stop must not overwrite it).
-    if (this.closed) return this.current ?? Promise.resolve();
+    if (this.closed) return this.writes.at(-1)?.done ?? Promise.resolve();
     if (this.pending) return this.pending;
-    // With no write under way, the write begins once this turn's I/O callbacks have run: the
-    // lanes one socket read woke (a basket's signals) reach here in the same turn and share it.
-    const previous = this.current ?? new Promise<void>((resolve) => setImmediate(resolve));
-    const next: Promise<void> = previous
+    // A write begins once a write ends when as many are under way as may be; otherwise once this
+    // turn's I/O callbacks have run: the lanes one socket read woke (a basket's signals) reach
+    // here in the same turn and share it.
+    const full = this.writes.length >= this.writesAtOnce ? this.writes.at(-this.writesAtOnce)!.done : null;
+    const start = full ?? new Promise<void>((resolve) => setImmediate(resolve));
+    const next: Promise<void> = start
       .catch(() => undefined)
       .then(async () => {
         this.pending = null;
-        this.current = next;
+        const before = this.writes.at(-1) ?? null;
+        const write = new JournalWrite(next);
+        this.writes.push(write);
+        const slot = this.count++ % this.writesAtOnce;
         try {
-          const content = serialise({ version: 1, ...this.snapshot(), savedAt: new Date().toISOString() });
+          const fields = this.snapshot();
+          const content = serialise({ version: 1, ...fields, savedAt: new Date().toISOString() });
           await this.first();
-          await writeFileAtomic(this.file, content);
-          this.written();
+          await writeFileAtomic(this.file, content, {
+            ...(this.writesAtOnce > 1 && { temp: `${this.file}.${process.pid}.${slot}.tmp` }),
+            // An older snapshot renamed over a newer one would take back what the newer one holds.
+            beforeRename: () => before?.renamed ?? Promise.resolve(),
+            renamed: write.rename,
+          });
+          await before?.done.catch(() => undefined);
+          this.written(fields);
         } finally {
-          if (this.current === next) this.current = null;
+          write.rename();
+          this.writes.splice(this.writes.indexOf(write), 1);
         }
       });
     this.pending = next;
     return next;
   }
 
-  /** No write starts after this; resolves once the one under way, if any, is done. */
+  /** No write starts after this; resolves once those under way, if any, are done. */
   async close(): Promise<void> {
     this.closed = true;
-    await (this.pending ?? this.current ?? Promise.resolve()).catch(() => undefined);
+    await (this.pending ?? this.writes.at(-1)?.done ?? Promise.resolve()).catch(() => undefined);
+  }
+}
+
+/** One write of a journal: when its file has been renamed into place (or it failed before), and its end. */
+class JournalWrite {
+  readonly renamed: Promise<void>;
+  rename: () => void = () => undefined;
+
+  constructor(readonly done: Promise<void>) {
+    this.renamed = new Promise((resolve) => (this.rename = resolve));
   }
 }
 

@@ -36,8 +36,7 @@ export class LedgerOutbox {
   private fills: LedgerFill[];
   private funding: LedgerFunding[];
   private busts: LedgerBust[];
-  /** Ids in the journal write under way, and ids on disk: only those are sent. */
-  private writing: string[] = [];
+  /** Ids on disk: only those are sent. */
   private readonly durable = new Set<string>();
   private fundingCursor: FundingCursor;
 
@@ -47,7 +46,7 @@ export class LedgerOutbox {
     this.funding = [...(stored?.funding ?? [])];
     this.busts = [...(stored?.busts ?? [])];
     this.fundingCursor = stored?.fundingFrom ?? { at: now, ids: [] };
-    for (const id of this.ids()) this.durable.add(id);
+    if (stored) this.written(stored);
   }
 
   add(fills: readonly LedgerFill[], funding: readonly LedgerFunding[] = [], busts: readonly LedgerBust[] = []): void {
@@ -115,9 +114,8 @@ export class LedgerOutbox {
     for (const id of busts) this.durable.delete(id);
   }
 
-  /** What the journal writes now; `written()` once that write is durable. */
+  /** What the journal writes now; `written(record)` once that write is durable. */
   record(): LedgerOutboxRecord {
-    this.writing = this.ids();
     return {
       fills: [...this.fills],
       funding: [...this.funding],
@@ -126,15 +124,10 @@ export class LedgerOutbox {
     };
   }
 
-  written(): void {
-    for (const id of this.writing) this.durable.add(id);
-  }
-
-  private ids(): string[] {
-    return [
-      ...this.fills.map((f) => `f:${f.venueFillId}`),
-      ...this.funding.map((f) => `p:${f.venueFundingId}`),
-      ...this.busts.map((b) => `b:${b.venueFillId}@${b.lots}`),
-    ];
+  /** The journal write holding `record` is durable: its entries may be sent. */
+  written(record: LedgerOutboxRecord): void {
+    for (const f of record.fills) this.durable.add(`f:${f.venueFillId}`);
+    for (const f of record.funding) this.durable.add(`p:${f.venueFundingId}`);
+    for (const b of record.busts ?? []) this.durable.add(`b:${b.venueFillId}@${b.lots}`);
   }
 }

@@ -135,8 +135,6 @@ export class VenueAgent {
    * between would show what a restart, reading the journal, may not have.
    */
   private written: VenueBook | null = null;
-  /** The book of the journal write in progress. */
-  private writing: VenueBook | null = null;
   private readonly executed = new Map<string, ExecutedSignal>();
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
@@ -147,7 +145,7 @@ export class VenueAgent {
   /** Pending orders the start's reconciliation dropped while signals were in flight (kept on disk). */
   private departedOrders: DepartedOrder[] = [];
   private agentId: string | null = null;
-  private journal!: AgentJournal<JournalRecord>;
+  private journal!: Pick<AgentJournal<JournalRecord>, 'file' | 'save' | 'close'>;
   /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
   private ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
@@ -345,27 +343,27 @@ export class VenueAgent {
     this.ledger = new LedgerOutbox(stored?.ledger);
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
-      () => {
-        this.writing = this.book;
-        return {
-          venue: options.venue.name,
-          agentId: this.agentId,
-          book: this.book,
-          executed: executedJson(this.executed.values()),
-          inFlight: [...this.inFlight],
-          inFlightSignals: [...this.inFlightSignals.values()],
-          ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
-          ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
-          ...(this.departed.length > 0 && { departed: this.departed }),
-          ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
-          ledger: this.ledger.record(),
-        };
-      },
-      () => {
-        this.written = this.writing;
-        this.ledger.written();
+      () => ({
+        venue: options.venue.name,
+        agentId: this.agentId,
+        book: this.book,
+        executed: executedJson(this.executed.values()),
+        inFlight: [...this.inFlight],
+        inFlightSignals: [...this.inFlightSignals.values()],
+        ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
+        ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
+        ...(this.departed.length > 0 && { departed: this.departed }),
+        ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
+        ledger: this.ledger.record(),
+      }),
+      (written) => {
+        this.written = written.book as VenueBook;
+        this.ledger.written(written.ledger as LedgerOutboxRecord);
       },
       () => this.entriesDurable(),
+      // Orders leave the process: a basket's signals the server hands over in two messages wait
+      // for the write under way, not for it and a whole write after it (see AgentJournal).
+      2,
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
@@ -426,7 +424,7 @@ export class VenueAgent {
           ledger: this.ledger.record(),
         };
       },
-      () => this.ledger.written(),
+      (written) => this.ledger.written((written as { ledger: LedgerOutboxRecord }).ledger),
       () => this.entriesDurable(),
     );
     const { state } = this.book;

@@ -2,14 +2,27 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } fro
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
+export interface AtomicWriteOptions {
+  /** The temporary file (default `<file>.<pid>.tmp`): writes of one file under way together each need their own. */
+  temp?: string;
+  /** Awaited once the content is synced, before the rename: another write's rename that must come first. */
+  beforeRename?: () => Promise<void>;
+  /** Called once the file is renamed into place (its directory not yet synced). */
+  renamed?: () => void;
+}
+
 /**
  * Replaces `file` with `content` so that after a crash at any moment the file holds either
  * the old or the new content, never a mix: write a temporary file beside it, fsync it, rename
  * it over the old one, fsync the directory so the rename itself is durable. A write that fails
  * leaves no temporary file behind (the old content stays as it was).
  */
-export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
-  const temp = `${file}.${process.pid}.tmp`;
+export async function writeFileAtomic(
+  file: string,
+  content: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const temp = options.temp ?? `${file}.${process.pid}.tmp`;
   try {
     const handle = await open(temp, 'w', 0o600);
     try {
@@ -18,7 +31,9 @@ export async function writeFileAtomic(file: string, content: string | Uint8Array
     } finally {
       await handle.close();
     }
+    await options.beforeRename?.();
     await rename(temp, file);
+    options.renamed?.();
   } catch (error) {
     await rm(temp, { force: true }).catch(() => undefined);
     throw error;

@@ -99,3 +99,46 @@ describe('an agent journal write', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
   });
 });
+
+describe('a journal that writes two at once', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('begins a save asked during a write before that write ends, renames after it, and says each is written in order', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    let n = 1;
+    const taken: number[] = [];
+    const written: number[] = [];
+    let release: () => void = () => undefined;
+    // The first write is held before its file is written; the second is not.
+    let firsts = 0;
+    const journal = new AgentJournal<Counter>(
+      file,
+      () => {
+        taken.push(n);
+        return { n };
+      },
+      (snapshot) => written.push(snapshot.n as number),
+      () => (firsts++ === 0 ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve()),
+      2,
+    );
+    const one = journal.save();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    n = 2;
+    const two = journal.save();
+    let twoDone = false;
+    void two.then(() => (twoDone = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The second write took its snapshot and wrote its temporary file while the first is held;
+    // it waits to rename until the first has, so the older snapshot never replaces the newer one.
+    expect(taken).toEqual([1, 2]);
+    expect(twoDone).toBe(false);
+    expect(readdirSync(dir).filter((name) => name === 'venue.json')).toEqual([]);
+    release();
+    await Promise.all([one, two]);
+    expect(written).toEqual([1, 2]);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 2 });
+    expect(readdirSync(dir)).toEqual(['venue.json']);
+  });
+});

@@ -10,7 +10,7 @@ describe('busts in the ledger outbox', () => {
     // Not yet written: nothing is sent.
     expect(outbox.next()).toEqual({ fills: [], funding: [] });
     const record = outbox.record();
-    outbox.written();
+    outbox.written(record);
     expect(outbox.next()).toEqual({ fills: [], funding: [], busts: [bust(0.04)] });
 
     // A restart before the answer: the journal's bust is sent again.
@@ -23,8 +23,7 @@ describe('busts in the ledger outbox', () => {
     restarted.add([], [], [bust(0.1)]);
     restarted.confirmed(sent);
     expect(restarted.size).toBe(1);
-    restarted.record();
-    restarted.written();
+    restarted.written(restarted.record());
     expect(restarted.next().busts).toEqual([bust(0.1)]);
     restarted.confirmed(restarted.next());
     expect(restarted.size).toBe(0);

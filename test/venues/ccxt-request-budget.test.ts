@@ -57,6 +57,30 @@ describe("the request budget counts Binance USDⓈ-M's documented weights", () =
     ]);
     expect(c.at()).toBe(1_000_000);
   });
+
+  it('background reads go out in their turn: an account read is not overtaken by lighter order-book reads', async () => {
+    const c = clock();
+    const budget = new RequestBudget(BINANCE_USDM_WINDOWS, c.now, c.sleep);
+    // The background's share (1,920 of 2,400 a minute) used up by order-book reads of weight 2
+    // spread over the minute, so that room frees 2 at a time.
+    for (let i = 0; i < 960; i += 1) {
+      await budget.take({ weight: 2, placesOrder: false, kind: 'background' });
+      await c.sleep(62);
+    }
+    const sent: string[] = [];
+    const account = budget.take({ weight: 5, placesOrder: false, kind: 'background' }).then(() => sent.push('account'));
+    // Order-book reads keep coming after it, each as room for 2 frees.
+    let books = 0;
+    const more = (async () => {
+      while (sent.length === 0 && books < 20) {
+        books += 1;
+        await budget.take({ weight: 2, placesOrder: false, kind: 'background' });
+        sent.push('book');
+      }
+    })();
+    await Promise.all([account, more]);
+    expect(sent[0]).toBe('account');
+  });
 });
 
 /** A clock that runs: sleepers wake when it reaches their time, as `run` moves it on in 10 ms steps. */

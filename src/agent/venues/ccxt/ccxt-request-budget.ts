@@ -55,11 +55,11 @@ export class RequestBudget {
   /** Orders waiting for room or being counted now: background reads wait while there are any. */
   private ordersWaiting = 0;
   /**
-   * Background reads waiting, in arrival order: each goes after those before it, so a heavy read
-   * (Binance spot's open orders without a symbol weigh all a second leaves the background) is not
-   * starved by light quote reads that always find room before it.
+   * Resolves once the last background read to ask has gone out: each waits for the one before
+   * it, so a heavier one (an account read, weight 5) is not overtaken for ever by lighter ones
+   * (order books, weight 2) that fit the room each second frees.
    */
-  private readonly backgroundQueue: BudgetRequest[] = [];
+  private backgroundTurn: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly windows: RequestWindow[],
@@ -69,21 +69,35 @@ export class RequestBudget {
 
   /** Resolves when the request may go out, and counts it. */
   async take(request: BudgetRequest): Promise<void> {
-    const order = request.kind === 'order';
-    if (order) this.ordersWaiting += 1;
-    else this.backgroundQueue.push(request);
-    try {
-      for (;;) {
-        const wait = this.waitFor(request);
-        if (wait === 0) {
-          this.sent.push({ at: this.now(), weight: request.weight, order: request.placesOrder });
-          return;
-        }
-        await this.sleep(wait);
+    if (request.kind === 'order') {
+      this.ordersWaiting += 1;
+      try {
+        await this.room(request);
+      } finally {
+        this.ordersWaiting -= 1;
       }
+      return;
+    }
+    const before = this.backgroundTurn;
+    let gone: () => void = () => undefined;
+    this.backgroundTurn = new Promise((resolve) => (gone = resolve));
+    try {
+      await before;
+      await this.room(request);
     } finally {
-      if (order) this.ordersWaiting -= 1;
-      else this.backgroundQueue.splice(this.backgroundQueue.indexOf(request), 1);
+      gone();
+    }
+  }
+
+  /** Waits until every window the request counts in has room for it, and counts it. */
+  private async room(request: BudgetRequest): Promise<void> {
+    for (;;) {
+      const wait = this.waitFor(request);
+      if (wait === 0) {
+        this.sent.push({ at: this.now(), weight: request.weight, order: request.placesOrder });
+        return;
+      }
+      await this.sleep(wait);
     }
   }
 
@@ -99,7 +113,7 @@ export class RequestBudget {
     const now = this.now();
     this.forget(now);
     // Background reads give way to any order waiting; they look again shortly.
-    if (request.kind === 'background' && (this.ordersWaiting > 0 || this.backgroundQueue[0] !== request)) return 5;
+    if (request.kind === 'background' && this.ordersWaiting > 0) return 5;
     let wait = 0;
     for (const w of this.windows) {
       const amount = w.counts === 'weight' ? request.weight : request.placesOrder ? 1 : 0;

@@ -495,9 +495,10 @@ export class CcxtVenue implements Venue {
   }
 
   /**
-   * The venue's funds changed by a fill: read again in the background; decisions wait for that
+   * The venue's funds changed by a fill: read again beside the signals; decisions wait for that
    * read. Fills while it is on its way (a basket's) are covered by one more read after it, which
-   * decisions wait for too: every read they take began after the last fill.
+   * decisions wait for too: every read they take began after the last fill. Decisions wait for
+   * it, so it is no background read: it does not wait behind the order books' refreshes.
    */
   private refreshAfterFill(symbol?: string): void {
     this.held.forgetFunds();
@@ -508,7 +509,7 @@ export class CcxtVenue implements Venue {
     const refresh = (async () => {
       do {
         this.settleAgain = false;
-        await this.background(() => this.readFunds(symbol)).catch(() => undefined);
+        await this.readFunds(symbol).catch(() => undefined);
       } while (this.settleAgain);
     })();
     this.settling = refresh;
