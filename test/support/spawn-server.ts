@@ -30,7 +30,11 @@ export async function spawnServer(env: Record<string, string>, nodeArgs: string[
     child.on('close', (code, signal) => resolve({ code, signal })),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 20_000);
+    // A server that never said it listens is stopped: the test fails, and nothing is left running.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within 20 s:\n${out}\n${err}`));
+    }, 20_000);
     const look = () => {
       for (const line of out.split('\n')) {
         if (!line.startsWith('{')) continue;
