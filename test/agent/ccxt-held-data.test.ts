@@ -89,4 +89,24 @@ describe('a CCXT agent decides on the data it holds', () => {
       /the held BTC\/USDT:USDT quote was \d\.\d s old \(bound 1\.0 s\): read again before deciding/,
     );
   });
+  it('with several symbols watched, one read of every best bid and ask keeps them fresh, not an order book each', async () => {
+    const { source } = await start('held-many');
+    for (const signal of ['BTCUSDT,buy,vol=0.01', 'ETHUSDT,buy,vol=0.01'])
+      expect((await outcome(await postSignal(bed.server.url, source.authKey, signal))).status).toBe('executed');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const t0 = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const reads = bed.exchange.received.filter((r) => r.at >= t0 && r.method === 'GET');
+    // Binance's book ticker without a symbol (weight 5) about every 0.4 s, in place of two order books (weight 2 each).
+    expect(
+      reads.filter((r) => r.path === '/fapi/v1/ticker/bookTicker' && r.params.symbol === undefined).length,
+    ).toBeGreaterThanOrEqual(2);
+    expect(reads.filter((r) => r.path === DEPTH)).toEqual([]);
+    // And a decision takes them: no read of the book in front of the order.
+    const t1 = Date.now();
+    const next = await postSignal(bed.server.url, source.authKey, 'ETHUSDT,buy,vol=0.02');
+    const order = await orderAfter(t1);
+    expect(bed.exchange.received.filter((r) => r.at >= t1 && r.at <= order.at && r.path === DEPTH)).toEqual([]);
+    expect((await outcome(next)).message).not.toContain('read again');
+  });
 });

@@ -466,6 +466,8 @@ export class BinanceUsdmExchange {
         return this.exchangeInfo();
       case 'GET /fapi/v1/depth':
         return this.depth(p);
+      case 'GET /fapi/v1/ticker/bookTicker':
+        return this.bookTicker(p);
       case 'GET /fapi/v3/account':
         return this.account();
       case 'GET /fapi/v3/positionRisk':
@@ -683,6 +685,23 @@ export class BinanceUsdmExchange {
       bids: [[fmt(bid, s.tick), '1000']],
       asks: [[fmt(ask, s.tick), '1000']],
     };
+  }
+
+  /** The best bid and ask: of one symbol, or of every symbol (an array) when none is named. */
+  private bookTicker(p: Record<string, string>): unknown {
+    const one = (name: string) => {
+      const s = this.symbol(name);
+      return {
+        symbol: name,
+        bidPrice: fmt(s.price, s.tick),
+        bidQty: '1000',
+        askPrice: fmt(round(s.price + s.tick, s.tick), s.tick),
+        askQty: '1000',
+        time: Date.now(),
+        lastUpdateId: Date.now(),
+      };
+    };
+    return p.symbol !== undefined ? one(p.symbol) : [...this.symbols.keys()].map(one);
   }
 
   private unrealizedOf(symbol: string): number {

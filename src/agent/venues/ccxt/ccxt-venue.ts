@@ -430,12 +430,41 @@ export class CcxtVenue implements Venue {
         .catch(() => undefined)
         .finally(() => (this.fundsReading = false));
     }
-    for (const symbol of this.held.watchedSymbols(Date.now())) {
+    const watched = this.held.watchedSymbols(Date.now());
+    if (watched.length > 1 && this.readsAllBooksAtOnce()) {
+      if (this.quoting.has(ALL_BOOKS)) return;
+      this.quoting.add(ALL_BOOKS);
+      void this.background(() => this.readQuotes(watched))
+        .catch(() => undefined)
+        .finally(() => this.quoting.delete(ALL_BOOKS));
+      return;
+    }
+    for (const symbol of watched) {
       if (this.quoting.has(symbol)) continue;
       this.quoting.add(symbol);
       void this.background(() => this.readQuote(symbol))
         .catch(() => undefined)
         .finally(() => this.quoting.delete(symbol));
+    }
+  }
+
+  /**
+   * Binance USDⓈ-M's book ticker of every symbol (weight 5) in place of one order book per symbol
+   * (weight 2 each, every QUOTE_REFRESH_MS): a basket's 20 symbols read one by one need more than
+   * the weight the background may use, and their quotes would age until each decision read its own.
+   */
+  private readsAllBooksAtOnce(): boolean {
+    const id = this.exchange.id;
+    return this.options.market === 'swap' && (id === 'binanceusdm' || id === 'binance');
+  }
+
+  private async readQuotes(symbols: string[]): Promise<void> {
+    const read = Date.now();
+    const tickers = await this.call('fetch the best bids and asks', () => this.exchange.fetchBidsAsks(symbols));
+    for (const symbol of symbols) {
+      const { bid, ask } = tickers[symbol] ?? {};
+      if (typeof bid === 'number' && typeof ask === 'number' && bid > 0 && ask >= bid)
+        this.held.setQuote(symbol, { bid, ask }, read);
     }
   }
 
@@ -1117,6 +1146,8 @@ function proxyStreams(exchange: Exchange, proxyUrl: string): void {
   ) => watchMultiple(proxied(url), ...rest)) as Exchange['watchMultiple'];
 }
 
+/** The quoting key of the one read of every watched symbol's best bid and ask. */
+const ALL_BOOKS = '*';
 /** Signals of different symbols at once per CCXT agent (the agent's default is 16). */
 const CONCURRENT_SIGNALS = 64;
 
