@@ -7,8 +7,9 @@ import type { TestServer } from '../support/start-test-server.js';
 /**
  * A real agent process on the Binance USDⓈ-M test exchange charging Binance's VIP 0 commission
  * (maker 0.02 %, taker 0.05 % of the notional, in USDT): the ledger's trade carries the exchange's
- * fees, read from its account trade list (for fills the exchange made later too), the profit net
- * of them, and the quote the agent took the signal at, which gives the slippage.
+ * fees, read from its account trade list (for fills the exchange made later, from its private
+ * stream's events, which carry each fill's commission), the profit net of them, and the quote the
+ * agent took the signal at, which gives the slippage.
  */
 describe('the ledger of an agent on the Binance USDⓈ-M test exchange with fees', () => {
   const bed = useCcxtAgentBed(BINANCE_USDM);
@@ -85,7 +86,7 @@ describe('the ledger of an agent on the Binance USDⓈ-M test exchange with fees
     expect(stats.latencyBySource[0].latencyMs.count).toBe(1);
   });
 
-  it('a limit entry and its target the exchange filled later carry their fees from the trade list', async () => {
+  it('a limit entry and its target the exchange filled later carry their fees from the private stream', async () => {
     const { source, control, trades } = await start('usdm-later-fees');
     const entry = await postSignal(
       server.url,
@@ -118,7 +119,7 @@ describe('the ledger of an agent on the Binance USDⓈ-M test exchange with fees
       closingSignalIds: [],
       quoteAtReceipt: null,
     });
-    // One read of the trade list per later fill, in the background's share of the budget.
-    expect(exchange.requests('GET', '/fapi/v1/userTrades')).toHaveLength(2);
+    // The private stream told both fills with their commission: no read of the trade list for them.
+    expect(exchange.requests('GET', '/fapi/v1/userTrades')).toHaveLength(0);
   });
 });
