@@ -10,6 +10,7 @@ import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
  */
 const ORDER = '/fapi/v1/order';
 const TRADES = '/fapi/v1/userTrades';
+const ACCOUNT = '/fapi/v3/account';
 
 describe('a CCXT basket of 20 symbols', () => {
   const bed = useCcxtAgentBed({
@@ -31,5 +32,24 @@ describe('a CCXT basket of 20 symbols', () => {
     expect(new Set(orders.map((o) => o.params.symbol))).toEqual(new Set(BASKET_SYMBOLS.map((s) => s.symbol)));
     expect(Math.max(...orders.map((o) => o.at)) - posted).toBeLessThan(9000);
     for (const signal of signals) expect((await bed.outcome(signal, 60_000)).status).toBe('executed');
+  }, 90_000);
+  it("an opening's fill does not hold another symbol's decision until the account is read again", async () => {
+    const source = await bed.start('basket-after-opening');
+    // The account read that follows BTCUSDT's fill is answered 6 s late.
+    await bed.control('hold', `method=GET&path=${ACCOUNT}&seconds=6&count=1`);
+    const first = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.1');
+    await waitUntil(() => bed.exchange.requests('POST', ORDER).length === 1, 'the BTCUSDT order', 9000);
+    const btc = bed.exchange.requests('POST', ORDER)[0]!;
+    await waitUntil(
+      () => bed.exchange.requests('GET', ACCOUNT).some((r) => r.at > btc.at),
+      'the account read after the fill',
+      9000,
+    );
+    const t0 = Date.now();
+    const second = await postSignal(bed.server.url, source.authKey, 'ETHUSDT,buy,vol_pctbal_loss=1,sl_price=90');
+    await waitUntil(() => bed.exchange.requests('POST', ORDER).length === 2, 'the ETHUSDT order', 20_000);
+    // Its order goes with the funds held: the fill changed the wallet by its fee only.
+    expect(bed.exchange.requests('POST', ORDER)[1]!.at - t0).toBeLessThan(3000);
+    for (const signal of [first, second]) expect((await bed.outcome(signal, 60_000)).status).toBe('executed');
   }, 90_000);
 });

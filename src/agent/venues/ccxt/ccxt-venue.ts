@@ -510,17 +510,37 @@ export class CcxtVenue implements Venue {
 
   /**
    * Our own market order filled: the held positions take it at once, and the account is read
-   * again in the background (its balance and margin changed), so the next decision neither sizes
-   * on the account before it nor waits for a read it could have had already.
+   * again. After a close the next decision waits for that read (it must not size on the account
+   * before the profit); after an opening on a swap market it goes on with the funds held.
    */
   private filledHere(order: VenueOrder, closing: boolean): void {
+    // An opening changes the wallet by its fee only; a close (or a netting order against the
+    // position held) realises a profit, which the next decision must see.
+    const realises =
+      closing ||
+      this.options.market !== 'swap' ||
+      (this.netsPositions &&
+        (this.held.heldPositions()?.value ?? []).some((p) => p.symbol === order.symbol && p.side !== order.side));
     if (order.filled > 0 && this.options.market === 'swap')
       this.held.applyFill(
         { symbol: order.symbol, side: order.side, volume: order.filled, price: order.average ?? 0 },
         closing ? 'reduces' : this.netsPositions ? 'nets' : 'adds',
         Date.now(),
       );
-    this.refreshAfterFill(order.symbol);
+    if (realises) this.refreshAfterFill(order.symbol);
+    else this.readFundsBeside(order.symbol);
+  }
+
+  /**
+   * After an opening fill: the account is read again, but decisions go on with the funds held
+   * (the fill changed the wallet by its fee), so a basket's other symbols do not wait for it.
+   */
+  private readFundsBeside(symbol: string): void {
+    if (this.fundsReading) return;
+    this.fundsReading = true;
+    void this.background(() => this.readFunds(symbol))
+      .catch(() => undefined)
+      .finally(() => (this.fundsReading = false));
   }
 
   /**
