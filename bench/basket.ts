@@ -52,7 +52,7 @@ export interface BasketRow {
  * exchange, SQLite store. From the first POST's start to each order at the venue (paper: the
  * agent's `sentAt`; CCXT: the exchange's request log) and to each acknowledgement (the server's
  * `ackedAt`). Then the paper agent's sustained rate: SUSTAINED_SIGNALS signals (a buy and its
- * close, alternately) posted SUSTAINED_IN_FLIGHT at a time, executed per second from the first
+ * close, alternately, each pair on the next of the basket's symbols) posted SUSTAINED_IN_FLIGHT at a time, executed per second from the first
  * POST to the last acknowledgement, and how many expired.
  */
 export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: number; expired: number }> {
@@ -105,7 +105,7 @@ export async function runBasket(): Promise<{ rows: BasketRow[]; sustainedRate: n
               `| ${r.venue} | ${[0, 4, 9, 14, 19].map((i) => r.orders[i]!.toFixed(0)).join(' | ')} | ${r.acks[0]!.toFixed(0)} | ${r.lastAck.toFixed(0)} | ${r.cpuPerSignal.toFixed(2)} ms |`,
           )
           .join('\n') +
-        `\n\npaper agent, sustained: ${SUSTAINED_SIGNALS} signals (buy, then its close) ${SUSTAINED_IN_FLIGHT} in flight: ` +
+        `\n\npaper agent, sustained: ${SUSTAINED_SIGNALS} signals (buy, then its close, across ${PAPER_SYMBOLS.length} symbols) ${SUSTAINED_IN_FLIGHT} in flight: ` +
         `${rate.toFixed(0)} signals/s executed, ${expired} expired; CPU per signal (process CPU over the signals, ` +
         `the figure a loaded machine disturbs least): agent ${cpu.agent.toFixed(2)} ms, server ${cpu.server.toFixed(2)} ms\n` +
         `load average at the end: ${loadAverage()}\n`,
@@ -187,7 +187,11 @@ async function sustainedRate(
   const sender = async () => {
     while (next < SUSTAINED_SIGNALS) {
       const i = next++;
-      ids[i] = (await postSignal(server.url, authKey, i % 2 === 0 ? 'EURUSD,buy,vol=0.01' : 'EURUSD,closebuy')).id;
+      // Across the basket's symbols: each buy and its close on one symbol, the next pair on the next.
+      const symbol = PAPER_SYMBOLS[Math.floor(i / 2) % PAPER_SYMBOLS.length]!;
+      ids[i] = (
+        await postSignal(server.url, authKey, i % 2 === 0 ? `${symbol},buy,vol=0.01` : `${symbol},closebuy`)
+      ).id;
     }
   };
   await Promise.all(Array.from({ length: SUSTAINED_IN_FLIGHT }, sender));
