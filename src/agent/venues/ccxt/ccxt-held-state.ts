@@ -14,6 +14,11 @@ export const FUNDS_FRESH_MS = 12_000;
 export const FUNDS_REFRESH_MS = 7_000;
 /** A symbol is kept quoted for this long after a signal or a management pass last asked for it. */
 export const WATCH_MS = 15 * 60_000;
+/**
+ * Where one read quotes every symbol at once (Binance USDⓈ-M's book ticker), a symbol is kept
+ * quoted for a week at no further cost: a basket traded at each candle close finds its quotes held.
+ */
+export const WATCH_ONE_READ_MS = 7 * 86_400_000;
 
 export interface Held<T> {
   value: T;
@@ -47,9 +52,9 @@ export class CcxtHeldState {
     this.watched.set(symbol, now);
   }
 
-  /** The symbols to keep quoted: asked for within WATCH_MS, and those with a position. */
-  watchedSymbols(now: number): string[] {
-    for (const [symbol, asked] of this.watched) if (now - asked > WATCH_MS) this.watched.delete(symbol);
+  /** The symbols to keep quoted: asked for within `watchMs`, and those with a position. */
+  watchedSymbols(now: number, watchMs = WATCH_MS): string[] {
+    for (const [symbol, asked] of this.watched) if (now - asked > watchMs) this.watched.delete(symbol);
     return [...new Set([...this.watched.keys(), ...(this.positions?.value ?? []).map((p) => p.symbol)])];
   }
 

@@ -33,6 +33,8 @@ import {
   FUNDS_REFRESH_MS,
   QUOTE_FRESH_MS,
   QUOTE_REFRESH_MS,
+  WATCH_MS,
+  WATCH_ONE_READ_MS,
   staleNote,
 } from './ccxt-held-state.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
@@ -430,8 +432,9 @@ export class CcxtVenue implements Venue {
         .catch(() => undefined)
         .finally(() => (this.fundsReading = false));
     }
-    const watched = this.held.watchedSymbols(Date.now());
-    if (watched.length > 1 && this.readsAllBooksAtOnce()) {
+    const oneRead = this.readsAllBooksAtOnce();
+    const watched = this.held.watchedSymbols(Date.now(), oneRead ? WATCH_ONE_READ_MS : WATCH_MS);
+    if (watched.length > 1 && oneRead) {
       if (this.quoting.has(ALL_BOOKS)) return;
       this.quoting.add(ALL_BOOKS);
       void this.background(() => this.readQuotes(watched))
