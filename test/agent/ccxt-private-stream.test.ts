@@ -28,13 +28,34 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
       `the private stream connected (${connections})`,
       20_000,
     );
+  /**
+   * Resolves between two management passes: 300 ms after a pass's look-up of the order (GET
+   * `path` with `key` = `id`) answered 1.5 s or more after the one before it. The first look-up
+   * seen may be a pass the stream's connection called in at any moment, or one that also
+   * reconciles and looks up again at once; the agents here reconcile only at start and at a
+   * (re)connection, so a pass every 2 s from then on looks the order up once, at its start.
+   */
+  const betweenPasses = (path: string, key: string, id: number) =>
+    new Promise<void>((resolve) => {
+      let last = 0;
+      bed.exchange.onMoment((request, moment) => {
+        if (moment !== 'answered' || request.method !== 'GET' || request.path !== path) return;
+        if (request.params[key] !== String(id)) return;
+        const now = Date.now();
+        if (last > 0 && now - last >= 1500) {
+          bed.exchange.onMoment(null);
+          setTimeout(resolve, 300);
+        }
+        last = now;
+      });
+    });
   const lookUpsOf = (orderId: number, from: number, to: number) =>
     bed.exchange
       .requests('GET', '/fapi/v1/order')
       .filter((r: FakeRequest) => r.params.orderId === String(orderId) && r.at >= from && r.at <= to);
 
   it('a target filled in a spike is known within 1.5 s, without a look-up: position gone, stop cancelled', async () => {
-    const source = await bed.start('stream-exit');
+    const source = await bed.start('stream-exit', { args: ['--reconcile-every', '3600'] });
     const entry = await postSignal(
       bed.server.url,
       source.authKey,
@@ -44,15 +65,8 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     await connected(source.published, 1);
     const target = held().openOrders[0]!.orderId;
 
-    // Right after a look-up of the target is answered: the next one is a management pass (2 s) away.
-    const looked = new Promise<void>((resolve) =>
-      bed.exchange.onMoment((request, moment) => {
-        if (moment === 'answered' && request.path === '/fapi/v1/order' && request.params.orderId === String(target))
-          resolve();
-      }),
-    );
-    await looked;
-    bed.exchange.onMoment(null);
+    // The next look-up of the target is a management pass (about 1.7 s) away.
+    await betweenPasses('/fapi/v1/order', 'orderId', target);
     bed.exchange.setPrice('BTCUSDT', 51000);
     const spikeAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -92,7 +106,7 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
   });
 
   it('a stop triggered in a dip is known within 1.5 s: its fill read at once, the target cancelled by the agent', async () => {
-    const source = await bed.start('stream-stop');
+    const source = await bed.start('stream-stop', { args: ['--reconcile-every', '3600'] });
     const entry = await postSignal(
       bed.server.url,
       source.authKey,
@@ -102,14 +116,8 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     await connected(source.published, 1);
     const stop = held().openAlgoOrders[0]!.algoId;
 
-    // Right after a look-up of the stop is answered: the next one is a management pass (2 s) away.
-    await new Promise<void>((resolve) =>
-      bed.exchange.onMoment((request, moment) => {
-        if (moment === 'answered' && request.path === '/fapi/v1/algoOrder' && request.params.algoId === String(stop))
-          resolve();
-      }),
-    );
-    bed.exchange.onMoment(null);
+    // The next look-up of the stop is a management pass (about 1.7 s) away.
+    await betweenPasses('/fapi/v1/algoOrder', 'algoId', stop);
     bed.exchange.setPrice('BTCUSDT', 48990);
     const dipAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
