@@ -6,11 +6,22 @@ import { AgentJournal, type JournalFormat, type JournalRecord } from './agent-jo
 
 /** Entries and starting equities older than this are of no day any zone is still in. */
 const KEPT_MS = 3 * 86_400_000;
+const MINUTE_MS = 60_000;
+/** A zone's day began at most 26 hours ago (24, one more the day clocks go back, and a margin). */
+const TODAY_AT_MOST_MS = 26 * 3_600_000;
 
 /** What the agent keeps of its days for the risk rules, in `risk-days.json` beside its journal. */
 export interface RiskLedgerFile extends JournalRecord {
-  /** Entries sent, by signal, when (epoch ms): counted per day in the rule's zone. */
-  entries: { signalId: string; at: number; count: number }[];
+  /**
+   * Entries sent, as [the minute they left (epoch ms), how many], oldest first: counted per day
+   * in the rule's zone (every zone's day begins on a whole minute).
+   */
+  entryMinutes: [number, number][];
+  /**
+   * Signals whose entries are counted and whose outcome the agent's journal did not hold yet,
+   * with when they were counted: one carried out again after a restart is not counted twice.
+   */
+  counting: Record<string, number>;
   /** `riskDayKey` → the equity the venue reported first that day (the day's starting equity). */
   dayStart: Record<string, number>;
   /** The latest rules each source's signals carried: what the loss watch measures between signals. */
@@ -19,15 +30,34 @@ export interface RiskLedgerFile extends JournalRecord {
   halts: Record<string, { rule: string; reason: string; at: string; reportedAt: string | null }>;
 }
 
+/** The file an earlier version wrote: an entry per signal, kept three days. */
+interface EarlierEntries {
+  entries?: { signalId: string; at: number; count: number }[];
+}
+
 const FORMAT: JournalFormat<RiskLedgerFile> = {
   kind: "an agent's risk days",
   remedy:
     'restore it from a backup, or delete it: the entries of the day and its starting equity are then counted from now',
   accepts: (value): value is RiskLedgerFile => {
-    const parsed = value as Partial<RiskLedgerFile> | null;
-    return parsed?.version === 1 && Array.isArray(parsed.entries) && typeof parsed.dayStart === 'object';
+    const parsed = value as (Partial<RiskLedgerFile> & EarlierEntries) | null;
+    return (
+      parsed?.version === 1 &&
+      (Array.isArray(parsed.entryMinutes) || Array.isArray(parsed.entries)) &&
+      typeof parsed.dayStart === 'object'
+    );
   },
 };
+
+/** An earlier version's entries, counted by minute (the signals' ids are its journal's business no more). */
+function minutesOf(entries: readonly { at: number; count: number }[]): [number, number][] {
+  const minutes = new Map<number, number>();
+  for (const e of entries) {
+    const minute = Math.floor(e.at / MINUTE_MS) * MINUTE_MS;
+    minutes.set(minute, (minutes.get(minute) ?? 0) + e.count);
+  }
+  return [...minutes].sort((a, b) => a[0] - b[0]);
+}
 
 /**
  * The figures the risk rules need beyond what the venue says now, kept across restarts: the
@@ -45,17 +75,25 @@ export class RiskLedger {
   /** Entries recorded, and how many of them the last durable write held. */
   private entriesAdded = 0;
   private entriesWritten = 0;
-  private counted: Set<string> | null = null;
+  /**
+   * The signals of `counting` by the entry count (`entriesAdded`) they were recorded at: the
+   * agent's journal written from a snapshot taken at or after it holds their outcome. -1: counted
+   * by the last run, kept until the signal is carried out again or its day is past.
+   */
+  private readonly countedAt = new Map<string, number>();
 
   private constructor(
     private data: Omit<RiskLedgerFile, keyof JournalRecord>,
     private readonly journal: AgentJournal<RiskLedgerFile>,
-  ) {}
+  ) {
+    for (const id of Object.keys(data.counting)) this.countedAt.set(id, -1);
+  }
 
   static async open(file: string): Promise<RiskLedger> {
-    const stored = await AgentJournal.load(file, FORMAT);
+    const stored = (await AgentJournal.load(file, FORMAT)) as (RiskLedgerFile & EarlierEntries) | null;
     const data = {
-      entries: stored?.entries ?? [],
+      entryMinutes: stored?.entryMinutes ?? minutesOf(stored?.entries ?? []),
+      counting: stored?.counting ?? {},
       dayStart: stored?.dayStart ?? {},
       rules: stored?.rules ?? {},
       halts: stored?.halts ?? {},
@@ -81,6 +119,28 @@ export class RiskLedger {
    */
   entriesDurable(): Promise<void> {
     return this.entriesWritten === this.entriesAdded ? Promise.resolve() : this.journal.save();
+  }
+
+  /** Where the counting stands, taken with a snapshot of the agent's journal (see `journaled`). */
+  mark(): number {
+    return this.entriesAdded;
+  }
+
+  /**
+   * The agent's journal written from a snapshot taken at `mark`: it holds the outcomes of the
+   * signals counted until then, which are never carried out again, so their ids are let go.
+   */
+  journaled(mark: number): void {
+    let dropped = false;
+    for (const [id, at] of this.countedAt) {
+      if (at < 0 || at > mark) continue;
+      this.countedAt.delete(id);
+      dropped = true;
+    }
+    if (!dropped) return;
+    this.data.counting = Object.fromEntries(
+      Object.entries(this.data.counting).filter(([id]) => this.countedAt.has(id)),
+    );
   }
 
   save(): Promise<void> {
@@ -142,34 +202,41 @@ export class RiskLedger {
   /** The entries a signal sent, once it has its outcome (counted once per signal, however often it was carried out). */
   entered(signalId: string, count: number, now: number): void {
     this.sending.delete(signalId);
-    if (count === 0 || this.countedSignals().has(signalId)) return;
-    // Appended in place (a write serialises the list at once, so none sees it change under it);
-    // the old entries leave when the oldest is past what is kept, not at every entry.
-    this.data.entries.push({ signalId, at: now, count });
-    this.counted?.add(signalId);
+    if (count === 0) return;
+    const before = this.countedAt.get(signalId);
     this.entriesAdded += 1;
-    if (this.data.entries[0]!.at < now - KEPT_MS) this.prune(now);
-  }
-
-  /** The signals the entries were counted for (made at the first use, dropped when old entries go). */
-  private countedSignals(): Set<string> {
-    this.counted ??= new Set(this.data.entries.map((e) => e.signalId));
-    return this.counted;
+    // Counted by the last run, carried out again: let go once the journal holds this outcome.
+    this.countedAt.set(signalId, this.entriesAdded);
+    if (before !== undefined) return;
+    // Changed in place: a write serialises the file at once, so none sees it change under it.
+    this.data.counting[signalId] = now;
+    const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+    const minutes = this.data.entryMinutes;
+    const last = minutes.at(-1);
+    if (last !== undefined && last[0] === minute) last[1] += count;
+    else if (last === undefined || last[0] < minute) minutes.push([minute, count]);
+    // The clock went back: the minute goes in its place.
+    else this.data.entryMinutes = minutesOf([...minutes.map(([at, n]) => ({ at, count: n })), { at: now, count }]);
+    if (this.data.entryMinutes[0]![0] < now - KEPT_MS) this.prune(now);
   }
 
   /** The facts the check reads, with the positions and funds the caller has from the venue. */
-  facts(nets: boolean, positions: readonly HeldPosition[], equity: number, balance: number): AccountFacts {
-    return {
-      nets,
-      positions,
-      entries: [
-        ...this.data.entries.flatMap((e) => Array<number>(e.count).fill(e.at)),
-        ...[...this.sending.values()].flat(),
-      ],
-      equity,
-      balance,
-      dayStartEquity: this.data.dayStart,
-    };
+  facts(
+    nets: boolean,
+    positions: readonly HeldPosition[],
+    equity: number,
+    balance: number,
+    now = Date.now(),
+  ): AccountFacts {
+    const today = now - TODAY_AT_MOST_MS;
+    const entries: { at: number; count: number }[] = [];
+    for (let i = this.data.entryMinutes.length - 1; i >= 0; i -= 1) {
+      const [at, count] = this.data.entryMinutes[i]!;
+      if (at < today) break;
+      entries.push({ at, count });
+    }
+    for (const sent of this.sending.values()) for (const at of sent) entries.push({ at, count: 1 });
+    return { nets, positions, entries, equity, balance, dayStartEquity: this.data.dayStart };
   }
 
   /**
@@ -178,7 +245,7 @@ export class RiskLedger {
    * loss limit find it reached. Null: none is.
    */
   breach(equity: number, balance: number, now: number): RiskViolation | null {
-    const facts = this.facts(false, [], equity, balance);
+    const facts = this.facts(false, [], equity, balance, now);
     let found: RiskViolation | null = null;
     for (const rules of Object.values(this.data.rules)) {
       if (!rules.maxDailyLoss && !rules.maxTotalLoss) continue;
@@ -230,8 +297,11 @@ export class RiskLedger {
 
   private prune(now: number): void {
     const oldest = localTime(now - KEPT_MS, DEFAULT_DAY_ZONE).date;
-    this.data.entries = this.data.entries.filter((e) => e.at >= now - KEPT_MS);
-    this.counted = null;
+    this.data.entryMinutes = this.data.entryMinutes.filter(([at]) => at >= now - KEPT_MS);
+    for (const [id, at] of Object.entries(this.data.counting)) if (at < now - KEPT_MS) this.countedAt.delete(id);
+    this.data.counting = Object.fromEntries(
+      Object.entries(this.data.counting).filter(([id]) => this.countedAt.has(id)),
+    );
     this.data.dayStart = Object.fromEntries(
       Object.entries(this.data.dayStart).filter(([key]) => key.slice(key.lastIndexOf(' ') + 1) >= oldest),
     );

@@ -40,8 +40,8 @@ export interface AccountFacts {
   /** The venue keeps one net position per symbol (one-way mode). */
   nets: boolean;
   positions: readonly HeldPosition[];
-  /** The instants (epoch ms) of the entries sent in the last days; those of the rule's day are counted. */
-  entries: readonly number[];
+  /** The entries sent lately, as instants (epoch ms) and how many left then; those of the rule's day are counted. */
+  entries: readonly { at: number; count: number }[];
   equity: number;
   balance: number;
   /** The equity at each day's start, by `riskDayKey`; a day not in it has no daily-loss figure yet. */
@@ -271,7 +271,8 @@ export function checkEntry(
     return violation('dayTimeZone', zone, zone, `${zone} is not a known time zone`);
   }
   if (rules.maxEntriesPerDay != null) {
-    const value = facts.entries.filter((at) => riskDayKey(at, zone) === today).length + 1;
+    let value = 1;
+    for (const { at, count } of facts.entries) if (riskDayKey(at, zone) === today) value += count;
     if (value > rules.maxEntriesPerDay)
       return violation(
         'maxEntriesPerDay',

@@ -82,9 +82,9 @@ describe('a paper agent checks the risk rules each signal carries', () => {
       result: { rule: 'maxEntriesPerDay', limit: 2, value: 3 },
     });
     const days = JSON.parse(readFileSync(path.join(agentDir(dir), 'risk-days.json'), 'utf8')) as {
-      entries: unknown[];
+      entryMinutes: [number, number][];
     };
-    expect(days.entries).toHaveLength(2);
+    expect(days.entryMinutes.reduce((n, [, count]) => n + count, 0)).toBe(2);
     await agent!.kill();
     await start();
     expect((await send(buy(0.1), { risk: rules({ maxEntriesPerDay: 3 }) })).status).toBe('executed');

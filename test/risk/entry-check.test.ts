@@ -91,13 +91,17 @@ describe('an entry against each rule, below, at and above its limit', () => {
 
   it('maxEntriesPerDay counts the entries of the rule-zone day', () => {
     const r = rules({ maxEntriesPerDay: 2 });
-    const today = [NOW - 3_600_000];
-    const yesterday = Date.parse('2026-12-01T23:59:00Z');
+    const today = [{ at: NOW - 3_600_000, count: 1 }];
+    const yesterday = { at: Date.parse('2026-12-01T23:59:00Z'), count: 1 };
     expect(ruleOf(r, entry(), facts({ entries: [yesterday, yesterday] }))).toBe('ok');
     expect(ruleOf(r, entry(), facts({ entries: [...today, yesterday] }))).toBe('ok');
     expect(checkEntry(r, entry(), facts({ entries: [...today, ...today] }), NOW)).toMatchObject({
       rule: 'maxEntriesPerDay',
       limit: 2,
+      value: 3,
+    });
+    // Entries are kept by the minute they left: one minute may hold several.
+    expect(checkEntry(r, entry(), facts({ entries: [{ at: NOW - 60_000, count: 2 }] }), NOW)).toMatchObject({
       value: 3,
     });
   });
@@ -185,11 +189,11 @@ describe('the day rolls over in the rule’s zone, the instant injected', () => 
     // 2026-03-08 is the spring-forward day in New York (02:00 EST → 03:00 EDT).
     const r = rules({ maxEntriesPerDay: 1, dayTimeZone: 'America/New_York' });
     const saturdayEvening = Date.parse('2026-03-08T03:30:00Z'); // Sat 7th 22:30 EST
-    const f = facts({ entries: [saturdayEvening] });
+    const f = facts({ entries: [{ at: saturdayEvening, count: 1 }] });
     expect(ruleOf(r, entry(), f, Date.parse('2026-03-08T04:59:00Z'))).toBe('maxEntriesPerDay'); // 23:59 EST
     expect(ruleOf(r, entry(), f, Date.parse('2026-03-08T05:00:00Z'))).toBe('ok'); // 00:00 EST on the 8th
     // The 8th has 23 hours: the 9th starts at 04:00 UTC (EDT).
-    const sundayLate = facts({ entries: [Date.parse('2026-03-09T03:30:00Z')] }); // Sun 8th 23:30 EDT
+    const sundayLate = facts({ entries: [{ at: Date.parse('2026-03-09T03:30:00Z'), count: 1 }] }); // Sun 8th 23:30 EDT
     expect(ruleOf(r, entry(), sundayLate, Date.parse('2026-03-09T03:59:00Z'))).toBe('maxEntriesPerDay');
     expect(ruleOf(r, entry(), sundayLate, Date.parse('2026-03-09T04:00:00Z'))).toBe('ok');
     // In UTC the same entries are of another day.
@@ -233,7 +237,12 @@ const accountFacts: fc.Arbitrary<AccountFacts> = fc.record({
     }),
     { maxLength: 4 },
   ),
-  entries: fc.array(fc.integer({ min: NOW - 3 * 86_400_000, max: NOW }), { maxLength: 12 }),
+  entries: fc.array(
+    fc.record({ at: fc.integer({ min: NOW - 3 * 86_400_000, max: NOW }), count: fc.integer({ min: 1, max: 3 }) }),
+    {
+      maxLength: 12,
+    },
+  ),
   equity: fc.double({ min: 0, max: 20_000, noNaN: true }),
   balance: fc.constant(10_000),
   dayStartEquity: fc.constant({ [riskDayKey(NOW, null)]: 10_000 }),
