@@ -8,7 +8,7 @@ import { now } from './raw-http-connection.js';
  * The agents of the burst and soak scenarios, in a process of their own so their work never
  * delays the sender's schedule: one agent per token on one transport (`BenchPushAgent` by
  * WebSocket, `BenchPollAgent` by long-poll), each taking its signals in order and acknowledging
- * each at once without waiting for the acks before it, as the agent (`VenueAgent`) does. Prints `{"ready":N}` once every agent
+ * each at once without waiting for the acks before it, as the agent (`ExecutingAgent`) does. Prints `{"ready":N}` once every agent
  * is connected on the transport, then `{"held":N,"acked":N,"ackFailures":N}` every 250 ms; on SIGTERM writes
  * `{signalId: epoch ms the agent took it}` and the message that brought each (`Carrier`) to the
  * results file and exits.

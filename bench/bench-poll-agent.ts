@@ -18,7 +18,7 @@ interface Request {
  * A benchmark agent by long-poll: `GET /api/agent/signals?wait=25`, then the signals taken in
  * order, each acknowledged by `POST /api/agent/signals/{id}/ack` without waiting for the acks
  * before it, and the next poll only once every signal taken was acknowledged (or the poll would
- * hand them out again): as the agent (`VenueAgent` on `AgentClient`) does. The same requests and
+ * hand them out again): as the agent (`ExecutingAgent` on `AgentClient`) does. The same requests and
  * headers the client library sends, on up to four kept-alive connections as its pool keeps
  * (`RawHttpConnection`) rather than through node's http client, whose CPU per request was most of
  * the agents process's. An ack whose connection failed is counted failed, not retried.

@@ -7,7 +7,7 @@ import { now } from './raw-http-connection.js';
 /**
  * A benchmark agent on the WebSocket (`/api/agent/ws`): takes what the server pushes and
  * acknowledges each signal on the same connection (`{type:"ack", ref}`), in order and without
- * waiting for the acks before it, as the agent (`VenueAgent` on `AgentClient`) does, without the client library's per-message timers, promises and reconnection:
+ * waiting for the acks before it, as the agent (`ExecutingAgent` on `AgentClient`) does, without the client library's per-message timers, promises and reconnection:
  * a connection that ends stays ended (the run then reports the signals not held).
  */
 export class BenchPushAgent {

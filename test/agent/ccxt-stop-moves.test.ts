@@ -5,7 +5,7 @@ import { ccxt } from '../../src/agent/venues/ccxt/ccxt-library.js';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { VenueAgent } from '../../src/agent/venue-agent.js';
+import { RemoteVenueAgent } from '../../src/agent/remote-venue-agent.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import {
   accountWithAgents,
@@ -31,7 +31,7 @@ describe('breakeven and trailing move the stop Binance holds', () => {
   let server: TestServer;
   const dirs: string[] = [];
   const exchanges: RecordedBinance[] = [];
-  const agents: { agent: VenueAgent; running: Promise<void> }[] = [];
+  const agents: { agent: RemoteVenueAgent; running: Promise<void> }[] = [];
   beforeAll(async () => {
     server = await startTestServer();
   });
@@ -58,7 +58,7 @@ describe('breakeven and trailing move the stop Binance holds', () => {
       },
       exchange.answer,
     );
-    const agent = new VenueAgent({
+    const agent = new RemoteVenueAgent({
       server: server.url,
       token,
       transport: 'auto',

@@ -5,7 +5,7 @@ import { ccxt } from '../../src/agent/venues/ccxt/ccxt-library.js';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
-import { VenueAgent } from '../../src/agent/venue-agent.js';
+import { RemoteVenueAgent } from '../../src/agent/remote-venue-agent.js';
 import { startTestServer, type TestServer } from '../support/start-test-server.js';
 import {
   accountWithAgents,
@@ -28,7 +28,7 @@ const RESPONSES = 'binance-responses.json';
 describe('an agent on Binance through CCXT, answered from recorded traffic', () => {
   let server: TestServer;
   const dirs: string[] = [];
-  const agents: { agent: VenueAgent; running: Promise<void> }[] = [];
+  const agents: { agent: RemoteVenueAgent; running: Promise<void> }[] = [];
   beforeAll(async () => {
     server = await startTestServer();
   });
@@ -133,7 +133,7 @@ describe('an agent on Binance through CCXT, answered from recorded traffic', () 
       },
       answer,
     );
-    const agent = new VenueAgent({
+    const agent = new RemoteVenueAgent({
       server: server.url,
       token,
       transport: 'auto',

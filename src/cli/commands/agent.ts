@@ -152,7 +152,11 @@ export function registerAgentCommand(program: Command): void {
       const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
       for (const warning of read.settings.warnings) log.warn({}, warning);
       const { PaperVenue } = await import('../../agent/venues/paper/paper-venue.js');
-      await runOnVenue(new PaperVenue(read.settings, log), read.settings, false, log, 'paper account', null);
+      const paper = new PaperVenue(read.settings, log);
+      const { SimulatedAgent } = await import('../../agent/simulated-agent.js');
+      const { server, token, transport, dataDir } = read.settings;
+      const agent = new SimulatedAgent({ server, token, transport, dataDir, venue: paper, log });
+      await runUntilStopped(agent, log, refusal('paper account'));
     });
 }
 
@@ -222,7 +226,7 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise
     },
     'starting',
   );
-  await runOnVenue(venue, settings, read.settings.dryRun, log, 'exchange', watch.value);
+  await runOnRemoteVenue(venue, settings, read.settings.dryRun, log, 'exchange', watch.value);
 }
 
 /** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
@@ -278,27 +282,27 @@ async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixCon
     },
     'starting',
   );
-  await runOnVenue(venue, settings, false, log, 'broker', watch.value);
+  await runOnRemoteVenue(venue, settings, false, log, 'broker', watch.value);
 }
 
 /**
- * Runs the venue agent until SIGTERM or SIGINT and exits: 0 when stopped, 2 when the server
- * refuses the token, --server is not a signalgate server the agent can trust, the venue refuses
- * the agent or the flags contradict the stored paper account, 1 on any other failure.
+ * Runs the agent on an exchange or a broker until SIGTERM or SIGINT and exits: 0 when stopped, 2
+ * when the server refuses the token, --server is not a signalgate server the agent can trust or
+ * the venue refuses the agent, 1 on any other failure.
  */
-async function runOnVenue(
+async function runOnRemoteVenue(
   venue: Venue,
   settings: PaperSettings,
   dryRun: boolean,
   log: Logger,
-  counterparty: 'exchange' | 'broker' | 'paper account',
+  counterparty: 'exchange' | 'broker',
   watch: WatchSettings | null,
 ): Promise<void> {
-  const { VenueAgent } = await import('../../agent/venue-agent.js');
+  const { RemoteVenueAgent } = await import('../../agent/remote-venue-agent.js');
   const pipSizes: Record<string, number> = {};
   for (const [symbol, override] of Object.entries(settings.instruments.instruments))
     if (override.pipSize !== undefined) pipSizes[symbol.toUpperCase()] = override.pipSize;
-  const agent = new VenueAgent({
+  const agent = new RemoteVenueAgent({
     server: settings.server,
     token: settings.token,
     transport: settings.transport,
@@ -313,7 +317,16 @@ async function runOnVenue(
     ...(watch?.fundingEveryMs !== undefined && { fundingEveryMs: watch.fundingEveryMs }),
     log,
   });
-  await runUntilStopped(agent, log, (err) =>
+  await runUntilStopped(agent, log, refusal(counterparty));
+}
+
+/**
+ * The failures the operator must fix before starting again (exit 2): the token refused, --server
+ * not a signalgate server the agent can trust, the venue refusing the agent, or the flags
+ * contradicting the stored paper account.
+ */
+function refusal(counterparty: 'exchange' | 'broker' | 'paper account'): (err: unknown) => string | null {
+  return (err) =>
     err instanceof AgentUnauthorizedError
       ? 'the server refused the agent token'
       : err instanceof AgentSetupError
@@ -322,8 +335,7 @@ async function runOnVenue(
           ? `the ${counterparty} refused the agent`
           : err instanceof StoredAccountConflictError
             ? 'the flags contradict the stored account'
-            : null,
-  );
+            : null;
 }
 
 /**

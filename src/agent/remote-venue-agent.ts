@@ -1,47 +1,33 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { Logger } from 'pino';
 import {
   applyTick,
   canonicalSymbol,
   createSymbolMap,
-  type EngineEvent,
   type EngineState,
   summarize,
   type InstrumentOverride,
   type Quote,
-  type Tick,
 } from '../engine/index.js';
-import { createDirectory } from '../files/create-directory.js';
-import { looseModes } from '../files/private-files.js';
 import { renderSignalText } from '../language/index.js';
-import { checkEntry } from '../risk/entry-check.js';
-import { LockFile, type LockRole } from '../process/lock-file.js';
 import type { AgentSignal } from '../protocol/agent-signal.js';
-import { AgentClient, type TransportChoice } from './agent-client.js';
-import { AgentJournal, type JournalRecord } from './agent-journal.js';
-import { ledgerBustOf, ledgerFillsOf } from './ledger-fills.js';
+import type { AgentClient } from './agent-client.js';
+import { AgentJournal } from './agent-journal.js';
+import { ExecutingAgent, type AgentOptions, type FlattenItem } from './executing-agent.js';
+import { ledgerBustOf } from './ledger-fills.js';
 import { LedgerOutbox, type LedgerOutboxRecord } from './ledger-outbox.js';
-import { AgentClosedError } from './agent-errors.js';
 import { clientOrderId } from './client-order-id.js';
 import type { EntryGuard } from './entry-guard.js';
-import { heldOf, RiskLedger } from './risk-ledger.js';
+import { heldOf } from './risk-ledger.js';
 import { Backoff, sleep } from './backoff.js';
 import { DryRunVenue } from './dry-run-venue.js';
-import { executedJson, forgetSettled, type ExecutedSignal } from './executed-signal.js';
+import { executedJson, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
-import {
-  VenueRefusedError,
-  VenueUnreachableError,
-  type Venue,
-  type VenueFunds,
-  type VenueHoldings,
-  type VenueOrder,
-} from './venue.js';
+import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
 import { VENUE_JOURNAL, type DepartedOrder, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
+import { settledFor, withDeparted, withoutDeparted, type Departed } from './departed-holdings.js';
 import { reconcile, type NotManaged } from './reconciliation.js';
 import {
   DEFAULT_UNPROTECTED_AFTER,
@@ -51,21 +37,14 @@ import {
   type UnprotectedRule,
 } from './protection-state.js';
 import { protectPositions } from './protection-pass.js';
-import { isSimulated, type SimulatedVenue } from './simulated-venue.js';
+import { isSimulated } from './simulated-venue.js';
 import { OrderTiming } from './order-timing.js';
 import { entriesOnly, entryDeadline, type EntryDeadline } from './signal-age.js';
 import { SymbolFailures } from './symbol-failures.js';
-import { WorkLanes } from './work-lanes.js';
 import { mergeLane } from './lane-merge.js';
 
 /** The published state is refreshed at least this often (each refresh reads the venue's funds). */
-/** How soon fills the server did not take are sent again. */
-const LEDGER_RETRY_MS = 3000;
-/** A signal's fills wait this long for the next signals' ones, so signals one after another share a report. */
-const LEDGER_GATHER_MS = 200;
 const PUBLISH_EVERY_MS = 10_000;
-/** A simulated account's equity moves with every tick of its feed and costs nothing to read: more often. */
-const PUBLISH_SIMULATED_EVERY_MS = 5000;
 /** The venue's positions and open orders are compared with the book this often, by default (`--reconcile-every`). */
 export const RECONCILE_EVERY_MS = 5000;
 /** How often the venue's funding payments are read by default (a venue books them every few hours). */
@@ -74,28 +53,8 @@ export const FUNDING_EVERY_MS = 60_000;
 const CONCURRENT_SIGNALS = 16;
 /** A management pass waits for the lanes to be idle, but is queued after this many intervals at the latest. */
 const PASS_AT_LATEST = 5;
-/** The paper account executes one signal at a time anyway: its lanes overlap only in writing and acknowledging. */
-const CONCURRENT_SIMULATED_SIGNALS = 64;
-/** How long a stop waits for the lanes' work before it saves the journal and ends. */
-const SHUTDOWN_GRACE_MS = 5000;
 
-/**
- * One agent per token directory: two processes executing into the same book would each
- * overwrite the other's. `--paper` is the short form of `--venue paper`.
- */
-const AGENT: Omit<LockRole, 'title'> = {
-  name: 'agent',
-  place: 'with the same token',
-  runsAs: (args) =>
-    args.includes('agent') && args.some((arg) => arg === '--paper' || arg === '--venue' || arg.startsWith('--venue=')),
-};
-
-export interface VenueAgentOptions {
-  server: string;
-  token: string;
-  transport: TransportChoice;
-  /** `SIGNALGATE_DATA_DIR`: the journal lives under `<dataDir>/agents/<token digest>/`. */
-  dataDir: string;
+export interface RemoteVenueAgentOptions extends AgentOptions {
   venue: Venue;
   dryRun: boolean;
   /** Signal symbol → venue symbol, from the instruments file; the venue finds the others itself. */
@@ -111,31 +70,28 @@ export interface VenueAgentOptions {
   fundingEveryMs?: number;
   /** What becomes of a position whose stop the venue refused `after` times in a row; default keep after 3. */
   unprotected?: { rule: UnprotectedRule; after: number };
-  log: Logger;
 }
 
 /**
- * The executing agent, on any venue (the paper account among them): receives its signals, has
- * the engine decide on its book, has the venue carry the decisions out, and acknowledges each
- * signal with what the venue did (its order ids and fills). Restart-safe: the book and each
- * signal's outcome are written in one atomic write before the ack, so a redelivered signal is
- * either found executed (acked again with the stored outcome) or absent together with its
- * effect. On a venue elsewhere, a signal executed but not written is executed again after a
- * restart, and its client order ids make the venue answer the orders already placed instead of
- * placing them twice; a simulated venue (paper) is the book itself, so it has nothing to look up.
+ * The agent on a venue elsewhere (an exchange through CCXT, a broker through FIX, or either in a
+ * dry run): the venue is the truth and the book its projection. Before a signal the book is
+ * brought up to date from the venue (instrument, quote, balance); the engine decides on it and
+ * the venue carries the decisions out. What the venue does on its own comes as reports, taken
+ * through the one order tracker at each management pass or when its stream wakes the agent, and
+ * the book is reconciled with the venue's positions and orders every few seconds.
  *
- * The venue unreachable: the signal is retried with backoff, the state says disconnected, and
- * nothing is acknowledged until the venue answered.
+ * A signal executed but not written is executed again after a restart, and its client order
+ * ids make the venue answer the orders already placed instead of placing them twice. The venue
+ * unreachable: the signal is retried with backoff, the state says disconnected, and nothing is
+ * acknowledged until the venue answered.
  */
-export class VenueAgent {
-  private book!: VenueBook;
+export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOptions> {
   /**
-   * A venue's book as last written to the journal: what the published state shows. The book
-   * changes before it is written (a fill taken, an order placed), and a state published in
-   * between would show what a restart, reading the journal, may not have.
+   * The book as last written to the journal: what the published state shows. The book changes
+   * before it is written (a fill taken, an order placed), and a state published in between would
+   * show what a restart, reading the journal, may not have.
    */
   private written: VenueBook | null = null;
-  private readonly executed = new Map<string, ExecutedSignal>();
   /** Signals whose execution began and has no outcome yet (kept on disk). */
   private readonly inFlight = new Set<string>();
   /** Those signals themselves, by id (kept on disk): the next run finishes them first. */
@@ -144,33 +100,13 @@ export class VenueAgent {
   private departed: DepartedPosition[] = [];
   /** Pending orders the start's reconciliation dropped while signals were in flight (kept on disk). */
   private departedOrders: DepartedOrder[] = [];
-  private agentId: string | null = null;
-  private journal!: Pick<AgentJournal<JournalRecord>, 'file' | 'save' | 'close'>;
-  /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
-  private ledger = new LedgerOutbox(undefined);
-  private ledgerSending = false;
-  private ledgerRetry: NodeJS.Timeout | null = null;
   private fundingReading = false;
-  private ledgerGather: NodeJS.Timeout | null = null;
-  private lock: LockFile | null = null;
-  private client: AgentClient | null = null;
-  private readonly venue: Venue;
-  /** The venue when it is the engine's own simulation (paper); null for a venue elsewhere. */
-  private readonly simulated: SimulatedVenue | null;
   private connected = false;
   private lastError: string | null = null;
   /** When the venue stopped answering (ISO time); null while it answers. */
   private unreachableSince: string | null = null;
   /** Symbols whose management pass fails, each managed apart from the others. */
   private readonly symbolFailures = new SymbolFailures();
-  private timers: NodeJS.Timeout[] = [];
-  private readonly stopping = new AbortController();
-  /**
-   * The work on the book: one lane per symbol (its signals and its part of a management pass, in
-   * order), lanes side by side; the venue's reports, reconciliation and the protection pass are
-   * account-wide and hold every lane while they run (see work-lanes.ts).
-   */
-  private readonly lanes: WorkLanes;
   /** A management pass is queued or running: the timer's next one is skipped. */
   private passQueued = false;
   /** A wake of the venue's stream is queued and not yet started (`woken`). */
@@ -181,10 +117,6 @@ export class VenueAgent {
   private sendingLanes = 0;
   /** Bumped when a lane starts sending and when its outcome is in the book: a funds read across a bump is not adopted. */
   private venueChanges = 0;
-  /** The simulated account's executions, one after another (each reads and replaces the whole book). */
-  private simulating: Promise<unknown> = Promise.resolve();
-  /** Simulated signals whose outcome is being written: resolves true once it is on disk, false when the write failed. */
-  private readonly committing = new Map<string, Promise<boolean>>();
   /** In-flight signal → the ticket reserved for what it opens (kept on disk, so a restart opens the same ticket). */
   private readonly tickets = new Map<string, number>();
   /** Signal → the venue's quote its execution was first decided at, for the ledger's slippage (kept on disk until it is settled). */
@@ -193,7 +125,6 @@ export class VenueAgent {
   private readonly unwrittenInFlight = new Set<string>();
   /** The venue's balance was taken into the book in this run (the first read is, whatever runs beside it). */
   private balanceRead = false;
-  private fatal: Error | null = null;
   /** Position ticket → why the venue refused its stop's last move (the old stop still stands), for the published state. */
   private readonly refusedMoves = new Map<number, string>();
   /** What the venue holds that the book does not, as the last reconciliation found it (published). */
@@ -206,123 +137,25 @@ export class VenueAgent {
   private readonly reprotectDue = new Set<number>();
   private readonly watch: ProtectionWatch;
   private lastReconciledAt = 0;
-  /** The entries of each day, its starting equity, the rules last seen and the halts asked for (kept on disk). */
-  private risk: RiskLedger | null = null;
-  /** A loss watch is running: the timer's next one is skipped. */
-  private watchingLoss = false;
 
-  constructor(private readonly options: VenueAgentOptions) {
-    this.simulated = isSimulated(options.venue) ? options.venue : null;
-    // A simulated account sends nothing anywhere: there is nothing for a dry run to hold back.
-    if (this.simulated && options.dryRun) throw new Error(`the ${this.simulated.accountName} has no dry run`);
-    this.venue = options.dryRun ? new DryRunVenue(options.venue, options.log) : options.venue;
-    this.lanes = new WorkLanes(
-      options.venue.concurrentSignals ?? (this.simulated ? CONCURRENT_SIMULATED_SIGNALS : CONCURRENT_SIGNALS),
-    );
+  constructor(options: RemoteVenueAgentOptions) {
+    super(options, remoteVenue(options), {
+      concurrentSignals: options.venue.concurrentSignals ?? CONCURRENT_SIGNALS,
+      publishEveryMs: PUBLISH_EVERY_MS,
+      lockTitle: `signalgate agent on ${options.venue.name}`,
+      directoryOwner: "the agent's",
+    });
     this.watch = new ProtectionWatch(
       options.unprotected?.rule ?? DEFAULT_UNPROTECTED_RULE,
       options.unprotected?.after ?? DEFAULT_UNPROTECTED_AFTER,
     );
   }
 
-  /** Runs until `stop()` (resolves) or until the token is refused, the venue refuses the credentials or the disk fails (rejects). */
-  async run(): Promise<void> {
-    const { options } = this;
-    const log = options.log;
-    const client = new AgentClient({
-      server: options.server,
-      token: options.token,
-      transport: options.transport,
-      log,
-      onStatus: (status) => {
-        if (status.transport !== null && client.agent) this.agentId = client.agent.id;
-        if (status.transport !== null) void this.publish();
-      },
-    });
-    this.client = client;
-    // The token first: a refused one must leave nothing on disk.
-    try {
-      this.agentId = (await client.identify()).id;
-    } catch (err) {
-      await client.close();
-      if (err instanceof AgentClosedError) return;
-      throw err;
-    }
-    const dir = path.join(
-      options.dataDir,
-      'agents',
-      `agent-${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`,
-    );
-    const sim = this.simulated;
-    try {
-      try {
-        createDirectory(dir, 0o700);
-      } catch (error) {
-        throw new Error(
-          `cannot create ${sim ? `the ${sim.accountName}'s` : "the agent's"} directory ${dir} in SIGNALGATE_DATA_DIR=${options.dataDir}: ${(error as Error).message}; check that it is a directory this user can write, or set SIGNALGATE_DATA_DIR`,
-          { cause: error },
-        );
-      }
-      this.lock = LockFile.acquire(path.join(dir, 'agent.lock'), {
-        ...AGENT,
-        title: sim ? `signalgate ${sim.name} agent` : `signalgate agent on ${options.venue.name}`,
-      });
-    } catch (err) {
-      await client.close();
-      throw err;
-    }
-    try {
-      if (this.lock.tookOver) log.warn({ reason: this.lock.tookOver }, 'took over the lock of an agent that is gone');
-      // As the server does: files made private stay so only until someone loosens them (or they
-      // come from before this version), so each start names what others may read.
-      for (const loose of looseModes(options.dataDir, { below: true })) {
-        log.warn({ path: loose.path, mode: loose.mode }, loose.warning);
-      }
-      this.risk = await RiskLedger.open(path.join(dir, 'risk-days.json'));
-      const ready = sim ? await this.openSimulated(sim, dir) : await this.openVenue(dir);
-      if (!ready) return;
-      void this.publish();
-      void this.watchLoss();
-      this.timers.push(setInterval(() => void this.watchLoss(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
-      this.timers.push(setInterval(() => void this.publish(), sim ? PUBLISH_SIMULATED_EVERY_MS : PUBLISH_EVERY_MS));
-      // A simulated venue's feed brings its ticks; a venue elsewhere has its quotes read.
-      if (sim) sim.start((tick) => this.onTick(tick));
-      else {
-        this.lastPassAt = Date.now();
-        this.timers.push(setInterval(() => void this.manage(), options.manageEveryMs));
-        this.venue.onReports?.((why) => this.woken(why));
-        if (this.venue.funding !== undefined) {
-          void this.readFunding();
-          this.timers.push(setInterval(() => void this.readFunding(), options.fundingEveryMs ?? FUNDING_EVERY_MS));
-        }
-      }
-      // Outcomes stored but not yet acknowledged (the agent stopped in between): settle them
-      // now, also for signals that expired meanwhile and will not be handed out again.
-      for (const entry of this.executed.values()) if (!entry.acked) void this.acknowledge(entry);
-      // Fills the last run did not see the server record: sent again (the server records each once).
-      void this.sendLedger();
-      // Signals in flight when the last run stopped are finished first, from the journal: the
-      // server hands none out again once past its age, and their orders may stand at the venue.
-      for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) this.dispatch(signal);
-      await this.lanes.whenIdle();
-      if (!this.fatal) {
-        // Each signal goes to its symbol's lane without waiting for the earlier ones' outcome.
-        for await (const signal of client.signals()) {
-          if (this.fatal) break;
-          this.dispatch(signal);
-        }
-      }
-    } finally {
-      await this.shutdown();
-    }
-    if (this.fatal) throw this.fatal;
-  }
-
   /**
    * Takes up the book from the venue's journal (or a new one), reconciles it with what the venue
    * holds, and finishes stop moves the last run began. False: the agent stopped meanwhile.
    */
-  private async openVenue(dir: string): Promise<boolean> {
+  protected async open(dir: string): Promise<boolean> {
     const { options } = this;
     const log = options.log;
     const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
@@ -404,48 +237,23 @@ export class VenueAgent {
     return true;
   }
 
-  /** Takes up the simulated account from its file (or a new one): there is nothing elsewhere to reconcile. */
-  private async openSimulated(sim: SimulatedVenue, dir: string): Promise<boolean> {
-    const file = path.join(dir, sim.journal.name);
-    const stored = await AgentJournal.load(file, sim.journal.format);
-    const restored = sim.restore(stored, file, () => this.book.state);
-    this.book = emptyLinks(restored.state);
-    this.agentId ??= restored.agentId;
-    for (const entry of restored.executed) this.executed.set(entry.id, entry);
-    this.ledger = new LedgerOutbox((stored as { ledger?: LedgerOutboxRecord } | null)?.ledger);
-    this.journal = new AgentJournal(
-      file,
-      () => {
-        const executed = [...this.executed.values()];
-        // The venue's record, with the executed signals as ready JSON (the file's largest part).
-        return {
-          ...sim.record({ agentId: this.agentId, state: this.book.state, executed }),
-          executed: executedJson(executed),
-          ledger: this.ledger.record(),
-        };
-      },
-      (written) => this.ledger.written((written as { ledger: LedgerOutboxRecord }).ledger),
-      () => this.entriesDurable(),
-    );
-    const { state } = this.book;
-    this.options.log.info(
-      {
-        file,
-        balance: state.balance,
-        currency: state.config.currency,
-        executed: this.executed.size,
-        resumed: stored !== null,
-      },
-      `${sim.accountName} ready`,
-    );
-    return true;
+  /** A timer's management passes, the venue's stream's wakes and, where the venue has them, its funding payments. */
+  protected start(): void {
+    this.lastPassAt = Date.now();
+    this.timers.push(setInterval(() => void this.manage(), this.options.manageEveryMs));
+    this.venue.onReports?.((why) => this.woken(why));
+    if (this.venue.funding !== undefined) {
+      void this.readFunding();
+      this.timers.push(setInterval(() => void this.readFunding(), this.options.fundingEveryMs ?? FUNDING_EVERY_MS));
+    }
   }
 
-  async stop(): Promise<void> {
-    this.stopping.abort();
-    if (this.ledgerRetry !== null) clearTimeout(this.ledgerRetry);
-    if (this.ledgerGather !== null) clearTimeout(this.ledgerGather);
-    await this.client?.close();
+  /**
+   * Signals in flight when the last run stopped are finished first, from the journal: the server
+   * hands none out again once past its age, and their orders may stand at the venue.
+   */
+  protected override resumeInFlight(): void {
+    for (const signal of [...this.inFlightSignals.values()].sort((a, b) => a.seq - b.seq)) this.dispatch(signal);
   }
 
   /**
@@ -531,29 +339,7 @@ export class VenueAgent {
     );
   }
 
-  /**
-   * Queues the signal on its symbol's lane: it is carried out after that symbol's earlier signals
-   * and beside other symbols' ones. A failure that must stop the agent stops taking signals.
-   */
-  private dispatch(signal: AgentSignal): void {
-    // A flatten touches every symbol: it holds every lane.
-    const work = () => this.handle(signal);
-    (signal.flatten ? this.lanes.whole(work) : this.lanes.lane(this.laneOf(signal), work))
-      .catch((error: unknown) => {
-        this.fatal ??= error instanceof Error ? error : new Error(String(error));
-      })
-      .finally(() => {
-        if (this.fatal) void this.client?.close();
-      });
-  }
-
-  /** A signal's lane: the venue's symbol it trades, so two names of one market share a lane. */
-  private laneOf(signal: AgentSignal): string {
-    const canonical = canonicalSymbol(this.book.state.config.symbolMap, signal.signal.symbol);
-    return this.venueSymbol(canonical) ?? canonical;
-  }
-
-  private venueSymbol(canonical: string): string | null {
+  protected venueSymbol(canonical: string): string | null {
     return (
       this.options.symbolMap[canonical] ??
       this.book.state.config.symbolMap.toBroker[canonical] ??
@@ -575,19 +361,7 @@ export class VenueAgent {
     if (!used && state.nextTicket === ticket + 1) this.book = { ...this.book, state: { ...state, nextTicket: ticket } };
   }
 
-  private async handle(signal: AgentSignal): Promise<void> {
-    // The agent is stopping on a failure: left unacknowledged, handed out again after a restart.
-    if (this.fatal) return;
-    const log = this.options.log;
-    const known = this.executed.get(signal.id);
-    if (known) {
-      log.info(
-        { signalId: signal.id, seq: signal.seq, status: known.outcome.status },
-        'signal already executed; acknowledging it again',
-      );
-      void this.acknowledge(known);
-      return;
-    }
+  protected async carryOut(signal: AgentSignal): Promise<void> {
     let outcome: ExecutedSignal['outcome'] | null;
     const before = this.book.state;
     if (signal.flatten) {
@@ -596,7 +370,6 @@ export class VenueAgent {
       await this.settle(signal, outcome, before);
       return;
     }
-    const unpriced = this.simulated?.unpriced(signal.signal.symbol) ?? null;
     // The venue stopped answering while this signal waited: when, for the message of an expired entry.
     let outage: string | null = null;
     const deadline = entryDeadline(signal.expiresAt, Date.now, () => outage);
@@ -607,21 +380,6 @@ export class VenueAgent {
         : deadline.refusal(`its ${signal.signal.action} order`);
     if (expired !== null) {
       outcome = { status: 'rejected', message: expired, result: null };
-    } else if (unpriced !== null) {
-      outcome = { status: 'rejected', message: unpriced, result: null };
-    } else if (this.simulated) {
-      // The account is the book: nothing stands elsewhere that a restart would have to look up.
-      // The outcome is recorded in the same step as its effect on the book, so no journal write
-      // holds one without the other; the lane goes on while it is written (see `commitLater`).
-      const run = this.simulating.then(async () => {
-        const from = this.book.state;
-        const done = await this.simulate(signal, deadline);
-        if (done.state !== null) this.book = emptyLinks(done.state);
-        return this.record(signal, done.outcome, from);
-      });
-      this.simulating = run.catch(() => undefined);
-      this.commitLater(signal, await run);
-      return;
     } else {
       // Said on disk first: if the agent stops before the outcome is written, the next run
       // knows the signal's orders may stand already, and has the signal to finish it.
@@ -662,205 +420,20 @@ export class VenueAgent {
       if (outcome === null) return; // stopping: not acknowledged, handed out again after a restart
       this.releaseTicket(signal.id);
     }
-    if (this.simulated) this.commitLater(signal, this.record(signal, outcome, before));
-    else await this.settle(signal, outcome, before);
+    await this.settle(signal, outcome, before);
   }
 
-  /** Writes the signal's outcome down (the day's entries first), then acknowledges it. */
+  /**
+   * The signal out of flight, its outcome recorded with the venue's quote it was first decided
+   * at (the one read, or held fresh, to carry it out), written down, then acknowledged.
+   */
   private async settle(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): Promise<void> {
-    await this.commit(signal, this.record(signal, outcome, before));
-  }
-
-  /**
-   * A simulated account's outcome is written while its lane goes on: nothing of it stands
-   * anywhere but in the book, so the next signal may run on the book before the write (a crash
-   * loses both, unacknowledged, and the server hands them out again). Each write takes every
-   * outcome recorded before it starts, at most one write waits behind the one under way, and
-   * each ack waits for the write that holds its outcome.
-   */
-  private commitLater(signal: AgentSignal, entry: ExecutedSignal): void {
-    const written = this.commit(signal, entry);
-    this.committing.set(entry.id, written);
-    void written.finally(() => {
-      if (this.committing.get(entry.id) === written) this.committing.delete(entry.id);
-    });
-  }
-
-  /**
-   * The signal's outcome, in memory: executed, out of flight, its fills in the ledger's outbox
-   * and its entries in the day's (which the journal's write waits to see on disk first), logged.
-   */
-  private record(signal: AgentSignal, outcome: ExecutedSignal['outcome'], before: EngineState): ExecutedSignal {
-    const log = this.options.log;
-    const entry: ExecutedSignal = {
-      id: signal.id,
-      seq: signal.seq,
-      executedAt: new Date().toISOString(),
-      outcome,
-      acked: false,
-    };
-    this.executed.set(signal.id, entry);
     this.inFlight.delete(signal.id);
     this.inFlightSignals.delete(signal.id);
     this.unwrittenInFlight.delete(signal.id);
-    const result = outcome.result as {
-      events?: EngineEvent[];
-      orders?: VenueOrder[];
-      items?: { orders: VenueOrder[] }[];
-    } | null;
-    // A flatten's orders are per item.
-    const orders = result?.orders ?? result?.items?.flatMap((item) => item.orders) ?? [];
-    // The quote the agent held when it took the signal: the paper account's, the book's then;
-    // a venue's, the one read (or held fresh) to carry it out.
-    const receipt = this.simulated ? before.quotes : (this.receiptQuotes.get(signal.id) ?? {});
+    const receipt = this.receiptQuotes.get(signal.id) ?? {};
     this.receiptQuotes.delete(signal.id);
-    this.recordFills(before, this.book.state, result?.events ?? [], orders, signal.id, receipt);
-    // A rejection or failure is something the trader must see: not at the level of routine lines.
-    const level = outcome.status === 'executed' ? 'info' : outcome.status === 'rejected' ? 'warn' : 'error';
-    log[level](
-      {
-        signalId: signal.id,
-        seq: signal.seq,
-        symbol: signal.signal.symbol,
-        action: signal.signal.action,
-        status: outcome.status,
-        message: outcome.message,
-      },
-      'signal handled',
-    );
-    // The day's entries before the outcome (the journal waits for them): a restart may count
-    // one twice, never miss one. A refusal sent nothing; a failure may have sent its entry
-    // before a later step failed: counted.
-    this.risk?.entered(signal.id, outcome.status === 'rejected' ? 0 : entriesOf(outcome.result), Date.now());
-    return entry;
-  }
-
-  /** Writes the recorded outcome down, then acknowledges it. False: not written, the agent stops. */
-  private async commit(signal: AgentSignal, entry: ExecutedSignal): Promise<boolean> {
-    try {
-      await this.journal.save();
-    } catch (err) {
-      // Not on disk: acknowledging now could not survive a restart. Stop unacknowledged; the
-      // server hands the signal out again and a restarted agent executes it on the stored book.
-      this.fatal ??= new Error(`could not write ${this.journalName()}: ${(err as Error).message}`);
-      void this.client?.close();
-      return false;
-    }
-    // Not waited for: the outcome is on disk, so the next signal may be carried out while this
-    // ack is on its way (a restart acks it again, never executes it again). By long-poll the
-    // client asks for more only once every signal it handed over is acked, so a poll's signals
-    // are acked together instead of one round trip each.
-    void this.acknowledge(entry);
-    void this.publish();
-    this.sendLedgerSoon();
-    if (signal.risk) void this.watchLoss();
-    return true;
-  }
-
-  /**
-   * The signal's risk rules as a check of each entry before it leaves (null: it carries none):
-   * the positions are the book's (reconciled with the venue) at that point of the signal and
-   * what the venue holds beside it; equity and balance the venue's, read for this signal.
-   */
-  private async guardFor(signal: AgentSignal, funds: VenueFunds): Promise<EntryGuard | null> {
-    const rules = signal.risk;
-    const risk = this.risk;
-    if (!risk) return null;
-    if (!rules) {
-      // Rules removed through the API: the loss watch stops measuring them from this signal on.
-      if (risk.forget(signal.sourceId)) await risk.save();
-      return null;
-    }
-    const now = Date.now();
-    const seen = risk.seen(signal.sourceId, rules);
-    if (risk.observe(funds.equity, now) || seen) await risk.save();
-    const beside = heldOf(this.notManaged.filter((n) => n.kind === 'position'));
-    return {
-      check: (entry) => {
-        const violation = checkEntry(
-          rules,
-          {
-            symbol: signal.signal.symbol,
-            venueSymbol: entry.symbol,
-            side: entry.side,
-            lots: entry.lots,
-            notional: entry.notional,
-          },
-          risk.facts(this.venue.netsPositions, [...entry.held, ...beside], funds.equity, funds.balance),
-          Date.now(),
-        );
-        if (violation === null) risk.sendingEntry(signal.id, Date.now());
-        return violation;
-      },
-    };
-  }
-
-  /**
-   * Every few seconds: the venue's equity read, as the start of a day that has none yet, and
-   * against the loss rules last seen. Reached, the agent asks the server to halt the account
-   * (once per rule and day, asked again until the server takes it); its own check refuses
-   * entries while the loss stands. It closes nothing itself: a halt that flattens does.
-   */
-  private async watchLoss(): Promise<void> {
-    const risk = this.risk;
-    if (!risk || this.watchingLoss || this.stopping.signal.aborted || (!this.simulated && !this.connected)) return;
-    this.watchingLoss = true;
-    try {
-      let funds: VenueFunds;
-      try {
-        funds = await this.venue.funds();
-      } catch {
-        return; // unreachable or refused: the next watch reads again
-      }
-      const now = Date.now();
-      if (risk.observe(funds.equity, now)) await risk.save();
-      const breach = risk.breach(funds.equity, funds.balance, now);
-      if (breach !== null) {
-        const key = risk.haltKey(breach, now);
-        if (risk.halt(key) === undefined) {
-          risk.recordHalt(key, breach, now);
-          await risk.save();
-          this.options.log.error(
-            { rule: breach.rule, limit: breach.limit, value: breach.value },
-            `${breach.message}; entries are refused and the account is halted`,
-          );
-        }
-      }
-      await this.reportHalts();
-    } catch (error) {
-      this.options.log.warn({ err: (error as Error).message }, 'the loss watch failed; trying again');
-    } finally {
-      this.watchingLoss = false;
-    }
-  }
-
-  /** Asks the server to halt for each loss rule reached and not yet taken: `POST /api/agent/halt`. */
-  private async reportHalts(): Promise<void> {
-    const risk = this.risk;
-    const client = this.client;
-    if (!risk || !client) return;
-    for (const [key, halt] of risk.unreported()) {
-      let status: number;
-      try {
-        status = (await client.halt({ rule: halt.rule, reason: halt.reason })).status;
-      } catch (error) {
-        this.options.log.warn(
-          { rule: halt.rule, err: (error as Error).message },
-          'could not ask the server to halt the account; asking again at the next watch',
-        );
-        return;
-      }
-      if (status >= 200 && status < 300) {
-        risk.reported(key, Date.now());
-        await risk.save();
-        this.options.log.warn({ rule: halt.rule, reason: halt.reason }, 'the server halted the account');
-      } else {
-        this.options.log.warn(
-          { rule: halt.rule, status },
-          `the server answered ${status} to the halt (${status === 404 ? 'a server without halts' : 'refused'}); asking again at the next watch`,
-        );
-      }
-    }
+    await this.commit(signal, this.record(signal, outcome, before, receipt));
   }
 
   /**
@@ -870,11 +443,6 @@ export class VenueAgent {
    * the venue is read again: what remains fails the flatten, named.
    */
   private async flatten(signal: AgentSignal): Promise<ExecutedSignal['outcome'] | null> {
-    if (this.simulated) {
-      const run = this.simulating.then(() => this.flattenOn(signal, false));
-      this.simulating = run.catch(() => undefined);
-      return run;
-    }
     let again = this.inFlight.has(signal.id);
     if (!again) {
       this.inFlight.add(signal.id);
@@ -896,29 +464,22 @@ export class VenueAgent {
   }
 
   private async flattenOn(signal: AgentSignal, again: boolean): Promise<ExecutedSignal['outcome']> {
-    const items: { symbol: string; status: string; message: string; orders: VenueOrder[] }[] = [];
-    const state = this.book.state;
-    const symbols = [
-      ...new Set([...state.positions.map((p) => p.symbol), ...state.orders.map((o) => o.symbol)]),
-    ].sort();
-    for (const symbol of symbols) {
+    const items: FlattenItem[] = [];
+    for (const symbol of this.flattenSymbols()) {
       const canonical = canonicalSymbol(this.book.state.config.symbolMap, symbol);
-      if (!this.simulated) {
-        // Closed at the venue's price: a quote read now, so the engine's close is priced near it.
-        try {
-          const quote = await this.venue.quote(symbol);
-          this.book = {
-            ...this.book,
-            state: { ...this.book.state, quotes: { ...this.book.state.quotes, [symbol]: quote } },
-          };
-        } catch (error) {
-          if (error instanceof VenueUnreachableError) throw error;
-        }
+      // Closed at the venue's price: a quote read now, so the engine's close is priced near it.
+      try {
+        const quote = await this.venue.quote(symbol);
+        this.book = {
+          ...this.book,
+          state: { ...this.book.state, quotes: { ...this.book.state.quotes, [symbol]: quote } },
+        };
+      } catch (error) {
+        if (error instanceof VenueUnreachableError) throw error;
       }
-      const book = this.simulated ? emptyLinks(this.book.state) : this.book;
       const done = await executeSignal(
         this.venue,
-        book,
+        this.book,
         {
           id: `${signal.id}/${symbol}`,
           signal: { symbol: canonical, action: 'positionflat' },
@@ -927,7 +488,7 @@ export class VenueAgent {
         Date.now(),
         again,
       );
-      this.book = this.simulated ? emptyLinks(done.book.state) : done.book;
+      this.book = done.book;
       items.push({
         symbol,
         status: done.outcome.status,
@@ -935,90 +496,37 @@ export class VenueAgent {
         orders: done.outcome.result?.orders ?? [],
       });
     }
-    let remaining: { positions: readonly unknown[]; orders: readonly unknown[] };
-    if (this.simulated) {
-      remaining = { positions: this.book.state.positions, orders: this.book.state.orders };
-    } else {
-      await this.journal.save();
-      // What the venue holds beside the book (opened by hand, not managed): closed and cancelled too.
-      const account = await this.venue.account();
-      for (const position of account.positions ?? []) {
-        const id = clientOrderId(`${signal.id}/${position.symbol}/${position.side}`, 'c1');
-        try {
-          const order = await this.venue.close(position, position.volume, id, again);
-          items.push({
-            symbol: position.symbol,
-            status: order.filled > 0 ? 'executed' : 'failed',
-            message: `closed ${order.filled} of ${position.volume} lots of the ${position.side} position the agent did not manage`,
-            orders: [order],
-          });
-        } catch (error) {
-          if (!(error instanceof VenueRefusedError)) throw error;
-          items.push({ symbol: position.symbol, status: 'failed', message: error.message, orders: [] });
-        }
+    await this.journal.save();
+    // What the venue holds beside the book (opened by hand, not managed): closed and cancelled too.
+    const account = await this.venue.account();
+    for (const position of account.positions ?? []) {
+      const id = clientOrderId(`${signal.id}/${position.symbol}/${position.side}`, 'c1');
+      try {
+        const order = await this.venue.close(position, position.volume, id, again);
+        items.push({
+          symbol: position.symbol,
+          status: order.filled > 0 ? 'executed' : 'failed',
+          message: `closed ${order.filled} of ${position.volume} lots of the ${position.side} position the agent did not manage`,
+          orders: [order],
+        });
+      } catch (error) {
+        if (!(error instanceof VenueRefusedError)) throw error;
+        items.push({ symbol: position.symbol, status: 'failed', message: error.message, orders: [] });
       }
-      for (const order of account.orders) {
-        try {
-          await this.venue.cancel({ id: order.id, symbol: order.symbol, ...(order.trigger && { trigger: true }) });
-          items.push({ symbol: order.symbol, status: 'executed', message: `cancelled order ${order.id}`, orders: [] });
-        } catch (error) {
-          if (!(error instanceof VenueRefusedError)) throw error;
-          items.push({ symbol: order.symbol, status: 'failed', message: error.message, orders: [] });
-        }
+    }
+    for (const order of account.orders) {
+      try {
+        await this.venue.cancel({ id: order.id, symbol: order.symbol, ...(order.trigger && { trigger: true }) });
+        items.push({ symbol: order.symbol, status: 'executed', message: `cancelled order ${order.id}`, orders: [] });
+      } catch (error) {
+        if (!(error instanceof VenueRefusedError)) throw error;
+        items.push({ symbol: order.symbol, status: 'failed', message: error.message, orders: [] });
       }
-      const after = await this.venue.account();
-      await this.reconcile(after);
-      await this.journal.save();
-      remaining = { positions: after.positions ?? [], orders: after.orders };
     }
-    const left = remaining.positions.length + remaining.orders.length;
-    const failedItems = items.filter((item) => item.status !== 'executed');
-    const result = { flatten: signal.flatten, items, remaining };
-    this.options.log.warn({ reason: signal.flatten?.reason, items: items.length, left }, 'flattened the account');
-    if (left === 0 && failedItems.length === 0)
-      return {
-        status: 'executed',
-        message: `flattened (${signal.flatten?.reason ?? 'no reason given'}): ${items.length === 0 ? 'nothing was open' : items.map((i) => `${i.symbol}: ${i.message}`).join('; ')}`,
-        result,
-      };
-    const named = [
-      ...failedItems.map((i) => `${i.symbol}: ${i.message}`),
-      ...(left > 0
-        ? [`${remaining.positions.length} position(s) and ${remaining.orders.length} order(s) remain at the venue`]
-        : []),
-    ];
-    return { status: 'failed', message: `the flatten did not finish: ${named.join('; ')}`, result };
-  }
-
-  /** Executes the signal on the simulated account, whose instruments, quotes and balance the book holds already. */
-  private async simulate(
-    signal: AgentSignal,
-    deadline: EntryDeadline,
-  ): Promise<{ outcome: ExecutedSignal['outcome']; state: EngineState | null }> {
-    try {
-      // The simulation holds the stops and targets itself: the book keeps no venue orders for them.
-      const timing = new OrderTiming(this.venue);
-      const guard = await this.guardFor(signal, await this.venue.funds());
-      const done = await executeSignal(
-        timing.venue,
-        emptyLinks(this.book.state),
-        { id: signal.id, signal: signal.signal, text: renderSignalText(signal.signal) },
-        Date.now(),
-        false,
-        deadline,
-        guard,
-      );
-      return { outcome: { ...done.outcome, timings: timing.result() }, state: done.book.state };
-    } catch (err) {
-      return {
-        outcome: {
-          status: 'failed',
-          message: `the ${this.venue.name} engine failed: ${(err as Error).message}`,
-          result: null,
-        },
-        state: null,
-      };
-    }
+    const after = await this.venue.account();
+    await this.reconcile(after);
+    await this.journal.save();
+    return this.flattened(signal, items, { positions: after.positions ?? [], orders: after.orders });
   }
 
   /** Brings the book up to date for the signal's symbol (instrument, quote, balance), then executes it. */
@@ -1107,7 +615,7 @@ export class VenueAgent {
     // What it opens takes the ticket reserved for it (the book's next one for a journal from before reservations).
     const ticket = this.tickets.get(signal.id);
     const book = ticket === undefined ? live : { ...live, state: { ...live.state, nextTicket: ticket } };
-    const guard = await this.guardFor(signal, account);
+    const guard = await this.guardFor(signal, account, heldOf(this.notManaged.filter((n) => n.kind === 'position')));
     // The signal in flight, its ticket and its quote at receipt on disk before its orders leave.
     if (this.unwrittenInFlight.delete(signal.id)) await this.journal.save();
     try {
@@ -1215,28 +723,6 @@ export class VenueAgent {
         await sleep(wait, this.stopping.signal);
       }
     }
-  }
-
-  /** A tick of the simulated account's feed: the engine fills, stops and moves on the book itself. */
-  private onTick(tick: Tick): void {
-    const log = this.options.log;
-    let step;
-    try {
-      step = applyTick(this.book.state, tick, this.venue.fills);
-    } catch (err) {
-      log.warn({ tick, err: (err as Error).message }, 'tick ignored');
-      return;
-    }
-    const before = this.book.state;
-    this.book = { ...this.book, state: step.state };
-    if (step.events.length === 0) return;
-    for (const event of step.events) log.info({ event }, 'account event');
-    this.recordFills(before, step.state, step.events, [], null);
-    this.journal
-      .save()
-      .then(() => this.sendLedger())
-      .catch((err: Error) => log.error({ err: err.message }, `could not write ${this.journalName()}`));
-    void this.publish();
   }
 
   /**
@@ -1435,25 +921,6 @@ export class VenueAgent {
     return reports.length;
   }
 
-  /** The fills of one step of the book, into the outbox the next journal write keeps. */
-  private recordFills(
-    before: EngineState,
-    after: EngineState,
-    events: readonly EngineEvent[],
-    orders: readonly VenueOrder[],
-    signalId: string | null,
-    receipt?: Readonly<Record<string, Quote>>,
-  ): void {
-    try {
-      const currency = after.config.currency;
-      const fills = ledgerFillsOf({ before, after, events, orders, signalId, currency, ...(receipt && { receipt }) });
-      this.ledger.add(fills);
-    } catch (err) {
-      // The ledger is a record of the book, never a reason to stop carrying signals out.
-      this.options.log.error({ err: (err as Error).message }, 'could not take the fills for the ledger');
-    }
-  }
-
   /**
    * The venue's funding payments since the last one taken, into the outbox (with where the next
    * read starts) and on to the server. Beside the lanes: no signal waits for it, and the venue
@@ -1482,83 +949,7 @@ export class VenueAgent {
     }
   }
 
-  /**
-   * Sends the outbox's fills that are on disk to the server, a report at a time; what the server
-   * did not take (unreachable) is tried again a few seconds later, and after a restart.
-   */
-  private async sendLedger(): Promise<void> {
-    const client = this.client;
-    if (client === null || this.ledgerSending || this.stopping.signal.aborted) return;
-    this.ledgerSending = true;
-    try {
-      while (true) {
-        const report = this.ledger.next();
-        if (report.fills.length + (report.funding?.length ?? 0) + (report.busts?.length ?? 0) === 0) break;
-        const answer = await client.reportFills(report);
-        if (answer === 'later') {
-          if (this.ledgerRetry === null && !this.stopping.signal.aborted) {
-            this.ledgerRetry = setTimeout(() => {
-              this.ledgerRetry = null;
-              void this.sendLedger();
-            }, LEDGER_RETRY_MS);
-            this.ledgerRetry.unref();
-          }
-          break;
-        }
-        this.ledger.confirmed(report);
-      }
-    } finally {
-      this.ledgerSending = false;
-    }
-    // Confirmed entries leave the journal at its next write (the next outcome, fill or stop), not
-    // at a write of their own: one read again after a restart is sent again, and the server
-    // records each once.
-  }
-
-  /**
-   * The ledger's report a little later (LEDGER_GATHER_MS): a signal's fills are not needed at
-   * once, and a report per signal cost the agent and the server a request each. Fills left
-   * unsent at a stop are in the journal and sent at the next start.
-   */
-  private sendLedgerSoon(): void {
-    if (this.ledgerGather !== null || this.stopping.signal.aborted) return;
-    this.ledgerGather = setTimeout(() => {
-      this.ledgerGather = null;
-      void this.sendLedger();
-    }, LEDGER_GATHER_MS);
-    this.ledgerGather.unref();
-  }
-
-  private async acknowledge(entry: ExecutedSignal): Promise<void> {
-    const client = this.client;
-    if (!client) return;
-    // A redelivery that overtook the write of its outcome: acknowledged once that is on disk.
-    const writing = this.committing.get(entry.id);
-    if (writing !== undefined && !(await writing)) return;
-    try {
-      const answer = await client.ack(entry.id, entry.outcome);
-      if (!answer.ok)
-        this.options.log.warn(
-          { signalId: entry.id, status: answer.status, problem: answer.problem },
-          'the server refused the acknowledgement',
-        );
-      entry.acked = true;
-      forgetSettled(this.executed);
-    } catch (err) {
-      if (!(err instanceof AgentClosedError))
-        this.options.log.error({ signalId: entry.id, err: (err as Error).message }, 'acknowledgement failed');
-    }
-  }
-
-  private async publish(): Promise<void> {
-    const client = this.client;
-    if (!client || !this.book) return;
-    if (this.simulated) {
-      // Made when sent: a signal publishes, and of a sustained rate's snapshots most were made for nothing.
-      const simulated = this.simulated;
-      await client.publishState(() => simulated.published(Date.now()));
-      return;
-    }
+  protected async publishTo(client: AgentClient): Promise<void> {
     // Nothing before the journal's first write (at opening, before the agent is ready).
     const book = this.written;
     if (book === null) return;
@@ -1631,56 +1022,31 @@ export class VenueAgent {
     return { stopMove: { to: sl, refused: this.refusedMoves.get(ticket) ?? null } };
   }
 
-  private async shutdown(): Promise<void> {
-    for (const timer of this.timers) clearInterval(timer);
-    // What the lanes still carry out ends at its next wait for the venue (stopping), or finishes;
-    // a venue request that hangs is not waited for beyond the grace: what it belongs to is in
-    // flight in the journal, and the next start looks it up at the venue and finishes it.
-    let grace: NodeJS.Timeout | undefined;
-    const idle = await Promise.race([
-      this.lanes.whenIdle().then(() => true),
-      new Promise<boolean>((resolve) => (grace = setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS))),
-    ]);
-    clearTimeout(grace);
-    // Outcomes being written are acknowledged once on disk, before the connection closes.
-    await Promise.all(this.committing.values());
-    if (!idle)
-      this.options.log.warn(
-        { graceMs: SHUTDOWN_GRACE_MS },
-        'stopping while a venue request is still unanswered; the next start finishes its signal from the journal',
-      );
-    // The feed first: no tick changes the simulated account after its last write.
-    if (this.simulated) await this.venue.shutdown().catch(() => undefined);
-    await this.client?.close();
-    try {
-      if (this.journal) {
-        await this.journal.save();
-        await this.journal.close();
-      }
-      await this.risk?.close();
-    } catch (err) {
-      this.options.log.error(
-        { err: (err as Error).message },
-        `could not write ${this.simulated ? this.journalName() : 'the journal'} on shutdown`,
-      );
-    }
-    if (!this.simulated) await this.venue.shutdown().catch(() => undefined);
-    this.lock?.release();
+  /** The venue's funds are read only while it answers. */
+  protected reachable(): boolean {
+    return this.connected;
   }
 
-  /** The day's entries on disk: each journal write waits for them, as it may hold the outcomes that made them. */
-  private entriesDurable(): Promise<void> {
-    return this.risk?.entriesDurable() ?? Promise.resolve();
+  protected journalName(): string {
+    return this.journal.file;
   }
 
-  /** The journal as messages name it: the simulated account, or the file. */
-  private journalName(): string {
-    return this.simulated ? `the ${this.simulated.accountName}` : this.journal.file;
+  /** The venue's connection ends once the book is on disk. */
+  protected override async afterLastWrite(): Promise<void> {
+    await this.venue.shutdown().catch(() => undefined);
   }
 }
 
+/** The venue the agent sends to: in a dry run, one that sends nothing. */
+function remoteVenue(options: RemoteVenueAgentOptions): Venue {
+  const venue = options.venue;
+  if (isSimulated(venue))
+    throw new Error(`the ${venue.accountName} is its own book, not a venue elsewhere: run it with SimulatedAgent`);
+  return options.dryRun ? new DryRunVenue(venue, options.log) : venue;
+}
+
 /** A book with nothing in it yet; currency and balance come from the venue with the first signal. */
-function freshState(options: VenueAgentOptions): EngineState {
+function freshState(options: RemoteVenueAgentOptions): EngineState {
   return {
     config: {
       currency: 'USDT',
@@ -1694,73 +1060,4 @@ function freshState(options: VenueAgentOptions): EngineState {
     orders: [],
     nextTicket: 1,
   };
-}
-
-/** What the start's reconciliation dropped while a signal was in flight, kept for that signal. */
-interface Departed {
-  positions: DepartedPosition[];
-  orders: DepartedOrder[];
-}
-
-/** The departed kept for a signal no more once it has its outcome (and dropped once no signal is left). */
-function settledFor<T extends { signals: string[] }>(departed: T[], signal: string): T[] {
-  return departed.flatMap((d) =>
-    d.signals.includes(signal)
-      ? d.signals.length > 1
-        ? [{ ...d, signals: d.signals.filter((s) => s !== signal) }]
-        : []
-      : [d],
-  );
-}
-
-/** The book with the departed positions and pending orders back, as they stood with their venue links. */
-function withDeparted(book: VenueBook, departed: Departed): VenueBook {
-  const tickets = new Set(book.state.positions.map((p) => p.ticket));
-  const back = departed.positions.filter((d) => !tickets.has(d.position.ticket));
-  const positions = { ...book.positions };
-  const protection = { ...book.protection };
-  for (const d of back) {
-    if (d.venueId !== undefined) positions[String(d.position.ticket)] = d.venueId;
-    if (d.protection) protection[String(d.position.ticket)] = d.protection;
-  }
-  const all = [...book.state.positions, ...back.map((d) => d.position)].sort((a, b) => a.ticket - b.ticket);
-  const pending = new Set(book.state.orders.map((o) => o.ticket));
-  const orderBack = departed.orders.filter((d) => !pending.has(d.order.ticket));
-  const refs = { ...book.orders };
-  for (const d of orderBack) refs[String(d.order.ticket)] = d.ref;
-  const orders = [...book.state.orders, ...orderBack.map((d) => d.order)].sort((a, b) => a.ticket - b.ticket);
-  return { ...book, state: { ...book.state, positions: all, orders }, protection, positions, orders: refs };
-}
-
-/** Whatever the signal came to, the venue holds the departed positions and orders no more: out of the book. */
-function withoutDeparted(book: VenueBook, departed: Departed): VenueBook {
-  if (departed.positions.length === 0 && departed.orders.length === 0) return book;
-  const gone = new Set(departed.positions.map((d) => d.position.ticket));
-  const positions = { ...book.positions };
-  const protection = { ...book.protection };
-  for (const ticket of gone) {
-    delete positions[String(ticket)];
-    delete protection[String(ticket)];
-  }
-  const goneOrders = new Set(departed.orders.map((d) => d.order.ticket));
-  const refs = { ...book.orders };
-  for (const ticket of goneOrders) delete refs[String(ticket)];
-  return {
-    ...book,
-    state: {
-      ...book.state,
-      positions: book.state.positions.filter((p) => !gone.has(p.ticket)),
-      orders: book.state.orders.filter((o) => !goneOrders.has(o.ticket)),
-    },
-    protection,
-    positions,
-    orders: refs,
-  };
-}
-
-/** The entries a signal's outcome sent (market openings and pending entries placed). */
-function entriesOf(result: unknown): number {
-  const events = (result as { events?: { type?: string }[] } | null)?.events;
-  if (!Array.isArray(events)) return 0;
-  return events.filter((e) => e.type === 'opened' || e.type === 'order_placed').length;
 }
