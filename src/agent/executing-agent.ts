@@ -84,6 +84,8 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
   protected readonly executed = new Map<string, ExecutedSignal>();
   protected agentId: string | null = null;
   protected journal!: Pick<AgentJournal<JournalRecord>, 'file' | 'save' | 'close'>;
+  /** The day's entries' count at each journal snapshot not yet written. */
+  private readonly riskMarks = new WeakMap<object, number>();
   /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
   protected ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
@@ -597,6 +599,21 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
   /** The day's entries on disk: each journal write waits for them, as it may hold the outcomes that made them. */
   protected entriesDurable(): Promise<void> {
     return this.risk?.entriesDurable() ?? Promise.resolve();
+  }
+
+  /** A journal snapshot, with where the day's entries stood when it was taken (see `journalWritten`). */
+  protected journalSnapshot<T extends object>(fields: T): T {
+    if (this.risk) this.riskMarks.set(fields, this.risk.mark());
+    return fields;
+  }
+
+  /**
+   * A journal snapshot is on disk: the outcomes of the signals counted before it are in the
+   * journal, so the day's entries no longer need those signals' ids.
+   */
+  protected journalWritten(fields: object): void {
+    const mark = this.riskMarks.get(fields);
+    if (mark !== undefined) this.risk?.journaled(mark);
   }
 }
 

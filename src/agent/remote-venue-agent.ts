@@ -176,20 +176,22 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
     this.ledger = new LedgerOutbox(stored?.ledger);
     this.journal = new AgentJournal<VenueJournalFile>(
       file,
-      () => ({
-        venue: options.venue.name,
-        agentId: this.agentId,
-        book: this.book,
-        executed: executedJson(this.executed.values()),
-        inFlight: [...this.inFlight],
-        inFlightSignals: [...this.inFlightSignals.values()],
-        ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
-        ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
-        ...(this.departed.length > 0 && { departed: this.departed }),
-        ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
-        ledger: this.ledger.record(),
-      }),
+      () =>
+        this.journalSnapshot({
+          venue: options.venue.name,
+          agentId: this.agentId,
+          book: this.book,
+          executed: executedJson(this.executed.values()),
+          inFlight: [...this.inFlight],
+          inFlightSignals: [...this.inFlightSignals.values()],
+          ...(this.tickets.size > 0 && { tickets: Object.fromEntries(this.tickets) }),
+          ...(this.receiptQuotes.size > 0 && { receipts: Object.fromEntries(this.receiptQuotes) }),
+          ...(this.departed.length > 0 && { departed: this.departed }),
+          ...(this.departedOrders.length > 0 && { departedOrders: this.departedOrders }),
+          ledger: this.ledger.record(),
+        }),
       (written) => {
+        this.journalWritten(written);
         this.written = written.book as VenueBook;
         this.ledger.written(written.ledger as LedgerOutboxRecord);
       },

@@ -58,13 +58,16 @@ export class SimulatedAgent extends ExecutingAgent<SimulatedVenue, SimulatedAgen
       () => {
         const executed = [...this.executed.values()];
         // The venue's record, with the executed signals as ready JSON (the file's largest part).
-        return {
+        return this.journalSnapshot({
           ...sim.record({ agentId: this.agentId, state: this.book.state, executed }),
           executed: executedJson(executed),
           ledger: this.ledger.record(),
-        };
+        });
       },
-      (written) => this.ledger.written((written as { ledger: LedgerOutboxRecord }).ledger),
+      (written) => {
+        this.journalWritten(written);
+        this.ledger.written((written as { ledger: LedgerOutboxRecord }).ledger);
+      },
       () => this.entriesDurable(),
     );
     const { state } = this.book;

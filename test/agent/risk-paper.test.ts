@@ -83,8 +83,12 @@ describe('a paper agent checks the risk rules each signal carries', () => {
     });
     const days = JSON.parse(readFileSync(path.join(agentDir(dir), 'risk-days.json'), 'utf8')) as {
       entryMinutes: [number, number][];
+      counting: Record<string, number>;
     };
     expect(days.entryMinutes.reduce((n, [, count]) => n + count, 0)).toBe(2);
+    // Counts by minute; of the signals' ids at most the last entry's, whose outcome the journal
+    // may not have held yet when the file was last written (the first's went once it did).
+    expect(Object.keys(days.counting).length).toBeLessThanOrEqual(1);
     await agent!.kill();
     await start();
     expect((await send(buy(0.1), { risk: rules({ maxEntriesPerDay: 3 }) })).status).toBe('executed');
