@@ -122,6 +122,36 @@ describe('a real agent process on the Binance spot test exchange taking its fee 
     expect(findings(source.agent.lines())).toEqual([]);
   });
 
+  it('a pending buy filled while its trades cannot be read: reported once they are, never as the 0.01 filled', async () => {
+    const source = await bed.start('fee-unread', { args: SPOT });
+    await bed.control('fees', 'rate=0.001');
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buylimit,vol=0.01,entry_price=49500,sl_price=49000',
+    );
+    expect(await bed.outcome(entry)).toMatchObject({ status: 'executed' });
+    await bed.control('fail', 'method=GET&path=/api/v3/myTrades&code=-1001&count=3');
+    await bed.control('price', 'symbol=BTCUSDT&price=49500');
+    await waitUntil(
+      async () => bed.exchange.requests('GET', '/api/v3/myTrades').length >= 4,
+      'the trades read again after 3 failures',
+      15_000,
+    );
+    await waitUntil(async () => held().openOrders.length === 1, 'the stop placed', 8000);
+    expect(held().openOrders).toEqual([expect.objectContaining({ type: 'STOP_LOSS', side: 'SELL', origQty: 0.00999 })]);
+    expect(bed.exchange.requests('POST', '/api/v3/order').map((r) => r.params.quantity)).toEqual(['0.01', '0.00999']);
+    await waitUntil(
+      async () => JSON.stringify(await positionsOf(source.published)) === '[0.00999]',
+      'the position of 0.00999 published',
+      8000,
+    );
+    // Meanwhile the reconciliation kept the entry pending (not dropped as gone), and nothing was warned.
+    await reconciled();
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
+    expect((await source.published()).notManaged).toEqual([]);
+  });
+
   it('fees paid with BNB: the position and its stop keep the whole 0.01', async () => {
     const source = await bed.start('fee-bnb', { args: SPOT });
     await bed.control('balance', 'asset=BNB&total=1');

@@ -46,7 +46,8 @@ import { fmt, onGrid, round } from './step-grid.js';
  * would refuse locked ones), a cancel (`/_control/cancel`), a deposit or withdrawal that sets an
  * asset's total (`/_control/balance`).
  *
- * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fees.
+ * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fees,
+ * fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
  */
 
 export interface SpotSymbol {
@@ -145,6 +146,8 @@ export class BinanceSpotExchange {
   private readonly trades: Record<string, unknown>[] = [];
   private nextOrderId = 28_457_000;
   private nextTradeId = 1;
+  /** Requests to answer with an error instead (`/_control/fail`), each `count` times. */
+  private readonly failures: { method: string; path: string; code: number; msg: string; count: number }[] = [];
   /** The commission rate (0.001: 0.1 %), whether it is paid in BNB, and BNB's price in the quote coin. */
   private fees = { rate: 0, bnb: false, bnbPrice: 600 };
 
@@ -244,6 +247,11 @@ export class BinanceSpotExchange {
     if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
     const request: SpotRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
     this.received.push(request);
+    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
+    if (failure) {
+      failure.count -= 1;
+      return send(400, { code: failure.code, msg: failure.msg });
+    }
     try {
       this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
       send(200, this.route(request));
@@ -336,6 +344,15 @@ export class BinanceSpotExchange {
       case 'POST cancel':
         this.cancelByHand(num('orderId'));
         return this.state();
+      case 'POST fail':
+        this.failures.push({
+          method: q.method ?? 'GET',
+          path: q.path ?? '',
+          code: num('code'),
+          msg: q.msg ?? 'Internal error; unable to process your request. Please try again.',
+          count: Number(q.count ?? 1),
+        });
+        return { ok: true };
       case 'POST fees':
         this.setFees(num('rate'), q.bnb === '1', q.bnbPrice === undefined ? 600 : num('bnbPrice'));
         return this.state();

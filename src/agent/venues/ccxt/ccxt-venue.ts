@@ -128,6 +128,8 @@ export class CcxtVenue implements Venue {
   private readonly followed = new Map<string, VenueOrder>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
+  /** Spot buy entries filled whose fill waits for their trades (the fee): still pending to the book. */
+  private readonly unreported = new Map<string, VenueOrder>();
   private readonly held = new CcxtHeldState();
   private readonly budget: RequestBudget;
   /** Whose request CCXT is sending: the background's reads give way to orders (the default). */
@@ -272,7 +274,7 @@ export class CcxtVenue implements Venue {
     this.stream?.start();
     return {
       positions: spot ? null : positions,
-      orders: own,
+      orders: this.withUnreported(own),
       ...(balance !== null && { coins: this.coinHoldings(balance.coins) }),
     };
   }
@@ -321,9 +323,19 @@ export class CcxtVenue implements Venue {
     return {
       ...funds,
       positions: spot ? null : positions,
-      orders: orders.filter((o) => isOwnClientOrderId(o.clientId)),
+      orders: this.withUnreported(orders.filter((o) => isOwnClientOrderId(o.clientId))),
       ...(spot && { coins: this.coinHoldings(coins) }),
     };
+  }
+
+  /**
+   * The account's open orders with the entries whose fill waits for their trades, as they stood
+   * before: the book still holds them pending, and the reconciliation must not drop them as gone.
+   */
+  private withUnreported(orders: VenueOrder[]): VenueOrder[] {
+    const listed = new Set(orders.map((o) => o.id));
+    const waiting = [...this.unreported.values()].filter((o) => !listed.has(o.id));
+    return [...orders, ...waiting.map((o) => ({ ...o, status: 'open' as const, filled: 0, fills: [] }))];
   }
 
   /** The coins held (free and locked, CCXT's `total`) with each spot market's base coin. */
@@ -803,7 +815,12 @@ export class CcxtVenue implements Venue {
       const answer = await this.call(`cancel order ${order.id}`, () =>
         this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}),
       );
-      if (followed !== undefined && isEntryKind(followed.kind)) return this.report(answer, followed.kind, followed);
+      if (followed !== undefined && isEntryKind(followed.kind)) {
+        const ended = this.report(answer, followed.kind, followed);
+        // A spot buy's fee taken from its coins is in its trades (the cancel answer lists none).
+        // Unread, the lots filled are kept, and the reconciliation cuts them to the coins held.
+        return this.options.market === 'spot' ? await this.withFills(ended) : ended;
+      }
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (isGone(error)) return;
@@ -828,8 +845,13 @@ export class CcxtVenue implements Venue {
       }
       const order = await this.laterFills(report.order);
       // A spot buy's fee unknown (its trades unread): reported at the next call, once they are read.
-      if (this.withCoinFee(order) === 'unknown') this.filledAtOnce.push(report);
-      else reports.push(this.entryFilled({ ...report, order }));
+      if (this.withCoinFee(order) === 'unknown') {
+        this.filledAtOnce.push(report);
+        this.unreported.set(order.id, order);
+        continue;
+      }
+      this.unreported.delete(order.id);
+      reports.push(this.entryFilled({ ...report, order }));
     }
     const streamed = this.streamed;
     this.streamed = new Map();
@@ -859,7 +881,11 @@ export class CcxtVenue implements Venue {
         const read = await this.laterFills(seen);
         // A spot buy's fee unknown (its trades unread): the order stays followed as it was, and
         // its fill is reported at the next call, once they are read.
-        if (entry && this.withCoinFee(read) === 'unknown') continue;
+        if (entry && this.withCoinFee(read) === 'unknown') {
+          this.unreported.set(id, followed);
+          continue;
+        }
+        this.unreported.delete(id);
         now.fills = read.fills;
         if (read.feeInCoin !== undefined) now.feeInCoin = read.feeInCoin;
       }
