@@ -1010,6 +1010,7 @@ export class CcxtVenue implements Venue {
 
   private unfollow(id: string): void {
     this.followed.delete(id);
+    this.unreported.delete(id);
     this.tracker = untrack(this.tracker, id);
   }
 
