@@ -31,14 +31,16 @@ export function takeEntryFill(
   const fed = state.positions.find(
     (p) => p.signalId !== null && order.clientId !== null && clientOrderId(p.signalId, 'o') === order.clientId,
   );
+  // A fee taken from the coins bought: the position holds what the account keeps of them.
+  const filled = order.feeInCoin?.kept ?? order.filled;
   if (fed) {
-    const lots = Math.max(0, roundLots(order.filled - fed.originalVolume));
+    const lots = Math.max(0, roundLots(filled - fed.originalVolume));
     const pending = ticket !== undefined && state.orders.some((o) => o.ticket === ticket);
     if (lots === 0 && (working || !pending)) return { state, position: fed.ticket, lots: 0, events: [] };
     // The price of the new lots: the one that makes the venue's average over all of them.
     const average = order.average ?? order.price ?? fed.price;
     const price =
-      lots > 0 ? Number(((average * order.filled - fed.price * fed.originalVolume) / lots).toPrecision(12)) : average;
+      lots > 0 ? Number(((average * filled - fed.price * fed.originalVolume) / lots).toPrecision(12)) : average;
     const step = applyFill(
       state,
       { type: 'order_filled', order: ticket ?? -1, into: fed.ticket, volume: lots, price, working },
@@ -54,7 +56,7 @@ export function takeEntryFill(
       type: 'order_filled',
       order: ticket,
       price: order.average ?? order.price ?? 0,
-      volume: order.filled > 0 ? order.filled : null,
+      volume: filled > 0 ? filled : null,
       working,
     },
     now,

@@ -42,7 +42,8 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
     const index = unused.findIndex((order) => order.side === side);
     const order = index >= 0 ? unused.splice(index, 1)[0]! : null;
     const at = new Date(event.time).toISOString();
-    const fee = order === null ? 0 : feeOf(order) * Math.min(1, event.volume / order.filled);
+    // An order's fee over the lots it put in the book (a buy's fee taken from its coins: those kept).
+    const fee = order === null ? 0 : feeOf(order) * Math.min(1, event.volume / (order.feeInCoin?.kept ?? order.filled));
     fills.push({
       venueFillId:
         order !== null

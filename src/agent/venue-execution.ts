@@ -13,6 +13,7 @@ import {
 import type { NormalizedSignal } from '../language/index.js';
 import type { AckStatus } from '../protocol/delivery.js';
 import { clientOrderId } from './client-order-id.js';
+import { coinFeeNote } from './coin-fee-note.js';
 import { RiskLimitError, type EntryGuard } from './entry-guard.js';
 import { riskRefusal } from '../protocol/risk-refusal.js';
 import type { HeldPosition } from '../risk/entry-check.js';
@@ -574,7 +575,10 @@ class Carrying {
    * keeps the lots asked for beside the lots filled ("opened buy 0.12 of 0.2 …").
    */
   private adoptFill(position: Position, order: VenueOrder): Position {
-    const { price, volume } = venueFill(order, position.volume, position.price);
+    const { price, volume: filled } = venueFill(order, position.volume, position.price);
+    // A fee taken from the coins bought: the position is what the account keeps of them.
+    const volume = order.feeInCoin === undefined ? filled : Math.min(filled, order.feeInCoin.kept);
+    if (order.feeInCoin !== undefined) this.notes.push(coinFeeNote(this.venue.name, order));
     if (price === position.price && volume === position.volume) return position;
     const adopted: Position = { ...position, price, volume, originalVolume: volume };
     this.state = {
@@ -584,7 +588,7 @@ class Carrying {
     const at = this.events.findIndex((e) => e.type === 'opened' && e.position === position.ticket);
     const event = this.events[at];
     if (event?.type === 'opened')
-      this.events[at] = { ...event, price, volume, ...(volume !== position.volume && { requested: position.volume }) };
+      this.events[at] = { ...event, price, volume, ...(filled !== position.volume && { requested: position.volume }) };
     return adopted;
   }
 

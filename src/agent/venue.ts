@@ -172,6 +172,13 @@ export interface VenueOrder {
   filled: number;
   average: number | null;
   fills: VenueFill[];
+  /**
+   * A buy whose fee the venue took from the coins bought (a spot market's commission in the base
+   * coin): `kept`, the lots of `filled` the account holds after it, rounded down to the lot step,
+   * is what the position holds, and what its stop, targets and close sell; `dust`, below one step,
+   * stays in the account outside the book (the exchange cannot sell it). Absent: all of `filled`.
+   */
+  feeInCoin?: { kept: number; fee: number; coin: string; dust: number };
   /** The venue's words for why the order ended cancelled or rejected, when it gave them. */
   reason?: string;
   /**

@@ -29,15 +29,25 @@ import { fmt, onGrid, round } from './step-grid.js';
  * (`GET /api/v3/account` balances: `free` and `locked` per asset); `GET|DELETE /api/v3/order` by
  * orderId or origClientOrderId (-2013 "Order does not exist.", -2011 "Unknown order sent.");
  * `GET /api/v3/openOrders` (symbol optional); `GET /api/v3/myTrades` (symbol required, orderId).
+ * The order answer as `newOrderRespType` asks: ACK (ids), RESULT (the order), FULL (the order and
+ * its `fills[]`: price, qty, commission, commissionAsset, tradeId); MARKET and LIMIT default to
+ * FULL, other types to ACK. Commission: each trade's, in the asset received (a buy's in the base
+ * coin, so 0.01 BTC bought at 0.1 % leaves 0.00999 BTC; a sell's in the quote coin), or in BNB
+ * at 25 % off where "pay fees with BNB" is on and the account holds enough BNB; each trade
+ * carries it (`commission`, `commissionAsset`, 8 decimals) and the balances are net of it; the
+ * account answer gives the rate (`makerCommission` in hundredths of a percent, `commissionRates`).
  *
  * What it chose where the documentation does not say: the book is one level each side (bid =
  * price, ask = price + one tick), deep enough for any order; a limit order fills whole at its
- * price once the last price reaches it; no commission; the trader's own doings at the website,
+ * price once the last price reaches it; one commission rate, maker and taker alike, 0 (no
+ * commission) unless a test sets it (`/_control/fees?rate=0.001`, `&bnb=1` to pay with BNB, whose
+ * price in the quote coin is `bnbPrice`, default 600); the trader's own doings at the website,
  * through control endpoints: a market sell (`/_control/sell`, of free coins only, as the website
  * would refuse locked ones), a cancel (`/_control/cancel`), a deposit or withdrawal that sets an
  * asset's total (`/_control/balance`).
  *
- * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel.
+ * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fees,
+ * fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
  */
 
 export interface SpotSymbol {
@@ -136,6 +146,10 @@ export class BinanceSpotExchange {
   private readonly trades: Record<string, unknown>[] = [];
   private nextOrderId = 28_457_000;
   private nextTradeId = 1;
+  /** Requests to answer with an error instead (`/_control/fail`), each `count` times. */
+  private readonly failures: { method: string; path: string; code: number; msg: string; count: number }[] = [];
+  /** The commission rate (0.001: 0.1 %), whether it is paid in BNB, and BNB's price in the quote coin. */
+  private fees = { rate: 0, bnb: false, bnbPrice: 600 };
 
   private constructor(
     private readonly server: Server,
@@ -187,6 +201,11 @@ export class BinanceSpotExchange {
     this.fill(s, 'SELL', qty, this.marketPrice(s, 'SELL'));
   }
 
+  /** The commission rate of every trade (0.001: 0.1 %), paid in BNB at 25 % off when `bnb` and enough BNB is held. */
+  setFees(rate: number, bnb = false, bnbPrice = 600): void {
+    this.fees = { rate, bnb, bnbPrice };
+  }
+
   /** The trader cancels an open order on the website. */
   cancelByHand(orderId: number): void {
     const order = this.orders.get(orderId);
@@ -228,6 +247,11 @@ export class BinanceSpotExchange {
     if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
     const request: SpotRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
     this.received.push(request);
+    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
+    if (failure) {
+      failure.count -= 1;
+      return send(400, { code: failure.code, msg: failure.msg });
+    }
     try {
       this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
       send(200, this.route(request));
@@ -320,6 +344,18 @@ export class BinanceSpotExchange {
       case 'POST cancel':
         this.cancelByHand(num('orderId'));
         return this.state();
+      case 'POST fail':
+        this.failures.push({
+          method: q.method ?? 'GET',
+          path: q.path ?? '',
+          code: num('code'),
+          msg: q.msg ?? 'Internal error; unable to process your request. Please try again.',
+          count: Number(q.count ?? 1),
+        });
+        return { ok: true };
+      case 'POST fees':
+        this.setFees(num('rate'), q.bnb === '1', q.bnbPrice === undefined ? 600 : num('bnbPrice'));
+        return this.state();
       default:
         throw new Error(`unknown control ${method} ${what}`);
     }
@@ -390,12 +426,13 @@ export class BinanceSpotExchange {
   }
 
   private account(): unknown {
+    const rate = this.fees.rate.toFixed(8);
     return {
-      makerCommission: 0,
-      takerCommission: 0,
+      makerCommission: Math.round(this.fees.rate * 10_000),
+      takerCommission: Math.round(this.fees.rate * 10_000),
       buyerCommission: 0,
       sellerCommission: 0,
-      commissionRates: { maker: '0.00000000', taker: '0.00000000', buyer: '0.00000000', seller: '0.00000000' },
+      commissionRates: { maker: rate, taker: rate, buyer: '0.00000000', seller: '0.00000000' },
       canTrade: true,
       canWithdraw: true,
       canDeposit: true,
@@ -467,10 +504,15 @@ export class BinanceSpotExchange {
       time: now,
       updateTime: now,
     };
+    const respType = p.newOrderRespType ?? (type === 'MARKET' || type === 'LIMIT' ? 'FULL' : 'ACK');
+    if (!['ACK', 'RESULT', 'FULL'].includes(respType)) throw new BinanceError(-1136, 'Invalid newOrderRespType.');
     this.orders.set(order.orderId, order);
     if (type === 'MARKET') this.execute(order, this.marketPrice(s, side));
     else this.match(s.symbol);
-    return { ...(this.orderAnswer(order) as object), transactTime: now, fills: this.fillsOf(order) };
+    if (respType === 'ACK')
+      return { symbol: s.symbol, orderId: order.orderId, orderListId: -1, clientOrderId, transactTime: now };
+    const answer = { ...(this.orderAnswer(order) as object), transactTime: now };
+    return respType === 'RESULT' ? answer : { ...answer, fills: this.fillsOf(order) };
   }
 
   private findOrder(p: Record<string, string>, code: number, msg: string): SpotOrder {
@@ -537,6 +579,7 @@ export class BinanceSpotExchange {
     order.cummulativeQuoteQty += qty * price;
     order.status = 'FILLED';
     order.updateTime = Date.now();
+    const fee = this.fill(s, order.side, qty, price);
     this.trades.push({
       symbol: s.symbol,
       id: this.nextTradeId++,
@@ -545,21 +588,33 @@ export class BinanceSpotExchange {
       price: fmt(price, s.tick),
       qty: fmt(qty, s.step),
       quoteQty: (qty * price).toFixed(8),
-      commission: '0.00000000',
-      commissionAsset: order.side === 'BUY' ? s.base : s.quote,
+      commission: fee.commission.toFixed(8),
+      commissionAsset: fee.asset,
       time: order.updateTime,
       isBuyer: order.side === 'BUY',
       isMaker: order.type === 'LIMIT',
       isBestMatch: true,
     });
-    this.fill(s, order.side, qty, price);
   }
 
-  /** Moves the coins of a fill between the base and the quote asset. */
-  private fill(s: SpotSymbol, side: 'BUY' | 'SELL', qty: number, price: number): void {
+  /**
+   * Moves the coins of a fill between the base and the quote asset, less its commission, taken
+   * from the asset received (or from BNB): the commission and its asset.
+   */
+  private fill(s: SpotSymbol, side: 'BUY' | 'SELL', qty: number, price: number): { commission: number; asset: string } {
     const sign = side === 'BUY' ? 1 : -1;
-    this.totals.set(s.base, round((this.totals.get(s.base) ?? 0) + sign * qty, s.step));
+    const received = side === 'BUY' ? s.base : s.quote;
+    let asset = received;
+    let commission = round((side === 'BUY' ? qty : qty * price) * this.fees.rate, 1e-8);
+    const inBnb = round((qty * price * this.fees.rate * 0.75) / this.fees.bnbPrice, 1e-8);
+    if (this.fees.bnb && commission > 0 && (this.totals.get('BNB') ?? 0) >= inBnb) {
+      asset = 'BNB';
+      commission = inBnb;
+    }
+    this.totals.set(s.base, round((this.totals.get(s.base) ?? 0) + sign * qty, 1e-8));
     this.totals.set(s.quote, (this.totals.get(s.quote) ?? 0) - sign * qty * price);
+    this.totals.set(asset, round((this.totals.get(asset) ?? 0) - commission, 1e-8));
+    return { commission, asset };
   }
 
   private fillsOf(order: SpotOrder): unknown[] {

@@ -3,6 +3,7 @@ import { Agent as HttpAgent } from 'node:http';
 import type { Exchange, Market, Order } from 'ccxt';
 import type { FillRules, InstrumentSpec, Quote, Side } from '../../../engine/index.js';
 import { isOwnClientOrderId } from '../../client-order-id.js';
+import { coinFeeNote } from '../../coin-fee-note.js';
 import {
   applyToTracker,
   orderStatusOf,
@@ -41,6 +42,7 @@ import { instrumentOfMarket } from './ccxt-instrument.js';
 import { ccxt } from './ccxt-library.js';
 import { CcxtPrivateStream } from './ccxt-private-stream.js';
 import { BINANCE_USDM_WINDOWS, RequestBudget, windowsOfPace, type RequestKind } from './ccxt-request-budget.js';
+import { netOfCoinFee } from './spot-coin-fee.js';
 
 export type MarketKind = 'spot' | 'swap';
 export type PositionMode = 'oneway' | 'hedge';
@@ -126,6 +128,8 @@ export class CcxtVenue implements Venue {
   private readonly followed = new Map<string, VenueOrder>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
+  /** Spot buy entries filled whose fill waits for their trades (the fee): still pending to the book. */
+  private readonly unreported = new Map<string, VenueOrder>();
   private readonly held = new CcxtHeldState();
   private readonly budget: RequestBudget;
   /** Whose request CCXT is sending: the background's reads give way to orders (the default). */
@@ -270,7 +274,7 @@ export class CcxtVenue implements Venue {
     this.stream?.start();
     return {
       positions: spot ? null : positions,
-      orders: own,
+      orders: this.withUnreported(own),
       ...(balance !== null && { coins: this.coinHoldings(balance.coins) }),
     };
   }
@@ -319,9 +323,19 @@ export class CcxtVenue implements Venue {
     return {
       ...funds,
       positions: spot ? null : positions,
-      orders: orders.filter((o) => isOwnClientOrderId(o.clientId)),
+      orders: this.withUnreported(orders.filter((o) => isOwnClientOrderId(o.clientId))),
       ...(spot && { coins: this.coinHoldings(coins) }),
     };
+  }
+
+  /**
+   * The account's open orders with the entries whose fill waits for their trades, as they stood
+   * before: the book still holds them pending, and the reconciliation must not drop them as gone.
+   */
+  private withUnreported(orders: VenueOrder[]): VenueOrder[] {
+    const listed = new Set(orders.map((o) => o.id));
+    const waiting = [...this.unreported.values()].filter((o) => !listed.has(o.id));
+    return [...orders, ...waiting.map((o) => ({ ...o, status: 'open' as const, filled: 0, fills: [] }))];
   }
 
   /** The coins held (free and locked, CCXT's `total`) with each spot market's base coin. */
@@ -507,8 +521,33 @@ export class CcxtVenue implements Venue {
     );
     const reported = order.kind === 'market' ? await this.withFills(answered) : answered;
     if (order.kind !== 'market') this.follow(reported);
-    else this.filledHere(reported, false);
+    else {
+      this.filledHere(reported, false);
+      this.feeMustBeKnown(reported);
+    }
     return reported;
+  }
+
+  /**
+   * A spot buy filled whose fee is not known (its trades could not be read) is not answered: the
+   * fee may have been taken from the coins bought, and a position, stop or close of the lots
+   * filled would be more than the account holds. The signal is carried out again, and finds the
+   * order by its client id.
+   */
+  private feeMustBeKnown(order: VenueOrder): void {
+    if (this.withCoinFee(order) !== 'unknown') return;
+    throw new VenueUnreachableError(
+      `${this.options.exchange} filled ${order.filled} ${order.symbol} (order ${order.id}) but its trades, which say the fee taken from the coins bought, could not be read; the signal is carried out again and finds the order`,
+    );
+  }
+
+  /** A spot buy with the fee taken from its coins (netOfCoinFee); elsewhere as given. */
+  private withCoinFee(order: VenueOrder): VenueOrder | 'unknown' {
+    const market = this.options.market === 'spot' ? this.market(order.symbol) : null;
+    const base = market?.base;
+    const step = market?.precision?.amount;
+    if (typeof base !== 'string' || typeof step !== 'number' || !(step > 0)) return order;
+    return netOfCoinFee(order, base, step);
   }
 
   /**
@@ -573,8 +612,10 @@ export class CcxtVenue implements Venue {
   async find(order: OrderRequest): Promise<VenueOrder | null> {
     const found = await this.byClientId(order.clientId, order.symbol, false);
     if (found === null) return null;
-    const reported = this.report(found, order.kind, order);
+    const answered = this.report(found, order.kind, order);
+    const reported = order.kind === 'market' ? await this.withFills(answered) : answered;
     if (order.kind !== 'market') this.follow(reported);
+    else this.feeMustBeKnown(reported);
     return reported;
   }
 
@@ -638,6 +679,10 @@ export class CcxtVenue implements Venue {
   async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const params = { ...this.closing(), clientOrderId: clientId };
+    // On spot the stop or target locks the coins the close sells (Binance refuses the sell with
+    // "insufficient balance"): it is cancelled first, and a refused close says so.
+    const freed = this.options.market === 'spot' ? position.protection : [];
+    for (const held of freed) await this.cancel(held);
     const order = await this.idempotent(
       clientId,
       position.symbol,
@@ -645,7 +690,13 @@ export class CcxtVenue implements Venue {
       (clientOrderId) =>
         this.exchange.createOrder(position.symbol, 'market', side, volume, undefined, { ...params, clientOrderId }),
       { ended: 'report' },
-    );
+    ).catch((error: unknown) => {
+      if (!(error instanceof VenueRefusedError) || freed.length === 0) throw error;
+      throw new VenueRefusedError(
+        `${error.message}; its stop and targets (orders ${freed.map((o) => o.id).join(', ')}) were cancelled first to free the coins, so the position is NOT protected: send the close again, or place a stop at the exchange`,
+        { cause: error.cause },
+      );
+    });
     const reported = await this.withFills(
       this.report(await this.settled(order, position.symbol), 'market', {
         symbol: position.symbol,
@@ -664,7 +715,10 @@ export class CcxtVenue implements Venue {
    * that fails leaves the order as answered, never failing what the exchange filled.
    */
   private async withFills(order: VenueOrder): Promise<VenueOrder> {
-    if (order.filled <= 0 || order.fills.length > 0 || this.exchange.has['fetchMyTrades'] !== true) return order;
+    const covered = order.fills.reduce((sum, fill) => sum + fill.volume, 0);
+    // On spot a buy's fills must cover its lots: they say the fee taken from the coins bought.
+    const known = order.fills.length > 0 && (this.options.market !== 'spot' || covered >= order.filled * (1 - 1e-9));
+    if (order.filled <= 0 || known || this.exchange.has['fetchMyTrades'] !== true) return order;
     try {
       const trades = await this.call(`read the trades of order ${order.id}`, () =>
         this.exchange.fetchMyTrades(order.symbol, undefined, undefined, { orderId: order.id }),
@@ -680,7 +734,8 @@ export class CcxtVenue implements Venue {
               ? { cost: t.fee.cost, currency: String(t.fee.currency ?? '') }
               : null,
         }));
-      return { ...order, fills };
+      const read = this.withCoinFee({ ...order, fills });
+      return read === 'unknown' ? { ...order, fills } : read;
     } catch {
       return order;
     }
@@ -760,7 +815,12 @@ export class CcxtVenue implements Venue {
       const answer = await this.call(`cancel order ${order.id}`, () =>
         this.exchange.cancelOrder(order.id, order.symbol, order.trigger ? this.conditional(order.symbol) : {}),
       );
-      if (followed !== undefined && isEntryKind(followed.kind)) return this.report(answer, followed.kind, followed);
+      if (followed !== undefined && isEntryKind(followed.kind)) {
+        const ended = this.report(answer, followed.kind, followed);
+        // A spot buy's fee taken from its coins is in its trades (the cancel answer lists none).
+        // Unread, the lots filled are kept, and the reconciliation cuts them to the coins held.
+        return this.options.market === 'spot' ? await this.withFills(ended) : ended;
+      }
     } catch (error) {
       // Gone already (filled, cancelled, or a reduce-only order the exchange dropped with its position).
       if (isGone(error)) return;
@@ -778,8 +838,21 @@ export class CcxtVenue implements Venue {
    */
   async reports(options: { streamed?: boolean } = {}): Promise<VenueReport[]> {
     const reports: VenueReport[] = [];
-    for (const report of this.filledAtOnce.splice(0))
-      reports.push(report.type === 'entry_filled' ? { ...report, order: await this.laterFills(report.order) } : report);
+    for (const report of this.filledAtOnce.splice(0)) {
+      if (report.type !== 'entry_filled') {
+        reports.push(report);
+        continue;
+      }
+      const order = await this.laterFills(report.order);
+      // A spot buy's fee unknown (its trades unread): reported at the next call, once they are read.
+      if (this.withCoinFee(order) === 'unknown') {
+        this.filledAtOnce.push(report);
+        this.unreported.set(order.id, order);
+        continue;
+      }
+      this.unreported.delete(order.id);
+      reports.push(this.entryFilled({ ...report, order }));
+    }
     const streamed = this.streamed;
     this.streamed = new Map();
     for (const [id, followed] of [...this.followed]) {
@@ -799,17 +872,30 @@ export class CcxtVenue implements Venue {
         ...(followed.trigger && { trigger: true }),
       };
       const step = applyToTracker(this.tracker, id, updateOf(order));
-      this.tracker = step.tracker;
-      if (now.status !== 'open') this.unfollow(id);
       const entry = isEntryKind(followed.kind);
       const filledMore = step.effects.some((e) =>
         entry ? e.type === 'entry_fill' || (e.type === 'ended' && e.order.filled > 0) : e.type === 'exit_fill',
       );
       // Its fees, for the ledger: read by the order that filled (a triggered stop's own, not its algo id).
-      if (filledMore) now.fills = (await this.laterFills(seen)).fills;
+      if (filledMore) {
+        const read = await this.laterFills(seen);
+        // A spot buy's fee unknown (its trades unread): the order stays followed as it was, and
+        // its fill is reported at the next call, once they are read.
+        if (entry && this.withCoinFee(read) === 'unknown') {
+          this.unreported.set(id, followed);
+          continue;
+        }
+        this.unreported.delete(id);
+        now.fills = read.fills;
+        if (read.feeInCoin !== undefined) now.feeInCoin = read.feeInCoin;
+      }
+      this.tracker = step.tracker;
+      if (now.status !== 'open') this.unfollow(id);
       if (entry) {
         if (filledMore)
-          reports.push({ type: 'entry_filled', order: now, ...(now.status === 'open' && { working: true }) });
+          reports.push(
+            this.entryFilled({ type: 'entry_filled', order: now, ...(now.status === 'open' && { working: true }) }),
+          );
         continue;
       }
       for (const effect of step.effects) {
@@ -827,6 +913,17 @@ export class CcxtVenue implements Venue {
     }
     if (reports.length > 0) this.refreshAfterFill();
     return reports;
+  }
+
+  /** An entry's fill as reported, said once in the log where the exchange took its fee from the coins bought. */
+  private entryFilled(report: Extract<VenueReport, { type: 'entry_filled' }>): VenueReport {
+    const fee = report.order.feeInCoin;
+    if (fee !== undefined && report.working !== true)
+      this.options.log?.info(
+        { order: report.order.id, symbol: report.order.symbol, filled: report.order.filled, ...fee },
+        coinFeeNote(this.name, report.order),
+      );
+    return report;
   }
 
   /**
@@ -913,6 +1010,7 @@ export class CcxtVenue implements Venue {
 
   private unfollow(id: string): void {
     this.followed.delete(id);
+    this.unreported.delete(id);
     this.tracker = untrack(this.tracker, id);
   }
 
@@ -1116,7 +1214,7 @@ export class CcxtVenue implements Venue {
   ): VenueOrder {
     const filled = Number(order.filled ?? 0);
     const trades = (order.trades ?? []).filter((t) => typeof t.price === 'number');
-    return {
+    const reported: VenueOrder = {
       id: String(order.id),
       clientId: order.clientOrderId ?? null,
       symbol: order.symbol ?? asked.symbol,
@@ -1142,6 +1240,8 @@ export class CcxtVenue implements Venue {
         ? { trigger: true }
         : {}),
     };
+    const net = this.withCoinFee(reported);
+    return net === 'unknown' ? reported : net;
   }
 }
 
