@@ -43,15 +43,14 @@ export class CcxtPrivateStream {
     private readonly params: Record<string, unknown>,
     private readonly handlers: PrivateStreamHandlers,
   ) {
+    // Bybit's stream carries the account's orders only once the connection is authenticated and
+    // subscribed: it counts as open at the subscription's acknowledgement, not at the socket's.
+    const subscribes = exchange.id === 'bybit';
     // CCXT's hook for a websocket that opened (read when it makes a connection, so set before any).
     const opened = exchange.onConnected.bind(exchange);
     exchange.onConnected = ((client: unknown, message?: unknown) => {
       opened(client as never, message as never);
-      if (this.stopped) return;
-      this.connections += 1;
-      this.state = 'connected';
-      this.lastError = null;
-      this.handlers.opened();
+      if (!subscribes) this.open();
     }) as Exchange['onConnected'];
     // Binance says `listenKeyExpired` and then sends nothing more on that connection, which stays
     // open; CCXT ignores the event. Closing the connections makes the loop ask for a key again.
@@ -62,7 +61,18 @@ export class CcxtPrivateStream {
         return;
       }
       handle(client as never, message as never);
+      const ack = message as { op?: unknown; success?: unknown } | null;
+      if (subscribes && ack?.op === 'subscribe' && ack.success === true) this.open();
     }) as Exchange['handleMessage'];
+  }
+
+  /** A connection is open and carries the account's orders. */
+  private open(): void {
+    if (this.stopped) return;
+    this.connections += 1;
+    this.state = 'connected';
+    this.lastError = null;
+    this.handlers.opened();
   }
 
   start(): void {
