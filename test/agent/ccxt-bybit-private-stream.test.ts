@@ -198,4 +198,22 @@ describe('the exchange private stream on the Bybit v5 test exchange', () => {
       stream: { state: 'connected', connections: 2 },
     });
   });
+  it('the stream refused from the start (its first connection, then its first auth): the agent starts, and connects when it can', async () => {
+    const source = await bed.start('bybit-stream-refused-start');
+    await connected(source.published, 1);
+    // Published as reconnected once, so that the new process's first connection is told apart.
+    await bed.control('stream-drop', '');
+    await connected(source.published, 2);
+    await source.agent.kill();
+    await bed.control('stream-refuse', 'at=upgrade&count=1');
+    await bed.control('stream-refuse', 'at=auth&count=1');
+    const agent = await source.run();
+    await connected(source.published, 1);
+    expect({
+      refusedAuths: bed.exchange.stream.refusedAuths,
+      // The first process's two, the one whose auth was refused, and this one.
+      sockets: bed.exchange.stream.connections,
+      alive: agent.child.exitCode === null && agent.child.signalCode === null,
+    }).toEqual({ refusedAuths: 1, sockets: 4, alive: true });
+  });
 });
