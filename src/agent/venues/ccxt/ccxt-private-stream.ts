@@ -27,7 +27,8 @@ export interface PrivateStreamHandlers {
  * classes, shipped in the same `ccxt` package): a loop that hands each batch of updates on and
  * reconnects after an error, waiting RECONNECT_FIRST_MS doubled at each failure in a row up to
  * RECONNECT_MAX_MS. CCXT keeps the stream's credential alive (Binance: a PUT of the listenKey
- * every 20 minutes); after an error the credential is asked again, so an expired one is replaced.
+ * every 20 minutes; Bybit signs an auth on each connection); after an error the credential is
+ * asked again, so an expired one is replaced.
  * Nothing it does can stop the agent: errors are told through `failed` and retried.
  */
 export class CcxtPrivateStream {
