@@ -141,6 +141,32 @@ describe('the exchange private stream on the Bybit v5 test exchange', () => {
     }).toEqual({ reportedWithin: true, price: 48990, targetCancelledWithin: true, openOrders: [] });
   });
 
+  it('a pending entry filled between two passes is known within 1.5 s: its stop placed at once', async () => {
+    const source = await bed.start('bybit-stream-entry', { args: ['--reconcile-every', '3600'] });
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buylimit,vol=0.01,entry_price=49900,sl_price=49000',
+    );
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    await connected(source.published, 1);
+    const pending = held().openOrders.find((o) => o.orderLinkId === clientOrderId(entry, 'o'))!.orderId;
+
+    await betweenPasses(pending);
+    bed.exchange.setPrice('BTCUSDT', 49900);
+    const filledAt = Date.now();
+    await waitUntil(
+      () => held().openOrders.some((o) => o.reduceOnly && o.triggerPrice === 49000),
+      'the stop placed once the entry filled',
+      10_000,
+    );
+    const stop = held().openOrders.find((o) => o.reduceOnly && o.triggerPrice === 49000)!;
+    expect({
+      placedWithin: stop.createdTime - filledAt < 1500,
+      positions: held().positions,
+    }).toEqual({ placedWithin: true, positions: [{ symbol: 'BTCUSDT', size: 0.01, avgPrice: 49900 }] });
+  });
+
   it('the exchange drops the stream: the agent reconnects and reconciles at once, finding what happened meanwhile', async () => {
     // Reconciled only at start and after a reconnect: the hour's interval cannot explain it.
     const source = await bed.start('bybit-stream-reconnect', { args: ['--reconcile-every', '3600'] });
