@@ -8,6 +8,7 @@ import {
   serveProxied,
   type Send,
 } from './proxied-exchange-http.js';
+import { BybitPrivateStream } from './bybit-private-stream.js';
 import { decimals, fmt, onGrid, round } from './step-grid.js';
 
 /**
@@ -34,6 +35,9 @@ import { decimals, fmt, onGrid, round } from './step-grid.js';
  * (execType Trade and Funding, sorted by execTime newest first, `limit` 1 to 100 (default 50),
  * startTime alone answers 7 days from it, neither the last 7 days, both at most 7 days apart).
  * A position closed cancels its open reduce-only orders (`Deactivated` for untriggered ones).
+ * The private websocket stream (bybit-private-stream.ts): every change of an order's state
+ * (New or Untriggered when placed, Triggered, Filled, Cancelled, Deactivated) is pushed on the
+ * `order` topic, in the order it happens (a target's fill before the stop it deactivates).
  *
  * What it chose where the documentation does not say: parameters Bybit does not list are
  * ignored, and an empty one is absent (`orderId=`); the mark price is the last price; the book
@@ -46,7 +50,7 @@ import { decimals, fmt, onGrid, round } from './step-grid.js';
  * for a long, minus that for a short.
  *
  * Control endpoints (not Bybit's, under `/_control/`): state, price, slip, fees, funding,
- * close, fail (see `control`).
+ * close, fail, stream-drop, stream-refuse (see `control`).
  */
 
 export interface BybitSymbol {
@@ -180,6 +184,9 @@ export class BybitV5Exchange {
   private slipTicks = 0;
   private feeRates = { maker: 0, taker: 0 };
   private seq = 1000;
+  /** The private websocket stream: auth, subscriptions and the `order` topic's pushes. */
+  readonly stream: BybitPrivateStream;
+  private answered: ((request: BybitRequest) => void) | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -189,6 +196,7 @@ export class BybitV5Exchange {
   ) {
     for (const s of BYBIT_SYMBOLS) this.symbols.set(s.symbol, { ...s });
     this.wallet = wallet;
+    this.stream = new BybitPrivateStream(server, keys);
   }
 
   static async start(options: { apiKey: string; secret: string; wallet?: number }): Promise<BybitV5Exchange> {
@@ -204,7 +212,13 @@ export class BybitV5Exchange {
   }
 
   async stop(): Promise<void> {
+    this.stream.stop();
     await closeServer(this.server);
+  }
+
+  /** `hook` is called once each request's answer (not a control request's) is handed to the socket; null removes it. */
+  onAnswered(hook: ((request: BybitRequest) => void) | null): void {
+    this.answered = hook;
   }
 
   requests(method: string, path: string): BybitRequest[] {
@@ -306,7 +320,7 @@ export class BybitV5Exchange {
     const request: BybitRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
     this.received.push(request);
     const answer = (retCode: number, retMsg: string, result: unknown) =>
-      send(200, { retCode, retMsg, result, retExtInfo: {}, time: Date.now() });
+      send(200, { retCode, retMsg, result, retExtInfo: {}, time: Date.now() }, () => this.answered?.(request));
     const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
     if (failure) {
       failure.count -= 1;
@@ -422,6 +436,14 @@ export class BybitV5Exchange {
       case 'POST close':
         this.closePosition(q.symbol ?? '');
         return this.state();
+      case 'POST stream-drop':
+        this.stream.drop();
+        return { ok: true };
+      case 'POST stream-refuse':
+        if (q.at !== 'upgrade' && q.at !== 'auth')
+          throw new Error('/_control/stream-refuse needs at=upgrade or at=auth');
+        this.stream.refuse(q.at, number('count'));
+        return { ok: true };
       case 'POST fail':
         this.failures.push({
           method: q.method ?? 'POST',
@@ -679,6 +701,7 @@ export class BybitV5Exchange {
       updatedTime: now,
     };
     this.orders.push(order);
+    this.changed(order);
     if (triggerPrice === 0 && order.orderType === 'Market') this.execute(order, at);
     else if (triggerPrice === 0) this.match(s.symbol);
     return { orderId: order.orderId, orderLinkId: order.orderLinkId };
@@ -696,6 +719,7 @@ export class BybitV5Exchange {
     order.orderStatus = order.orderStatus === 'Untriggered' ? 'Deactivated' : 'Cancelled';
     order.cancelType = 'CancelByUser';
     order.updatedTime = Date.now();
+    this.changed(order);
     return { orderId: order.orderId, orderLinkId: order.orderLinkId };
   }
 
@@ -708,6 +732,7 @@ export class BybitV5Exchange {
         o.orderStatus = o.orderStatus === 'Untriggered' ? 'Deactivated' : 'Cancelled';
         o.cancelType = 'CancelByUser';
         o.updatedTime = Date.now();
+        this.changed(o);
         return { orderId: o.orderId, orderLinkId: o.orderLinkId };
       });
     return { list, success: '1' };
@@ -809,6 +834,7 @@ export class BybitV5Exchange {
         if (!reached) continue;
         order.orderStatus = 'Triggered';
         order.updatedTime = Date.now();
+        this.changed(order);
         if (order.orderType === 'Market') this.execute(order, this.marketPrice(symbol, order.side));
         continue;
       }
@@ -827,6 +853,7 @@ export class BybitV5Exchange {
     if (qty <= 0) {
       order.orderStatus = order.triggerPrice > 0 ? 'Deactivated' : 'Cancelled';
       order.cancelType = 'CancelByReduceOnly';
+      this.changed(order);
       return;
     }
     const maker = order.orderType === 'Limit' && order.triggerPrice === 0;
@@ -837,6 +864,7 @@ export class BybitV5Exchange {
     order.cumExecValue += price * qty;
     order.cumExecFee += fee;
     order.orderStatus = order.cumExecQty >= order.qty - 1e-12 ? 'Filled' : 'Cancelled';
+    this.changed(order);
     const closed = this.reducible(order.symbol, order.side);
     this.executions.push({
       symbol: order.symbol,
@@ -890,7 +918,13 @@ export class BybitV5Exchange {
       order.orderStatus = order.orderStatus === 'Untriggered' ? 'Deactivated' : 'Cancelled';
       order.cancelType = 'CancelByReduceOnly';
       order.updatedTime = now;
+      this.changed(order);
     }
+  }
+
+  /** An order's state changed: pushed on the private stream's `order` topic as it is now. */
+  private changed(o: BybitOrder): void {
+    this.stream.order({ ...(this.orderAnswer(o) as Record<string, unknown>), closedPnl: '0', feeCurrency: '' });
   }
 
   private orderAnswer(o: BybitOrder): unknown {

@@ -27,7 +27,8 @@ export interface PrivateStreamHandlers {
  * classes, shipped in the same `ccxt` package): a loop that hands each batch of updates on and
  * reconnects after an error, waiting RECONNECT_FIRST_MS doubled at each failure in a row up to
  * RECONNECT_MAX_MS. CCXT keeps the stream's credential alive (Binance: a PUT of the listenKey
- * every 20 minutes); after an error the credential is asked again, so an expired one is replaced.
+ * every 20 minutes; Bybit signs an auth on each connection); after an error the credential is
+ * asked again, so an expired one is replaced.
  * Nothing it does can stop the agent: errors are told through `failed` and retried.
  */
 export class CcxtPrivateStream {
@@ -43,15 +44,14 @@ export class CcxtPrivateStream {
     private readonly params: Record<string, unknown>,
     private readonly handlers: PrivateStreamHandlers,
   ) {
+    // Bybit's stream carries the account's orders only once the connection is authenticated and
+    // subscribed: it counts as open at the subscription's acknowledgement, not at the socket's.
+    const subscribes = exchange.id === 'bybit';
     // CCXT's hook for a websocket that opened (read when it makes a connection, so set before any).
     const opened = exchange.onConnected.bind(exchange);
     exchange.onConnected = ((client: unknown, message?: unknown) => {
       opened(client as never, message as never);
-      if (this.stopped) return;
-      this.connections += 1;
-      this.state = 'connected';
-      this.lastError = null;
-      this.handlers.opened();
+      if (!subscribes) this.open();
     }) as Exchange['onConnected'];
     // Binance says `listenKeyExpired` and then sends nothing more on that connection, which stays
     // open; CCXT ignores the event. Closing the connections makes the loop ask for a key again.
@@ -62,7 +62,18 @@ export class CcxtPrivateStream {
         return;
       }
       handle(client as never, message as never);
+      const ack = message as { op?: unknown; success?: unknown } | null;
+      if (subscribes && ack?.op === 'subscribe' && ack.success === true) this.open();
     }) as Exchange['handleMessage'];
+  }
+
+  /** A connection is open and carries the account's orders. */
+  private open(): void {
+    if (this.stopped) return;
+    this.connections += 1;
+    this.state = 'connected';
+    this.lastError = null;
+    this.handlers.opened();
   }
 
   start(): void {

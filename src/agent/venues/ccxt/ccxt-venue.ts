@@ -161,14 +161,15 @@ export class CcxtVenue implements Venue {
     const Pro = (ccxt.pro as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[
       options.exchange
     ];
-    // Only where a stream was tested (Binance's USDⓈ-M user data stream): on Binance spot a refused
-    // connection left a rejection nobody awaited inside CCXT, which ended the process.
+    // Only where a stream was tested (Binance USDⓈ-M's user data stream, Bybit v5's private
+    // stream, on contracts): on Binance spot a refused connection left a rejection nobody awaited
+    // inside CCXT, which ended the process.
     const streams =
       options.credentials !== null &&
       options.transport === null &&
       typeof Pro === 'function' &&
       options.market === 'swap' &&
-      (options.exchange === 'binanceusdm' || options.exchange === 'binance');
+      (options.exchange === 'binanceusdm' || options.exchange === 'binance' || options.exchange === 'bybit');
     const Class = streams ? Pro! : Rest;
     if (typeof Class !== 'function' || !ccxt.exchanges.includes(options.exchange)) {
       throw new RangeError(
