@@ -96,7 +96,7 @@ export async function executeSignal(
     const risk = error instanceof RiskLimitError ? riskRefusal(error.violation) : {};
     if (run.done === 0) {
       return {
-        book,
+        book: run.untouchedBook(),
         outcome: {
           status: 'rejected',
           message: refused,
@@ -392,6 +392,22 @@ class Carrying {
     );
   }
 
+  /**
+   * The venue cancelled the position's stop and targets, then refused its close: the book holds
+   * none for it any more (its revision kept, so new ones get client ids of their own), and the
+   * protection pass places them again.
+   */
+  private protectionGone(ticket: number): void {
+    const key = String(ticket);
+    const held = this.protection[key];
+    if (held) this.protection[key] = { revision: held.revision, orders: [] };
+  }
+
+  /** The book before the signal, its protection as the steps left it (a refused close may have cancelled some). */
+  untouchedBook(): VenueBook {
+    return { ...this.before, protection: this.protection };
+  }
+
   /** The book before the signal with the steps that were carried out applied. */
   partialBook(): VenueBook {
     const after = this.state;
@@ -429,12 +445,17 @@ class Carrying {
         const position = this.before.state.positions.find((p) => p.ticket === event.position)!;
         this.current = `closing ${event.volume} of position ${event.position} (${position.side} ${position.symbol})`;
         this.closes += 1;
-        const order = await venue.close(
-          venuePosition(this.before, position),
-          event.volume,
-          clientOrderId(this.signalId, `c${this.closes}`),
-          this.again,
-        );
+        const order = await venue
+          .close(
+            venuePosition(this.before, position),
+            event.volume,
+            clientOrderId(this.signalId, `c${this.closes}`),
+            this.again,
+          )
+          .catch((error: unknown) => {
+            if (error instanceof VenueRefusedError && error.protectionCancelled) this.protectionGone(position.ticket);
+            throw error;
+          });
         this.orders.push(order);
         if (order.uncertain !== undefined) {
           // The venue holds the position no more, and cannot say whether this close emptied it:

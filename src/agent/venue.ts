@@ -286,6 +286,16 @@ export type VenueReport =
 /** The venue refused a request; `message` is its reason, as it gave it. */
 export class VenueRefusedError extends Error {
   override readonly name = 'VenueRefusedError';
+  /**
+   * The venue cancelled the position's stop and targets before it refused the close (a spot
+   * close first frees the coins they lock): the position is no longer protected there.
+   */
+  readonly protectionCancelled: boolean;
+
+  constructor(message: string, options?: ErrorOptions & { protectionCancelled?: boolean }) {
+    super(message, options);
+    this.protectionCancelled = options?.protectionCancelled === true;
+  }
 }
 
 /** The venue could not be reached (network, maintenance, rate limit): retry later. */

@@ -73,6 +73,34 @@ describe('a real agent process on the Binance spot test exchange taking its fee 
     ]);
   });
 
+  it('a close the exchange refuses after the stop was cancelled to free the coins: the stop is placed again', async () => {
+    const source = await bed.start('refused-close', { args: SPOT });
+    const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000');
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    const first = held().openOrders[0]!;
+    expect(first).toMatchObject({ type: 'STOP_LOSS', side: 'SELL', origQty: 0.01 });
+    const refusal = encodeURIComponent('Account has insufficient balance for requested action.');
+    await bed.control('fail', `method=POST&path=/api/v3/order&code=-2010&msg=${refusal}&count=1`);
+    const exit = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,closebuy');
+    const refused = await bed.outcome(exit);
+    expect(refused.status).toBe('rejected');
+    expect(refused.message).toContain('insufficient balance');
+    expect(refused.message).toContain('were cancelled first to free the coins: they are placed again');
+    // Not left unprotected: the next pass finds the position without a stop and places one.
+    await waitUntil(
+      () => held().openOrders.some((o) => o.type === 'STOP_LOSS' && o.orderId !== first.orderId),
+      'the stop placed again',
+      8000,
+    );
+    expect(held().openOrders).toEqual([expect.objectContaining({ type: 'STOP_LOSS', side: 'SELL', origQty: 0.01 })]);
+    expect(await positionsOf(source.published)).toEqual([0.01]);
+    // The close sent again sells it all.
+    const again = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,closebuy');
+    expect((await bed.outcome(again)).status).toBe('executed');
+    expect(held().openOrders).toEqual([]);
+    expect(held().balances.BTC).toEqual({ free: 0, locked: 0 });
+  });
+
   it('a buy of 0.0123 BTC: the target sells the 0.01228 kept and the 0.0000077 BTC of dust stays in the account', async () => {
     const source = await bed.start('fee-dust', { args: SPOT });
     await bed.control('fees', 'rate=0.001');

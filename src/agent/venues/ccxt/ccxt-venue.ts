@@ -677,6 +677,11 @@ export class CcxtVenue implements Venue {
     return placed;
   }
 
+  /** What a refused spot close says of the stop and targets it cancelled first. */
+  private freedNote(freed: readonly VenueOrderRef[]): string {
+    return `its stop and targets (orders ${freed.map((o) => o.id).join(', ')}) were cancelled first to free the coins: they are placed again`;
+  }
+
   async close(position: VenuePosition, volume: number, clientId: string, mayExist = false): Promise<VenueOrder> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const params = { ...this.closing(), clientOrderId: clientId };
@@ -693,13 +698,18 @@ export class CcxtVenue implements Venue {
       { ended: 'report' },
     ).catch((error: unknown) => {
       if (!(error instanceof VenueRefusedError) || freed.length === 0) throw error;
-      throw new VenueRefusedError(
-        `${error.message}; its stop and targets (orders ${freed.map((o) => o.id).join(', ')}) were cancelled first to free the coins, so the position is NOT protected: send the close again, or place a stop at the exchange`,
-        { cause: error.cause },
-      );
+      throw new VenueRefusedError(`${error.message}; ${this.freedNote(freed)}`, {
+        cause: error.cause,
+        protectionCancelled: true,
+      });
     });
+    const ended = await this.settled(order, position.symbol);
+    if (freed.length > 0 && ended.filled === 0 && ended.status !== 'open')
+      throw new VenueRefusedError(`the close ended ${ended.status} with nothing sold; ${this.freedNote(freed)}`, {
+        protectionCancelled: true,
+      });
     const reported = await this.withFills(
-      this.report(await this.settled(order, position.symbol), 'market', {
+      this.report(ended, 'market', {
         symbol: position.symbol,
         side,
         volume,
