@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,9 @@ import {
   type VenueBenchStore,
 } from './venue-bench.js';
 
-const IDLE_SIGNALS = Number(process.env.BENCH_A2O_IDLE ?? 40);
+const IDLE_SIGNALS = Number(process.env.BENCH_A2O_IDLE ?? 100);
+/** How long an idle path waits, after flushing the disks, before its first signal. */
+const SETTLE_MS = 3000;
 const WARM_UP = 5;
 const BURST_SIGNALS = Number(process.env.BENCH_A2O_BURST ?? 1000);
 const BURST_AGENTS = Number(process.env.BENCH_A2O_AGENTS ?? 50);
@@ -53,7 +56,10 @@ export interface AlertToOrderRow {
  *   paper agents (a paper agent is a process that costs no venue: fifty CCXT agents would each
  *   poll the one test exchange in this process, which would measure the exchange); the order's
  *   time is the agent's `sentAt` from its acknowledgement.
- * Idle: IDLE_SIGNALS market (FIX: limit) entries one at a time after WARM_UP.
+ * Idle: IDLE_SIGNALS market (FIX: limit) entries one at a time after WARM_UP, on a settled
+ *   machine: the disks flushed (`sync`) and SETTLE_MS waited first, so the writes a burst before
+ *   it left behind (agent journals, a store's files, removed directories) do not stall its
+ *   commits; 100 of them, so p99 is not the single slowest.
  */
 export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   const rows: AlertToOrderRow[] = [];
@@ -61,8 +67,10 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   try {
     for (const store of STORES) {
       const url = postgres?.url ?? null;
-      if (PATHS.includes('ccxt')) rows.push(await withServer(store, url, (server) => ccxtIdle(store, server)));
-      if (PATHS.includes('fix')) rows.push(await withServer(store, url, (server) => fixIdle(store, server)));
+      if (PATHS.includes('ccxt'))
+        rows.push(await withServer(store, url, async (server) => ccxtIdle(store, await settled(server))));
+      if (PATHS.includes('fix'))
+        rows.push(await withServer(store, url, async (server) => fixIdle(store, await settled(server))));
       if (PATHS.includes('burst')) rows.push(await withServer(store, url, (server) => paperBurst(store, server)));
     }
   } finally {
@@ -128,6 +136,13 @@ async function ccxtIdle(store: VenueBenchStore, server: BenchServer): Promise<Al
     await fleet.stopAll();
     await exchange.stop();
   }
+}
+
+/** The disks flushed and SETTLE_MS waited: what an idle path starts from. */
+async function settled<T>(value: T): Promise<T> {
+  execFileSync('sync');
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  return value;
 }
 
 /** A TCP relay to the executor that stamps each NewOrderSingle the agent sends as it passes. */
