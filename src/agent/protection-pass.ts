@@ -69,6 +69,11 @@ export async function protectPositions(host: ProtectionPassHost, now: number): P
       await host.save();
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
+      if (error.protectionCancelled) {
+        // The orders replaced were cancelled before the refusal: the book names none any more.
+        const latest = host.book();
+        host.setBook({ ...latest, protection: { ...latest.protection, [key]: { revision, orders: [] } } });
+      }
       const reason = `${venue.name} refused the stop or targets of position ${ticket}: ${error.message}`;
       const verdict = watch.refused(ticket, reason, now);
       if (verdict.do === 'nothing')

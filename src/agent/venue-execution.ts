@@ -187,6 +187,13 @@ export async function carryOutTick(
       placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
+      if (error.protectionCancelled) {
+        // The venue cancelled the orders replaced before it refused: none stands, the protection pass places them again.
+        next.protection[key] = { revision, orders: [] };
+        unprotected.push({ position: ticket, symbol: position.symbol, reason: `${venue.name}: ${error.message}` });
+        warnings.push(`${venue.name} refused the stop or targets of position ${ticket}: ${error.message}`);
+        return;
+      }
       if (!moving || next.protection[key]?.moving === undefined) {
         // A new position's stop refused: it stands unprotected, and the agent's protection pass tries again.
         unprotected.push({
@@ -286,7 +293,9 @@ export async function finishMoves(
       next.protection[key] = { revision: entry.moving, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
-      refused.push(refusedMove(venue, position, error));
+      // The orders replaced were cancelled before the refusal: the protection pass places them again.
+      if (error.protectionCancelled) next.protection[key] = { revision: entry.moving, orders: [] };
+      else refused.push(refusedMove(venue, position, error));
     }
   }
   return { book: next, orders, refused };
@@ -650,6 +659,7 @@ class Carrying {
       this.protection[key] = { revision, orders: placed.map(orderRef) };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
+      if (error.protectionCancelled) this.protection[key] = { revision, orders: [] };
       const reason = `${this.venue.name} refused its stop or targets: ${error.message}`;
       this.notes.push(`position ${position.ticket} is NOT protected: ${reason}`);
       this.unprotected.push({ position: position.ticket, symbol: position.symbol, reason });

@@ -56,6 +56,8 @@ export async function applyReports(
       };
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
+      // The orders replaced were cancelled before the refusal: none stands, the protection pass places them again.
+      if (error.protectionCancelled) next.protection[key] = { revision, orders: [] };
       warnings.push(
         `${venue.name} refused to protect position ${position.ticket}; it is NOT protected: ${error.message}`,
       );

@@ -621,6 +621,23 @@ export class CcxtVenue implements Venue {
   }
 
   async protect(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
+    // On spot the orders replaced lock the coins the new ones sell (Binance refuses a second sell
+    // of them): they are cancelled first, and a refusal of the new ones says so.
+    const spot = this.options.market === 'spot';
+    if (spot) for (const old of protection.replaces) await this.cancel(old);
+    try {
+      return await this.placeProtection(position, protection);
+    } catch (error) {
+      if (!spot || protection.replaces.length === 0 || !(error instanceof VenueRefusedError)) throw error;
+      throw new VenueRefusedError(`${error.message}; ${this.freedNote(protection.replaces)}`, {
+        cause: error.cause,
+        protectionCancelled: true,
+      });
+    }
+  }
+
+  /** Places the stop and targets; elsewhere than on spot, cancels those they replace once they stand. */
+  private async placeProtection(position: VenuePosition, protection: Protection): Promise<VenueOrder[]> {
     const side: Side = position.side === 'buy' ? 'sell' : 'buy';
     const placed: VenueOrder[] = [];
     if (protection.stop !== null) {
@@ -673,7 +690,7 @@ export class CcxtVenue implements Venue {
     }
     for (const order of placed) this.follow(order);
     // The new orders stand: only now are the ones they replace cancelled.
-    for (const old of protection.replaces) await this.cancel(old);
+    if (this.options.market !== 'spot') for (const old of protection.replaces) await this.cancel(old);
     return placed;
   }
 
