@@ -3,6 +3,7 @@ import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { BybitRequest } from '../fakes/bybit-v5-exchange.js';
 import { BYBIT, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
+import { betweenPasses, streamConnected } from '../support/private-stream-waits.js';
 
 /**
  * The exchange's private stream on Bybit: a real `signalgate agent --venue ccxt --exchange bybit`
@@ -14,35 +15,14 @@ import { BYBIT, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
 describe('the exchange private stream on the Bybit v5 test exchange', () => {
   const bed = useCcxtAgentBed(BYBIT);
   const held = () => bed.exchange.state();
-  const connected = (published: () => Promise<any>, connections: number) =>
-    waitUntil(
-      async () => {
-        const stream = (await published())?.privateStream;
-        return stream?.state === 'connected' && stream.connections === connections;
-      },
-      `the private stream connected (${connections})`,
-      20_000,
+  const connected = streamConnected;
+  /** A look-up of the order by its id (GET /v5/order/realtime): the next is a management pass away. */
+  const betweenLookUps = (orderId: string) =>
+    betweenPasses(
+      (hook) => bed.exchange.onAnswered(hook),
+      (request) =>
+        request.method === 'GET' && request.path === '/v5/order/realtime' && request.params.orderId === orderId,
     );
-  /**
-   * Resolves between two management passes: 300 ms after a pass's look-up of the order (GET
-   * /v5/order/realtime by `orderId`) answered 1.5 s or more after the one before it. The agents
-   * here reconcile only at start and at a (re)connection, so a pass every 2 s from then on looks
-   * the order up once, at its start (see ccxt-private-stream.test.ts).
-   */
-  const betweenPasses = (orderId: string) =>
-    new Promise<void>((resolve) => {
-      let last = 0;
-      bed.exchange.onAnswered((request) => {
-        if (request.method !== 'GET' || request.path !== '/v5/order/realtime') return;
-        if (request.params.orderId !== orderId) return;
-        const now = Date.now();
-        if (last > 0 && now - last >= 1500) {
-          bed.exchange.onAnswered(null);
-          setTimeout(resolve, 300);
-        }
-        last = now;
-      });
-    });
   const cancelsOf = (orderId: string, from: number) =>
     bed.exchange
       .requests('POST', '/v5/order/cancel')
@@ -61,7 +41,7 @@ describe('the exchange private stream on the Bybit v5 test exchange', () => {
     const stop = held().openOrders.find((o) => o.orderLinkId === `${clientOrderId(entry, 'p1r0')}s`)!.orderId;
 
     // The next look-up of the target is a management pass (about 1.7 s) away.
-    await betweenPasses(target);
+    await betweenLookUps(target);
     bed.exchange.setPrice('BTCUSDT', 51000);
     const spikeAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -115,7 +95,7 @@ describe('the exchange private stream on the Bybit v5 test exchange', () => {
     const target = held().openOrders.find((o) => o.orderLinkId === `${clientOrderId(entry, 'p1r0')}t1`)!.orderId;
 
     // The next look-up of the stop is a management pass (about 1.7 s) away.
-    await betweenPasses(stop);
+    await betweenLookUps(stop);
     bed.exchange.setPrice('BTCUSDT', 48990);
     const dipAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -152,7 +132,7 @@ describe('the exchange private stream on the Bybit v5 test exchange', () => {
     await connected(source.published, 1);
     const pending = held().openOrders.find((o) => o.orderLinkId === clientOrderId(entry, 'o'))!.orderId;
 
-    await betweenPasses(pending);
+    await betweenLookUps(pending);
     bed.exchange.setPrice('BTCUSDT', 49900);
     const filledAt = Date.now();
     await waitUntil(

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { FakeAlgoOrder, FakeOrder, FakeRequest } from '../fakes/binance-usdm-exchange.js';
 import { BINANCE_USDM, useCcxtAgentBed } from '../support/ccxt-agent-bed.js';
+import { betweenPasses, streamConnected } from '../support/private-stream-waits.js';
 
 /**
  * The exchange's private stream: a real `signalgate agent --venue ccxt --exchange binanceusdm`
@@ -19,36 +20,13 @@ interface ExchangeState {
 describe('the exchange private stream on the Binance USDⓈ-M test exchange', () => {
   const bed = useCcxtAgentBed(BINANCE_USDM);
   const held = () => bed.exchange.state() as unknown as ExchangeState;
-  const connected = (published: () => Promise<any>, connections: number) =>
-    waitUntil(
-      async () => {
-        const stream = (await published())?.privateStream;
-        return stream?.state === 'connected' && stream.connections === connections;
-      },
-      `the private stream connected (${connections})`,
-      20_000,
+  const connected = streamConnected;
+  /** A look-up of the order by `key` = `id` (GET `path`): the next is a management pass away. */
+  const betweenLookUps = (path: string, key: string, id: number) =>
+    betweenPasses(
+      (hook) => bed.exchange.onMoment(hook && ((request, moment) => void (moment === 'answered' && hook(request)))),
+      (request) => request.method === 'GET' && request.path === path && request.params[key] === String(id),
     );
-  /**
-   * Resolves between two management passes: 300 ms after a pass's look-up of the order (GET
-   * `path` with `key` = `id`) answered 1.5 s or more after the one before it. The first look-up
-   * seen may be a pass the stream's connection called in at any moment, or one that also
-   * reconciles and looks up again at once; the agents here reconcile only at start and at a
-   * (re)connection, so a pass every 2 s from then on looks the order up once, at its start.
-   */
-  const betweenPasses = (path: string, key: string, id: number) =>
-    new Promise<void>((resolve) => {
-      let last = 0;
-      bed.exchange.onMoment((request, moment) => {
-        if (moment !== 'answered' || request.method !== 'GET' || request.path !== path) return;
-        if (request.params[key] !== String(id)) return;
-        const now = Date.now();
-        if (last > 0 && now - last >= 1500) {
-          bed.exchange.onMoment(null);
-          setTimeout(resolve, 300);
-        }
-        last = now;
-      });
-    });
   const lookUpsOf = (orderId: number, from: number, to: number) =>
     bed.exchange
       .requests('GET', '/fapi/v1/order')
@@ -66,7 +44,7 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     const target = held().openOrders[0]!.orderId;
 
     // The next look-up of the target is a management pass (about 1.7 s) away.
-    await betweenPasses('/fapi/v1/order', 'orderId', target);
+    await betweenLookUps('/fapi/v1/order', 'orderId', target);
     bed.exchange.setPrice('BTCUSDT', 51000);
     const spikeAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -117,7 +95,7 @@ describe('the exchange private stream on the Binance USDⓈ-M test exchange', ()
     const stop = held().openAlgoOrders[0]!.algoId;
 
     // The next look-up of the stop is a management pass (about 1.7 s) away.
-    await betweenPasses('/fapi/v1/algoOrder', 'algoId', stop);
+    await betweenLookUps('/fapi/v1/algoOrder', 'algoId', stop);
     bed.exchange.setPrice('BTCUSDT', 48990);
     const dipAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
