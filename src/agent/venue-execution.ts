@@ -187,15 +187,10 @@ export async function carryOutTick(
       placed = await venue.protect(venuePosition(next, position), protectionOf(next, position, revision));
     } catch (error) {
       if (!(error instanceof VenueRefusedError)) throw error;
-      if (error.protectionCancelled) {
-        // The venue cancelled the orders replaced before it refused: none stands, the protection pass places them again.
-        next.protection[key] = { revision, orders: [] };
-        unprotected.push({ position: ticket, symbol: position.symbol, reason: `${venue.name}: ${error.message}` });
-        warnings.push(`${venue.name} refused the stop or targets of position ${ticket}: ${error.message}`);
-        return;
-      }
+      // The venue cancelled the orders replaced before it refused: none stands, as for a new position's.
+      if (error.protectionCancelled) next.protection[key] = { revision, orders: [] };
       if (!moving || next.protection[key]?.moving === undefined) {
-        // A new position's stop refused: it stands unprotected, and the agent's protection pass tries again.
+        // A stop refused with none standing: the position is unprotected, and the agent's protection pass tries again.
         unprotected.push({
           position: ticket,
           symbol: position.symbol,
