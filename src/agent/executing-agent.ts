@@ -350,6 +350,7 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
     if (risk.observe(funds.equity, now) || seen) await risk.save();
     return {
       check: (entry) => {
+        const at = Date.now();
         const violation = checkEntry(
           rules,
           {
@@ -359,10 +360,10 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
             lots: entry.lots,
             notional: entry.notional,
           },
-          risk.facts(this.venue.netsPositions, [...entry.held, ...beside], funds.equity, funds.balance),
-          Date.now(),
+          risk.facts(this.venue.netsPositions, [...entry.held, ...beside], funds.equity, funds.balance, at),
+          at,
         );
-        if (violation === null) risk.sendingEntry(signal.id, Date.now());
+        if (violation === null) risk.sendingEntry(signal.id, at);
         return violation;
       },
     };

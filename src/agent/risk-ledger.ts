@@ -221,13 +221,7 @@ export class RiskLedger {
   }
 
   /** The facts the check reads, with the positions and funds the caller has from the venue. */
-  facts(
-    nets: boolean,
-    positions: readonly HeldPosition[],
-    equity: number,
-    balance: number,
-    now = Date.now(),
-  ): AccountFacts {
+  facts(nets: boolean, positions: readonly HeldPosition[], equity: number, balance: number, now: number): AccountFacts {
     const today = now - TODAY_AT_MOST_MS;
     const entries: { at: number; count: number }[] = [];
     for (let i = this.data.entryMinutes.length - 1; i >= 0; i -= 1) {
