@@ -37,6 +37,21 @@ async function read(query: string): Promise<{ res: Response; bytes: Buffer }> {
   return { res, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
+/**
+ * The agents' ids in the list's order: newest first, by creation time and then by id. Agents made
+ * one after another can share a millisecond, so their order of creation does not settle it.
+ */
+async function newestFirst(ids: string[]): Promise<string[]> {
+  const created = new Map<string, string>();
+  for (const id of ids) {
+    const shown = await server.admin('GET', `/api/admin/agents/${id}`);
+    expect(shown.status).toBe(200);
+    created.set(id, (shown.body as { createdAt: string }).createdAt);
+  }
+  const key = (id: string) => `${created.get(id)!} ${id}`;
+  return [...ids].sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0));
+}
+
 /** `JSON.stringify` of the page as the agents' own views show them (each read by id, its state parsed). */
 async function expectedPage(ids: string[], next: string | null): Promise<string> {
   const agents = [];
@@ -74,7 +89,7 @@ describe('a page of the agents', () => {
       '{"balance":1.50,"equity":1E3,"big":12345678901234567890,"tiny":1e-7,"huge":1e21,"negativeZero":-0,"list":[0.1,2.50e2]}',
     );
 
-    const ids = [...agents].reverse().map((a) => a.id);
+    const ids = await newestFirst(agents.map((a) => a.id));
     for (const [query, pageIds, next] of [
       [`accountId=${accountId}`, ids, null],
       [`accountId=${accountId}&limit=2`, ids.slice(0, 2), ids[1]!],
@@ -128,7 +143,7 @@ describe('a page of the agents', () => {
         JSON.stringify({ balance: 10_000 + k, equity: 10_000.25 + k, currency: 'USD', positions, orders: [] }),
       );
     }
-    const ids = [...agents].reverse().map((a) => a.id);
+    const ids = await newestFirst(agents.map((a) => a.id));
     for (const [query, pageIds, next, over] of [
       [`accountId=${accountId}&limit=500`, ids, null, true],
       [`accountId=${accountId}&limit=500&before=${ids[1]}`, ids.slice(2), null, true],
