@@ -28,6 +28,8 @@ const SETTLE_MS = 3000;
 const WARM_UP = 5;
 const BURST_SIGNALS = Number(process.env.BENCH_A2O_BURST ?? 1000);
 const BURST_AGENTS = Number(process.env.BENCH_A2O_AGENTS ?? 50);
+/** Bursts of the same shape served before the measured one; 0 measures processes that served one signal each. */
+const BURST_WARMUPS = Number(process.env.BENCH_A2O_WARMUP ?? 1);
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
 const FIX_COMP_ID = 'BENCHAGENT';
 const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as VenueBenchStore[];
@@ -43,6 +45,8 @@ export interface AlertToOrderRow {
   max: number;
   /** The agent's process CPU per measured signal (ms), where measured. */
   agentCpu?: number;
+  /** The burst's CPU per signal (ms): the server's, its agents' together, this process's. */
+  burstCpu?: { server: number; agents: number; bench: number };
 }
 
 /**
@@ -55,7 +59,10 @@ export interface AlertToOrderRow {
  * - Burst: BURST_SIGNALS market entries scheduled evenly over one second across BURST_AGENTS
  *   paper agents (a paper agent is a process that costs no venue: fifty CCXT agents would each
  *   poll the one test exchange in this process, which would measure the exchange); the order's
- *   time is the agent's `sentAt` from its acknowledgement.
+ *   time is the agent's `sentAt` from its acknowledgement. The measured burst follows
+ *   BURST_WARMUPS of the same shape, as `--burst` does: agents that ran for a while have met
+ *   bursts before, and a process's first twenty signals run much of its code before V8 compiles
+ *   it; `BENCH_A2O_WARMUP=0` gives the figure of processes that served one signal each.
  * Idle: IDLE_SIGNALS market (FIX: limit) entries one at a time after WARM_UP, on a settled
  *   machine: the disks flushed (`sync`) and SETTLE_MS waited first, so the writes a burst before
  *   it left behind (agent journals, a store's files, removed directories) do not stall its
@@ -78,17 +85,71 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   }
   process.stdout.write(
     `\nalert → order: the inbound POST's start to the order at the counterparty, real server and agent processes, node ${process.version}\n` +
-      `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents (order = the agent's sentAt)\n\n` +
-      `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal |\n|---|---|---|---|---|---|---|\n` +
+      `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents after ${BURST_WARMUPS} such burst(s) (BENCH_A2O_WARMUP; order = the agent's sentAt)\n\n` +
+      `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal | burst CPU per signal: server, agents, bench |\n|---|---|---|---|---|---|---|---|\n` +
       rows
         .map(
           (r) =>
-            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.agentCpu === undefined ? '' : `${r.agentCpu.toFixed(2)} ms`} |`,
+            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.agentCpu === undefined ? '' : `${r.agentCpu.toFixed(2)} ms`} | ${r.burstCpu === undefined ? '' : `${r.burstCpu.server.toFixed(2)}, ${r.burstCpu.agents.toFixed(2)}, ${r.burstCpu.bench.toFixed(2)} ms`} |`,
         )
         .join('\n') +
       `\nload average at the end: ${loadAverage()}\n`,
   );
   return rows;
+}
+
+/**
+ * One burst: BURST_SIGNALS market entries scheduled evenly over one second, the agents' in turn;
+ * resolves once every one settled. While it runs, only each agent's last signal is asked after,
+ * ten times a second: reading every signal as it settles put this process's reads and the
+ * server's answers into the burst measured.
+ */
+async function burst(server: BenchServer, agents: { authKey: string }[]): Promise<{ id: string; scheduled: number }[]> {
+  const posts: Promise<{ id: string; scheduled: number }>[] = [];
+  const start = now() + 50;
+  for (let i = 0; i < BURST_SIGNALS; i++) {
+    const scheduled = start + (1000 * i) / BURST_SIGNALS;
+    const agent = agents[i % agents.length]!;
+    posts.push(
+      new Promise((resolve, reject) =>
+        setTimeout(
+          () =>
+            postSignal(server.url, agent.authKey, 'EURUSD,buy,vol=0.01').then(
+              (p) => resolve({ id: p.id, scheduled }),
+              reject,
+            ),
+          Math.max(0, scheduled - now()),
+        ),
+      ),
+    );
+  }
+  const sent = await Promise.all(posts);
+  // An agent carries its signals out one after another (one symbol): its last settled, all are.
+  for (const { id } of sent.slice(-agents.length)) await settledSignal(server, id, 120_000, 100);
+  return sent;
+}
+
+/** Each signal's time from its schedule to its order (the agent's `sentAt`). */
+async function orderTimes(server: BenchServer, sent: { id: string; scheduled: number }[]): Promise<number[]> {
+  const times: number[] = [];
+  for (const { id, scheduled } of sent) {
+    const delivery = executed(await settledSignal(server, id, 120_000));
+    const sentAt = delivery.timings?.sentAt;
+    if (!sentAt) throw new Error(`signal ${id} was acknowledged without the time its order left`);
+    // Latency from the scheduled time: a POST the sender started late counts against the path.
+    times.push(Date.parse(sentAt) - scheduled);
+  }
+  return times;
+}
+
+/** CPU ms so far of the server, of the fleet's agents together and of this process. */
+function burstCpu(server: BenchServer, fleet: AgentFleet): { server: number; agents: number; bench: number } {
+  const own = process.cpuUsage();
+  return {
+    server: cpuMillis(server.pid),
+    agents: fleet.pids().reduce((sum, pid) => sum + cpuMillis(pid), 0),
+    bench: (own.user + own.system) / 1000,
+  };
 }
 
 async function withServer<T>(
@@ -250,34 +311,23 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
         ),
       ),
     );
-    const posts: Promise<{ id: string; scheduled: number }>[] = [];
-    const start = now() + 50;
-    for (let i = 0; i < BURST_SIGNALS; i++) {
-      const scheduled = start + (1000 * i) / BURST_SIGNALS;
-      const agent = agents[i % agents.length]!;
-      posts.push(
-        new Promise((resolve, reject) =>
-          setTimeout(
-            () =>
-              postSignal(server.url, agent.authKey, 'EURUSD,buy,vol=0.01').then(
-                (p) => resolve({ id: p.id, scheduled }),
-                reject,
-              ),
-            Math.max(0, scheduled - now()),
-          ),
-        ),
-      );
+    for (let round = 1; round <= BURST_WARMUPS; round++) {
+      await orderTimes(server, await burst(server, agents));
+      process.stdout.write(`alert-to-order ${store} burst: warm-up ${round} of ${BURST_WARMUPS} done\n`);
     }
-    const sent = await Promise.all(posts);
-    const times: number[] = [];
-    for (const { id, scheduled } of sent) {
-      const delivery = executed(await settledSignal(server, id, 120_000));
-      const sentAt = delivery.timings?.sentAt;
-      if (!sentAt) throw new Error(`signal ${id} was acknowledged without the time its order left`);
-      // Latency from the scheduled time: a POST the sender started late counts against the path.
-      times.push(Date.parse(sentAt) - scheduled);
-    }
-    return { store, path: `paper burst (${BURST_AGENTS} agents)`, signals: times.length, ...spread(times) };
+    const cpuBefore = burstCpu(server, fleet);
+    const settled = await burst(server, agents);
+    // Every signal settled: the work of each is in these figures, and none of reading their times.
+    const cpuAfter = burstCpu(server, fleet);
+    const times = await orderTimes(server, settled);
+    const per = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / times.length;
+    return {
+      store,
+      path: `paper burst (${BURST_AGENTS} agents)`,
+      signals: times.length,
+      ...spread(times),
+      burstCpu: { server: per('server'), agents: per('agents'), bench: per('bench') },
+    };
   } finally {
     await fleet.stopAll();
   }

@@ -117,6 +117,11 @@ export class AgentFleet {
     return agent;
   }
 
+  /** The agents' process ids. */
+  pids(): number[] {
+    return this.agents.map((agent) => agent.child.pid!);
+  }
+
   /** SIGTERM, and waits for the agent's own exit (a `--cpu-prof` profile is written only then). */
   async stopGracefully(agent: AgentProcess): Promise<void> {
     agent.child.kill('SIGTERM');
@@ -157,14 +162,19 @@ export function postSignal(url: string, authKey: string, text: string): Promise<
 }
 
 /** The signal once its delivery is settled (executed, rejected, failed or expired); fails after `timeoutMs`. */
-export async function settledSignal(server: BenchServer, id: string, timeoutMs = 30_000): Promise<SignalSeen> {
+export async function settledSignal(
+  server: BenchServer,
+  id: string,
+  timeoutMs = 30_000,
+  everyMs = 5,
+): Promise<SignalSeen> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const signal = JSON.parse(await server.adminGet(`/api/admin/signals/${id}`)) as SignalSeen;
     const status = signal.deliveries[0]?.status;
     if (status !== undefined && status !== 'queued' && status !== 'delivered') return signal;
     if (Date.now() > deadline) throw new Error(`signal ${id} had no outcome within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
