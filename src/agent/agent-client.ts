@@ -20,6 +20,13 @@ import { type LinkEnd, WebSocketLink } from './websocket-link.js';
 
 export type { AgentSignal, AckAnswer };
 
+/**
+ * Snapshots are sent at most once per this interval (the latest when it comes): an account
+ * taking a signal every few milliseconds would otherwise have the server store one per signal,
+ * for a dashboard no reader refreshes that often.
+ */
+export const STATE_SPACING_MS = 250;
+
 /** `auto`: WebSocket, falling back to long-poll when the WebSocket cannot be set up. */
 export type TransportChoice = 'auto' | 'websocket' | 'long-poll';
 
@@ -77,6 +84,8 @@ export class AgentClient {
   private latestState: object | (() => object) | null = null;
   private stateDirty = false;
   private stateChain: Promise<unknown> = Promise.resolve();
+  /** When the last snapshot was sent (performance.now()); -Infinity before the first. */
+  private stateSentAt = -Infinity;
   private failure: Error | null = null;
   /** The server refused our WebSocket: another connection holds the agent's session. */
   private standingBy = false;
@@ -192,7 +201,8 @@ export class AgentClient {
 
   /**
    * Publishes the account snapshot (balance, equity, currency, positions, orders). Latest
-   * wins: a snapshot that cannot be sent now is sent on the next connection. Resolves true
+   * wins: a snapshot that cannot be sent now is sent on the next connection, and one published
+   * within STATE_SPACING_MS of the last sent goes when that interval ends. Resolves true
    * when the server recorded this one. Given a function, the snapshot is made when it is sent:
    * of many published while one send is under way, only the last is ever made.
    */
@@ -363,7 +373,12 @@ export class AgentClient {
   }
 
   private flushState(): Promise<boolean> {
-    const sent = this.stateChain.then(() => this.sendLatestState());
+    const sent = this.stateChain.then(async () => {
+      // A snapshot made meanwhile replaces this one: whichever is latest goes when the interval ends.
+      const wait = this.stateSentAt + STATE_SPACING_MS - performance.now();
+      if (wait > 0 && this.stateDirty) await sleep(wait, this.stop.signal);
+      return this.sendLatestState();
+    });
     this.stateChain = sent;
     return sent;
   }
@@ -373,6 +388,7 @@ export class AgentClient {
     if (!this.stateDirty || this.latestState === null || this.stop.signal.aborted || this.standingBy) return false;
     const state = this.latestState;
     this.stateDirty = false;
+    this.stateSentAt = performance.now();
     try {
       const snapshot = typeof state === 'function' ? state() : state;
       const link = this.link;

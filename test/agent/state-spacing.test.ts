@@ -1,0 +1,57 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { STATE_SPACING_MS } from '../../src/agent/agent-client.js';
+import { accountWithAgents, postSignal, sourceFor } from '../delivery/support/delivery-setup.js';
+import { useAgentTestBed } from './support/agent-test-bed.js';
+
+/**
+ * A paper agent taking signals one after another publishes its account at most once per
+ * STATE_SPACING_MS, the latest when the interval ends: the server stores a snapshot a few times
+ * a second rather than one per signal, and the last one holds every signal's position.
+ */
+describe("an agent's published account under a stream of signals", () => {
+  const bed = useAgentTestBed();
+
+  it('is stored at most once per interval, and the last snapshot holds every position', async () => {
+    const { accountId, agents } = await accountWithAgents(bed.server, ['spacing']);
+    const { authKey } = await sourceFor(bed.server, accountId);
+    const dir = bed.stateDir();
+    const ticks = path.join(dir, 'ticks.csv');
+    writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10500,1.10520\n');
+    const agent = bed.startAgent(bed.server.url, agents[0]!.token, dir, ['--ticks', ticks]);
+    await agent.connected();
+    const stored = async () =>
+      (await bed.server.admin('GET', `/api/admin/agents/${agents[0]!.id}`)).body.state as {
+        updatedAt: string;
+        positions: unknown[];
+      } | null;
+
+    const SIGNALS = 30;
+    const posting = (async () => {
+      for (let i = 0; i < SIGNALS; i++) {
+        await postSignal(bed.server.url, authKey, 'EURUSD,buy,vol=0.01');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    // Every snapshot the server stores, as often as it can be read, until one holds every position.
+    const seen: { at: number; positions: number }[] = [];
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const state = await stored();
+      const at = state === null ? null : Date.parse(state.updatedAt);
+      if (state !== null && at !== seen.at(-1)?.at) seen.push({ at: at!, positions: state.positions.length });
+      if ((state?.positions.length ?? 0) === SIGNALS) break;
+      expect(Date.now(), JSON.stringify(seen)).toBeLessThan(deadline);
+    }
+    await posting;
+
+    const during = seen.filter((s) => s.positions > 0);
+    expect(during.length, JSON.stringify(seen)).toBeGreaterThan(1);
+    // Timers may fire a millisecond or two off the interval; one per signal would be ~20 ms apart.
+    for (let k = 1; k < during.length; k++) {
+      expect(during[k]!.at - during[k - 1]!.at, JSON.stringify(seen)).toBeGreaterThanOrEqual(STATE_SPACING_MS - 10);
+    }
+    expect(during.length, JSON.stringify(seen)).toBeLessThan(SIGNALS / 3);
+  });
+});
