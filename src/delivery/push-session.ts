@@ -195,7 +195,7 @@ export class PushSession {
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
     // As the HTTP bodies are: a field given twice would count as whichever came last.
-    const repeated = repeatedJsonKey(text, 'state');
+    const repeated = repeatedJsonKey(text, 'state', message);
     if (repeated !== null) {
       this.reply(
         ref,

@@ -44,7 +44,7 @@ export function useStrictJsonBodies(app: FastifyInstance, opts: { emptyIsNoBody?
     if (tooBig !== null) return done(new RefusedBody(tooBig), undefined);
     json(req, text, (error, parsed) => {
       if (error) return done(error, undefined);
-      const repeated = repeatedJsonKey(text);
+      const repeated = repeatedJsonKey(text, undefined, parsed);
       if (repeated === null) return done(null, parsed);
       done(Object.assign(new Error(repeatedKeyDetail(repeated)), { statusCode: 400 }), undefined);
     });
