@@ -262,7 +262,8 @@ export class PushSession {
         failure({
           code: ErrorCode.INVALID_FIELD,
           param: 'report',
-          detail: "'report' must be the ledger report, the body of POST /api/agent/fills: {fills: [...], funding: [...]}",
+          detail:
+            "'report' must be the ledger report, the body of POST /api/agent/fills: {fills: [...], funding: [...]}",
         }),
       );
     }
