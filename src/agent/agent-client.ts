@@ -13,7 +13,7 @@ import {
 } from './agent-errors.js';
 import { AgentHttp, type AgentIdentity } from './agent-http.js';
 import { type AgentLog, silentLog } from './agent-log.js';
-import { type AckAnswer, type AgentReply, isAgentConnected } from './agent-reply.js';
+import { type AckAnswer, type AgentReply, isAgentConnected, isUnknownType } from './agent-reply.js';
 import { Backoff, sleep } from './backoff.js';
 import { SignalInbox } from './signal-inbox.js';
 import { type LinkEnd, WebSocketLink } from './websocket-link.js';
@@ -89,6 +89,8 @@ export class AgentClient {
   private failure: Error | null = null;
   /** The server refused our WebSocket: another connection holds the agent's session. */
   private standingBy = false;
+  /** The link whose server refused the `fills` message (older than it): its reports go over HTTP. */
+  private fillsOverHttpOn: WebSocketLink | null = null;
   /** Said that the server cannot be reached, since it last answered (said once per outage). */
   private unreachableSaid = false;
 
@@ -213,14 +215,26 @@ export class AgentClient {
   }
 
   /**
-   * Sends a ledger report (over HTTP, whichever link carries signals). `recorded`: the server
-   * recorded it or knew its entries; `refused`: it never will (the report is malformed), so it is
-   * not sent again; `later`: the server was not reached or is too old to have the endpoint.
+   * Sends a ledger report: over the WebSocket while it is open, else over HTTP (also when the
+   * server is too old to take it over the WebSocket). `recorded`: the server recorded it or knew
+   * its entries; `refused`: it never will (the report is malformed), so it is not sent again;
+   * `later`: the server was not reached or is too old to have the endpoint.
    */
   async reportFills(report: LedgerReport): Promise<'recorded' | 'refused' | 'later'> {
     if (this.stop.signal.aborted) return 'later';
     try {
-      const reply = await this.http.reportFills(report, this.stop.signal);
+      const link = this.link;
+      let reply: AgentReply | null = null;
+      if (link?.open && this.fillsOverHttpOn !== link) {
+        reply = await link.request({ type: 'fills', report });
+        if (isUnknownType(reply)) {
+          // A server older than the message: HTTP for the rest of this connection, and this report now.
+          this.fillsOverHttpOn = link;
+          this.log.info({}, 'the server takes ledger reports over HTTP only (an older version); sending them so');
+          reply = null;
+        }
+      }
+      reply ??= await this.http.reportFills(report, this.stop.signal);
       if (reply.status === 200) return 'recorded';
       if (reply.status === 404) {
         this.log.warn({}, 'the server keeps no ledger (an older version): fills are kept and sent once it does');
@@ -298,6 +312,7 @@ export class AgentClient {
     if (this.stop.signal.aborted) link.close();
     const end = await link.ended;
     this.link = null;
+    this.fillsOverHttpOn = null;
     // Never came up (a proxy without WebSocket support, or the server is down): long-poll
     // may still get through; when it fails too, the next attempt is the WebSocket again.
     return { ...end, fallback: !end.opened && !end.unauthorized && !end.agentConnected };

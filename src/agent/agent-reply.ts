@@ -20,3 +20,12 @@ export type AckAnswer = { ok: true; delivery: Delivery } | { ok: false; status: 
 export function isAgentConnected(reply: AgentReply): boolean {
   return reply.status === 409 && (reply.body as { code?: unknown } | null)?.code === ErrorCode.AGENT_CONNECTED;
 }
+
+/**
+ * The server's 400 for a WebSocket message `type` it does not know (`param: 'type'`): a server
+ * older than the message, which still takes the same report over HTTP.
+ */
+export function isUnknownType(reply: AgentReply): boolean {
+  const problem = reply.body as { code?: unknown; param?: unknown } | null;
+  return reply.status === 400 && problem?.code === ErrorCode.INVALID_REQUEST && problem.param === 'type';
+}

@@ -40,8 +40,8 @@ export interface LinkEnd {
 }
 
 /**
- * One WebSocket connection to `/api/agent/ws`: receives pushed signals and sends acks and
- * state updates as requests matched to their `result` by `ref`.
+ * One WebSocket connection to `/api/agent/ws`: receives pushed signals and sends acks, state
+ * updates and ledger reports as requests matched to their `result` by `ref`.
  */
 export class WebSocketLink {
   private readonly ws: WebSocket;
@@ -107,7 +107,7 @@ export class WebSocketLink {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
-  /** Sends an ack or state message and resolves with the server's answer to it. */
+  /** Sends an ack, state or fills message and resolves with the server's answer to it. */
   request(message: AgentMessage): Promise<AgentReply> {
     if (!this.open) return Promise.reject(new TransientError('the WebSocket is not open'));
     const ref = this.nextRef++;

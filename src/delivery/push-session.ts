@@ -21,6 +21,7 @@ import {
   TOO_MANY_MESSAGES_REASON,
 } from '../protocol/push-protocol.js';
 import { saveAgentState } from './save-agent-state.js';
+import { recordFills } from './record-fills.js';
 import type { CoalescedWrites } from '../protocol/coalesced-writes.js';
 import { ErrorCode } from '../errors/catalog.js';
 import { STORE_UNAVAILABLE } from '../http-kit/server-problems.js';
@@ -48,7 +49,7 @@ export interface PushDependencies {
 
 /**
  * One agent's WebSocket connection: pushes its pending deliveries on connect and new ones as
- * they are committed, and answers its acks and state updates in the order they came. A signal
+ * they are committed, and answers its acks, state updates and ledger reports in the order they came. A signal
  * is pushed once per connection; if the connection drops before the ack, the next connection
  * (or poll) gets it again.
  */
@@ -195,7 +196,7 @@ export class PushSession {
     const { type, ref: rawRef, ...fields } = message as Record<string, unknown>;
     const ref = typeof rawRef === 'string' || typeof rawRef === 'number' ? rawRef : null;
     // As the HTTP bodies are: a field given twice would count as whichever came last.
-    const repeated = repeatedJsonKey(text, 'state', message);
+    const repeated = repeatedJsonKey(text, type === 'fills' ? 'report' : 'state', message);
     if (repeated !== null) {
       this.reply(
         ref,
@@ -230,15 +231,43 @@ export class PushSession {
         const answer = await saveAgentState(deps.store, agent.id, fields.state, now);
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
+      } else if (type === 'fills') {
+        this.reply(ref, await this.recordFills(message as Record<string, unknown>));
       } else {
         this.reply(
           ref,
-          failure({ code: ErrorCode.INVALID_REQUEST, param: 'type', detail: '\'type\' must be "ack" or "state"' }),
+          failure({
+            code: ErrorCode.INVALID_REQUEST,
+            param: 'type',
+            detail: '\'type\' must be "ack", "state" or "fills"',
+          }),
         );
       }
     } catch (err) {
       this.reply(ref, this.failureOf(err));
     }
+  }
+
+  /**
+   * A ledger report, checked and recorded as `POST /api/agent/fills` does. Not held to the
+   * session, as that endpoint is not: fills are facts of the venue (and this session is the
+   * agent's own anyway).
+   */
+  private recordFills(message: Record<string, unknown>): Promise<AgentAnswer> {
+    const unknown = unknownNames(Object.keys(message), ['type', 'ref', 'report'], 'field');
+    if (unknown.length > 0) return Promise.resolve(failure(...unknown));
+    const report = message.report;
+    if (report === null || typeof report !== 'object' || Array.isArray(report)) {
+      return Promise.resolve(
+        failure({
+          code: ErrorCode.INVALID_FIELD,
+          param: 'report',
+          detail:
+            "'report' must be the ledger report, the body of POST /api/agent/fills: {fills: [...], funding: [...]}",
+        }),
+      );
+    }
+    return recordFills(this.deps.store, this.agent, report, Date.now());
   }
 
   /** Never rejects: a failure becomes the answer. */

@@ -2,6 +2,7 @@ import { ErrorCode } from '../errors/catalog.js';
 import type { ProblemBody } from '../errors/problem-body.js';
 import type { AgentSignal } from './agent-signal.js';
 import type { AckTimings } from './delivery.js';
+import type { LedgerReport } from './ledger-report.js';
 
 /**
  * The WebSocket protocol at `GET /api/agent/ws` (token in `Authorization: Bearer`). Every
@@ -62,7 +63,7 @@ export interface ResultMessage {
   ref: string | number | null;
   /** The HTTP status the same request would get: 200 on success. */
   status: number;
-  /** The delivery (ack), `{savedAt}` (state) or a problem body (status ≥ 400). */
+  /** The delivery (ack), `{savedAt}` (state), `{recorded, known}` (fills) or a problem body (status ≥ 400). */
   body: unknown | ProblemBody;
 }
 
@@ -86,4 +87,17 @@ export interface StateMessage {
   state: Record<string, unknown>;
 }
 
-export type AgentMessage = AckMessage | StateMessage;
+/**
+ * Agent → server: report the venue's fills, funding payments and busts for the ledger, as
+ * `POST /api/agent/fills`. The report is that request's body, whole, in `report` (as `state`
+ * carries the snapshot), so it is checked and answered as the HTTP body is (`{recorded, known}`;
+ * a problem's `param` names the field inside the report). A server older than this message
+ * answers 400 with `param: 'type'`: send the report over HTTP instead.
+ */
+export interface FillsMessage {
+  type: 'fills';
+  ref?: string | number;
+  report: LedgerReport;
+}
+
+export type AgentMessage = AckMessage | StateMessage | FillsMessage;

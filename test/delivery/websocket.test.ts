@@ -14,11 +14,13 @@ describe('WebSocket push at /api/agent/ws', () => {
   let server: TestServer;
   let agent: TestAgent;
   let authKey: string;
+  let accountId: string;
 
   beforeAll(async () => {
     server = await startTestServer();
     const account = await accountWithAgents(server, ['mt5']);
     agent = account.agents[0]!;
+    accountId = account.accountId;
     authKey = (await sourceFor(server, account.accountId)).authKey;
   });
   afterAll(() => server.stop());
@@ -94,7 +96,10 @@ describe('WebSocket push at /api/agent/ws', () => {
       status: 422,
       body: { param: 'id' },
     });
-    expect(await socket.request({ type: 'subscribe' })).toMatchObject({ status: 400, body: { param: 'type' } });
+    expect(await socket.request({ type: 'subscribe' })).toMatchObject({
+      status: 400,
+      body: { param: 'type', detail: '\'type\' must be "ack", "state" or "fills"' },
+    });
     const from = socket.messages.length;
     socket.sendRaw('not json');
     expect(await socket.next((m) => m.type === 'result', from)).toMatchObject({ ref: null, status: 400 });
@@ -136,6 +141,67 @@ describe('WebSocket push at /api/agent/ws', () => {
     expect(await socket.request({ type: 'ack', id, status: 'executed' })).toMatchObject({ status: 200 });
     socket.close();
     await socket.closed;
+  });
+
+  it('takes ledger reports, answering as POST /api/agent/fills does, and refuses a malformed one naming its field', async () => {
+    const socket = await RawSocket.open(server.url, agent.token);
+    await socket.next((m) => m.type === 'hello');
+    const trades = async () =>
+      (await server.admin('GET', `/api/admin/ledger/trades?accountId=${accountId}`)).body.trades;
+    const fill = {
+      venueFillId: 'ws-1',
+      orderId: 'o-1',
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      lots: 0.5,
+      price: 100,
+      fee: 0.05,
+      feeCurrency: 'USDT',
+      at: '2026-12-01T10:00:00.000Z',
+      signalId: null,
+    };
+    try {
+      // Each refused whole, nothing recorded: the report missing, a field beside it, a bad entry,
+      // a field given twice inside the report.
+      expect(await socket.request({ type: 'fills', fills: [fill] })).toMatchObject({
+        status: 422,
+        body: {
+          code: 'INVALID_FIELD',
+          param: 'fills',
+          detail: "unknown field 'fills'; the fields are type, ref, report",
+        },
+      });
+      expect(await socket.request({ type: 'fills' })).toMatchObject({
+        status: 422,
+        body: { code: 'INVALID_FIELD', param: 'report', detail: expect.stringContaining('POST /api/agent/fills') },
+      });
+      expect(await socket.request({ type: 'fills', report: { fills: [{ ...fill, lots: 0 }] } })).toMatchObject({
+        status: 422,
+        body: { code: 'INVALID_FIELD', param: 'fills[0].lots', detail: "'fills[0].lots' must be above 0" },
+      });
+      const from = socket.messages.length;
+      socket.sendRaw('{"type":"fills","ref":"twice","report":{"fills":[],"fills":[]}}');
+      expect(await socket.next((m) => m.ref === 'twice', from)).toMatchObject({
+        status: 400,
+        body: { code: 'INVALID_REQUEST', param: 'report.fills' },
+      });
+      expect(await trades()).toEqual([]);
+
+      expect(await socket.request({ type: 'fills', report: { fills: [fill] } })).toMatchObject({
+        type: 'result',
+        status: 200,
+        body: { recorded: 1, known: 0 },
+      });
+      // Sent again (its answer lost, say): known, not doubled.
+      expect(await socket.request({ type: 'fills', report: { fills: [fill], funding: [] } })).toMatchObject({
+        status: 200,
+        body: { recorded: 0, known: 1 },
+      });
+      expect(await trades()).toMatchObject([{ symbol: 'BTCUSDT', side: 'long', lots: 0.5, entryPrice: 100 }]);
+    } finally {
+      socket.close();
+      await socket.closed;
+    }
   });
 
   it('answers messages in the order they came, so results without a ref can be matched', async () => {
