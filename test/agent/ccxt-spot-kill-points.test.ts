@@ -104,7 +104,10 @@ describe('a spot agent killed between cancelling the stop and the order that fol
     expect(held().openOrders).toEqual([]);
     expect(held().balances.BTC).toEqual({ free: 0, locked: 0 });
     expect(await deliveriesOf(bed.server, exit)).toHaveLength(1);
-    expect(source.agent.lines().filter((l) => l.level >= 50)).toEqual([]);
+    // Before the close was carried out again the restart found the stop gone and said so.
+    expect(source.agent.lines().filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([
+      expect.stringContaining('none of the stop and target orders of position'),
+    ]);
   });
 
   it('a breakeven move: killed after the old stop was cancelled, before the new one; started again, one stop at the entry price', async () => {
@@ -134,5 +137,35 @@ describe('a spot agent killed between cancelling the stop and the order that fol
     expect(held().balances.BTC).toEqual({ free: 0, locked: 0.01 });
     expect(held().orders.filter((o) => o.type === 'MARKET' && o.side === 'SELL')).toEqual([]);
     expect((await source.published()).positions).toMatchObject([{ symbol: 'BTC/USDT', volume: 0.01 }]);
+  });
+
+  it('killed with nothing in flight, its stop cancelled at the exchange meanwhile: the restart finds it gone, says so and places it again', async () => {
+    const { source, stop } = await openLong('spot-kill-stop-gone');
+    await source.agent.kill();
+    await bed.control('cancel', `orderId=${stop.orderId}`);
+    expect(held().balances.BTC).toEqual({ free: 0.01, locked: 0 });
+
+    await source.run();
+    await until(
+      source,
+      (state) => state?.positions?.[0]?.sl === 49000 && held().openOrders.length === 1,
+      'the stop placed again',
+    );
+    expect(held().openOrders).toEqual([
+      expect.objectContaining({ type: 'STOP_LOSS', side: 'SELL', stopPrice: 49000, origQty: 0.01 }),
+    ]);
+    expect(held().openOrders[0]!.orderId).not.toBe(stop.orderId);
+    expect(held().balances.BTC).toEqual({ free: 0, locked: 0.01 });
+    expect(
+      source.agent
+        .lines()
+        .filter((l) => l.level >= 50)
+        .map((l) => l.msg),
+    ).toEqual([expect.stringContaining('none of the stop and target orders of position')]);
+    // Found once: the next comparisons see the new stop standing.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(held().openOrders).toHaveLength(1);
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toHaveLength(1);
+    expect((await source.published()).positions[0].unprotected).toBeUndefined();
   });
 });
