@@ -105,9 +105,12 @@ describe('a spot agent killed between cancelling the stop and the order that fol
     expect(held().balances.BTC).toEqual({ free: 0, locked: 0 });
     expect(await deliveriesOf(bed.server, exit)).toHaveLength(1);
     // Before the close was carried out again the restart found the stop gone and said so.
-    expect(source.agent.lines().filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([
-      expect.stringContaining('none of the stop and target orders of position'),
-    ]);
+    expect(
+      source.agent
+        .lines()
+        .filter((l) => l.level >= 50)
+        .map((l) => l.msg),
+    ).toEqual([expect.stringContaining('none of the stop and target orders of position')]);
   });
 
   it('a breakeven move: killed after the old stop was cancelled, before the new one; started again, one stop at the entry price', async () => {
