@@ -74,6 +74,8 @@ export interface Reconciled {
  * of it (free and locked), those whose stop or target no longer stands first (an open sell order
  * locks its coins), then the newest; coins beyond them are the trader's, not managed ones.
  * The cut ones' stop and targets are cancelled, or placed again for the lots left.
+ * A position the venue still holds (on spot: a buy covered by the coins) none of whose stop and
+ * targets is open any more gets them placed again, said at error.
  *
  * Orders are compared by venue id and client id. A pending entry gone and not adopted leaves
  * the book. An open order the book does not know is not managed, except the stop or target of a
@@ -413,16 +415,20 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
   }
 
   // --- protection the venue no longer has, on positions it still holds ---
-  if (holdings.positions !== null) {
+  // On spot, the buys left after the cut above are the coins held, and the account's open orders
+  // list its stops (each locks the coins it sells): a stop missing there is gone.
+  const baseOf = holdings.positions === null ? holdings.coins?.baseOf : undefined;
+  if (holdings.positions !== null || baseOf !== undefined) {
     const open = new Set(holdings.orders.map((o) => o.id));
     for (const position of positions) {
+      if (baseOf !== undefined && (position.side !== 'buy' || baseOf[position.symbol] === undefined)) continue;
       const held = protection[String(position.ticket)];
       // Conditional orders some exchanges list apart, or not at all: a stop not listed there is not a stop gone.
       if (
         !held ||
         held.moving !== undefined ||
         held.orders.length === 0 ||
-        held.orders.some((o) => o.trigger) ||
+        (baseOf === undefined && held.orders.some((o) => o.trigger)) ||
         reprotect.has(position.ticket)
       )
         continue;

@@ -393,6 +393,28 @@ describe('reconcile on a spot market: the book covered by the coins held', () =>
     expect(done.findings).toEqual([]);
   });
 
+  it('a buy position whose stop is no longer open, its coins still held, is to be protected again and said at error (a spot stop is listed with the open orders, trigger or not)', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT')]);
+    book.protection['1'] = { revision: 1, orders: [{ id: 's1', symbol: 'BTC/USDT', trigger: true }] };
+    const done = reconcile(book, { positions: null, orders: [], coins: spot({ BTC: 0.1 }) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([1]);
+    expect(done.reprotect).toEqual([1]);
+    expect(done.cancel).toEqual([]);
+    expect(done.findings).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringContaining('none of the stop and target orders of position 1 is open'),
+      }),
+    ]);
+    // Standing, or being moved (the move finishes it), or a sell (no coins to compare): nothing to do.
+    const standing = [venueOrder('s1', null, 'sell', 0.1, 'stop_loss', 0, 'BTC/USDT')];
+    expect(reconcile(book, { positions: null, orders: standing, coins: spot({ BTC: 0.1 }) }).reprotect).toEqual([]);
+    const moving = { ...book, protection: { '1': { ...book.protection['1']!, moving: 2 } } };
+    expect(reconcile(moving, { positions: null, orders: [], coins: spot({ BTC: 0.1 }) }).findings).toEqual([]);
+    const sell = bookOf([position(1, 'sell', 0.1, 'BTC/USDT')]);
+    expect(reconcile(sell, { positions: null, orders: [], coins: spot({}) }).findings).toEqual([]);
+  });
+
   it("whatever the book and the coins: the book's buy lots of each coin are what it had, at most what is held; nothing held is not managed", () => {
     const lots = fc.integer({ min: 1, max: 50 }).map((n) => n / 100);
     fc.assert(

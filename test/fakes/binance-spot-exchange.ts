@@ -48,6 +48,7 @@ import { fmt, onGrid, round } from './step-grid.js';
  *
  * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fees,
  * fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
+ * Kill points: a test in the same process acts at the moments a request passes (`onMoment`).
  */
 
 export interface SpotSymbol {
@@ -89,6 +90,9 @@ export interface SpotRequest {
   params: Record<string, string>;
   at: number;
 }
+
+export type SpotMoment = 'arrived' | 'carried' | 'answered';
+export type SpotMomentHook = (request: SpotRequest, moment: SpotMoment) => 'drop' | 'withhold' | void;
 
 class BinanceError extends Error {
   constructor(
@@ -150,6 +154,9 @@ export class BinanceSpotExchange {
   private readonly failures: { method: string; path: string; code: number; msg: string; count: number }[] = [];
   /** The commission rate (0.001: 0.1 %), whether it is paid in BNB, and BNB's price in the quote coin. */
   private fees = { rate: 0, bnb: false, bnbPrice: 600 };
+  private moments: SpotMomentHook | null = null;
+  /** Requests a hook dropped on arrival: never carried out, as if they never left the agent. */
+  readonly dropped: SpotRequest[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -183,6 +190,17 @@ export class BinanceSpotExchange {
 
   requests(method: string, path: string): SpotRequest[] {
     return this.received.filter((r) => r.method === method && r.path === path);
+  }
+
+  /**
+   * `hook` is called, synchronously, when a request (not a control request) arrives, before it
+   * is carried out (`arrived`: answer `drop` and it is not carried out, its connection is
+   * destroyed); once it is carried out, before its answer (`carried`: `withhold` and no answer is
+   * ever sent); and once its answer is handed to the socket (`answered`). A test that owns the
+   * agent's process kills it in the hook, so the kill lands at that moment exactly. Null removes it.
+   */
+  onMoment(hook: SpotMomentHook | null): void {
+    this.moments = hook;
   }
 
   // ---- state changes (also reachable through the control endpoints) ----
@@ -237,28 +255,38 @@ export class BinanceSpotExchange {
     serveProxied(req, res, {
       control: (method, url) => this.control(method, url),
       notExchange: (message) => ({ code: -1000, msg: message }),
-      exchange: (url, body, send) => this.answer(req, url, body, send),
+      exchange: (url, body, send) => this.answer(req, res, url, body, send),
     });
   }
 
-  private answer(req: IncomingMessage, url: URL, body: string, send: Send): void {
+  private answer(req: IncomingMessage, res: ServerResponse, url: URL, body: string, send: Send): void {
     const query = url.search.slice(1);
     const params = Object.fromEntries(new URLSearchParams(query));
     if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
     const request: SpotRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
+    if (this.moments?.(request, 'arrived') === 'drop') {
+      this.dropped.push(request);
+      res.destroy();
+      return;
+    }
     this.received.push(request);
     const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
     if (failure) {
       failure.count -= 1;
       return send(400, { code: failure.code, msg: failure.msg });
     }
+    let status = 200;
+    let payload: unknown;
     try {
       this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
-      send(200, this.route(request));
+      payload = this.route(request);
     } catch (error) {
       if (!(error instanceof BinanceError)) throw error;
-      send(error.status, { code: error.code, msg: error.message });
+      status = error.status;
+      payload = { code: error.code, msg: error.message };
     }
+    if (this.moments?.(request, 'carried') === 'withhold') return;
+    send(status, payload, () => this.moments?.(request, 'answered'));
   }
 
   private authenticate(request: SpotRequest, apiKey: string | string[] | undefined, query: string, body: string): void {
