@@ -614,12 +614,14 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
     if (this.riskSave !== null || !this.risk) return;
     this.riskSave = setTimeout(() => {
       this.riskSave = null;
-      this.risk?.save().catch((err: Error) =>
-        this.options.log.error(
-          { err: err.message },
-          'could not write risk-days.json; the journal carries the entries it lacks, trying again at the next entry',
-        ),
-      );
+      this.risk
+        ?.save()
+        .catch((err: Error) =>
+          this.options.log.error(
+            { err: err.message },
+            'could not write risk-days.json; the journal carries the entries it lacks, trying again at the next entry',
+          ),
+        );
     }, RISK_SAVE_AFTER_MS);
   }
 
