@@ -13,7 +13,7 @@ import { ledgerFillsOf } from './ledger-fills.js';
 import { LedgerOutbox } from './ledger-outbox.js';
 import { AgentClosedError } from './agent-errors.js';
 import type { EntryGuard } from './entry-guard.js';
-import { RiskLedger } from './risk-ledger.js';
+import { RiskLedger, type CarriedEntries } from './risk-ledger.js';
 import { forgetSettled, type ExecutedSignal } from './executed-signal.js';
 import type { Venue, VenueFunds, VenueOrder } from './venue.js';
 import type { VenueBook } from './venue-book.js';
@@ -25,6 +25,8 @@ const LEDGER_RETRY_MS = 3000;
 const LEDGER_GATHER_MS = 200;
 /** How long a stop waits for the lanes' work before it saves the journal and ends. */
 const SHUTDOWN_GRACE_MS = 5000;
+/** risk-days.json is written this long after an entry, once for all the entries meanwhile (the journal carries them). */
+const RISK_SAVE_AFTER_MS = 1000;
 
 /**
  * One agent per token directory: two processes executing into the same book would each
@@ -84,8 +86,10 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
   protected readonly executed = new Map<string, ExecutedSignal>();
   protected agentId: string | null = null;
   protected journal!: Pick<AgentJournal<JournalRecord>, 'file' | 'save' | 'close'>;
-  /** The day's entries' count at each journal snapshot not yet written. */
-  private readonly riskMarks = new WeakMap<object, number>();
+  /** The day's entries' count at each journal snapshot not yet written, and the entries it carries. */
+  private readonly riskMarks = new WeakMap<object, { mark: number; carried: CarriedEntries | null }>();
+  /** The write of risk-days.json the entries counted since the last one wait for. */
+  private riskSave: NodeJS.Timeout | null = null;
   /** Fills for the server's ledger not yet confirmed recorded, kept in the journal. */
   protected ledger = new LedgerOutbox(undefined);
   private ledgerSending = false;
@@ -260,7 +264,7 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
   /**
    * The signal's outcome, in memory: executed, its fills in the ledger's outbox (priced against
    * `receipt`, the quote the agent held when it took the signal) and its entries in the day's
-   * (which the journal's write waits to see on disk first), logged.
+   * (which the journal's writes carry until risk-days.json holds them), logged.
    */
   protected record(
     signal: AgentSignal,
@@ -298,10 +302,12 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
       },
       'signal handled',
     );
-    // The day's entries before the outcome (the journal waits for them): a restart may count
-    // one twice, never miss one. A refusal sent nothing; a failure may have sent its entry
-    // before a later step failed: counted.
-    this.risk?.entered(signal.id, outcome.status === 'rejected' ? 0 : entriesOf(outcome.result), Date.now());
+    // The day's entries with the outcome (each journal write carries them until risk-days.json
+    // holds them): a restart may count one twice, never miss one. A refusal sent nothing; a
+    // failure may have sent its entry before a later step failed: counted.
+    const entries = outcome.status === 'rejected' ? 0 : entriesOf(outcome.result);
+    this.risk?.entered(signal.id, entries, Date.now());
+    if (entries > 0) this.saveRiskSoon();
     return entry;
   }
 
@@ -563,6 +569,7 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
 
   private async shutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
+    if (this.riskSave !== null) clearTimeout(this.riskSave);
     // What the lanes still carry out ends at its next wait for the venue (stopping), or finishes;
     // a venue request that hangs is not waited for beyond the grace: what it belongs to is in
     // flight in the journal, and the next start looks it up at the venue and finishes it.
@@ -586,6 +593,8 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
         await this.journal.save();
         await this.journal.close();
       }
+      // The entries the journal's last write carried, so the next start finds the file whole.
+      await this.risk?.save();
       await this.risk?.close();
     } catch (err) {
       this.options.log.error(
@@ -597,24 +606,62 @@ export abstract class ExecutingAgent<V extends Venue, O extends AgentOptions> {
     this.lock?.release();
   }
 
-  /** The day's entries on disk: each journal write waits for them, as it may hold the outcomes that made them. */
-  protected entriesDurable(): Promise<void> {
-    return this.risk?.entriesDurable() ?? Promise.resolve();
+  /**
+   * risk-days.json written within RISK_SAVE_AFTER_MS of an entry, not before each ack: meanwhile
+   * each journal write carries the entries it lacks, so a signal costs one file write, not two.
+   */
+  private saveRiskSoon(): void {
+    if (this.riskSave !== null || !this.risk) return;
+    this.riskSave = setTimeout(() => {
+      this.riskSave = null;
+      this.risk
+        ?.save()
+        .catch((err: Error) =>
+          this.options.log.error(
+            { err: err.message },
+            'could not write risk-days.json; the journal carries the entries it lacks, trying again at the next entry',
+          ),
+        );
+    }, RISK_SAVE_AFTER_MS);
   }
 
-  /** A journal snapshot, with where the day's entries stood when it was taken (see `journalWritten`). */
-  protected journalSnapshot<T extends object>(fields: T): T {
-    if (this.risk) this.riskMarks.set(fields, this.risk.mark());
-    return fields;
+  /**
+   * At a start, before the journal's first write: the entries the stored journal carried (written
+   * with their outcomes before risk-days.json held them) counted where the file lacks them, then
+   * the file written.
+   */
+  protected async takeCarriedEntries(file: string, stored: unknown): Promise<void> {
+    const carried = (stored as { riskEntries?: unknown } | null)?.riskEntries;
+    if (carried === undefined || !this.risk) return;
+    const valid =
+      typeof carried === 'object' &&
+      carried !== null &&
+      Object.values(carried).every(
+        (e) => Array.isArray(e) && e.length === 2 && Number.isFinite(e[0]) && Number.isInteger(e[1]) && e[1] > 0,
+      );
+    if (!valid)
+      throw new Error(
+        `${file}: riskEntries is not {signalId: [epoch ms, count]}; restore the file from a backup, or remove riskEntries (the day's entries it held are then not counted)`,
+      );
+    if (this.risk.carriedOver(carried as CarriedEntries, Date.now())) await this.risk.save();
+  }
+
+  /** A journal snapshot, carrying the entries risk-days.json lacks, with where the day's entries stood (see `journalWritten`). */
+  protected journalSnapshot<T extends object>(fields: T): T & { riskEntries?: CarriedEntries } {
+    if (!this.risk) return fields;
+    const carried = this.risk.unwritten();
+    const snapshot = carried === null ? fields : { ...fields, riskEntries: carried };
+    this.riskMarks.set(snapshot, { mark: this.risk.mark(), carried });
+    return snapshot;
   }
 
   /**
    * A journal snapshot is on disk: the outcomes of the signals counted before it are in the
-   * journal, so the day's entries no longer need those signals' ids.
+   * journal, so the day's entries no longer need those signals' ids, save those it carried.
    */
   protected journalWritten(fields: object): void {
-    const mark = this.riskMarks.get(fields);
-    if (mark !== undefined) this.risk?.journaled(mark);
+    const taken = this.riskMarks.get(fields);
+    if (taken !== undefined) this.risk?.journaled(taken.mark, taken.carried);
   }
 }
 

@@ -161,6 +161,7 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
     const safeName = options.venue.name.replace(/[^a-zA-Z0-9._-]+/g, '-');
     const file = path.join(dir, `venue-${safeName}${options.dryRun ? '-dry-run' : ''}.json`);
     const stored = await AgentJournal.load(file, VENUE_JOURNAL);
+    await this.takeCarriedEntries(file, stored);
     this.book = stored?.book ?? emptyLinks(freshState(options));
     this.agentId ??= stored?.agentId ?? null;
     for (const entry of stored?.executed ?? []) this.executed.set(entry.id, entry);
@@ -195,7 +196,7 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
         this.written = written.book as VenueBook;
         this.ledger.written(written.ledger as LedgerOutboxRecord);
       },
-      () => this.entriesDurable(),
+      undefined,
       // Orders leave the process: a basket's signals the server hands over in two messages wait
       // for the write under way, not for it and a whole write after it (see AgentJournal).
       2,

@@ -30,6 +30,13 @@ export interface RiskLedgerFile extends JournalRecord {
   halts: Record<string, { rule: string; reason: string; at: string; reportedAt: string | null }>;
 }
 
+/**
+ * Entries counted and not yet in a durable write of `risk-days.json`, by signal: [when (epoch ms),
+ * how many]. Each write of the agent's journal carries them (`riskEntries`), so the journal that
+ * holds a signal's outcome holds its entries too, whichever of the two files a kill leaves behind.
+ */
+export type CarriedEntries = Record<string, [number, number]>;
+
 /** The file an earlier version wrote: an entry per signal, kept three days. */
 interface EarlierEntries {
   entries?: { signalId: string; at: number; count: number }[];
@@ -72,15 +79,16 @@ export class RiskLedger {
    * counted too, so signals of other symbols carried out meanwhile see them.
    */
   private readonly sending = new Map<string, number[]>();
-  /** Entries recorded, and how many of them the last durable write held. */
+  /** Entries recorded (a count that numbers them). */
   private entriesAdded = 0;
-  private entriesWritten = 0;
   /**
    * The signals of `counting` by the entry count (`entriesAdded`) they were recorded at: the
    * agent's journal written from a snapshot taken at or after it holds their outcome. -1: counted
    * by the last run, kept until the signal is carried out again or its day is past.
    */
   private readonly countedAt = new Map<string, number>();
+  /** Entries not yet in a durable write of this file, with the count they were recorded at. */
+  private readonly notWritten = new Map<string, { at: number; count: number; added: number }>();
 
   private constructor(
     private data: Omit<RiskLedgerFile, keyof JournalRecord>,
@@ -106,19 +114,12 @@ export class RiskLedger {
         taken = ledger!.entriesAdded;
         return ledger!.data;
       },
-      () => (ledger!.entriesWritten = taken),
+      () => {
+        for (const [id, entry] of ledger!.notWritten) if (entry.added <= taken) ledger!.notWritten.delete(id);
+      },
     );
     ledger = new RiskLedger(data, journal);
     return ledger;
-  }
-
-  /**
-   * Resolves once every entry recorded so far is on disk (at once when it is): the agent's
-   * journal, which holds the signals' outcomes, waits for it before each write, so a restart may
-   * count an entry twice but never misses one.
-   */
-  entriesDurable(): Promise<void> {
-    return this.entriesWritten === this.entriesAdded ? Promise.resolve() : this.journal.save();
   }
 
   /** Where the counting stands, taken with a snapshot of the agent's journal (see `journaled`). */
@@ -127,13 +128,26 @@ export class RiskLedger {
   }
 
   /**
-   * The agent's journal written from a snapshot taken at `mark`: it holds the outcomes of the
-   * signals counted until then, which are never carried out again, so their ids are let go.
+   * The entries the agent's journal carries in a snapshot taken now: those this file does not
+   * hold durably yet (null: none). The journal's write need not wait for this file's.
    */
-  journaled(mark: number): void {
+  unwritten(): CarriedEntries | null {
+    if (this.notWritten.size === 0) return null;
+    const carried: CarriedEntries = {};
+    for (const [id, { at, count }] of this.notWritten) carried[id] = [at, count];
+    return carried;
+  }
+
+  /**
+   * The agent's journal written from a snapshot taken at `mark`, carrying `carried`: it holds the
+   * outcomes of the signals counted until then, which are never carried out again, so their ids
+   * are let go, except those it carried: were this file written without them, a restart reading
+   * that journal would count them again.
+   */
+  journaled(mark: number, carried: CarriedEntries | null = null): void {
     let dropped = false;
     for (const [id, at] of this.countedAt) {
-      if (at < 0 || at > mark) continue;
+      if (at < 0 || at > mark || (carried !== null && id in carried)) continue;
       this.countedAt.delete(id);
       dropped = true;
     }
@@ -141,6 +155,25 @@ export class RiskLedger {
     this.data.counting = Object.fromEntries(
       Object.entries(this.data.counting).filter(([id]) => this.countedAt.has(id)),
     );
+  }
+
+  /**
+   * At a start, the entries the agent's journal carried (written with their outcomes before this
+   * file held them): each not in `counting` is counted now, and each goes from `counting` once a
+   * journal written without it is durable. Save the file after. True when one was counted.
+   */
+  carriedOver(entries: CarriedEntries, now: number): boolean {
+    let counted = false;
+    for (const [id, [at, count]] of Object.entries(entries)) {
+      if (this.countedAt.has(id)) {
+        this.countedAt.set(id, this.entriesAdded);
+        continue;
+      }
+      if (at < now - KEPT_MS) continue;
+      this.count(id, at, count);
+      counted = true;
+    }
+    return counted;
   }
 
   save(): Promise<void> {
@@ -203,11 +236,20 @@ export class RiskLedger {
   entered(signalId: string, count: number, now: number): void {
     this.sending.delete(signalId);
     if (count === 0) return;
-    const before = this.countedAt.get(signalId);
+    if (this.countedAt.has(signalId)) {
+      // Counted by the last run, carried out again: let go once the journal holds this outcome.
+      this.entriesAdded += 1;
+      this.countedAt.set(signalId, this.entriesAdded);
+      return;
+    }
+    this.count(signalId, now, count);
+  }
+
+  /** Counts a signal's entries at `now`, its id kept in `counting` and carried by the journal until this file holds it. */
+  private count(signalId: string, now: number, count: number): void {
     this.entriesAdded += 1;
-    // Counted by the last run, carried out again: let go once the journal holds this outcome.
     this.countedAt.set(signalId, this.entriesAdded);
-    if (before !== undefined) return;
+    this.notWritten.set(signalId, { at: now, count, added: this.entriesAdded });
     // Changed in place: a write serialises the file at once, so none sees it change under it.
     this.data.counting[signalId] = now;
     const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
@@ -292,7 +334,11 @@ export class RiskLedger {
   private prune(now: number): void {
     const oldest = localTime(now - KEPT_MS, DEFAULT_DAY_ZONE).date;
     this.data.entryMinutes = this.data.entryMinutes.filter(([at]) => at >= now - KEPT_MS);
-    for (const [id, at] of Object.entries(this.data.counting)) if (at < now - KEPT_MS) this.countedAt.delete(id);
+    for (const [id, at] of Object.entries(this.data.counting))
+      if (at < now - KEPT_MS) {
+        this.countedAt.delete(id);
+        this.notWritten.delete(id);
+      }
     this.data.counting = Object.fromEntries(
       Object.entries(this.data.counting).filter(([id]) => this.countedAt.has(id)),
     );

@@ -49,6 +49,7 @@ export class SimulatedAgent extends ExecutingAgent<SimulatedVenue, SimulatedAgen
     const file = path.join(dir, sim.journal.name);
     const stored = await AgentJournal.load(file, sim.journal.format);
     const restored = sim.restore(stored, file, () => this.book.state);
+    await this.takeCarriedEntries(file, stored);
     this.book = emptyLinks(restored.state);
     this.agentId ??= restored.agentId;
     for (const entry of restored.executed) this.executed.set(entry.id, entry);
@@ -68,7 +69,6 @@ export class SimulatedAgent extends ExecutingAgent<SimulatedVenue, SimulatedAgen
         this.journalWritten(written);
         this.ledger.written((written as { ledger: LedgerOutboxRecord }).ledger);
       },
-      () => this.entriesDurable(),
     );
     const { state } = this.book;
     this.options.log.info(

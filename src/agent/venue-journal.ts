@@ -5,6 +5,7 @@ import type { AgentSignal } from '../protocol/agent-signal.js';
 import type { VenueBook } from './venue-book.js';
 import type { VenueOrderRef } from './venue.js';
 import type { LedgerOutboxRecord } from './ledger-outbox.js';
+import type { CarriedEntries } from './risk-ledger.js';
 
 /**
  * A position that left the book at a start's reconciliation (the venue no longer held it) while
@@ -66,6 +67,12 @@ export interface VenueJournalFile {
   departed?: DepartedPosition[];
   /** Absent: none. */
   departedOrders?: DepartedOrder[];
+  /**
+   * Entries counted for the daily risk rules that risk-days.json did not hold durably when this
+   * was written (absent: none, or a journal from before they were carried, whose writes waited
+   * for that file instead): a start counts those the file lacks.
+   */
+  riskEntries?: CarriedEntries;
   /** Fills for the server's ledger it has not confirmed yet (absent: none, or a journal from before the ledger). */
   ledger?: LedgerOutboxRecord;
   savedAt: string;

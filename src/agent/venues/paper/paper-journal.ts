@@ -3,6 +3,7 @@ import type { JournalFormat } from '../../agent-journal.js';
 import type { ExecutedSignal } from '../../executed-signal.js';
 import type { FeedPosition } from './price-feed.js';
 import type { LedgerOutboxRecord } from '../../ledger-outbox.js';
+import type { CarriedEntries } from '../../risk-ledger.js';
 
 /** The paper account on disk: the engine state and the signals it holds, in one file. */
 export interface PaperBook {
@@ -21,6 +22,8 @@ export interface PaperBook {
   instrumentsFile?: string | null;
   /** Fills for the server's ledger it has not confirmed yet, written by the agent beside the account (absent: none). */
   ledger?: LedgerOutboxRecord;
+  /** Entries for the daily risk rules risk-days.json lacked at this write, written by the agent (absent: none). */
+  riskEntries?: CarriedEntries;
   savedAt: string;
 }
 
