@@ -126,6 +126,8 @@ if (flags.has('--alert-to-order')) {
     figures.set(`${key} p50`, row.p50);
     figures.set(`${key} p99`, row.p99);
     figures.set(`${key} max`, row.max);
+    // The burst is CPU-bound: its CPU per signal moves before its latencies show it.
+    if (row.burstCpu) figures.set(`${key} CPU per signal`, row.burstCpu.server + row.burstCpu.agents);
   }
 }
 if (flags.has('--basket')) {
