@@ -39,13 +39,17 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
-/** The entries as the journal writes them: each serialised once, not at every write. */
+/**
+ * The entries as the journal writes them: each serialised once, not at every write; a settled
+ * one without its result and timings, which the server holds: what a late redelivery needs is the
+ * status to acknowledge again, and the whole outcomes made most of each write.
+ */
 export function executedJson(entries: Iterable<ExecutedSignal>): JournalJson {
   const pieces: Buffer[] = [OPEN];
   for (const entry of entries) {
     let known = serialised.get(entry);
     if (known?.acked !== entry.acked) {
-      known = { acked: entry.acked, json: Buffer.from(JSON.stringify(entry)) };
+      known = { acked: entry.acked, json: Buffer.from(JSON.stringify(entry.acked ? settledEntry(entry) : entry)) };
       serialised.set(entry, known);
     }
     if (pieces.length > 1) pieces.push(COMMA);
@@ -53,4 +57,16 @@ export function executedJson(entries: Iterable<ExecutedSignal>): JournalJson {
   }
   pieces.push(CLOSE);
   return new JournalJson(pieces);
+}
+
+/** What the journal keeps of a settled outcome. */
+function settledEntry(entry: ExecutedSignal): ExecutedSignal {
+  const { status, message } = entry.outcome;
+  return {
+    id: entry.id,
+    seq: entry.seq,
+    executedAt: entry.executedAt,
+    outcome: { status, message, result: null },
+    acked: true,
+  };
 }

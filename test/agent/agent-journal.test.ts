@@ -67,10 +67,14 @@ describe('an agent journal write', () => {
     await journal.save();
     const first = JSON.parse(readFileSync(file, 'utf8'));
     expect(first).toEqual({ version: 1, n: 1, raw: { a: [1, 2] }, executed: [entry], savedAt: first.savedAt });
-    // The one change an entry sees after it is recorded: written as it is now, not as first serialised.
+    // The one change an entry sees after it is recorded: written as it is now, not as first
+    // serialised; settled, without the result and timings the server holds.
     entry.acked = true;
+    entry.outcome.timings = { decidedAt: '2026-01-01T00:00:00.001Z', sentAt: null, venueAckedAt: null, filledAt: null };
     await journal.save();
-    expect(JSON.parse(readFileSync(file, 'utf8')).executed).toEqual([{ ...entry, acked: true }]);
+    expect(JSON.parse(readFileSync(file, 'utf8')).executed).toEqual([
+      { ...entry, outcome: { status: 'executed', message: 'opened "1"', result: null }, acked: true },
+    ]);
   });
 
   it('writes what it took only once what must be on disk first is, and a failure there writes nothing', async () => {
