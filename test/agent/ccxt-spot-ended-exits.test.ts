@@ -80,6 +80,27 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitPrice: 48900 })]);
   });
 
+  it('running, its stop filled between two passes: the position closed by that fill, no stop placed again', async () => {
+    // The stop placed in this run is followed already (the reports found its fill before this
+    // change too): the guard that the look-ups of every reconciliation change nothing here.
+    const { source, order: stop } = await openLong('ended-stop-running', 'sl_price=49000');
+    const placed = posts().length;
+    await bed.control('price', 'symbol=BTCUSDT&price=48900');
+    expect(held().orders.find((o) => o.orderId === stop.orderId)?.status).toBe('FILLED');
+    await until(source, (state) => state?.positions?.length === 0, 'the position closed');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(posts()).toHaveLength(placed);
+    expect(held().openOrders).toEqual([]);
+    expect(held().balances.BTC).toEqual({ free: OWN_BTC, locked: 0 });
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
+    await waitUntil(
+      async () => (await trades(source)).some((t) => t.exitAt !== null),
+      'the exit in the ledger',
+      30_000,
+    );
+    expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitPrice: 48900 })]);
+  });
+
   it('stopped, a target filled in part and the rest cancelled meanwhile: the position keeps what is left, and the next target takes it', async () => {
     const { source, order: first } = await openLong('ended-target-part', 'tp1_price=52000,tp2_price=53000', 2);
     expect(held().openOrders).toEqual([
