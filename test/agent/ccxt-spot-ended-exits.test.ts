@@ -54,6 +54,8 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     await bed.control('price', 'symbol=BTCUSDT&price=48900');
     expect(held().orders.find((o) => o.orderId === stop.orderId)?.status).toBe('FILLED');
     expect(held().balances.BTC).toEqual({ free: OWN_BTC, locked: 0 });
+    // Back above the stop's level: a stop placed again would stand, and sell the trader's coins when reached.
+    await bed.control('price', 'symbol=BTCUSDT&price=50000');
     const placed = posts().length;
 
     await source.run();
@@ -155,6 +157,7 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     const { source, order: stop } = await openLong('ended-lookup-fails', 'sl_price=49000');
     await source.agent.kill();
     await bed.control('price', 'symbol=BTCUSDT&price=48900');
+    await bed.control('price', 'symbol=BTCUSDT&price=50000');
     const placed = posts().length;
     // Every look-up of the order is cut off (a network failure) until the test lets them through.
     let cut = 0;
