@@ -24,6 +24,7 @@ import { executedJson, type ExecutedSignal } from './executed-signal.js';
 import { quotelessEntryQuote } from './quoteless-entry.js';
 import { VenueRefusedError, VenueUnreachableError, type Venue, type VenueHoldings } from './venue.js';
 import { emptyLinks, type VenueBook } from './venue-book.js';
+import { endedExits } from './ended-exits.js';
 import { carryOutTick, executeSignal, finishMoves, hasUnfinishedMoves } from './venue-execution.js';
 import { applyReports } from './venue-reports.js';
 import { VENUE_JOURNAL, type DepartedOrder, type DepartedPosition, type VenueJournalFile } from './venue-journal.js';
@@ -203,11 +204,26 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
     );
     const holdings = await this.untilReachable('connect', () => this.venue.open());
     if (holdings === null) return false;
+    // Stops and targets of the book no longer open ended while the agent was away: looked up
+    // with the reports below, so one that filled closes its position rather than being placed again.
+    this.venue.followEnded?.(endedExits(this.book, holdings.orders));
     // Fills the venue tells on opening (made while the agent was away, or reported before it
     // stopped and not yet in its book) go into the book first: reconciled before them, a pending
     // order filled and gone from the venue would leave the book, and its position unmanaged.
-    if ((await this.untilReachable("apply the venue's reports", () => this.takeReports())) === null) return false;
-    if ((await this.untilReachable('reconcile the book with the venue', () => this.reconcile(holdings))) === null)
+    let reported = await this.untilReachable("apply the venue's reports", () => this.takeReports());
+    if (reported === null) return false;
+    // Reports change what the venue holds (a position closed by its stop, a stop placed for the
+    // lots left): the holdings read before them would show those stops as gone.
+    let current: VenueHoldings = holdings;
+    while (reported > 0) {
+      const again = await this.untilReachable('read the venue again', async () => {
+        const account = await this.venue.account();
+        return { account, reported: await this.takeReports() };
+      });
+      if (again === null) return false;
+      ({ account: current, reported } = again);
+    }
+    if ((await this.untilReachable('reconcile the book with the venue', () => this.reconcile(current))) === null)
       return false;
     // A stop move the last run decided and did not see through: finished before any signal.
     if (hasUnfinishedMoves(this.book)) {
@@ -321,6 +337,9 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
     )
       return;
     const account = await this.venue.account();
+    // A stop or target gone from the open orders is looked up by its id with the reports: filled,
+    // it closes its position there; only one cancelled (or unknown) is found gone and placed again.
+    this.venue.followEnded?.(endedExits(this.book, account.orders));
     if ((await this.takeReports()) > 0) return;
     await this.reconcile(account);
   }

@@ -91,6 +91,15 @@ export interface Venue {
    */
   reports(options?: { streamed?: boolean }): Promise<VenueReport[]>;
   /**
+   * The book's stops and targets the venue no longer lists open (ended while the agent was away,
+   * or between two reads), followed from now as the venue's own: the next `reports()` looks each
+   * up by its id and reports what it filled, so a stop filled unseen closes its position at the
+   * venue's price rather than being taken for cancelled and placed again. Orders followed already
+   * are left as they are. Optional: where absent (or where positions are listed, which tell a
+   * filled stop by the position gone) nothing is looked up.
+   */
+  followEnded?(orders: EndedExit[]): void;
+  /**
    * A venue with a stream of its own events (an exchange's private stream) calls `wake`:
    * `reports` when reports wait, so the agent takes them at once rather than at its next
    * management pass; `connected` when the stream (re)connected, since what happened while it was
@@ -146,6 +155,15 @@ export interface VenueOrderRef {
   symbol: string;
   /** A conditional (trigger) order, which some exchanges keep and cancel apart from plain ones. */
   trigger?: boolean;
+}
+
+/** A stop or target of the book that the venue no longer lists open (see `Venue.followEnded`). */
+export interface EndedExit extends VenueOrderRef {
+  kind: 'stop_loss' | 'take_profit';
+  /** The side the order trades: the opposite of its position's. */
+  side: Side;
+  /** Lots of its fills the book has taken already (a fill in part before): only more are reported. */
+  filled: number;
 }
 
 export interface VenueFill {

@@ -71,7 +71,7 @@ describe('a real agent process on the Binance spot test exchange: the book cover
     expect(bed.exchange.requests('DELETE', '/api/v3/order')).toEqual([]);
   });
 
-  it('after a restart, a buy whose stop filled while the agent was down leaves the book', async () => {
+  it('after a restart, a buy whose stop filled while the agent was down leaves the book, closed by that fill', async () => {
     const source = await bed.start('spot-restart', { args: SPOT });
     const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000');
     expect(await bed.outcome(entry)).toMatchObject({ status: 'executed' });
@@ -83,11 +83,17 @@ describe('a real agent process on the Binance spot test exchange: the book cover
     expect(held().balances.BTC).toEqual({ free: 0, locked: 0 });
     expect(held().openOrders).toEqual([]);
 
+    // Looked up by its id at the restart: the stop's fill closes the position (at its price), not the coin cut.
     const agent = await source.run();
-    const line = await agent.waitForLog((l) => String(l.msg).startsWith(GONE), 'the position dropped', 10_000);
-    expect(line).toMatchObject({ level: 40, position: 1, volume: 0.01 });
+    const closed = await agent.waitForLog(
+      (l) => l.msg === 'account event' && l.event?.type === 'closed',
+      'the position closed by its stop',
+      10_000,
+    );
+    expect(closed.event).toMatchObject({ position: 1, price: 48900 });
     await waitUntil(async () => (await positionsOf(source.published)).length === 0, 'the position unpublished', 8000);
     expect(held().openOrders).toEqual([]);
+    expect(agent.lines().filter((l) => String(l.msg).startsWith(GONE))).toEqual([]);
   });
 
   it("coins the account holds beyond the book's are the trader's: no position not managed, none at error, the book's kept", async () => {

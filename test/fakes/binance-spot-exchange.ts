@@ -44,10 +44,12 @@ import { fmt, onGrid, round } from './step-grid.js';
  * price in the quote coin is `bnbPrice`, default 600); the trader's own doings at the website,
  * through control endpoints: a market sell (`/_control/sell`, of free coins only, as the website
  * would refuse locked ones), a cancel (`/_control/cancel`), a deposit or withdrawal that sets an
- * asset's total (`/_control/balance`).
+ * asset's total (`/_control/balance`); another trader taking part of a resting limit order
+ * (`/_control/fill`: PARTIALLY_FILLED, open for the rest). Ended orders (filled, cancelled) stay
+ * queryable by `GET /api/v3/order` for good (Binance archives only old ones).
  *
- * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fees,
- * fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
+ * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fill,
+ * fees, fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
  * Kill points: a test in the same process acts at the moments a request passes (`onMoment`).
  */
 
@@ -76,7 +78,7 @@ export interface SpotOrder {
   origQty: number;
   executedQty: number;
   cummulativeQuoteQty: number;
-  status: 'NEW' | 'FILLED' | 'CANCELED' | 'EXPIRED';
+  status: 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
   timeInForce: string;
   /** False for a stop not yet triggered (Binance's `isWorking`). */
   isWorking: boolean;
@@ -222,6 +224,20 @@ export class BinanceSpotExchange {
   /** The commission rate of every trade (0.001: 0.1 %), paid in BNB at 25 % off when `bnb` and enough BNB is held. */
   setFees(rate: number, bnb = false, bnbPrice = 600): void {
     this.fees = { rate, bnb, bnbPrice };
+  }
+
+  /**
+   * Another trader takes `qty` of a working limit order at its price: a fill in part, the order
+   * PARTIALLY_FILLED and open for the rest (as Binance's matching engine fills a resting order).
+   */
+  fillPart(orderId: number, qty: number): void {
+    const order = this.orders.get(orderId);
+    if (!order || !isOpen(order) || !order.isWorking || order.price === 0)
+      throw new Error(`no working limit order ${orderId}`);
+    const s = this.symbol(order.symbol);
+    if (!(qty > 0) || qty >= round(order.origQty - order.executedQty, s.step) || !onGrid(qty, s.step))
+      throw new Error(`${qty} is not a part of what order ${orderId} has left`);
+    this.execute(order, order.price, qty);
   }
 
   /** The trader cancels an open order on the website. */
@@ -371,6 +387,9 @@ export class BinanceSpotExchange {
         return this.state();
       case 'POST cancel':
         this.cancelByHand(num('orderId'));
+        return this.state();
+      case 'POST fill':
+        this.fillPart(num('orderId'), num('qty'));
         return this.state();
       case 'POST fail':
         this.failures.push({
@@ -600,12 +619,13 @@ export class BinanceSpotExchange {
     }
   }
 
-  private execute(order: SpotOrder, price: number): void {
+  /** Fills `part` of the order (all it has left without), at `price`. */
+  private execute(order: SpotOrder, price: number, part?: number): void {
     const s = this.symbol(order.symbol);
-    const qty = round(order.origQty - order.executedQty, s.step);
-    order.executedQty = order.origQty;
+    const qty = part ?? round(order.origQty - order.executedQty, s.step);
+    order.executedQty = round(order.executedQty + qty, s.step);
     order.cummulativeQuoteQty += qty * price;
-    order.status = 'FILLED';
+    order.status = order.executedQty >= order.origQty - 1e-12 ? 'FILLED' : 'PARTIALLY_FILLED';
     order.updateTime = Date.now();
     const fee = this.fill(s, order.side, qty, price);
     this.trades.push({
@@ -685,7 +705,7 @@ export class BinanceSpotExchange {
 }
 
 function isOpen(order: SpotOrder): boolean {
-  return order.status === 'NEW';
+  return order.status === 'NEW' || order.status === 'PARTIALLY_FILLED';
 }
 
 /** Whether a stop of `type` on `side` is reached at `price`: STOP_LOSS sells at or below, TAKE_PROFIT at or above; buys the reverse. */

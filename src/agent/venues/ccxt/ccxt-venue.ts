@@ -18,6 +18,7 @@ import {
   VenueUnreachableError,
   type OrderRequest,
   type CoinHoldings,
+  type EndedExit,
   type Protection,
   type Venue,
   type VenueAccount,
@@ -941,6 +942,44 @@ export class CcxtVenue implements Venue {
     }
     if (reports.length > 0) this.refreshAfterFill();
     return reports;
+  }
+
+  /**
+   * On spot, the book's stops and targets not open at the exchange are followed as if placed in
+   * this run: the next reports fetch each by its id (Binance keeps ended orders queryable), and a
+   * fill is reported as any exit's, with its trades' fees; one cancelled, expired or unknown to the
+   * exchange ends there, reporting nothing. A spot account's coins cannot tell a filled stop from a
+   * cancelled one where the trader holds more of the coin than the book; swaps list positions.
+   */
+  followEnded(orders: EndedExit[]): void {
+    if (this.options.market !== 'spot') return;
+    for (const order of orders) {
+      if (this.followed.has(order.id)) continue;
+      this.followed.set(order.id, {
+        id: order.id,
+        clientId: null,
+        symbol: order.symbol,
+        side: order.side,
+        kind: order.kind,
+        volume: 0,
+        price: null,
+        status: 'open',
+        filled: order.filled,
+        average: null,
+        fills: [],
+        ...(order.trigger === true && { trigger: true }),
+      });
+      this.tracker = track(this.tracker, {
+        clientId: null,
+        venueId: order.id,
+        role: order.kind === 'stop_loss' ? 'stop' : 'target',
+        symbol: order.symbol,
+        volume: 0,
+        filled: order.filled,
+        average: null,
+        status: 'open',
+      });
+    }
   }
 
   /** An entry's fill as reported, said once in the log where the exchange took its fee from the coins bought. */
