@@ -232,7 +232,12 @@ export class PushSession {
         if (answer.ok) deps.presence.recorded(agent.id, now);
         this.reply(ref, answer);
       } else if (type === 'fills') {
-        this.reply(ref, await this.recordFills(message as Record<string, unknown>));
+        // Not waited for, as an ack is not: the acks behind a report share its commit instead of
+        // waiting for it. An agent sends its next report once this one is answered: one at a time.
+        this.reply(
+          ref,
+          this.recordFills(message as Record<string, unknown>).catch((err: unknown) => this.failureOf(err)),
+        );
       } else {
         this.reply(
           ref,
