@@ -112,8 +112,8 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     await source.agent.stop();
     await bed.control('fill', `orderId=${first.orderId}&qty=0.004`);
     await bed.control('cancel', `orderId=${first.orderId}`);
-    expect(held().balances.BTC.free).toBeCloseTo(OWN_BTC + 0.001, 8);
-    expect(held().balances.BTC.locked).toBe(0.005);
+    expect(held().balances.BTC?.free).toBeCloseTo(OWN_BTC + 0.001, 8);
+    expect(held().balances.BTC?.locked).toBe(0.005);
 
     await source.run();
     await until(
