@@ -97,9 +97,14 @@ describe('a real agent process on the Binance USDⓈ-M test exchange', () => {
     expect(held().openOrders.map((o) => [o.clientOrderId, o.price, o.origQty])).toEqual([
       [`${clientOrderId(second, 'p2r0')}t1`, 52000, 0.02],
     ]);
+    // The second position alone: a snapshot is sent at most every 250 ms, so the one stored may
+    // still be the first position's alone, from before the second signal.
     await waitUntil(
-      async () => (await published())?.positions?.length === 1,
-      'one position left in the published state',
+      async () => {
+        const positions = (await published())?.positions;
+        return positions?.length === 1 && positions[0].position === 2;
+      },
+      'the second position alone in the published state',
       8000,
     );
     expect((await published()).positions).toMatchObject([{ position: 2, volume: 0.02, sl: 48000 }]);

@@ -113,9 +113,13 @@ describe('a real agent process on the Bybit v5 test exchange', () => {
         [`${clientOrderId(second, 'p2r0')}t1`, 0, 52000, 0.02],
       ].sort(),
     );
+    // The second position alone (a snapshot stored before the second signal holds the first alone).
     await waitUntil(
-      async () => (await published())?.positions?.length === 1,
-      'one position left in the published state',
+      async () => {
+        const positions = (await published())?.positions;
+        return positions?.length === 1 && positions[0].position === 2;
+      },
+      'the second position alone in the published state',
       15_000,
     );
     // Open orders are read in one listing, conditional ones with the plain ones.
