@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { forwardHttp } from './forward-http.js';
 
 /**
  * A server older than the WebSocket `fills` message, made from the real one: a reverse proxy
@@ -21,18 +22,7 @@ export class FillsRefusingProxy {
   static async start(target: string): Promise<FillsRefusingProxy> {
     const upstream = new URL(target);
     let proxy: FillsRefusingProxy | null = null;
-    const server = http.createServer((req, res) => {
-      const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forward.on('error', () => res.destroy());
-      res.on('close', () => forward.destroy());
-      req.pipe(forward);
-    });
+    const server = http.createServer((req, res) => forwardHttp(upstream, req, res));
     const sockets = new WebSocketServer({ noServer: true });
     server.on('upgrade', (req, socket, head) => {
       const wsUrl = new URL(req.url ?? '/', upstream);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardHttp } from './forward-http.js';
 
 /**
  * A reverse proxy in front of the server, standing for the network between an agent and
@@ -25,18 +26,7 @@ export class HttpOnlyProxy {
         req.resume();
         return;
       }
-      const pass = () => {
-        const forward = http.request(
-          { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-          (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-          },
-        );
-        forward.on('error', () => res.destroy());
-        res.on('close', () => forward.destroy());
-        req.pipe(forward);
-      };
+      const pass = () => forwardHttp(upstream, req, res);
       if (proxy?.holdAcks && req.method === 'POST' && /\/ack$/.test(req.url ?? '')) proxy.held.push(pass);
       else pass();
     });
