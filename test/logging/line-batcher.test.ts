@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineBatcher } from '../../src/logging/line-batcher.js';
 
 const dirs: string[] = [];
@@ -49,6 +49,28 @@ describe('log line batcher', () => {
     }
     expect(written()).toBe('{"msg":"quiet"}\n');
     await flushed(batcher);
+  });
+
+  it('keeps no timer while it holds no lines, so an idle process is not woken for it', () => {
+    vi.useFakeTimers();
+    try {
+      const written: string[] = [];
+      const destination = { write: (block: string) => written.push(block) } as unknown as ReturnType<
+        typeof pino.destination
+      >;
+      const batcher = new LineBatcher(destination, 8 * 1024, 50);
+      expect(vi.getTimerCount()).toBe(0);
+      batcher.write('{"msg":"one"}\n');
+      batcher.write('{"msg":"two"}\n');
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(50);
+      expect(written).toEqual(['{"msg":"one"}\n{"msg":"two"}\n']);
+      expect(vi.getTimerCount()).toBe(0);
+      vi.advanceTimersByTime(10_000);
+      expect(written).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('writes the last lines of a process that exits without flushing', () => {
