@@ -12,26 +12,27 @@ export interface LogLine {
 /** `signalgate agent --paper` as a real process (built by `npm run build`), its JSON log collected. */
 export class AgentProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private out = '';
+  /** The output as read, a piece per read: joined only when asked for (a long log joined at every read cost the benchmark's CPU). */
+  private readonly outPieces: string[] = [];
+  /** The last line read in part. */
+  private partial = '';
   private err = '';
-  private parsedUpTo = 0;
   private readonly parsed: LogLine[] = [];
   private readonly handledLines: LogLine[] = [];
   private watchers: Array<() => void> = [];
 
   private constructor(readonly child: ChildProcess) {
     child.stdout!.on('data', (chunk: Buffer) => {
-      this.out += chunk.toString();
+      const text = chunk.toString();
+      this.outPieces.push(text);
       // Parsed as they come (complete lines only), so waiting on a long log stays cheap.
-      const end = this.out.lastIndexOf('\n');
-      if (end >= this.parsedUpTo) {
-        for (const line of this.out.slice(this.parsedUpTo, end).split('\n')) {
-          if (!line.startsWith('{')) continue;
-          const entry = JSON.parse(line) as LogLine;
-          this.parsed.push(entry);
-          if (entry.msg === 'signal handled') this.handledLines.push(entry);
-        }
-        this.parsedUpTo = end + 1;
+      const lines = (this.partial + text).split('\n');
+      this.partial = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as LogLine;
+        this.parsed.push(entry);
+        if (entry.msg === 'signal handled') this.handledLines.push(entry);
       }
       this.wake();
     });
@@ -91,7 +92,9 @@ export class AgentProcess {
 
   /** Everything the agent wrote to stdout (its log), JSON or not. */
   get stdout(): string {
-    return this.out;
+    const whole = this.outPieces.join('');
+    this.outPieces.splice(0, this.outPieces.length, whole);
+    return whole;
   }
 
   lines(): LogLine[] {
@@ -141,7 +144,7 @@ export class AgentProcess {
       const exited = this.child.exitCode !== null || this.child.signalCode !== null;
       if (exited || Date.now() > deadline) {
         throw new Error(
-          `agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.out.slice(-5000)}\n${this.err}`,
+          `agent ${exited ? 'exited' : 'timed out'} before ${what}:\n${this.stdout.slice(-5000)}\n${this.err}`,
         );
       }
       await new Promise<void>((resolve) => {
