@@ -34,6 +34,8 @@ const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET
 const FIX_COMP_ID = 'BENCHAGENT';
 const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as VenueBenchStore[];
 const PATHS = (process.env.BENCH_A2O_PATHS ?? 'ccxt,fix,burst').split(',');
+/** Node flags for the burst's first agent (BENCH_A2O_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const PROFILED_AGENT_NODE_ARGS = (process.env.BENCH_A2O_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 export interface AlertToOrderRow {
   store: VenueBenchStore;
@@ -301,8 +303,17 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
   try {
     const agents = await provision(server, 'a2o-burst', BURST_AGENTS);
     // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
+    const started = [];
     for (let i = 0; i < agents.length; i += 10)
-      await Promise.all(agents.slice(i, i + 10).map((a) => fleet.start(server, a.token, ['--paper', '--seed', '1'])));
+      started.push(
+        ...(await Promise.all(
+          agents
+            .slice(i, i + 10)
+            .map((a, j) =>
+              fleet.start(server, a.token, ['--paper', '--seed', '1'], {}, i + j === 0 ? PROFILED_AGENT_NODE_ARGS : []),
+            ),
+        )),
+      );
     // Each agent's first signal warms it (the engine's and the store's first of each path).
     await Promise.all(
       agents.map(async (a) =>
@@ -320,6 +331,8 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
     // Every signal settled: the work of each is in these figures, and none of reading their times.
     const cpuAfter = burstCpu(server, fleet);
     const times = await orderTimes(server, settled);
+    // A profiled agent writes its profile when it exits by itself.
+    if (PROFILED_AGENT_NODE_ARGS.length > 0) await fleet.stopGracefully(started[0]!);
     const per = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / times.length;
     return {
       store,
