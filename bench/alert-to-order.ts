@@ -8,7 +8,7 @@ import { BinanceUsdmExchange } from '../test/fakes/binance-usdm-exchange.js';
 import { freePort } from '../test/support/free-port.js';
 import type { BenchServer } from './bench-server.js';
 import { loadAverage } from './load-average.js';
-import { cpuMillis } from './process-cpu.js';
+import { cpuMillis, cpuSince, descendantCpu } from './process-cpu.js';
 import {
   AgentFleet,
   benchPostgres,
@@ -47,8 +47,8 @@ export interface AlertToOrderRow {
   max: number;
   /** The agent's process CPU per measured signal (ms), where measured. */
   agentCpu?: number;
-  /** The burst's CPU per signal (ms): the server's, its agents' together, this process's. */
-  burstCpu?: { server: number; agents: number; bench: number };
+  /** The burst's CPU per signal (ms): the server's, its agents' together, the database's (the PostgreSQL cluster this run started; 0 on SQLite), this process's. */
+  burstCpu?: BurstCpu;
 }
 
 /**
@@ -88,11 +88,11 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   process.stdout.write(
     `\nalert → order: the inbound POST's start to the order at the counterparty, real server and agent processes, node ${process.version}\n` +
       `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents after ${BURST_WARMUPS} such burst(s) (BENCH_A2O_WARMUP; order = the agent's sentAt)\n\n` +
-      `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal | burst CPU per signal: server, agents, bench |\n|---|---|---|---|---|---|---|---|\n` +
+      `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal | burst CPU per signal: server, agents, database, bench |\n|---|---|---|---|---|---|---|---|\n` +
       rows
         .map(
           (r) =>
-            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.agentCpu === undefined ? '' : `${r.agentCpu.toFixed(2)} ms`} | ${r.burstCpu === undefined ? '' : `${r.burstCpu.server.toFixed(2)}, ${r.burstCpu.agents.toFixed(2)}, ${r.burstCpu.bench.toFixed(2)} ms`} |`,
+            `| ${r.store} | ${r.path} | ${r.signals} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.agentCpu === undefined ? '' : `${r.agentCpu.toFixed(2)} ms`} | ${r.burstCpu === undefined ? '' : `${r.burstCpu.server.toFixed(2)}, ${r.burstCpu.agents.toFixed(2)}, ${r.burstCpu.database.toFixed(2)}, ${r.burstCpu.bench.toFixed(2)} ms`} |`,
         )
         .join('\n') +
       `\nload average at the end: ${loadAverage()}\n`,
@@ -144,13 +144,30 @@ async function orderTimes(server: BenchServer, sent: { id: string; scheduled: nu
   return times;
 }
 
-/** CPU ms so far of the server, of the fleet's agents together and of this process. */
-function burstCpu(server: BenchServer, fleet: AgentFleet): { server: number; agents: number; bench: number } {
+interface BurstCpu {
+  server: number;
+  agents: number;
+  database: number;
+  bench: number;
+}
+
+/**
+ * CPU ms so far of the server, of the fleet's agents together, of this process, and of each
+ * process of the PostgreSQL cluster this run started (the store's share of the work: on
+ * PostgreSQL the server's own figure leaves it out; 0 on a database given by URL).
+ */
+function burstCpu(
+  server: BenchServer,
+  fleet: AgentFleet,
+): { own: Omit<BurstCpu, 'database'>; postgres: Map<number, number> } {
   const own = process.cpuUsage();
   return {
-    server: cpuMillis(server.pid),
-    agents: fleet.pids().reduce((sum, pid) => sum + cpuMillis(pid), 0),
-    bench: (own.user + own.system) / 1000,
+    own: {
+      server: cpuMillis(server.pid),
+      agents: fleet.pids().reduce((sum, pid) => sum + cpuMillis(pid), 0),
+      bench: (own.user + own.system) / 1000,
+    },
+    postgres: descendantCpu('postgres'),
   };
 }
 
@@ -333,13 +350,18 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
     const times = await orderTimes(server, settled);
     // A profiled agent writes its profile when it exits by itself.
     if (PROFILED_AGENT_NODE_ARGS.length > 0) await fleet.stopGracefully(started[0]!);
-    const per = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / times.length;
+    const per = (k: keyof typeof cpuAfter.own) => (cpuAfter.own[k] - cpuBefore.own[k]) / times.length;
     return {
       store,
       path: `paper burst (${BURST_AGENTS} agents)`,
       signals: times.length,
       ...spread(times),
-      burstCpu: { server: per('server'), agents: per('agents'), bench: per('bench') },
+      burstCpu: {
+        server: per('server'),
+        agents: per('agents'),
+        database: cpuSince(cpuBefore.postgres, cpuAfter.postgres) / times.length,
+        bench: per('bench'),
+      },
     };
   } finally {
     await fleet.stopAll();

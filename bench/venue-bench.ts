@@ -52,8 +52,11 @@ export async function benchPostgres(): Promise<{ url: string; stop: () => Promis
 }
 
 /** A server on the store: SQLite in its data directory, or a fresh schema on `postgresUrl`. */
+/** Node flags for the server (BENCH_SERVER_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+
 export async function serverOn(store: VenueBenchStore, postgresUrl: string | null): Promise<BenchServer> {
-  if (store === 'sqlite') return startSignalgate({});
+  if (store === 'sqlite') return startSignalgate({}, { nodeArgs: SERVER_NODE_ARGS });
   if (postgresUrl === null) throw new Error('no PostgreSQL for the postgres rows');
   const schema = `bench_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: postgresUrl });
@@ -64,7 +67,7 @@ export async function serverOn(store: VenueBenchStore, postgresUrl: string | nul
   url.searchParams.set('options', `-c search_path=${schema}`);
   return startSignalgate(
     { SIGNALGATE_DATABASE_URL: url.toString() },
-    {},
+    { nodeArgs: SERVER_NODE_ARGS },
     {
       cleanup: async () => {
         const c = new pg.Client({ connectionString: postgresUrl });
