@@ -94,9 +94,10 @@ export interface Venue {
    * The book's stops and targets the venue no longer lists open (ended while the agent was away,
    * or between two reads), followed from now as the venue's own: the next `reports()` looks each
    * up by its id and reports what it filled, so a stop filled unseen closes its position at the
-   * venue's price rather than being taken for cancelled and placed again. Orders followed already
-   * are left as they are. Optional: where absent (or where positions are listed, which tell a
-   * filled stop by the position gone) nothing is looked up.
+   * venue's price (and reaches the ledger) rather than being taken for cancelled and placed again,
+   * or, where positions are listed, dropped with its position as closed unseen. Orders followed
+   * already, or found ended by an earlier look-up, are left as they are. Optional: where absent
+   * nothing is looked up.
    */
   followEnded?(orders: EndedExit[]): void;
   /**
