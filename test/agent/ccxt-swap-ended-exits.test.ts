@@ -115,5 +115,7 @@ describe('a swap stop ended while the agent was down', () => {
       expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
     ]);
     expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitAt: null })]);
+    // As before: nothing said (see decision 0067, known weak).
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
   });
 });
