@@ -101,6 +101,13 @@ export interface Venue {
    */
   followEnded?(orders: EndedExit[]): void;
   /**
+   * Of the orders `followEnded` handed over and still handed over, those its look-up found ended
+   * with nothing filled (cancelled, expired, or unknown to the venue): gone for certain, so the
+   * reconciliation places the position's stop and targets again even where a stop merely missing
+   * from the open orders is not taken for gone (swaps). Optional: where absent, none.
+   */
+  endedUnfilled?(): ReadonlySet<string>;
+  /**
    * A venue with a stream of its own events (an exchange's private stream) calls `wake`:
    * `reports` when reports wait, so the agent takes them at once rather than at its next
    * management pass; `connected` when the stream (re)connected, since what happened while it was

@@ -98,24 +98,57 @@ describe('a swap stop ended while the agent was down', () => {
     ]);
   });
 
-  it('its stop cancelled at the website: the position kept as before (a swap stop not listed is not taken for gone), the stop looked up once, nothing placed', async () => {
-    const { source, stop } = await openLongAndKill('swap-ended-stop-cancelled', 'sl_price=49000');
-    bed.exchange.cancelConditional('BTCUSDT');
-    expect(held().algoOrders.find((o) => o.algoId === stop.algoId)?.algoStatus).toBe('CANCELED');
+  /**
+   * Killed, its stop ended unfilled at the exchange meanwhile (`meanwhile`): the restart looks the
+   * stop up once, finds it ended with nothing filled, and places it again once, at error.
+   */
+  const placedAgain = async (name: string, meanwhile: (stop: FakeAlgoOrder) => void) => {
+    const { source, stop } = await openLongAndKill(name, 'sl_price=49000');
+    meanwhile(stop);
     const before = placed();
 
     await source.run();
-    await waitUntil(() => lookUps(stop.algoId).length > 0, 'the stop looked up', 10_000);
-    // Three reconciliations more (--reconcile-every 1): found cancelled, it is not looked up again.
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'the stop placed again', 10_000);
+    // Three reconciliations more (--reconcile-every 1): looked up once, placed once.
     await new Promise((resolve) => setTimeout(resolve, 3500));
     expect(lookUps(stop.algoId)).toHaveLength(1);
-    expect(placed()).toBe(before);
+    expect(placed()).toBe(before + 1);
+    const again = held().openAlgoOrders;
+    expect(again).toEqual([
+      expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.01 }),
+    ]);
+    expect(again[0]!.algoId).not.toBe(stop.algoId);
+    // The position kept, protected by the new stop.
     expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
-    expect((await source.published()).positions).toEqual([
+    const published = await source.published();
+    expect(published.positions).toEqual([
       expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
     ]);
+    expect(published.positions[0].unprotected).toBeUndefined();
     expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitAt: null })]);
-    // As before: nothing said (see decision 0067, known weak).
-    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
+    // Said once, at error, naming the stop found ended.
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(
+          `none of the stop and target orders of position 1 is open at the venue any more, though the venue still holds the position: they are placed again; looked up by id, order ${stop.algoId} ended with nothing filled`,
+        ),
+      }),
+    ]);
+  };
+
+  it('its stop cancelled at the website: the restart looks it up once, finds it cancelled, places it again once at the same price, said at error; the position kept', async () => {
+    await placedAgain('swap-ended-stop-cancelled', (stop) => {
+      bed.exchange.cancelConditional('BTCUSDT');
+      expect(held().algoOrders.find((o) => o.algoId === stop.algoId)?.algoStatus).toBe('CANCELED');
+    });
+  });
+
+  it('its stop cancelled and since forgotten by the exchange (-2013): placed again once, as a cancelled one', async () => {
+    await placedAgain('swap-ended-stop-unknown', (stop) => {
+      bed.exchange.cancelConditional('BTCUSDT');
+      bed.exchange.purgeEnded();
+      expect(held().algoOrders.find((o) => o.algoId === stop.algoId)).toBeUndefined();
+    });
   });
 });

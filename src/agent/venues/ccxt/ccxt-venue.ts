@@ -129,7 +129,8 @@ export class CcxtVenue implements Venue {
   private readonly followed = new Map<string, VenueOrder>();
   /** Orders `followEnded` handed over and followed; those found ended or unknown, not looked up again while the book holds them. */
   private readonly endedLookUps = new Set<string>();
-  private foundEnded = new Set<string>();
+  /** Found ended or unknown, by id: whether with nothing filled (see `endedUnfilled`). */
+  private foundEnded = new Map<string, boolean>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
   /** Spot buy entries filled whose fill waits for their trades (the fee): still pending to the book. */
@@ -892,7 +893,7 @@ export class CcxtVenue implements Venue {
       if (options.streamed === true && told === undefined) continue;
       const order = told !== undefined && told !== 'look-up' ? told : await this.lookUp(followed);
       if (order === null) {
-        this.endedUnseen(id);
+        this.endedUnseen(id, true);
         this.unfollow(id);
         continue;
       }
@@ -924,7 +925,7 @@ export class CcxtVenue implements Venue {
       }
       this.tracker = step.tracker;
       if (now.status !== 'open') {
-        this.endedUnseen(id);
+        this.endedUnseen(id, now.status !== 'filled' && now.filled <= 0);
         this.unfollow(id);
       }
       if (entry) {
@@ -960,10 +961,10 @@ export class CcxtVenue implements Venue {
    * the coin than the book; on swaps the position gone tells only that it closed, not at what price.
    */
   followEnded(orders: EndedExit[]): void {
-    // Found ended once, an order cannot fill again: a swap's stop cancelled by hand stays in the
-    // book (a conditional order not listed is not taken for gone), and is not looked up each pass.
+    // Found ended once, an order cannot fill again: not looked up each pass while the book holds
+    // it (until its stop and targets are placed again, or its position leaves), then forgotten.
     const handed = new Set(orders.map((o) => o.id));
-    this.foundEnded = new Set([...this.foundEnded].filter((id) => handed.has(id)));
+    this.foundEnded = new Map([...this.foundEnded].filter(([id]) => handed.has(id)));
     for (const order of orders) {
       if (this.followed.has(order.id) || this.foundEnded.has(order.id)) continue;
       this.endedLookUps.add(order.id);
@@ -992,6 +993,15 @@ export class CcxtVenue implements Venue {
         status: 'open',
       });
     }
+  }
+
+  /**
+   * The orders found ended with nothing filled (cancelled, expired, unknown: Binance forgets
+   * those after some days, -2013): gone for certain, where a swap's stop missing from the open
+   * orders alone is not. A stop that filled in part is not among them.
+   */
+  endedUnfilled(): ReadonlySet<string> {
+    return new Set([...this.foundEnded].filter(([, unfilled]) => unfilled).map(([id]) => id));
   }
 
   /** An entry's fill as reported, said once in the log where the exchange took its fee from the coins bought. */
@@ -1088,8 +1098,8 @@ export class CcxtVenue implements Venue {
   }
 
   /** An order `followEnded` handed over, found ended or unknown to the exchange: not looked up again while the book holds it. */
-  private endedUnseen(id: string): void {
-    if (this.endedLookUps.has(id)) this.foundEnded.add(id);
+  private endedUnseen(id: string, unfilled: boolean): void {
+    if (this.endedLookUps.has(id)) this.foundEnded.set(id, unfilled);
   }
 
   private unfollow(id: string): void {
