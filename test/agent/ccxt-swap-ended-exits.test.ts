@@ -118,6 +118,10 @@ describe('a swap stop ended while the agent was down', () => {
       expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.01 }),
     ]);
     expect(again[0]!.algoId).not.toBe(stop.algoId);
+    // The old one's cancel, once the new one stands: gone already (-2011), nothing said of it.
+    expect(bed.exchange.requests('DELETE', '/fapi/v1/algoOrder').map((r) => r.params.algoId)).toEqual([
+      String(stop.algoId),
+    ]);
     // The position kept, protected by the new stop.
     expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
     const published = await source.published();
@@ -142,6 +146,30 @@ describe('a swap stop ended while the agent was down', () => {
       bed.exchange.cancelConditional('BTCUSDT');
       expect(held().algoOrders.find((o) => o.algoId === stop.algoId)?.algoStatus).toBe('CANCELED');
     });
+  });
+
+  it('running, its stop cancelled at the website: placed again once at the next reconciliation, said at error', async () => {
+    const source = await bed.start('swap-stop-cancelled-running', { args: ARGS });
+    const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000');
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'the stop', 10_000);
+    const stop = held().openAlgoOrders[0]!;
+    const before = placed();
+
+    bed.exchange.cancelConditional('BTCUSDT');
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'the stop placed again', 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(placed()).toBe(before + 1);
+    expect(held().openAlgoOrders).toEqual([
+      expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.01 }),
+    ]);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(`looked up by id, order ${stop.algoId} ended with nothing filled`),
+      }),
+    ]);
   });
 
   it('its stop cancelled and since forgotten by the exchange (-2013): placed again once, as a cancelled one', async () => {
