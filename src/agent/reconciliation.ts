@@ -75,7 +75,9 @@ export interface Reconciled {
  * locks its coins), then the newest; coins beyond them are the trader's, not managed ones.
  * The cut ones' stop and targets are cancelled, or placed again for the lots left.
  * A position the venue still holds (on spot: a buy covered by the coins) none of whose stop and
- * targets is open any more gets them placed again, said at error.
+ * targets is open any more gets them placed again, said at error. Off spot a stop missing from
+ * the open orders counts as gone only when the venue's look-up found it ended with nothing
+ * filled (`endedUnfilled`): some exchanges list conditional orders apart, or not at all.
  *
  * Orders are compared by venue id and client id. A pending entry gone and not adopted leaves
  * the book. An open order the book does not know is not managed, except the stop or target of a
@@ -83,7 +85,11 @@ export interface Reconciled {
  * still holds an unmanaged position it may protect; an older revision of a position's stop or
  * target (a move whose cancel was lost) is cancelled too.
  */
-export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { settling?: boolean } = {}): Reconciled {
+export function reconcile(
+  book: VenueBook,
+  holdings: VenueHoldings,
+  options: { settling?: boolean; endedUnfilled?: ReadonlySet<string> } = {},
+): Reconciled {
   const state = book.state;
   const protection = { ...book.protection };
   const pendingRefs = { ...book.orders };
@@ -420,24 +426,32 @@ export function reconcile(book: VenueBook, holdings: VenueHoldings, options: { s
   const baseOf = holdings.positions === null ? holdings.coins?.baseOf : undefined;
   if (holdings.positions !== null || baseOf !== undefined) {
     const open = new Set(holdings.orders.map((o) => o.id));
+    const ended = options.endedUnfilled ?? new Set<string>();
     for (const position of positions) {
       if (baseOf !== undefined && (position.side !== 'buy' || baseOf[position.symbol] === undefined)) continue;
       const held = protection[String(position.ticket)];
-      // Conditional orders some exchanges list apart, or not at all: a stop not listed there is not a stop gone.
+      // Conditional orders some exchanges list apart, or not at all: a stop not listed there is
+      // not a stop gone, unless the venue's look-up found it ended with nothing filled.
       if (
         !held ||
         held.moving !== undefined ||
         held.orders.length === 0 ||
-        (baseOf === undefined && held.orders.some((o) => o.trigger)) ||
+        (baseOf === undefined && held.orders.some((o) => o.trigger && !ended.has(o.id))) ||
         reprotect.has(position.ticket)
       )
         continue;
       if (held.orders.some((o) => open.has(o.id))) continue;
       reprotect.add(position.ticket);
+      const lookedUp = held.orders.filter((o) => ended.has(o.id)).map((o) => o.id);
       findings.push({
         level: 'error',
-        message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again`,
-        fields: { position: position.ticket, symbol: position.symbol, orders: held.orders.map((o) => o.id) },
+        message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again${lookedUp.length === 0 ? '' : `; looked up by id, ${lookedUp.length === 1 ? 'order' : 'orders'} ${lookedUp.join(', ')} ended with nothing filled (cancelled, expired, or unknown to the venue)`}`,
+        fields: {
+          position: position.ticket,
+          symbol: position.symbol,
+          orders: held.orders.map((o) => o.id),
+          ...(lookedUp.length > 0 && { endedUnfilled: lookedUp }),
+        },
       });
     }
   }

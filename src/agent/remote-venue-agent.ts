@@ -284,7 +284,11 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
    */
   private async reconcile(holdings: VenueHoldings): Promise<void> {
     const log = this.options.log;
-    const done = reconcile(this.book, holdings, { settling: this.inFlight.size > 0 });
+    const done = reconcile(this.book, holdings, {
+      settling: this.inFlight.size > 0,
+      // Stops the look-ups before this comparison found cancelled, expired or unknown: gone.
+      ...(this.venue.endedUnfilled !== undefined && { endedUnfilled: this.venue.endedUnfilled() }),
+    });
     this.book = done.book;
     this.lastReconciledAt = Date.now();
     for (const finding of done.findings) log[finding.level](finding.fields, finding.message);

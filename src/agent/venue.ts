@@ -94,11 +94,19 @@ export interface Venue {
    * The book's stops and targets the venue no longer lists open (ended while the agent was away,
    * or between two reads), followed from now as the venue's own: the next `reports()` looks each
    * up by its id and reports what it filled, so a stop filled unseen closes its position at the
-   * venue's price rather than being taken for cancelled and placed again. Orders followed already
-   * are left as they are. Optional: where absent (or where positions are listed, which tell a
-   * filled stop by the position gone) nothing is looked up.
+   * venue's price (and reaches the ledger) rather than being taken for cancelled and placed again,
+   * or, where positions are listed, dropped with its position as closed unseen. Orders followed
+   * already, or found ended by an earlier look-up, are left as they are. Optional: where absent
+   * nothing is looked up.
    */
   followEnded?(orders: EndedExit[]): void;
+  /**
+   * Of the orders `followEnded` handed over and still handed over, those its look-up found ended
+   * with nothing filled (cancelled, expired, or unknown to the venue): gone for certain, so the
+   * reconciliation places the position's stop and targets again even where a stop merely missing
+   * from the open orders is not taken for gone (swaps). Optional: where absent, none.
+   */
+  endedUnfilled?(): ReadonlySet<string>;
   /**
    * A venue with a stream of its own events (an exchange's private stream) calls `wake`:
    * `reports` when reports wait, so the agent takes them at once rather than at its next

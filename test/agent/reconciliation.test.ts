@@ -223,6 +223,39 @@ describe('reconcile', () => {
     expect(done.book.state.positions).toHaveLength(1);
   });
 
+  it('a conditional stop missing from the open orders is gone only once the look-up found it ended unfilled (some exchanges list conditional orders apart): then placed again, said at error', () => {
+    const book = bookOf([position(1, 'buy', 0.1)]);
+    book.protection['1'] = { revision: 0, orders: [{ id: 's1', symbol: 'EURUSD', trigger: true }] };
+    const holdings = { positions: [venuePos('buy', 0.1)], orders: [] };
+    expect(reconcile(book, holdings).reprotect).toEqual([]);
+    expect(reconcile(book, holdings, { endedUnfilled: new Set(['other']) }).findings).toEqual([]);
+    const done = reconcile(book, holdings, { endedUnfilled: new Set(['s1']) });
+    expect(done.reprotect).toEqual([1]);
+    expect(done.book.state.positions).toHaveLength(1);
+    expect(done.findings).toEqual([
+      {
+        level: 'error',
+        message:
+          'none of the stop and target orders of position 1 is open at the venue any more, though the venue still holds the position: they are placed again; looked up by id, order s1 ended with nothing filled (cancelled, expired, or unknown to the venue)',
+        fields: { position: 1, symbol: 'EURUSD', orders: ['s1'], endedUnfilled: ['s1'] },
+      },
+    ]);
+    // A target still standing beside it: the position is not bare, nothing placed (as on spot).
+    const both = bookOf([position(1, 'buy', 0.1)]);
+    both.protection['1'] = {
+      revision: 0,
+      orders: [
+        { id: 's1', symbol: 'EURUSD', trigger: true },
+        { id: 't1', symbol: 'EURUSD' },
+      ],
+    };
+    const target = [venueOrder('t1', null, 'sell', 0.1, 'take_profit')];
+    expect(
+      reconcile(both, { positions: [venuePos('buy', 0.1)], orders: target }, { endedUnfilled: new Set(['s1']) })
+        .reprotect,
+    ).toEqual([]);
+  });
+
   it("a venue that cannot list positions leaves the book's positions alone", () => {
     const book = bookOf([position(1, 'buy', 0.1)]);
     const done = reconcile(book, { positions: null, orders: [] });

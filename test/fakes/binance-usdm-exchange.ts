@@ -359,6 +359,15 @@ export class BinanceUsdmExchange {
       }
   }
 
+  /**
+   * Binance's housekeeping: cancelled or expired orders with no fills are removed after some days
+   * (a look-up then answers -2013 "Order does not exist."). Removes them now.
+   */
+  purgeEnded(): void {
+    for (const [id, algo] of this.algoOrders)
+      if (algo.algoStatus === 'CANCELED' || algo.algoStatus === 'EXPIRED') this.algoOrders.delete(id);
+  }
+
   state(): Record<string, unknown> {
     return {
       prices: Object.fromEntries([...this.symbols.values()].map((s) => [s.symbol, s.price])),

@@ -127,6 +127,10 @@ export class CcxtVenue implements Venue {
    */
   private tracker: OrderTracker = {};
   private readonly followed = new Map<string, VenueOrder>();
+  /** Orders `followEnded` handed over and followed; those found ended or unknown, not looked up again while the book holds them. */
+  private readonly endedLookUps = new Set<string>();
+  /** Found ended or unknown, by id: whether with nothing filled (see `endedUnfilled`). */
+  private foundEnded = new Map<string, boolean>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
   /** Spot buy entries filled whose fill waits for their trades (the fee): still pending to the book. */
@@ -889,6 +893,7 @@ export class CcxtVenue implements Venue {
       if (options.streamed === true && told === undefined) continue;
       const order = told !== undefined && told !== 'look-up' ? told : await this.lookUp(followed);
       if (order === null) {
+        this.endedUnseen(id, true);
         this.unfollow(id);
         continue;
       }
@@ -919,7 +924,10 @@ export class CcxtVenue implements Venue {
         if (read.feeInCoin !== undefined) now.feeInCoin = read.feeInCoin;
       }
       this.tracker = step.tracker;
-      if (now.status !== 'open') this.unfollow(id);
+      if (now.status !== 'open') {
+        this.endedUnseen(id, now.status !== 'filled' && now.filled <= 0);
+        this.unfollow(id);
+      }
       if (entry) {
         if (filledMore)
           reports.push(
@@ -945,16 +953,21 @@ export class CcxtVenue implements Venue {
   }
 
   /**
-   * On spot, the book's stops and targets not open at the exchange are followed as if placed in
-   * this run: the next reports fetch each by its id (Binance keeps ended orders queryable), and a
-   * fill is reported as any exit's, with its trades' fees; one cancelled, expired or unknown to the
-   * exchange ends there, reporting nothing. A spot account's coins cannot tell a filled stop from a
-   * cancelled one where the trader holds more of the coin than the book; swaps list positions.
+   * The book's stops and targets not open at the exchange are followed as if placed in this run:
+   * the next reports fetch each by its id (Binance keeps ended orders queryable; a USDⓈ-M stop by
+   * its algo order, then the order it placed), and a fill is reported as any exit's, with its
+   * trades' fees; one cancelled, expired or unknown to the exchange ends there, reporting nothing.
+   * On spot the coins cannot tell a filled stop from a cancelled one where the trader holds more of
+   * the coin than the book; on swaps the position gone tells only that it closed, not at what price.
    */
   followEnded(orders: EndedExit[]): void {
-    if (this.options.market !== 'spot') return;
+    // Found ended once, an order cannot fill again: not looked up each pass while the book holds
+    // it (until its stop and targets are placed again, or its position leaves), then forgotten.
+    const handed = new Set(orders.map((o) => o.id));
+    this.foundEnded = new Map([...this.foundEnded].filter(([id]) => handed.has(id)));
     for (const order of orders) {
-      if (this.followed.has(order.id)) continue;
+      if (this.followed.has(order.id) || this.foundEnded.has(order.id)) continue;
+      this.endedLookUps.add(order.id);
       this.followed.set(order.id, {
         id: order.id,
         clientId: null,
@@ -980,6 +993,15 @@ export class CcxtVenue implements Venue {
         status: 'open',
       });
     }
+  }
+
+  /**
+   * The orders found ended with nothing filled (cancelled, expired, unknown: Binance forgets
+   * those after some days, -2013): gone for certain, where a swap's stop missing from the open
+   * orders alone is not. A stop that filled in part is not among them.
+   */
+  endedUnfilled(): ReadonlySet<string> {
+    return new Set([...this.foundEnded].filter(([, unfilled]) => unfilled).map(([id]) => id));
   }
 
   /** An entry's fill as reported, said once in the log where the exchange took its fee from the coins bought. */
@@ -1075,8 +1097,14 @@ export class CcxtVenue implements Venue {
     });
   }
 
+  /** An order `followEnded` handed over, found ended or unknown to the exchange: not looked up again while the book holds it. */
+  private endedUnseen(id: string, unfilled: boolean): void {
+    if (this.endedLookUps.has(id)) this.foundEnded.set(id, unfilled);
+  }
+
   private unfollow(id: string): void {
     this.followed.delete(id);
+    this.endedLookUps.delete(id);
     this.unreported.delete(id);
     this.tracker = untrack(this.tracker, id);
   }
