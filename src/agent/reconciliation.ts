@@ -75,7 +75,8 @@ export interface Reconciled {
  * locks its coins), then the newest; coins beyond them are the trader's, not managed ones.
  * The cut ones' stop and targets are cancelled, or placed again for the lots left.
  * A position the venue still holds (on spot: a buy covered by the coins) none of whose stop and
- * targets is open any more gets them placed again, said at error. Off spot a stop missing from
+ * targets is open any more gets them placed again, said at error; so does one whose stop is gone
+ * while a target still stands (the targets are placed again with it). Off spot a stop missing from
  * the open orders counts as gone only when the venue's look-up found it ended with nothing
  * filled (`endedUnfilled`): some exchanges list conditional orders apart, or not at all.
  *
@@ -440,16 +441,31 @@ export function reconcile(
         reprotect.has(position.ticket)
       )
         continue;
-      if (held.orders.some((o) => open.has(o.id))) continue;
+      // The stop gone for certain (on spot: not among the open orders, the look-ups before this
+      // comparison having found it not filled; off spot: found ended with nothing filled) leaves
+      // the position unprotected though a target stands: placed again too, the targets with it.
+      const stopsGone = held.orders.filter(
+        (o) => o.trigger && !open.has(o.id) && (baseOf !== undefined || ended.has(o.id)),
+      );
+      const standing = held.orders.filter((o) => open.has(o.id));
+      if (standing.length > 0 && stopsGone.length === 0) continue;
       reprotect.add(position.ticket);
       const lookedUp = held.orders.filter((o) => ended.has(o.id)).map((o) => o.id);
+      const foundEnded =
+        lookedUp.length === 0
+          ? ''
+          : `; looked up by id, ${lookedUp.length === 1 ? 'order' : 'orders'} ${lookedUp.join(', ')} ended with nothing filled (cancelled, expired, or unknown to the venue)`;
       findings.push({
         level: 'error',
-        message: `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again${lookedUp.length === 0 ? '' : `; looked up by id, ${lookedUp.length === 1 ? 'order' : 'orders'} ${lookedUp.join(', ')} ended with nothing filled (cancelled, expired, or unknown to the venue)`}`,
+        message:
+          standing.length === 0
+            ? `none of the stop and target orders of position ${position.ticket} is open at the venue any more, though the venue still holds the position: they are placed again${foundEnded}`
+            : `the stop order ${stopsGone.map((o) => o.id).join(', ')} of position ${position.ticket} is not open at the venue any more, though the venue still holds the position and its ${standing.length === 1 ? 'target' : 'targets'} ${standing.map((o) => o.id).join(', ')} still ${standing.length === 1 ? 'stands' : 'stand'}: the position has no stop at the venue; its stop and targets are placed again${foundEnded}`,
         fields: {
           position: position.ticket,
           symbol: position.symbol,
           orders: held.orders.map((o) => o.id),
+          ...(standing.length > 0 && { stopGone: stopsGone.map((o) => o.id), standing: standing.map((o) => o.id) }),
           ...(lookedUp.length > 0 && { endedUnfilled: lookedUp }),
         },
       });

@@ -179,4 +179,86 @@ describe('a swap stop ended while the agent was down', () => {
       expect(held().algoOrders.find((o) => o.algoId === stop.algoId)).toBeUndefined();
     });
   });
+  /**
+   * Its stop ended unfilled while its target still stands: the position has no stop at the
+   * exchange, though the book names one. The stop and target are placed again (the new ones first,
+   * then the old ones cancelled), once, at error: one stop and one target stand.
+   */
+  const stopGoneTargetStands = async (
+    source: CcxtAgent,
+    { stop, target, before, followed }: { stop: FakeAlgoOrder; target: FakeOrder; before: number; followed: boolean },
+  ) => {
+    await waitUntil(
+      () => held().openAlgoOrders.length === 1 && held().openAlgoOrders[0]!.algoId !== stop.algoId,
+      'the stop placed again',
+      10_000,
+    );
+    // Three reconciliations more (--reconcile-every 1): looked up once (a running agent follows
+    // the stops it placed, too), placed once.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    if (!followed) expect(lookUps(stop.algoId)).toHaveLength(1);
+    // The new stop and the new target, nothing more.
+    expect(placed()).toBe(before + 2);
+    expect(held().openAlgoOrders).toEqual([
+      expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.01 }),
+    ]);
+    expect(held().openOrders).toEqual([
+      expect.objectContaining({ type: 'LIMIT', side: 'SELL', price: 51000, origQty: 0.01, reduceOnly: true }),
+    ]);
+    // The old target cancelled once the new one stood; the old stop's cancel: gone already (-2011).
+    expect(held().openOrders[0]!.orderId).not.toBe(target.orderId);
+    expect(bed.exchange.requests('DELETE', '/fapi/v1/order').map((r) => r.params.orderId)).toEqual([
+      String(target.orderId),
+    ]);
+    expect(bed.exchange.requests('DELETE', '/fapi/v1/algoOrder').map((r) => r.params.algoId)).toEqual([
+      String(stop.algoId),
+    ]);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
+    const published = await source.published();
+    expect(published.positions).toEqual([
+      expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
+    ]);
+    expect(published.positions[0].unprotected).toBeUndefined();
+    // Said once, at error, naming the stop found ended and the target standing.
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(
+          `the stop order ${stop.algoId} of position 1 is not open at the venue any more, though the venue still holds the position and its target ${target.orderId} still stands`,
+        ),
+      }),
+    ]);
+  };
+
+  it('killed, its stop cancelled at the website, its target left open: the restart places one stop again at the same price, one target stands, said at error; nothing placed again after', async () => {
+    const { source, stop } = await openLongAndKill('swap-stop-gone-target-stands', 'sl_price=49000,tp_price=51000');
+    bed.exchange.cancelConditional('BTCUSDT');
+    const [target] = held().openOrders;
+    expect(held().openOrders).toHaveLength(1);
+    const before = placed();
+
+    await source.run();
+    await stopGoneTargetStands(source, { stop, target: target!, before, followed: false });
+  });
+
+  it('running, its stop cancelled at the website, its target left open: placed again at the next reconciliation, one stop and one target, said at error', async () => {
+    const source = await bed.start('swap-stop-gone-target-stands-running', { args: ARGS });
+    const entry = await postSignal(
+      bed.server.url,
+      source.authKey,
+      'BTCUSDT,buy,vol=0.01,sl_price=49000,tp_price=51000',
+    );
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    await waitUntil(
+      () => held().openAlgoOrders.length === 1 && held().openOrders.length === 1,
+      'the stop and target',
+      10_000,
+    );
+    const stop = held().openAlgoOrders[0]!;
+    const target = held().openOrders[0]!;
+    const before = placed();
+
+    bed.exchange.cancelConditional('BTCUSDT');
+    await stopGoneTargetStands(source, { stop, target, before, followed: true });
+  });
 });

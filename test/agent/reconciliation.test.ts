@@ -240,7 +240,9 @@ describe('reconcile', () => {
         fields: { position: 1, symbol: 'EURUSD', orders: ['s1'], endedUnfilled: ['s1'] },
       },
     ]);
-    // A target still standing beside it: the position is not bare, nothing placed (as on spot).
+  });
+
+  it('a swap stop found ended unfilled while its target still stands: the position has no stop, so its stop and targets are placed again, said at error naming the stop; merely missing from the open orders, it is not', () => {
     const both = bookOf([position(1, 'buy', 0.1)]);
     both.protection['1'] = {
       revision: 0,
@@ -249,10 +251,34 @@ describe('reconcile', () => {
         { id: 't1', symbol: 'EURUSD' },
       ],
     };
-    const target = [venueOrder('t1', null, 'sell', 0.1, 'take_profit')];
+    const holdings = {
+      positions: [venuePos('buy', 0.1)],
+      orders: [venueOrder('t1', null, 'sell', 0.1, 'take_profit')],
+    };
+    expect(reconcile(both, holdings).reprotect).toEqual([]);
+    expect(reconcile(both, holdings, { endedUnfilled: new Set(['t9']) }).findings).toEqual([]);
+    const done = reconcile(both, holdings, { endedUnfilled: new Set(['s1']) });
+    expect(done.reprotect).toEqual([1]);
+    expect(done.cancel).toEqual([]);
+    expect(done.findings).toEqual([
+      {
+        level: 'error',
+        message:
+          'the stop order s1 of position 1 is not open at the venue any more, though the venue still holds the position and its target t1 still stands: the position has no stop at the venue; its stop and targets are placed again; looked up by id, order s1 ended with nothing filled (cancelled, expired, or unknown to the venue)',
+        fields: {
+          position: 1,
+          symbol: 'EURUSD',
+          orders: ['s1', 't1'],
+          stopGone: ['s1'],
+          standing: ['t1'],
+          endedUnfilled: ['s1'],
+        },
+      },
+    ]);
+    // The stop standing and a target gone: not bare of its stop, left as it is.
+    const stop = [venueOrder('s1', null, 'sell', 0.1, 'stop_loss')];
     expect(
-      reconcile(both, { positions: [venuePos('buy', 0.1)], orders: target }, { endedUnfilled: new Set(['s1']) })
-        .reprotect,
+      reconcile(both, { positions: [venuePos('buy', 0.1)], orders: stop }, { endedUnfilled: new Set(['t1']) }).findings,
     ).toEqual([]);
   });
 
@@ -446,6 +472,31 @@ describe('reconcile on a spot market: the book covered by the coins held', () =>
     expect(reconcile(moving, { positions: null, orders: [], coins: spot({ BTC: 0.1 }) }).findings).toEqual([]);
     const sell = bookOf([position(1, 'sell', 0.1, 'BTC/USDT')]);
     expect(reconcile(sell, { positions: null, orders: [], coins: spot({}) }).findings).toEqual([]);
+  });
+
+  it('a buy position whose stop is no longer open while its target stands, its coins held, is to be protected again, said at error naming the stop', () => {
+    const book = bookOf([position(1, 'buy', 0.1, 'BTC/USDT')]);
+    book.protection['1'] = {
+      revision: 1,
+      orders: [
+        { id: 's1', symbol: 'BTC/USDT', trigger: true },
+        { id: 't1', symbol: 'BTC/USDT' },
+      ],
+    };
+    const target = [venueOrder('t1', null, 'sell', 0.1, 'take_profit', 0, 'BTC/USDT')];
+    const done = reconcile(book, { positions: null, orders: target, coins: spot({ BTC: 0.1 }) });
+    expect(done.book.state.positions.map((p) => p.ticket)).toEqual([1]);
+    expect(done.reprotect).toEqual([1]);
+    expect(done.cancel).toEqual([]);
+    expect(done.findings).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringContaining('the stop order s1 of position 1 is not open at the venue any more'),
+      }),
+    ]);
+    // The stop standing, the target gone: nothing to do.
+    const stop = [venueOrder('s1', null, 'sell', 0.1, 'stop_loss', 0, 'BTC/USDT')];
+    expect(reconcile(book, { positions: null, orders: stop, coins: spot({ BTC: 0.1 }) }).findings).toEqual([]);
   });
 
   it("whatever the book and the coins: the book's buy lots of each coin are what it had, at most what is held; nothing held is not managed", () => {
