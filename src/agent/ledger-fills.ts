@@ -43,7 +43,11 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
     const order = index >= 0 ? unused.splice(index, 1)[0]! : null;
     const at = new Date(event.time).toISOString();
     // An order's fee over the lots it put in the book (a buy's fee taken from its coins: those kept).
-    const fee = order === null ? 0 : feeOf(order) * Math.min(1, event.volume / (order.feeInCoin?.kept ?? order.filled));
+    const paid = order === null ? null : feeOf(order, step.currency);
+    const fee =
+      order === null || paid === null
+        ? 0
+        : paid.fee * Math.min(1, event.volume / (order.feeInCoin?.kept ?? order.filled));
     fills.push({
       venueFillId:
         order !== null
@@ -55,7 +59,7 @@ export function ledgerFillsOf(step: BookStep): LedgerFill[] {
       lots: event.volume,
       price: event.price,
       fee: Math.round(fee * 1e8) / 1e8,
-      feeCurrency: order?.fills.find((f) => f.fee !== null)?.fee?.currency ?? step.currency,
+      feeCurrency: paid?.currency ?? step.currency,
       at,
       signalId: opening ? (step.signalId ?? position.signalId) : step.signalId,
       effect: opening ? 'open' : 'close',
@@ -93,6 +97,27 @@ function receiptQuote(
   return { quote: side === 'buy' ? quote.ask : quote.bid };
 }
 
-function feeOf(order: VenueOrder): number {
-  return order.fills.reduce((sum, fill) => sum + (fill.fee?.cost ?? 0), 0);
+/**
+ * An order's fee and its currency. A fee the venue took from the coins bought (a spot buy's
+ * commission, `feeInCoin`) counts in the account currency at its fill's price, as the other fees of
+ * a trade are: added as coins, a BTC fee of 0.00001 stood for 0.00001 USDT in the trade's fees.
+ * A fee in a third coin (BNB) is kept in that coin, as the venue named it.
+ */
+function feeOf(order: VenueOrder, currency: string): { fee: number; currency: string } {
+  const coin = order.feeInCoin?.coin;
+  let inCurrency = 0;
+  let otherFee = 0;
+  let otherCurrency: string | null = null;
+  for (const fill of order.fills) {
+    if (fill.fee === null) continue;
+    if (fill.fee.currency === currency) inCurrency += fill.fee.cost;
+    else if (coin !== undefined && fill.fee.currency === coin) inCurrency += fill.fee.cost * fill.price;
+    else {
+      otherFee += fill.fee.cost;
+      otherCurrency = fill.fee.currency;
+    }
+  }
+  return otherCurrency !== null && inCurrency === 0
+    ? { fee: otherFee, currency: otherCurrency }
+    : { fee: inCurrency, currency };
 }

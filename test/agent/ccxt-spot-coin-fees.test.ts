@@ -71,6 +71,11 @@ describe('a real agent process on the Binance spot test exchange taking its fee 
     expect(await trades()).toEqual([
       expect.objectContaining({ lots: 0.00999, entryPrice: 50000.01, exitPrice: 50000 }),
     ]);
+    // Fees in USDT, the account's currency: the 0.00001 BTC the buy paid at its price (0.5000001),
+    // and the sell's 0.1 % of 0.00999 × 50000 (0.4995). Not the BTC fee's number taken as USDT.
+    const [trade] = await trades();
+    expect(trade.fees).toBeCloseTo(0.5000001 + 0.4995, 6);
+    expect(trade.realizedProfit).toBeCloseTo((50000 - 50000.01) * 0.00999 - (0.5000001 + 0.4995), 2);
   });
 
   it('a close the exchange refuses after the stop was cancelled to free the coins: the stop is placed again', async () => {
