@@ -40,6 +40,16 @@ describe('a swap stop ended while the agent was down', () => {
     }
   };
 
+  /** The long of 0.01 held at the exchange, and published protected by a stop at 49000. */
+  const expectProtectedLong = async (source: CcxtAgent) => {
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
+    const published = await source.published();
+    expect(published.positions).toEqual([
+      expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
+    ]);
+    expect(published.positions[0].unprotected).toBeUndefined();
+  };
+
   /** A long of 0.01 BTC at 50000.1 with `exits` standing, then the agent killed (SIGKILL). */
   const openLongAndKill = async (name: string, exits: string) => {
     const source = await bed.start(name, { args: ARGS });
@@ -123,12 +133,7 @@ describe('a swap stop ended while the agent was down', () => {
       String(stop.algoId),
     ]);
     // The position kept, protected by the new stop.
-    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
-    const published = await source.published();
-    expect(published.positions).toEqual([
-      expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
-    ]);
-    expect(published.positions[0].unprotected).toBeUndefined();
+    await expectProtectedLong(source);
     expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitAt: null })]);
     // Said once, at error, naming the stop found ended.
     expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
@@ -213,12 +218,7 @@ describe('a swap stop ended while the agent was down', () => {
     expect(bed.exchange.requests('DELETE', '/fapi/v1/algoOrder').map((r) => r.params.algoId)).toEqual([
       String(stop.algoId),
     ]);
-    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.01 }]);
-    const published = await source.published();
-    expect(published.positions).toEqual([
-      expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.01, sl: 49000 }),
-    ]);
-    expect(published.positions[0].unprotected).toBeUndefined();
+    await expectProtectedLong(source);
     // Said once, at error, naming the stop found ended and the target standing.
     expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
       expect.objectContaining({
