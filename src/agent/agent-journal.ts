@@ -1,5 +1,12 @@
+import { closeSync, fdatasync, openSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { writeFileAtomic } from '../files/atomic-file.js';
+
+const fdatasyncAsync = promisify(fdatasync);
+
+/** Past this size the next write replaces the file with its one record, so a start reads little. */
+const REWRITE_ABOVE_BYTES = 4 * 1024 * 1024;
 
 /** What every journal file carries besides its venue's content. */
 export interface JournalRecord {
@@ -31,23 +38,26 @@ export interface JournalFormat<T extends JournalRecord> {
 }
 
 /**
- * An agent's book and the signals it executed, in one file replaced atomically: a restart finds a
+ * An agent's book and the signals it executed, in one file: each write adds the whole state as one
+ * line and syncs it (`fdatasync`), and a start reads the last whole line. A restart finds a
  * signal's effect on the book exactly when it finds the signal listed as executed, so it never
- * executes one twice nor loses one it acknowledged.
+ * executes one twice nor loses one it acknowledged. Adding to an open file costs one sync per
+ * write where replacing the file (temporary file, sync, rename, sync of the folder) cost two and
+ * a new file; the file is replaced only at a run's first write and when it grows past a bound.
  */
 export class AgentJournal<T extends JournalRecord> {
-  /** Writes under way, oldest first: each renames its file after the one before it, and ends after it. */
+  /** Writes under way, oldest first: each adds its record after the one before it, and ends after it. */
   private readonly writes: JournalWrite[] = [];
   private pending: Promise<void> | null = null;
   private closed = false;
-  private count = 0;
+  private opened: OpenedJournal | null = null;
 
   /**
    * `written`: called with a write's snapshot once it is durable, in the order the snapshots were
    * taken. `first`: what must be on disk before this file says what it says, awaited after the
    * snapshot is taken and before it is written (so it covers everything the snapshot holds).
    * `writesAtOnce`: 1, a write begins once the one under way ends; 2, a write begins while one
-   * is under way (its rename still after that one's), so what a save asks for while a write is
+   * is under way (its record still after that one's), so what a save asks for while a write is
    * on its way to the disk waits for that write's end, not for it and a whole write after it.
    */
   constructor(
@@ -69,7 +79,7 @@ export class AgentJournal<T extends JournalRecord> {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = lastJournalRecord(text);
     } catch (err) {
       throw new Error(`${file} is damaged (${(err as Error).message}); ${format.remedy}`);
     }
@@ -98,21 +108,28 @@ export class AgentJournal<T extends JournalRecord> {
         const before = this.writes.at(-1) ?? null;
         const write = new JournalWrite(next);
         this.writes.push(write);
-        const slot = this.count++ % this.writesAtOnce;
         try {
           const fields = this.snapshot();
-          const content = serialise({ version: 1, ...fields, savedAt: new Date().toISOString() });
+          const record = serialise({ version: 1, ...fields, savedAt: new Date().toISOString() });
           await this.first();
-          await writeFileAtomic(this.file, content, {
-            ...(this.writesAtOnce > 1 && { temp: `${this.file}.${process.pid}.${slot}.tmp` }),
-            // An older snapshot renamed over a newer one would take back what the newer one holds.
-            beforeRename: () => before?.renamed ?? Promise.resolve(),
-            renamed: write.rename,
-          });
+          // An older snapshot added after a newer one would take back what the newer one holds.
+          await before?.added;
+          const opened = this.opened;
+          if (opened === null || opened.failed || opened.size + record.length > REWRITE_ABOVE_BYTES) {
+            await this.rewrite(record, before);
+            write.add();
+          } else {
+            append(opened, record);
+            write.add();
+            await fdatasyncAsync(opened.fd).catch((err: unknown) => {
+              opened.failed = true;
+              throw err;
+            });
+          }
           await before?.done.catch(() => undefined);
           this.written(fields);
         } finally {
-          write.rename();
+          write.add();
           this.writes.splice(this.writes.indexOf(write), 1);
         }
       });
@@ -120,24 +137,83 @@ export class AgentJournal<T extends JournalRecord> {
     return next;
   }
 
-  /** No write starts after this; resolves once those under way, if any, are done. */
+  /** No write starts after this; resolves once those under way, if any, are done, and the file is closed. */
   async close(): Promise<void> {
     this.closed = true;
     await (this.pending ?? this.writes.at(-1)?.done ?? Promise.resolve()).catch(() => undefined);
+    if (this.opened !== null) closeSync(this.opened.fd);
+    this.opened = null;
+  }
+
+  /**
+   * The file replaced whole by one holding `record` alone, then kept open to add to: at the first
+   * write of a run (a record left half-written by a crash goes with it), after a failed write, and
+   * once the file has grown past its bound. Earlier writes are done first: none is still syncing
+   * the descriptor closed here.
+   */
+  private async rewrite(record: Buffer, before: JournalWrite | null): Promise<void> {
+    await before?.done.catch(() => undefined);
+    if (this.opened !== null) closeSync(this.opened.fd);
+    this.opened = null;
+    await writeFileAtomic(this.file, record);
+    this.opened = { fd: openSync(this.file, 'a'), size: record.length, failed: false };
   }
 }
 
-/** One write of a journal: when its file has been renamed into place (or it failed before), and its end. */
+/** The journal file held open between writes: its size so far, and whether a write to it failed (it is then replaced). */
+interface OpenedJournal {
+  fd: number;
+  size: number;
+  failed: boolean;
+}
+
+/** Adds a record at the end of the file, into the page cache (the caller syncs it). */
+function append(opened: OpenedJournal, record: Buffer): void {
+  try {
+    let offset = 0;
+    while (offset < record.length) offset += writeSync(opened.fd, record, offset);
+  } catch (err) {
+    // Part of the record may be in the file: the next write replaces the file rather than add after it.
+    opened.failed = true;
+    throw err;
+  }
+  opened.size += record.length;
+}
+
+/**
+ * The state a journal file holds: its last line that is whole JSON. A record is one line; a crash
+ * while records were being added can leave the last ones cut short, which never parse (a JSON
+ * object cut anywhere is not JSON), and they were never reported written. A file from before
+ * records were added (one JSON object, no line end) is its own last line.
+ */
+export function lastJournalRecord(text: string): unknown {
+  let end = text.length;
+  let failure: Error | null = null;
+  while (end > 0) {
+    const start = text.lastIndexOf('\n', end - 1) + 1;
+    const line = text.slice(start, end);
+    end = start - 1;
+    if (line.trim() === '') continue;
+    try {
+      return JSON.parse(line);
+    } catch (err) {
+      failure ??= err as Error;
+    }
+  }
+  throw failure ?? new Error('the file is empty');
+}
+
+/** One write of a journal: when its record has been added to the file (or it failed before), and its end. */
 class JournalWrite {
-  readonly renamed: Promise<void>;
-  rename: () => void = () => undefined;
+  readonly added: Promise<void>;
+  add: () => void = () => undefined;
 
   constructor(readonly done: Promise<void>) {
-    this.renamed = new Promise((resolve) => (this.rename = resolve));
+    this.added = new Promise((resolve) => (this.add = resolve));
   }
 }
 
-/** `JSON.stringify` of the record as UTF-8, its fields given as `JournalJson` taken as they are. */
+/** `JSON.stringify` of the record as UTF-8, its fields given as `JournalJson` taken as they are, ended by a line end. */
 function serialise(record: Record<string, unknown>): Buffer {
   const pieces: Uint8Array[] = [];
   let between = '{';
@@ -149,6 +225,6 @@ function serialise(record: Record<string, unknown>): Buffer {
     if (value instanceof JournalJson) pieces.push(...value.pieces);
     between = ',';
   }
-  pieces.push(Buffer.from(between === '{' ? '{}' : '}'));
+  pieces.push(Buffer.from(between === '{' ? '{}\n' : '}\n'));
   return Buffer.concat(pieces);
 }

@@ -2,23 +2,33 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentJournal, JournalJson, type JournalRecord } from '../../src/agent/agent-journal.js';
+import { AgentJournal, JournalJson, lastJournalRecord, type JournalFormat, type JournalRecord } from '../../src/agent/agent-journal.js';
 import { executedJson, type ExecutedSignal } from '../../src/agent/executed-signal.js';
 
 interface Counter extends JournalRecord {
   n: number;
 }
 
+/** What a start would read from the file. */
+const stored = (file: string): Record<string, unknown> =>
+  lastJournalRecord(readFileSync(file, 'utf8')) as Record<string, unknown>;
+
+const COUNTER: JournalFormat<Counter> = {
+  kind: 'a counter',
+  remedy: 'remove it',
+  accepts: (value): value is Counter => typeof (value as Counter).n === 'number',
+};
+
 /**
  * Every agent state file (the venue journal with the executed signals and the in-flight ones,
- * the paper account) is written by AgentJournal: a temporary file beside it, synced, renamed over
- * it, the directory synced.
+ * the paper account) is written by AgentJournal: at a run's first write a temporary file beside
+ * it, synced, renamed over it, the directory synced; after that each write a line added and synced.
  */
 describe('an agent journal write', () => {
   let dir = '';
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('replaces the file whole, readable by the owner alone, leaving nothing beside it', async () => {
+  it('replaces the file at its first write, readable by the owner alone, leaving nothing beside it', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
     const file = path.join(dir, 'venue.json');
     let n = 1;
@@ -26,7 +36,7 @@ describe('an agent journal write', () => {
     await journal.save();
     n = 2;
     await journal.save();
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ version: 1, n: 2 });
+    expect(stored(file)).toMatchObject({ version: 1, n: 2 });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['venue.json']);
   });
@@ -43,7 +53,7 @@ describe('an agent journal write', () => {
     rmSync(file, { recursive: true });
     await journal.save();
     expect(readdirSync(dir)).toEqual(['venue.json']);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
+    expect(stored(file)).toMatchObject({ n: 1 });
   });
 
   it('takes a field given as ready JSON as it is, and the executed signals as they stand at each write', async () => {
@@ -65,14 +75,14 @@ describe('an agent journal write', () => {
       }),
     );
     await journal.save();
-    const first = JSON.parse(readFileSync(file, 'utf8'));
+    const first = stored(file);
     expect(first).toEqual({ version: 1, n: 1, raw: { a: [1, 2] }, executed: [entry], savedAt: first.savedAt });
     // The one change an entry sees after it is recorded: written as it is now, not as first
     // serialised; settled, without the result and timings the server holds.
     entry.acked = true;
     entry.outcome.timings = { decidedAt: '2026-01-01T00:00:00.001Z', sentAt: null, venueAckedAt: null, filledAt: null };
     await journal.save();
-    expect(JSON.parse(readFileSync(file, 'utf8')).executed).toEqual([
+    expect(stored(file).executed).toEqual([
       { ...entry, outcome: { status: 'executed', message: 'opened "1"', result: null }, acked: true },
     ]);
   });
@@ -95,12 +105,86 @@ describe('an agent journal write', () => {
     n = 2;
     release();
     await saved;
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
+    expect(stored(file)).toMatchObject({ n: 1 });
     const failing = journal.save();
     await new Promise((resolve) => setTimeout(resolve, 20));
     release(new Error('the risk days could not be written'));
     await expect(failing).rejects.toThrow('the risk days could not be written');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 1 });
+    expect(stored(file)).toMatchObject({ n: 1 });
+  });
+});
+
+describe('a journal over a run', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('adds each write as a line to the same file, and a start reads the last', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    let n = 1;
+    const journal = new AgentJournal<Counter>(file, () => ({ n }));
+    await journal.save();
+    const inode = statSync(file).ino;
+    for (n = 2; n <= 4; n++) await journal.save();
+    await journal.close();
+    expect(statSync(file).ino).toBe(inode);
+    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? null : JSON.parse(line).n))).toEqual([
+      1,
+      2,
+      3,
+      4,
+      null,
+    ]);
+    expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ version: 1, n: 4 });
+  });
+
+  it('read after a crash in the middle of a write gives the write before, and the next run starts the file again', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    let n = 1;
+    const journal = new AgentJournal<Counter>(file, () => ({ n }));
+    await journal.save();
+    n = 2;
+    await journal.save();
+    await journal.close();
+    // The third record cut short, as a crash before its sync can leave it.
+    const third = `{"version":1,"n":3,"savedAt":"2026-01-01T00:00:00.000Z"}\n`;
+    writeFileSync(file, readFileSync(file, 'utf8') + third.slice(0, 20), { mode: 0o600 });
+    expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ n: 2 });
+    n = 5;
+    const next = new AgentJournal<Counter>(file, () => ({ n }));
+    await next.save();
+    await next.close();
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ n: 5 });
+  });
+
+  it('reads a file written whole, as one JSON object, and a file with no whole record is damaged', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    writeFileSync(file, '{"version":1,"n":7,"savedAt":"2026-01-01T00:00:00.000Z"}');
+    expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ n: 7 });
+    writeFileSync(file, '{"version":1,"n":7,"sa');
+    await expect(AgentJournal.load(file, COUNTER)).rejects.toThrow(/venue\.json is damaged .*; remove it/);
+  });
+
+  it('grown past its bound, is replaced by a file holding the last write alone', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+    const file = path.join(dir, 'venue.json');
+    let n = 0;
+    const filler = 'x'.repeat(512 * 1024);
+    const journal = new AgentJournal<Counter & { filler: string }>(file, () => ({ n, filler }));
+    const lines = () => readFileSync(file, 'utf8').trimEnd().split('\n').length;
+    let most = 0;
+    for (n = 1; n <= 10; n++) {
+      await journal.save();
+      most = Math.max(most, lines());
+    }
+    await journal.close();
+    // 4 MiB hold seven such records, not eight.
+    expect(most).toBe(7);
+    expect(lines()).toBe(3);
+    expect(stored(file)).toMatchObject({ n: 10 });
   });
 });
 
@@ -108,7 +192,7 @@ describe('a journal that writes two at once', () => {
   let dir = '';
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('begins a save asked during a write before that write ends, renames after it, and says each is written in order', async () => {
+  it('begins a save asked during a write before that write ends, adds its record after it, and says each is written in order', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
     const file = path.join(dir, 'venue.json');
     let n = 1;
@@ -134,15 +218,15 @@ describe('a journal that writes two at once', () => {
     let twoDone = false;
     void two.then(() => (twoDone = true));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    // The second write took its snapshot and wrote its temporary file while the first is held;
-    // it waits to rename until the first has, so the older snapshot never replaces the newer one.
+    // The second write took its snapshot while the first is held; it waits to add its record
+    // until the first has, so the older snapshot never comes after the newer one.
     expect(taken).toEqual([1, 2]);
     expect(twoDone).toBe(false);
     expect(readdirSync(dir).filter((name) => name === 'venue.json')).toEqual([]);
     release();
     await Promise.all([one, two]);
     expect(written).toEqual([1, 2]);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ n: 2 });
+    expect(stored(file)).toMatchObject({ n: 2 });
     expect(readdirSync(dir)).toEqual(['venue.json']);
   });
 });

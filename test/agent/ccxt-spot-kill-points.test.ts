@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { deliveriesOf, postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { SpotOrder, SpotRequest } from '../fakes/binance-spot-exchange.js';
 import { BINANCE_SPOT, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * Kill points on a spot market: a real `signalgate agent --venue ccxt --exchange binance
@@ -32,7 +33,7 @@ describe('a spot agent killed between cancelling the stop and the order that fol
   const journal = (source: CcxtAgent) => {
     const agentDir = path.join(source.dir, 'agents', readdirSync(path.join(source.dir, 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
-    return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));
+    return readJournal(path.join(agentDir, file));
   };
   /** Waits for `condition`, failing with what the exchange and the agent's published state then show. */
   const until = async (source: CcxtAgent, condition: (state: any) => boolean, what: string) => {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
@@ -12,6 +12,7 @@ import type {
 } from '../fakes/binance-usdm-exchange.js';
 import { BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
 import type { AgentProcess } from './support/agent-process.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * Kill points (issue 46): for each path a signal or a stop move takes on the venue (entry, stop,
@@ -91,7 +92,7 @@ describe('an agent killed at each step of each path, and started again', () => {
   const journal = () => {
     const agentDir = path.join(dir(), 'agents', readdirSync(path.join(dir(), 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
-    return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));
+    return readJournal(path.join(agentDir, file));
   };
   /** Nothing at the exchange nor in the book: what the previous case left is closed, the prices back where they began. */
   const flat = async () => {

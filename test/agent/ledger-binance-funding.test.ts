@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { BINANCE_KEYS, BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
 import { AgentProcess } from './support/agent-process.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * Funding payments through a real agent process on the Binance USDⓈ-M test exchange: the exchange
@@ -18,7 +19,7 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
   const journal = (agent: CcxtAgent) => {
     const agentDir = path.join(agent.dir, 'agents', readdirSync(path.join(agent.dir, 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
-    return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));
+    return readJournal(path.join(agentDir, file));
   };
 
   it('funding booked on an open long is in its trade, through a kill before the journal and two restarts', async () => {

@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import { BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * The quote at receipt of a signal finished after a restart: a real agent process on the Binance
@@ -17,7 +18,7 @@ describe('the quote at receipt through a restart', () => {
   const journal = (agent: CcxtAgent) => {
     const agentDir = path.join(agent.dir, 'agents', readdirSync(path.join(agent.dir, 'agents'))[0]!);
     const file = readdirSync(agentDir).find((f) => f.startsWith('venue-') && f.endsWith('.json'))!;
-    return JSON.parse(readFileSync(path.join(agentDir, file), 'utf8'));
+    return readJournal(path.join(agentDir, file));
   };
 
   it('a market entry killed after the exchange filled it reports the first quote after the restart', async () => {

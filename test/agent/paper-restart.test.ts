@@ -7,6 +7,7 @@ import { accountWithAgents, postSignal, sourceFor, type TestAgent } from '../del
 import type { AgentProcess } from './support/agent-process.js';
 import { startUp } from './support/start-up.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
+import { readJournal } from './support/journal-file.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 
@@ -94,7 +95,7 @@ describe('a paper agent restarted with other flags than its stored account', () 
       (l) => l.msg === 'the ticks file is played out; prices stay where they are',
       'the end of the file',
     );
-    const account = JSON.parse(readFileSync(path.join(accountDir(dir, agent.token), 'paper-account.json'), 'utf8'));
+    const account = readJournal(path.join(accountDir(dir, agent.token), 'paper-account.json'));
     expect(account.feed).toMatchObject({
       kind: 'ticks-file',
       applied: 3,

@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RiskLedger, type RiskLedgerFile } from '../../src/agent/risk-ledger.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * `risk-days.json`, the agent's count of entries for the daily rules, read back as a restarted
@@ -16,7 +17,7 @@ const MINUTE = Date.parse('2026-12-02T12:00:00Z');
 describe('the risk days file', () => {
   let dir = '';
   const file = () => path.join(dir, 'risk-days.json');
-  const stored = () => JSON.parse(readFileSync(file(), 'utf8')) as RiskLedgerFile;
+  const stored = () => readJournal(file()) as RiskLedgerFile;
   // The entries the check is given: those of the last 26 hours, where every zone's day begins.
   const recentEntries = (ledger: RiskLedger, now = NOW) =>
     ledger.facts(false, [], 0, 0, now).entries.reduce((n, e) => n + e.count, 0);

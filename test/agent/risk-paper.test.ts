@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import type { EffectiveRiskRules } from '../../src/risk/risk-rules.js';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
 import { AgentEndpoints } from './support/agent-endpoints.js';
 import { AgentProcess } from './support/agent-process.js';
+import { readJournal } from './support/journal-file.js';
 
 /**
  * A real `signalgate agent --paper` process checking the risk rules its deliveries carry
@@ -126,7 +127,7 @@ describe('a paper agent checks the risk rules each signal carries', () => {
     await agent!.kill();
     expect(endpoints!.acks.get(second)!.status).toBe('executed');
     expect(counted()).toBe(1);
-    const journal = JSON.parse(readFileSync(path.join(agentDir(dir), 'paper-account.json'), 'utf8')) as {
+    const journal = readJournal(path.join(agentDir(dir), 'paper-account.json')) as {
       riskEntries?: Record<string, [number, number]>;
     };
     // The first's too if its write of risk-days.json was renamed, not yet synced, at this snapshot.
@@ -144,7 +145,7 @@ describe('a paper agent checks the risk rules each signal carries', () => {
   it('rules removed (a signal without any) are no longer measured by the loss watch', async () => {
     await start();
     const watched = () =>
-      (JSON.parse(readFileSync(path.join(agentDir(dir), 'risk-days.json'), 'utf8')) as { rules: object }).rules;
+      (readJournal(path.join(agentDir(dir), 'risk-days.json')) as { rules: object }).rules;
     expect((await send(buy(0.1), { risk: rules({ maxDailyLoss: { amount: 100_000 } }) })).status).toBe('executed');
     expect(watched()).toEqual({ src_test: expect.objectContaining({ maxDailyLoss: { amount: 100_000 } }) });
     // The account's rules deleted through the API: the next signal carries none, and a loss
@@ -191,7 +192,7 @@ describe('a paper agent checks the risk rules each signal carries', () => {
 /** The agent's risk-days.json, or undefined before its first write. */
 function riskDays(dataDir: string): { entryMinutes: [number, number][]; counting: Record<string, number> } | undefined {
   try {
-    return JSON.parse(readFileSync(path.join(agentDir(dataDir), 'risk-days.json'), 'utf8'));
+    return readJournal(path.join(agentDir(dataDir), 'risk-days.json'));
   } catch {
     return undefined;
   }

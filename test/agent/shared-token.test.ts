@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
 } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
+import { readJournal } from './support/journal-file.js';
 
 const STANDBY = 'another process is connected with this agent token; waiting';
 
@@ -23,7 +24,7 @@ function journalComments(dataDir: string, token: string): string[] {
     'paper-account.json',
   );
   if (!existsSync(file)) return [];
-  const book = JSON.parse(readFileSync(file, 'utf8')) as { engine: { positions: Array<{ comment?: string }> } };
+  const book = readJournal(file) as { engine: { positions: Array<{ comment?: string }> } };
   return book.engine.positions.map((p) => p.comment ?? '');
 }
 
