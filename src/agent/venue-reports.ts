@@ -226,7 +226,7 @@ export async function applyReports(
     if (rest) {
       // A stop ended (cancelled, expired) having filled part: the rest has no stop at the venue.
       const order = report.order;
-      if (report.by === 'stop_loss' && order !== null && (order.status === 'cancelled' || order.status === 'rejected'))
+      if (report.by === 'stop_loss' && order !== null && order.status === 'cancelled')
         errors.push({
           message: `the stop order ${order.id} of position ${position.ticket} filled ${report.volume} lots, then ended at the venue (cancelled or expired): the ${rest.volume} lots left had no stop there; its stop and targets are placed again for them`,
           fields: {

@@ -998,7 +998,7 @@ export class CcxtVenue implements Venue {
   /**
    * The orders found ended with nothing filled (cancelled, expired, unknown: Binance forgets
    * those after some days, -2013): gone for certain, where a swap's stop missing from the open
-   * orders alone is not. A stop that filled in part is not among them.
+   * orders alone is not. A stop that filled in part is not among them (see `endedInPart`).
    */
   endedUnfilled(): ReadonlySet<string> {
     return new Set([...this.foundEnded].filter(([, filled]) => filled === 0).map(([id]) => id));
