@@ -78,7 +78,8 @@ export interface Reconciled {
  * targets is open any more gets them placed again, said at error; so does one whose stop is gone
  * while a target still stands (the targets are placed again with it). Off spot a stop missing from
  * the open orders counts as gone only when the venue's look-up found it ended with nothing
- * filled (`endedUnfilled`): some exchanges list conditional orders apart, or not at all.
+ * filled (`endedUnfilled`), or ended after filling part, that part taken already (`endedInPart`):
+ * some exchanges list conditional orders apart, or not at all.
  *
  * Orders are compared by venue id and client id. A pending entry gone and not adopted leaves
  * the book. An open order the book does not know is not managed, except the stop or target of a
@@ -89,7 +90,11 @@ export interface Reconciled {
 export function reconcile(
   book: VenueBook,
   holdings: VenueHoldings,
-  options: { settling?: boolean; endedUnfilled?: ReadonlySet<string> } = {},
+  options: {
+    settling?: boolean;
+    endedUnfilled?: ReadonlySet<string>;
+    endedInPart?: ReadonlyMap<string, number>;
+  } = {},
 ): Reconciled {
   const state = book.state;
   const protection = { ...book.protection };
@@ -427,12 +432,15 @@ export function reconcile(
   const baseOf = holdings.positions === null ? holdings.coins?.baseOf : undefined;
   if (holdings.positions !== null || baseOf !== undefined) {
     const open = new Set(holdings.orders.map((o) => o.id));
-    const ended = options.endedUnfilled ?? new Set<string>();
+    const unfilled = options.endedUnfilled ?? new Set<string>();
+    const inPart = options.endedInPart ?? new Map<string, number>();
+    const ended = new Set([...unfilled, ...inPart.keys()]);
     for (const position of positions) {
       if (baseOf !== undefined && (position.side !== 'buy' || baseOf[position.symbol] === undefined)) continue;
       const held = protection[String(position.ticket)];
       // Conditional orders some exchanges list apart, or not at all: a stop not listed there is
-      // not a stop gone, unless the venue's look-up found it ended with nothing filled.
+      // not a stop gone, unless the venue's look-up found it ended (with nothing filled, or after
+      // filling part, that part taken as an exit).
       if (
         !held ||
         held.moving !== undefined ||
@@ -442,7 +450,7 @@ export function reconcile(
       )
         continue;
       // The stop gone for certain (on spot: not among the open orders, the look-ups before this
-      // comparison having found it not filled; off spot: found ended with nothing filled) leaves
+      // comparison having found it not filled; off spot: found ended by its look-up) leaves
       // the position unprotected though a target stands: placed again too, the targets with it.
       const stopsGone = held.orders.filter(
         (o) => o.trigger && !open.has(o.id) && (baseOf !== undefined || ended.has(o.id)),
@@ -450,11 +458,18 @@ export function reconcile(
       const standing = held.orders.filter((o) => open.has(o.id));
       if (standing.length > 0 && stopsGone.length === 0) continue;
       reprotect.add(position.ticket);
-      const lookedUp = held.orders.filter((o) => ended.has(o.id)).map((o) => o.id);
+      const lookedUp = held.orders.filter((o) => unfilled.has(o.id)).map((o) => o.id);
+      const partly = held.orders.filter((o) => inPart.has(o.id)).map((o) => o.id);
       const foundEnded =
-        lookedUp.length === 0
+        (lookedUp.length === 0
           ? ''
-          : `; looked up by id, ${lookedUp.length === 1 ? 'order' : 'orders'} ${lookedUp.join(', ')} ended with nothing filled (cancelled, expired, or unknown to the venue)`;
+          : `; looked up by id, ${lookedUp.length === 1 ? 'order' : 'orders'} ${lookedUp.join(', ')} ended with nothing filled (cancelled, expired, or unknown to the venue)`) +
+        partly
+          .map(
+            (id) =>
+              `; looked up by id, order ${id} ended (cancelled or expired) after filling ${inPart.get(id)} lots, taken as an exit`,
+          )
+          .join('');
       findings.push({
         level: 'error',
         message:
@@ -467,6 +482,7 @@ export function reconcile(
           orders: held.orders.map((o) => o.id),
           ...(standing.length > 0 && { stopGone: stopsGone.map((o) => o.id), standing: standing.map((o) => o.id) }),
           ...(lookedUp.length > 0 && { endedUnfilled: lookedUp }),
+          ...(partly.length > 0 && { endedInPart: partly }),
         },
       });
     }

@@ -288,6 +288,7 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
       settling: this.inFlight.size > 0,
       // Stops the look-ups before this comparison found cancelled, expired or unknown: gone.
       ...(this.venue.endedUnfilled !== undefined && { endedUnfilled: this.venue.endedUnfilled() }),
+      ...(this.venue.endedInPart !== undefined && { endedInPart: this.venue.endedInPart() }),
     });
     this.book = done.book;
     this.lastReconciledAt = Date.now();
@@ -929,6 +930,7 @@ export class RemoteVenueAgent extends ExecutingAgent<Venue, RemoteVenueAgentOpti
     const before = this.book.state;
     const done = await applyReports(this.venue, this.book, reports, Date.now());
     this.book = done.book;
+    for (const error of done.errors) log.error(error.fields, error.message);
     for (const warning of done.warnings) log.warn(warning);
     this.watch.refusedAtPlacement(done.unprotected, Date.now());
     for (const event of done.events) log.info({ event }, 'account event');

@@ -24,7 +24,14 @@ export async function applyReports(
   book: VenueBook,
   reports: VenueReport[],
   now: number,
-): Promise<{ book: VenueBook; events: EngineEvent[]; warnings: string[]; unprotected: RefusedProtection[] }> {
+): Promise<{
+  book: VenueBook;
+  events: EngineEvent[];
+  warnings: string[];
+  /** Said at error: a stop that ended having filled only part of its position (the rest stood without one). */
+  errors: { message: string; fields: Record<string, unknown> }[];
+  unprotected: RefusedProtection[];
+}> {
   let next: VenueBook = {
     state: book.state,
     protection: { ...book.protection },
@@ -34,6 +41,7 @@ export async function applyReports(
   };
   const events: EngineEvent[] = [];
   const warnings: string[] = [];
+  const errors: { message: string; fields: Record<string, unknown> }[] = [];
   const unprotected: RefusedProtection[] = [];
   const quietly = async (what: string, action: () => Promise<void>) => {
     try {
@@ -216,12 +224,25 @@ export async function applyReports(
     const leftover = (next.protection[key]?.orders ?? []).filter((o) => o.id !== filledId);
     const rest = next.state.positions.find((p) => p.ticket === position.ticket);
     if (rest) {
+      // A stop ended (cancelled, expired) having filled part: the rest has no stop at the venue.
+      const order = report.order;
+      if (report.by === 'stop_loss' && order !== null && order.status === 'cancelled')
+        errors.push({
+          message: `the stop order ${order.id} of position ${position.ticket} filled ${report.volume} lots, then ended at the venue (cancelled or expired): the ${rest.volume} lots left had no stop there; its stop and targets are placed again for them`,
+          fields: {
+            position: position.ticket,
+            symbol: position.symbol,
+            order: order.id,
+            filled: report.volume,
+            volume: rest.volume,
+          },
+        });
       await protect(rest, leftover);
       continue;
     }
     await cancelAll(key, leftover);
   }
-  return { book: next, events, warnings, unprotected };
+  return { book: next, events, warnings, errors, unprotected };
 }
 
 /**

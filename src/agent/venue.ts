@@ -108,6 +108,13 @@ export interface Venue {
    */
   endedUnfilled?(): ReadonlySet<string>;
   /**
+   * Of the same orders, those found ended (cancelled, expired) after filling part of their lots,
+   * that part reported already (the book took it as an exit): id → lots filled. Gone for certain
+   * too: a position whose book still names one (the stop for its rest refused) gets its stop and
+   * targets placed again. Optional: where absent, none.
+   */
+  endedInPart?(): ReadonlyMap<string, number>;
+  /**
    * A venue with a stream of its own events (an exchange's private stream) calls `wake`:
    * `reports` when reports wait, so the agent takes them at once rather than at its next
    * management pass; `connected` when the stream (re)connected, since what happened while it was

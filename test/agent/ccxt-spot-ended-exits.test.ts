@@ -82,6 +82,53 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     expect(await trades(source)).toEqual([expect.objectContaining({ lots: 0.01, exitPrice: 48900 })]);
   });
 
+  it('killed, its stop filled in part and the rest expired meanwhile (a thin book): the part an exit in the ledger, a stop for the rest placed once, said at error', async () => {
+    const { source, order: stop } = await openLong('ended-stop-part', 'sl_price=49000');
+    await source.agent.kill();
+    // The book holds 0.004 at the bid: the stop's market order takes it, and the rest expires.
+    await bed.control('thin', 'symbol=BTCUSDT&qty=0.004');
+    await bed.control('price', 'symbol=BTCUSDT&price=48900');
+    expect(held().orders.find((o) => o.orderId === stop.orderId)).toMatchObject({
+      status: 'EXPIRED',
+      executedQty: 0.004,
+    });
+    expect(held().balances.BTC).toEqual({ free: OWN_BTC + 0.006, locked: 0 });
+    await bed.control('thin', 'symbol=BTCUSDT&qty=0');
+    await bed.control('price', 'symbol=BTCUSDT&price=50000');
+    const placed = posts().length;
+
+    await source.run();
+    await until(source, () => held().openOrders.length === 1, 'a stop for the rest');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(posts()).toHaveLength(placed + 1);
+    expect(held().openOrders).toEqual([
+      expect.objectContaining({ type: 'STOP_LOSS', side: 'SELL', stopPrice: 49000, origQty: 0.006 }),
+    ]);
+    expect(held().balances.BTC).toEqual({ free: OWN_BTC, locked: 0.006 });
+    expect((await source.published()).positions).toEqual([expect.objectContaining({ volume: 0.006, sl: 49000 })]);
+    await waitUntil(
+      async () => (await trades(source)).some((t) => t.exitAt !== null),
+      'the partial exit in the ledger',
+      30_000,
+    );
+    const ledger = await trades(source);
+    expect(ledger).toHaveLength(2);
+    expect(ledger).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ lots: 0.004, exitPrice: 48900 }),
+        expect.objectContaining({ lots: 0.006, exitAt: null }),
+      ]),
+    );
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(
+          `the stop order ${stop.orderId} of position 1 filled 0.004 lots, then ended at the venue (cancelled or expired): the 0.006 lots left had no stop there`,
+        ),
+      }),
+    ]);
+  });
+
   it('running, its stop filled between two passes: the position closed by that fill, no stop placed again', async () => {
     // The stop placed in this run is followed already (the reports found its fill before this
     // change too): the guard that the look-ups of every reconciliation change nothing here.

@@ -108,6 +108,122 @@ describe('a swap stop ended while the agent was down', () => {
     ]);
   });
 
+  /** The book holds 0.004 at the bid: the stop's market order takes it at 48900, and the rest expires. */
+  const stopFillsInPart = async (stop: FakeAlgoOrder) => {
+    await bed.control('thin', 'symbol=BTCUSDT&qty=0.004&market=1');
+    // In one turn of the event loop: a running agent sees the price back at 50000, where a stop
+    // at 49000 can be placed again.
+    bed.exchange.setPrice('BTCUSDT', 48900);
+    bed.exchange.setPrice('BTCUSDT', 50000);
+    const algo = held().algoOrders.find((o) => o.algoId === stop.algoId)!;
+    expect(algo.algoStatus).toBe('FINISHED');
+    expect(held().orders.find((o) => o.orderId === algo.actualOrderId)).toMatchObject({
+      status: 'EXPIRED',
+      executedQty: 0.004,
+      avgPrice: 48900,
+    });
+    await bed.control('thin', 'symbol=BTCUSDT&qty=0');
+  };
+
+  /**
+   * After a stop filled 0.004 of the long's 0.01 and ended: the position 0.006 at the exchange, in
+   * the book and the ledger (the 0.004 an exit at 48900), and one stop placed for it, said at error.
+   */
+  const protectedRest = async (source: CcxtAgent, stop: FakeAlgoOrder, before: number, followed: boolean) => {
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'a stop for the rest', 10_000);
+    // Three reconciliations more (--reconcile-every 1): looked up once (a running agent follows
+    // the stops it placed, too), placed once.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    if (!followed) expect(lookUps(stop.algoId)).toHaveLength(1);
+    expect(placed()).toBe(before + 1);
+    expect(held().openAlgoOrders).toEqual([
+      expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.006 }),
+    ]);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.006 }]);
+    const published = await source.published();
+    expect(published.positions).toEqual([
+      expect.objectContaining({ symbol: 'BTC/USDT:USDT', side: 'buy', volume: 0.006, sl: 49000 }),
+    ]);
+    expect(published.positions[0].unprotected).toBeUndefined();
+    // The part filled is an exit at its fill's price; the rest an open trade.
+    const exited = async () => (await trades(source)).filter((t) => t.exitAt !== null);
+    await waitUntil(async () => (await exited()).length === 1, 'the partial exit in the ledger', 30_000);
+    const ledger = await trades(source);
+    expect(ledger).toHaveLength(2);
+    expect(ledger).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ side: 'long', lots: 0.004, entryPrice: 50000.1, exitPrice: 48900 }),
+        expect.objectContaining({ side: 'long', lots: 0.006, entryPrice: 50000.1, exitAt: null }),
+      ]),
+    );
+    // Said once, at error: the rest stood without a stop at the exchange.
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(
+          `the stop order ${stop.algoId} of position 1 filled 0.004 lots, then ended at the venue (cancelled or expired): the 0.006 lots left had no stop there; its stop and targets are placed again for them`,
+        ),
+      }),
+    ]);
+  };
+
+  it('its stop filled in part, the rest expired (a thin book): the restart takes the part as an exit, and places a stop for the rest once, said at error', async () => {
+    const { source, stop } = await openLongAndKill('swap-ended-stop-part', 'sl_price=49000');
+    await stopFillsInPart(stop);
+    expect(held().positions).toMatchObject([{ symbol: 'BTCUSDT', amount: 0.006 }]);
+    expect(held().openAlgoOrders).toEqual([]);
+    const before = placed();
+
+    await source.run();
+    await protectedRest(source, stop, before, false);
+  });
+
+  it('running, its stop filled in part, the rest expired: the part an exit, a stop for the rest placed once, said at error', async () => {
+    const source = await bed.start('swap-stop-part-running', { args: ARGS });
+    await bed.control('fees', 'maker=0.0002&taker=0.0005');
+    const entry = await postSignal(bed.server.url, source.authKey, 'BTCUSDT,buy,vol=0.01,sl_price=49000');
+    expect((await bed.outcome(entry)).status).toBe('executed');
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'the stop', 10_000);
+    const stop = held().openAlgoOrders[0]!;
+    const before = placed();
+
+    await stopFillsInPart(stop);
+    await protectedRest(source, stop, before, true);
+  });
+
+  it('its stop filled in part and ended, the stop for the rest refused once at the restart: placed again at the next reconciliation, said at error', async () => {
+    const { source, stop } = await openLongAndKill('swap-ended-stop-part-refused', 'sl_price=49000');
+    await stopFillsInPart(stop);
+    const refusal = encodeURIComponent('Order would immediately trigger.');
+    await bed.control('fail', `method=POST&path=/fapi/v1/algoOrder&code=-2021&msg=${refusal}&count=1`);
+    const before = placed();
+
+    await source.run();
+    await waitUntil(() => held().openAlgoOrders.length === 1, 'a stop for the rest', 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    // The refused one, then the one standing.
+    expect(placed()).toBe(before + 2);
+    expect(held().openAlgoOrders).toEqual([
+      expect.objectContaining({ orderType: 'STOP_MARKET', side: 'SELL', triggerPrice: 49000, quantity: 0.006 }),
+    ]);
+    const published = await source.published();
+    expect(published.positions).toEqual([expect.objectContaining({ volume: 0.006, sl: 49000 })]);
+    expect(published.positions[0].unprotected).toBeUndefined();
+    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(`the stop order ${stop.algoId} of position 1 filled 0.004 lots, then ended`),
+      }),
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('Order would immediately trigger.') }),
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining(
+          `none of the stop and target orders of position 1 is open at the venue any more, though the venue still holds the position: they are placed again; looked up by id, order ${stop.algoId} ended (cancelled or expired) after filling 0.004 lots, taken as an exit`,
+        ),
+      }),
+    ]);
+  });
+
   /**
    * Killed, its stop ended unfilled at the exchange meanwhile (`meanwhile`): the restart looks the
    * stop up once, finds it ended with nothing filled, and places it again once, at error.

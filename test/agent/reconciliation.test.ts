@@ -242,6 +242,23 @@ describe('reconcile', () => {
     ]);
   });
 
+  it('a conditional stop found ended after filling part, that part taken already, is gone too (its stop for the rest refused): placed again, said at error', () => {
+    const book = bookOf([position(1, 'buy', 0.06)]);
+    book.protection['1'] = { revision: 0, orders: [{ id: 's1', symbol: 'EURUSD', trigger: true }] };
+    const holdings = { positions: [venuePos('buy', 0.06)], orders: [] };
+    expect(reconcile(book, holdings, { endedInPart: new Map([['other', 0.04]]) }).reprotect).toEqual([]);
+    const done = reconcile(book, holdings, { endedInPart: new Map([['s1', 0.04]]) });
+    expect(done.reprotect).toEqual([1]);
+    expect(done.findings).toEqual([
+      {
+        level: 'error',
+        message:
+          'none of the stop and target orders of position 1 is open at the venue any more, though the venue still holds the position: they are placed again; looked up by id, order s1 ended (cancelled or expired) after filling 0.04 lots, taken as an exit',
+        fields: { position: 1, symbol: 'EURUSD', orders: ['s1'], endedInPart: ['s1'] },
+      },
+    ]);
+  });
+
   it('a swap stop found ended unfilled while its target still stands: the position has no stop, so its stop and targets are placed again, said at error naming the stop; merely missing from the open orders, it is not', () => {
     const both = bookOf([position(1, 'buy', 0.1)]);
     both.protection['1'] = {

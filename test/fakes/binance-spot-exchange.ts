@@ -45,11 +45,14 @@ import { fmt, onGrid, round } from './step-grid.js';
  * through control endpoints: a market sell (`/_control/sell`, of free coins only, as the website
  * would refuse locked ones), a cancel (`/_control/cancel`), a deposit or withdrawal that sets an
  * asset's total (`/_control/balance`); another trader taking part of a resting limit order
- * (`/_control/fill`: PARTIALLY_FILLED, open for the rest). Ended orders (filled, cancelled) stay
- * queryable by `GET /api/v3/order` for good (Binance archives only old ones).
+ * (`/_control/fill`: PARTIALLY_FILLED, open for the rest); a thin book (`/_control/thin`, for the
+ * tests of a market order filled in part): the book holds `qty` each side, so a MARKET order (a
+ * triggered STOP_LOSS or TAKE_PROFIT too) takes at most that and its rest expires, EXPIRED with
+ * `executedQty`, as Binance says of a MARKET order that fills in part. Ended orders (filled,
+ * cancelled, expired) stay queryable by `GET /api/v3/order` for good (Binance archives only old ones).
  *
  * Control endpoints (not Binance's, under `/_control/`): state, price, balance, sell, cancel, fill,
- * fees, fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
+ * thin, fees, fail (the next `count` requests of `method` and `path` answered with Binance's error `code`).
  * Kill points: a test in the same process acts at the moments a request passes (`onMoment`).
  */
 
@@ -156,6 +159,8 @@ export class BinanceSpotExchange {
   private readonly failures: { method: string; path: string; code: number; msg: string; count: number }[] = [];
   /** The commission rate (0.001: 0.1 %), whether it is paid in BNB, and BNB's price in the quote coin. */
   private fees = { rate: 0, bnb: false, bnbPrice: 600 };
+  /** Symbol → the lots the book holds each side for a market order (absent: deep enough for any). */
+  private readonly thin = new Map<string, number>();
   private moments: SpotMomentHook | null = null;
   /** Requests a hook dropped on arrival: never carried out, as if they never left the agent. */
   readonly dropped: SpotRequest[] = [];
@@ -391,6 +396,10 @@ export class BinanceSpotExchange {
       case 'POST fill':
         this.fillPart(num('orderId'), num('qty'));
         return this.state();
+      case 'POST thin':
+        if (num('qty') > 0) this.thin.set(this.symbol(q.symbol).symbol, num('qty'));
+        else this.thin.delete(this.symbol(q.symbol).symbol);
+        return { ok: true };
       case 'POST fail':
         this.failures.push({
           method: q.method ?? 'GET',
@@ -554,7 +563,7 @@ export class BinanceSpotExchange {
     const respType = p.newOrderRespType ?? (type === 'MARKET' || type === 'LIMIT' ? 'FULL' : 'ACK');
     if (!['ACK', 'RESULT', 'FULL'].includes(respType)) throw new BinanceError(-1136, 'Invalid newOrderRespType.');
     this.orders.set(order.orderId, order);
-    if (type === 'MARKET') this.execute(order, this.marketPrice(s, side));
+    if (type === 'MARKET') this.executeAtMarket(order);
     else this.match(s.symbol);
     if (respType === 'ACK')
       return { symbol: s.symbol, orderId: order.orderId, orderListId: -1, clientOrderId, transactTime: now };
@@ -610,13 +619,25 @@ export class BinanceSpotExchange {
         order.isWorking = true;
         order.updateTime = Date.now();
         if (order.price === 0) {
-          this.execute(order, this.marketPrice(s, order.side));
+          this.executeAtMarket(order);
           continue;
         }
       }
       if (order.price === 0) continue;
       if (order.side === 'BUY' ? s.price <= order.price : s.price >= order.price) this.execute(order, order.price);
     }
+  }
+
+  /** A market order filled at the bid or ask: what a thin book holds, the rest expired. */
+  private executeAtMarket(order: SpotOrder): void {
+    const s = this.symbol(order.symbol);
+    const left = round(order.origQty - order.executedQty, s.step);
+    const depth = this.thin.get(s.symbol);
+    const part = depth !== undefined && depth < left - 1e-12 ? depth : undefined;
+    this.execute(order, this.marketPrice(s, order.side), part);
+    if (part === undefined) return;
+    order.status = 'EXPIRED';
+    order.updateTime = Date.now();
   }
 
   /** Fills `part` of the order (all it has left without), at `price`. */

@@ -48,8 +48,11 @@ import { BinanceUserDataStream } from './binance-user-data-stream.js';
  * A thin book (`/_control/thin`, a choice for the partial-fill tests): the book holds `qty` at
  * each price, refilled at each price change, so a resting LIMIT order fills at most `qty` at a
  * time, PARTIALLY_FILLED with `executedQty` and `avgPrice` counting its fills so far, as Binance's
- * order answers do; its cancel answers CANCELED with what filled. `/_control/expire` expires a
- * symbol's open entry orders (EXPIRED, as Binance does a GTD order at its goodTillDate).
+ * order answers do; its cancel answers CANCELED with what filled. With `market=1` a MARKET order
+ * (a triggered STOP_MARKET's too) takes what that level holds and the rest expires: EXPIRED with
+ * `executedQty` and `avgPrice`, as Binance ends a MARKET order that fills in part (its algo order
+ * FINISHED). `/_control/expire` expires a symbol's open entry orders (EXPIRED, as Binance does a
+ * GTD order at its goodTillDate).
  *
  * The user data stream (binance-user-data-stream.ts): every order event the exchange makes (a
  * placement, each fill, a cancel, an expiry, a conditional order's trigger and end) is pushed as
@@ -245,6 +248,8 @@ export class BinanceUsdmExchange {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Symbol → the lots the book holds at each price (absent: deep enough for any order). */
   private readonly thin = new Map<string, number>();
+  /** Symbols whose thin book limits MARKET orders too (the rest expiring). */
+  private readonly thinMarkets = new Set<string>();
   /** Commission rates of a fill's notional (`/_control/fees`); null: no fees. */
   private feeRates: { maker: number; taker: number } | null = null;
   /** Every fill, as `GET /fapi/v1/userTrades` answers it. */
@@ -574,6 +579,8 @@ export class BinanceUsdmExchange {
       case 'POST thin':
         if (number('qty') > 0) this.thin.set(this.symbol(q.symbol).symbol, number('qty'));
         else this.thin.delete(this.symbol(q.symbol).symbol);
+        if (number('qty') > 0 && q.market === '1') this.thinMarkets.add(this.symbol(q.symbol).symbol);
+        else this.thinMarkets.delete(this.symbol(q.symbol).symbol);
         return { ok: true };
       case 'POST expire':
         for (const order of this.orders.values()) {
@@ -1127,12 +1134,14 @@ export class BinanceUsdmExchange {
   }
 
   /**
-   * Fills an order whole at `price`, or a LIMIT order what a thin book holds; a reduce-only one
-   * at most the position, and expired when there is none to reduce.
+   * Fills an order whole at `price`, or a LIMIT order what a thin book holds (a MARKET one too
+   * where asked, its rest expired); a reduce-only one at most the position, and expired when there
+   * is none to reduce.
    */
   private execute(order: FakeOrder, price: number): void {
     let quantity = order.origQty - order.executedQty;
-    const depth = order.type === 'LIMIT' ? this.thin.get(order.symbol) : undefined;
+    const depth =
+      order.type === 'LIMIT' || this.thinMarkets.has(order.symbol) ? this.thin.get(order.symbol) : undefined;
     const thin = depth !== undefined && depth < quantity - 1e-12;
     if (depth !== undefined) {
       // The book's lots at this price are taken once until the price changes again.
@@ -1188,6 +1197,12 @@ export class BinanceUsdmExchange {
       buyer: order.side === 'BUY',
       time: order.updateTime,
     });
+    // A MARKET order does not rest: what the book did not hold expires.
+    if (order.type === 'MARKET' && order.status === 'PARTIALLY_FILLED') {
+      order.status = 'EXPIRED';
+      order.updateTime = Date.now();
+      this.orderEvent(order, 'EXPIRED');
+    }
   }
 
   /** Changes the position and the wallet (realized profit, answered); a position closed expires its open reduce-only orders. */

@@ -129,8 +129,8 @@ export class CcxtVenue implements Venue {
   private readonly followed = new Map<string, VenueOrder>();
   /** Orders `followEnded` handed over and followed; those found ended or unknown, not looked up again while the book holds them. */
   private readonly endedLookUps = new Set<string>();
-  /** Found ended or unknown, by id: whether with nothing filled (see `endedUnfilled`). */
-  private foundEnded = new Map<string, boolean>();
+  /** Found ended or unknown, by id: the lots it had filled (0: nothing; see `endedUnfilled`), or `whole`. */
+  private foundEnded = new Map<string, number | 'whole'>();
   /** Entries the exchange filled already when it answered the placement: reported at the next call. */
   private readonly filledAtOnce: VenueReport[] = [];
   /** Spot buy entries filled whose fill waits for their trades (the fee): still pending to the book. */
@@ -893,7 +893,7 @@ export class CcxtVenue implements Venue {
       if (options.streamed === true && told === undefined) continue;
       const order = told !== undefined && told !== 'look-up' ? told : await this.lookUp(followed);
       if (order === null) {
-        this.endedUnseen(id, true);
+        this.endedUnseen(id, 0);
         this.unfollow(id);
         continue;
       }
@@ -925,7 +925,7 @@ export class CcxtVenue implements Venue {
       }
       this.tracker = step.tracker;
       if (now.status !== 'open') {
-        this.endedUnseen(id, now.status !== 'filled' && now.filled <= 0);
+        this.endedUnseen(id, now.status === 'filled' ? 'whole' : Math.max(0, now.filled));
         this.unfollow(id);
       }
       if (entry) {
@@ -998,10 +998,19 @@ export class CcxtVenue implements Venue {
   /**
    * The orders found ended with nothing filled (cancelled, expired, unknown: Binance forgets
    * those after some days, -2013): gone for certain, where a swap's stop missing from the open
-   * orders alone is not. A stop that filled in part is not among them.
+   * orders alone is not. A stop that filled in part is not among them (see `endedInPart`).
    */
   endedUnfilled(): ReadonlySet<string> {
-    return new Set([...this.foundEnded].filter(([, unfilled]) => unfilled).map(([id]) => id));
+    return new Set([...this.foundEnded].filter(([, filled]) => filled === 0).map(([id]) => id));
+  }
+
+  /**
+   * The orders found ended (cancelled, expired) after filling part, that part reported already:
+   * gone for certain too, where the book still names one (its stop for the rest refused).
+   */
+  endedInPart(): ReadonlyMap<string, number> {
+    const part = [...this.foundEnded].filter((e): e is [string, number] => e[1] !== 'whole' && e[1] > 0);
+    return new Map(part);
   }
 
   /** An entry's fill as reported, said once in the log where the exchange took its fee from the coins bought. */
@@ -1098,8 +1107,8 @@ export class CcxtVenue implements Venue {
   }
 
   /** An order `followEnded` handed over, found ended or unknown to the exchange: not looked up again while the book holds it. */
-  private endedUnseen(id: string, unfilled: boolean): void {
-    if (this.endedLookUps.has(id)) this.foundEnded.set(id, unfilled);
+  private endedUnseen(id: string, filled: number | 'whole'): void {
+    if (this.endedLookUps.has(id)) this.foundEnded.set(id, filled);
   }
 
   private unfollow(id: string): void {
