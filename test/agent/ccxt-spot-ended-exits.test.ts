@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { SpotOrder, SpotRequest } from '../fakes/binance-spot-exchange.js';
 import { BINANCE_SPOT, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
+import { expectSaidAsExit } from './support/said-as-exit.js';
 
 /**
  * A spot position's stop or target that ended while the agent did not look, on an account that
@@ -67,13 +68,7 @@ describe('a spot stop or target ended unseen, the trader holding more of the coi
     expect(posts()).toHaveLength(placed);
     expect(held().openOrders).toEqual([]);
     expect(held().balances.BTC).toEqual({ free: OWN_BTC, locked: 0 });
-    // Said as an exit, not as a finding.
-    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
-    expect(
-      source.agent
-        .lines()
-        .some((l) => l.msg === 'account event' && l.event?.type === 'closed' && l.event.position === 1),
-    ).toBe(true);
+    expectSaidAsExit(source.agent);
     await waitUntil(
       async () => (await trades(source)).some((t) => t.exitAt !== null),
       'the exit in the ledger',

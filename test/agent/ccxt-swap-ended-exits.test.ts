@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { FakeAlgoOrder, FakeOrder } from '../fakes/binance-usdm-exchange.js';
 import { BINANCE_USDM, useCcxtAgentBed, type CcxtAgent } from '../support/ccxt-agent-bed.js';
+import { expectSaidAsExit } from './support/said-as-exit.js';
 
 /**
  * A swap position's stop that ended while the agent was down (killed): the positions listed tell
@@ -83,13 +84,7 @@ describe('a swap stop ended while the agent was down', () => {
     expect(placed()).toBe(before);
     expect(held().openOrders).toEqual([]);
     expect(held().openAlgoOrders).toEqual([]);
-    // Said as an exit, not as a finding.
-    expect(source.agent.lines().filter((l) => l.level >= 40)).toEqual([]);
-    expect(
-      source.agent
-        .lines()
-        .some((l) => l.msg === 'account event' && l.event?.type === 'closed' && l.event.position === 1),
-    ).toBe(true);
+    expectSaidAsExit(source.agent);
     const closed = async () => (await trades(source)).filter((t) => t.exitAt !== null);
     await waitUntil(async () => (await closed()).length === 1, 'the exit in the ledger', 30_000);
     // Bought 0.01 at the ask 50000.1: fee 0.2500005 USDT; the stop sold at the bid 48900: fee

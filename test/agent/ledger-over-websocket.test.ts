@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
+import { adminBody } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
@@ -13,18 +14,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function admin(url: string, method: string, urlPath: string, body?: unknown) {
-  const res = await fetch(url + urlPath, {
-    method,
-    headers: {
-      authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return (await res.json()) as any;
-}
 
 /** A server process, an account with a paper agent and a source; the agent's ticks hold EURUSD at 1.10500/1.10520. */
 async function desk() {
@@ -44,9 +33,9 @@ async function desk() {
     if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await server.exited;
   });
-  const account = await admin(server.url, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100 });
-  const agent = await admin(server.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
-  const source = await admin(server.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
+  const account = await adminBody(server.url, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100 });
+  const agent = await adminBody(server.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
+  const source = await adminBody(server.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
   const ticks = path.join(dir, 'ticks.csv');
   writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10500,1.10520\n');
   const startAgent = (url: string) => {
@@ -56,7 +45,7 @@ async function desk() {
   };
   const signal = (text: string) => fetch(`${server.url}/api/inbound/${source.authKey}`, { method: 'POST', body: text });
   const trades = async () =>
-    (await admin(server.url, 'GET', `/api/admin/ledger/trades?accountId=${account.id}`)).trades as any[];
+    (await adminBody(server.url, 'GET', `/api/admin/ledger/trades?accountId=${account.id}`)).trades as any[];
   /**
    * The server's access log lines for ledger reports over HTTP, once the log holds every request
    * answered so far: a request made now, its line read, comes after them (the log is written in order).

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
+import { adminBody } from '../support/admin-client.js';
 import { freePort } from '../support/free-port.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
@@ -13,18 +14,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function admin(url: string, method: string, urlPath: string, body?: unknown) {
-  const res = await fetch(url + urlPath, {
-    method,
-    headers: {
-      authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return (await res.json()) as any;
-}
 
 /**
  * A paper agent's fills reach the server's ledger through restarts of both: the server is down
@@ -68,9 +57,12 @@ describe('the ledger through restarts of the agent and the server', () => {
     const agentDir = path.join(dataDir, 'agent');
 
     const first = await serve();
-    const account = await admin(first.url, 'POST', '/api/admin/accounts', { name: 'Desk', monthlySignalQuota: 100 });
-    const agent = await admin(first.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
-    const source = await admin(first.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
+    const account = await adminBody(first.url, 'POST', '/api/admin/accounts', {
+      name: 'Desk',
+      monthlySignalQuota: 100,
+    });
+    const agent = await adminBody(first.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
+    const source = await adminBody(first.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
     const startAgent = () => {
       const started = AgentProcess.start(first.url, agent.token, agentDir, ['--ticks', ticks]);
       agents.push(started);
@@ -85,7 +77,7 @@ describe('the ledger through restarts of the agent and the server', () => {
     const { id } = (await accepted.json()) as { id: string };
     await one.waitForHandled(1);
     const trades = async (url: string) =>
-      (await admin(url, 'GET', `/api/admin/ledger/trades?accountId=${account.id}`)).trades as any[];
+      (await adminBody(url, 'GET', `/api/admin/ledger/trades?accountId=${account.id}`)).trades as any[];
     // The opening fill reaches the server while it runs.
     await waitUntil(async () => (await trades(first.url)).length === 1, 'the opening fill in the ledger');
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../delivery/support/delivery-setup.js';
+import { adminBody } from '../support/admin-client.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { AgentProcess } from './support/agent-process.js';
@@ -14,15 +15,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function admin(url: string, method: string, urlPath: string, body?: unknown) {
-  const res = await fetch(url + urlPath, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return (await res.json()) as any;
-}
 
 describe('an agent whose server goes away', () => {
   it('reconnects when the server is back, and executes what was accepted meanwhile', async () => {
@@ -52,9 +44,9 @@ describe('an agent whose server goes away', () => {
     });
 
     const first = await serve();
-    const account = await admin(first.url, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
-    const agent = await admin(first.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
-    const source = await admin(first.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
+    const account = await adminBody(first.url, 'POST', '/api/admin/accounts', { name: 'Ops', monthlySignalQuota: 100 });
+    const agent = await adminBody(first.url, 'POST', `/api/admin/accounts/${account.id}/agents`, { name: 'paper' });
+    const source = await adminBody(first.url, 'POST', '/api/admin/sources', { accountId: account.id, name: 'alerts' });
     const agentProcess = AgentProcess.start(first.url, agent.token, path.join(dataDir, 'agent'));
     cleanups.push(() => agentProcess.kill());
     await agentProcess.connected('websocket');
@@ -77,7 +69,7 @@ describe('an agent whose server goes away', () => {
       'the signal after reconnecting',
     );
     expect(agentProcess.lines().filter((l) => l.msg === 'connected').length).toBeGreaterThanOrEqual(2);
-    const delivery = async () => (await admin(second.url, 'GET', `/api/admin/signals/${id}`)).deliveries[0];
+    const delivery = async () => (await adminBody(second.url, 'GET', `/api/admin/signals/${id}`)).deliveries[0];
     await waitUntil(async () => (await delivery()).status === 'executed', 'the ack');
     expect(await delivery()).toMatchObject({ agentId: agent.id, status: 'executed' });
   });

@@ -1,12 +1,16 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import {
-  closeServer,
-  controlNumber,
-  hexHmacMatches,
-  listenOnLoopback,
-  serveProxied,
-  type Send,
-} from './proxied-exchange-http.js';
+  binanceAnswer,
+  BinanceError,
+  checkSigned,
+  arrive,
+  serveBinance,
+  type BinanceFailure,
+  type BinanceMoment,
+  type BinanceMomentHook,
+  type BinanceRequest,
+} from './binance-requests.js';
+import { closeServer, controlNumber, listenOnLoopback, type Send } from './proxied-exchange-http.js';
 import { fmt, onGrid, round } from './step-grid.js';
 
 /**
@@ -89,25 +93,9 @@ export interface SpotOrder {
   updateTime: number;
 }
 
-export interface SpotRequest {
-  method: string;
-  path: string;
-  params: Record<string, string>;
-  at: number;
-}
-
-export type SpotMoment = 'arrived' | 'carried' | 'answered';
-export type SpotMomentHook = (request: SpotRequest, moment: SpotMoment) => 'drop' | 'withhold' | void;
-
-class BinanceError extends Error {
-  constructor(
-    readonly code: number,
-    msg: string,
-    readonly status = 400,
-  ) {
-    super(msg);
-  }
-}
+export type SpotRequest = BinanceRequest;
+export type SpotMoment = BinanceMoment;
+export type SpotMomentHook = BinanceMomentHook;
 
 const CLIENT_ID = /^[.A-Z:/a-z0-9_-]{1,36}$/;
 const ORDER_TYPES: SpotOrderType[] = [
@@ -156,7 +144,7 @@ export class BinanceSpotExchange {
   private nextOrderId = 28_457_000;
   private nextTradeId = 1;
   /** Requests to answer with an error instead (`/_control/fail`), each `count` times. */
-  private readonly failures: { method: string; path: string; code: number; msg: string; count: number }[] = [];
+  private readonly failures: BinanceFailure[] = [];
   /** The commission rate (0.001: 0.1 %), whether it is paid in BNB, and BNB's price in the quote coin. */
   private fees = { rate: 0, bnb: false, bnbPrice: 600 };
   /** Symbol → the lots the book holds each side for a market order (absent: deep enough for any). */
@@ -273,59 +261,24 @@ export class BinanceSpotExchange {
   // ---- HTTP ----
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
-    serveProxied(req, res, {
-      control: (method, url) => this.control(method, url),
-      notExchange: (message) => ({ code: -1000, msg: message }),
-      exchange: (url, body, send) => this.answer(req, res, url, body, send),
-    });
+    serveBinance(
+      req,
+      res,
+      (method, url) => this.control(method, url),
+      (...request) => this.answer(...request),
+    );
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, url: URL, body: string, send: Send): void {
-    const query = url.search.slice(1);
-    const params = Object.fromEntries(new URLSearchParams(query));
-    if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
-    const request: SpotRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
-    if (this.moments?.(request, 'arrived') === 'drop') {
-      this.dropped.push(request);
-      res.destroy();
-      return;
-    }
-    this.received.push(request);
-    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
-    if (failure) {
-      failure.count -= 1;
-      return send(400, { code: failure.code, msg: failure.msg });
-    }
-    let status = 200;
-    let payload: unknown;
-    try {
-      this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
-      payload = this.route(request);
-    } catch (error) {
-      if (!(error instanceof BinanceError)) throw error;
-      status = error.status;
-      payload = { code: error.code, msg: error.message };
-    }
+    const { moments, dropped, received, failures } = this;
+    const request = arrive(req, res, url, body, send, { moments, dropped, received, failures });
+    if (request === null) return;
+    const { status, payload } = binanceAnswer(() => {
+      if (SIGNED.has(request.path)) checkSigned(request, req.headers['x-mbx-apikey'], this.keys, url, body);
+      return this.route(request);
+    });
     if (this.moments?.(request, 'carried') === 'withhold') return;
     send(status, payload, () => this.moments?.(request, 'answered'));
-  }
-
-  private authenticate(request: SpotRequest, apiKey: string | string[] | undefined, query: string, body: string): void {
-    if (!SIGNED.has(request.path)) return;
-    if (apiKey === undefined) throw new BinanceError(-2014, 'API-key format invalid.', 401);
-    if (apiKey !== this.keys.apiKey)
-      throw new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
-    const signature = request.params.signature;
-    if (signature === undefined)
-      throw new BinanceError(-1102, "Mandatory parameter 'signature' was not sent, was empty/null, or malformed.");
-    const strip = (text: string) => text.replace(/(^|&)signature=[^&]*/, '').replace(/^&/, '');
-    if (!hexHmacMatches(this.keys.secret, strip(query) + strip(body), signature))
-      throw new BinanceError(-1022, 'Signature for this request is not valid.');
-    const timestamp = Number(request.params.timestamp);
-    const recvWindow = Number(request.params.recvWindow ?? 5000);
-    const now = Date.now();
-    if (!Number.isFinite(timestamp) || timestamp > now + 1000 || now - timestamp > recvWindow)
-      throw new BinanceError(-1021, 'Timestamp for this request is outside of the recvWindow.');
   }
 
   private route(request: SpotRequest): unknown {

@@ -1,12 +1,16 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import {
-  closeServer,
-  controlNumber,
-  hexHmacMatches,
-  listenOnLoopback,
-  serveProxied,
-  type Send,
-} from './proxied-exchange-http.js';
+  binanceAnswer,
+  BinanceError,
+  checkSigned,
+  arrive,
+  serveBinance,
+  type BinanceFailure,
+  type BinanceMoment,
+  type BinanceMomentHook,
+  type BinanceRequest,
+} from './binance-requests.js';
+import { closeServer, controlNumber, listenOnLoopback, type Send } from './proxied-exchange-http.js';
 import { decimals, fmt, onGrid, round } from './step-grid.js';
 import { BinanceUserDataStream } from './binance-user-data-stream.js';
 
@@ -149,40 +153,15 @@ export interface FakeIncome {
   tradeId: '';
 }
 
-/** A request as received: method, the exchange's path, its parameters. */
-export interface FakeRequest {
-  method: string;
-  path: string;
-  params: Record<string, string>;
-  at: number;
-}
-
-export type Moment = 'arrived' | 'carried' | 'answered';
-export type MomentHook = (request: FakeRequest, moment: Moment) => 'drop' | 'withhold' | void;
+export type FakeRequest = BinanceRequest;
+export type Moment = BinanceMoment;
+export type MomentHook = BinanceMomentHook;
 
 interface Hold {
   method: string;
   path: string;
   seconds: number;
   count: number;
-}
-
-interface Failure {
-  method: string;
-  path: string;
-  code: number;
-  msg: string;
-  count: number;
-}
-
-class BinanceError extends Error {
-  constructor(
-    readonly code: number,
-    msg: string,
-    readonly status = 400,
-  ) {
-    super(msg);
-  }
 }
 
 const LEVERAGE = 20;
@@ -242,7 +221,7 @@ export class BinanceUsdmExchange {
   private nextOrderId = 8_389_765_000;
   private nextAlgoId = 3000;
   private readonly holds: Hold[] = [];
-  private readonly failures: Failure[] = [];
+  private readonly failures: BinanceFailure[] = [];
   private readonly heldNow = new Set<FakeRequest>();
   private readonly heldBefore: FakeRequest[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -391,39 +370,23 @@ export class BinanceUsdmExchange {
   // ---- HTTP ----
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
-    serveProxied(req, res, {
-      control: (method, url) => this.control(method, url),
-      notExchange: (message) => ({ code: -1000, msg: message }),
-      exchange: (url, body, send) => this.answer(req, res, url, body, send),
-    });
+    serveBinance(
+      req,
+      res,
+      (method, url) => this.control(method, url),
+      (...request) => this.answer(...request),
+    );
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, url: URL, body: string, send: Send): void {
-    const query = url.search.slice(1);
-    const params = Object.fromEntries(new URLSearchParams(query));
-    if (body) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
-    const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, params, at: Date.now() };
-    if (this.moments?.(request, 'arrived') === 'drop') {
-      this.dropped.push(request);
-      res.destroy();
-      return;
-    }
-    this.received.push(request);
-    const failure = this.failures.find((f) => f.count > 0 && f.method === request.method && f.path === request.path);
-    if (failure) {
-      failure.count -= 1;
-      return send(400, { code: failure.code, msg: failure.msg });
-    }
-    let status = 200;
-    let payload: unknown;
-    try {
-      this.authenticate(request, req.headers['x-mbx-apikey'], query, body);
-      payload = this.route(request, req.headers['x-mbx-apikey']);
-    } catch (error) {
-      if (!(error instanceof BinanceError)) throw error;
-      status = error.status;
-      payload = { code: error.code, msg: error.message };
-    }
+    const { moments, dropped, received, failures } = this;
+    const request = arrive(req, res, url, body, send, { moments, dropped, received, failures });
+    if (request === null) return;
+    const apiKey = req.headers['x-mbx-apikey'];
+    const { status, payload } = binanceAnswer(() => {
+      if (isSigned(request.path)) checkSigned(request, apiKey, this.keys, url, body);
+      return this.route(request, apiKey);
+    });
     if (this.moments?.(request, 'carried') === 'withhold') {
       this.withheld.push(request);
       return;
@@ -440,28 +403,6 @@ export class BinanceUsdmExchange {
       send(status, payload);
     }, hold.seconds * 1000);
     this.timers.add(timer);
-  }
-
-  /** SIGNED endpoints: the key, the HMAC SHA256 of the query and body, the timestamp within recvWindow. */
-  private authenticate(request: FakeRequest, apiKey: string | string[] | undefined, query: string, body: string): void {
-    if (!isSigned(request.path)) return;
-    if (apiKey === undefined) throw new BinanceError(-2014, 'API-key format invalid.', 401);
-    if (apiKey !== this.keys.apiKey)
-      throw new BinanceError(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
-    const signature = request.params.signature;
-    if (signature === undefined)
-      throw new BinanceError(-1102, "Mandatory parameter 'signature' was not sent, was empty/null, or malformed.");
-    const strip = (text: string) => text.replace(/(^|&)signature=[^&]*/, '').replace(/^&/, '');
-    const total = strip(query) + strip(body);
-    if (!hexHmacMatches(this.keys.secret, total, signature)) {
-      throw new BinanceError(-1022, 'Signature for this request is not valid.');
-    }
-    const timestamp = Number(request.params.timestamp);
-    const recvWindow = Number(request.params.recvWindow ?? 5000);
-    const now = Date.now();
-    if (!Number.isFinite(timestamp) || timestamp > now + 1000 || now - timestamp > recvWindow) {
-      throw new BinanceError(-1021, 'Timestamp for this request is outside of the recvWindow.');
-    }
   }
 
   private route(request: FakeRequest, apiKey: string | string[] | undefined): unknown {

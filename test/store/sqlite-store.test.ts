@@ -2,11 +2,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { migrationDirectory, readMigrationFiles } from '../../src/store/migration-files.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Agent } from '../../src/store/records.js';
 import { openSqliteStore, SQLITE_FILE_NAME, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { PERIOD, request, seed } from './store-harness.js';
 
 describe('SQLite store', () => {
@@ -219,6 +220,55 @@ describe('SQLite store', () => {
         'executed',
       ]);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("shows a ledger report's fills only once they are on disk and the report answered, also while the next report commits", async () => {
+    const store = await open();
+    const seeded = await seed(store);
+    const agent = { id: seeded.agents[0]!.id, accountId: seeded.accountId };
+    const now = new Date().toISOString();
+    const fill = (venueFillId: string) => ({
+      venueFillId,
+      orderId: `o-${venueFillId}`,
+      symbol: 'EURUSD',
+      side: 'buy' as const,
+      lots: 0.1,
+      price: 1.1,
+      fee: 0,
+      feeCurrency: 'USD',
+      at: now,
+      signalId: null,
+    });
+    // The disk answers each sync of the WAL only when the test says so.
+    const syncs: Array<() => void> = [];
+    const held = vi
+      .spyOn(WalSync.prototype, 'sync')
+      .mockImplementation(() => new Promise<void>((resolve) => syncs.push(resolve)));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      const answered: string[] = [];
+      const report = (id: string) => store.ledger.record(agent, [fill(id)], [], now).then(() => answered.push(id));
+      const first = report('f1');
+      await turn();
+      // f1 is committed, its sync under way; the read asked now is answered after f2 commits.
+      const read = store.ledger
+        .fills({ agentId: agent.id })
+        .then((fills) => ({ shown: fills.map((f) => f.venueFillId), answered: [...answered] }));
+      const second = report('f2');
+      await turn();
+      expect(syncs).toHaveLength(2);
+      syncs[0]!();
+      const { shown, answered: answeredThen } = await read;
+      expect(shown).toContain('f1');
+      expect(shown.filter((id) => !answeredThen.includes(id))).toEqual([]);
+      syncs[1]!();
+      await Promise.all([first, second]);
+      expect((await store.ledger.fills({ agentId: agent.id })).map((f) => f.venueFillId)).toEqual(['f1', 'f2']);
+    } finally {
+      held.mockRestore();
+      for (const release of syncs) release();
       await store.close();
     }
   });

@@ -17,7 +17,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../agent/support/agent-process.js';
-import { loggedSignalIds } from '../support/admin-client.js';
+import { adminRequest, loggedSignalIds } from '../support/admin-client.js';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.js';
 import { freePort } from '../support/free-port.js';
 import { TEST_ADMIN_TOKEN } from '../support/test-tokens.js';
@@ -41,19 +41,8 @@ afterAll(async () => {
   }
 });
 
-async function admin(
-  url: string,
-  method: string,
-  urlPath: string,
-  body?: unknown,
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(url + urlPath, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+function admin(url: string, method: string, urlPath: string, body?: unknown) {
+  return adminRequest(url, ADMIN, method, urlPath, body);
 }
 
 interface Posted {

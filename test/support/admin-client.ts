@@ -1,3 +1,5 @@
+import { TEST_ADMIN_TOKEN } from './test-tokens.js';
+
 /** The admin API as an operator calls it: bearer token, JSON in, status and parsed JSON out. */
 export async function adminRequest(
   baseUrl: string,
@@ -13,6 +15,11 @@ export async function adminRequest(
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+/** The answer's parsed body alone, asked with the tests' admin token: set-up and reads whose status a test does not check. */
+export async function adminBody(baseUrl: string, method: string, path: string, body?: unknown): Promise<any> {
+  return (await adminRequest(baseUrl, TEST_ADMIN_TOKEN, method, path, body)).body;
 }
 
 /** Every entry of a source's log, following the `next` cursor page by page. */

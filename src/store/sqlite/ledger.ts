@@ -37,7 +37,8 @@ export class SqliteLedger implements Ledger {
      * thread pool: run alone on the event loop, its BEGIN IMMEDIATE waited there for the inbound
      * thread's write lock and its COMMIT for the disk, which a sustained rate of paper signals
      * (a report every 200 ms) made a large share of the server's event-loop time (decision
-     * 0056-sustained-paper-rate).
+     * 0056-sustained-paper-rate). Its COMMIT is visible before its sync, so reads answer only once
+     * what they found is on disk (`durably`).
      */
     private readonly writes: SqliteWriteGroup,
   ) {}
@@ -78,25 +79,36 @@ export class SqliteLedger implements Ledger {
 
   async fills(filter: LedgerFilter): Promise<RecordedFill[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = this.connection.db
-      .prepare(`SELECT * FROM ledger_fills ${where} ORDER BY seq`)
-      .all(...values) as LedgerFillRow[];
+    const rows = (await this.durably(() =>
+      this.connection.db.prepare(`SELECT * FROM ledger_fills ${where} ORDER BY seq`).all(...values),
+    )) as LedgerFillRow[];
     return rows.map(recordedFillOf);
   }
 
   async funding(filter: LedgerFilter): Promise<RecordedFunding[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = this.connection.db
-      .prepare(`SELECT * FROM ledger_funding ${where} ORDER BY seq`)
-      .all(...values) as LedgerFundingRow[];
+    const rows = (await this.durably(() =>
+      this.connection.db.prepare(`SELECT * FROM ledger_funding ${where} ORDER BY seq`).all(...values),
+    )) as LedgerFundingRow[];
     return rows.map(recordedFundingOf);
   }
 
   async busts(filter: LedgerFilter): Promise<RecordedBust[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = this.connection.db
-      .prepare(`SELECT * FROM ledger_busts ${where} ORDER BY seq`)
-      .all(...values) as LedgerBustRow[];
+    const rows = (await this.durably(() =>
+      this.connection.db.prepare(`SELECT * FROM ledger_busts ${where} ORDER BY seq`).all(...values),
+    )) as LedgerBustRow[];
     return rows.map(recordedBustOf);
+  }
+
+  /**
+   * What `read` finds now, answered once every batch committed so far is on disk (and its
+   * reports answered): a fill shown before that could vanish in a crash. Waiting before the read
+   * would not do, as the next batch commits while the one before it syncs.
+   */
+  private async durably<T>(read: () => T): Promise<T> {
+    const found = read();
+    await this.writes.whenDurable();
+    return found;
   }
 }

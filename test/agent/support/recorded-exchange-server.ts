@@ -1,5 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { closeServer, listenOnLoopback } from '../../fakes/proxied-exchange-http.js';
 import type { SentRequest } from '../../venues/support/ccxt-records.js';
 
 /**
@@ -24,7 +24,7 @@ export class RecordedExchangeServer {
 
   static async start(answer: (request: SentRequest) => unknown): Promise<RecordedExchangeServer> {
     const received: ReceivedRequest[] = [];
-    const server = createServer((req, res) => {
+    const { server, url } = await listenOnLoopback((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -58,9 +58,7 @@ export class RecordedExchangeServer {
           );
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return new RecordedExchangeServer(server, `http://127.0.0.1:${port}/`, received);
+    return new RecordedExchangeServer(server, url, received);
   }
 
   /** The requests received for one path of the exchange's API. */
@@ -69,7 +67,6 @@ export class RecordedExchangeServer {
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 }
