@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentJournal, JournalJson, lastJournalRecord, type JournalFormat, type JournalRecord } from '../../src/agent/agent-journal.js';
+import {
+  AgentJournal,
+  JournalJson,
+  lastJournalRecord,
+  type JournalFormat,
+  type JournalRecord,
+} from '../../src/agent/agent-journal.js';
 import { executedJson, type ExecutedSignal } from '../../src/agent/executed-signal.js';
 
 interface Counter extends JournalRecord {
@@ -128,13 +134,11 @@ describe('a journal over a run', () => {
     for (n = 2; n <= 4; n++) await journal.save();
     await journal.close();
     expect(statSync(file).ino).toBe(inode);
-    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? null : JSON.parse(line).n))).toEqual([
-      1,
-      2,
-      3,
-      4,
-      null,
-    ]);
+    expect(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => (line === '' ? null : JSON.parse(line).n)),
+    ).toEqual([1, 2, 3, 4, null]);
     expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ version: 1, n: 4 });
   });
 

@@ -144,8 +144,7 @@ describe('a paper agent checks the risk rules each signal carries', () => {
 
   it('rules removed (a signal without any) are no longer measured by the loss watch', async () => {
     await start();
-    const watched = () =>
-      (readJournal(path.join(agentDir(dir), 'risk-days.json')) as { rules: object }).rules;
+    const watched = () => (readJournal(path.join(agentDir(dir), 'risk-days.json')) as { rules: object }).rules;
     expect((await send(buy(0.1), { risk: rules({ maxDailyLoss: { amount: 100_000 } }) })).status).toBe('executed');
     expect(watched()).toEqual({ src_test: expect.objectContaining({ maxDailyLoss: { amount: 100_000 } }) });
     // The account's rules deleted through the API: the next signal carries none, and a loss
