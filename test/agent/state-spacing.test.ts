@@ -49,9 +49,10 @@ describe("an agent's published account under a stream of signals", () => {
     const during = seen.filter((s) => s.positions > 0);
     expect(during.length, JSON.stringify(seen)).toBeGreaterThan(1);
     // Timers may fire a millisecond or two off the interval; one per signal would be ~20 ms apart.
+    // (How many snapshots there are depends on how fast the signals came: on a loaded machine the
+    // posting itself is slower; the spacing is what the agent decides.)
     for (let k = 1; k < during.length; k++) {
       expect(during[k]!.at - during[k - 1]!.at, JSON.stringify(seen)).toBeGreaterThanOrEqual(STATE_SPACING_MS - 10);
     }
-    expect(during.length, JSON.stringify(seen)).toBeLessThan(SIGNALS / 3);
   });
 });
