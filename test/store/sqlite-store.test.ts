@@ -8,7 +8,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Agent } from '../../src/store/records.js';
 import { openSqliteStore, SQLITE_FILE_NAME, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WalSync } from '../../src/store/sqlite/wal-sync.js';
-import { PERIOD, request, seed } from './store-harness.js';
+import { at, PERIOD, request, seed } from './store-harness.js';
 
 describe('SQLite store', () => {
   let dataDir: string;
@@ -266,6 +266,50 @@ describe('SQLite store', () => {
       syncs[1]!();
       await Promise.all([first, second]);
       expect((await store.ledger.fills({ agentId: agent.id })).map((f) => f.venueFillId)).toEqual(['f1', 'f2']);
+    } finally {
+      held.mockRestore();
+      for (const release of syncs) release();
+      await store.close();
+    }
+  });
+
+  it("shows a signal's acknowledgement in the log only once it is on disk and answered, also while the next one commits", async () => {
+    const store = await open();
+    const seeded = await seed(store, { agents: 1, route: [0] });
+    const agentId = seeded.agents[0]!.id;
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await store.ingest.commit(request(seeded))).record.id);
+    expect(await store.deliveries.take(agentId, at(5000), 10)).toHaveLength(2);
+    // The disk answers each sync of the WAL only when the test says so.
+    const syncs: Array<() => void> = [];
+    const held = vi
+      .spyOn(WalSync.prototype, 'sync')
+      .mockImplementation(() => new Promise<void>((resolve) => syncs.push(resolve)));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const executed = async () =>
+      (await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals
+        .filter((signal) => signal.outcome?.executed === 1)
+        .map((signal) => signal.id);
+    try {
+      const answered: string[] = [];
+      const ack = (id: string) =>
+        store.deliveries
+          .ack(agentId, id, { status: 'executed', message: null, result: null }, at(7000))
+          .then(() => answered.push(id));
+      const first = ack(ids[0]!);
+      await turn();
+      // The first ack is committed, its sync under way; the log asked for now answers after the second commits.
+      const read = executed().then((shown) => ({ shown, answered: [...answered] }));
+      const second = ack(ids[1]!);
+      await turn();
+      expect(syncs).toHaveLength(2);
+      syncs[0]!();
+      const { shown, answered: answeredThen } = await read;
+      expect(shown).toContain(ids[0]);
+      expect(shown.filter((id) => !answeredThen.includes(id))).toEqual([]);
+      syncs[1]!();
+      await Promise.all([first, second]);
+      expect((await executed()).sort()).toEqual([...ids].sort());
     } finally {
       held.mockRestore();
       for (const release of syncs) release();

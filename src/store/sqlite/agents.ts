@@ -4,6 +4,7 @@ import { isoTime, isoTimeOrNull } from '../iso-time.js';
 import type { AgentFilter, Agents, DeleteAgentOutcome } from '../agents.js';
 import { recordPage, type RecordPage } from '../record-page.js';
 import type { SqliteConnection } from './connection.js';
+import type { DurableReads } from './durable-reads.js';
 import { GenerationCache } from './generation-cache.js';
 import { newestFirst } from './newest-first.js';
 import {
@@ -25,6 +26,8 @@ export class SqliteAgents implements Agents {
     private readonly connection: SqliteConnection,
     /** Presence and state are group-committed with the other agent writes of their turn. */
     private readonly writes: SqliteWriteGroup,
+    /** The state and last-seen time read are answered once on disk, as the agent's writes are. */
+    private readonly reads: DurableReads,
     private readonly changed: {
       /** Drops the sources cached by key: a deletion moved their revisions. */
       forgetSources: () => void;
@@ -55,7 +58,8 @@ export class SqliteAgents implements Agents {
   }
 
   async get(id: string): Promise<Agent | null> {
-    const row = this.connection.stmt('SELECT * FROM agents WHERE id = ?').get(id) as AgentRow | undefined;
+    const row = (await this.reads.read(() => this.connection.stmt('SELECT * FROM agents WHERE id = ?').get(id))) as
+      AgentRow | undefined;
     return row ? agentOf(row) : null;
   }
 
@@ -78,7 +82,8 @@ export class SqliteAgents implements Agents {
   }
 
   async list(filter: AgentFilter): Promise<RecordPage<AgentEntry>> {
-    return recordPage(filter, newestFirst<AgentRow>(this.connection, 'agents', filter).map(agentEntryOf));
+    const rows = await this.reads.read(() => newestFirst<AgentRow>(this.connection, 'agents', filter));
+    return recordPage(filter, rows.map(agentEntryOf));
   }
 
   /** The old digest finds nothing from this commit on. */

@@ -80,9 +80,10 @@ export class GroupCommit<I, O> {
   }
 
   /**
-   * Resolves when nothing committed is still waiting for the disk. Readers of what the batches
-   * write wait here, so they never show a commit that a power cut could still take back. It
-   * resolves before the next batch commits (that waits for a later `setImmediate`).
+   * Resolves once every batch committed before the call is durable and its items settled; rejects
+   * while the group is failed. Later batches may have committed by then (with `overlapSyncs`, while
+   * the one before syncs), so a reader reads first and then waits here, never the other way round
+   * (`durable-reads.ts`): it then shows no commit that a power cut could still take back.
    */
   whenDurable(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure.error);

@@ -97,7 +97,7 @@ export class SqliteIngest implements Ingest {
     return this.ingests.submit(request);
   }
 
-  /** Resolves when nothing committed is still waiting for the disk: reads of the log wait here. */
+  /** Resolves once every ingest committed before the call is on disk (see `GroupCommit.whenDurable`). */
   whenDurable(): Promise<void> {
     return this.ingests.whenDurable();
   }

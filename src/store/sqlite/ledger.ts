@@ -26,6 +26,7 @@ import {
   type LedgerFundingRow,
 } from '../ledger-rows.js';
 import type { SqliteConnection } from './connection.js';
+import type { DurableReads } from './durable-reads.js';
 import type { SqliteWriteGroup } from './write-group.js';
 
 /** The ledger's fills, funding payments and busts: the `ledger_fills`, `ledger_funding` and `ledger_busts` tables. */
@@ -37,10 +38,11 @@ export class SqliteLedger implements Ledger {
      * thread pool: run alone on the event loop, its BEGIN IMMEDIATE waited there for the inbound
      * thread's write lock and its COMMIT for the disk, which a sustained rate of paper signals
      * (a report every 200 ms) made a large share of the server's event-loop time (decision
-     * 0056-sustained-paper-rate). Its COMMIT is visible before its sync, so reads answer only once
-     * what they found is on disk (`durably`).
+     * 0056-sustained-paper-rate).
      */
     private readonly writes: SqliteWriteGroup,
+    /** A report's COMMIT is visible before its sync: reads answer only once what they found is on disk. */
+    private readonly reads: DurableReads,
   ) {}
 
   async record(
@@ -79,7 +81,7 @@ export class SqliteLedger implements Ledger {
 
   async fills(filter: LedgerFilter): Promise<RecordedFill[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = (await this.durably(() =>
+    const rows = (await this.reads.read(() =>
       this.connection.db.prepare(`SELECT * FROM ledger_fills ${where} ORDER BY seq`).all(...values),
     )) as LedgerFillRow[];
     return rows.map(recordedFillOf);
@@ -87,7 +89,7 @@ export class SqliteLedger implements Ledger {
 
   async funding(filter: LedgerFilter): Promise<RecordedFunding[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = (await this.durably(() =>
+    const rows = (await this.reads.read(() =>
       this.connection.db.prepare(`SELECT * FROM ledger_funding ${where} ORDER BY seq`).all(...values),
     )) as LedgerFundingRow[];
     return rows.map(recordedFundingOf);
@@ -95,20 +97,9 @@ export class SqliteLedger implements Ledger {
 
   async busts(filter: LedgerFilter): Promise<RecordedBust[]> {
     const { where, values } = ledgerWhere(filter, () => '?');
-    const rows = (await this.durably(() =>
+    const rows = (await this.reads.read(() =>
       this.connection.db.prepare(`SELECT * FROM ledger_busts ${where} ORDER BY seq`).all(...values),
     )) as LedgerBustRow[];
     return rows.map(recordedBustOf);
-  }
-
-  /**
-   * What `read` finds now, answered once every batch committed so far is on disk (and its
-   * reports answered): a fill shown before that could vanish in a crash. Waiting before the read
-   * would not do, as the next batch commits while the one before it syncs.
-   */
-  private async durably<T>(read: () => T): Promise<T> {
-    const found = read();
-    await this.writes.whenDurable();
-    return found;
   }
 }

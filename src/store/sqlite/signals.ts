@@ -5,6 +5,7 @@ import { signalFilterIsEmpty } from '../signal-filter-empty.js';
 import { rowsToRead, signalPage } from '../signal-page.js';
 import { storedSignalStatus } from '../stored-signal-status.js';
 import type { SqliteConnection } from './connection.js';
+import type { DurableReads } from './durable-reads.js';
 import { deliveryOf, jsonText, LOG_ENTRY_COLUMNS, logEntryOf, type DeliveryRow } from './sqlite-rows.js';
 
 /**
@@ -25,8 +26,11 @@ export const SIGNALS_PER_DAY_SQL = `SELECT day, accepted, rejected FROM signals_
 export class SqliteSignals implements SignalLog {
   constructor(
     private readonly connection: SqliteConnection,
-    /** Resolves when no committed ingest is still waiting for the disk. */
-    private readonly whenDurable: () => Promise<void>,
+    /**
+     * Entries are written by the ingest, their deliveries' statuses by the agents' hand-outs and
+     * acks: what is read is answered once it is on disk.
+     */
+    private readonly reads: DurableReads,
   ) {}
 
   async list(filter: SignalFilter): Promise<SignalPage> {
@@ -35,32 +39,34 @@ export class SqliteSignals implements SignalLog {
   }
 
   async listLogEntries(filter: SignalFilter): Promise<LogEntryPage> {
-    await this.whenDurable();
     if (signalFilterIsEmpty(filter)) return signalPage(filter, []);
     const { sql, params } = signalListQuery(filter);
-    const rows = this.connection
-      .stmt(sql)
-      .raw(true)
-      .all(...params) as unknown[][];
-    return signalPage(filter, this.withOutcomes(rows.map(logEntryOf)));
+    const entries = await this.reads.read(() => {
+      const rows = this.connection
+        .stmt(sql)
+        .raw(true)
+        .all(...params) as unknown[][];
+      return this.withOutcomes(rows.map(logEntryOf));
+    });
+    return signalPage(filter, entries);
   }
 
   /** Duplicates count as neither accepted nor rejected. */
   async countPerDay(accountId: string, fromDay: string, toDay: string): Promise<DayCount[]> {
-    await this.whenDurable();
-    return this.connection
-      .stmt(SIGNALS_PER_DAY_SQL)
-      .all({ account: accountId, from: fromDay, to: toDay }) as DayCount[];
+    return (await this.reads.read(() =>
+      this.connection.stmt(SIGNALS_PER_DAY_SQL).all({ account: accountId, from: fromDay, to: toDay }),
+    )) as DayCount[];
   }
 
   async get(id: string): Promise<SignalWithDeliveries | null> {
-    await this.whenDurable();
-    const signal = this.readSignal(id);
-    if (!signal) return null;
-    const deliveries = this.connection
-      .stmt('SELECT * FROM deliveries WHERE signal_id = ? ORDER BY agent_id')
-      .all(id) as DeliveryRow[];
-    return { ...signal, deliveries: deliveries.map(deliveryOf) };
+    return this.reads.read(() => {
+      const signal = this.readSignal(id);
+      if (!signal) return null;
+      const deliveries = this.connection
+        .stmt('SELECT * FROM deliveries WHERE signal_id = ? ORDER BY agent_id')
+        .all(id) as DeliveryRow[];
+      return { ...signal, deliveries: deliveries.map(deliveryOf) };
+    });
   }
 
   /** The entry as committed so far, without waiting for the disk (the ingest's replays read it in its transaction). */

@@ -11,6 +11,7 @@ import { SqliteAgents } from './agents.js';
 import { SqliteConnection } from './connection.js';
 import { SqliteDashboardSessions } from './dashboard-sessions.js';
 import { SqliteDeliveries } from './deliveries.js';
+import { DurableReads } from './durable-reads.js';
 import { SqliteIngest } from './ingest.js';
 import { migrateSqlite } from './migrate-sqlite.js';
 import { SqliteLeases } from './leases.js';
@@ -61,8 +62,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
  * agents, sources, signals, deliveries, and the ingest that writes several of them), each a
  * class of its own file holding its SQL.
  * better-sqlite3 is synchronous, so every statement runs on the event loop. Ingests are
- * group-committed and made durable off the event loop (`ingest.ts`); reads of what they write
- * wait for that. Every other write commits on its own under `synchronous = FULL`, whose fsync
+ * group-committed and made durable off the event loop (`ingest.ts`), as are the agents' writes
+ * (`write-group.ts`); reads of what they write answer once it is durable (`durable-reads.ts`).
+ * Every other write commits on its own under `synchronous = FULL`, whose fsync
  * also covers any batch still on its way.
  */
 export class SqliteStore implements Store {
@@ -93,19 +95,17 @@ export class SqliteStore implements Store {
     this.agentWrites = new SqliteWriteGroup(this.connection);
     const listeners = new DeliveryListeners();
     const notify = (agentIds: string[]) => listeners.notify(agentIds);
-    // Reads of the log and usage never show a commit still waiting for the disk.
-    const whenDurable = async () => {
-      await Promise.all([this.ingest.whenDurable(), this.agentWrites.whenDurable()]);
-    };
+    // Reads of what the groups write never show a commit still waiting for the disk.
+    const reads = new DurableReads(() => Promise.all([this.ingest.whenDurable(), this.agentWrites.whenDurable()]));
     this.settings = new SqliteSettings(this.connection);
     this.accounts = new SqliteAccounts(this.connection);
-    this.usage = new SqliteUsage(this.connection, whenDurable);
+    this.usage = new SqliteUsage(this.connection, reads);
     this.sources = new SqliteSources(this.connection);
-    this.agents = new SqliteAgents(this.connection, this.agentWrites, {
+    this.agents = new SqliteAgents(this.connection, this.agentWrites, reads, {
       forgetSources: () => this.sources.forgetCached(),
       notify,
     });
-    this.signals = new SqliteSignals(this.connection, whenDurable);
+    this.signals = new SqliteSignals(this.connection, reads);
     this.deliveries = new SqliteDeliveries(
       this.connection,
       this.agentWrites,
@@ -117,7 +117,7 @@ export class SqliteStore implements Store {
     this.notifications = new SqliteNotifications(this.connection);
     this.leases = new SqliteLeases(this.connection);
     this.risk = new SqliteRisk(this.connection, notify);
-    this.ledger = new SqliteLedger(this.connection, this.agentWrites);
+    this.ledger = new SqliteLedger(this.connection, this.agentWrites, reads);
     this.ingest = new SqliteIngest(
       this.connection,
       { sources: this.sources, signals: this.signals, deliveries: this.deliveries },

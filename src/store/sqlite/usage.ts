@@ -1,6 +1,7 @@
 import type { QuotaUsage } from '../quota-usage.js';
 import type { Usage } from '../records.js';
 import type { SqliteConnection } from './connection.js';
+import type { DurableReads } from './durable-reads.js';
 import { QUOTA_AND_USE_SQL } from './ingest-batch.js';
 
 /**
@@ -10,13 +11,12 @@ import { QUOTA_AND_USE_SQL } from './ingest-batch.js';
 export class SqliteUsage implements QuotaUsage {
   constructor(
     private readonly connection: SqliteConnection,
-    /** Resolves when no committed ingest is still waiting for the disk. */
-    private readonly whenDurable: () => Promise<void>,
+    /** The ingest charges usage: what is read is answered once it is on disk. */
+    private readonly reads: DurableReads,
   ) {}
 
   async get(accountId: string, period: string): Promise<Usage | null> {
-    await this.whenDurable();
-    const row = this.connection.stmt(QUOTA_AND_USE_SQL).get(period, accountId) as
+    const row = (await this.reads.read(() => this.connection.stmt(QUOTA_AND_USE_SQL).get(period, accountId))) as
       { quota: number; used: number } | undefined;
     return row ? { period, used: row.used, limit: row.quota } : null;
   }

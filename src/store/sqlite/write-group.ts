@@ -68,7 +68,7 @@ export class SqliteWriteGroup {
     return this.group.submit(write, soon) as Promise<T>;
   }
 
-  /** Resolves when no committed write is still waiting for the disk. */
+  /** Resolves once every write committed before the call is on disk (see `GroupCommit.whenDurable`). */
   whenDurable(): Promise<void> {
     return this.group.whenDurable();
   }
