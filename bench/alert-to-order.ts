@@ -36,6 +36,8 @@ const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as
 const PATHS = (process.env.BENCH_A2O_PATHS ?? 'ccxt,fix,burst').split(',');
 /** Node flags for the burst's first agent (BENCH_A2O_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
 const PROFILED_AGENT_NODE_ARGS = (process.env.BENCH_A2O_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+/** Node flags for every burst agent (BENCH_A2O_AGENTS_NODE_ARGS), e.g. `--perf-basic-prof` for a system-wide `perf record`. */
+const AGENTS_NODE_ARGS = (process.env.BENCH_A2O_AGENTS_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 export interface AlertToOrderRow {
   store: VenueBenchStore;
@@ -327,7 +329,10 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
           agents
             .slice(i, i + 10)
             .map((a, j) =>
-              fleet.start(server, a.token, ['--paper', '--seed', '1'], {}, i + j === 0 ? PROFILED_AGENT_NODE_ARGS : []),
+              fleet.start(server, a.token, ['--paper', '--seed', '1'], {}, [
+                ...AGENTS_NODE_ARGS,
+                ...(i + j === 0 ? PROFILED_AGENT_NODE_ARGS : []),
+              ]),
             ),
         )),
       );
