@@ -122,4 +122,25 @@ describe('the ledger of an agent on the Binance USDⓈ-M test exchange with fees
     // The private stream told both fills with their commission: no read of the trade list for them.
     expect(exchange.requests('GET', '/fapi/v1/userTrades')).toHaveLength(0);
   });
+
+  it("a limit entry placed while the private stream was down has its fee from the fill's own event", async () => {
+    const { source, control, trades } = await start('usdm-entry-unseen');
+    await waitUntil(async () => exchange.stream.connections === 1, 'the private stream connected', 30_000);
+    // The entry is placed while the stream is down (its listenKey asked in vain): the event of
+    // its placement reaches no one, only that of its fill.
+    let down = true;
+    exchange.onMoment((request, moment) =>
+      down && moment === 'arrived' && request.path === '/fapi/v1/listenKey' ? 'drop' : undefined,
+    );
+    await control('stream-drop', '');
+    const entry = await postSignal(server.url, source.authKey, 'BTCUSDT,buylimit,vol=0.01,entry_price=49000');
+    expect(await outcome(entry)).toMatchObject({ status: 'executed' });
+    down = false;
+    await waitUntil(async () => exchange.stream.connections === 2, 'the private stream back', 30_000);
+    await control('price', 'symbol=BTCUSDT&price=49000');
+    await waitUntil(async () => (await trades()).length === 1, 'the entry fill in the ledger', 30_000);
+    // 49000 × 0.01 × 0.0002 = 0.098 USDT, as the fill's event told it: no read of the trade list.
+    expect((await trades())[0]).toMatchObject({ side: 'long', lots: 0.01, entryPrice: 49000, fees: 0.098 });
+    expect(exchange.requests('GET', '/fapi/v1/userTrades')).toHaveLength(0);
+  });
 });

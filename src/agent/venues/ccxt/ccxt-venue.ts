@@ -22,6 +22,7 @@ import {
   type Protection,
   type Venue,
   type VenueAccount,
+  type VenueFill,
   type VenueFunds,
   type VenueHoldings,
   type VenueOrder,
@@ -39,6 +40,7 @@ import {
   WATCH_ONE_READ_MS,
   staleNote,
 } from './ccxt-held-state.js';
+import { fillOfBinanceEvent } from './binance-event-fill.js';
 import { instrumentOfMarket } from './ccxt-instrument.js';
 import { ccxt } from './ccxt-library.js';
 import { CcxtPrivateStream } from './ccxt-private-stream.js';
@@ -153,6 +155,8 @@ export class CcxtVenue implements Venue {
   private readonly stream: CcxtPrivateStream | null = null;
   /** Followed order id → what the stream said of it since the last reports (`look-up`: read it). */
   private streamed = new Map<string, Order | 'look-up'>();
+  /** Followed order id → each fill its stream events told, while it is followed (Binance's carry their commission). */
+  private readonly toldFills = new Map<string, VenueFill[]>();
   private wake: ((why: 'reports' | 'connected') => void) | null = null;
 
   constructor(private readonly options: CcxtVenueOptions) {
@@ -311,6 +315,8 @@ export class CcxtVenue implements Venue {
         followed = [...this.followed.values()].find((f) => f.clientId === order.clientOrderId);
       if (followed === undefined) continue;
       const direct = usable && followed.id === id && followed.trigger !== true && typeof order.filled === 'number';
+      const fill = direct ? fillOfBinanceEvent(order) : null;
+      if (fill !== null) this.toldFills.set(followed.id, [...(this.toldFills.get(followed.id) ?? []), fill]);
       this.streamed.set(followed.id, direct ? { ...order } : 'look-up');
       woke = true;
     }
@@ -775,6 +781,20 @@ export class CcxtVenue implements Venue {
   }
 
   /**
+   * A followed order with the fills its stream events told, where they cover its lots filled and
+   * its own fills do not: CCXT lists none for an order whose placement event it missed (the
+   * stream connected after it), and the look-up's answer (Binance's) lists none, its event
+   * arriving meanwhile: the trade list is then not read for fees the exchange already told.
+   */
+  private withToldFills(id: string, order: VenueOrder): VenueOrder {
+    const covers = (fills: readonly VenueFill[]) =>
+      fills.length > 0 && fills.reduce((sum, fill) => sum + fill.volume, 0) >= order.filled * (1 - 1e-9);
+    if (order.filled <= 0 || covers(order.fills)) return order;
+    const told = this.toldFills.get(id) ?? [];
+    return covers(told) ? { ...order, fills: told } : order;
+  }
+
+  /**
    * An order the exchange filled after it answered its placement (an entry, a stop, a target),
    * with its trades' fees: one read of the trade list, in the background's share of the request
    * budget (it gives way to orders), so the ledger's fees are the exchange's for these fills too.
@@ -897,7 +917,7 @@ export class CcxtVenue implements Venue {
         this.unfollow(id);
         continue;
       }
-      const seen = this.report(order, followed.kind, followed);
+      const seen = this.withToldFills(id, this.report(order, followed.kind, followed));
       // The exchange's own id and kind stay: the book knows the order by them.
       const now = {
         ...seen,
@@ -1113,6 +1133,7 @@ export class CcxtVenue implements Venue {
 
   private unfollow(id: string): void {
     this.followed.delete(id);
+    this.toldFills.delete(id);
     this.endedLookUps.delete(id);
     this.unreported.delete(id);
     this.tracker = untrack(this.tracker, id);
