@@ -791,7 +791,10 @@ export class CcxtVenue implements Venue {
       fills.length > 0 && fills.reduce((sum, fill) => sum + fill.volume, 0) >= order.filled * (1 - 1e-9);
     if (order.filled <= 0 || covers(order.fills)) return order;
     const told = this.toldFills.get(id) ?? [];
-    return covers(told) ? { ...order, fills: told } : order;
+    // Exactly the lots filled: more would be an event told twice (its fee counted twice), fewer
+    // one missed; either way the trade list is read instead.
+    const lots = told.reduce((sum, fill) => sum + fill.volume, 0);
+    return told.length > 0 && Math.abs(lots - order.filled) <= order.filled * 1e-9 ? { ...order, fills: told } : order;
   }
 
   /**
