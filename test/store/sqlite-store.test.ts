@@ -241,34 +241,14 @@ describe('SQLite store', () => {
       at: now,
       signalId: null,
     });
-    // The disk answers each sync of the WAL only when the test says so.
-    const syncs: Array<() => void> = [];
-    const held = vi
-      .spyOn(WalSync.prototype, 'sync')
-      .mockImplementation(() => new Promise<void>((resolve) => syncs.push(resolve)));
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const report = (id: string) => store.ledger.record(agent, [fill(id)], [], now);
+    const shownFills = async () => (await store.ledger.fills({ agentId: agent.id })).map((f) => f.venueFillId);
     try {
-      const answered: string[] = [];
-      const report = (id: string) => store.ledger.record(agent, [fill(id)], [], now).then(() => answered.push(id));
-      const first = report('f1');
-      await turn();
-      // f1 is committed, its sync under way; the read asked now is answered after f2 commits.
-      const read = store.ledger
-        .fills({ agentId: agent.id })
-        .then((fills) => ({ shown: fills.map((f) => f.venueFillId), answered: [...answered] }));
-      const second = report('f2');
-      await turn();
-      expect(syncs).toHaveLength(2);
-      syncs[0]!();
-      const { shown, answered: answeredThen } = await read;
+      const { shown, answered } = await readBesideOverlappingSyncs(report, shownFills, ['f1', 'f2']);
       expect(shown).toContain('f1');
-      expect(shown.filter((id) => !answeredThen.includes(id))).toEqual([]);
-      syncs[1]!();
-      await Promise.all([first, second]);
-      expect((await store.ledger.fills({ agentId: agent.id })).map((f) => f.venueFillId)).toEqual(['f1', 'f2']);
+      expect(shown.filter((id) => !answered.includes(id))).toEqual([]);
+      expect(await shownFills()).toEqual(['f1', 'f2']);
     } finally {
-      held.mockRestore();
-      for (const release of syncs) release();
       await store.close();
     }
   });
@@ -280,39 +260,18 @@ describe('SQLite store', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await store.ingest.commit(request(seeded))).record.id);
     expect(await store.deliveries.take(agentId, at(5000), 10)).toHaveLength(2);
-    // The disk answers each sync of the WAL only when the test says so.
-    const syncs: Array<() => void> = [];
-    const held = vi
-      .spyOn(WalSync.prototype, 'sync')
-      .mockImplementation(() => new Promise<void>((resolve) => syncs.push(resolve)));
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const executed = async () =>
       (await store.signals.list({ sourceId: seeded.source.id, limit: 10 })).signals
         .filter((signal) => signal.outcome?.executed === 1)
         .map((signal) => signal.id);
+    const ack = (id: string) =>
+      store.deliveries.ack(agentId, id, { status: 'executed', message: null, result: null }, at(7000));
     try {
-      const answered: string[] = [];
-      const ack = (id: string) =>
-        store.deliveries
-          .ack(agentId, id, { status: 'executed', message: null, result: null }, at(7000))
-          .then(() => answered.push(id));
-      const first = ack(ids[0]!);
-      await turn();
-      // The first ack is committed, its sync under way; the log asked for now answers after the second commits.
-      const read = executed().then((shown) => ({ shown, answered: [...answered] }));
-      const second = ack(ids[1]!);
-      await turn();
-      expect(syncs).toHaveLength(2);
-      syncs[0]!();
-      const { shown, answered: answeredThen } = await read;
+      const { shown, answered } = await readBesideOverlappingSyncs(ack, executed, [ids[0]!, ids[1]!]);
       expect(shown).toContain(ids[0]);
-      expect(shown.filter((id) => !answeredThen.includes(id))).toEqual([]);
-      syncs[1]!();
-      await Promise.all([first, second]);
+      expect(shown.filter((id) => !answered.includes(id))).toEqual([]);
       expect((await executed()).sort()).toEqual([...ids].sort());
     } finally {
-      held.mockRestore();
-      for (const release of syncs) release();
       await store.close();
     }
   });
@@ -439,3 +398,39 @@ describe('SQLite store', () => {
     }
   });
 });
+
+/**
+ * The disk answering each sync of the WAL only when told: `write(first)` commits and its sync is
+ * held; `read` is asked; `write(second)` commits while the first sync is still under way; then
+ * the first sync is let through, and the second. What the read showed, and which writes had been
+ * answered when it did.
+ */
+async function readBesideOverlappingSyncs(
+  write: (id: string) => Promise<unknown>,
+  read: () => Promise<string[]>,
+  [firstId, secondId]: [string, string],
+): Promise<{ shown: string[]; answered: string[] }> {
+  const syncs: Array<() => void> = [];
+  const held = vi
+    .spyOn(WalSync.prototype, 'sync')
+    .mockImplementation(() => new Promise<void>((resolve) => syncs.push(resolve)));
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  try {
+    const answered: string[] = [];
+    const written = (id: string) => write(id).then(() => answered.push(id));
+    const first = written(firstId);
+    await turn();
+    const reading = read().then((shown) => ({ shown, answered: [...answered] }));
+    const second = written(secondId);
+    await turn();
+    expect(syncs).toHaveLength(2);
+    syncs[0]!();
+    const seen = await reading;
+    syncs[1]!();
+    await Promise.all([first, second]);
+    return seen;
+  } finally {
+    held.mockRestore();
+    for (const release of syncs) release();
+  }
+}
