@@ -15,6 +15,15 @@ interface Counter extends JournalRecord {
   n: number;
 }
 
+let dir = '';
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `venue.json` in a fresh folder of its own, removed after the test. */
+function journalFile(): string {
+  dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
+  return path.join(dir, 'venue.json');
+}
+
 /** What a start would read from the file. */
 const stored = (file: string): Record<string, unknown> =>
   lastJournalRecord(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -31,12 +40,8 @@ const COUNTER: JournalFormat<Counter> = {
  * it, synced, renamed over it, the directory synced; after that each write a line added and synced.
  */
 describe('an agent journal write', () => {
-  let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('replaces the file at its first write, readable by the owner alone, leaving nothing beside it', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 1;
     const journal = new AgentJournal<Counter>(file, () => ({ n }));
     await journal.save();
@@ -48,8 +53,7 @@ describe('an agent journal write', () => {
   });
 
   it('that fails leaves no temporary file behind, and the next write succeeds', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     const journal = new AgentJournal<Counter>(file, () => ({ n: 1 }));
     // The rename is refused: a directory, not empty, stands where the file goes.
     mkdirSync(file);
@@ -63,8 +67,7 @@ describe('an agent journal write', () => {
   });
 
   it('takes a field given as ready JSON as it is, and the executed signals as they stand at each write', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     const entry: ExecutedSignal = {
       id: 'sig_1',
       seq: 1,
@@ -94,8 +97,7 @@ describe('an agent journal write', () => {
   });
 
   it('writes what it took only once what must be on disk first is, and a failure there writes nothing', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 1;
     let release: (failure?: Error) => void = () => undefined;
     const journal = new AgentJournal<Counter>(
@@ -121,12 +123,8 @@ describe('an agent journal write', () => {
 });
 
 describe('a journal over a run', () => {
-  let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('adds each write as a line to the same file, and a start reads the last', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 1;
     const journal = new AgentJournal<Counter>(file, () => ({ n }));
     await journal.save();
@@ -143,8 +141,7 @@ describe('a journal over a run', () => {
   });
 
   it('read after a crash in the middle of a write gives the write before, and the next run starts the file again', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 1;
     const journal = new AgentJournal<Counter>(file, () => ({ n }));
     await journal.save();
@@ -164,8 +161,7 @@ describe('a journal over a run', () => {
   });
 
   it('reads a file written whole, as one JSON object, and a file with no whole record is damaged', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     writeFileSync(file, '{"version":1,"n":7,"savedAt":"2026-01-01T00:00:00.000Z"}');
     expect(await AgentJournal.load(file, COUNTER)).toMatchObject({ n: 7 });
     writeFileSync(file, '{"version":1,"n":7,"sa');
@@ -173,8 +169,7 @@ describe('a journal over a run', () => {
   });
 
   it('grown past its bound, is replaced by a file holding the last write alone', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 0;
     const filler = 'x'.repeat(512 * 1024);
     const journal = new AgentJournal<Counter & { filler: string }>(file, () => ({ n, filler }));
@@ -193,12 +188,8 @@ describe('a journal over a run', () => {
 });
 
 describe('a journal that writes two at once', () => {
-  let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('begins a save asked during a write before that write ends, adds its record after it, and says each is written in order', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'signalgate-journal-'));
-    const file = path.join(dir, 'venue.json');
+    const file = journalFile();
     let n = 1;
     const taken: number[] = [];
     const written: number[] = [];
