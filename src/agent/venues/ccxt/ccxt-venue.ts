@@ -754,9 +754,8 @@ export class CcxtVenue implements Venue {
    * that fails leaves the order as answered, never failing what the exchange filled.
    */
   private async withFills(order: VenueOrder): Promise<VenueOrder> {
-    const covered = order.fills.reduce((sum, fill) => sum + fill.volume, 0);
     // On spot a buy's fills must cover its lots: they say the fee taken from the coins bought.
-    const known = order.fills.length > 0 && (this.options.market !== 'spot' || covered >= order.filled * (1 - 1e-9));
+    const known = order.fills.length > 0 && (this.options.market !== 'spot' || fillsCover(order));
     if (order.filled <= 0 || known || this.exchange.has['fetchMyTrades'] !== true) return order;
     try {
       const trades = await this.call(`read the trades of order ${order.id}`, () =>
@@ -787,13 +786,11 @@ export class CcxtVenue implements Venue {
    * arriving meanwhile: the trade list is then not read for fees the exchange already told.
    */
   private withToldFills(id: string, order: VenueOrder): VenueOrder {
-    const covers = (fills: readonly VenueFill[]) =>
-      fills.length > 0 && fills.reduce((sum, fill) => sum + fill.volume, 0) >= order.filled * (1 - 1e-9);
-    if (order.filled <= 0 || covers(order.fills)) return order;
+    if (order.filled <= 0 || fillsCover(order)) return order;
     const told = this.toldFills.get(id) ?? [];
     // Exactly the lots filled: more would be an event told twice (its fee counted twice), fewer
     // one missed; either way the trade list is read instead.
-    const lots = told.reduce((sum, fill) => sum + fill.volume, 0);
+    const lots = lotsOf(told);
     return told.length > 0 && Math.abs(lots - order.filled) <= order.filled * 1e-9 ? { ...order, fills: told } : order;
   }
 
@@ -1371,6 +1368,16 @@ export class CcxtVenue implements Venue {
     const net = this.withCoinFee(reported);
     return net === 'unknown' ? reported : net;
   }
+}
+
+/** The lots the fills add up to. */
+function lotsOf(fills: readonly VenueFill[]): number {
+  return fills.reduce((sum, fill) => sum + fill.volume, 0);
+}
+
+/** Whether the order's own fills account for every lot it filled (floating-point noise aside). */
+function fillsCover(order: VenueOrder): boolean {
+  return order.fills.length > 0 && lotsOf(order.fills) >= order.filled * (1 - 1e-9);
 }
 
 /**
