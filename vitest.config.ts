@@ -25,7 +25,7 @@ import { defineConfig } from 'vitest/config';
  *
  * The few that hold the service to a deadline it promises (an answer within 3 s while the store
  * fails, serving within 5 s of a restart, slow clients cut within seconds) run afterwards, all
- * four at once, each in a fresh worker, so that the load of the many files before them cannot make
+ * at once, each in a fresh worker, so that the load of the many files before them cannot make
  * them miss it. They mostly wait (on timeouts, restarts, a stalled store), so together they keep
  * their margin (decisions 0049, 0070).
  */
@@ -65,8 +65,8 @@ const deadlines = [...coreDeadlines, ...sqliteDeadlines];
 // and sockets, using about a fifth of a core each; decision 0026).
 const workers = Number(process.env.SIGNALGATE_TEST_WORKERS ?? '') || 4;
 const together = { maxWorkers: workers, isolate: false, sequence: { groupOrder: 0 } };
-// The deadline files, all at once (there are four), each in a fresh worker.
-const alone = { maxWorkers: 4, isolate: true, sequence: { groupOrder: 1 } };
+// The deadline files, all at once, each in a fresh worker.
+const alone = { maxWorkers: deadlines.length, isolate: true, sequence: { groupOrder: 1 } };
 const sqlite = { SIGNALGATE_TEST_STORE: 'sqlite' };
 const postgres = { SIGNALGATE_TEST_STORE: 'postgres' };
 
