@@ -52,11 +52,13 @@ describe('when things go wrong on the server side', () => {
       }
       // The pool may still be replacing the lost connection: a 503 with Retry-After says so, and a
       // sender that honours it is answered 202 once the store is back.
-      let next = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
+      const inbound = server.url + src.inboundPath;
+      const send = () => post(inbound, 'EURUSD,buy', { 'content-type': 'text/plain' });
+      let next = await send();
       for (let retry = 0; next.status === 503 && retry < 10; retry++) {
         expect(next.body).toMatchObject({ code: 'STORE_UNAVAILABLE' });
         await new Promise((resolve) => setTimeout(resolve, 500));
-        next = await post(server.url + src.inboundPath, 'EURUSD,buy', { 'content-type': 'text/plain' });
+        next = await send();
       }
       expect(next.status).toBe(202);
     },
