@@ -46,6 +46,7 @@ function formatOf(zone: string): Intl.DateTimeFormat {
 }
 
 export function localTime(at: number, zone: string): LocalTime {
+  if (zone === DEFAULT_DAY_ZONE) return utcTime(at);
   const parts: Record<string, string> = {};
   for (const part of formatOf(zone).formatToParts(at)) parts[part.type] = part.value;
   const hour = Number(parts.hour) % 24;
@@ -55,6 +56,28 @@ export function localTime(at: number, zone: string): LocalTime {
     weekday: WEEKDAYS[parts.weekday!]!,
     minutes: hour * 60 + minute,
     clock: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`,
+  };
+}
+
+const UTC_WEEKDAYS: readonly Weekday[] = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+
+/**
+ * UTC's wall clock from the instant itself. The zone most accounts count their days in is read
+ * without Intl: the first Intl formatter of a process loads the time zone data, a cost each agent
+ * paid at start whether or not a rule named a zone (decision 0071).
+ */
+function utcTime(at: number): LocalTime {
+  const day = new Date(at);
+  // As Intl does for an instant it cannot format.
+  if (Number.isNaN(day.getTime())) throw new RangeError('Invalid time value');
+  const two = (n: number) => String(n).padStart(2, '0');
+  const hour = day.getUTCHours();
+  const minute = day.getUTCMinutes();
+  return {
+    date: `${day.getUTCFullYear()}-${two(day.getUTCMonth() + 1)}-${two(day.getUTCDate())}`,
+    weekday: UTC_WEEKDAYS[day.getUTCDay()]!,
+    minutes: hour * 60 + minute,
+    clock: `${two(hour)}:${two(minute)}`,
   };
 }
 
