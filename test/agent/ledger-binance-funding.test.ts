@@ -46,8 +46,10 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
       15_000,
     );
 
-    // The second payment is read, and the agent killed as the exchange's answer leaves, before
-    // its journal takes it: the next run reads it again from the last payment it recorded.
+    // The second payment is read, and the agent killed before its journal takes it: the next run
+    // reads it again from the last payment it recorded. The kill lands as the exchange has the
+    // answer ready, before sending it: killed once the answer had left, a busy test worker ran
+    // the hook late enough for the agent to read the answer and write its journal first (seen).
     const killed = agent.agent;
     exchange.setPrice('BTCUSDT', 51000);
     // Rate −0.02 % at the mark price 51000: the long receives 0.01 × 51000 × 0.0002 = 0.102 USDT.
@@ -57,14 +59,14 @@ describe('funding payments from the Binance USDⓈ-M test exchange in the ledger
     const booked = exchange.received.length;
     let answered = false;
     exchange.onMoment((request, moment) => {
-      if (answered || moment !== 'answered' || request.path !== '/fapi/v1/income') return;
+      if (answered || moment !== 'carried' || request.path !== '/fapi/v1/income') return;
       if (exchange.received.indexOf(request) < booked) return;
       answered = true;
       process.kill(killed.child.pid!, 'SIGKILL');
     });
     await killed.exited;
     exchange.onMoment(null);
-    expect(answered, 'killed as the answer with the second payment left').toBe(true);
+    expect(answered, 'killed with the answer holding the second payment ready').toBe(true);
     const stored = journal(agent).ledger;
     expect(stored.fundingFrom).toEqual({ at: first.time, ids: [expect.stringMatching(/^\d+:BTCUSDT:\d+$/)] });
     expect(stored.funding.map((p: any) => p.amount)).not.toContain(0.102);
