@@ -49,14 +49,17 @@ export function localTime(at: number, zone: string): LocalTime {
   if (zone === DEFAULT_DAY_ZONE) return utcTime(at);
   const parts: Record<string, string> = {};
   for (const part of formatOf(zone).formatToParts(at)) parts[part.type] = part.value;
-  const hour = Number(parts.hour) % 24;
-  const minute = Number(parts.minute);
-  return {
-    date: `${parts.year}-${parts.month}-${parts.day}`,
-    weekday: WEEKDAYS[parts.weekday!]!,
-    minutes: hour * 60 + minute,
-    clock: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`,
-  };
+  const date = `${parts.year}-${parts.month}-${parts.day}`;
+  return wallClock(date, WEEKDAYS[parts.weekday!]!, Number(parts.hour) % 24, Number(parts.minute));
+}
+
+/** What `localTime` answers for `hour`:`minute` on `date`, however the zone was read. */
+function wallClock(date: string, weekday: Weekday, hour: number, minute: number): LocalTime {
+  return { date, weekday, minutes: hour * 60 + minute, clock: `${twoDigits(hour)}:${twoDigits(minute)}` };
+}
+
+function twoDigits(n: number): string {
+  return String(n).padStart(2, '0');
 }
 
 const UTC_WEEKDAYS: readonly Weekday[] = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
@@ -70,15 +73,8 @@ function utcTime(at: number): LocalTime {
   const day = new Date(at);
   // As Intl does for an instant it cannot format.
   if (Number.isNaN(day.getTime())) throw new RangeError('Invalid time value');
-  const two = (n: number) => String(n).padStart(2, '0');
-  const hour = day.getUTCHours();
-  const minute = day.getUTCMinutes();
-  return {
-    date: `${day.getUTCFullYear()}-${two(day.getUTCMonth() + 1)}-${two(day.getUTCDate())}`,
-    weekday: UTC_WEEKDAYS[day.getUTCDay()]!,
-    minutes: hour * 60 + minute,
-    clock: `${two(hour)}:${two(minute)}`,
-  };
+  const date = `${day.getUTCFullYear()}-${twoDigits(day.getUTCMonth() + 1)}-${twoDigits(day.getUTCDate())}`;
+  return wallClock(date, UTC_WEEKDAYS[day.getUTCDay()]!, day.getUTCHours(), day.getUTCMinutes());
 }
 
 /** The day `at` falls on in `zone`, as the key entries and the day's starting equity are kept under: 'Europe/London 2026-12-02'. */
