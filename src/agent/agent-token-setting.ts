@@ -1,4 +1,4 @@
-import { readSecretFile } from '../files/secret-file.js';
+import { readSecretFile, readSecretText } from '../files/secret-file.js';
 
 /** The environment variable the agent token may be given in. */
 export const AGENT_TOKEN_VARIABLE = 'SIGNALGATE_AGENT_TOKEN';
@@ -41,4 +41,54 @@ export function readAgentToken(flags: { token?: string; tokenFile?: string }, en
   if (!token)
     return { ok: false, message: `give the agent token in ${AGENT_TOKEN_VARIABLE} or in a file named by --token-file` };
   return { ok: true, token, warnings: [] };
+}
+
+/**
+ * `--tokens-file`: several agents' tokens, one per line, each an agent of its own in one process.
+ * Blank lines and lines starting with `#` are skipped; a token given twice is refused, since two
+ * agents on one token would share its account.
+ */
+export function readAgentTokensFile(
+  file: string,
+  flags: { token?: string; tokenFile?: string },
+  env: NodeJS.ProcessEnv,
+): { ok: true; tokens: { token: string; line: number }[]; warnings: string[] } | { ok: false; message: string } {
+  const other =
+    flags.token !== undefined
+      ? '--token'
+      : flags.tokenFile !== undefined
+        ? '--token-file'
+        : env[AGENT_TOKEN_VARIABLE]?.trim()
+          ? AGENT_TOKEN_VARIABLE
+          : null;
+  if (other !== null)
+    return {
+      ok: false,
+      message: `give the agent tokens one way: --tokens-file FILE (several agents) or ${other} (one agent), not both`,
+    };
+  const read = readSecretText('--tokens-file', file);
+  if (!read.ok) return read;
+  const tokens: { token: string; line: number }[] = [];
+  const lineOf = new Map<string, number>();
+  const lines = read.text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const token = lines[i]!.trim();
+    if (token === '' || token.startsWith('#')) continue;
+    if (/\s/.test(token))
+      return {
+        ok: false,
+        message: `--tokens-file ${file}: line ${i + 1} holds more than a token; write one agent token per line`,
+      };
+    const earlier = lineOf.get(token);
+    if (earlier !== undefined)
+      return {
+        ok: false,
+        message: `--tokens-file ${file}: lines ${earlier} and ${i + 1} hold the same token; an agent runs once, so remove one`,
+      };
+    lineOf.set(token, i + 1);
+    tokens.push({ token, line: i + 1 });
+  }
+  if (tokens.length === 0)
+    return { ok: false, message: `--tokens-file ${file} holds no token; write one agent token per line` };
+  return { ok: true, tokens, warnings: read.warnings };
 }

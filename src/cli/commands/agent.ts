@@ -7,6 +7,7 @@ import {
   type PaperSettings,
   readPaperSettings,
 } from '../../agent/venues/paper/paper-options.js';
+import { AGENT_TOKEN_VARIABLE, readAgentTokensFile } from '../../agent/agent-token-setting.js';
 import { StoredAccountConflictError } from '../../agent/venues/paper/stored-account-conflict.js';
 import { createLogger, flushLogger } from '../../logging/logger.js';
 import { type Venue, VenueRefusedError } from '../../agent/venue.js';
@@ -17,6 +18,11 @@ import { DEFAULT_UNPROTECTED_AFTER, readUnprotectedRule, type UnprotectedRule } 
 
 /** The book reconciled every 5 s by default (the agent's RECONCILE_EVERY_MS, not imported: the agent module loads late). */
 const RECONCILE_EVERY_MS = 5000;
+
+interface GroupFlags {
+  /** `--tokens-file`: several paper agents in this process. */
+  tokensFile?: string;
+}
 
 interface WatchFlags {
   reconcileEvery?: string;
@@ -80,6 +86,10 @@ export function registerAgentCommand(program: Command): void {
       'where to execute: paper (a simulated account), ccxt (a crypto exchange) or fix (a FIX 4.4 broker)',
     )
     .option('--paper', 'the short form of --venue paper')
+    .option(
+      '--tokens-file <file>',
+      'paper: several agents in this one process, a file holding their tokens one per line (each agent its own account)',
+    )
     // No commander defaults: whether they were given decides the warning on a restart.
     .option('--balance <amount>', `starting balance of a new paper account (default: ${DEFAULT_BALANCE})`)
     .option('--currency <code>', `currency of a new paper account (default: ${DEFAULT_CURRENCY})`)
@@ -118,7 +128,7 @@ export function registerAgentCommand(program: Command): void {
     // Commander exits 1 on its own flag errors (unknown option, missing value); the agent
     // promises 2 for every bad flag, so a supervisor can tell them from a failure.
     .exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2))
-    .action(async (flags: AgentFlags & CcxtFlags & WatchFlags & { fixConfig?: string }) => {
+    .action(async (flags: AgentFlags & CcxtFlags & WatchFlags & GroupFlags & { fixConfig?: string }) => {
       const venue = chooseVenue(flags);
       if (!venue.ok) {
         process.stderr.write(`signalgate agent: ${venue.message}\n`);
@@ -143,6 +153,10 @@ export function registerAgentCommand(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      if (flags.tokensFile !== undefined) {
+        await runPaperGroup(flags, flags.tokensFile);
+        return;
+      }
       const read = readPaperSettings(flags, process.env);
       if (!read.ok) {
         process.stderr.write(`signalgate agent: ${read.message}\n`);
@@ -158,6 +172,49 @@ export function registerAgentCommand(program: Command): void {
       const agent = new SimulatedAgent({ server, token, transport, dataDir, venue: paper, log });
       await runUntilStopped(agent, log, refusal('paper account'));
     });
+}
+
+/**
+ * `signalgate agent --paper --tokens-file FILE`: one paper agent per token, all in this process,
+ * with the same flags; each keeps its account under its own token's folder. The exit codes are
+ * the single agent's; a refusal exits 2 only once every agent was refused (see AgentGroup).
+ */
+async function runPaperGroup(flags: AgentFlags, tokensFile: string): Promise<void> {
+  const fail = (message: string) => {
+    process.stderr.write(`signalgate agent: ${message}\n`);
+    process.exitCode = 2;
+  };
+  const tokens = readAgentTokensFile(tokensFile, flags, process.env);
+  if (!tokens.ok) return fail(tokens.message);
+  const members: { token: string; line: number; settings: PaperSettings }[] = [];
+  for (const { token, line } of tokens.tokens) {
+    // Each token read as the single agent reads it: the flags are the same for every agent.
+    const read = readPaperSettings(
+      { ...flags, token: undefined, tokenFile: undefined },
+      { ...process.env, [AGENT_TOKEN_VARIABLE]: token },
+    );
+    if (!read.ok) return fail(read.message);
+    members.push({ token, line, settings: read.settings });
+  }
+  const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
+  for (const warning of [...tokens.warnings, ...members[0]!.settings.warnings]) log.warn({}, warning);
+  const [{ PaperVenue }, { SimulatedAgent }, { AgentGroup }] = await Promise.all([
+    import('../../agent/venues/paper/paper-venue.js'),
+    import('../../agent/simulated-agent.js'),
+    import('../../agent/agent-group.js'),
+  ]);
+  log.info({ agents: members.length, tokensFile }, 'running one paper agent per token in this process');
+  const group = new AgentGroup(
+    members.map(({ token, line, settings }) => {
+      const memberLog = log.child({ tokensFileLine: line });
+      const { server, transport, dataDir } = settings;
+      const venue = new PaperVenue(settings, memberLog);
+      const agent = new SimulatedAgent({ server, token, transport, dataDir, venue, log: memberLog });
+      return { run: () => agent.run(), stop: () => agent.stop(), log: memberLog };
+    }),
+    refusal('paper account'),
+  );
+  await runUntilStopped(group, log, refusal('paper account'));
 }
 
 /** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
@@ -184,15 +241,20 @@ function chooseVenue(
   return { ok: false, message: `--venue must be paper, ccxt or fix, got "${flags.venue}"` };
 }
 
+/** Why `--tokens-file` is for paper accounts only. */
+const ONE_PROCESS_PER_ACCOUNT =
+  '--tokens-file runs several paper accounts in one process; an account at an exchange or a broker runs in a process of its own, with its own keys: give its token with --token-file or SIGNALGATE_AGENT_TOKEN';
+
 /** Paper-account flags that mean nothing on an exchange: refused rather than ignored. */
 const PAPER_ONLY = ['balance', 'currency', 'ticks', 'seed'] as const;
 
 /** `signalgate agent --venue ccxt`: the same exit codes as the paper agent; 2 also when the exchange refuses the keys. */
-async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise<void> {
+async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags & GroupFlags): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
   };
+  if (flags.tokensFile !== undefined) return fail(ONE_PROCESS_PER_ACCOUNT);
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
   if (paperOnly.length > 0)
     return fail(
@@ -230,11 +292,14 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise
 }
 
 /** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
-async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixConfig?: string }): Promise<void> {
+async function runFixAgent(
+  flags: AgentFlags & CcxtFlags & WatchFlags & GroupFlags & { fixConfig?: string },
+): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
   };
+  if (flags.tokensFile !== undefined) return fail(ONE_PROCESS_PER_ACCOUNT);
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
   if (paperOnly.length > 0)
     return fail(
