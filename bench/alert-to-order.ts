@@ -33,7 +33,7 @@ const BURST_WARMUPS = Number(process.env.BENCH_A2O_WARMUP ?? 1);
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
 const FIX_COMP_ID = 'BENCHAGENT';
 const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as VenueBenchStore[];
-const PATHS = (process.env.BENCH_A2O_PATHS ?? 'ccxt,fix,burst').split(',');
+const PATHS = (process.env.BENCH_A2O_PATHS ?? 'ccxt,fix,burst,burst-together').split(',');
 /** Node flags for the burst's first agent (BENCH_A2O_AGENT_NODE_ARGS, space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
 const PROFILED_AGENT_NODE_ARGS = (process.env.BENCH_A2O_AGENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 /** Node flags for every burst agent (BENCH_A2O_AGENTS_NODE_ARGS), e.g. `--perf-basic-prof` for a system-wide `perf record`. */
@@ -82,7 +82,10 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
         rows.push(await withServer(store, url, async (server) => ccxtIdle(store, await settled(server))));
       if (PATHS.includes('fix'))
         rows.push(await withServer(store, url, async (server) => fixIdle(store, await settled(server))));
-      if (PATHS.includes('burst')) rows.push(await withServer(store, url, (server) => paperBurst(store, server)));
+      if (PATHS.includes('burst'))
+        rows.push(await withServer(store, url, (server) => paperBurst(store, server, false)));
+      if (PATHS.includes('burst-together'))
+        rows.push(await withServer(store, url, (server) => paperBurst(store, server, true)));
     }
   } finally {
     await postgres?.stop();
@@ -317,13 +320,28 @@ async function fixIdle(store: VenueBenchStore, server: BenchServer): Promise<Ale
   }
 }
 
-async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<AlertToOrderRow> {
+async function paperBurst(store: VenueBenchStore, server: BenchServer, together: boolean): Promise<AlertToOrderRow> {
   const fleet = new AgentFleet();
+  const tokensDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tokens-'));
   try {
     const agents = await provision(server, 'a2o-burst', BURST_AGENTS);
-    // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
     const started = [];
-    for (let i = 0; i < agents.length; i += 10)
+    if (together) {
+      const tokensFile = path.join(tokensDir, 'tokens');
+      writeFileSync(tokensFile, agents.map((a) => `${a.token}\n`).join(''), { mode: 0o600 });
+      started.push(
+        await fleet.start(
+          server,
+          '',
+          ['--paper', '--seed', '1', '--tokens-file', tokensFile],
+          {},
+          [...AGENTS_NODE_ARGS, ...PROFILED_AGENT_NODE_ARGS],
+          agents.length,
+        ),
+      );
+    }
+    // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
+    for (let i = 0; i < (together ? 0 : agents.length); i += 10)
       started.push(
         ...(await Promise.all(
           agents
@@ -358,7 +376,7 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
     const per = (k: keyof typeof cpuAfter.own) => (cpuAfter.own[k] - cpuBefore.own[k]) / times.length;
     return {
       store,
-      path: `paper burst (${BURST_AGENTS} agents)`,
+      path: `paper burst (${BURST_AGENTS} agents${together ? ', one process' : ''})`,
       signals: times.length,
       ...spread(times),
       burstCpu: {
@@ -370,5 +388,6 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer): Promise<
     };
   } finally {
     await fleet.stopAll();
+    rmSync(tokensDir, { recursive: true, force: true });
   }
 }

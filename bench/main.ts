@@ -122,7 +122,8 @@ if (flags.has('--fix')) {
 }
 if (flags.has('--alert-to-order')) {
   for (const row of await runAlertToOrder()) {
-    const key = `alert-to-order ${row.store} ${row.path.startsWith('paper burst') ? 'burst' : row.path}`;
+    const burst = row.path.includes('one process') ? 'burst one process' : 'burst';
+    const key = `alert-to-order ${row.store} ${row.path.startsWith('paper burst') ? burst : row.path}`;
     figures.set(`${key} p50`, row.p50);
     figures.set(`${key} p99`, row.p99);
     figures.set(`${key} max`, row.max);

@@ -104,19 +104,31 @@ export class AgentFleet {
   private readonly agents: AgentProcess[] = [];
   private readonly dirs: string[] = [];
 
-  /** An agent process on `args`' venue, ready when the promise resolves (its venue ready and connected). */
+  /**
+   * An agent process on `args`' venue, ready when the promise resolves (its venue ready and
+   * connected); `agents`: how many agents the process runs (`--tokens-file`), each connected.
+   */
   async start(
     server: BenchServer,
     token: string,
     args: string[],
     env: Record<string, string> = {},
     nodeArgs: string[] = [],
+    agents = 1,
   ): Promise<AgentProcess> {
     const dir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-agent-'));
     this.dirs.push(dir);
     const agent = AgentProcess.startVenue(server.url, token, dir, args, env, nodeArgs);
     this.agents.push(agent);
-    await agent.waitForLog((l) => l.msg === 'connected', 'the agent connected', 180_000);
+    const connected = new Set<unknown>();
+    await agent.waitForLog(
+      (l) => {
+        if (l.msg === 'connected') connected.add(l.tokensFileLine);
+        return connected.size >= agents;
+      },
+      `${agents} agent(s) connected`,
+      180_000,
+    );
     return agent;
   }
 
