@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { startUp } from './support/start-up.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const ERROR = 50;
+const WARN = 40;
 
 /** The comments of the open positions in a token's paper account on disk (none before its first write). */
 function journalComments(dataDir: string, token: string): string[] {
@@ -102,6 +103,31 @@ describe('several paper agents in one process (--tokens-file)', () => {
     expect(journalComments(dir, a.token)).toEqual(['a1']);
     expect(journalComments(dir, b.token)).toEqual(['b1']);
     expect((await group.stop()).code).toBe(0);
+  });
+
+  it('takes up the account a token had in a process of its own; a file others may read is used, with a warning', async () => {
+    const [a] = await twoAccounts();
+    const dir = bed.stateDir();
+    const alone = bed.startAgent(bed.server.url, a.token, dir, ['--seed', '3']);
+    await alone.connected();
+    await executed([await postSignal(bed.server.url, a.authKey, 'EURUSD,buy,vol=0.1,comment=alone')]);
+    expect((await alone.stop()).code).toBe(0);
+
+    const file = tokensFile(dir, [a.token]);
+    chmodSync(file, 0o644);
+    const group = startGroup(file, dir);
+    await connected(group, [1]);
+    expect(
+      group
+        .lines()
+        .some(
+          (l) =>
+            l.level === WARN &&
+            l.msg === `--tokens-file ${file} can be read by other users of this machine; chmod 600 it`,
+        ),
+    ).toBe(true);
+    await executed([await postSignal(bed.server.url, a.authKey, 'EURUSD,buy,vol=0.1,comment=together')]);
+    expect(journalComments(dir, a.token)).toEqual(['alone', 'together']);
   });
 
   it('killed with SIGKILL amid signals, started again: every signal of every account executed exactly once', async () => {
