@@ -76,6 +76,27 @@ describe.each(contractStores('contract_ledger'))('$name store', ({ harness: make
     }
   });
 
+  it('records reports sent at the same moment each as its own: a fill in two of them new for the first, a bad one refused alone', async () => {
+    const seeded = await seed(store, { agents: 2 });
+    const [one, two] = seeded.agents.map((a) => ({ id: a.id, accountId: seeded.accountId }));
+    const outcomes = await Promise.allSettled([
+      store.ledger.record(one!, [fill('c1'), fill('c2')], [], at(6000)),
+      store.ledger.record(two!, [fill('c1')], [], at(6000)),
+      store.ledger.record(one!, [fill('c2'), fill('c3'), fill('c3')], [], at(6000)),
+      store.ledger.record(two!, [fill('c4', { side: 'hold' as LedgerFill['side'] })], [], at(6000)),
+      store.ledger.record(two!, [fill('c5')], [], at(6000)),
+    ]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'refused'))).toEqual([
+      { recorded: 2, known: 0 },
+      { recorded: 1, known: 0 },
+      { recorded: 1, known: 2 },
+      'refused',
+      { recorded: 1, known: 0 },
+    ]);
+    expect((await store.ledger.fills({ agentId: one!.id })).map((f) => f.venueFillId)).toEqual(['c1', 'c2', 'c3']);
+    expect((await store.ledger.fills({ agentId: two!.id })).map((f) => f.venueFillId)).toEqual(['c1', 'c5']);
+  });
+
   it("gives a fill its signal's source, comment and time of receipt, only for a signal of the agent's account", async () => {
     const seeded = await seed(store, { agents: 1 });
     const other = await seed(store, { agents: 1 });

@@ -26,11 +26,20 @@ import {
   type LedgerFillRow,
   type LedgerFundingRow,
 } from '../ledger-rows.js';
+import { GroupedFills } from './grouped-fills.js';
 import { inTransaction } from './transaction.js';
 
 /** The ledger's fills, funding payments and busts: the `ledger_fills`, `ledger_funding` and `ledger_busts` tables. */
 export class PostgresLedger implements Ledger {
-  constructor(private readonly pool: pg.Pool) {}
+  /** Reports of fills alone (an executed signal's): many agents' written in one statement. */
+  private readonly grouped: GroupedFills;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.grouped = new GroupedFills(pool, async (agent, fills, recordedAt) => {
+      const { recorded } = await this.recordAlone(agent, fills, [], recordedAt, []);
+      return recorded;
+    });
+  }
 
   async record(
     agent: LedgerAgent,
@@ -38,6 +47,21 @@ export class PostgresLedger implements Ledger {
     funding: readonly LedgerFunding[],
     recordedAt: string,
     busts: readonly LedgerBust[] = [],
+  ): Promise<LedgerRecordOutcome> {
+    if (fills.length > 0 && funding.length === 0 && busts.length === 0) {
+      const recorded = await this.grouped.record(agent, fills, recordedAt);
+      return { recorded, known: fills.length - recorded };
+    }
+    return this.recordAlone(agent, fills, funding, recordedAt, busts);
+  }
+
+  /** One report in a transaction of its own. */
+  private recordAlone(
+    agent: LedgerAgent,
+    fills: readonly LedgerFill[],
+    funding: readonly LedgerFunding[],
+    recordedAt: string,
+    busts: readonly LedgerBust[],
   ): Promise<LedgerRecordOutcome> {
     return inTransaction(this.pool, async (client) => {
       let recorded = 0;

@@ -1,0 +1,88 @@
+import type pg from 'pg';
+import type { LedgerAgent, LedgerFill } from '../ledger.js';
+import { fillValues } from '../ledger-rows.js';
+import { againIfRolledBack } from './transaction.js';
+
+interface PendingReport {
+  agent: LedgerAgent;
+  fills: readonly LedgerFill[];
+  recordedAt: string;
+  resolve: (recorded: number) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * One statement for the fills of every report in the group, in the reports' order (`n`), so
+ * each agent's fills keep the order it reported them in (`seq`). The signal is the account's own
+ * or none, as a report alone records it.
+ */
+const GROUPED_FILLS_SQL = `INSERT INTO ledger_fills (agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price,
+       fee, fee_currency, at, signal_id, effect, profit, quote, source_id, strategy, received_at, recorded_at)
+     SELECT f.agent_id, f.venue_fill_id, f.account_id, f.order_id, f.symbol, f.side, f.lots, f.price,
+            f.fee, f.fee_currency, f.at, f.signal_id, f.effect, f.profit, f.quote, s.source_id,
+            s.normalized->>'comment', s.received_at, f.recorded_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
+                   $9::float8[], $10::text[], $11::timestamptz[], $12::text[], $13::text[], $14::float8[],
+                   $15::float8[], $16::timestamptz[])
+              WITH ORDINALITY AS f (agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price,
+                   fee, fee_currency, at, signal_id, effect, profit, quote, recorded_at, n)
+       LEFT JOIN signals s ON s.id = f.signal_id AND s.account_id = f.account_id
+      ORDER BY f.n
+     ON CONFLICT (agent_id, venue_fill_id) DO NOTHING
+     RETURNING agent_id, venue_fill_id`;
+
+/**
+ * The fills that reports bring while a group is being written, written by the next group in one
+ * statement, so one COMMIT (one WAL flush) serves many agents' reports instead of one each: in a
+ * burst every executed signal brings one. One group is written at a time, so two groups never
+ * wait on each other's fills. A group that fails for any other reason than a rollback PostgreSQL
+ * asks to repeat is not failed whole: each of its reports is then recorded alone (`alone`), so one
+ * bad report fails only itself. Recording is idempotent (a fill already recorded is left as it
+ * was), so a group whose COMMIT's fate is unknown is safely written again that way.
+ */
+export class GroupedFills {
+  private queue: PendingReport[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly alone: (agent: LedgerAgent, fills: readonly LedgerFill[], recordedAt: string) => Promise<number>,
+  ) {}
+
+  /** Resolves with how many of the fills were new (the rest were recorded before). */
+  record(agent: LedgerAgent, fills: readonly LedgerFill[], recordedAt: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ agent, fills, recordedAt, resolve, reject });
+      if (!this.writing) {
+        this.writing = true;
+        // The rest of this turn's reports join the group.
+        setImmediate(() => void this.write());
+      }
+    });
+  }
+
+  private async write(): Promise<void> {
+    while (this.queue.length > 0) {
+      const group = this.queue;
+      this.queue = [];
+      try {
+        const rows = group.flatMap((p) => p.fills.map((f) => [...fillValues(p.agent, f), p.recordedAt]));
+        const values = Array.from({ length: 16 }, (_, column) => rows.map((row) => row[column]));
+        const { rows: inserted } = await againIfRolledBack(() =>
+          this.pool.query<{ agent_id: string; venue_fill_id: string }>({ text: GROUPED_FILLS_SQL, values }),
+        );
+        const fresh = new Set(inserted.map((row) => `${row.agent_id}\n${row.venue_fill_id}`));
+        // A fill in two reports of the group (or twice in one) is new for the first only.
+        for (const pending of group) {
+          let recorded = 0;
+          for (const f of pending.fills) if (fresh.delete(`${pending.agent.id}\n${f.venueFillId}`)) recorded++;
+          pending.resolve(recorded);
+        }
+      } catch {
+        // One after another, so each agent's fills keep their order here too.
+        for (const p of group) await this.alone(p.agent, p.fills, p.recordedAt).then(p.resolve, p.reject);
+      }
+    }
+    this.writing = false;
+  }
+}
