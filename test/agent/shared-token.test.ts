@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   accountWithAgents,
@@ -11,22 +8,9 @@ import {
 } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
-import { readJournal } from './support/journal-file.js';
+import { journalComments } from './support/journal-file.js';
 
 const STANDBY = 'another process is connected with this agent token; waiting';
-
-/** The comments of the open positions in an agent's paper account on disk (none before its first write). */
-function journalComments(dataDir: string, token: string): string[] {
-  const file = path.join(
-    dataDir,
-    'agents',
-    `agent-${createHash('sha256').update(token).digest('hex').slice(0, 16)}`,
-    'paper-account.json',
-  );
-  if (!existsSync(file)) return [];
-  const book = readJournal(file) as { engine: { positions: Array<{ comment?: string }> } };
-  return book.engine.positions.map((p) => p.comment ?? '');
-}
 
 const handledIds = (agent: AgentProcess) => agent.handled().map((l) => l.signalId as string);
 

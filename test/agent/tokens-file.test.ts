@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,25 +12,12 @@ import {
 } from '../delivery/support/delivery-setup.js';
 import { AgentProcess } from './support/agent-process.js';
 import { useAgentTestBed } from './support/agent-test-bed.js';
-import { readJournal } from './support/journal-file.js';
+import { journalComments, tokenFolder } from './support/journal-file.js';
 import { startUp } from './support/start-up.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const ERROR = 50;
 const WARN = 40;
-
-/** The comments of the open positions in a token's paper account on disk (none before its first write). */
-function journalComments(dataDir: string, token: string): string[] {
-  const file = path.join(
-    dataDir,
-    'agents',
-    `agent-${createHash('sha256').update(token).digest('hex').slice(0, 16)}`,
-    'paper-account.json',
-  );
-  if (!existsSync(file)) return [];
-  const book = readJournal(file) as { engine: { positions: Array<{ comment?: string }> } };
-  return book.engine.positions.map((p) => p.comment ?? '');
-}
 
 /** `signalgate agent --paper --tokens-file FILE` (several paper agents in one process). */
 describe('several paper agents in one process (--tokens-file)', () => {
@@ -178,11 +164,7 @@ describe('several paper agents in one process (--tokens-file)', () => {
   it('an agent that fails otherwise (its folder cannot be made) stops alone too; when every agent failed, exit 1', async () => {
     const [a, b] = await twoAccounts();
     const dir = bed.stateDir();
-    const blocked = path.join(
-      dir,
-      'agents',
-      `agent-${createHash('sha256').update(b.token).digest('hex').slice(0, 16)}`,
-    );
+    const blocked = tokenFolder(dir, b.token);
     mkdirSync(path.dirname(blocked), { recursive: true, mode: 0o700 });
     writeFileSync(blocked, 'not a folder');
     const group = startGroup(tokensFile(dir, [a.token, b.token]), dir);
