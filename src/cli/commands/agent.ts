@@ -135,6 +135,11 @@ export function registerAgentCommand(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      if (flags.tokensFile !== undefined && venue.venue !== 'paper') {
+        process.stderr.write(`signalgate agent: ${ONE_PROCESS_PER_ACCOUNT}\n`);
+        process.exitCode = 2;
+        return;
+      }
       if (venue.venue === 'ccxt') {
         await runCcxtAgent(flags);
         return;
@@ -186,35 +191,34 @@ async function runPaperGroup(flags: AgentFlags, tokensFile: string): Promise<voi
   };
   const tokens = readAgentTokensFile(tokensFile, flags, process.env);
   if (!tokens.ok) return fail(tokens.message);
-  const members: { token: string; line: number; settings: PaperSettings }[] = [];
-  for (const { token, line } of tokens.tokens) {
-    // Each token read as the single agent reads it: the flags are the same for every agent.
-    const read = readPaperSettings(
-      { ...flags, token: undefined, tokenFile: undefined },
-      { ...process.env, [AGENT_TOKEN_VARIABLE]: token },
-    );
-    if (!read.ok) return fail(read.message);
-    members.push({ token, line, settings: read.settings });
-  }
+  // Read as the single agent reads them, once: the flags are the same for every agent, and only
+  // the token differs (the files named by --ticks and --instruments are not read again per agent).
+  const read = readPaperSettings(
+    { ...flags, token: undefined, tokenFile: undefined },
+    { ...process.env, [AGENT_TOKEN_VARIABLE]: tokens.tokens[0]!.token },
+  );
+  if (!read.ok) return fail(read.message);
+  const { settings } = read;
   const log = createLogger(process.env.SIGNALGATE_LOG_LEVEL?.trim() || 'info').child({ component: 'agent' });
-  for (const warning of [...tokens.warnings, ...members[0]!.settings.warnings]) log.warn({}, warning);
+  for (const warning of [...tokens.warnings, ...settings.warnings]) log.warn({}, warning);
   const [{ PaperVenue }, { SimulatedAgent }, { AgentGroup }] = await Promise.all([
     import('../../agent/venues/paper/paper-venue.js'),
     import('../../agent/simulated-agent.js'),
     import('../../agent/agent-group.js'),
   ]);
-  log.info({ agents: members.length, tokensFile }, 'running one paper agent per token in this process');
+  log.info({ agents: tokens.tokens.length, tokensFile }, 'running one paper agent per token in this process');
+  const { server, transport, dataDir } = settings;
+  const refused = refusal('paper account');
   const group = new AgentGroup(
-    members.map(({ token, line, settings }) => {
+    tokens.tokens.map(({ token, line }) => {
       const memberLog = log.child({ tokensFileLine: line });
-      const { server, transport, dataDir } = settings;
       const venue = new PaperVenue(settings, memberLog);
       const agent = new SimulatedAgent({ server, token, transport, dataDir, venue, log: memberLog });
       return { run: () => agent.run(), stop: () => agent.stop(), log: memberLog };
     }),
-    refusal('paper account'),
+    refused,
   );
-  await runUntilStopped(group, log, refusal('paper account'));
+  await runUntilStopped(group, log, refused);
 }
 
 /** `--venue NAME`, or `--paper` for `--venue paper`; exactly one venue. */
@@ -249,12 +253,11 @@ const ONE_PROCESS_PER_ACCOUNT =
 const PAPER_ONLY = ['balance', 'currency', 'ticks', 'seed'] as const;
 
 /** `signalgate agent --venue ccxt`: the same exit codes as the paper agent; 2 also when the exchange refuses the keys. */
-async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags & GroupFlags): Promise<void> {
+async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
   };
-  if (flags.tokensFile !== undefined) return fail(ONE_PROCESS_PER_ACCOUNT);
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
   if (paperOnly.length > 0)
     return fail(
@@ -292,14 +295,11 @@ async function runCcxtAgent(flags: AgentFlags & CcxtFlags & WatchFlags & GroupFl
 }
 
 /** `signalgate agent --venue fix`: the same exit codes as the other venues; 2 also when the broker refuses the logon. */
-async function runFixAgent(
-  flags: AgentFlags & CcxtFlags & WatchFlags & GroupFlags & { fixConfig?: string },
-): Promise<void> {
+async function runFixAgent(flags: AgentFlags & CcxtFlags & WatchFlags & { fixConfig?: string }): Promise<void> {
   const fail = (message: string) => {
     process.stderr.write(`signalgate agent: ${message}\n`);
     process.exitCode = 2;
   };
-  if (flags.tokensFile !== undefined) return fail(ONE_PROCESS_PER_ACCOUNT);
   const paperOnly = PAPER_ONLY.filter((name) => flags[name] !== undefined);
   if (paperOnly.length > 0)
     return fail(
