@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { LedgerAgent, LedgerFill } from '../ledger.js';
-import { fillValues } from '../ledger-rows.js';
+import { FILL_COLUMNS, fillValues } from '../ledger-rows.js';
 import { againIfRolledBack } from './transaction.js';
 
 interface PendingReport {
@@ -11,21 +11,24 @@ interface PendingReport {
   reject: (error: unknown) => void;
 }
 
+/** The columns each fill row brings, in the order of `fillValues` then `recorded_at`. */
+const COLUMNS = [...FILL_COLUMNS.split(', '), 'recorded_at'];
+const NUMBERS = new Set(['lots', 'price', 'fee', 'profit', 'quote']);
+/** The array type a column travels in: unnest takes one typed array per column. */
+function arrayType(column: string): string {
+  if (column === 'at' || column === 'recorded_at') return 'timestamptz[]';
+  return NUMBERS.has(column) ? 'float8[]' : 'text[]';
+}
+
 /**
  * One statement for the fills of every report in the group, in the reports' order (`n`), so
  * each agent's fills keep the order it reported them in (`seq`). The signal is the account's own
  * or none, as a report alone records it.
  */
-const GROUPED_FILLS_SQL = `INSERT INTO ledger_fills (agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price,
-       fee, fee_currency, at, signal_id, effect, profit, quote, source_id, strategy, received_at, recorded_at)
-     SELECT f.agent_id, f.venue_fill_id, f.account_id, f.order_id, f.symbol, f.side, f.lots, f.price,
-            f.fee, f.fee_currency, f.at, f.signal_id, f.effect, f.profit, f.quote, s.source_id,
-            s.normalized->>'comment', s.received_at, f.recorded_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
-                   $9::float8[], $10::text[], $11::timestamptz[], $12::text[], $13::text[], $14::float8[],
-                   $15::float8[], $16::timestamptz[])
-              WITH ORDINALITY AS f (agent_id, venue_fill_id, account_id, order_id, symbol, side, lots, price,
-                   fee, fee_currency, at, signal_id, effect, profit, quote, recorded_at, n)
+const GROUPED_FILLS_SQL = `INSERT INTO ledger_fills (${COLUMNS.join(', ')}, source_id, strategy, received_at)
+     SELECT ${COLUMNS.map((column) => `f.${column}`).join(', ')}, s.source_id, s.normalized->>'comment', s.received_at
+       FROM unnest(${COLUMNS.map((column, i) => `$${i + 1}::${arrayType(column)}`).join(', ')})
+              WITH ORDINALITY AS f (${COLUMNS.join(', ')}, n)
        LEFT JOIN signals s ON s.id = f.signal_id AND s.account_id = f.account_id
       ORDER BY f.n
      ON CONFLICT (agent_id, venue_fill_id) DO NOTHING
@@ -67,7 +70,7 @@ export class GroupedFills {
       this.queue = [];
       try {
         const rows = group.flatMap((p) => p.fills.map((f) => [...fillValues(p.agent, f), p.recordedAt]));
-        const values = Array.from({ length: 16 }, (_, column) => rows.map((row) => row[column]));
+        const values = COLUMNS.map((_, column) => rows.map((row) => row[column]));
         const { rows: inserted } = await againIfRolledBack(() =>
           this.pool.query<{ agent_id: string; venue_fill_id: string }>({ text: GROUPED_FILLS_SQL, values }),
         );
