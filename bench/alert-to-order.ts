@@ -339,21 +339,22 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer, together:
           agents.length,
         ),
       );
+    } else {
+      // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
+      for (let i = 0; i < agents.length; i += 10)
+        started.push(
+          ...(await Promise.all(
+            agents
+              .slice(i, i + 10)
+              .map((a, j) =>
+                fleet.start(server, a.token, ['--paper', '--seed', '1'], {}, [
+                  ...AGENTS_NODE_ARGS,
+                  ...(i + j === 0 ? PROFILED_AGENT_NODE_ARGS : []),
+                ]),
+              ),
+          )),
+        );
     }
-    // Started ten at a time: fifty node processes starting at once on two cores take longer than ten by ten.
-    for (let i = 0; i < (together ? 0 : agents.length); i += 10)
-      started.push(
-        ...(await Promise.all(
-          agents
-            .slice(i, i + 10)
-            .map((a, j) =>
-              fleet.start(server, a.token, ['--paper', '--seed', '1'], {}, [
-                ...AGENTS_NODE_ARGS,
-                ...(i + j === 0 ? PROFILED_AGENT_NODE_ARGS : []),
-              ]),
-            ),
-        )),
-      );
     // Each agent's first signal warms it (the engine's and the store's first of each path).
     await Promise.all(
       agents.map(async (a) =>
