@@ -20,6 +20,10 @@ export interface AcceptorHandlers {
   logon(user: string, password: string): boolean;
   ready?(session: AcceptorSession): void;
   stopped?(session: AcceptorSession): void;
+  /** A session-level message from the agent (a TestRequest, 1, say), before the acceptor answers it. */
+  sessionMessage?(session: AcceptorSession, type: string): void;
+  /** Whether Heartbeats (0) go out, the answers to TestRequests among them; without it, always. */
+  heartbeats?(): boolean;
 }
 
 export interface AcceptorOptions {
@@ -37,6 +41,8 @@ export interface AcceptorOptions {
    * connections and a resend request is answered from it (see `AcceptorJournal`).
    */
   journal?: AcceptorJournal;
+  /** The HeartBtInt of the acceptor's Logon (default 30): the agent sends a TestRequest after 1.5 times it without a word. */
+  heartbeatSeconds?: number;
 }
 
 /** A broker's message store kept across the sessions of one acceptor (the counterparty's lifetime). */
@@ -74,7 +80,7 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
     SenderSubID: options.subId,
     TargetSubID: options.subId,
     ResetSeqNumFlag: options.journal === undefined,
-    HeartBtInt: 30,
+    HeartBtInt: options.heartbeatSeconds ?? 30,
     BeginString: 'FIX.4.4',
   };
   const quiet = { info: () => undefined, warning: () => undefined, debug: () => undefined, error: () => undefined };
@@ -109,6 +115,14 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
         journal.sent(type, body, error ? null : Number((sent.header as FixFields | null)?.MsgSeqNum)),
       );
     }
+    protected override send(...args: Parameters<jspurefix.AsciiSession['send']>): void {
+      if (args[0] === '0' && handlers.heartbeats?.() === false) return;
+      super.send(...args);
+    }
+    protected override onMsg(msgType: string, view: MsgView): void {
+      if (SESSION_LEVEL.has(msgType)) handlers.sessionMessage?.(this, msgType);
+      super.onMsg(msgType, view);
+    }
     protected onApplicationMsg(msgType: string, view: MsgView): void {
       handlers.message(this, msgType, view.toObject() as FixFields);
     }
@@ -141,3 +155,6 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
   void launcher.run().catch(() => undefined);
   return launcher;
 }
+
+/** Heartbeat, TestRequest, ResendRequest, Reject, SequenceReset, Logout, Logon. */
+const SESSION_LEVEL = new Set(['0', '1', '2', '3', '4', '5', 'A']);

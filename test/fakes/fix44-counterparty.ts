@@ -26,6 +26,8 @@ export interface Fix44CounterpartyOptions {
   credentials: { user: string; password: string };
   /** Symbol → quote: market orders fill at it (buy at the ask, sell at the bid); MarketDataRequests get it. */
   prices: Record<string, { bid: number; ask: number }>;
+  /** The HeartBtInt of the broker's Logon (default 30). */
+  heartbeatSeconds?: number;
   /** Called with every application message the session receives, as it arrives. */
   onMessage?: (type: string, message: FixFields) => void;
 }
@@ -54,6 +56,8 @@ const COMP_ID = 'BROKER44';
  *   LeavesQty and AvgPx; an unknown ClOrdID: 150=I, 39=8, 103=5 (unknown order).
  * - MarketDataRequest (35=V): a snapshot (35=W) of bid and offer; an unknown symbol: 35=Y.
  * - `bust`: the test takes fills back (150=H, trade cancel).
+ * - `askResendWithReports`: a ResendRequest ahead of each new order's reports.
+ * - `silent`: no Heartbeat; `onTestRequest`: what the broker does first when asked if it is there.
  */
 export class Fix44Counterparty {
   readonly logons: { user: string; password: string }[] = [];
@@ -72,6 +76,16 @@ export class Fix44Counterparty {
    * too little liquidity (plain FIX 4.4 has no positions: a close is a market order of the other side).
    */
   partialMarket: { units: number } | null = null;
+  /**
+   * While true, the broker asks the agent to resend its message 1 (35=2, 7=1, 16=1: a Logon,
+   * answered by a gap fill) just before it reports each new order, in the same write: the
+   * agent reads the reports while it is still answering the request.
+   */
+  askResendWithReports = false;
+  /** No Heartbeat goes out while true, not even to answer a TestRequest: a broker gone quiet. */
+  silent = false;
+  /** Called when the agent's TestRequest (35=1) arrives, before the broker answers it. */
+  onTestRequest: (() => void) | null = null;
   private session: AcceptorSession | null = null;
   /** OrderID → the ExecID of its last fill, which a bust names (ExecRefID). */
   private readonly lastFill = new Map<string, string>();
@@ -138,9 +152,14 @@ export class Fix44Counterparty {
         targetCompId: this.options.agentCompId,
         subId: '',
         journal: this.journal,
+        ...(this.options.heartbeatSeconds !== undefined && { heartbeatSeconds: this.options.heartbeatSeconds }),
       },
       {
         message: (_session, type, message) => this.onMessage(type, message),
+        sessionMessage: (_session, type) => {
+          if (type === '1') this.onTestRequest?.();
+        },
+        heartbeats: () => !this.silent,
         logon: (user, password) => {
           this.logons.push({ user, password });
           return user === this.options.credentials.user && password === this.options.credentials.password;
@@ -248,6 +267,7 @@ export class Fix44Counterparty {
     if (!(order.units > 0)) return refuse('OrderQty must be positive');
     if (price !== null && !(price > 0)) return refuse('a limit or stop order needs its price');
     this.orders.set(order.orderId, order);
+    if (this.askResendWithReports) this.push('2', { BeginSeqNo: 1, EndSeqNo: 1 });
     this.push('8', this.report(order, '0', '0'));
     if (order.ordType !== '1') return;
     const quote = this.options.prices[symbol]!;

@@ -58,9 +58,14 @@ function protecting(broker: Fix44Counterparty, entryId: string): ReturnType<Fix4
  * and the session file for it (dialect fix44), for a `describe` block.
  */
 export function useFix44Bed(
-  options: { maxSignalAgeSeconds?: number; prices?: Record<string, { bid: number; ask: number }> } = {},
+  options: {
+    maxSignalAgeSeconds?: number;
+    prices?: Record<string, { bid: number; ask: number }>;
+    /** The HeartBtInt of the broker's Logon. */
+    brokerHeartbeatSeconds?: number;
+  } = {},
 ): Fix44Bed {
-  const { prices, ...bed } = options;
+  const { prices, brokerHeartbeatSeconds, ...bed } = options;
   return useFixBed({
     ...bed,
     name: 'fix44',
@@ -71,6 +76,7 @@ export function useFix44Bed(
         agentCompId: AGENT_COMP_ID,
         credentials: CREDENTIALS,
         prices: { EURUSD: { bid: 1.105, ask: 1.1052 }, ...prices },
+        ...(brokerHeartbeatSeconds !== undefined && { heartbeatSeconds: brokerHeartbeatSeconds }),
       }),
   });
 }

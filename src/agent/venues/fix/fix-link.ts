@@ -333,6 +333,23 @@ class LinkSession extends jspurefix.AsciiSession {
     this.done();
   }
 
+  /**
+   * jspurefix ends the session when a business message arrives while it answers the broker's
+   * ResendRequest or waits for the Heartbeat its TestRequest asked for. Both cross on the wire in
+   * normal trading (the broker sent its ExecutionReport before it read ours), the message has
+   * passed the sequence check, and dropping the session for it loses a logon and a resend.
+   * Before logon the refusal stands.
+   */
+  protected override validStateApplicationMsg(): boolean {
+    switch (this.sessionState.state) {
+      case jspurefix.SessionState.HandleResendRequest:
+      case jspurefix.SessionState.AwaitingProcessingResponseToTestRequest:
+        return true;
+      default:
+        return super.validStateApplicationMsg();
+    }
+  }
+
   protected override onMsg(msgType: string, view: MsgView): void {
     // A session-level Reject of an order (a value the broker cannot take) is its answer.
     if (msgType === '3') this.link.sessionReceived(msgType, view.toObject() as FixMessage);
