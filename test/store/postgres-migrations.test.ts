@@ -254,6 +254,42 @@ describe('PostgreSQL migrations', () => {
     });
   });
 
+  it("moves the agents' snapshots out of their rows when 025 runs, and still reads one an instance of an earlier release writes there", async () => {
+    await withMigratedStore('mig_agent_states', async (store, target) => {
+      const seeded = await seed(store, { agents: 3 });
+      const [first, second, third] = seeded.agents.map((agent) => agent.id);
+      const before = { balance: 1, positions: [{ symbol: 'EURUSD', volume: 0.1 }] };
+      // The schema as 024 left it, each snapshot in its agent's row.
+      await withClient(target.schema, async (client) => {
+        await client.query(`DROP TABLE agent_states; DELETE FROM schema_migrations WHERE name = 'agent_states';`);
+        await client.query('UPDATE agents SET state = $1 WHERE id = ANY ($2)', [
+          JSON.stringify(before),
+          [first, second],
+        ]);
+      });
+      await store.migrate();
+      expect(await store.agents.get(first!)).toMatchObject({ state: before });
+      expect((await store.agents.list({ limit: 10 })).items.find((a) => a.id === second)?.stateJson).toBe(
+        JSON.stringify(before),
+      );
+      const rowsWithState = () =>
+        withClient(target.schema, async (client) =>
+          (await client.query<{ id: string }>('SELECT id FROM agents WHERE state IS NOT NULL ORDER BY id')).rows.map(
+            (row) => row.id,
+          ),
+        );
+      expect(await rowsWithState()).toEqual([]);
+      // An instance of the earlier release, during the rolling upgrade, writes into the row.
+      await withClient(target.schema, (client) =>
+        client.query('UPDATE agents SET state = $1 WHERE id = $2', [JSON.stringify({ balance: 3 }), third]),
+      );
+      expect(await store.agents.get(third!)).toMatchObject({ state: { balance: 3 } });
+      // Once this release records the agent's snapshot, that one is read.
+      await store.agents.saveState(third!, { balance: 4 }, '2026-01-01T00:00:00.000Z');
+      expect(await store.agents.get(third!)).toMatchObject({ state: { balance: 4 } });
+    });
+  });
+
   it('fills the per-day counter from the log when 014 runs on a schema that has none', async () => {
     await withMigratedStore('mig_days', async (store, target) => {
       const seeded = await seed(store, { agents: 0 });

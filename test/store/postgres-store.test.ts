@@ -54,6 +54,7 @@ describe('PostgreSQL store', () => {
       );
       expect(tables.map((t) => t.table_name)).toEqual([
         'accounts',
+        'agent_states',
         'agents',
         'dashboard_sessions',
         'deliveries',
@@ -152,6 +153,35 @@ describe('PostgreSQL store', () => {
         expect(firstAnswered).toBe(false);
         await holder.query('COMMIT');
         expect(await firstTake).toHaveLength(1);
+      }),
+    );
+  });
+
+  it("records an agent's snapshot while an ingest holds the agent's row locked, its presence following once the row is free", async () => {
+    await withMigratedStore('state_lock', (store, target) =>
+      withOtherConnection(target.connectionString, async (holder) => {
+        const seeded = await seed(store, { agents: 1 });
+        const agent = seeded.agents[0]!;
+        // As an ingest numbering the agent's deliveries holds it, to its COMMIT.
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${target.schema}".agents WHERE id = $1 FOR NO KEY UPDATE`, [agent.id]);
+        const state = { balance: 10_000, positions: [{ symbol: 'EURUSD', volume: 0.1 }] };
+        // Before, the snapshot was written into that row and waited for the COMMIT.
+        await store.agents.saveState(agent.id, state, at(5000));
+        expect(await store.agents.get(agent.id)).toMatchObject({ state, lastSeenAt: null });
+        await holder.query('COMMIT');
+        // Presence keeps the later time, whichever write lands last (the first one's retries go on).
+        const later = { balance: 10_050, positions: [] };
+        await store.agents.saveState(agent.id, later, at(7000));
+        await expect
+          .poll(async () => await store.agents.get(agent.id))
+          .toMatchObject({ state: later, lastSeenAt: at(7000) });
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        expect(await store.agents.get(agent.id)).toMatchObject({ state: later, lastSeenAt: at(7000) });
+        // The snapshot of an agent deleted meanwhile is dropped with it, not an error.
+        expect(await store.agents.delete(agent.id)).toEqual({ kind: 'deleted' });
+        await expect(store.agents.saveState(agent.id, state, at(6000))).resolves.toBeUndefined();
+        expect(await store.agents.get(agent.id)).toBeNull();
       }),
     );
   });

@@ -8,6 +8,7 @@ import { DELIVERY_CHANNEL, deliveryPayloads } from './delivery-channel.js';
 import { newestFirst } from './newest-first.js';
 import {
   AGENT_ENTRY_COLUMNS,
+  agentColumnsSql,
   agentEntryOf,
   agentIdentityOf,
   agentOf,
@@ -25,6 +26,8 @@ const MAX_AGENT_BATCH = 500;
 /** A presence write that finds the agent's row locked (an ingest numbering its deliveries) tries again this often, this many times. */
 const TOUCH_ATTEMPTS = 5;
 const TOUCH_RETRY_MS = 20;
+/** SQLSTATE foreign_key_violation: the agent the snapshot is of is gone. */
+const FOREIGN_KEY_VIOLATION = '23503';
 
 /**
  * Executing agents, their tokens and last reported state: the `agents` table. What the agents
@@ -67,7 +70,9 @@ export class PostgresAgents implements Agents {
   }
 
   async get(id: string): Promise<Agent | null> {
-    const { rows } = await this.pool.query<AgentRow>('SELECT * FROM agents WHERE id = $1', [id]);
+    const { rows } = await this.pool.query<AgentRow>(`SELECT ${agentColumnsSql('a')} FROM agents a WHERE a.id = $1`, [
+      id,
+    ]);
     return rows[0] ? agentOf(rows[0]) : null;
   }
 
@@ -103,10 +108,10 @@ export class PostgresAgents implements Agents {
    */
   async rotateToken(agentId: string, tokenHash: string): Promise<Agent | null> {
     const row = await inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<AgentRow>('UPDATE agents SET token_hash = $1 WHERE id = $2 RETURNING *', [
-        tokenHash,
-        agentId,
-      ]);
+      const { rows } = await client.query<AgentRow>(
+        `UPDATE agents a SET token_hash = $1 WHERE a.id = $2 RETURNING ${agentColumnsSql('a')}`,
+        [tokenHash, agentId],
+      );
       if (rows[0]) await this.tellOthers(client, [agentId]);
       return rows[0] ?? null;
     });
@@ -159,12 +164,24 @@ export class PostgresAgents implements Agents {
     }
   }
 
+  /**
+   * The snapshot goes to `agent_states`, not the agent's row, which the ingests queueing for the
+   * agent hold locked (migration 025); that it was seen goes the way of any presence (`touch`).
+   * An agent deleted meanwhile has no row to refer to: its snapshot is dropped with it.
+   */
   async saveState(agentId: string, state: unknown, now: string): Promise<void> {
-    await this.deliveryPool.query('UPDATE agents SET state = $1, last_seen_at = $2 WHERE id = $3', [
-      jsonParam(state),
-      isoTime(now),
-      agentId,
-    ]);
+    try {
+      await this.deliveryPool.query({
+        name: 'signalgate-save-agent-state',
+        text: `INSERT INTO agent_states (agent_id, state, saved_at) VALUES ($1, $2, $3)
+               ON CONFLICT (agent_id) DO UPDATE SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at`,
+        values: [agentId, jsonParam(state), isoTime(now)],
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return;
+      throw error;
+    }
+    await this.touch(agentId, now);
   }
 
   /**
@@ -184,7 +201,10 @@ export class PostgresAgents implements Agents {
     })().catch(() => undefined);
   }
 
-  /** One UPDATE for the turn's presence writes; an agent seen twice keeps the later time. Answers whether each was written. */
+  /**
+   * One UPDATE for the turn's presence writes; an agent seen twice keeps the later time, as does
+   * one whose write was retried after a later one. Answers whether each was written.
+   */
   private async touchAll(touches: { agentId: string; now: string }[]): Promise<ItemResult<boolean>[]> {
     const latest = new Map<string, string>();
     for (const { agentId, now } of touches) {
@@ -195,7 +215,7 @@ export class PostgresAgents implements Agents {
       name: 'signalgate-touch-agents',
       text: `WITH t AS (SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t (id, seen_at)),
                   free AS (SELECT g.id FROM agents g JOIN t ON t.id = g.id FOR NO KEY UPDATE OF g SKIP LOCKED)
-             UPDATE agents a SET last_seen_at = t.seen_at
+             UPDATE agents a SET last_seen_at = GREATEST(a.last_seen_at, t.seen_at)
                FROM t JOIN free ON free.id = t.id
               WHERE a.id = t.id
              RETURNING a.id`,

@@ -167,8 +167,20 @@ export interface AgentEntryRow {
   state_json: string | null;
 }
 
-export const AGENT_ENTRY_COLUMNS =
-  'id, account_id, name, created_at::text, last_seen_at::text, state::text AS state_json';
+/**
+ * An agent's latest snapshot: its row in `agent_states` (migration 025), else what an instance of
+ * an earlier release wrote into the agent's own row. `agents` is the agents table or its alias.
+ */
+export function agentStateSql(agents: string): string {
+  return `COALESCE((SELECT st.state FROM agent_states st WHERE st.agent_id = ${agents}.id), ${agents}.state)`;
+}
+
+/** The columns of an `AgentRow`, of the agents table or its alias `agents`. */
+export function agentColumnsSql(agents: string): string {
+  return `${agents}.id, ${agents}.account_id, ${agents}.name, ${agents}.token_hash, ${agents}.created_at, ${agents}.last_seen_at, ${agentStateSql(agents)} AS state`;
+}
+
+export const AGENT_ENTRY_COLUMNS = `id, account_id, name, created_at::text, last_seen_at::text, ${agentStateSql('agents')}::text AS state_json`;
 
 export function agentEntryOf(row: AgentEntryRow): AgentEntry {
   return {
