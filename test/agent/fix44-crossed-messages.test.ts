@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../src/agent/client-order-id.js';
 import { postSignal, waitUntil } from '../delivery/support/delivery-setup.js';
 import type { AgentProcess } from './support/agent-process.js';
-import { protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
+import { placedLong, protectingOrder, protectionAt, useFix44Bed } from './support/fix44-bed.js';
 
 /**
  * A broker's ExecutionReports that cross on the wire with a session-level exchange: they arrive
@@ -37,13 +37,7 @@ describe('ExecutionReports crossing session-level messages at a plain FIX 4.4 br
 
   it("amid the agent's TestRequest to a quiet broker: the fill that crosses it is taken, the session stays logged on", async () => {
     const logons = bed.broker.logons.length;
-    const signal = await postSignal(
-      bed.server.url,
-      bed.authKey,
-      'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
-    );
-    expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
-    const entryId = clientOrderId(signal, 'o');
+    const entryId = await placedLong(bed);
     let asked = 0;
     // Quiet until the agent asks, then the entry's fill goes out ahead of the Heartbeat it asked for.
     bed.broker.onTestRequest = () => {

@@ -29,18 +29,20 @@ export function protectingOrder(
   return protecting(broker, entryId).find((o) => o.ordType === ordType)!;
 }
 
-/**
- * A buy limit of 0.05 EURUSD at 1.104 (stop 30 pips, target 50) placed, filled whole at the
- * broker, and protected there by its stop and target: the entry's ClOrdID.
- */
-export async function filledProtectedLong(bed: Fix44Bed): Promise<string> {
+/** A buy limit of 0.05 EURUSD at 1.104 (stop 30 pips, target 50) placed at the broker: the entry's ClOrdID. */
+export async function placedLong(bed: Fix44Bed): Promise<string> {
   const signal = await postSignal(
     bed.server.url,
     bed.authKey,
     'EURUSD,buylimit,vol=0.05,entry_price=1.104,sl_pips=30,tp_pips=50',
   );
   expect((await bed.settled(signal)).message).toMatch(/^placed buy limit 0\.05 EURUSD/);
-  const entryId = clientOrderId(signal, 'o');
+  return clientOrderId(signal, 'o');
+}
+
+/** `placedLong`, filled whole at the broker and protected there by its stop and target: the entry's ClOrdID. */
+export async function filledProtectedLong(bed: Fix44Bed): Promise<string> {
+  const entryId = await placedLong(bed);
   bed.broker.fill(entryId, 5000, 1.104);
   await waitUntil(
     () => protectionAt(bed.broker, entryId).length === 2,
