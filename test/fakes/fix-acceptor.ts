@@ -1,5 +1,6 @@
 import '../../src/agent/venues/fix/jspurefix-prelude.js';
 import jspurefix from 'jspurefix';
+import { ADMIN_TYPES } from '../../src/agent/venues/fix/application-message-store.js';
 import type { IFixMsgStore, IFixSessionStoreFactory, IJsFixConfig, MsgView } from 'jspurefix';
 
 export type FixFields = Record<string, unknown>;
@@ -120,7 +121,7 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
       super.send(...args);
     }
     protected override onMsg(msgType: string, view: MsgView): void {
-      if (SESSION_LEVEL.has(msgType)) handlers.sessionMessage?.(this, msgType);
+      if (ADMIN_TYPES.has(msgType)) handlers.sessionMessage?.(this, msgType);
       super.onMsg(msgType, view);
     }
     protected onApplicationMsg(msgType: string, view: MsgView): void {
@@ -155,6 +156,3 @@ export function launchFixAcceptor(options: AcceptorOptions, handlers: AcceptorHa
   void launcher.run().catch(() => undefined);
   return launcher;
 }
-
-/** Heartbeat, TestRequest, ResendRequest, Reject, SequenceReset, Logout, Logon. */
-const SESSION_LEVEL = new Set(['0', '1', '2', '3', '4', '5', 'A']);

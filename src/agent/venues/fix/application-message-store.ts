@@ -7,7 +7,7 @@ import { writeFileAtomicSync } from '../../../files/atomic-file.js';
  * Session-level message types (Heartbeat, TestRequest, ResendRequest, Reject, SequenceReset,
  * Logout, Logon): never resent — a ResendRequest covering them is answered with a gap fill.
  */
-const ADMIN_TYPES = new Set(['0', '1', '2', '3', '4', '5', 'A']);
+export const ADMIN_TYPES: ReadonlySet<string> = new Set(['0', '1', '2', '3', '4', '5', 'A']);
 
 /**
  * jspurefix's file store (sequence numbers and sent messages on disk, so both survive a restart)
