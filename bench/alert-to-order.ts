@@ -7,6 +7,7 @@ import { QuickFixExecutor } from '../test/agent/support/fix-counterparties.js';
 import { BinanceUsdmExchange } from '../test/fakes/binance-usdm-exchange.js';
 import { freePort } from '../test/support/free-port.js';
 import type { BenchServer } from './bench-server.js';
+import { busyCores } from './busy-cores.js';
 import { loadAverage } from './load-average.js';
 import { type Scheduled, sendOnSchedule } from './open-loop.js';
 import { cpuMillis, cpuSince, descendantCpu } from './process-cpu.js';
@@ -33,6 +34,8 @@ const BURST_AGENTS = Number(process.env.BENCH_A2O_AGENTS ?? 50);
 const BURST_CONNECTIONS = 64;
 /** Bursts of the same shape served before the measured one; 0 measures processes that served one signal each. */
 const BURST_WARMUPS = Number(process.env.BENCH_A2O_WARMUP ?? 1);
+/** Percent of every core other processes keep busy through the bursts (`busy-cores.ts`): the margin a slower machine would eat. */
+const BURST_BUSY = Number(process.env.BENCH_A2O_BUSY ?? 0);
 const CCXT_KEYS = { SIGNALGATE_CCXT_API_KEY: 'bench-key', SIGNALGATE_CCXT_SECRET: 'bench-secret' };
 const FIX_COMP_ID = 'BENCHAGENT';
 const STORES = (process.env.BENCH_A2O_STORES ?? 'sqlite,postgres').split(',') as VenueBenchStore[];
@@ -95,7 +98,7 @@ export async function runAlertToOrder(): Promise<AlertToOrderRow[]> {
   }
   process.stdout.write(
     `\nalert → order: the inbound POST's start to the order at the counterparty, real server and agent processes, node ${process.version}\n` +
-      `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents after ${BURST_WARMUPS} such burst(s) (BENCH_A2O_WARMUP; order = the agent's sentAt)\n\n` +
+      `BENCH_A2O_STORES=${STORES.join(',')} BENCH_A2O_PATHS=${PATHS.join(',')}; idle: ${IDLE_SIGNALS} entries one at a time after ${WARM_UP}; burst: ${BURST_SIGNALS} market entries over 1 s across ${BURST_AGENTS} paper agents after ${BURST_WARMUPS} such burst(s) (BENCH_A2O_WARMUP; order = the agent's sentAt)${BURST_BUSY > 0 ? `, every core ${BURST_BUSY}% busy with other processes through the bursts (BENCH_A2O_BUSY)` : ''}\n\n` +
       `| store | path | signals | p50 ms | p99 ms | max ms | agent CPU per signal | burst CPU per signal: server, agents, database, bench |\n|---|---|---|---|---|---|---|---|\n` +
       rows
         .map(
@@ -320,6 +323,7 @@ async function fixIdle(store: VenueBenchStore, server: BenchServer): Promise<Ale
 async function paperBurst(store: VenueBenchStore, server: BenchServer, together: boolean): Promise<AlertToOrderRow> {
   const fleet = new AgentFleet();
   const tokensDir = mkdtempSync(path.join(tmpdir(), 'signalgate-bench-tokens-'));
+  let stopBusy: (() => void) | null = null;
   try {
     const agents = await provision(server, 'a2o-burst', BURST_AGENTS);
     const started = [];
@@ -360,6 +364,7 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer, together:
         ),
       ),
     );
+    stopBusy = BURST_BUSY > 0 ? busyCores(BURST_BUSY) : null;
     for (let round = 1; round <= BURST_WARMUPS; round++) {
       await orderTimes(server, await burst(server, agents));
       process.stdout.write(`alert-to-order ${store} burst: warm-up ${round} of ${BURST_WARMUPS} done\n`);
@@ -368,13 +373,14 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer, together:
     const settled = await burst(server, agents);
     // Every signal settled: the work of each is in these figures, and none of reading their times.
     const cpuAfter = burstCpu(server, fleet);
+    stopBusy?.();
     const times = await orderTimes(server, settled);
     // A profiled agent writes its profile when it exits by itself.
     if (PROFILED_AGENT_NODE_ARGS.length > 0) await fleet.stopGracefully(started[0]!);
     const per = (k: keyof typeof cpuAfter.own) => (cpuAfter.own[k] - cpuBefore.own[k]) / times.length;
     return {
       store,
-      path: `paper burst (${BURST_AGENTS} agents${together ? ', one process' : ''})`,
+      path: `paper burst (${BURST_AGENTS} agents${together ? ', one process' : ''}${BURST_BUSY > 0 ? `, cores ${BURST_BUSY}% busy` : ''})`,
       signals: times.length,
       ...spread(times),
       burstCpu: {
@@ -385,6 +391,7 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer, together:
       },
     };
   } finally {
+    stopBusy?.();
     await fleet.stopAll();
     rmSync(tokensDir, { recursive: true, force: true });
   }
