@@ -147,6 +147,20 @@ describe('the dashboard in a browser', () => {
     const cells = row.locator('tbody tr td');
     expect(await cells.nth(4).textContent()).toMatch(/^\d+ ms$/);
     expect(await cells.nth(5).textContent()).toMatch(/^\d+ ms$/);
+    // The agents test shows the account this agent publishes, and the agent is stopped after
+    // this test. Its snapshots are spaced (at most one each 250 ms), so the one holding the
+    // position can trail the acknowledgement: wait until the server has it.
+    await expect
+      .poll(
+        async () => {
+          const { agents } = (await bed.server.admin('GET', '/api/admin/agents')).body as {
+            agents: Array<{ name: string; state: { positions?: Array<{ symbol: string }> } | null }>;
+          };
+          return agents.find((a) => a.name === 'paper')?.state?.positions?.map((p) => p.symbol) ?? [];
+        },
+        { timeout: 30_000 },
+      )
+      .toEqual(['EURUSD']);
   });
 
   it("shows a rejected signal's reason with its did-you-mean", async () => {
@@ -167,7 +181,7 @@ describe('the dashboard in a browser', () => {
     await go('agents');
     const card = page.getByRole('article').filter({ hasText: 'paper' });
     await card.getByText('connected').waitFor();
-    // The paper agent publishes its account after each signal and every 5 s.
+    // The account the paper agent published before it stopped (the test before waited for it).
     await card.getByRole('table').filter({ hasText: 'Open positions (1)' }).waitFor({ timeout: 30_000 });
     expect(await card.getByRole('table').textContent()).toMatch(/EURUSD\s*buy\s*0\.1/);
     await card.getByText('Balance').waitFor();
