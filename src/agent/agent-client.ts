@@ -26,6 +26,8 @@ export type { AgentSignal, AckAnswer };
  * for a dashboard no reader refreshes that often.
  */
 export const STATE_SPACING_MS = 250;
+/** How long a stop waits for the account's last snapshot to reach the server. */
+const LAST_STATE_MS = 2_000;
 
 /** `auto`: WebSocket, falling back to long-poll when the WebSocket cannot be set up. */
 export type TransportChoice = 'auto' | 'websocket' | 'long-poll';
@@ -77,6 +79,9 @@ export class AgentClient {
   private readonly log: AgentLog;
   private readonly inbox = new SignalInbox();
   private readonly stop = new AbortController();
+  /** Ends the wait between snapshots early, at a stop: the last one goes at once. */
+  private readonly spacingCut = new AbortController();
+  private closing: Promise<void> | null = null;
   private link: WebSocketLink | null = null;
   private running: Promise<void> | null = null;
   private current: 'websocket' | 'long-poll' | null = null;
@@ -248,9 +253,25 @@ export class AgentClient {
     }
   }
 
-  /** Stops: closes the connection, ends `signals()`, abandons pending retries. */
-  async close(): Promise<void> {
+  /** Stops: sends a snapshot still waiting for its interval (within LAST_STATE_MS), closes the connection, ends `signals()`, abandons pending retries. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     if (this.stop.signal.aborted) return;
+    // The account's last change goes now, not when its interval ends (the stop would drop it):
+    // a stopped agent's card shows what it held. Bounded, so a server that does not answer
+    // cannot hold the stop up.
+    this.spacingCut.abort();
+    if (this.current !== null && this.stateDirty) {
+      const sent = new AbortController();
+      const last = this.flushState()
+        .catch(() => false)
+        .finally(() => sent.abort());
+      await Promise.race([last, sleep(LAST_STATE_MS, sent.signal)]);
+    }
     this.stop.abort();
     this.link?.close();
     this.inbox.end();
@@ -391,7 +412,7 @@ export class AgentClient {
     const sent = this.stateChain.then(async () => {
       // A snapshot made meanwhile replaces this one: whichever is latest goes when the interval ends.
       const wait = this.stateSentAt + STATE_SPACING_MS - performance.now();
-      if (wait > 0 && this.stateDirty) await sleep(wait, this.stop.signal);
+      if (wait > 0 && this.stateDirty) await sleep(wait, this.spacingCut.signal);
       return this.sendLatestState();
     });
     this.stateChain = sent;
@@ -432,6 +453,7 @@ export class AgentClient {
     this.failure = err;
     this.log.error({ err: err.message }, 'agent client stopped');
     this.stop.abort();
+    this.spacingCut.abort();
     this.link?.close();
     this.inbox.end(err);
     this.http.close();

@@ -55,4 +55,22 @@ describe("an agent's published account under a stream of signals", () => {
       expect(during[k]!.at - during[k - 1]!.at, JSON.stringify(seen)).toBeGreaterThanOrEqual(STATE_SPACING_MS - 10);
     }
   });
+
+  it('is sent at a stop right after a signal, not dropped with the interval it was waiting for', async () => {
+    const { accountId, agents } = await accountWithAgents(bed.server, ['stopped']);
+    const { authKey } = await sourceFor(bed.server, accountId);
+    const dir = bed.stateDir();
+    const ticks = path.join(dir, 'ticks.csv');
+    writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10500,1.10520\n');
+    // Queued before the start: the agent publishes its empty account as it connects and takes
+    // the signal at once, so the snapshot holding the position waits for that interval to end.
+    await postSignal(bed.server.url, authKey, 'EURUSD,buy,vol=0.01');
+    const agent = bed.startAgent(bed.server.url, agents[0]!.token, dir, ['--ticks', ticks]);
+    await agent.waitForHandled(1);
+    expect((await agent.stop()).code).toBe(0);
+    const state = (await bed.server.admin('GET', `/api/admin/agents/${agents[0]!.id}`)).body.state as {
+      positions: Array<{ symbol: string; volume: number }>;
+    } | null;
+    expect(state?.positions).toMatchObject([{ symbol: 'EURUSD', volume: 0.01 }]);
+  });
 });
