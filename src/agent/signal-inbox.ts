@@ -19,8 +19,9 @@ export class SignalInbox {
   private failure: Error | null = null;
   private ended = false;
 
-  /** Queues the signals not seen before; answers how many were new. */
+  /** Queues the signals not seen before; answers how many were new. None once ended (see `end`). */
   offer(signals: readonly AgentSignal[]): number {
+    if (this.ended) return 0;
     let fresh = 0;
     for (const signal of signals) {
       if (this.seen.has(signal.id)) continue;
