@@ -13,19 +13,32 @@ import { useAgentTestBed } from './support/agent-test-bed.js';
 describe("an agent's published account under a stream of signals", () => {
   const bed = useAgentTestBed();
 
-  it('is stored at most once per interval, and the last snapshot holds every position', async () => {
-    const { accountId, agents } = await accountWithAgents(bed.server, ['spacing']);
+  /**
+   * A paper agent named `name` in an account of its own with a source, priced by a one-tick file:
+   * `start` runs it, `stored` reads the snapshot the server holds of it.
+   */
+  async function pricedAgent(name: string) {
+    const { accountId, agents } = await accountWithAgents(bed.server, [name]);
     const { authKey } = await sourceFor(bed.server, accountId);
+    const agent = agents[0]!;
     const dir = bed.stateDir();
     const ticks = path.join(dir, 'ticks.csv');
     writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10500,1.10520\n');
-    const agent = bed.startAgent(bed.server.url, agents[0]!.token, dir, ['--ticks', ticks]);
+    return {
+      authKey,
+      start: () => bed.startAgent(bed.server.url, agent.token, dir, ['--ticks', ticks]),
+      stored: async () =>
+        (await bed.server.admin('GET', `/api/admin/agents/${agent.id}`)).body.state as {
+          updatedAt: string;
+          positions: Array<{ symbol: string; volume: number }>;
+        } | null,
+    };
+  }
+
+  it('is stored at most once per interval, and the last snapshot holds every position', async () => {
+    const { authKey, start, stored } = await pricedAgent('spacing');
+    const agent = start();
     await agent.connected();
-    const stored = async () =>
-      (await bed.server.admin('GET', `/api/admin/agents/${agents[0]!.id}`)).body.state as {
-        updatedAt: string;
-        positions: unknown[];
-      } | null;
 
     const SIGNALS = 30;
     const posting = (async () => {
@@ -57,20 +70,13 @@ describe("an agent's published account under a stream of signals", () => {
   });
 
   it('is sent at a stop right after a signal, not dropped with the interval it was waiting for', async () => {
-    const { accountId, agents } = await accountWithAgents(bed.server, ['stopped']);
-    const { authKey } = await sourceFor(bed.server, accountId);
-    const dir = bed.stateDir();
-    const ticks = path.join(dir, 'ticks.csv');
-    writeFileSync(ticks, 'time,symbol,bid,ask\n2024-03-01T09:30:00Z,EURUSD,1.10500,1.10520\n');
+    const { authKey, start, stored } = await pricedAgent('stopped');
     // Queued before the start: the agent publishes its empty account as it connects and takes
     // the signal at once, so the snapshot holding the position waits for that interval to end.
     await postSignal(bed.server.url, authKey, 'EURUSD,buy,vol=0.01');
-    const agent = bed.startAgent(bed.server.url, agents[0]!.token, dir, ['--ticks', ticks]);
+    const agent = start();
     await agent.waitForHandled(1);
     expect((await agent.stop()).code).toBe(0);
-    const state = (await bed.server.admin('GET', `/api/admin/agents/${agents[0]!.id}`)).body.state as {
-      positions: Array<{ symbol: string; volume: number }>;
-    } | null;
-    expect(state?.positions).toMatchObject([{ symbol: 'EURUSD', volume: 0.01 }]);
+    expect((await stored())?.positions).toMatchObject([{ symbol: 'EURUSD', volume: 0.01 }]);
   });
 });
