@@ -57,6 +57,8 @@ export interface AlertToOrderRow {
   agentCpu?: number;
   /** The burst's CPU per signal (ms): the server's, its agents' together, the database's (the PostgreSQL cluster this run started; 0 on SQLite), this process's. */
   burstCpu?: BurstCpu;
+  /** Percent of every core other processes kept busy through the burst (BENCH_A2O_BUSY), when any. */
+  busy?: number;
 }
 
 /**
@@ -383,6 +385,7 @@ async function paperBurst(store: VenueBenchStore, server: BenchServer, together:
       path: `paper burst (${BURST_AGENTS} agents${together ? ', one process' : ''}${BURST_BUSY > 0 ? `, cores ${BURST_BUSY}% busy` : ''})`,
       signals: times.length,
       ...spread(times),
+      ...(BURST_BUSY > 0 ? { busy: BURST_BUSY } : {}),
       burstCpu: {
         server: per('server'),
         agents: per('agents'),

@@ -123,8 +123,7 @@ if (flags.has('--fix')) {
 if (flags.has('--alert-to-order')) {
   for (const row of await runAlertToOrder()) {
     // A burst on cores kept busy (BENCH_A2O_BUSY) is its own figure, with no baseline.
-    const busy = /cores (\d+)% busy/.exec(row.path);
-    const burst = `${row.path.includes('one process') ? 'burst one process' : 'burst'}${busy ? ` cores ${busy[1]}% busy` : ''}`;
+    const burst = `${row.path.includes('one process') ? 'burst one process' : 'burst'}${row.busy ? ` cores ${row.busy}% busy` : ''}`;
     const key = `alert-to-order ${row.store} ${row.path.startsWith('paper burst') ? burst : row.path}`;
     figures.set(`${key} p50`, row.p50);
     figures.set(`${key} p99`, row.p99);
